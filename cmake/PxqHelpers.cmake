@@ -1,0 +1,34 @@
+# Small helpers shared by every room: common compile options and one call per miniapp/test.
+
+# Options every pxq target gets (warnings, C++17, -march=native, sanitizers).
+add_library(pxq_options INTERFACE)
+target_compile_features(pxq_options INTERFACE cxx_std_17)
+target_compile_options(pxq_options INTERFACE
+  $<$<CXX_COMPILER_ID:GNU,Clang>:-Wall -Wextra -Wno-unknown-pragmas>)
+if(PXQ_NATIVE)
+  include(CheckCXXCompilerFlag)
+  check_cxx_compiler_flag(-march=native PXQ_HAS_MARCH_NATIVE)
+  if(PXQ_HAS_MARCH_NATIVE)
+    target_compile_options(pxq_options INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-march=native>)
+  endif()
+endif()
+if(PXQ_SANITIZE)
+  target_compile_options(pxq_options INTERFACE -fsanitize=${PXQ_SANITIZE} -fno-omit-frame-pointer
+                                               -fno-sanitize-recover=all)
+  target_link_options(pxq_options INTERFACE -fsanitize=${PXQ_SANITIZE})
+endif()
+
+# Where a git commit is known at configure time, the run record carries it
+# (the driver overrides it at run time through PXQ_GIT_COMMIT).
+execute_process(COMMAND git rev-parse --short=12 HEAD WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
+                OUTPUT_VARIABLE PXQ_GIT_COMMIT OUTPUT_STRIP_TRAILING_WHITESPACE
+                ERROR_QUIET RESULT_VARIABLE _pxq_git_rc)
+if(NOT _pxq_git_rc EQUAL 0)
+  set(PXQ_GIT_COMMIT "unknown")
+endif()
+
+# pxq_add_miniapp(NAME SOURCES...): one MPI executable build/bin/pxq-NAME.
+function(pxq_add_miniapp name)
+  add_executable(pxq-${name} ${ARGN})
+  target_link_libraries(pxq-${name} PRIVATE pxq_common pxq_kernels pxq_tiling pxq_comm pxq_options)
+endfunction()

@@ -1,0 +1,62 @@
+// The ring proxy's compute pass: one idea (an affine update of every element, K passes),
+// one loop body, several executors. No MPI, no tiling decisions here.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+
+#include "pxq/kernels/backend.hpp"
+
+namespace pxq::kernels {
+
+// x <- a*x + b, applied `flops` times per element per pass, `passes` passes per call.
+// a = 1 - 2^-20 keeps values near their start for millions of updates, so the block's
+// origin stays recognisable in the closed-form check.
+struct RingParams {
+  int passes = 8;
+  int flops = 1;
+  double a = 1.0 - 0x1p-20;
+  double b = 0.5 * 0x1p-20;  // fixed point b / (1 - a) = 0.5
+};
+
+// The loop body, written once: every executor calls this on its range.
+inline void ring_passes(double* x, std::size_t n, const RingParams& p) {
+  const double a = p.a, b = p.b;
+  const int flops = p.flops;
+  for (int pass = 0; pass < p.passes; ++pass) {
+#pragma omp simd
+    for (std::size_t i = 0; i < n; ++i) {
+      double v = x[i];
+      for (int f = 0; f < flops; ++f) v = a * v + b;
+      x[i] = v;
+    }
+  }
+}
+
+// Frozen reference path: the simplest correct form (element by element, one update at a
+// time), never optimised; every variant is tested against it.
+void ring_passes_reference(double* x, std::size_t n, const RingParams& p);
+
+// Runs ring_passes on [begin, end) of each of `workers` blocks, one worker per thread of
+// the chosen backend. blocks[w] is worker w's block.
+void ring_passes_workers(Backend backend, double* const* blocks, int workers, std::size_t begin,
+                         std::size_t end, const RingParams& p);
+
+// Closed form of m updates: x_m = scale * x_0 + shift.
+struct AffinePower {
+  double scale;
+  double shift;
+};
+inline AffinePower affine_power(const RingParams& p, double m) {
+  // a^m - 1 computed as expm1(m*log1p(a-1)) to avoid cancellation when a is close to 1.
+  const double am1 = std::expm1(m * std::log1p(p.a - 1.0));
+  return {am1 + 1.0, p.b * am1 / (p.a - 1.0)};
+}
+
+// Initial value of element i of the block that starts at ring position `origin`:
+// distinct per origin, so a block that went to the wrong place is caught.
+inline double ring_initial_value(long origin, std::size_t i) {
+  return 1.0 + static_cast<double>(origin) + static_cast<double>(i % 1024) * 0x1p-10;
+}
+
+}  // namespace pxq::kernels

@@ -1,0 +1,54 @@
+// Miniapp start-up and error handling: MPI with FUNNELED threads, one parse, one exit path.
+#include "pxq/common/app.hpp"
+
+#include <cstdio>
+#include <iostream>
+#include <stdexcept>
+
+namespace pxq::common {
+
+void print_root(const MpiWorld& w, const std::string& text) {
+  if (w.rank == 0) {
+    std::fputs(text.c_str(), stdout);
+    std::fflush(stdout);
+  }
+}
+
+int run_miniapp(int argc, char** argv, CLI::App& app,
+                const std::function<int(const MpiWorld&)>& run) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  MpiWorld w;
+  MPI_Comm_rank(w.comm, &w.rank);
+  MPI_Comm_size(w.comm, &w.size);
+  MPI_Comm_set_errhandler(w.comm, MPI_ERRORS_RETURN);
+
+  int code = kExitOk;
+  try {
+    if (provided < MPI_THREAD_FUNNELED)
+      throw std::runtime_error("the MPI library does not provide MPI_THREAD_FUNNELED");
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::CallForHelp&) {
+      if (w.rank == 0) std::cout << app.help();
+      MPI_Finalize();
+      return kExitOk;
+    } catch (const CLI::ParseError& e) {
+      throw std::invalid_argument(e.what());
+    }
+    code = run(w);
+  } catch (const std::invalid_argument& e) {
+    if (w.rank == 0)
+      std::fprintf(stderr, "%s: error: %s\n", app.get_name().c_str(), e.what());
+    code = kExitBadInput;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: rank %d: error: %s\n", app.get_name().c_str(), w.rank, e.what());
+    code = kExitRuntimeError;
+    // A runtime failure may hit one rank only: the others could be waiting in MPI.
+    MPI_Abort(w.comm, code);
+  }
+  MPI_Finalize();
+  return code;
+}
+
+}  // namespace pxq::common

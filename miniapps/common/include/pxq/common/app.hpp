@@ -1,0 +1,32 @@
+// The miniapp skeleton: MPI start-up (FUNNELED), one command-line parse, errors reported
+// once by rank 0 with a non-zero exit and no record, then the app's own run function.
+#pragma once
+
+#include <mpi.h>
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <string>
+
+namespace pxq::common {
+
+// Exit codes shared by every miniapp.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitVerificationFailed = 1;
+inline constexpr int kExitBadInput = 2;
+inline constexpr int kExitRuntimeError = 3;
+
+struct MpiWorld {
+  MPI_Comm comm = MPI_COMM_WORLD;
+  int rank = 0;
+  int size = 1;
+};
+
+// Runs `parse` (registering options on `app`), then `run`. std::invalid_argument from
+// either is bad input (exit 2); other exceptions are runtime errors (exit 3).
+int run_miniapp(int argc, char** argv, CLI::App& app, const std::function<int(const MpiWorld&)>& run);
+
+// Prints on rank 0 only.
+void print_root(const MpiWorld& w, const std::string& text);
+
+}  // namespace pxq::common

@@ -1,0 +1,45 @@
+// Options every miniapp shares (variant, layout facts from the driver, record path), and
+// their resolution into one read-only RunConfig before any MPI work starts.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstddef>
+#include <string>
+
+#include "pxq/kernels/backend.hpp"
+#include "pxq/tiling/tile_policy.hpp"
+
+namespace pxq::common {
+
+struct CommonOptions {
+  std::string mode;  // "", flat, hybrid, tiled
+  int threads = 0;   // 0: from the mode (1 unless OMP_NUM_THREADS says otherwise)
+  std::string tile;  // "": from the mode
+  std::string backend = "openmp";
+  std::string json_path;  // append the run record here ("" = no record)
+  // Layout facts the driver knows (the binary checks them against what it observes).
+  int nodes = 0;           // 0: as observed
+  int ranks_per_node = 0;  // 0: as observed
+  std::string alloc = "block";
+  std::string launcher = "mpirun";
+  bool oversubscribed = false;
+  std::string driver_info;  // JSON object from the pxq driver, stored as given
+};
+
+void add_common_options(CLI::App& app, CommonOptions& o);
+
+struct Variant {
+  std::string mode;  // resolved: flat, hybrid or tiled
+  int threads = 1;
+  tiling::TilePolicy tile;
+  kernels::Backend backend = kernels::Backend::openmp;
+};
+
+// Applies the mode preset and the explicit axes; throws std::invalid_argument with the
+// problem and the fix when they contradict (flat with 2 threads, hybrid with a tile, ...).
+Variant resolve_variant(const CommonOptions& o);
+
+// "flat", "hybrid" or "tiled" from the two axes.
+std::string mode_of(int threads, bool tiled);
+
+}  // namespace pxq::common

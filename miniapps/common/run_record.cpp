@@ -1,0 +1,125 @@
+// Run records: atomic appends of single JSON lines, and the machine context they carry.
+#include "pxq/common/run_record.hpp"
+
+#include <fcntl.h>
+#include <mpi.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <cstdlib>
+#include <fstream>
+#include <stdexcept>
+
+#include "pxq/kernels/backend.hpp"
+
+#ifndef PXQ_GIT_COMMIT
+#define PXQ_GIT_COMMIT "unknown"
+#endif
+
+namespace pxq::common {
+namespace {
+
+std::string dir_of(const std::string& path) {
+  auto slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(" \t", colon + 1));
+    }
+  }
+  return "unknown";
+}
+
+nlohmann::json cache_json(const tiling::CacheLevel& c) {
+  return {{"bytes", c.bytes}, {"shared_by", c.shared_by}};
+}
+
+}  // namespace
+
+void check_record_path(const std::string& path) {
+  if (path.empty()) return;
+  if (access(path.c_str(), F_OK) == 0) {
+    if (access(path.c_str(), W_OK) != 0)
+      throw std::runtime_error("results file '" + path + "' is not writable (" +
+                               std::strerror(errno) + "): fix its permissions or pick another");
+    return;
+  }
+  const std::string dir = dir_of(path);
+  if (access(dir.c_str(), F_OK) != 0)
+    throw std::runtime_error("results directory '" + dir + "' does not exist: create it, or " +
+                             "pick another path");
+  if (access(dir.c_str(), W_OK) != 0)
+    throw std::runtime_error("results directory '" + dir + "' is not writable: pick another path");
+}
+
+void append_record(const std::string& path, const nlohmann::json& record) {
+  const std::string line = record.dump() + "\n";
+  const int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0)
+    throw std::runtime_error("cannot open results file '" + path + "': " + std::strerror(errno));
+  if (flock(fd, LOCK_EX) != 0) {
+    close(fd);
+    throw std::runtime_error("cannot lock results file '" + path + "'");
+  }
+  const ssize_t n = write(fd, line.data(), line.size());
+  const int err = errno;
+  if (n == static_cast<ssize_t>(line.size())) fsync(fd);
+  flock(fd, LOCK_UN);
+  close(fd);
+  if (n != static_cast<ssize_t>(line.size()))
+    throw std::runtime_error("short write to results file '" + path + "': " + std::strerror(err));
+}
+
+nlohmann::json machine_context(const tiling::CacheInfo& caches) {
+  char host[256] = {0};
+  gethostname(host, sizeof(host) - 1);
+  char mpi_lib[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
+  int len = 0;
+  MPI_Get_library_version(mpi_lib, &len);
+  std::string mpi_text(mpi_lib, static_cast<std::size_t>(len));
+  if (auto nl = mpi_text.find_first_of(",\n"); nl != std::string::npos) mpi_text.resize(nl);
+  int mpi_major = 0, mpi_minor = 0;
+  MPI_Get_version(&mpi_major, &mpi_minor);
+
+  std::time_t now = std::time(nullptr);
+  char date[32];
+  std::strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  const char* commit = std::getenv("PXQ_GIT_COMMIT");
+
+  std::string compiler;
+#if defined(__clang__)
+  compiler = std::string("clang ") + __clang_version__;
+#elif defined(__GNUC__)
+  compiler = std::string("gcc ") + __VERSION__;
+#else
+  compiler = "unknown";
+#endif
+  const std::string kokkos = kernels::kokkos_version();
+  return {{"host", host},
+          {"cpu_model", cpu_model()},
+          {"logical_cpus", sysconf(_SC_NPROCESSORS_ONLN)},
+          {"caches",
+           {{"l1d", cache_json(caches.l1d)},
+            {"l2", cache_json(caches.l2)},
+            {"l3", cache_json(caches.l3)},
+            {"source", caches.source}}},
+          {"compiler", compiler},
+          {"mpi_library", mpi_text},
+          {"mpi_standard", std::to_string(mpi_major) + "." + std::to_string(mpi_minor)},
+          {"kokkos", kokkos.empty() ? nlohmann::json(nullptr) : nlohmann::json(kokkos)},
+          {"git_commit", commit && *commit ? commit : PXQ_GIT_COMMIT},
+          {"date", date}};
+}
+
+}  // namespace pxq::common

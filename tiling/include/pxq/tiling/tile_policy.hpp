@@ -1,0 +1,49 @@
+// The tile policy: how big a chunk of a buffer each kernel processes at a time.
+// Resolved in one place and recorded in every result; kernels only ask for their chunks.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "pxq/tiling/cache_info.hpp"
+
+namespace pxq::tiling {
+
+// Parses a byte size: a positive integer with an optional K, M or G suffix (powers of
+// 1024; a trailing "iB" or "B" is accepted: 256K, 256KiB, 1M, 4096). Throws
+// std::invalid_argument with a message naming the bad text and the accepted forms.
+std::size_t parse_bytes(const std::string& text);
+
+// "256K" style text for a byte count (exact: falls back to plain bytes).
+std::string format_bytes(std::size_t bytes);
+
+struct TilePolicy {
+  enum class Kind { off, bytes, automatic };
+  Kind kind = Kind::off;
+  std::size_t bytes = 0;  // for Kind::bytes
+  std::string text;       // as given
+};
+
+// "off", "auto" or a byte size (parse_bytes). "0" and negatives are errors.
+TilePolicy parse_tile_policy(const std::string& text);
+
+// auto = this fraction of the per-core L2: a tile plus its neighbour in flight (the one
+// being sent while the next is computed) stay in L2 together.
+inline constexpr double kAutoL2Fraction = 0.5;
+// auto without any cache information.
+inline constexpr std::size_t kAutoFallbackBytes = 256 * 1024;
+
+struct TileResolution {
+  bool tiled = false;         // false: one chunk, the whole buffer
+  std::size_t bytes = 0;      // tile bytes actually used (whole buffer when untiled)
+  std::size_t elements = 0;   // tile length in elements
+  std::string source;         // "off", "user", "auto:L2", "auto:fallback"
+  std::string warning;        // non-empty when the request was clamped or rounded
+};
+
+// Turns a policy into a tile for one buffer: tiles never exceed the buffer (clamped, with
+// a warning) and are a whole number of elements (rounded down, at least one element).
+TileResolution resolve_tile(const TilePolicy& policy, std::size_t buffer_bytes,
+                            std::size_t element_bytes, const CacheInfo& caches);
+
+}  // namespace pxq::tiling

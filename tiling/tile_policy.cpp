@@ -1,0 +1,125 @@
+// Tile policy parsing and resolution: the single place where a tile size is decided.
+#include "pxq/tiling/tile_policy.hpp"
+
+#include <cctype>
+#include <limits>
+#include <stdexcept>
+
+namespace pxq::tiling {
+namespace {
+
+const char* kForms = "use a positive size such as 4096, 64K, 256K, 1M or 2G";
+
+}  // namespace
+
+std::size_t parse_bytes(const std::string& text) {
+  if (text.empty() || !std::isdigit(static_cast<unsigned char>(text[0])))
+    throw std::invalid_argument("invalid size '" + text + "': " + kForms);
+  std::size_t pos = 0;
+  unsigned long long v = 0;
+  try {
+    v = std::stoull(text, &pos);
+  } catch (const std::exception&) {
+    throw std::invalid_argument("invalid size '" + text + "': " + kForms);
+  }
+  std::string suffix = text.substr(pos);
+  for (auto& ch : suffix) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  unsigned long long mult = 1;
+  if (suffix == "" || suffix == "B") {
+    mult = 1;
+  } else if (suffix == "K" || suffix == "KB" || suffix == "KIB") {
+    mult = 1ull << 10;
+  } else if (suffix == "M" || suffix == "MB" || suffix == "MIB") {
+    mult = 1ull << 20;
+  } else if (suffix == "G" || suffix == "GB" || suffix == "GIB") {
+    mult = 1ull << 30;
+  } else {
+    throw std::invalid_argument("invalid size '" + text + "' (unknown suffix '" +
+                                text.substr(pos) + "'): " + kForms);
+  }
+  if (v == 0) throw std::invalid_argument("invalid size '" + text + "': must be > 0; " + kForms);
+  if (v > std::numeric_limits<std::size_t>::max() / mult)
+    throw std::invalid_argument("invalid size '" + text + "': too large");
+  return static_cast<std::size_t>(v * mult);
+}
+
+std::string format_bytes(std::size_t bytes) {
+  const char* units[] = {"", "K", "M", "G"};
+  int u = 0;
+  while (u < 3 && bytes >= 1024 && bytes % 1024 == 0) {
+    bytes /= 1024;
+    ++u;
+  }
+  return std::to_string(bytes) + units[u];
+}
+
+TilePolicy parse_tile_policy(const std::string& text) {
+  TilePolicy p;
+  p.text = text;
+  if (text == "off" || text == "none") {
+    p.kind = TilePolicy::Kind::off;
+  } else if (text == "auto") {
+    p.kind = TilePolicy::Kind::automatic;
+  } else {
+    try {
+      p.bytes = parse_bytes(text);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(std::string("tile: ") + e.what() + ", or off, or auto");
+    }
+    p.kind = TilePolicy::Kind::bytes;
+  }
+  return p;
+}
+
+TileResolution resolve_tile(const TilePolicy& policy, std::size_t buffer_bytes,
+                            std::size_t element_bytes, const CacheInfo& caches) {
+  if (element_bytes == 0) throw std::invalid_argument("element size must be > 0");
+  if (buffer_bytes < element_bytes)
+    throw std::invalid_argument("buffer of " + std::to_string(buffer_bytes) +
+                                " bytes holds no element of " + std::to_string(element_bytes) +
+                                " bytes");
+  TileResolution r;
+  std::size_t want = 0;
+  switch (policy.kind) {
+    case TilePolicy::Kind::off:
+      r.tiled = false;
+      r.source = "off";
+      r.bytes = buffer_bytes - buffer_bytes % element_bytes;
+      r.elements = buffer_bytes / element_bytes;
+      return r;
+    case TilePolicy::Kind::bytes:
+      want = policy.bytes;
+      r.source = "user";
+      break;
+    case TilePolicy::Kind::automatic:
+      if (caches.l2.bytes > 0) {
+        want = static_cast<std::size_t>(static_cast<double>(caches.l2.bytes) * kAutoL2Fraction);
+        r.source = "auto:L2";
+      } else {
+        want = kAutoFallbackBytes;
+        r.source = "auto:fallback";
+      }
+      break;
+  }
+  r.tiled = true;
+  if (want > buffer_bytes) {
+    r.warning = "tile " + format_bytes(want) + " is larger than the buffer (" +
+                format_bytes(buffer_bytes) + "): clamped to the buffer";
+    want = buffer_bytes;
+  }
+  std::size_t elems = want / element_bytes;
+  if (elems == 0) {
+    r.warning = "tile " + std::to_string(want) + " B is smaller than one element (" +
+                std::to_string(element_bytes) + " B): rounded up to one element";
+    elems = 1;
+  } else if (want % element_bytes != 0) {
+    r.warning = "tile " + std::to_string(want) + " B is not a whole number of " +
+                std::to_string(element_bytes) + "-byte elements: rounded down to " +
+                std::to_string(elems * element_bytes) + " B";
+  }
+  r.elements = elems;
+  r.bytes = elems * element_bytes;
+  return r;
+}
+
+}  // namespace pxq::tiling
