@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <mpi.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -49,7 +50,11 @@ nlohmann::json cache_json(const tiling::CacheLevel& c) {
 
 void check_record_path(const std::string& path) {
   if (path.empty()) return;
-  if (access(path.c_str(), F_OK) == 0) {
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode))
+      throw std::runtime_error("results path '" + path + "' is a directory: give a file such as " +
+                               path + "/ring.jsonl");
     if (access(path.c_str(), W_OK) != 0)
       throw std::runtime_error("results file '" + path + "' is not writable (" +
                                std::strerror(errno) + "): fix its permissions or pick another");

@@ -3,6 +3,8 @@
 
 int main(int argc, char** argv) {
   CLI::App app{"pxq ring: compute on a block, pass it to the right neighbour, repeat", "pxq-ring"};
+  // A later value wins, so the driver's defaults can be overridden by the user's app options.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   pxq::common::CommonOptions common;
   pxq::ring::RingOptions ring;
   pxq::common::add_common_options(app, common);

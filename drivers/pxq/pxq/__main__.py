@@ -1,0 +1,3 @@
+from pxq.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,203 @@
+"""The `pxq` command line: run, sweep, env, demo, report."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from pxq import demo, envinfo, records, report, runner, sweep
+from pxq.layout import ALLOCATIONS, BACKENDS, MODES, InputError, parse_layout, parse_layouts, parse_tile
+from pxq.paths import binary, results_dir
+from pxq.records import RecordError
+
+
+def _add_launch_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--alloc", choices=ALLOCATIONS, default="block",
+                   help="rank allocation over nodes: block (0..q-1 on node 0) or cyclic (i on node i mod p)")
+    p.add_argument("--results", type=Path, help="results file (default results/<app>.jsonl)")
+    p.add_argument("--oversubscribe", action="store_true", help="allow more workers than cores")
+    p.add_argument("--hostfile", help="run on the real nodes of this MPI hostfile")
+    p.add_argument("--launcher", choices=("local", "virtual", "hostfile", "slurm"),
+                   help="override the launcher choice (default: slurm in an allocation, "
+                        "hostfile with --hostfile, virtual nodes for p > 1, else local)")
+    p.add_argument("--timeout", type=float, default=600.0, help="seconds per run before it is killed")
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="pxq", description="pxq: hybrid MPI+OpenMP mini-application kit")
+    sub = ap.add_subparsers(dest="command", required=True)
+
+    r = sub.add_parser("run", help="run one miniapp on one layout")
+    r.add_argument("app", help=f"miniapp: {', '.join(runner.APPS)}")
+    r.add_argument("--layout", default="1x1", help="PxQ[xT]: nodes x ranks per node [x threads per rank]")
+    r.add_argument("--mode", choices=MODES, help="variant preset")
+    r.add_argument("--threads", type=int, help="threads per rank (overrides the layout's T)")
+    r.add_argument("--tile", help="tile size: off, auto, or bytes such as 256K")
+    r.add_argument("--backend", choices=BACKENDS, default="openmp")
+    r.add_argument("--repeat", type=int, default=1, help="runs of the same configuration")
+    r.add_argument("--dry-run", action="store_true", help="print the exact launch command only")
+    _add_launch_options(r)
+
+    s = sub.add_parser("sweep", help="run the cross product of layouts x modes x tiles x backends")
+    s.add_argument("app", help=f"miniapp: {', '.join(runner.APPS)}")
+    s.add_argument("--layouts", default="1x2,2x1,1x1x2")
+    s.add_argument("--modes", default="flat,hybrid,tiled")
+    s.add_argument("--tiles", default="256K", help="tile sizes for the tiled mode, e.g. 64K,256K,1M")
+    s.add_argument("--threads", help="threads per rank to sweep (overrides the layouts' T), e.g. 1,2")
+    s.add_argument("--backends", default="openmp")
+    s.add_argument("--repeat", type=int, default=3, help="interleaved repeats of every configuration")
+    s.add_argument("--resume", action="store_true", help="skip runs the results file already holds")
+    _add_launch_options(s)
+
+    sub.add_parser("env", help="what pxq sees: cores, caches, MPI, Kokkos, layouts")
+    d = sub.add_parser("demo", help="the headline study: ring flat/hybrid/tiled on every layout")
+    d.add_argument("--repeat", type=int, default=3)
+    rp = sub.add_parser("report", help="table (and chart) of a results file")
+    rp.add_argument("results", type=Path)
+    rp.add_argument("--plot", type=Path, help="write a speedup bar chart (PNG) here")
+    return ap
+
+
+def _split_app_args(argv: list[str]) -> tuple[list[str], list[str]]:
+    if "--" in argv:
+        i = argv.index("--")
+        return argv[:i], argv[i + 1:]
+    return argv, []
+
+
+def _check_app(app: str) -> None:
+    if app not in runner.APPS:
+        raise InputError(f"unknown app '{app}': pxq has {', '.join(runner.APPS)}")
+    if not binary(app).exists():
+        raise InputError(f"{binary(app)} is missing: run ./pxq build (or ./pxq with any command)")
+
+
+def _check_backends(backends: list[str]) -> None:
+    for b in backends:
+        if b not in BACKENDS:
+            raise InputError(f"unknown backend '{b}': use {' or '.join(BACKENDS)}")
+    if "kokkos" in backends and "kokkos" not in envinfo.machine()["backends"]:
+        raise InputError("backend kokkos: this pxq build has no Kokkos; use --backend openmp, or "
+                         "rebuild with Kokkos (./pxq build, or -DKokkos_ROOT=...)")
+
+
+def _results_path(args: argparse.Namespace) -> Path:
+    if args.results is not None:
+        path = args.results
+    else:
+        path = results_dir() / f"{args.app}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+    records.check_writable(path)
+    return path
+
+
+def _base_spec(args: argparse.Namespace, app_args: list[str], results: Path) -> runner.RunSpec:
+    return runner.RunSpec(app=args.app, layout=parse_layout("1x1"), alloc=args.alloc,
+                          app_args=app_args, results=results, oversubscribe=args.oversubscribe,
+                          hostfile=args.hostfile, launcher=args.launcher, timeout=args.timeout,
+                          cores=envinfo.cores())
+
+
+def cmd_run(args: argparse.Namespace, app_args: list[str], console: Console) -> int:
+    _check_app(args.app)
+    layout = parse_layout(args.layout)
+    if args.threads is not None:
+        if args.threads < 1:
+            raise InputError(f"--threads {args.threads}: must be at least 1")
+        layout = layout.with_threads(args.threads)
+    if args.repeat < 1:
+        raise InputError("--repeat must be at least 1")
+    _check_backends([args.backend])
+    results = _results_path(args)
+    from dataclasses import replace
+    spec = replace(_base_spec(args, app_args, results), layout=layout, mode=args.mode,
+                   tile=args.tile, backend=args.backend)
+    spec.resolved()  # validates mode/threads/tile before anything runs
+    if args.dry_run:
+        import shlex
+        import tempfile
+        with tempfile.TemporaryDirectory(prefix="pxq-dry-") as tmp:
+            plan, argv = runner.build(spec, Path(tmp), "dry-run")
+            for path, content in plan.files.items():
+                console.print(f"# {path}:\n{content}", markup=False)
+            env = " ".join(f"{k}={v}" for k, v in plan.env.items())
+            print(f"{env} {shlex.join(argv)}")
+        return 0
+    recs, code = [], 0
+    for rep in range(args.repeat):
+        result = runner.execute(replace(spec, repeat=rep), echo=True)
+        if result.record is None:
+            console.print(f"[red]run {result.status}[/red] (exit code {result.returncode})")
+            return result.returncode if result.returncode > 0 else 3
+        recs.append(result.record)
+        if result.status != "ok":
+            code = 1
+    report.print_table(report.summarize(recs), f"pxq run {args.app} -> {results}", console)
+    return code
+
+
+def cmd_sweep(args: argparse.Namespace, app_args: list[str], console: Console) -> int:
+    _check_app(args.app)
+    layouts = parse_layouts(args.layouts)
+    modes = [m for m in args.modes.split(",") if m]
+    for m in modes:
+        if m not in MODES:
+            raise InputError(f"unknown mode '{m}': use {', '.join(MODES)}")
+    tiles = [parse_tile(t) for t in args.tiles.split(",") if t]
+    backends = [b for b in args.backends.split(",") if b]
+    _check_backends(backends)
+    threads = None
+    if args.threads:
+        try:
+            threads = [int(t) for t in args.threads.split(",")]
+        except ValueError:
+            raise InputError(f"--threads {args.threads}: use integers such as 1,2") from None
+        if any(t < 1 for t in threads):
+            raise InputError(f"--threads {args.threads}: every value must be at least 1")
+    if args.repeat < 1:
+        raise InputError("--repeat must be at least 1")
+    results = _results_path(args)
+    base = _base_spec(args, app_args, results)
+    configs, notes = sweep.plan(base, layouts, modes, tiles, backends, threads)
+    for note in notes:
+        console.print(f"[dim]{note}[/dim]")
+    if not configs:
+        raise InputError("nothing to run: every layout/mode combination was skipped")
+    for spec in configs:  # layouts that cannot run here fail now, not mid-sweep
+        runner.build(spec, Path("/nonexistent"), "check")
+    runs = sweep.interleave(configs, args.repeat)
+    console.print(f"{len(configs)} configurations x {args.repeat} repeats = {len(runs)} runs -> {results}")
+    recs = sweep.run(runs, results, args.resume, console)
+    rows = sweep.summarize_and_print(recs, console, f"pxq sweep {args.app} ({results})")
+    return 0 if rows and all(r.verified for r in rows) and len(recs) == len(runs) else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    own, app_args = _split_app_args(argv)
+    args = parser().parse_args(own)
+    console = Console()
+    try:
+        if args.command == "run":
+            return cmd_run(args, app_args, console)
+        if args.command == "sweep":
+            return cmd_sweep(args, app_args, console)
+        if args.command == "env":
+            return envinfo.show(console)
+        if args.command == "demo":
+            return demo.run(console, repeat=args.repeat)
+        if args.command == "report":
+            rows = report.summarize(records.read(args.results))
+            if not rows:
+                raise InputError(f"{args.results}: no run records to report")
+            report.print_table(rows, str(args.results), console)
+            if args.plot:
+                console.print(f"chart: {report.bar_chart(rows, args.plot, str(args.results))}")
+            return 0
+    except (InputError, RecordError) as e:
+        print(f"pxq: error: {e}", file=sys.stderr)
+        return 2
+    return 2

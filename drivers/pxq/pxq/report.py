@@ -1,0 +1,132 @@
+"""Summaries of run records: tables (rich) and bar charts (matplotlib)."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from rich.console import Console
+from rich.table import Table
+
+from pxq.layout import Layout, format_bytes
+
+
+@dataclass
+class Row:
+    app: str
+    layout: Layout
+    alloc: str
+    mode: str
+    tile: str
+    backend: str
+    size: str
+    times: list[float]
+    gbs: list[float]
+    comm: list[float]
+    verified: bool
+    speedup: float | None = None
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.times)
+
+    @property
+    def spread(self) -> float:
+        """(max - min) / median, as a fraction."""
+        return (max(self.times) - min(self.times)) / self.median if self.median > 0 else 0.0
+
+
+def _size_text(rec: dict[str, Any]) -> str:
+    s = rec.get("size", {})
+    if rec.get("app") == "ring":
+        return f"{format_bytes(s.get('block_bytes', 0))} K={s.get('passes')} F={s.get('flops')} it={s.get('iterations')}"
+    return str(s.get("class", ""))
+
+
+def _layout_of(rec: dict[str, Any]) -> Layout:
+    lay = rec["layout"]
+    return Layout(lay["nodes"], lay["ranks_per_node"], lay["threads"])
+
+
+def summarize(recs: Iterable[dict[str, Any]]) -> list[Row]:
+    """Groups ok/failed records by configuration; speedup against the flat rank-per-core run
+    with the same cores per node (p x q*T x 1) and the same problem."""
+    groups: dict[tuple, Row] = {}
+    for rec in recs:
+        if rec.get("status") not in ("ok", "failed") or "time" not in rec:
+            continue
+        v = rec["variant"]
+        tile = format_bytes(v["tile_bytes"]) if v.get("tile_bytes") else "off"
+        key = (rec["app"], str(_layout_of(rec)), rec["layout"]["alloc"], v["mode"], tile,
+               v["backend"], _size_text(rec))
+        row = groups.get(key)
+        if row is None:
+            row = groups[key] = Row(rec["app"], _layout_of(rec), rec["layout"]["alloc"], v["mode"],
+                                    tile, v["backend"], _size_text(rec), [], [], [], True)
+        row.times.append(rec["time"]["total"])
+        row.comm.append(rec["time"].get("comm", 0.0))
+        row.gbs.append(rec.get("metrics", {}).get("effective_gbs", 0.0))
+        row.verified = row.verified and rec["status"] == "ok"
+    rows = list(groups.values())
+    for row in rows:
+        base_layout = Layout(row.layout.nodes, row.layout.ranks_per_node * row.layout.threads, 1)
+        for cand in rows:
+            if (cand.mode == "flat" and cand.layout == base_layout and cand.app == row.app
+                    and cand.size == row.size and cand.alloc == row.alloc):
+                row.speedup = cand.median / row.median
+                break
+    rows.sort(key=lambda r: (r.app, r.size, r.layout.cores, str(r.layout), r.mode, r.tile, r.backend))
+    return rows
+
+
+def table(rows: list[Row], title: str = "pxq results") -> Table:
+    t = Table(title=title)
+    for col in ("app", "layout", "mode", "tile", "backend", "runs", "median s", "spread",
+                "comm s", "GB/s", "speedup", "verified"):
+        t.add_column(col, justify="right" if col not in ("app", "layout", "mode", "backend") else "left")
+    for r in rows:
+        t.add_row(
+            r.app, f"{r.layout} {r.alloc if r.layout.nodes > 1 else ''}".strip(), r.mode, r.tile,
+            r.backend, str(len(r.times)), f"{r.median:.4f}", f"{100 * r.spread:.1f}%",
+            f"{statistics.median(r.comm):.4f}", f"{statistics.median(r.gbs):.1f}",
+            "-" if r.speedup is None else f"{r.speedup:.2f}x",
+            "yes" if r.verified else "[red]NO[/red]",
+        )
+    return t
+
+
+def print_table(rows: list[Row], title: str = "pxq results", console: Console | None = None) -> None:
+    (console or Console()).print(table(rows, title))
+
+
+def bar_chart(rows: list[Row], path: Path, title: str) -> Path:
+    """Speedup over the flat run of the same cores per node, one bar per configuration."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    shown = [r for r in rows if r.speedup is not None]
+    labels = [f"{r.layout}\n{r.mode}" + (f"\n{r.tile}" if r.mode == "tiled" else "") for r in shown]
+    values = [r.speedup for r in shown]
+    colors = {"flat": "#9e9e9e", "hybrid": "#1f77b4", "tiled": "#2ca02c"}
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(shown) + 2), 4.5))
+    bars = ax.bar(range(len(shown)), values, color=[colors.get(r.mode, "#555") for r in shown])
+    for bar, r in zip(bars, shown):
+        lo, hi = r.median / max(r.times), r.median / min(r.times)
+        base = r.speedup
+        ax.errorbar(bar.get_x() + bar.get_width() / 2, base, yerr=[[base - base * lo], [base * hi - base]],
+                    color="black", capsize=3, linewidth=1)
+        ax.annotate(f"{base:.2f}x", (bar.get_x() + bar.get_width() / 2, base), ha="center",
+                    va="bottom", fontsize=8, xytext=(0, 3), textcoords="offset points")
+    ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
+    ax.set_xticks(range(len(shown)), labels, fontsize=8)
+    ax.set_ylabel("speedup vs flat (same cores per node)")
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path

@@ -1,0 +1,145 @@
+"""One run of a miniapp: command construction, execution with a timeout, its record."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pxq import records
+from pxq.launch import LaunchPlan, LaunchRequest, find_mpirun, plan_launch
+from pxq.layout import Layout, resolve_mode
+from pxq.paths import ROOT, binary
+
+APPS = ("ring",)
+EXIT_BAD_INPUT = 2
+
+
+@dataclass
+class RunSpec:
+    app: str
+    layout: Layout
+    alloc: str = "block"
+    mode: str | None = None
+    tile: str | None = None
+    backend: str = "openmp"
+    app_args: list[str] = field(default_factory=list)
+    results: Path = Path("results/ring.jsonl")
+    oversubscribe: bool = False
+    hostfile: str | None = None
+    launcher: str | None = None
+    timeout: float = 600.0
+    repeat: int = 0
+    sweep_key: str | None = None
+    cores: int = os.cpu_count() or 1
+
+    def resolved(self) -> tuple[str, int, str]:
+        return resolve_mode(self.mode, self.layout.threads, self.tile)
+
+
+@dataclass
+class RunResult:
+    status: str  # ok, failed (verification), error, timeout, bad-input
+    returncode: int
+    seconds: float
+    output: str
+    record: dict[str, Any] | None = None
+
+
+def git_commit() -> str:
+    try:
+        out = subprocess.run(
+            ["git", "describe", "--always", "--dirty", "--abbrev=12"],
+            cwd=ROOT, capture_output=True, text=True, timeout=10,
+        )
+        return out.stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def sweep_key(spec: RunSpec) -> str:
+    mode, threads, tile = spec.resolved()
+    key = {
+        "app": spec.app, "layout": str(spec.layout.with_threads(threads)), "alloc": spec.alloc,
+        "mode": mode, "tile": tile, "backend": spec.backend, "args": spec.app_args,
+        "repeat": spec.repeat,
+    }
+    return json.dumps(key, sort_keys=True)
+
+
+def build(spec: RunSpec, workdir: Path, run_id: str) -> tuple[LaunchPlan, list[str]]:
+    """The launch plan and the full command line of a run."""
+    mode, threads, tile = spec.resolved()
+    layout = spec.layout.with_threads(threads)
+    req = LaunchRequest(layout, spec.alloc, spec.oversubscribe, spec.hostfile, spec.launcher, spec.cores)
+    plan = plan_launch(req, find_mpirun(), workdir)
+    driver = {"run_id": run_id, "repeat": spec.repeat, "layout": str(layout)}
+    if spec.sweep_key:
+        driver["sweep_key"] = spec.sweep_key
+    app_argv = [
+        str(binary(spec.app)), "--mode", mode, "--threads", str(threads), "--tile", tile,
+        "--backend", spec.backend, "--nodes", str(layout.nodes),
+        "--ranks-per-node", str(layout.ranks_per_node), "--alloc", spec.alloc,
+        "--launcher", plan.launcher, "--json", str(spec.results),
+        "--driver-info", json.dumps(driver, sort_keys=True),
+    ]
+    if plan.oversubscribed:
+        app_argv.append("--oversubscribed")
+    return plan, plan.argv + app_argv + list(spec.app_args)
+
+
+def execute(spec: RunSpec, echo: bool = False) -> RunResult:
+    """Runs one spec; a timeout kills the whole process group."""
+    run_id = uuid.uuid4().hex
+    with tempfile.TemporaryDirectory(prefix="pxq-run-") as tmp:
+        plan, argv = build(spec, Path(tmp), run_id)
+        for path, content in plan.files.items():
+            Path(path).write_text(content)
+        env = dict(os.environ)
+        env.update(plan.env)
+        env["PXQ_GIT_COMMIT"] = git_commit()
+        env["PXQ_VNODE_DIR"] = str(Path(tmp) / "vnodes")
+        start = time.monotonic()
+        proc = subprocess.Popen(
+            argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+            start_new_session=True,
+        )
+        try:
+            output, _ = proc.communicate(timeout=spec.timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            output, _ = proc.communicate()
+            return RunResult("timeout", -1, time.monotonic() - start, output or "")
+        seconds = time.monotonic() - start
+    if echo:
+        print(output, end="")
+    found = records.by_run_id(records.read(spec.results), run_id)
+    record = found[-1] if found else None
+    if record is not None:
+        status = record["status"]
+    elif proc.returncode == EXIT_BAD_INPUT:
+        status = "bad-input"
+    else:
+        status = "error"
+    return RunResult(status, proc.returncode, seconds, output, record)
+
+
+def error_record(spec: RunSpec, result: RunResult) -> dict[str, Any]:
+    """What a sweep records for a run that produced no record of its own."""
+    mode, threads, tile = spec.resolved()
+    tail = "\n".join(result.output.strip().splitlines()[-15:])
+    return {
+        "schema": records.SCHEMA, "app": spec.app, "status": result.status,
+        "variant": {"mode": mode, "threads": threads, "tile_request": tile, "backend": spec.backend},
+        "layout": {"nodes": spec.layout.nodes, "ranks_per_node": spec.layout.ranks_per_node,
+                   "threads": threads, "alloc": spec.alloc},
+        "error": {"returncode": result.returncode, "seconds": result.seconds, "output_tail": tail},
+        "driver": {"sweep_key": spec.sweep_key, "repeat": spec.repeat},
+    }

@@ -1,0 +1,80 @@
+"""Bad input through the `pxq` command line: exit 2, a message naming the fix, no record."""
+
+import pytest
+
+from pxq import cli, envinfo
+
+
+def run_cli(argv, capsys):
+    code = cli.main(argv)
+    return code, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("layout", ["0x2", "2x", "axb", "1x2x0"])
+def test_bad_layouts(fake_build, capsys, layout):
+    code, err = run_cli(["run", "ring", "--layout", layout], capsys)
+    assert code == 2 and "invalid layout" in err
+    assert not (fake_build / "results" / "ring.jsonl").exists()
+
+
+@pytest.mark.parametrize("tile", ["0", "-1", "12Q"])
+def test_bad_tiles(fake_build, capsys, tile):
+    code, err = run_cli(["run", "ring", "--layout", "1x1", "--tile", tile], capsys)
+    assert code == 2 and "tile" in err
+
+
+def test_oversubscription_needs_the_flag(fake_build, capsys, monkeypatch):
+    monkeypatch.setattr(envinfo, "cores", lambda: 2)
+    code, err = run_cli(["run", "ring", "--layout", "1x4"], capsys)
+    assert code == 2 and "--oversubscribe" in err
+
+
+def test_unknown_mode_and_backend_are_rejected_by_the_parser(fake_build, capsys):
+    for argv in (["run", "ring", "--mode", "fast"], ["run", "ring", "--backend", "cuda"]):
+        with pytest.raises(SystemExit) as e:
+            cli.main(argv)
+        assert e.value.code == 2
+    code, err = run_cli(["sweep", "ring", "--modes", "flat,fast"], capsys)
+    assert code == 2 and "unknown mode 'fast'" in err
+
+
+def test_kokkos_in_a_build_without_kokkos(fake_build, capsys, monkeypatch):
+    monkeypatch.setattr(envinfo, "machine", lambda: {"backends": ["openmp"]})
+    code, err = run_cli(["run", "ring", "--backend", "kokkos"], capsys)
+    assert code == 2 and "no Kokkos" in err
+
+
+def test_mpirun_missing(fake_build, capsys, monkeypatch):
+    monkeypatch.delenv("PXQ_MPIRUN", raising=False)
+    monkeypatch.setenv("PATH", "/nonexistent")
+    code, err = run_cli(["run", "ring", "--layout", "1x1"], capsys)
+    assert code == 2 and "mpirun not found" in err
+
+
+def test_unwritable_results(fake_build, capsys):
+    code, err = run_cli(["run", "ring", "--results", str(fake_build / "no" / "r.jsonl")], capsys)
+    assert code == 2 and "does not exist" in err
+
+
+def test_unknown_app_and_missing_build(fake_build, capsys):
+    code, err = run_cli(["run", "lu"], capsys)
+    assert code == 2 and "unknown app 'lu'" in err
+    (fake_build / "build" / "bin" / "pxq-ring").unlink()
+    code, err = run_cli(["run", "ring"], capsys)
+    assert code == 2 and "./pxq build" in err
+
+
+def test_dry_run_prints_the_command_and_runs_nothing(fake_build, capsys, monkeypatch):
+    monkeypatch.setenv("PXQ_MPIRUN", "true")
+    code = cli.main(["run", "ring", "--layout", "2x1", "--mode", "tiled", "--tile", "1M", "--dry-run",
+                     "--", "--block", "8M"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "--host n0:1,n1:1" in out and "--tile 1M" in out and "--block 8M" in out
+    assert "rank 1=n1 slot=1" in out
+    assert not (fake_build / "results" / "ring.jsonl").exists()
+
+
+def test_layouts_for_cores():
+    assert [str(x) for x in envinfo.layouts_for(2)] == ["1x1x2", "1x2", "2x1"]
+    assert all(x.cores == 4 for x in envinfo.layouts_for(4))

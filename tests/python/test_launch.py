@@ -1,0 +1,96 @@
+from pathlib import Path
+
+import pytest
+
+from pxq import launch
+from pxq.launch import LaunchRequest, find_mpirun, plan_launch, rank_cores
+from pxq.layout import InputError, Layout
+
+
+def plan(layout, tmp_path, **kw):
+    kw.setdefault("cores", 2)
+    return plan_launch(LaunchRequest(layout, **kw), "/usr/bin/mpirun", tmp_path)
+
+
+def test_local_binds_each_rank_to_its_cores(tmp_path, monkeypatch):
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    p = plan(Layout(1, 2), tmp_path)
+    assert p.launcher == "local"
+    assert p.argv[:3] == ["/usr/bin/mpirun", "-np", "2"]
+    assert "slot:PE=1" in p.argv and "core" in p.argv
+    assert p.env["OMP_NUM_THREADS"] == "1"
+    assert not p.oversubscribed
+
+
+def test_hybrid_local_maps_threads_to_cores(tmp_path, monkeypatch):
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    p = plan(Layout(1, 1, 2), tmp_path)
+    assert "slot:PE=2" in p.argv and p.env["OMP_NUM_THREADS"] == "2"
+    assert p.env["OMP_PROC_BIND"] == "close"
+
+
+def test_virtual_nodes_use_the_agent_and_disjoint_cores(tmp_path, monkeypatch):
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    p = plan(Layout(2, 1), tmp_path)
+    assert p.launcher == "virtual"
+    assert p.argv[p.argv.index("--host") + 1] == "n0:1,n1:1"
+    agent = Path(p.argv[p.argv.index("plm_rsh_agent") + 1])
+    assert agent.name == "vnode_agent.sh" and agent.exists()
+    rankfile = p.files[str(tmp_path / "rankfile")]
+    assert rankfile.splitlines() == ["rank 0=n0 slot=0", "rank 1=n1 slot=1"]
+
+
+def test_block_and_cyclic_allocation(tmp_path):
+    lay = Layout(2, 2)
+    assert [n for n, _ in rank_cores(lay, "block", 4)] == [0, 0, 1, 1]
+    assert [n for n, _ in rank_cores(lay, "cyclic", 4)] == [0, 1, 0, 1]
+    cores = [c for _, cs in rank_cores(Layout(2, 1, 2), "block", 4) for c in cs]
+    assert sorted(cores) == [0, 1, 2, 3]  # disjoint per virtual node
+
+
+def test_hostfile_and_slurm_use_the_real_nodes(tmp_path, monkeypatch):
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text("a slots=4\nb slots=4\n")
+    p = plan(Layout(2, 4, 2), tmp_path, hostfile=str(hostfile), alloc="cyclic")
+    assert p.launcher == "hostfile"
+    assert p.argv[p.argv.index("--hostfile") + 1] == str(hostfile)
+    assert "ppr:4:node:PE=2" in p.argv
+    assert p.argv[p.argv.index("--rank-by") + 1] == "node"
+    monkeypatch.setenv("SLURM_JOB_ID", "42")
+    s = plan(Layout(4, 2), tmp_path)
+    assert s.launcher == "slurm" and "--hostfile" not in s.argv and "ppr:2:node:PE=1" in s.argv
+
+
+def test_missing_hostfile_is_an_error(tmp_path, monkeypatch):
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    with pytest.raises(InputError, match="not found"):
+        plan(Layout(2, 1), tmp_path, hostfile=str(tmp_path / "nope"))
+
+
+def test_more_ranks_than_cores_needs_oversubscribe(tmp_path, monkeypatch):
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    with pytest.raises(InputError, match="--oversubscribe"):
+        plan(Layout(1, 4), tmp_path)
+    with pytest.raises(InputError, match="needs 4 cores"):
+        plan(Layout(2, 1, 2), tmp_path)
+    p = plan(Layout(1, 4), tmp_path, oversubscribe=True)
+    assert p.oversubscribed and "--oversubscribe" in p.argv
+
+
+def test_mpirun_missing_or_wrong(monkeypatch):
+    monkeypatch.delenv("PXQ_MPIRUN", raising=False)
+    monkeypatch.setenv("PATH", "/nonexistent")
+    with pytest.raises(InputError, match="PXQ_MPIRUN"):
+        find_mpirun()
+    monkeypatch.setenv("PXQ_MPIRUN", "/nonexistent/mpirun")
+    with pytest.raises(InputError, match="not an executable"):
+        find_mpirun()
+
+
+def test_root_gets_the_allow_run_as_root_variables(tmp_path, monkeypatch):
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    monkeypatch.setattr(launch.os, "geteuid", lambda: 0)
+    assert plan(Layout(1, 1), tmp_path).env["OMPI_ALLOW_RUN_AS_ROOT"] == "1"
+    monkeypatch.setattr(launch.os, "geteuid", lambda: 1000)
+    assert "OMPI_ALLOW_RUN_AS_ROOT" not in plan(Layout(1, 1), tmp_path).env

@@ -1,0 +1,92 @@
+from pathlib import Path
+
+from rich.console import Console
+
+from pxq import records, report, runner, sweep
+from pxq.layout import Layout, parse_layouts
+from pxq.runner import RunResult, RunSpec
+
+
+def base(tmp_path: Path) -> RunSpec:
+    return RunSpec(app="ring", layout=Layout(1, 1), results=tmp_path / "r.jsonl", cores=2)
+
+
+def test_plan_skips_modes_that_contradict_the_layout(tmp_path):
+    specs, notes = sweep.plan(base(tmp_path), parse_layouts("1x2,2x1,1x1x2"), ["flat", "hybrid", "tiled"],
+                              ["64K", "256K"], ["openmp"], None)
+    got = [(str(s.layout), s.resolved()[0], s.resolved()[2]) for s in specs]
+    assert got == [
+        ("1x2", "flat", "off"), ("1x2", "tiled", "64K"), ("1x2", "tiled", "256K"),
+        ("2x1", "flat", "off"), ("2x1", "tiled", "64K"), ("2x1", "tiled", "256K"),
+        ("1x1x2", "hybrid", "off"), ("1x1x2", "tiled", "64K"), ("1x1x2", "tiled", "256K"),
+    ]
+    assert any("1x2 hybrid" in n for n in notes) and any("1x1x2 flat" in n for n in notes)
+
+
+def test_repeats_are_interleaved(tmp_path):
+    specs, _ = sweep.plan(base(tmp_path), parse_layouts("1x2,2x1"), ["flat"], ["256K"], ["openmp"], None)
+    runs = sweep.interleave(specs, 3)
+    assert [(str(r.layout), r.repeat) for r in runs] == [
+        ("1x2", 0), ("2x1", 0), ("1x2", 1), ("2x1", 1), ("1x2", 2), ("2x1", 2)]
+    assert len({r.sweep_key for r in runs}) == 6
+
+
+def fake_record(spec: RunSpec, seconds: float, status: str = "ok") -> dict:
+    mode, threads, tile = spec.resolved()
+    return {
+        "app": "ring", "status": status,
+        "size": {"block_bytes": 1 << 20, "passes": 8, "flops": 1, "iterations": 3},
+        "variant": {"mode": mode, "threads": threads, "tile_bytes": 0 if tile == "off" else 262144,
+                    "backend": spec.backend},
+        "layout": {"nodes": spec.layout.nodes, "ranks_per_node": spec.layout.ranks_per_node,
+                   "threads": threads, "alloc": spec.alloc},
+        "time": {"total": seconds, "comm": 0.0}, "metrics": {"effective_gbs": 1.0},
+        "driver": {"sweep_key": spec.sweep_key},
+    }
+
+
+def test_failures_are_recorded_and_resume_skips_finished_runs(tmp_path, monkeypatch):
+    specs, _ = sweep.plan(base(tmp_path), parse_layouts("1x2,2x1"), ["flat"], ["256K"], ["openmp"], None)
+    runs = sweep.interleave(specs, 2)
+    calls = []
+
+    def fake_execute(spec, echo=False):
+        calls.append(spec.sweep_key)
+        if str(spec.layout) == "2x1" and spec.repeat == 1 and len(calls) <= 4:
+            return RunResult("timeout", -1, 1.0, "killed")
+        rec = fake_record(spec, 1.0)
+        records.append(spec.results, rec)
+        return RunResult("ok", 0, 1.0, "", rec)
+
+    monkeypatch.setattr(runner, "execute", fake_execute)
+    console = Console(quiet=True)
+    sweep.run(runs, tmp_path / "r.jsonl", resume=False, console=console)
+    assert len(calls) == 4
+    statuses = sorted(r["status"] for r in records.read(tmp_path / "r.jsonl"))
+    assert statuses == ["ok", "ok", "ok", "timeout"]
+    calls.clear()
+    sweep.run(runs, tmp_path / "r.jsonl", resume=True, console=console)
+    assert len(calls) == 1  # only the run that timed out
+
+
+def test_summary_speedup_is_against_flat_with_the_same_cores_per_node(tmp_path):
+    specs, _ = sweep.plan(base(tmp_path), parse_layouts("1x2,1x1x2"), ["flat", "hybrid", "tiled"], ["256K"],
+                          ["openmp"], None)
+    times = {("1x2", "flat"): 2.0, ("1x2", "tiled"): 1.0, ("1x1x2", "hybrid"): 1.6, ("1x1x2", "tiled"): 0.8}
+    recs = []
+    for spec in sweep.interleave(specs, 1):
+        recs.append(fake_record(spec, times[(str(spec.layout), spec.resolved()[0])]))
+    recs.append(fake_record(sweep.interleave(specs, 1)[0], 2.2))  # second flat run: median 2.1
+    rows = {(str(r.layout), r.mode): r for r in report.summarize(recs)}
+    assert rows[("1x2", "flat")].median == 2.1
+    assert abs(rows[("1x2", "tiled")].speedup - 2.1) < 1e-12
+    assert abs(rows[("1x1x2", "hybrid")].speedup - 2.1 / 1.6) < 1e-12
+    assert abs(rows[("1x2", "flat")].spread - 0.2 / 2.1) < 1e-12
+
+
+def test_bar_chart_writes_a_png(tmp_path):
+    spec = sweep.interleave(sweep.plan(base(tmp_path), parse_layouts("1x2"), ["flat", "tiled"], ["256K"],
+                                       ["openmp"], None)[0], 1)
+    rows = report.summarize([fake_record(spec[0], 2.0), fake_record(spec[1], 1.0)])
+    out = report.bar_chart(rows, tmp_path / "c.png", "test")
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

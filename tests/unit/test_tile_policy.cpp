@@ -1,0 +1,111 @@
+// Tile policy: parsing of sizes and policies, clamping and rounding in resolve_tile.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "pxq/tiling/chunks.hpp"
+#include "pxq/tiling/tile_policy.hpp"
+
+using namespace pxq::tiling;
+
+TEST(ParseBytes, AcceptsPlainAndSuffixedSizes) {
+  EXPECT_EQ(parse_bytes("4096"), 4096u);
+  EXPECT_EQ(parse_bytes("256K"), 256u * 1024);
+  EXPECT_EQ(parse_bytes("256k"), 256u * 1024);
+  EXPECT_EQ(parse_bytes("256KiB"), 256u * 1024);
+  EXPECT_EQ(parse_bytes("1M"), 1u << 20);
+  EXPECT_EQ(parse_bytes("2G"), 2ull << 30);
+}
+
+TEST(ParseBytes, RejectsZeroNegativeAndUnknownSuffixes) {
+  for (const char* bad : {"0", "-1", "12Q", "", "K", "1.5M", "abc", "99999999999999999999999"})
+    EXPECT_THROW(parse_bytes(bad), std::invalid_argument) << bad;
+}
+
+TEST(ParseBytes, ErrorNamesTheTextAndTheFix) {
+  try {
+    parse_bytes("12Q");
+    FAIL() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("12Q"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("256K"), std::string::npos);
+  }
+}
+
+TEST(TilePolicy, ParsesOffAutoAndSizes) {
+  EXPECT_EQ(parse_tile_policy("off").kind, TilePolicy::Kind::off);
+  EXPECT_EQ(parse_tile_policy("auto").kind, TilePolicy::Kind::automatic);
+  const TilePolicy p = parse_tile_policy("64K");
+  EXPECT_EQ(p.kind, TilePolicy::Kind::bytes);
+  EXPECT_EQ(p.bytes, 65536u);
+  EXPECT_THROW(parse_tile_policy("0"), std::invalid_argument);
+  EXPECT_THROW(parse_tile_policy("-1"), std::invalid_argument);
+}
+
+TEST(ResolveTile, OffMeansTheWholeBuffer) {
+  const auto r = resolve_tile(parse_tile_policy("off"), 1 << 20, 8, CacheInfo{});
+  EXPECT_FALSE(r.tiled);
+  EXPECT_EQ(r.elements, (1u << 20) / 8);
+}
+
+TEST(ResolveTile, LargerThanBufferIsClampedWithAWarning) {
+  const auto r = resolve_tile(parse_tile_policy("4M"), 1 << 20, 8, CacheInfo{});
+  EXPECT_TRUE(r.tiled);
+  EXPECT_EQ(r.bytes, 1u << 20);
+  EXPECT_FALSE(r.warning.empty());
+}
+
+TEST(ResolveTile, RoundsDownToWholeElements) {
+  const auto r = resolve_tile(parse_tile_policy("1001"), 1 << 20, 8, CacheInfo{});
+  EXPECT_EQ(r.bytes, 1000u);
+  EXPECT_EQ(r.elements, 125u);
+  EXPECT_FALSE(r.warning.empty());
+}
+
+TEST(ResolveTile, SmallerThanAnElementBecomesOneElement) {
+  const auto r = resolve_tile(parse_tile_policy("4"), 64, 8, CacheInfo{});
+  EXPECT_EQ(r.elements, 1u);
+  EXPECT_EQ(r.bytes, 8u);
+}
+
+TEST(ResolveTile, AutoUsesHalfTheL2AndFallsBackWithoutCaches) {
+  CacheInfo c;
+  c.l2.bytes = 2 << 20;
+  const auto r = resolve_tile(parse_tile_policy("auto"), 64 << 20, 8, c);
+  EXPECT_EQ(r.bytes, static_cast<std::size_t>((2 << 20) * kAutoL2Fraction));
+  EXPECT_EQ(r.source, "auto:L2");
+  const auto f = resolve_tile(parse_tile_policy("auto"), 64 << 20, 8, CacheInfo{});
+  EXPECT_EQ(f.bytes, kAutoFallbackBytes);
+  EXPECT_EQ(f.source, "auto:fallback");
+}
+
+TEST(ResolveTile, BufferSmallerThanOneElementIsAnError) {
+  EXPECT_THROW(resolve_tile(parse_tile_policy("off"), 4, 8, CacheInfo{}), std::invalid_argument);
+}
+
+TEST(Chunks, TilesCoverTheRangeOnceInOrderWithAShortLastTile) {
+  std::size_t expected_begin = 0, count = 0;
+  for_each_tile(10, 4, [&](std::size_t b, std::size_t e) {
+    EXPECT_EQ(b, expected_begin);
+    EXPECT_LE(e - b, 4u);
+    expected_begin = e;
+    ++count;
+  });
+  EXPECT_EQ(expected_begin, 10u);
+  EXPECT_EQ(count, tile_count(10, 4));
+  EXPECT_EQ(count, 3u);
+}
+
+TEST(Chunks, PipelineHandsOffEachTileRightAfterComputingIt) {
+  std::string trace;
+  pipeline(
+      5, 2, [&](std::size_t b, std::size_t) { trace += "c" + std::to_string(b); },
+      [&](std::size_t b, std::size_t) { trace += "h" + std::to_string(b); });
+  EXPECT_EQ(trace, "c0h0c2h2c4h4");
+}
+
+TEST(FormatBytes, UsesTheLargestExactUnit) {
+  EXPECT_EQ(format_bytes(262144), "256K");
+  EXPECT_EQ(format_bytes(1 << 20), "1M");
+  EXPECT_EQ(format_bytes(1000), "1000");
+}
