@@ -1,4 +1,6 @@
-// Ring exchange by tiles with non-blocking point-to-point messages; the tag is the tile index.
+// Ring exchange by tiles with non-blocking point-to-point messages; the tag is the tile index
+// (messages of one tile between the same pair never overtake each other, so successive
+// rounds of the same tile match in order).
 #include "pxq/comm/ring_exchange.hpp"
 
 #include <algorithm>
@@ -25,43 +27,59 @@ RingExchange::RingExchange(MPI_Comm comm, int left, int right, std::size_t block
     throw std::invalid_argument("ring exchange: " + std::to_string(tiles) +
                                 " tiles per block exceed this MPI's tag limit of " +
                                 std::to_string(*tag_ub) + ": use a larger tile");
-  requests_.reserve(2 * ((block_elems + tile_elems - 1) / tile_elems));
+  recv_.assign(tiles, MPI_REQUEST_NULL);
+  send_.assign(tiles, MPI_REQUEST_NULL);
 }
 
-void RingExchange::post_receives(double* recv_block) {
-  int tag = 0;
-  for (std::size_t b = 0; b < block_elems_; b += tile_elems_, ++tag) {
-    const int n = static_cast<int>(std::min(tile_elems_, block_elems_ - b));
-    MPI_Request r;
-    check_mpi(MPI_Irecv(recv_block + b, n, MPI_DOUBLE, left_, tag, comm_, &r), "MPI_Irecv");
-    requests_.push_back(r);
-  }
+RingExchange::~RingExchange() {
+  // Never leave requests behind (an exception unwinding past a round): cancel receives,
+  // complete sends.
+  for (auto& r : recv_)
+    if (r != MPI_REQUEST_NULL) {
+      MPI_Cancel(&r);
+      MPI_Request_free(&r);
+    }
 }
 
-void RingExchange::send_tile(const double* block, std::size_t begin, std::size_t end) {
-  const int n = static_cast<int>(end - begin);
-  const int tag = static_cast<int>(begin / tile_elems_);
-  MPI_Request r;
-  check_mpi(MPI_Isend(block + begin, n, MPI_DOUBLE, right_, tag, comm_, &r), "MPI_Isend");
-  requests_.push_back(r);
+std::size_t RingExchange::tile_end(std::size_t tile) const {
+  return std::min(block_elems_, (tile + 1) * tile_elems_);
+}
+
+void RingExchange::post_receive(double* block, std::size_t tile) {
+  const std::size_t b = tile_begin(tile);
+  check_mpi(MPI_Irecv(block + b, static_cast<int>(tile_end(tile) - b), MPI_DOUBLE, left_,
+                      static_cast<int>(tile), comm_, &recv_[tile]),
+            "MPI_Irecv");
+}
+
+void RingExchange::wait_receive(std::size_t tile) {
+  check_mpi(MPI_Wait(&recv_[tile], MPI_STATUS_IGNORE), "MPI_Wait");
+}
+
+void RingExchange::send(const double* block, std::size_t tile) {
+  const std::size_t b = tile_begin(tile);
+  const int n = static_cast<int>(tile_end(tile) - b);
+  check_mpi(MPI_Isend(block + b, n, MPI_DOUBLE, right_, static_cast<int>(tile), comm_, &send_[tile]),
+            "MPI_Isend");
+  last_send_ = tile;
   ++messages_sent_;
   bytes_sent_ += static_cast<std::uint64_t>(n) * sizeof(double);
 }
 
+void RingExchange::wait_send(std::size_t tile) {
+  check_mpi(MPI_Wait(&send_[tile], MPI_STATUS_IGNORE), "MPI_Wait");
+}
+
 void RingExchange::progress() {
-  while (oldest_ < requests_.size()) {
-    int done = 0;
-    check_mpi(MPI_Test(&requests_[oldest_], &done, MPI_STATUS_IGNORE), "MPI_Test");
-    if (!done) break;
-    ++oldest_;
-  }
+  int done = 0;
+  check_mpi(MPI_Test(&send_[last_send_], &done, MPI_STATUS_IGNORE), "MPI_Test");
 }
 
 void RingExchange::wait_all() {
-  const int pending = static_cast<int>(requests_.size() - oldest_);
-  check_mpi(MPI_Waitall(pending, requests_.data() + oldest_, MPI_STATUSES_IGNORE), "MPI_Waitall");
-  requests_.clear();
-  oldest_ = 0;
+  check_mpi(MPI_Waitall(static_cast<int>(recv_.size()), recv_.data(), MPI_STATUSES_IGNORE),
+            "MPI_Waitall");
+  check_mpi(MPI_Waitall(static_cast<int>(send_.size()), send_.data(), MPI_STATUSES_IGNORE),
+            "MPI_Waitall");
 }
 
 }  // namespace pxq::comm

@@ -27,6 +27,12 @@ inline constexpr std::size_t kStrip = 64;
 inline void ring_passes(double* x, std::size_t n, const RingParams& p) {
   const double a = p.a, b = p.b;
   const int flops = p.flops;
+  if (flops == 1) {  // the default: one streaming update, vectorised directly
+    for (int pass = 0; pass < p.passes; ++pass)
+#pragma omp simd
+      for (std::size_t i = 0; i < n; ++i) x[i] = a * x[i] + b;
+    return;
+  }
   const std::size_t full = n - n % kStrip;
   for (int pass = 0; pass < p.passes; ++pass) {
     for (std::size_t i = 0; i < full; i += kStrip) {
