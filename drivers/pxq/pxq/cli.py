@@ -179,7 +179,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     own, app_args = _split_app_args(argv)
     args = parser().parse_args(own)
-    console = Console()
+    # Piped output (logs, CI) gets a wide table instead of an 80-column one.
+    console = Console() if sys.stdout.isatty() else Console(width=160)
     try:
         if args.command == "run":
             return cmd_run(args, app_args, console)

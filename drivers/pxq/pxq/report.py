@@ -10,7 +10,7 @@ from typing import Any, Iterable
 from rich.console import Console
 from rich.table import Table
 
-from pxq.layout import Layout, format_bytes
+from pxq.layout import Layout, format_bytes, parse_bytes
 
 
 @dataclass
@@ -77,7 +77,9 @@ def summarize(recs: Iterable[dict[str, Any]]) -> list[Row]:
                     and cand.size == row.size and cand.alloc == row.alloc):
                 row.speedup = cand.median / row.median
                 break
-    rows.sort(key=lambda r: (r.app, r.size, r.layout.cores, str(r.layout), r.mode, r.tile, r.backend))
+    order = {"flat": 0, "hybrid": 1, "tiled": 2}
+    rows.sort(key=lambda r: (r.app, r.size, r.layout.cores, str(r.layout), order.get(r.mode, 3),
+                             0 if r.tile == "off" else parse_bytes(r.tile), r.backend))
     return rows
 
 
