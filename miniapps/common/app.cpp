@@ -7,6 +7,22 @@
 
 namespace pxq::common {
 
+void root_check(const MpiWorld& w, const std::function<void()>& check) {
+  std::string error;
+  if (w.rank == 0) {
+    try {
+      check();
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  }
+  int len = static_cast<int>(error.size());
+  MPI_Bcast(&len, 1, MPI_INT, 0, w.comm);
+  error.resize(static_cast<std::size_t>(len));
+  MPI_Bcast(error.data(), len, MPI_CHAR, 0, w.comm);
+  if (!error.empty()) throw std::invalid_argument(error);
+}
+
 void print_root(const MpiWorld& w, const std::string& text) {
   if (w.rank == 0) {
     std::fputs(text.c_str(), stdout);

@@ -14,7 +14,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <functional>
 #include <limits>
 #include <memory>
 #include <sstream>
@@ -53,23 +52,6 @@ Block allocate_block(std::size_t elems) {
   madvise(p, bytes, MADV_HUGEPAGE);  // advice only: without THP the block still works
 #endif
   return Block(static_cast<double*>(p));
-}
-
-// Rank 0 runs `check`; its error message (if any) is shared so every rank fails alike.
-void root_check(const MpiWorld& w, const std::function<void()>& check) {
-  std::string error;
-  if (w.rank == 0) {
-    try {
-      check();
-    } catch (const std::exception& e) {
-      error = e.what();
-    }
-  }
-  int len = static_cast<int>(error.size());
-  MPI_Bcast(&len, 1, MPI_INT, 0, w.comm);
-  error.resize(static_cast<std::size_t>(len));
-  MPI_Bcast(error.data(), len, MPI_CHAR, 0, w.comm);
-  if (!error.empty()) throw std::invalid_argument(error);
 }
 
 struct Verification {
@@ -160,7 +142,7 @@ int run_ring(const MpiWorld& w, const common::CommonOptions& co, const RingOptio
       throw std::invalid_argument("--driver-info is not valid JSON");
     }
   }
-  root_check(w, [&] { common::check_record_path(co.json_path); });
+  common::root_check(w, [&] { common::check_record_path(co.json_path); });
 
   const int T = variant.threads;
   kernels::ScopedRuntime runtime(variant.backend, T);
@@ -193,14 +175,13 @@ int run_ring(const MpiWorld& w, const common::CommonOptions& co, const RingOptio
                                                     (w.rank + 1) % w.size, elems, tile.elements);
 
   common::PhaseTimers timers;
-  const std::size_t tiles = tiling::tile_count(elems, tile.elements);
   // One iteration, tile by tile. With MPI, tile j of the incoming block is waited for just
   // before it is computed (so it arrives in cache), and sent on right after its K passes
   // (while it is still in cache). Tile j at iteration i+1 depends only on tile j at
   // iteration i, so this dataflow gives exactly the answer of the bulk-synchronous ring.
   auto iterate = [&](common::PhaseTimers& tm) {
-    for (std::size_t j = 0; j < tiles; ++j) {
-      const std::size_t b = j * tile.elements, e = std::min(elems, b + tile.elements);
+    tiling::for_each_tile(elems, tile.elements, [&](std::size_t b, std::size_t e) {
+      const std::size_t j = b / tile.elements;
       if (exchange) tm.time("comm", [&] { exchange->wait_receive(j); });
       tm.time("compute", [&] {
         kernels::ring_passes_workers(variant.backend, blocks.data(), T, b, e, params);
@@ -212,7 +193,7 @@ int run_ring(const MpiWorld& w, const common::CommonOptions& co, const RingOptio
           exchange->post_receive(spare, j);
           exchange->progress();
         });
-    }
+    });
     // Hand-over: thread t+1's block goes to thread t; thread T-1 takes what arrives.
     double* outgoing = blocks[0];
     for (int t = 0; t + 1 < T; ++t) blocks[t] = blocks[t + 1];

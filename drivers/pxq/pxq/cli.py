@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
+import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 from rich.console import Console
@@ -112,13 +115,10 @@ def cmd_run(args: argparse.Namespace, app_args: list[str], console: Console) -> 
         raise InputError("--repeat must be at least 1")
     _check_backends([args.backend])
     results = _results_path(args)
-    from dataclasses import replace
     spec = replace(_base_spec(args, app_args, results), layout=layout, mode=args.mode,
                    tile=args.tile, backend=args.backend)
     spec.resolved()  # validates mode/threads/tile before anything runs
     if args.dry_run:
-        import shlex
-        import tempfile
         with tempfile.TemporaryDirectory(prefix="pxq-dry-") as tmp:
             plan, argv = runner.build(spec, Path(tmp), "dry-run")
             for path, content in plan.files.items():

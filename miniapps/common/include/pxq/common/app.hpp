@@ -26,6 +26,10 @@ struct MpiWorld {
 // either is bad input (exit 2); other exceptions are runtime errors (exit 3).
 int run_miniapp(int argc, char** argv, CLI::App& app, const std::function<int(const MpiWorld&)>& run);
 
+// Rank 0 runs `check` (file-system checks and the like); its error, if any, is broadcast
+// and thrown as std::invalid_argument on every rank, so all ranks fail alike.
+void root_check(const MpiWorld& w, const std::function<void()>& check);
+
 // Prints on rank 0 only.
 void print_root(const MpiWorld& w, const std::string& text);
 
