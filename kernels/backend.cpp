@@ -3,6 +3,7 @@
 
 #include <stdexcept>
 
+#include "cg_ops_backends.hpp"
 #include "ring_update_backends.hpp"
 
 #ifdef PXQ_HAVE_KOKKOS
@@ -76,6 +77,17 @@ void ring_passes_workers(Backend backend, double* const* blocks, int workers, st
 #endif
   }
   ring_passes_workers_openmp(blocks, workers, begin, end, p);
+}
+
+std::unique_ptr<CgOps> make_cg_ops(Backend backend, int threads, std::size_t tile) {
+  if (backend == Backend::kokkos) {
+#ifdef PXQ_HAVE_KOKKOS
+    return make_cg_ops_kokkos(tile);
+#else
+    throw std::invalid_argument("this pxq build has no Kokkos backend");
+#endif
+  }
+  return make_cg_ops_openmp(threads, tile);
 }
 
 }  // namespace pxq::kernels

@@ -54,7 +54,7 @@ void check_record_path(const std::string& path) {
   if (stat(path.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode))
       throw std::runtime_error("results path '" + path + "' is a directory: give a file such as " +
-                               path + "/ring.jsonl");
+                               path + "/results.jsonl");
     if (access(path.c_str(), W_OK) != 0)
       throw std::runtime_error("results file '" + path + "' is not writable (" +
                                std::strerror(errno) + "): fix its permissions or pick another");

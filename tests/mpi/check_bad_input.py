@@ -1,5 +1,7 @@
-"""Bad input to pxq-ring: each case exits 2 with a message naming the problem, and writes
-no record. A tile larger than the buffer is not an error: it is clamped with a note."""
+"""Bad input to a miniapp: each case exits 2 with a message naming the problem, and writes
+no record. A tile larger than the buffer is not an error: it is clamped with a note.
+
+usage: check_bad_input.py APP EXE WORKDIR [MPIRUN]"""
 
 from __future__ import annotations
 
@@ -9,11 +11,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-CASES = [
+COMMON_CASES = [
     (["--tile", "0"], "must be > 0"),
     (["--tile", "-1"], "invalid size '-1'"),
     (["--tile", "12Q"], "unknown suffix"),
-    (["--block", "1001"], "not a multiple of 8"),
     (["--mode", "fast"], "--mode"),
     (["--backend", "cuda"], "--backend"),
     (["--mode", "flat", "--threads", "2"], "--mode flat means 1 thread"),
@@ -21,34 +22,56 @@ CASES = [
     (["--nodes", "2", "--ranks-per-node", "2"], "needs 4 ranks"),
 ]
 
+APPS = {
+    "ring": {
+        "base": ["--block", "64K", "--iterations", "1"],
+        "cases": [(["--block", "1001"], "not a multiple of 8")],
+        "ranks": [],  # the ring runs on any number of ranks
+    },
+    "cg": {
+        "base": ["--class", "S", "--quiet"],
+        "cases": [(["--class", "Q"], "unknown class 'Q'"), (["--class", "AB"], "use S, W, A, B or C")],
+        "ranks": [(3, "use 2 or 4"), (6, "use 4 or 8")],
+    },
+}
+
 
 def main() -> int:
-    exe, work = sys.argv[1], Path(sys.argv[2])
+    app, exe, work = sys.argv[1], sys.argv[2], Path(sys.argv[3])
+    mpirun = sys.argv[4] if len(sys.argv) > 4 else "mpirun"
+    spec = APPS[app]
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     failures = 0
+    total = 0
     results = work / "r.jsonl"
 
-    def run(args: list[str], json_path: Path) -> subprocess.CompletedProcess:
-        return subprocess.run([exe, "--block", "64K", "--iterations", "1", *args, "--json", str(json_path)],
-                              capture_output=True, text=True, timeout=60)
+    def run(args: list[str], json_path: Path, ranks: int = 0) -> subprocess.CompletedProcess:
+        launch = [mpirun, "-np", str(ranks), "--oversubscribe", "--bind-to", "none"] if ranks else []
+        return subprocess.run([*launch, exe, *spec["base"], *args, "--json", str(json_path)],
+                              capture_output=True, text=True, timeout=120)
 
-    for args, needle in CASES:
-        p = run(args, results)
-        ok = p.returncode == 2 and needle in p.stderr and not results.exists()
-        print(f"{'ok  ' if ok else 'FAIL'} {' '.join(args)!s:40} exit {p.returncode}: {p.stderr.strip()[:150]}")
+    def report(ok: bool, what: str, p: subprocess.CompletedProcess) -> None:
+        nonlocal failures, total
+        total += 1
         failures += not ok
+        print(f"{'ok  ' if ok else 'FAIL'} {what:45} exit {p.returncode}: {p.stderr.strip()[:160]}")
+
+    for args, needle in COMMON_CASES + spec["cases"]:
+        p = run(args, results)
+        report(p.returncode == 2 and needle in p.stderr and not results.exists(), " ".join(args), p)
+    for ranks, needle in spec["ranks"]:
+        p = run([], results, ranks)
+        report(p.returncode == 2 and needle in p.stderr and not results.exists(), f"{ranks} ranks", p)
     for bad_path, needle in ((work / "missing" / "r.jsonl", "does not exist"), (work, "is a directory")):
         p = run([], bad_path)
-        ok = p.returncode == 2 and needle in p.stderr and not (work / "missing").exists()
-        print(f"{'ok  ' if ok else 'FAIL'} --json {bad_path}: exit {p.returncode}: {p.stderr.strip()[:150]}")
-        failures += not ok
+        report(p.returncode == 2 and needle in p.stderr and not (work / "missing").exists(),
+               f"--json {bad_path}", p)
     p = run(["--tile", "4M"], results)
     rec = json.loads(results.read_text()) if results.exists() else {}
     ok = p.returncode == 0 and "clamped" in p.stdout and any("clamped" in n for n in rec.get("notes", []))
-    print(f"{'ok  ' if ok else 'FAIL'} --tile 4M on a 64K block is clamped with a note: exit {p.returncode}")
-    failures += not ok
-    print(f"{len(CASES) + 3 - failures} passed, {failures} failed")
+    report(ok, "--tile 4M is clamped to the buffer with a note", p)
+    print(f"{total - failures} passed, {failures} failed")
     return 1 if failures else 0
 
 

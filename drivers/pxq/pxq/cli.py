@@ -27,6 +27,8 @@ def _add_launch_options(p: argparse.ArgumentParser) -> None:
                    help="override the launcher choice (default: slurm in an allocation, "
                         "hostfile with --hostfile, virtual nodes for p > 1, else local)")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds per run before it is killed")
+    p.add_argument("--class", dest="problem_class", metavar="CLASS",
+                   help="NAS problem class for cg: S, W, A, B or C (default S)")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -99,7 +101,7 @@ def _results_path(args: argparse.Namespace) -> Path:
 
 def _base_spec(args: argparse.Namespace, app_args: list[str], results: Path) -> runner.RunSpec:
     return runner.RunSpec(app=args.app, layout=parse_layout("1x1"), alloc=args.alloc,
-                          app_args=app_args, results=results, oversubscribe=args.oversubscribe,
+                          app_args=runner.class_args(args.app, args.problem_class) + app_args, results=results, oversubscribe=args.oversubscribe,
                           hostfile=args.hostfile, launcher=args.launcher, timeout=args.timeout,
                           cores=envinfo.cores())
 

@@ -22,7 +22,7 @@ def check_writable(path: Path) -> None:
     path = Path(path)
     if path.exists():
         if path.is_dir():
-            raise InputError(f"results path '{path}' is a directory: give a file such as {path}/ring.jsonl")
+            raise InputError(f"results path '{path}' is a directory: give a file such as {path}/results.jsonl")
         if not os.access(path, os.W_OK):
             raise InputError(f"results file '{path}' is not writable: fix its permissions or use --results")
         return

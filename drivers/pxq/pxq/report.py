@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -26,6 +26,7 @@ class Row:
     gbs: list[float]
     comm: list[float]
     verified: bool
+    mops: list[float] = field(default_factory=list)
     speedup: float | None = None
 
     @property
@@ -67,7 +68,11 @@ def summarize(recs: Iterable[dict[str, Any]]) -> list[Row]:
                                     tile, v["backend"], _size_text(rec), [], [], [], True)
         row.times.append(rec["time"]["total"])
         row.comm.append(rec["time"].get("comm", 0.0))
-        row.gbs.append(rec.get("metrics", {}).get("effective_gbs", 0.0))
+        metrics = rec.get("metrics", {})
+        # The ring's streamed bandwidth; the CG's SpMV bandwidth.
+        row.gbs.append(metrics.get("effective_gbs", metrics.get("spmv_gbs", 0.0)))
+        if "mops_total" in metrics:
+            row.mops.append(metrics["mops_total"])
         row.verified = row.verified and rec["status"] == "ok"
     rows = list(groups.values())
     for row in rows:
@@ -85,17 +90,22 @@ def summarize(recs: Iterable[dict[str, Any]]) -> list[Row]:
 
 def table(rows: list[Row], title: str = "pxq results") -> Table:
     t = Table(title=title)
-    for col in ("app", "layout", "mode", "tile", "backend", "runs", "median s", "spread",
-                "comm s", "GB/s", "speedup", "verified"):
-        t.add_column(col, justify="right" if col not in ("app", "layout", "mode", "backend") else "left")
+    with_mops = any(r.mops for r in rows)
+    with_size = any(r.app != "ring" for r in rows)
+    cols = ["app", *(["size"] if with_size else []), "layout", "mode", "tile", "backend", "runs",
+            "median s", "spread", "comm s", "GB/s", *(["Mop/s"] if with_mops else []), "speedup",
+            "verified"]
+    for col in cols:
+        t.add_column(col, justify="right" if col not in ("app", "size", "layout", "mode", "backend") else "left")
     for r in rows:
-        t.add_row(
-            r.app, f"{r.layout} {r.alloc if r.layout.nodes > 1 else ''}".strip(), r.mode, r.tile,
-            r.backend, str(len(r.times)), f"{r.median:.4f}", f"{100 * r.spread:.1f}%",
-            f"{statistics.median(r.comm):.4f}", f"{statistics.median(r.gbs):.1f}",
-            "-" if r.speedup is None else f"{r.speedup:.2f}x",
-            "yes" if r.verified else "[red]NO[/red]",
-        )
+        cells = [r.app, *([r.size] if with_size else []),
+                 f"{r.layout} {r.alloc if r.layout.nodes > 1 else ''}".strip(), r.mode, r.tile,
+                 r.backend, str(len(r.times)), f"{r.median:.4f}", f"{100 * r.spread:.1f}%",
+                 f"{statistics.median(r.comm):.4f}", f"{statistics.median(r.gbs):.1f}"]
+        if with_mops:
+            cells.append(f"{statistics.median(r.mops):.0f}" if r.mops else "-")
+        cells += ["-" if r.speedup is None else f"{r.speedup:.2f}x", "yes" if r.verified else "[red]NO[/red]"]
+        t.add_row(*cells)
     return t
 
 

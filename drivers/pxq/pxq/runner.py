@@ -15,11 +15,25 @@ from typing import Any
 
 from pxq import records
 from pxq.launch import LaunchPlan, LaunchRequest, find_mpirun, plan_launch
-from pxq.layout import Layout, resolve_mode
+from pxq.layout import InputError, Layout, resolve_mode
 from pxq.paths import ROOT, binary
 
-APPS = ("ring",)
+APPS = ("ring", "cg")
+# NAS problem classes each proxy accepts (the ring is sized by --block instead).
+CLASSES = {"cg": ("S", "W", "A", "B", "C")}
 EXIT_BAD_INPUT = 2
+
+
+def class_args(app: str, cls: str | None) -> list[str]:
+    """The app's --class argument, checked here so a bad class fails before any run."""
+    if cls is None:
+        return []
+    if app not in CLASSES:
+        raise InputError(f"--class: {app} has no problem classes (size it with its own options "
+                         f"after --, e.g. -- --block 64M)")
+    if cls.upper() not in CLASSES[app]:
+        raise InputError(f"unknown class '{cls}' for {app}: use {', '.join(CLASSES[app])}")
+    return ["--class", cls.upper()]
 
 
 @dataclass

@@ -1,0 +1,42 @@
+// Point-to-point traffic a rank sends, counted per destination rank, and its summary per
+// channel (self, intra-CMP, inter-CMP, inter-node) from the observed placement.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "pxq/comm/placement.hpp"
+
+namespace pxq::comm {
+
+class PeerTraffic {
+ public:
+  explicit PeerTraffic(int nranks)
+      : messages_(static_cast<std::size_t>(nranks), 0), bytes_(static_cast<std::size_t>(nranks), 0) {}
+  void count(int peer, std::size_t bytes) {
+    ++messages_[static_cast<std::size_t>(peer)];
+    bytes_[static_cast<std::size_t>(peer)] += bytes;
+  }
+  void reset();
+  std::uint64_t messages() const;
+  std::uint64_t bytes() const;
+
+  // Collective over `comm`: rank 0 returns {"by_channel": {...}, "by_peer": [[src, dst,
+  // messages, bytes], ...], "messages": n, "bytes": n}; other ranks return null.
+  nlohmann::json summarize(MPI_Comm comm, const std::vector<RankPlacement>& placement) const;
+
+ private:
+  std::vector<std::uint64_t> messages_;
+  std::vector<std::uint64_t> bytes_;
+};
+
+// One step of a pairwise exchange, as NAS codes write it: post the receive, send, wait.
+// Throws std::runtime_error when MPI reports an error.
+void exchange(MPI_Comm comm, const double* send, int send_count, double* recv, int recv_count,
+              int partner, int tag, PeerTraffic& traffic);
+
+}  // namespace pxq::comm

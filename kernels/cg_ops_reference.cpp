@@ -1,0 +1,97 @@
+// Reference CG kernels: one thread, plain loops in NAS's order of summation. Built without
+// vectorisation, so the executors are checked against an independent path.
+#include <memory>
+
+#include "pxq/kernels/cg_ops.hpp"
+
+namespace pxq::kernels {
+namespace {
+
+class ReferenceCgOps final : public CgOps {
+ public:
+  void spmv(const CsrMatrix& a, const double* x, double* y) const override {
+    for (int i = 0; i < a.nrows; ++i) {
+      double sum = 0.0;
+      for (std::int64_t k = a.rowptr[i]; k < a.rowptr[i + 1]; ++k) sum += a.val[k] * x[a.col[k]];
+      y[i] = sum;
+    }
+  }
+  double dot(const double* x, const double* y, std::size_t n) const override {
+    double sum = 0.0;
+    for (std::size_t i = 0; i < n; ++i) sum += x[i] * y[i];
+    return sum;
+  }
+  void update_zr(double* z, double* r, const double* p, const double* q, double alpha,
+                 std::size_t n) const override {
+    for (std::size_t i = 0; i < n; ++i) {
+      z[i] += alpha * p[i];
+      r[i] -= alpha * q[i];
+    }
+  }
+  void update_p(double* p, const double* r, double beta, std::size_t n) const override {
+    for (std::size_t i = 0; i < n; ++i) p[i] = r[i] + beta * p[i];
+  }
+  std::pair<double, double> dot2(const double* x, const double* z, std::size_t n) const override {
+    double xz = 0.0, zz = 0.0;
+    for (std::size_t i = 0; i < n; ++i) {
+      xz += x[i] * z[i];
+      zz += z[i] * z[i];
+    }
+    return {xz, zz};
+  }
+  void scale(double* x, double s, const double* z, std::size_t n) const override {
+    for (std::size_t i = 0; i < n; ++i) x[i] = s * z[i];
+  }
+  double dist2(const double* x, const double* y, std::size_t n) const override {
+    double sum = 0.0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double d = x[i] - y[i];
+      sum += d * d;
+    }
+    return sum;
+  }
+  void add(double* w, const double* q, std::size_t n) const override {
+    for (std::size_t i = 0; i < n; ++i) w[i] += q[i];
+  }
+  void start(const double* x, double* q, double* z, double* r, double* p,
+             std::size_t n) const override {
+    for (std::size_t i = 0; i < n; ++i) {
+      q[i] = 0.0;
+      z[i] = 0.0;
+      r[i] = x[i];
+      p[i] = x[i];
+    }
+  }
+  double start_norm(const double* x, double* q, double* z, double* r, double* p,
+                    std::size_t n) const override {
+    start(x, q, z, r, p, n);
+    return dot(r, r, n);
+  }
+  double update_zr_norm(double* z, double* r, const double* p, const double* q, double alpha,
+                        std::size_t n) const override {
+    update_zr(z, r, p, q, alpha, n);
+    return dot(r, r, n);
+  }
+  void spmv_blocked(const BlockedCsr& a, const double* x, double* y) const override {
+    for (int i = 0; i < a.nrows; ++i) y[i] = 0.0;
+    for (int b = 0; b < a.nblocks; ++b) {
+      const std::int64_t* rp = a.block_rowptr(b);
+      for (int i = 0; i < a.nrows; ++i) {
+        double sum = 0.0;
+        for (std::int64_t k = rp[i]; k < rp[i + 1]; ++k) sum += a.val[k] * x[a.col[k]];
+        y[i] += sum;
+      }
+    }
+  }
+  void update_p_spmv(const BlockedCsr& a, double* p, const double* r, double beta,
+                     double* y) const override {
+    update_p(p, r, beta, static_cast<std::size_t>(a.ncols));
+    spmv_blocked(a, p, y);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<CgOps> make_cg_ops_reference() { return std::make_unique<ReferenceCgOps>(); }
+
+}  // namespace pxq::kernels

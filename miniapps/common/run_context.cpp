@@ -1,0 +1,62 @@
+// Layout checks and the layout/placement parts of every run record.
+#include "pxq/common/run_context.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace pxq::common {
+
+nlohmann::json parse_driver_info(const std::string& text) {
+  if (text.empty()) return nlohmann::json::object();
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const std::exception&) {
+    throw std::invalid_argument("--driver-info is not valid JSON");
+  }
+}
+
+void check_layout(const CommonOptions& o, int ranks) {
+  if (o.nodes > 0 && o.ranks_per_node > 0 && o.nodes * o.ranks_per_node != ranks)
+    throw std::invalid_argument("layout " + std::to_string(o.nodes) + "x" +
+                                std::to_string(o.ranks_per_node) + " needs " +
+                                std::to_string(o.nodes * o.ranks_per_node) + " ranks, but " +
+                                std::to_string(ranks) + " were started");
+}
+
+LayoutFacts layout_facts(const CommonOptions& o, int ranks,
+                         const std::vector<comm::RankPlacement>& placement) {
+  LayoutFacts f;
+  f.observed_nodes = comm::count_nodes(placement);
+  f.nodes = o.nodes > 0 ? o.nodes : f.observed_nodes;
+  f.ranks_per_node = o.ranks_per_node > 0 ? o.ranks_per_node : ranks / std::max(1, f.observed_nodes);
+  return f;
+}
+
+nlohmann::json layout_json(const CommonOptions& o, const LayoutFacts& f, int ranks, int threads) {
+  return {{"nodes", f.nodes},
+          {"ranks_per_node", f.ranks_per_node},
+          {"threads", threads},
+          {"ranks", ranks},
+          {"workers", static_cast<long>(ranks) * threads},
+          {"alloc", o.alloc},
+          {"launcher", o.launcher},
+          {"virtual_nodes", o.launcher == "virtual"},
+          {"oversubscribed", o.oversubscribed},
+          {"observed_nodes", f.observed_nodes}};
+}
+
+nlohmann::json placement_json(const std::vector<comm::RankPlacement>& placement) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& p : placement) out.push_back(comm::to_json(p));
+  return out;
+}
+
+std::vector<std::string> layout_notes(const LayoutFacts& f) {
+  std::vector<std::string> notes;
+  if (f.observed_nodes != f.nodes)
+    notes.push_back("launcher said " + std::to_string(f.nodes) + " node(s), observed " +
+                    std::to_string(f.observed_nodes));
+  return notes;
+}
+
+}  // namespace pxq::common
