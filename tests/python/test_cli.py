@@ -78,3 +78,18 @@ def test_dry_run_prints_the_command_and_runs_nothing(fake_build, capsys, monkeyp
 def test_layouts_for_cores():
     assert [str(x) for x in envinfo.layouts_for(2)] == ["1x1x2", "1x2", "2x1"]
     assert all(x.cores == 4 for x in envinfo.layouts_for(4))
+
+
+def test_problem_class_is_checked_per_app(fake_build, capsys):
+    code, err = run_cli(["run", "cg", "--class", "Q"], capsys)
+    assert code == 2 and "unknown class 'Q' for cg: use S, W, A, B, C" in err
+    code, err = run_cli(["sweep", "ring", "--class", "A"], capsys)
+    assert code == 2 and "ring has no problem classes" in err
+    assert not (fake_build / "results" / "cg.jsonl").exists()
+
+
+def test_class_reaches_the_app_command_line(fake_build, capsys):
+    code = cli.main(["run", "cg", "--class", "a", "--layout", "1x2", "--dry-run"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "pxq-cg " in out and out.rstrip().endswith("--class A")
