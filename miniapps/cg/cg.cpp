@@ -207,19 +207,13 @@ int run_cg(const MpiWorld& w, const common::CommonOptions& co, const CgOptions& 
   const common::Variant variant = common::resolve_variant(co);
   const CgClass& cls = cg_class(o.cls);
   const CgGrid grid = make_grid(cls.na, w.size, w.rank);
-  common::check_layout(co, w.size);
-  const nlohmann::json driver = common::parse_driver_info(co.driver_info);
-  const tiling::CacheInfo caches = tiling::discover_caches();
   // The tile is a window of the source vector (and a chunk of every vector sweep).
-  const std::size_t vector_bytes = static_cast<std::size_t>(grid.ncols()) * sizeof(double);
-  const tiling::TileResolution tile = tiling::resolve_tile(variant.tile, vector_bytes, 8, caches);
-  common::root_check(w, [&] { common::check_record_path(co.json_path); });
-
+  const common::RunStart start = common::start_run(
+      w, co, variant, static_cast<std::size_t>(grid.ncols()) * sizeof(double));
+  const tiling::TileResolution& tile = start.tile;
+  const auto& placement = start.placement;
+  const common::LayoutFacts& facts = start.facts;
   const int T = variant.threads;
-  kernels::ScopedRuntime runtime(variant.backend, T);
-  omp_set_num_threads(T);
-  const auto placement = comm::observe_placement(w.comm, T);
-  const common::LayoutFacts facts = common::layout_facts(co, w.size, placement);
 
   // ---- set-up: this rank's block of the matrix ----
   const double t_setup0 = common::synced_time(w.comm);
@@ -339,14 +333,7 @@ int run_cg(const MpiWorld& w, const common::CommonOptions& co, const CgOptions& 
           {"shift", cls.shift},
           {"nnz", static_cast<long long>(stats[0])},
           {"grid", {{"nprows", grid.nprows}, {"npcols", grid.npcols}}}}},
-        {"variant",
-         {{"mode", variant.mode},
-          {"threads", T},
-          {"tile_bytes", tile.tiled ? tile.bytes : 0},
-          {"tile_request", variant.tile.text},
-          {"tile_source", tile.source},
-          {"column_windows", blocked ? blocked->nblocks : 1},
-          {"backend", kernels::backend_name(variant.backend)}}},
+        {"variant", common::variant_json(variant, tile)},
         {"layout", common::layout_json(co, facts, w.size, T)},
         {"placement", common::placement_json(placement)},
         {"time",
@@ -370,8 +357,9 @@ int run_cg(const MpiWorld& w, const common::CommonOptions& co, const CgOptions& 
           {"tolerance", kZetaTolerance},
           {"method", "NAS CG zeta after niter outer iterations, relative error"}}},
         {"notes", notes},
-        {"context", common::machine_context(caches)},
-        {"driver", driver}};
+        {"context", common::machine_context(start.caches)},
+        {"driver", start.driver}};
+    rec["variant"]["column_windows"] = blocked ? blocked->nblocks : 1;
     common::append_record(co.json_path, rec);
   }
   return passed ? common::kExitOk : common::kExitVerificationFailed;

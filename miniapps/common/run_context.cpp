@@ -1,8 +1,12 @@
 // Layout checks and the layout/placement parts of every run record.
 #include "pxq/common/run_context.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <stdexcept>
+
+#include "pxq/common/run_record.hpp"
 
 namespace pxq::common {
 
@@ -45,6 +49,15 @@ nlohmann::json layout_json(const CommonOptions& o, const LayoutFacts& f, int ran
           {"observed_nodes", f.observed_nodes}};
 }
 
+nlohmann::json variant_json(const Variant& v, const tiling::TileResolution& tile) {
+  return {{"mode", v.mode},
+          {"threads", v.threads},
+          {"tile_bytes", tile.tiled ? tile.bytes : 0},
+          {"tile_request", v.tile.text},
+          {"tile_source", tile.source},
+          {"backend", kernels::backend_name(v.backend)}};
+}
+
 nlohmann::json placement_json(const std::vector<comm::RankPlacement>& placement) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& p : placement) out.push_back(comm::to_json(p));
@@ -57,6 +70,21 @@ std::vector<std::string> layout_notes(const LayoutFacts& f) {
     notes.push_back("launcher said " + std::to_string(f.nodes) + " node(s), observed " +
                     std::to_string(f.observed_nodes));
   return notes;
+}
+
+RunStart start_run(const MpiWorld& w, const CommonOptions& o, const Variant& v,
+                   std::size_t tile_buffer_bytes) {
+  RunStart s;
+  check_layout(o, w.size);
+  s.driver = parse_driver_info(o.driver_info);
+  s.caches = tiling::discover_caches();
+  s.tile = tiling::resolve_tile(v.tile, tile_buffer_bytes, sizeof(double), s.caches);
+  root_check(w, [&] { check_record_path(o.json_path); });
+  s.runtime = std::make_unique<kernels::ScopedRuntime>(v.backend, v.threads);
+  omp_set_num_threads(v.threads);
+  s.placement = comm::observe_placement(w.comm, v.threads);
+  s.facts = layout_facts(o, w.size, s.placement);
+  return s;
 }
 
 }  // namespace pxq::common

@@ -22,6 +22,7 @@
 
 #include "pxq/comm/placement.hpp"
 #include "pxq/comm/ring_exchange.hpp"
+#include "pxq/common/run_context.hpp"
 #include "pxq/common/run_record.hpp"
 #include "pxq/common/timer.hpp"
 #include "pxq/kernels/ring_update.hpp"
@@ -127,28 +128,11 @@ int run_ring(const MpiWorld& w, const common::CommonOptions& co, const RingOptio
     throw std::invalid_argument("--block " + ro.block + " is not a multiple of 8 bytes (one " +
                                 "double): use e.g. " + tiling::format_bytes(block_bytes / 8 * 8 + 8));
   const std::size_t elems = block_bytes / sizeof(double);
-  if (co.nodes > 0 && co.ranks_per_node > 0 && co.nodes * co.ranks_per_node != w.size)
-    throw std::invalid_argument("layout " + std::to_string(co.nodes) + "x" +
-                                std::to_string(co.ranks_per_node) + " needs " +
-                                std::to_string(co.nodes * co.ranks_per_node) + " ranks, but " +
-                                std::to_string(w.size) + " were started");
-  const tiling::CacheInfo caches = tiling::discover_caches();
-  const tiling::TileResolution tile = tiling::resolve_tile(variant.tile, block_bytes, 8, caches);
-  nlohmann::json driver = nlohmann::json::object();
-  if (!co.driver_info.empty()) {
-    try {
-      driver = nlohmann::json::parse(co.driver_info);
-    } catch (const std::exception&) {
-      throw std::invalid_argument("--driver-info is not valid JSON");
-    }
-  }
-  common::root_check(w, [&] { common::check_record_path(co.json_path); });
-
+  const common::RunStart start = common::start_run(w, co, variant, block_bytes);
+  const tiling::TileResolution& tile = start.tile;
+  const auto& placement = start.placement;
+  const common::LayoutFacts& facts = start.facts;
   const int T = variant.threads;
-  kernels::ScopedRuntime runtime(variant.backend, T);
-  omp_set_num_threads(T);
-  const auto placement = comm::observe_placement(w.comm, T);
-  const int observed_nodes = comm::count_nodes(placement);
 
   kernels::RingParams params;
   params.passes = ro.passes;
@@ -246,20 +230,15 @@ int run_ring(const MpiWorld& w, const common::CommonOptions& co, const RingOptio
   const double streamed =
       static_cast<double>(workers) * block_bytes * 2.0 * params.passes * ro.iterations;
   const double gbs = streamed / total / 1e9;
-  const int nodes = co.nodes > 0 ? co.nodes : observed_nodes;
-  const int rpn = co.ranks_per_node > 0 ? co.ranks_per_node : w.size / std::max(1, observed_nodes);
-
-  std::vector<std::string> notes;
+  std::vector<std::string> notes = common::layout_notes(facts);
   if (workers == 1) notes.push_back("ring of one worker: it only computes; nothing is handed over");
   if (!tile.warning.empty()) notes.push_back("tile: " + tile.warning);
-  if (observed_nodes != nodes)
-    notes.push_back("launcher said " + std::to_string(nodes) + " node(s), observed " +
-                    std::to_string(observed_nodes));
 
   std::ostringstream out;
   out << "\n pxq ring\n"
-      << " layout        " << nodes << "x" << rpn << "x" << T << " (" << w.size << " ranks x " << T
-      << " threads = " << workers << " workers, " << observed_nodes << " node(s) observed, "
+      << " layout        " << facts.nodes << "x" << facts.ranks_per_node << "x" << T << " ("
+      << w.size << " ranks x " << T << " threads = " << workers << " workers, "
+      << facts.observed_nodes << " node(s) observed, "
       << co.alloc << ")\n"
       << " block         " << tiling::format_bytes(block_bytes) << " per worker, " << params.passes
       << " passes x " << params.flops << " update(s), " << ro.iterations << " iterations (+"
@@ -280,8 +259,6 @@ int run_ring(const MpiWorld& w, const common::CommonOptions& co, const RingOptio
   std::fflush(stdout);
 
   if (!co.json_path.empty()) {
-    nlohmann::json placement_json = nlohmann::json::array();
-    for (const auto& p : placement) placement_json.push_back(comm::to_json(p));
     nlohmann::json rec = {
         {"schema", common::kRecordSchema},
         {"app", "ring"},
@@ -292,25 +269,9 @@ int run_ring(const MpiWorld& w, const common::CommonOptions& co, const RingOptio
           {"flops", params.flops},
           {"iterations", ro.iterations},
           {"warmup", ro.warmup}}},
-        {"variant",
-         {{"mode", variant.mode},
-          {"threads", T},
-          {"tile_bytes", tile.tiled ? tile.bytes : 0},
-          {"tile_request", variant.tile.text},
-          {"tile_source", tile.source},
-          {"backend", kernels::backend_name(variant.backend)}}},
-        {"layout",
-         {{"nodes", nodes},
-          {"ranks_per_node", rpn},
-          {"threads", T},
-          {"ranks", w.size},
-          {"workers", workers},
-          {"alloc", co.alloc},
-          {"launcher", co.launcher},
-          {"virtual_nodes", co.launcher == "virtual"},
-          {"oversubscribed", co.oversubscribed},
-          {"observed_nodes", observed_nodes}}},
-        {"placement", placement_json},
+        {"variant", common::variant_json(variant, tile)},
+        {"layout", common::layout_json(co, facts, w.size, T)},
+        {"placement", common::placement_json(placement)},
         {"time", {{"total", total}, {"compute", phases.at("compute")}, {"comm", phases.at("comm")}}},
         {"metrics",
          {{"effective_gbs", gbs}, {"mpi_bytes", mpi_bytes}, {"mpi_messages", mpi_msgs}}},
@@ -322,8 +283,8 @@ int run_ring(const MpiWorld& w, const common::CommonOptions& co, const RingOptio
           {"tolerance", ver.tolerance},
           {"method", "closed form of the affine update, every element and block checksum"}}},
         {"notes", notes},
-        {"context", common::machine_context(caches)},
-        {"driver", driver}};
+        {"context", common::machine_context(start.caches)},
+        {"driver", start.driver}};
     common::append_record(co.json_path, rec);
   }
   return ver.passed ? common::kExitOk : common::kExitVerificationFailed;

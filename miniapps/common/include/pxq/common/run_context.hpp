@@ -2,6 +2,7 @@
 // the driver's facts, the layout (requested versus observed) and the placement.
 #pragma once
 
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -9,6 +10,9 @@
 #include "pxq/common/app.hpp"
 #include "pxq/common/options.hpp"
 #include "pxq/comm/placement.hpp"
+#include "pxq/kernels/backend.hpp"
+#include "pxq/tiling/cache_info.hpp"
+#include "pxq/tiling/tile_policy.hpp"
 
 namespace pxq::common {
 
@@ -29,10 +33,29 @@ LayoutFacts layout_facts(const CommonOptions& o, int ranks,
 // The record's "layout" object.
 nlohmann::json layout_json(const CommonOptions& o, const LayoutFacts& f, int ranks, int threads);
 
+// The record's "variant" object: mode, threads, the tile as requested and as resolved.
+nlohmann::json variant_json(const Variant& v, const tiling::TileResolution& tile);
+
 // The record's "placement" array.
 nlohmann::json placement_json(const std::vector<comm::RankPlacement>& placement);
 
 // Notes about the layout worth a line in the output (launcher and observation disagree).
 std::vector<std::string> layout_notes(const LayoutFacts& f);
+
+// What every miniapp does before its own set-up, in one place.
+struct RunStart {
+  nlohmann::json driver;
+  tiling::CacheInfo caches;
+  tiling::TileResolution tile;
+  std::unique_ptr<kernels::ScopedRuntime> runtime;  // the backend's runtime, alive while this is
+  std::vector<comm::RankPlacement> placement;
+  LayoutFacts facts;
+};
+
+// Checks the layout and --driver-info, resolves the tile for a buffer of `tile_buffer_bytes`
+// and checks the record path on rank 0 (every rank fails alike, before any record exists);
+// then starts the backend's runtime with the variant's threads and observes the placement.
+RunStart start_run(const MpiWorld& w, const CommonOptions& o, const Variant& v,
+                   std::size_t tile_buffer_bytes);
 
 }  // namespace pxq::common
