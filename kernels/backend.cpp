@@ -82,7 +82,8 @@ void ring_passes_workers(Backend backend, double* const* blocks, int workers, st
 std::unique_ptr<CgOps> make_cg_ops(Backend backend, int threads, std::size_t tile) {
   if (backend == Backend::kokkos) {
 #ifdef PXQ_HAVE_KOKKOS
-    return make_cg_ops_kokkos(tile);
+    // Kokkos fuses its sweeps per element; the tile only sets the SpMV column window.
+    return make_cg_ops_kokkos();
 #else
     throw std::invalid_argument("this pxq build has no Kokkos backend");
 #endif

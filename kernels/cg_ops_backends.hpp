@@ -9,7 +9,7 @@ namespace pxq::kernels {
 
 std::unique_ptr<CgOps> make_cg_ops_openmp(int threads, std::size_t tile);
 #ifdef PXQ_HAVE_KOKKOS
-std::unique_ptr<CgOps> make_cg_ops_kokkos(std::size_t tile);
+std::unique_ptr<CgOps> make_cg_ops_kokkos();
 #endif
 
 }  // namespace pxq::kernels

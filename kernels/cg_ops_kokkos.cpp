@@ -152,8 +152,7 @@ class KokkosCgOps final : public CgOps {
 
 }  // namespace
 
-std::unique_ptr<CgOps> make_cg_ops_kokkos(std::size_t tile) {
-  (void)tile;  // the column window is in the BlockedCsr; vector sweeps fuse per element
+std::unique_ptr<CgOps> make_cg_ops_kokkos() {
   return std::make_unique<KokkosCgOps>();
 }
 

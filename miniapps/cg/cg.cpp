@@ -6,8 +6,6 @@
 // Dot products are reduced with the same pairwise exchanges. All point to point, as NAS.
 #include "cg.hpp"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -23,7 +21,6 @@
 #include "pxq/common/run_record.hpp"
 #include "pxq/common/timer.hpp"
 #include "pxq/kernels/cg_ops.hpp"
-#include "pxq/tiling/cache_info.hpp"
 #include "pxq/tiling/tile_policy.hpp"
 
 namespace pxq::cg {
@@ -182,12 +179,6 @@ class Solver {
   comm::PeerTraffic& traffic_;
 };
 
-std::string fmt(const char* f, double x) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), f, x);
-  return buf;
-}
-
 // Bytes one SpMV must move at least: the matrix (values, column indices, row offsets),
 // the result, and the source vector once.
 double spmv_bytes(const kernels::CsrMatrix& a) {
@@ -297,8 +288,8 @@ int run_cg(const MpiWorld& w, const common::CommonOptions& co, const CgOptions& 
       << " Size            = " << cls.na << "\n"
       << " Iterations      = " << cls.niter << "\n"
       << " Nonzeros        = " << static_cast<long long>(stats[0]) << "\n"
-      << " Time in seconds = " << fmt("%.4f", total) << "\n"
-      << " Setup seconds   = " << fmt("%.4f", setup) << " (matrix generation, untimed)\n"
+      << " Time in seconds = " << common::fmt("%.4f", total) << "\n"
+      << " Setup seconds   = " << common::fmt("%.4f", setup) << " (matrix generation, untimed)\n"
       << " Total processes = " << w.size << "\n"
       << " Process grid    = " << grid.nprows << " x " << grid.npcols << "\n"
       << " Layout          = " << facts.nodes << "x" << facts.ranks_per_node << "x" << T << " ("
@@ -307,14 +298,14 @@ int run_cg(const MpiWorld& w, const common::CommonOptions& co, const CgOptions& 
       << " Variant         = " << variant.mode << ", backend " << kernels::backend_name(variant.backend)
       << "\n"
       << " Tile            = " << tile_text << "\n"
-      << " Mop/s total     = " << fmt("%.2f", mops) << "\n"
-      << " Mop/s/process   = " << fmt("%.2f", mops / w.size) << "\n"
+      << " Mop/s total     = " << common::fmt("%.2f", mops) << "\n"
+      << " Mop/s/process   = " << common::fmt("%.2f", mops / w.size) << "\n"
       << " Operation type  = floating point\n"
-      << " Phases (max)    = spmv " << fmt("%.4f", phases.at("spmv")) << " s, comm "
-      << fmt("%.4f", phases.at("comm")) << " s, vector " << fmt("%.4f", phases.at("vector")) << " s\n"
-      << " SpMV bandwidth  = " << fmt("%.2f", spmv_gbs) << " GB/s (matrix + vectors, all ranks)\n"
+      << " Phases (max)    = spmv " << common::fmt("%.4f", phases.at("spmv")) << " s, comm "
+      << common::fmt("%.4f", phases.at("comm")) << " s, vector " << common::fmt("%.4f", phases.at("vector")) << " s\n"
+      << " SpMV bandwidth  = " << common::fmt("%.2f", spmv_gbs) << " GB/s (matrix + vectors, all ranks)\n"
       << " MPI             = " << messages["messages"].get<std::uint64_t>() << " messages, "
-      << fmt("%.3f", messages["bytes"].get<std::uint64_t>() / 1e6) << " MB\n";
+      << common::fmt("%.3f", messages["bytes"].get<std::uint64_t>() / 1e6) << " MB\n";
   for (const auto& n : notes) out << " Note            = " << n << "\n";
   out << zline << " Verification    = " << (passed ? "SUCCESSFUL" : "UNSUCCESSFUL") << "\n";
   std::fputs(out.str().c_str(), stdout);

@@ -23,6 +23,12 @@ void root_check(const MpiWorld& w, const std::function<void()>& check) {
   if (!error.empty()) throw std::invalid_argument(error);
 }
 
+std::string fmt(const char* f, double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), f, x);
+  return buf;
+}
+
 void print_root(const MpiWorld& w, const std::string& text) {
   if (w.rank == 0) {
     std::fputs(text.c_str(), stdout);

@@ -20,6 +20,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "pxq/comm/peer_traffic.hpp"
 #include "pxq/comm/placement.hpp"
 #include "pxq/comm/ring_exchange.hpp"
 #include "pxq/common/run_context.hpp"
@@ -94,12 +95,6 @@ Verification verify(const MpiWorld& w, const std::vector<double*>& blocks, std::
   v.checksum_rel_error = global[1];
   v.passed = v.max_rel_error <= v.tolerance && v.checksum_rel_error <= v.tolerance;
   return v;
-}
-
-std::string fmt(const char* f, double x) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), f, x);
-  return buf;
 }
 
 }  // namespace
@@ -207,26 +202,16 @@ int run_ring(const MpiWorld& w, const common::CommonOptions& co, const RingOptio
   const Verification ver = verify(w, blocks, elems, T, total_iterations, params);
 
   // Bytes that really moved, per channel: each rank sends only to its right neighbour.
-  std::uint64_t mine[2] = {exchange ? exchange->messages_sent() - warm_msgs : 0,
-                           exchange ? exchange->bytes_sent() - warm_bytes : 0};
-  std::vector<std::uint64_t> all(2 * static_cast<std::size_t>(w.size));
-  MPI_Gather(mine, 2, MPI_UINT64_T, all.data(), 2, MPI_UINT64_T, 0, w.comm);
+  comm::PeerTraffic traffic(w.size);
+  if (exchange)
+    traffic.add((w.rank + 1) % w.size, exchange->messages_sent() - warm_msgs,
+                exchange->bytes_sent() - warm_bytes);
+  const nlohmann::json messages = traffic.summarize(w.comm, placement);
 
   if (w.rank != 0) return ver.passed ? common::kExitOk : common::kExitVerificationFailed;
 
   // ---- report (rank 0) ----
-  nlohmann::json channels = nlohmann::json::object();
-  for (const char* c : {"intra_cmp", "inter_cmp", "inter_node"})
-    channels[c] = {{"messages", 0}, {"bytes", 0}};
-  std::uint64_t mpi_bytes = 0, mpi_msgs = 0;
-  for (int r = 0; r < w.size && mpi_ring; ++r) {
-    const auto ch = comm::classify(placement[r], placement[(r + 1) % w.size]);
-    auto& slot = channels[comm::channel_name(ch)];
-    slot["messages"] = slot["messages"].get<std::uint64_t>() + all[2 * r];
-    slot["bytes"] = slot["bytes"].get<std::uint64_t>() + all[2 * r + 1];
-    mpi_msgs += all[2 * r];
-    mpi_bytes += all[2 * r + 1];
-  }
+  const std::uint64_t mpi_bytes = messages["bytes"], mpi_msgs = messages["messages"];
   const double streamed =
       static_cast<double>(workers) * block_bytes * 2.0 * params.passes * ro.iterations;
   const double gbs = streamed / total / 1e9;
@@ -246,14 +231,14 @@ int run_ring(const MpiWorld& w, const common::CommonOptions& co, const RingOptio
       << " variant       " << variant.mode << ", tile "
       << (tile.tiled ? tiling::format_bytes(tile.bytes) + " (" + tile.source + ")" : "off")
       << ", backend " << kernels::backend_name(variant.backend) << "\n"
-      << " time          " << fmt("%.4f", total) << " s total, " << fmt("%.4f", phases.at("compute"))
-      << " s compute, " << fmt("%.4f", phases.at("comm")) << " s exposed comm (slowest rank)\n"
-      << " bandwidth     " << fmt("%.2f", gbs) << " GB/s effective (K passes x read+write of every block)\n"
-      << " MPI           " << fmt("%.3f", mpi_bytes / 1e9) << " GB in " << mpi_msgs << " messages\n";
+      << " time          " << common::fmt("%.4f", total) << " s total, " << common::fmt("%.4f", phases.at("compute"))
+      << " s compute, " << common::fmt("%.4f", phases.at("comm")) << " s exposed comm (slowest rank)\n"
+      << " bandwidth     " << common::fmt("%.2f", gbs) << " GB/s effective (K passes x read+write of every block)\n"
+      << " MPI           " << common::fmt("%.3f", mpi_bytes / 1e9) << " GB in " << mpi_msgs << " messages\n";
   for (const auto& n : notes) out << " note          " << n << "\n";
   out << " Verification  = " << (ver.passed ? "PASSED" : "FAILED") << " (max rel error "
-      << fmt("%.3e", ver.max_rel_error) << ", checksum rel error "
-      << fmt("%.3e", ver.checksum_rel_error) << ", tolerance " << fmt("%.3e", ver.tolerance)
+      << common::fmt("%.3e", ver.max_rel_error) << ", checksum rel error "
+      << common::fmt("%.3e", ver.checksum_rel_error) << ", tolerance " << common::fmt("%.3e", ver.tolerance)
       << ")\n";
   std::fputs(out.str().c_str(), stdout);
   std::fflush(stdout);
@@ -275,7 +260,7 @@ int run_ring(const MpiWorld& w, const common::CommonOptions& co, const RingOptio
         {"time", {{"total", total}, {"compute", phases.at("compute")}, {"comm", phases.at("comm")}}},
         {"metrics",
          {{"effective_gbs", gbs}, {"mpi_bytes", mpi_bytes}, {"mpi_messages", mpi_msgs}}},
-        {"messages", {{"by_channel", channels}}},
+        {"messages", messages},
         {"verification",
          {{"passed", ver.passed},
           {"max_rel_error", ver.max_rel_error},

@@ -17,8 +17,11 @@ class PeerTraffic {
  public:
   explicit PeerTraffic(int nranks)
       : messages_(static_cast<std::size_t>(nranks), 0), bytes_(static_cast<std::size_t>(nranks), 0) {}
-  void count(int peer, std::size_t bytes) {
-    ++messages_[static_cast<std::size_t>(peer)];
+  // One message of `bytes` to `peer`.
+  void count(int peer, std::size_t bytes) { add(peer, 1, bytes); }
+  // Totals counted elsewhere (e.g. by a planned exchange) for `peer`.
+  void add(int peer, std::uint64_t messages, std::uint64_t bytes) {
+    messages_[static_cast<std::size_t>(peer)] += messages;
     bytes_[static_cast<std::size_t>(peer)] += bytes;
   }
   void reset();

@@ -30,6 +30,9 @@ int run_miniapp(int argc, char** argv, CLI::App& app, const std::function<int(co
 // and thrown as std::invalid_argument on every rank, so all ranks fail alike.
 void root_check(const MpiWorld& w, const std::function<void()>& check);
 
+// One number through a printf format ("%.4f"), for the miniapps' summaries.
+std::string fmt(const char* format, double x);
+
 // Prints on rank 0 only.
 void print_root(const MpiWorld& w, const std::string& text);
 
