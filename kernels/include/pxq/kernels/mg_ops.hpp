@@ -1,0 +1,102 @@
+// The MG proxy's local kernels: NAS MG's four grid operators on one rank's block of a level,
+// with no MPI. A block is a box of n1 x n2 x n3 points, i1 fastest, whose outer layer is the
+// halo (ghost) layer: operators write the interior and read one point around it. After an
+// operator, the caller refreshes the halo (comm::HaloPlan), except after interp, which
+// computes the halo of the fine grid itself, as NAS does.
+//
+// The grids nest as in NAS: coarse point j of a level sits on fine point 2j+1 of the next
+// finer level (global, 0-based), so a block of coarse interior [c0, c0+e) lines up with the
+// fine interior [2c0, 2c0+2e). In a block's indices: coarse c (0..n-1, halo included) covers
+// fine 2c and 2c+1.
+//
+// Each executor runs the same operators with its threads; the tiled executor walks the
+// planes in blocks of rows sized by the tile and fuses "clear then accumulate" into one
+// write. A frozen reference (mg_ops_reference.cpp) written from the stencil definitions,
+// not from the optimised loops, checks them.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <utility>
+
+#include "pxq/kernels/backend.hpp"
+
+namespace pxq::kernels {
+
+// A block with its halo: n1 x n2 x n3 points, i1 fastest.
+struct Box {
+  int n1 = 0, n2 = 0, n3 = 0;
+  std::size_t size() const {
+    return static_cast<std::size_t>(n1) * static_cast<std::size_t>(n2) * static_cast<std::size_t>(n3);
+  }
+  std::size_t at(int i1, int i2, int i3) const {
+    return (static_cast<std::size_t>(i3) * static_cast<std::size_t>(n2) + static_cast<std::size_t>(i2)) *
+               static_cast<std::size_t>(n1) +
+           static_cast<std::size_t>(i1);
+  }
+};
+
+// Stencil coefficients by distance class: [0] centre, [1] the 6 faces, [2] the 12 edges,
+// [3] the 8 corners. NAS's operator A has a[1] = 0 and its smoothers c[3] = 0; the fast
+// executors rely on both, as NAS does (make_mg_ops checks nothing, the callers pass NAS's).
+struct Stencil {
+  double w[4];
+};
+
+class MgOps {
+ public:
+  virtual ~MgOps() = default;
+
+  // r = v - A u on the interior (r may be v: NAS computes r = r - A u in place).
+  virtual void resid(const double* u, const double* v, double* r, Box b, const Stencil& a) const = 0;
+  // u = u + C r on the interior (the smoother).
+  virtual void psinv(const double* r, double* u, Box b, const Stencil& c) const = 0;
+  // s = P r: the coarse interior from the fine block (trilinear full weighting).
+  virtual void rprj3(const double* r, Box fine, double* s, Box coarse) const = 0;
+  // u = u + Q z: every point of the fine block, halo included, from the coarse block with its
+  // halo (trilinear interpolation).
+  virtual void interp(const double* z, Box coarse, double* u, Box fine) const = 0;
+  // {sum of squares, max |x|} over the interior.
+  virtual std::pair<double, double> norm2(const double* r, Box b) const = 0;
+  // Every point (halo included) = 0.
+  virtual void zero(double* u, Box b) const = 0;
+
+  // ---- fused "clear, then accumulate" (tiled variant): one write instead of two ----
+  // u = C r on the interior, u's halo = 0 (zero then psinv).
+  virtual void psinv_assign(const double* r, double* u, Box b, const Stencil& c) const = 0;
+  // u = Q z on every point (zero then interp).
+  virtual void interp_assign(const double* z, Box coarse, double* u, Box fine) const = 0;
+
+  // ---- fused across a halo refresh (tiled variant) ----
+  // NAS's "resid, refresh r's halo, psinv" split so that most of it is one pass: r = v - A u
+  // on the interior and, one plane behind, u = u + C r on the core (the interior points none
+  // of whose neighbours is a halo point). After the caller refreshes r's halo, psinv_shell
+  // smooths the rest. Together: the same result as resid, halo, psinv.
+  virtual void resid_psinv_core(double* u, const double* v, double* r, Box b, const Stencil& a,
+                                const Stencil& c) const = 0;
+  // u = u + C r on the shell: interior points with a halo neighbour.
+  virtual void psinv_shell(const double* r, double* u, Box b, const Stencil& c) const = 0;
+};
+
+// True for an interior point of b next to the halo (the shell psinv_shell smooths).
+inline bool on_shell(Box b, int i1, int i2, int i3) {
+  return i1 == 1 || i2 == 1 || i3 == 1 || i1 == b.n1 - 2 || i2 == b.n2 - 2 || i3 == b.n3 - 2;
+}
+
+// c0 r + c1 (face sum) + c2 (edge sum) + c3 (corner sum) at one point: the smoother's
+// increment written out, for the shell and other short runs of points.
+double smoother_at(const double* r, Box b, int i1, int i2, int i3, const Stencil& c);
+
+// The executor for a backend: `threads` threads; `tile_bytes` the working set of one block of
+// rows in the tiled variant (0: untiled, NAS's plane-by-plane order and no fusion). Throws
+// std::invalid_argument for a backend this build lacks.
+std::unique_ptr<MgOps> make_mg_ops(Backend backend, int threads, std::size_t tile_bytes);
+
+// The frozen reference: one thread, the stencils written out point by point.
+std::unique_ptr<MgOps> make_mg_ops_reference();
+
+// Rows per block for a sweep over rows of n1 points that keeps `streams` rows of every plane
+// in flight: at least one, and n2_interior when the whole plane fits.
+int rows_per_block(std::size_t tile_bytes, int n1, int streams, int n2_interior);
+
+}  // namespace pxq::kernels

@@ -1,0 +1,232 @@
+// The MG operators: every executor (OpenMP with 1 and 2 threads, tiled with blocks of rows
+// that do and do not divide the planes, Kokkos) against the frozen reference, on small
+// blocks of uneven sizes with random halos; the fused passes against the sweeps they
+// replace; and the reference with a periodic halo against the stencils written in global,
+// wrapped indices.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "pxq/comm/halo.hpp"
+#include "pxq/kernels/backend.hpp"
+#include "pxq/kernels/mg_ops.hpp"
+
+namespace {
+
+using pxq::kernels::Backend;
+using pxq::kernels::Box;
+using pxq::kernels::Stencil;
+
+const Stencil kA{{-8.0 / 3.0, 0.0, 1.0 / 6.0, 1.0 / 12.0}};
+const Stencil kC{{-3.0 / 17.0, 1.0 / 33.0, -1.0 / 61.0, 0.0}};
+
+std::vector<double> random_field(const Box& b, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> val(-1.0, 1.0);
+  std::vector<double> v(b.size());
+  for (auto& x : v) x = val(gen);
+  return v;
+}
+
+void expect_close(const std::vector<double>& got, const std::vector<double>& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < got.size(); ++i)
+    ASSERT_NEAR(got[i], want[i], 1e-12 * (1.0 + std::abs(want[i]))) << what << " at " << i;
+}
+
+struct Exec {
+  Backend backend;
+  int threads;
+  std::size_t tile_bytes;
+  std::string name;
+};
+
+std::vector<Exec> executors() {
+  std::vector<Exec> e = {{Backend::openmp, 1, 0, "flat"},
+                         {Backend::openmp, 2, 0, "hybrid"},
+                         {Backend::openmp, 1, 200, "tiled 200 B (one row per block)"},
+                         {Backend::openmp, 2, 1000, "tiled 1000 B, 2 threads"},
+                         {Backend::openmp, 2, 5000, "tiled 5000 B, 2 threads"}};
+  if (pxq::kernels::backend_available(Backend::kokkos)) {
+    e.push_back({Backend::kokkos, 2, 0, "kokkos"});
+    e.push_back({Backend::kokkos, 2, 1000, "kokkos tiled"});
+  }
+  return e;
+}
+
+// Blocks (with halo): cubes, uneven boxes, thin ones (one or two interior points on an axis).
+const std::vector<Box> kBoxes = {{10, 10, 10}, {13, 9, 7}, {6, 11, 5}, {3, 8, 9}, {9, 4, 3}, {34, 18, 12}};
+
+// The coarse block under a fine one of even interior extents.
+Box coarse_of(const Box& f) { return {(f.n1 - 2) / 2 + 2, (f.n2 - 2) / 2 + 2, (f.n3 - 2) / 2 + 2}; }
+const std::vector<Box> kFineBoxes = {{10, 10, 10}, {18, 6, 10}, {4, 8, 6}, {34, 18, 12}};
+
+TEST(MgKernels, ResidAndPsinvMatchTheReference) {
+  const auto ref = pxq::kernels::make_mg_ops_reference();
+  for (const auto& ex : executors()) {
+    const auto ops = pxq::kernels::make_mg_ops(ex.backend, ex.threads, ex.tile_bytes);
+    for (const Box& b : kBoxes) {
+      const std::string what = ex.name + " " + std::to_string(b.n1) + "x" + std::to_string(b.n2) + "x" +
+                               std::to_string(b.n3);
+      const auto u = random_field(b, 1), v = random_field(b, 2);
+      auto r_ref = random_field(b, 3), r = r_ref;
+      ref->resid(u.data(), v.data(), r_ref.data(), b, kA);
+      ops->resid(u.data(), v.data(), r.data(), b, kA);
+      expect_close(r, r_ref, "resid " + what);
+      // In place, as NAS does on the coarser levels: r = r - A u.
+      auto w_ref = v, w = v;
+      ref->resid(u.data(), w_ref.data(), w_ref.data(), b, kA);
+      ops->resid(u.data(), w.data(), w.data(), b, kA);
+      expect_close(w, w_ref, "resid in place " + what);
+      auto s_ref = u, s = u;
+      ref->psinv(v.data(), s_ref.data(), b, kC);
+      ops->psinv(v.data(), s.data(), b, kC);
+      expect_close(s, s_ref, "psinv " + what);
+      ref->psinv_assign(v.data(), s_ref.data(), b, kC);
+      ops->psinv_assign(v.data(), s.data(), b, kC);
+      expect_close(s, s_ref, "psinv_assign " + what);
+      const auto n_ref = ref->norm2(v.data(), b), n = ops->norm2(v.data(), b);
+      EXPECT_NEAR(n.first, n_ref.first, 1e-12 * n_ref.first) << what;
+      EXPECT_EQ(n.second, n_ref.second) << what;
+    }
+  }
+}
+
+TEST(MgKernels, FusedResidualAndSmoothingEqualTheSweepsTheyReplace) {
+  const auto ref = pxq::kernels::make_mg_ops_reference();
+  for (const auto& ex : executors()) {
+    const auto ops = pxq::kernels::make_mg_ops(ex.backend, ex.threads, ex.tile_bytes);
+    for (const Box& b : kBoxes) {
+      const std::string what = ex.name + " " + std::to_string(b.n1) + "x" + std::to_string(b.n2) + "x" +
+                               std::to_string(b.n3);
+      const auto v = random_field(b, 5), halo = random_field(b, 6);
+      // The sweeps: resid, a halo refresh (here: new random halo values), psinv.
+      auto u_ref = random_field(b, 4), r_ref = random_field(b, 7);
+      auto u = u_ref, r = r_ref;
+      auto refresh = [&](std::vector<double>& x) {
+        for (int i3 = 0; i3 < b.n3; ++i3)
+          for (int i2 = 0; i2 < b.n2; ++i2)
+            for (int i1 = 0; i1 < b.n1; ++i1)
+              if (i1 == 0 || i2 == 0 || i3 == 0 || i1 == b.n1 - 1 || i2 == b.n2 - 1 || i3 == b.n3 - 1)
+                x[b.at(i1, i2, i3)] = halo[b.at(i1, i2, i3)];
+      };
+      ref->resid(u_ref.data(), v.data(), r_ref.data(), b, kA);
+      refresh(r_ref);
+      ref->psinv(r_ref.data(), u_ref.data(), b, kC);
+      ops->resid_psinv_core(u.data(), v.data(), r.data(), b, kA, kC);
+      refresh(r);
+      ops->psinv_shell(r.data(), u.data(), b, kC);
+      expect_close(r, r_ref, "fused r " + what);
+      expect_close(u, u_ref, "fused u " + what);
+    }
+  }
+}
+
+TEST(MgKernels, RestrictionAndInterpolationMatchTheReference) {
+  const auto ref = pxq::kernels::make_mg_ops_reference();
+  for (const auto& ex : executors()) {
+    const auto ops = pxq::kernels::make_mg_ops(ex.backend, ex.threads, ex.tile_bytes);
+    for (const Box& f : kFineBoxes) {
+      const Box c = coarse_of(f);
+      const std::string what = ex.name + " fine " + std::to_string(f.n1) + "x" + std::to_string(f.n2) + "x" +
+                               std::to_string(f.n3);
+      const auto r = random_field(f, 8);
+      auto s_ref = random_field(c, 9), s = s_ref;
+      ref->rprj3(r.data(), f, s_ref.data(), c);
+      ops->rprj3(r.data(), f, s.data(), c);
+      expect_close(s, s_ref, "rprj3 " + what);
+      const auto z = random_field(c, 10);
+      auto u_ref = random_field(f, 11), u = u_ref;
+      ref->interp(z.data(), c, u_ref.data(), f);
+      ops->interp(z.data(), c, u.data(), f);
+      expect_close(u, u_ref, "interp " + what);
+      ref->interp_assign(z.data(), c, u_ref.data(), f);
+      ops->interp_assign(z.data(), c, u.data(), f);
+      expect_close(u, u_ref, "interp_assign " + what);
+    }
+  }
+}
+
+// ---- the reference with a periodic halo against global, wrapped stencils ----
+
+struct Periodic {
+  int n1, n2, n3;
+  int wrap(int i, int n) const { return ((i % n) + n) % n; }
+  double at(const std::vector<double>& g, int i1, int i2, int i3) const {
+    return g[(static_cast<std::size_t>(wrap(i3, n3)) * n2 + wrap(i2, n2)) * n1 + wrap(i1, n1)];
+  }
+};
+
+// A block holding the whole periodic grid, its halo filled by the planned exchange with
+// itself on every axis (no MPI call is made: every neighbour is this rank).
+std::vector<double> to_block(const std::vector<double>& g, const Periodic& p, const Box& b) {
+  std::vector<double> x(b.size(), 0.0);
+  for (int i3 = 0; i3 < p.n3; ++i3)
+    for (int i2 = 0; i2 < p.n2; ++i2)
+      for (int i1 = 0; i1 < p.n1; ++i1) x[b.at(i1 + 1, i2 + 1, i3 + 1)] = p.at(g, i1, i2, i3);
+  pxq::comm::HaloNeighbours self;
+  pxq::comm::HaloPlan plan(MPI_COMM_NULL, 0, b.n1, b.n2, b.n3, self, 0);
+  pxq::comm::PeerTraffic traffic(1);
+  plan.exchange(x.data(), traffic);
+  EXPECT_EQ(traffic.messages(), 0u);
+  EXPECT_TRUE(plan.local_only());
+  return x;
+}
+
+TEST(MgKernels, PeriodicHaloGivesTheWrappedStencils) {
+  const Periodic p{6, 4, 8};
+  const Box b{p.n1 + 2, p.n2 + 2, p.n3 + 2};
+  std::vector<double> ug(static_cast<std::size_t>(p.n1 * p.n2 * p.n3));
+  std::mt19937 gen(12);
+  std::uniform_real_distribution<double> val(-1.0, 1.0);
+  for (auto& x : ug) x = val(gen);
+  const auto u = to_block(ug, p, b);
+  // Every halo point (edges and corners too) is the wrapped interior point.
+  for (int i3 = 0; i3 < b.n3; ++i3)
+    for (int i2 = 0; i2 < b.n2; ++i2)
+      for (int i1 = 0; i1 < b.n1; ++i1)
+        ASSERT_EQ(u[b.at(i1, i2, i3)], p.at(ug, i1 - 1, i2 - 1, i3 - 1)) << i1 << "," << i2 << "," << i3;
+
+  const auto ops = pxq::kernels::make_mg_ops(Backend::openmp, 1, 0);
+  std::vector<double> zero(b.size(), 0.0), r(b.size(), 0.0);
+  ops->resid(u.data(), zero.data(), r.data(), b, kA);
+  for (int i3 = 0; i3 < p.n3; ++i3)
+    for (int i2 = 0; i2 < p.n2; ++i2)
+      for (int i1 = 0; i1 < p.n1; ++i1) {
+        double au = 0.0;
+        for (int d3 = -1; d3 <= 1; ++d3)
+          for (int d2 = -1; d2 <= 1; ++d2)
+            for (int d1 = -1; d1 <= 1; ++d1)
+              au += kA.w[std::abs(d1) + std::abs(d2) + std::abs(d3)] * p.at(ug, i1 + d1, i2 + d2, i3 + d3);
+        ASSERT_NEAR(r[b.at(i1 + 1, i2 + 1, i3 + 1)], -au, 1e-13) << i1 << "," << i2 << "," << i3;
+      }
+
+  // Restriction to the 3 x 2 x 4 coarse grid: coarse j sits on fine 2j + 1.
+  const Box c{p.n1 / 2 + 2, p.n2 / 2 + 2, p.n3 / 2 + 2};
+  std::vector<double> s(c.size(), 0.0);
+  ops->rprj3(u.data(), b, s.data(), c);
+  const double w[4] = {0.5, 0.25, 0.125, 0.0625};
+  for (int j3 = 0; j3 < p.n3 / 2; ++j3)
+    for (int j2 = 0; j2 < p.n2 / 2; ++j2)
+      for (int j1 = 0; j1 < p.n1 / 2; ++j1) {
+        double want = 0.0;
+        for (int d3 = -1; d3 <= 1; ++d3)
+          for (int d2 = -1; d2 <= 1; ++d2)
+            for (int d1 = -1; d1 <= 1; ++d1)
+              want += w[std::abs(d1) + std::abs(d2) + std::abs(d3)] *
+                      p.at(ug, 2 * j1 + 1 + d1, 2 * j2 + 1 + d2, 2 * j3 + 1 + d3);
+        ASSERT_NEAR(s[c.at(j1 + 1, j2 + 1, j3 + 1)], want, 1e-13);
+      }
+}
+
+TEST(MgKernels, RowsPerBlockFollowsTheTile) {
+  // 100 points per row, 5 streams: 4000 bytes per row of every stream.
+  EXPECT_EQ(pxq::kernels::rows_per_block(40000, 100, 5, 50), 10);
+  EXPECT_EQ(pxq::kernels::rows_per_block(100, 100, 5, 50), 1);         // never below one row
+  EXPECT_EQ(pxq::kernels::rows_per_block(1 << 30, 100, 5, 50), 50);    // never above the plane
+}
+
+}  // namespace
