@@ -33,6 +33,11 @@ APPS = {
         "cases": [(["--class", "Q"], "unknown class 'Q'"), (["--class", "AB"], "use S, W, A, B or C")],
         "ranks": [(3, "use 2 or 4"), (6, "use 4 or 8")],
     },
+    "mg": {
+        "base": ["--class", "S", "--quiet"],
+        "cases": [(["--class", "Q"], "unknown class 'Q'"), (["--class", "D"], "use S, W, A, B or C")],
+        "ranks": [(3, "use 2 or 4"), (6, "use 4 or 8")],
+    },
 }
 
 

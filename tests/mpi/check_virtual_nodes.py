@@ -19,7 +19,7 @@ def fail(msg: str) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--app", default="ring", choices=("ring", "cg"))
+    ap.add_argument("--app", default="ring", choices=("ring", "cg", "mg"))
     ap.add_argument("--mode", required=True)
     ap.add_argument("--backend", required=True)
     ap.add_argument("--results", type=Path, required=True)
@@ -27,7 +27,7 @@ def main() -> int:
     a.results.unlink(missing_ok=True)
     app_args = ["--block", "1M", "--iterations", "3"] if a.app == "ring" else ["--quiet"]
     argv = ["run", a.app, "--layout", "2x1", "--mode", a.mode, "--backend", a.backend,
-            "--results", str(a.results), *(["--class", "S"] if a.app == "cg" else []),
+            "--results", str(a.results), *(["--class", "S"] if a.app in ("cg", "mg") else []),
             *(["--tile", "64K" if a.app == "ring" else "4K"] if a.mode == "tiled" else []),
             "--", *app_args]
     code = pxq_main(argv)
@@ -51,6 +51,19 @@ def main() -> int:
     if a.app == "ring":
         expected = {"inter_node": (2 * 3 * 16 if a.mode == "tiled" else 2 * 3,
                                    2 * 3 * (1 << 20))}  # 2 ranks x 3 iterations x one block
+    elif a.app == "mg":
+        # NAS MG class S (levels k = 1..5, 2^k points per axis) on a 1 x 1 x 2 grid: only the
+        # i3 axis talks; each halo refresh sends one (2^k + 2)^2 plane each way. Per V-cycle,
+        # level 1 refreshes twice (restriction, smoothing) and every other level three times
+        # (restriction or the finest residual, residual, smoothing); one more finest residual
+        # before the loop. 4 iterations.
+        nit, lt = 4, 5
+        msgs = nbytes = 0
+        for k in range(1, lt + 1):
+            refreshes = nit * (2 if k == 1 else 3) + (1 if k == lt else 0)
+            msgs += 2 * 2 * refreshes
+            nbytes += 2 * 2 * refreshes * ((1 << k) + 2) ** 2 * 8
+        expected = {"inter_node": (msgs, nbytes), "self": (0, 0)}
     else:
         # NAS CG class S on a 1 x 2 grid, per rank and outer iteration (15 of them):
         # 52 scalar reductions (8 B), one norm reduction (16 B) and 26 row-sum halves

@@ -86,6 +86,9 @@ def test_problem_class_is_checked_per_app(fake_build, capsys):
     code, err = run_cli(["sweep", "ring", "--class", "A"], capsys)
     assert code == 2 and "ring has no problem classes" in err
     assert not (fake_build / "results" / "cg.jsonl").exists()
+    code, err = run_cli(["sweep", "mg", "--class", "D"], capsys)
+    assert code == 2 and "unknown class 'D' for mg: use S, W, A, B, C" in err
+    assert not (fake_build / "results" / "mg.jsonl").exists()
 
 
 def test_class_reaches_the_app_command_line(fake_build, capsys):
@@ -93,3 +96,7 @@ def test_class_reaches_the_app_command_line(fake_build, capsys):
     out = capsys.readouterr().out
     assert code == 0
     assert "pxq-cg " in out and out.rstrip().endswith("--class A")
+    code = cli.main(["run", "mg", "--class", "w", "--layout", "1x1x2", "--dry-run"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "pxq-mg " in out and out.rstrip().endswith("--class W")

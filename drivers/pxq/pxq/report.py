@@ -70,7 +70,7 @@ def summarize(recs: Iterable[dict[str, Any]]) -> list[Row]:
         row.comm.append(rec["time"].get("comm", 0.0))
         metrics = rec.get("metrics", {})
         # The ring's streamed bandwidth; the CG's SpMV bandwidth.
-        row.gbs.append(metrics.get("effective_gbs", metrics.get("spmv_gbs", 0.0)))
+        row.gbs.append(metrics.get("effective_gbs", metrics.get("spmv_gbs", metrics.get("resid_gbs", 0.0))))
         if "mops_total" in metrics:
             row.mops.append(metrics["mops_total"])
         row.verified = row.verified and rec["status"] == "ok"

@@ -1,0 +1,490 @@
+// The MG proxy: NAS MG's V-cycle multigrid for the discrete Poisson problem A u = v on a
+// periodic 3-D grid, v being +1 and -1 charges at twenty points. Each of `nit` iterations
+// runs one V-cycle (restrict the residual down to the coarsest level, smooth there, then
+// interpolate, recompute the residual and smooth on the way up) and the finest residual;
+// the L2 norm of the last residual is checked against NAS's value.
+//
+// The grid is split into blocks over a 3-D process grid; after every operator the block's
+// halo is refreshed from the six face neighbours (comm::HaloPlan), except after the
+// interpolation, which computes the fine halo itself from the coarse one, as NAS does.
+// Levels too coarse to give every process a point are held whole by every rank.
+#include "mg.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "mg_problem.hpp"
+#include "pxq/comm/halo.hpp"
+#include "pxq/comm/mpi_check.hpp"
+#include "pxq/comm/peer_traffic.hpp"
+#include "pxq/comm/placement.hpp"
+#include "pxq/common/run_context.hpp"
+#include "pxq/common/run_record.hpp"
+#include "pxq/common/timer.hpp"
+#include "pxq/kernels/mg_ops.hpp"
+#include "pxq/tiling/tile_policy.hpp"
+
+namespace pxq::mg {
+namespace {
+
+using common::MpiWorld;
+using kernels::Box;
+
+// Per-level phases. Restriction and interpolation are booked on the finer level of the pair.
+enum Phase { kSmooth, kResidual, kRestrict, kInterpolate, kHalo, kPhaseCount };
+constexpr std::array<const char*, kPhaseCount> kPhaseNames{"smooth", "residual", "restrict", "interpolate",
+                                                           "halo"};
+constexpr int kHaloTagStride = 8;
+
+struct LevelData {
+  Level geo;
+  std::vector<double> u, r;
+  std::unique_ptr<comm::HaloPlan> halo;
+  std::array<std::string, kPhaseCount> keys;
+};
+
+// Restriction weights by distance class (centre, face, edge, corner).
+constexpr double kRestrictWeights[4] = {0.5, 0.25, 0.125, 0.0625};
+
+class Multigrid {
+ public:
+  Multigrid(MPI_Comm comm, const MgClass& cls, const std::vector<Level>& levels, const kernels::MgOps& ops,
+            bool fused, common::PhaseTimers& timers, comm::PeerTraffic& traffic)
+      : comm_(comm), cls_(cls), ops_(ops), fused_(fused), tm_(timers), traffic_(traffic) {
+    int rank = 0;
+    MPI_Comm_rank(comm, &rank);
+    lv_.resize(levels.size());
+    for (int k = 1; k <= cls.lt; ++k) {
+      LevelData& L = lv_[static_cast<std::size_t>(k)];
+      L.geo = levels[static_cast<std::size_t>(k)];
+      const Box b = L.geo.box;
+      L.u.assign(b.size(), 0.0);
+      L.r.assign(b.size(), 0.0);
+      L.halo = std::make_unique<comm::HaloPlan>(comm, rank, b.n1, b.n2, b.n3, L.geo.neighbours,
+                                                kHaloTagStride * k);
+      for (int p = 0; p < kPhaseCount; ++p) L.keys[static_cast<std::size_t>(p)] = level_key(k, kPhaseNames[p]);
+    }
+    v_.assign(top().geo.box.size(), 0.0);
+  }
+
+  static std::string level_key(int k, const char* phase) { return "L" + std::to_string(k) + "." + phase; }
+
+  LevelData& top() { return lv_[static_cast<std::size_t>(cls_.lt)]; }
+  const LevelData& level(int k) const { return lv_[static_cast<std::size_t>(k)]; }
+  std::vector<double>& rhs() { return v_; }
+  void refresh_rhs() { halo(cls_.lt, v_.data()); }
+  void zero_top() { std::fill(top().u.begin(), top().u.end(), 0.0); }
+
+  // r = v - A u on the finest level, halo refreshed.
+  void residual() {
+    LevelData& T = top();
+    time(cls_.lt, kResidual, [&] { ops_.resid(T.u.data(), v_.data(), T.r.data(), T.geo.box, kOperatorA); });
+    halo(cls_.lt, T.r.data());
+  }
+
+  // NAS mg3P: one V-cycle.
+  void vcycle() {
+    const int lt = cls_.lt;
+    for (int k = lt; k >= 2; --k) restrict_down(k);
+    // Coarsest level: u = C r.
+    LevelData& B = lv_[1];
+    time(1, kSmooth, [&] {
+      if (fused_) {
+        ops_.psinv_assign(B.r.data(), B.u.data(), B.geo.box, cls_.smoother);
+      } else {
+        ops_.zero(B.u.data(), B.geo.box);
+        ops_.psinv(B.r.data(), B.u.data(), B.geo.box, cls_.smoother);
+      }
+    });
+    halo(1, B.u.data());
+    for (int k = 2; k < lt; ++k) {
+      LevelData& L = lv_[static_cast<std::size_t>(k)];
+      prolong_up(k, /*into_zero=*/true);
+      resid_smooth(k, L.r.data());  // r = r - A u in place, as NAS
+    }
+    prolong_up(lt, /*into_zero=*/false);
+    resid_smooth(lt, v_.data());
+  }
+
+  // NAS norm2u3 on the finest residual: {sqrt(sum r^2 / nx^3), max |r|}.
+  std::pair<double, double> norm() {
+    std::pair<double, double> local{0.0, 0.0};
+    double sums[2] = {0.0, 0.0};
+    tm_.time("norm", [&] {
+      local = ops_.norm2(top().r.data(), top().geo.box);
+      comm::check_mpi(MPI_Allreduce(&local.second, &sums[1], 1, MPI_DOUBLE, MPI_MAX, comm_), "MPI_Allreduce (norm)");
+      comm::check_mpi(MPI_Allreduce(&local.first, &sums[0], 1, MPI_DOUBLE, MPI_SUM, comm_), "MPI_Allreduce (norm)");
+    });
+    const double n = static_cast<double>(cls_.nx) * cls_.nx * cls_.nx;
+    return {std::sqrt(sums[0] / n), sums[1]};
+  }
+
+  int replicated_levels() const {
+    int n = 0;
+    for (int k = 1; k <= cls_.lt; ++k) n += level(k).geo.distributed ? 0 : 1;
+    return n;
+  }
+
+ private:
+  template <class Fn>
+  void time(int k, Phase p, Fn&& fn) {
+    tm_.time(lv_[static_cast<std::size_t>(k)].keys[static_cast<std::size_t>(p)], fn);
+  }
+
+  void halo(int k, double* x) {
+    LevelData& L = lv_[static_cast<std::size_t>(k)];
+    time(k, kHalo, [&] { L.halo->exchange(x, traffic_); });
+  }
+
+  // r = v - A u, r's halo, u = u + C r, u's halo. The tiled variant runs the residual and
+  // the smoothing of the core in one pass before r's halo is refreshed, then smooths the
+  // shell; that pass is booked as smoothing.
+  void resid_smooth(int k, const double* v) {
+    LevelData& L = lv_[static_cast<std::size_t>(k)];
+    const Box b = L.geo.box;
+    if (fused_) {
+      time(k, kSmooth, [&] { ops_.resid_psinv_core(L.u.data(), v, L.r.data(), b, kOperatorA, cls_.smoother); });
+      halo(k, L.r.data());
+      time(k, kSmooth, [&] { ops_.psinv_shell(L.r.data(), L.u.data(), b, cls_.smoother); });
+    } else {
+      time(k, kResidual, [&] { ops_.resid(L.u.data(), v, L.r.data(), b, kOperatorA); });
+      halo(k, L.r.data());
+      time(k, kSmooth, [&] { ops_.psinv(L.r.data(), L.u.data(), b, cls_.smoother); });
+    }
+    halo(k, L.u.data());
+  }
+
+  // r(k-1) = P r(k), halo refreshed.
+  void restrict_down(int k) {
+    LevelData& F = lv_[static_cast<std::size_t>(k)];
+    LevelData& C = lv_[static_cast<std::size_t>(k - 1)];
+    if (C.geo.distributed || !F.geo.distributed) {
+      time(k, kRestrict, [&] { ops_.rprj3(F.r.data(), F.geo.box, C.r.data(), C.geo.box); });
+    } else {
+      time(k, kRestrict, [&] { restrict_to_replicated(F, C); });
+    }
+    halo(k - 1, C.r.data());
+  }
+
+  // u(k) = (0 or u(k)) + Q u(k-1), halo included.
+  void prolong_up(int k, bool into_zero) {
+    LevelData& F = lv_[static_cast<std::size_t>(k)];
+    const LevelData& C = lv_[static_cast<std::size_t>(k - 1)];
+    time(k, kInterpolate, [&] {
+      if (!C.geo.distributed && F.geo.distributed) {
+        if (into_zero) std::fill(F.u.begin(), F.u.end(), 0.0);
+        interp_from_replicated(C, F);
+      } else if (into_zero && fused_) {
+        ops_.interp_assign(C.u.data(), C.geo.box, F.u.data(), F.geo.box);
+      } else {
+        if (into_zero) ops_.zero(F.u.data(), F.geo.box);
+        ops_.interp(C.u.data(), C.geo.box, F.u.data(), F.geo.box);
+      }
+    });
+  }
+
+  // The last distributed level hands its restriction to the first replicated one: each rank
+  // computes the coarse points centred in its block, the sum over ranks assembles the grid.
+  void restrict_to_replicated(const LevelData& F, LevelData& C) {
+    const Box fb = F.geo.box, cb = C.geo.box;
+    std::fill(C.r.begin(), C.r.end(), 0.0);
+    std::array<std::vector<std::pair<int, int>>, 3> owned;  // (coarse index, fine block index)
+    for (std::size_t ax = 0; ax < 3; ++ax)
+      for (int f = 0; f < F.geo.extent[ax]; ++f) {
+        const int g = F.geo.offset[ax] + f;
+        if (g % 2 == 1) owned[ax].push_back({(g - 1) / 2 + 1, f + 1});
+      }
+    for (const auto& [j3, i3] : owned[2])
+      for (const auto& [j2, i2] : owned[1])
+        for (const auto& [j1, i1] : owned[0]) {
+          double sum = 0.0;
+          for (int d3 = -1; d3 <= 1; ++d3)
+            for (int d2 = -1; d2 <= 1; ++d2)
+              for (int d1 = -1; d1 <= 1; ++d1)
+                sum += kRestrictWeights[(d1 != 0) + (d2 != 0) + (d3 != 0)] *
+                       F.r[fb.at(i1 + d1, i2 + d2, i3 + d3)];
+          C.r[cb.at(j1, j2, j3)] = sum;
+        }
+    comm::check_mpi(MPI_Allreduce(MPI_IN_PLACE, C.r.data(), static_cast<int>(C.r.size()), MPI_DOUBLE, MPI_SUM, comm_),
+                    "MPI_Allreduce (coarse level)");
+  }
+
+  // The first distributed level from the whole coarse grid: every point of the block (halo
+  // included) by the interpolation formula in global indices, periodic.
+  void interp_from_replicated(const LevelData& C, LevelData& F) {
+    const Box fb = F.geo.box, cb = C.geo.box;
+    const int nc = C.geo.ng;
+    auto axis = [&](std::size_t ax, int f, int c[2], double w[2]) {
+      const int g = ((F.geo.offset[ax] + f - 1) % F.geo.ng + F.geo.ng) % F.geo.ng;
+      if (g % 2 == 1) {
+        c[0] = (g - 1) / 2 + 1;
+        w[0] = 1.0;
+        return 1;
+      }
+      c[0] = ((g / 2 - 1 + nc) % nc) + 1;
+      c[1] = (g / 2) % nc + 1;
+      w[0] = w[1] = 0.5;
+      return 2;
+    };
+    for (int f3 = 0; f3 < fb.n3; ++f3)
+      for (int f2 = 0; f2 < fb.n2; ++f2)
+        for (int f1 = 0; f1 < fb.n1; ++f1) {
+          int c1[2], c2[2], c3[2];
+          double w1[2], w2[2], w3[2];
+          const int m1 = axis(0, f1, c1, w1), m2 = axis(1, f2, c2, w2), m3 = axis(2, f3, c3, w3);
+          double sum = 0.0;
+          for (int a3 = 0; a3 < m3; ++a3)
+            for (int a2 = 0; a2 < m2; ++a2)
+              for (int a1 = 0; a1 < m1; ++a1) sum += w1[a1] * w2[a2] * w3[a3] * C.u[cb.at(c1[a1], c2[a2], c3[a3])];
+          F.u[fb.at(f1, f2, f3)] += sum;
+        }
+  }
+
+  MPI_Comm comm_;
+  const MgClass& cls_;
+  const kernels::MgOps& ops_;
+  bool fused_;
+  common::PhaseTimers& tm_;
+  comm::PeerTraffic& traffic_;
+  std::vector<LevelData> lv_;
+  std::vector<double> v_;
+};
+
+// NAS zran3: +1 at the 10 largest values of the random field, -1 at the 10 smallest. Every
+// rank offers its own 10 + 10 candidates; all ranks pick the same winners from the lot.
+Charges find_charges(MPI_Comm comm, const MgClass& cls, const Level& top, int nprocs) {
+  const Extremes ex = local_extremes(cls, top);
+  std::vector<double> mine(4 * kCharges);
+  for (int i = 0; i < kCharges; ++i) {
+    // Blocks with fewer than 10 points pad with values that can never win.
+    const std::size_t si = static_cast<std::size_t>(i);
+    const Candidate big = si < ex.largest.size() ? ex.largest[si] : Candidate{-1.0, -1};
+    const Candidate small = si < ex.smallest.size() ? ex.smallest[si] : Candidate{2.0, -1};
+    mine[4 * si + 0] = big.value;
+    mine[4 * si + 1] = static_cast<double>(big.index);
+    mine[4 * si + 2] = small.value;
+    mine[4 * si + 3] = static_cast<double>(small.index);
+  }
+  std::vector<double> all(mine.size() * static_cast<std::size_t>(nprocs));
+  comm::check_mpi(MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(),
+                                static_cast<int>(mine.size()), MPI_DOUBLE, comm),
+                  "MPI_Allgather (charges)");
+  std::vector<Candidate> largest, smallest;
+  for (std::size_t i = 0; i < all.size(); i += 4) {
+    if (all[i + 1] >= 0) largest.push_back({all[i], static_cast<std::int64_t>(all[i + 1])});
+    if (all[i + 3] >= 0) smallest.push_back({all[i + 2], static_cast<std::int64_t>(all[i + 3])});
+  }
+  return select_charges(largest, smallest);
+}
+
+}  // namespace
+
+void add_mg_options(CLI::App& app, MgOptions& o) {
+  app.add_option("--class", o.cls, "NAS problem class: S, W, A, B or C");
+  app.add_flag("--quiet", o.quiet, "No progress lines and no per-level table");
+}
+
+int run_mg(const MpiWorld& w, const common::CommonOptions& co, const MgOptions& o) {
+  // ---- validate everything before any MPI work ----
+  const common::Variant variant = common::resolve_variant(co);
+  const MgClass& cls = mg_class(o.cls);
+  const ProcGrid grid = make_proc_grid(cls, w.size, w.rank);
+  const std::vector<Level> levels = make_levels(cls, grid);
+  const Level& finest = levels[static_cast<std::size_t>(cls.lt)];
+  // The tile bounds the working set of a block of rows on the finest level's planes.
+  const common::RunStart start = common::start_run(w, co, variant, finest.box.size() * sizeof(double));
+  const tiling::TileResolution& tile = start.tile;
+  const common::LayoutFacts& facts = start.facts;
+  const int T = variant.threads;
+  const std::size_t tile_bytes = tile.tiled ? std::max<std::size_t>(sizeof(double), tile.bytes) : 0;
+
+  // ---- set-up: the hierarchy and the right-hand side ----
+  const double t_setup0 = common::synced_time(w.comm);
+  const auto ops = kernels::make_mg_ops(variant.backend, T, tile_bytes);
+  common::PhaseTimers timers;
+  comm::PeerTraffic traffic(w.size);
+  Multigrid mg(w.comm, cls, levels, *ops, tile.tiled, timers, traffic);
+  const Charges charges = find_charges(w.comm, cls, finest, w.size);
+  place_charges(charges, finest, cls.nx, mg.rhs().data());
+  mg.refresh_rhs();
+  double setup = MPI_Wtime() - t_setup0;
+  MPI_Allreduce(MPI_IN_PLACE, &setup, 1, MPI_DOUBLE, MPI_MAX, w.comm);
+
+  // One untimed iteration touches every page and warms the code; then u starts over (v is
+  // never written, so it needs no regeneration).
+  mg.residual();
+  mg.vcycle();
+  mg.residual();
+  mg.zero_top();
+  timers.reset();
+  traffic.reset();
+  for (int k = 1; k <= cls.lt; ++k)
+    for (const char* p : kPhaseNames) timers.add(Multigrid::level_key(k, p), 0.0);
+  timers.add("norm", 0.0);
+
+  const double t0 = common::synced_time(w.comm);
+  mg.residual();
+  mg.norm();
+  for (int it = 1; it <= cls.nit; ++it) {
+    if (!o.quiet && w.rank == 0 && (it == 1 || it == cls.nit || it % 5 == 0)) {
+      std::printf("  iter %4d\n", it);
+      std::fflush(stdout);
+    }
+    mg.vcycle();
+    mg.residual();
+  }
+  const auto [rnm2, rnmu] = mg.norm();
+  const double local_total = MPI_Wtime() - t0;
+  double total = 0.0;
+  MPI_Allreduce(&local_total, &total, 1, MPI_DOUBLE, MPI_MAX, w.comm);
+
+  // Phase totals per rank (summed over levels), then the slowest rank's of each.
+  for (const char* p : kPhaseNames) {
+    double sum = 0.0;
+    for (int k = 1; k <= cls.lt; ++k) sum += timers.get(Multigrid::level_key(k, p));
+    timers.add(p, sum);
+  }
+  const auto phases = timers.max_over_ranks(w.comm);
+  const nlohmann::json messages = traffic.summarize(w.comm, start.placement);
+
+  // Every rank computed rnm2 from the same reduced sum; rank 0's is reported.
+  const double error = std::fabs(rnm2 - cls.rnm2) / cls.rnm2;
+  const bool passed = !std::isnan(error) && error <= kRnm2Tolerance;
+  if (w.rank != 0) return passed ? common::kExitOk : common::kExitVerificationFailed;
+
+  // ---- report (rank 0) ----
+  const double mops = nas_operation_count(cls) / total / 1e6;
+  // The finest residual's compulsory traffic: u and v read once, r written once.
+  const double n3 = static_cast<double>(cls.nx) * cls.nx * cls.nx;
+  // Untiled: one residual per V-cycle, one per iteration and one before the loop. Tiled: the
+  // V-cycle's residual is fused into the smoothing pass and not counted here.
+  const double resid_calls = (tile.tiled ? 1.0 : 2.0) * cls.nit + 1.0;
+  const double resid_time = phases.at(Multigrid::level_key(cls.lt, "residual"));
+  const double resid_gbs = resid_time > 0 ? 3.0 * sizeof(double) * n3 * resid_calls / resid_time / 1e9 : 0.0;
+  const int replicated = mg.replicated_levels();
+  const int rows = tile.tiled ? kernels::rows_per_block(tile_bytes, finest.box.n1, 5, finest.extent[1]) : 0;
+
+  std::vector<std::string> notes = common::layout_notes(facts);
+  if (!tile.warning.empty()) notes.push_back("tile: " + tile.warning);
+  if (tile.tiled)
+    notes.push_back("tiled: each level's residual and smoothing run as one pass, booked as smooth");
+
+  const std::string tile_text = tile.tiled ? tiling::format_bytes(tile.bytes) + " (" + tile.source + ", " +
+                                                 std::to_string(rows) + " row(s) per block on the finest level)"
+                                           : std::string("off");
+  std::ostringstream out;
+  out << "\n MG Benchmark Completed.\n"
+      << " Class           = " << cls.name << "\n"
+      << " Size            = " << cls.nx << "x" << cls.nx << "x" << cls.nx << "\n"
+      << " Iterations      = " << cls.nit << "\n"
+      << " Levels          = " << cls.lt << " ("
+      << (replicated == 0 ? std::string("all distributed")
+                          : std::to_string(replicated) + " coarsest held whole by every rank")
+      << ")\n"
+      << " Time in seconds = " << common::fmt("%.4f", total) << "\n"
+      << " Setup seconds   = " << common::fmt("%.4f", setup) << " (right-hand side, untimed)\n"
+      << " Total processes = " << w.size << "\n"
+      << " Process grid    = " << grid.pi[0] << " x " << grid.pi[1] << " x " << grid.pi[2] << "\n"
+      << " Layout          = " << facts.nodes << "x" << facts.ranks_per_node << "x" << T << " ("
+      << facts.observed_nodes << " node(s) observed, " << co.alloc << ")\n"
+      << " Threads/process = " << T << "\n"
+      << " Variant         = " << variant.mode << ", backend " << kernels::backend_name(variant.backend) << "\n"
+      << " Tile            = " << tile_text << "\n"
+      << " Mop/s total     = " << common::fmt("%.2f", mops) << "\n"
+      << " Mop/s/process   = " << common::fmt("%.2f", mops / w.size) << "\n"
+      << " Operation type  = floating point\n"
+      << " Phases (max)    = smooth " << common::fmt("%.4f", phases.at("smooth")) << " s, residual "
+      << common::fmt("%.4f", phases.at("residual")) << " s, restrict " << common::fmt("%.4f", phases.at("restrict"))
+      << " s, interpolate " << common::fmt("%.4f", phases.at("interpolate")) << " s, halo "
+      << common::fmt("%.4f", phases.at("halo")) << " s, norm " << common::fmt("%.4f", phases.at("norm")) << " s\n"
+      << " Residual        = " << common::fmt("%.2f", resid_gbs)
+      << " GB/s (finest level; u, v read and r written once, all ranks)\n"
+      << " MPI             = " << messages["messages"].get<std::uint64_t>() << " messages, "
+      << common::fmt("%.3f", messages["bytes"].get<std::uint64_t>() / 1e6) << " MB\n";
+  for (const auto& n : notes) out << " Note            = " << n << "\n";
+  if (!o.quiet) {
+    out << "\n  level        grid   smooth  residual  restrict  interp     halo   (s, slowest rank)\n";
+    for (int k = cls.lt; k >= 1; --k) {
+      const int ng = cls.nx >> (cls.lt - k);
+      char head[32];
+      std::snprintf(head, sizeof(head), "  %5d  %10s", k, (std::to_string(ng) + "^3").c_str());
+      out << head;
+      for (const char* p : kPhaseNames) out << common::fmt("  %8.4f", phases.at(Multigrid::level_key(k, p)));
+      out << "\n";
+    }
+    out << "\n";
+  }
+  out << " L2 norm         = " << common::fmt("%20.13E", rnm2) << "\n"
+      << " Reference norm  = " << common::fmt("%20.13E", cls.rnm2) << "\n"
+      << " Error           = " << common::fmt("%20.13E", error) << " (tolerance "
+      << common::fmt("%.0e", kRnm2Tolerance) << ")\n"
+      << " Verification    = " << (passed ? "SUCCESSFUL" : "UNSUCCESSFUL") << "\n";
+  std::fputs(out.str().c_str(), stdout);
+  std::fflush(stdout);
+
+  if (!co.json_path.empty()) {
+    nlohmann::json per_level = nlohmann::json::array();
+    for (int k = cls.lt; k >= 1; --k) {
+      const Level& L = levels[static_cast<std::size_t>(k)];
+      nlohmann::json row = {{"level", k}, {"ng", L.ng}, {"distributed", L.distributed},
+                            {"block", {L.extent[0], L.extent[1], L.extent[2]}}};
+      for (const char* p : kPhaseNames) row[p] = phases.at(Multigrid::level_key(k, p));
+      per_level.push_back(row);
+    }
+    nlohmann::json rec = {
+        {"schema", common::kRecordSchema},
+        {"app", "mg"},
+        {"status", passed ? "ok" : "failed"},
+        {"size",
+         {{"class", std::string(1, cls.name)},
+          {"nx", cls.nx},
+          {"ny", cls.nx},
+          {"nz", cls.nx},
+          {"nit", cls.nit},
+          {"levels", cls.lt},
+          {"replicated_levels", replicated},
+          {"grid", {grid.pi[0], grid.pi[1], grid.pi[2]}}}},
+        {"variant", common::variant_json(variant, tile)},
+        {"layout", common::layout_json(co, facts, w.size, T)},
+        {"placement", common::placement_json(start.placement)},
+        {"time",
+         {{"total", total},
+          {"smooth", phases.at("smooth")},
+          {"residual", phases.at("residual")},
+          {"restrict", phases.at("restrict")},
+          {"interpolate", phases.at("interpolate")},
+          {"halo", phases.at("halo")},
+          {"norm", phases.at("norm")},
+          {"setup", setup},
+          {"levels", per_level}}},
+        {"metrics",
+         {{"mops_total", mops},
+          {"mops_per_process", mops / w.size},
+          {"resid_gbs", resid_gbs},
+          {"mpi_bytes", messages["bytes"]},
+          {"mpi_messages", messages["messages"]}}},
+        {"messages", messages},
+        {"verification",
+         {{"passed", passed},
+          {"rnm2", rnm2},
+          {"rnmu", rnmu},
+          {"rnm2_reference", cls.rnm2},
+          {"error", error},
+          {"tolerance", kRnm2Tolerance},
+          {"method", "NAS MG L2 norm of the residual after nit V-cycles, relative error"}}},
+        {"notes", notes},
+        {"context", common::machine_context(start.caches)},
+        {"driver", start.driver}};
+    rec["variant"]["rows_per_block"] = rows;
+    common::append_record(co.json_path, rec);
+  }
+  return passed ? common::kExitOk : common::kExitVerificationFailed;
+}
+
+}  // namespace pxq::mg
