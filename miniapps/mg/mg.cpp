@@ -460,6 +460,7 @@ int run_mg(const MpiWorld& w, const common::CommonOptions& co, const MgOptions& 
           {"restrict", phases.at("restrict")},
           {"interpolate", phases.at("interpolate")},
           {"halo", phases.at("halo")},
+          {"comm", phases.at("halo")},  // what reports show as communication: the halo refreshes
           {"norm", phases.at("norm")},
           {"setup", setup},
           {"levels", per_level}}},
