@@ -184,25 +184,31 @@ class OpenMpMgOps final : public MgOps {
           [&](int i2, int i3, double* buf) { smooth_row<Assign>(r, u, b, c, i2, i3, 1, b.n1 - 1, buf); });
   }
 
+  // NAS's line buffers for row (i2, i3) over points [lo, hi): s1 = the 4 face neighbours
+  // off the row (i2 +- 1, i3 +- 1), s2 = the 4 edge neighbours off it (both offsets).
+  static void line_sums(const double* x, Box b, int i2, int i3, int lo, int hi, double* s1, double* s2) {
+    const double* xm = x + b.at(0, i2 - 1, i3);
+    const double* xp = x + b.at(0, i2 + 1, i3);
+    const double* xb = x + b.at(0, i2, i3 - 1);
+    const double* xt = x + b.at(0, i2, i3 + 1);
+    const double* xmb = x + b.at(0, i2 - 1, i3 - 1);
+    const double* xpb = x + b.at(0, i2 + 1, i3 - 1);
+    const double* xmt = x + b.at(0, i2 - 1, i3 + 1);
+    const double* xpt = x + b.at(0, i2 + 1, i3 + 1);
+#pragma omp simd
+    for (int i1 = lo; i1 < hi; ++i1) {
+      s1[i1] = xm[i1] + xp[i1] + xb[i1] + xt[i1];
+      s2[i1] = xmb[i1] + xpb[i1] + xmt[i1] + xpt[i1];
+    }
+  }
+
   // r = v - A u along one interior row; a[1] = 0 as in NAS.
   static void resid_row(const double* u, const double* v, double* r, Box b, const Stencil& a, int i2, int i3,
                         double* buf) {
     const double a0 = a.w[0], a2 = a.w[2], a3 = a.w[3];
     double* u1 = buf;
     double* u2 = buf + b.n1;
-    const double* um = u + b.at(0, i2 - 1, i3);
-    const double* up = u + b.at(0, i2 + 1, i3);
-    const double* ub = u + b.at(0, i2, i3 - 1);
-    const double* ut = u + b.at(0, i2, i3 + 1);
-    const double* umb = u + b.at(0, i2 - 1, i3 - 1);
-    const double* upb = u + b.at(0, i2 + 1, i3 - 1);
-    const double* umt = u + b.at(0, i2 - 1, i3 + 1);
-    const double* upt = u + b.at(0, i2 + 1, i3 + 1);
-#pragma omp simd
-    for (int i1 = 0; i1 < b.n1; ++i1) {
-      u1[i1] = um[i1] + up[i1] + ub[i1] + ut[i1];
-      u2[i1] = umb[i1] + upb[i1] + umt[i1] + upt[i1];
-    }
+    line_sums(u, b, i2, i3, 0, b.n1, u1, u2);
     const double* uc = u + b.at(0, i2, i3);
     const double* vc = v + b.at(0, i2, i3);
     double* rc = r + b.at(0, i2, i3);
@@ -219,19 +225,7 @@ class OpenMpMgOps final : public MgOps {
     const double c0 = c.w[0], c1 = c.w[1], c2 = c.w[2];
     double* r1 = buf;
     double* r2 = buf + b.n1;
-    const double* rm = r + b.at(0, i2 - 1, i3);
-    const double* rp = r + b.at(0, i2 + 1, i3);
-    const double* rb = r + b.at(0, i2, i3 - 1);
-    const double* rt = r + b.at(0, i2, i3 + 1);
-    const double* rmb = r + b.at(0, i2 - 1, i3 - 1);
-    const double* rpb = r + b.at(0, i2 + 1, i3 - 1);
-    const double* rmt = r + b.at(0, i2 - 1, i3 + 1);
-    const double* rpt = r + b.at(0, i2 + 1, i3 + 1);
-#pragma omp simd
-    for (int i1 = lo - 1; i1 < hi + 1; ++i1) {
-      r1[i1] = rm[i1] + rp[i1] + rb[i1] + rt[i1];
-      r2[i1] = rmb[i1] + rpb[i1] + rmt[i1] + rpt[i1];
-    }
+    line_sums(r, b, i2, i3, lo - 1, hi + 1, r1, r2);
     const double* rc = r + b.at(0, i2, i3);
     double* uc = u + b.at(0, i2, i3);
 #pragma omp simd

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "expect_close.hpp"
 #include "pxq/kernels/backend.hpp"
 #include "pxq/kernels/cg_ops.hpp"
 #include "pxq/kernels/sparse.hpp"
@@ -41,13 +42,6 @@ std::vector<double> random_vector(std::size_t n, unsigned seed) {
   std::vector<double> v(n);
   for (auto& x : v) x = val(gen);
   return v;
-}
-
-void expect_close(const std::vector<double>& got, const std::vector<double>& want,
-                  const std::string& what) {
-  ASSERT_EQ(got.size(), want.size());
-  for (std::size_t i = 0; i < got.size(); ++i)
-    ASSERT_NEAR(got[i], want[i], 1e-12 * (1.0 + std::abs(want[i]))) << what << " at " << i;
 }
 
 struct Exec {

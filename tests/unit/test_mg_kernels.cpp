@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "pxq/comm/halo.hpp"
+#include "expect_close.hpp"
 #include "pxq/kernels/backend.hpp"
 #include "pxq/kernels/mg_ops.hpp"
 
@@ -29,12 +30,6 @@ std::vector<double> random_field(const Box& b, unsigned seed) {
   std::vector<double> v(b.size());
   for (auto& x : v) x = val(gen);
   return v;
-}
-
-void expect_close(const std::vector<double>& got, const std::vector<double>& want, const std::string& what) {
-  ASSERT_EQ(got.size(), want.size());
-  for (std::size_t i = 0; i < got.size(); ++i)
-    ASSERT_NEAR(got[i], want[i], 1e-12 * (1.0 + std::abs(want[i]))) << what << " at " << i;
 }
 
 struct Exec {
@@ -57,6 +52,10 @@ std::vector<Exec> executors() {
   return e;
 }
 
+std::string dims(const Box& b) {
+  return std::to_string(b.n1) + "x" + std::to_string(b.n2) + "x" + std::to_string(b.n3);
+}
+
 // Blocks (with halo): cubes, uneven boxes, thin ones (one or two interior points on an axis).
 const std::vector<Box> kBoxes = {{10, 10, 10}, {13, 9, 7}, {6, 11, 5}, {3, 8, 9}, {9, 4, 3}, {34, 18, 12}};
 
@@ -69,8 +68,7 @@ TEST(MgKernels, ResidAndPsinvMatchTheReference) {
   for (const auto& ex : executors()) {
     const auto ops = pxq::kernels::make_mg_ops(ex.backend, ex.threads, ex.tile_bytes);
     for (const Box& b : kBoxes) {
-      const std::string what = ex.name + " " + std::to_string(b.n1) + "x" + std::to_string(b.n2) + "x" +
-                               std::to_string(b.n3);
+      const std::string what = ex.name + " " + dims(b);
       const auto u = random_field(b, 1), v = random_field(b, 2);
       auto r_ref = random_field(b, 3), r = r_ref;
       ref->resid(u.data(), v.data(), r_ref.data(), b, kA);
@@ -100,8 +98,7 @@ TEST(MgKernels, FusedResidualAndSmoothingEqualTheSweepsTheyReplace) {
   for (const auto& ex : executors()) {
     const auto ops = pxq::kernels::make_mg_ops(ex.backend, ex.threads, ex.tile_bytes);
     for (const Box& b : kBoxes) {
-      const std::string what = ex.name + " " + std::to_string(b.n1) + "x" + std::to_string(b.n2) + "x" +
-                               std::to_string(b.n3);
+      const std::string what = ex.name + " " + dims(b);
       const auto v = random_field(b, 5), halo = random_field(b, 6);
       // The sweeps: resid, a halo refresh (here: new random halo values), psinv.
       auto u_ref = random_field(b, 4), r_ref = random_field(b, 7);
@@ -131,8 +128,7 @@ TEST(MgKernels, RestrictionAndInterpolationMatchTheReference) {
     const auto ops = pxq::kernels::make_mg_ops(ex.backend, ex.threads, ex.tile_bytes);
     for (const Box& f : kFineBoxes) {
       const Box c = coarse_of(f);
-      const std::string what = ex.name + " fine " + std::to_string(f.n1) + "x" + std::to_string(f.n2) + "x" +
-                               std::to_string(f.n3);
+      const std::string what = ex.name + " fine " + dims(f);
       const auto r = random_field(f, 8);
       auto s_ref = random_field(c, 9), s = s_ref;
       ref->rprj3(r.data(), f, s_ref.data(), c);
