@@ -3,10 +3,10 @@
 #include "cg_problem.hpp"
 
 #include <array>
-#include <cctype>
 #include <cmath>
 #include <stdexcept>
 
+#include "pxq/common/nas_setup.hpp"
 #include "pxq/kernels/nas_random.hpp"
 
 namespace pxq::cg {
@@ -20,13 +20,6 @@ constexpr std::array<CgClass, 5> kClasses{{
     {'C', 150000, 15, 75, 110.0, 28.973605592845},
 }};
 
-bool is_power_of_two(int n) { return n > 0 && (n & (n - 1)) == 0; }
-
-int log2_floor(int n) {
-  int l = 0;
-  while ((1 << (l + 1)) <= n) ++l;
-  return l;
-}
 
 // NAS's split of [1, naa] into `parts` near-equal pieces, the first (naa mod parts) one
 // longer; returns the 1-based first index and the size of piece `index`.
@@ -41,7 +34,7 @@ void split(int naa, int parts, int index, int& first, int& size) {
   }
 }
 
-int grid_cols(int nprocs) { return 1 << ((log2_floor(nprocs) + 1) / 2); }
+int grid_cols(int nprocs) { return 1 << ((common::log2_floor(nprocs) + 1) / 2); }
 
 // Every process keeps at least one column (with npcols = 2 nprows, one of each half).
 bool grid_fits(int na, int nprocs) {
@@ -53,12 +46,7 @@ bool grid_fits(int na, int nprocs) {
 }  // namespace
 
 const CgClass& cg_class(const std::string& name) {
-  if (name.size() == 1) {
-    const char c = static_cast<char>(std::toupper(static_cast<unsigned char>(name[0])));
-    for (const auto& k : kClasses)
-      if (k.name == c) return k;
-  }
-  throw std::invalid_argument("unknown class '" + name + "': use S, W, A, B or C");
+  return common::find_nas_class(kClasses, name);
 }
 
 double nas_operation_count(const CgClass& c) {
@@ -67,12 +55,7 @@ double nas_operation_count(const CgClass& c) {
 }
 
 CgGrid make_grid(int na, int nprocs, int rank) {
-  if (!is_power_of_two(nprocs)) {
-    const int below = 1 << log2_floor(std::max(1, nprocs));
-    throw std::invalid_argument("cg needs a power-of-two number of processes, got " +
-                                std::to_string(nprocs) + ": use " + std::to_string(below) +
-                                " or " + std::to_string(below * 2));
-  }
+  common::require_power_of_two("cg", nprocs);
   CgGrid g;
   g.nprocs = nprocs;
   g.rank = rank;

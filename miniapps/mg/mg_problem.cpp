@@ -2,9 +2,9 @@
 #include "mg_problem.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <stdexcept>
 
+#include "pxq/common/nas_setup.hpp"
 #include "pxq/kernels/nas_random.hpp"
 
 namespace pxq::mg {
@@ -21,15 +21,8 @@ const std::array<MgClass, 5> kClasses{{
     {'C', 512, 20, 9, kSmootherB, 0.5706732285740e-06},
 }};
 
-bool is_power_of_two(int n) { return n > 0 && (n & (n - 1)) == 0; }
-int log2_floor(int n) {
-  int l = 0;
-  while ((1 << (l + 1)) <= n) ++l;
-  return l;
-}
-
 std::array<int, 3> split_processes(int nprocs) {
-  const int l = log2_floor(nprocs);
+  const int l = common::log2_floor(nprocs);
   const int dx = l / 3;
   const int dy = (l - dx) / 2;
   return {1 << dx, 1 << dy, nprocs >> (dx + dy)};
@@ -60,12 +53,7 @@ bool smaller(const Candidate& a, const Candidate& b) {
 }  // namespace
 
 const MgClass& mg_class(const std::string& name) {
-  if (name.size() == 1) {
-    const char c = static_cast<char>(std::toupper(static_cast<unsigned char>(name[0])));
-    for (const auto& k : kClasses)
-      if (k.name == c) return k;
-  }
-  throw std::invalid_argument("unknown class '" + name + "': use S, W, A, B or C");
+  return common::find_nas_class(kClasses, name);
 }
 
 double nas_operation_count(const MgClass& c) {
@@ -73,11 +61,7 @@ double nas_operation_count(const MgClass& c) {
 }
 
 ProcGrid make_proc_grid(const MgClass& c, int nprocs, int rank) {
-  if (!is_power_of_two(nprocs)) {
-    const int below = 1 << log2_floor(std::max(1, nprocs));
-    throw std::invalid_argument("mg needs a power-of-two number of processes, got " + std::to_string(nprocs) +
-                                ": use " + std::to_string(below) + " or " + std::to_string(below * 2));
-  }
+  common::require_power_of_two("mg", nprocs);
   if (!fits(c.nx, nprocs)) {
     int largest = 1;
     while (fits(c.nx, largest * 2)) largest *= 2;

@@ -13,6 +13,10 @@ from rich.table import Table
 from pxq.layout import Layout, format_bytes, parse_bytes
 
 
+# The bandwidth each app reports: the ring's pipeline, CG's SpMV, MG's finest residual.
+GBS_METRICS = ("effective_gbs", "spmv_gbs", "resid_gbs")
+
+
 @dataclass
 class Row:
     app: str
@@ -70,7 +74,7 @@ def summarize(recs: Iterable[dict[str, Any]]) -> list[Row]:
         row.comm.append(rec["time"].get("comm", 0.0))
         metrics = rec.get("metrics", {})
         # The ring's streamed bandwidth; the CG's SpMV bandwidth.
-        row.gbs.append(metrics.get("effective_gbs", metrics.get("spmv_gbs", metrics.get("resid_gbs", 0.0))))
+        row.gbs.append(next((metrics[k] for k in GBS_METRICS if k in metrics), 0.0))
         if "mops_total" in metrics:
             row.mops.append(metrics["mops_total"])
         row.verified = row.verified and rec["status"] == "ok"
