@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "cg_ops_backends.hpp"
+#include "ft_ops_backends.hpp"
 #include "mg_ops_backends.hpp"
 #include "ring_update_backends.hpp"
 
@@ -101,6 +102,17 @@ std::unique_ptr<MgOps> make_mg_ops(Backend backend, int threads, std::size_t til
 #endif
   }
   return make_mg_ops_openmp(threads, tile_bytes);
+}
+
+std::unique_ptr<FtOps> make_ft_ops(Backend backend, int threads, std::size_t tile_bytes) {
+  if (backend == Backend::kokkos) {
+#ifdef PXQ_HAVE_KOKKOS
+    return make_ft_ops_kokkos(threads, tile_bytes);
+#else
+    throw std::invalid_argument("this pxq build has no Kokkos backend");
+#endif
+  }
+  return make_ft_ops_openmp(threads, tile_bytes);
 }
 
 }  // namespace pxq::kernels

@@ -1,0 +1,90 @@
+// Kokkos executor for the FT kernels on the OpenMP execution space: a pass is a TeamPolicy
+// with one batch per team (team size 1) and the batch buffer in the team's scratch memory;
+// copies and evolve are flat range policies over rows. The batch itself is the same code as
+// the OpenMP executor's (ft_batch.hpp).
+#include <Kokkos_Core.hpp>
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
+#include "ft_batch.hpp"
+#include "ft_ops_backends.hpp"
+
+namespace pxq::kernels {
+namespace {
+
+using Space = Kokkos::OpenMP;
+using Teams = Kokkos::TeamPolicy<Space>;
+using Flat = Kokkos::RangePolicy<Space, Kokkos::IndexType<std::int64_t>>;
+
+class KokkosFtOps final : public FtOps {
+ public:
+  KokkosFtOps(int threads, std::size_t tile_bytes) : threads_(std::max(1, threads)), tile_bytes_(tile_bytes) {}
+
+  int batch_lines(int n) const override { return tile_bytes_ ? ft_batch_lines(tile_bytes_, n) : kNasFftBlock; }
+
+  void fft(Complex* src, Complex* dst, const FftPass& pass) const override {
+    if (pass.outer_count <= 0 || pass.line_count <= 0) return;
+    const int n = pass.plan->size();
+    const int lines = std::min(batch_lines(n), pass.line_count);
+    const std::int64_t per_outer = detail::batches_per_outer(pass, lines);
+    const int batches = static_cast<int>(per_outer * pass.outer_count);
+    const std::size_t bytes = fft_batch_doubles(n, lines) * sizeof(double);
+    const FftPass p = pass;
+    Kokkos::parallel_for(
+        "pxq::ft::fft", Teams(batches, 1).set_scratch_size(1, Kokkos::PerTeam(bytes)),
+        KOKKOS_LAMBDA(const Teams::member_type& team) {
+          double* buf = static_cast<double*>(team.team_scratch(1).get_shmem(bytes));
+          const std::int64_t t = team.league_rank();
+          const int o = static_cast<int>(t / per_outer);
+          const int x0 = static_cast<int>(t % per_outer) * lines;
+          detail::transform_batch(src, dst, p, o, x0, std::min(lines, p.line_count - x0), buf);
+        });
+    Kokkos::fence();
+  }
+
+  void copy(const Complex* src, Complex* dst, const BlockCopy& c) const override {
+    const std::int64_t rows = static_cast<std::int64_t>(c.count[0]) * c.count[1] * c.count[2];
+    const std::size_t bytes = static_cast<std::size_t>(c.row) * sizeof(Complex);
+    const BlockCopy k = c;
+    Kokkos::parallel_for(
+        "pxq::ft::copy", Flat(0, rows), KOKKOS_LAMBDA(std::int64_t t) {
+          const std::int64_t b = t % k.count[2];
+          const std::int64_t a = (t / k.count[2]) % k.count[1];
+          const std::int64_t q = t / (static_cast<std::int64_t>(k.count[2]) * k.count[1]);
+          std::memcpy(dst + q * k.dst_stride[0] + a * k.dst_stride[1] + b * k.dst_stride[2],
+                      src + q * k.src_stride[0] + a * k.src_stride[1] + b * k.src_stride[2], bytes);
+        });
+    Kokkos::fence();
+  }
+
+  void evolve(Complex* u0, Complex* u1, int n1, int n2, int n3, const double* f1, const double* f2,
+              const double* f3) const override {
+    Kokkos::parallel_for(
+        "pxq::ft::evolve", Flat(0, static_cast<std::int64_t>(n2) * n3), KOKKOS_LAMBDA(std::int64_t r) {
+          const double f = f3[r / n2] * f2[r % n2];
+          double* a = reinterpret_cast<double*>(u0 + r * n1);
+          double* b = reinterpret_cast<double*>(u1 + r * n1);
+          for (int i = 0; i < n1; ++i) {
+            const double g = f * f1[i];
+            a[2 * i] *= g;
+            a[2 * i + 1] *= g;
+            b[2 * i] = a[2 * i];
+            b[2 * i + 1] = a[2 * i + 1];
+          }
+        });
+    Kokkos::fence();
+  }
+
+ private:
+  int threads_;
+  std::size_t tile_bytes_;
+};
+
+}  // namespace
+
+std::unique_ptr<FtOps> make_ft_ops_kokkos(int threads, std::size_t tile_bytes) {
+  return std::make_unique<KokkosFtOps>(threads, tile_bytes);
+}
+
+}  // namespace pxq::kernels

@@ -1,0 +1,386 @@
+// The NAS FT problem: class table, process grids, the plan of the 3-D FFTs, the initial
+// conditions and the checksum (see ft_problem.hpp for the layouts).
+#include "ft_problem.hpp"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "pxq/common/nas_setup.hpp"
+#include "pxq/kernels/nas_random.hpp"
+
+namespace pxq::ft {
+namespace {
+
+using kernels::BlockCopy;
+using kernels::FftDirection;
+using kernels::LineMap;
+
+// NAS FT 3.4: grid, iterations and the reference checksum of every iteration.
+const std::array<FtClass, 5> kClasses{{
+    {'S', 64, 64, 64, 6,
+     {{{5.546087004964e+02, 4.845363331978e+02}, {5.546385409189e+02, 4.865304269511e+02},
+      {5.546148406171e+02, 4.883910722336e+02}, {5.545423607415e+02, 4.901273169046e+02},
+      {5.544255039624e+02, 4.917475857993e+02}, {5.542683411902e+02, 4.932597244941e+02}}}},
+    {'W', 128, 128, 32, 6,
+     {{{5.673612178944e+02, 5.293246849175e+02}, {5.631436885271e+02, 5.282149986629e+02},
+      {5.594024089970e+02, 5.270996558037e+02}, {5.560698047020e+02, 5.260027904925e+02},
+      {5.530898991250e+02, 5.249400845633e+02}, {5.504159734538e+02, 5.239212247086e+02}}}},
+    {'A', 256, 256, 128, 6,
+     {{{5.046735008193e+02, 5.114047905510e+02}, {5.059412319734e+02, 5.098809666433e+02},
+      {5.069376896287e+02, 5.098144042213e+02}, {5.077892868474e+02, 5.101336130759e+02},
+      {5.085233095391e+02, 5.104914655194e+02}, {5.091487099959e+02, 5.107917842803e+02}}}},
+    {'B', 512, 256, 256, 20,
+     {{{5.177643571579e+02, 5.077803458597e+02}, {5.154521291263e+02, 5.088249431599e+02},
+      {5.146409228649e+02, 5.096208912659e+02}, {5.142378756213e+02, 5.101023387619e+02},
+      {5.139626667737e+02, 5.103976610617e+02}, {5.137423460082e+02, 5.105948019802e+02},
+      {5.135547056878e+02, 5.107404165783e+02}, {5.133910925466e+02, 5.108576573661e+02},
+      {5.132470705390e+02, 5.109577278523e+02}, {5.131197729984e+02, 5.110460304483e+02},
+      {5.130070319283e+02, 5.111252433800e+02}, {5.129070537032e+02, 5.111968077718e+02},
+      {5.128182883502e+02, 5.112616233064e+02}, {5.127393733383e+02, 5.113203605551e+02},
+      {5.126691062020e+02, 5.113735928093e+02}, {5.126064276004e+02, 5.114218460548e+02},
+      {5.125504076570e+02, 5.114656139760e+02}, {5.125002331720e+02, 5.115053595966e+02},
+      {5.124551951846e+02, 5.115415130407e+02}, {5.124146770029e+02, 5.115744692211e+02}}}},
+    {'C', 512, 512, 512, 20,
+     {{{5.195078707457e+02, 5.149019699238e+02}, {5.155422171134e+02, 5.127578201997e+02},
+      {5.144678022222e+02, 5.122251847514e+02}, {5.140150594328e+02, 5.121090289018e+02},
+      {5.137550426810e+02, 5.121143685824e+02}, {5.135811056728e+02, 5.121496764568e+02},
+      {5.134569343165e+02, 5.121870921893e+02}, {5.133651975661e+02, 5.122193250322e+02},
+      {5.132955192805e+02, 5.122454735794e+02}, {5.132410471738e+02, 5.122663649603e+02},
+      {5.131971141679e+02, 5.122830879827e+02}, {5.131605205716e+02, 5.122965869718e+02},
+      {5.131290734194e+02, 5.123075927445e+02}, {5.131012720314e+02, 5.123166486553e+02},
+      {5.130760908195e+02, 5.123241541685e+02}, {5.130528295923e+02, 5.123304037599e+02},
+      {5.130310107773e+02, 5.123356167976e+02}, {5.130103090133e+02, 5.123399592211e+02},
+      {5.129905029333e+02, 5.123435588985e+02}, {5.129714421109e+02, 5.123465164008e+02}}}},
+}};
+
+constexpr double kPi = 3.141592653589793238;
+
+std::string dims_text(int nx, int ny, int nz) {
+  return std::to_string(nx) + " x " + std::to_string(ny) + " x " + std::to_string(nz);
+}
+
+bool fits(const FtGrid& g) {
+  return g.p1 <= std::min(g.nx, g.ny) && g.p2 <= std::min(g.nz, g.ny);
+}
+
+// i * stride for i < n.
+std::vector<std::int64_t> strided(int n, std::int64_t stride) {
+  std::vector<std::int64_t> t(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) t[static_cast<std::size_t>(i)] = i * stride;
+  return t;
+}
+
+// Element i of a line cut into runs of m, run r in block r of a send or receive buffer:
+// (i / m) * block + (i % m) * stride.
+std::vector<std::int64_t> blocked(int n, int m, std::int64_t block, std::int64_t stride) {
+  std::vector<std::int64_t> t(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) t[static_cast<std::size_t>(i)] = (i / m) * block + (i % m) * stride;
+  return t;
+}
+
+}  // namespace
+
+const FtClass& ft_class(const std::string& name) { return common::find_nas_class(kClasses, name); }
+
+double nas_operation_count(const FtClass& c) {
+  const double n = static_cast<double>(c.nx) * c.ny * c.nz;
+  return n * (14.8157 + 7.19641 * std::log(n) + (5.23518 + 7.21113 * std::log(n)) * c.niter);
+}
+
+FtGrid make_ft_grid(int nx, int ny, int nz, const std::string& decomp, int nprocs, int rank) {
+  common::require_power_of_two("ft", nprocs);
+  FtGrid g;
+  g.nx = nx;
+  g.ny = ny;
+  g.nz = nz;
+  g.nprocs = nprocs;
+  g.rank = rank;
+  auto squarest = [](int p) {
+    const int l = common::log2_floor(p);
+    return std::pair<int, int>{1 << ((l + 1) / 2), p >> ((l + 1) / 2)};
+  };
+  if (decomp == "1d" || (decomp == "auto" && nprocs <= nz)) {
+    g.decomp = "1d";
+    g.p1 = 1;
+    g.p2 = nprocs;
+    if (!fits(g)) {
+      const int most = std::min(nz, ny);
+      throw std::invalid_argument("ft --decomp 1d splits the " + dims_text(nx, ny, nz) + " grid into slabs of z, then y: at most " +
+                                  std::to_string(most) + " processes, got " + std::to_string(nprocs) +
+                                  ": use --decomp 2d, or at most " + std::to_string(most) + " processes");
+    }
+  } else if (decomp == "2d" || decomp == "auto") {
+    g.decomp = "2d";
+    if (decomp == "auto") {
+      g.p1 = nz;  // NAS's 2-D grid beyond nz processes
+      g.p2 = nprocs / nz;
+    } else {
+      std::tie(g.p1, g.p2) = squarest(nprocs);
+    }
+    if (!fits(g)) {
+      int most = 1;
+      for (;;) {
+        FtGrid t = g;
+        std::tie(t.p1, t.p2) = squarest(most * 2);
+        if (!fits(t)) break;
+        most *= 2;
+      }
+      throw std::invalid_argument("ft --decomp " + decomp + " cannot split the " + dims_text(nx, ny, nz) +
+                                  " grid into pencils over " + std::to_string(nprocs) +
+                                  " processes: use at most " + std::to_string(most));
+    }
+  } else {
+    throw std::invalid_argument("unknown --decomp '" + decomp + "': use 1d, 2d or auto");
+  }
+  g.me2 = rank % g.p2;
+  g.me1 = rank / g.p2;
+  return g;
+}
+
+std::vector<double> evolve_factors(int n) {
+  const double ap = -4.0 * kAlpha * kPi * kPi;
+  std::vector<double> f(static_cast<std::size_t>(n));
+  for (int g = 0; g < n; ++g) {
+    const int k = (g + n / 2) % n - n / 2;
+    f[static_cast<std::size_t>(g)] = std::exp(ap * static_cast<double>(k) * static_cast<double>(k));
+  }
+  return f;
+}
+
+FtPlan::FtPlan(const FtGrid& grid, bool fused) : grid_(grid) {
+  const std::vector<double> fx = evolve_factors(grid.nx), fy = evolve_factors(grid.ny);
+  ez_ = evolve_factors(grid.nz);
+  const auto x0 = fx.begin() + static_cast<std::ptrdiff_t>(grid.me1) * grid.mx1();
+  const auto y0 = fy.begin() + static_cast<std::ptrdiff_t>(grid.me2) * grid.my2();
+  ex_.assign(x0, x0 + grid.mx1());
+  ey_.assign(y0, y0 + grid.my2());
+  use(Buffer::a);
+  use(Buffer::c);
+  if (grid.p1 > 1) use(Buffer::b);
+  if (grid.p1 > 1 || grid.p2 > 1) {
+    use(Buffer::send);
+    use(Buffer::recv);
+  }
+  if (!fused) use(Buffer::c1);
+  build_forward(fused);
+  build_inverse(fused);
+}
+
+const std::int64_t* FtPlan::table(std::vector<std::int64_t> t) {
+  tables_.push_back(std::move(t));
+  return tables_.back().data();
+}
+
+const kernels::FftPlan* FtPlan::plan(int n) {
+  auto& p = plans_[n];
+  if (!p) p = std::make_unique<kernels::FftPlan>(n);
+  return p.get();
+}
+
+Step FtPlan::fft(const char* what, int n, FftDirection dir, int outer, int lines, Buffer src, LineMap sm,
+                 Buffer dst, LineMap dm) {
+  Step s;
+  s.kind = Step::Kind::fft;
+  s.what = what;
+  s.src = src;
+  s.dst = dst;
+  s.pass.plan = plan(n);
+  s.pass.dir = dir;
+  s.pass.outer_count = outer;
+  s.pass.line_count = lines;
+  s.pass.src = sm;
+  s.pass.dst = dm;
+  return s;
+}
+
+Step FtPlan::copy(const char* what, Buffer src, Buffer dst, BlockCopy c) {
+  Step s;
+  s.kind = Step::Kind::copy;
+  s.what = what;
+  s.src = src;
+  s.dst = dst;
+  s.copy = c;
+  return s;
+}
+
+Step FtPlan::alltoall(const char* what, bool row, std::int64_t per_peer) {
+  Step s;
+  s.kind = Step::Kind::alltoall;
+  s.what = what;
+  s.src = Buffer::send;
+  s.dst = Buffer::recv;
+  s.row_comm = row;
+  s.per_peer = per_peer;
+  return s;
+}
+
+// A -> x-FFT -> (row exchange) -> B -> y-FFT -> (column exchange) -> C -> z-FFT.
+void FtPlan::build_forward(bool fused) {
+  const FtGrid& g = grid_;
+  const int nx = g.nx, ny = g.ny, nz = g.nz, mx1 = g.mx1(), my1 = g.my1(), my2 = g.my2(), mz = g.mz();
+  const bool row = g.p1 > 1, col = g.p2 > 1;
+  const std::int64_t blk1 = std::int64_t{mz} * my1 * mx1, blk2 = std::int64_t{mz} * my2 * mx1;
+  const Buffer yb = row ? Buffer::b : Buffer::a;  // the array in layout B
+  const FftDirection dir = FftDirection::forward;
+  auto& s = forward_;
+
+  const LineMap a_rows{0, nx, table(strided(nx, 1))};
+  if (fused && row)
+    s.push_back(fft("x-FFT, packed for the row all-to-all", nx, dir, 1, mz * my1, Buffer::a, a_rows, Buffer::send,
+                    {0, mx1, table(blocked(nx, mx1, blk1, 1))}));
+  else
+    s.push_back(fft("x-FFT", nx, dir, 1, mz * my1, Buffer::a, a_rows, Buffer::a, a_rows));
+  if (row) {
+    if (!fused) s.push_back(copy("pack for the row all-to-all", Buffer::a, Buffer::send, {{g.p1, mz * my1, 1}, {mx1, nx, 0}, {blk1, mx1, 0}, mx1}));
+    s.push_back(alltoall("row all-to-all", true, blk1));
+    if (!fused)
+      s.push_back(copy("unpack into layout B", Buffer::recv, Buffer::b,
+                       {{g.p1, mz, 1}, {blk1, std::int64_t{my1} * mx1, 0}, {std::int64_t{my1} * mx1, std::int64_t{ny} * mx1, 0}, std::int64_t{my1} * mx1}));
+  }
+
+  const LineMap b_lines{std::int64_t{ny} * mx1, 1, table(strided(ny, mx1))};
+  Buffer ysrc = yb;
+  LineMap ysm = b_lines;
+  if (fused && row) {
+    ysrc = Buffer::recv;
+    ysm = {std::int64_t{my1} * mx1, 1, table(blocked(ny, my1, blk1, mx1))};
+  }
+  if (!col)
+    s.push_back(fft("y-FFT, into layout C", ny, dir, mz, mx1, ysrc, ysm, Buffer::c,
+                    {mx1, 1, table(strided(ny, std::int64_t{nz} * mx1))}));
+  else if (fused)
+    s.push_back(fft("y-FFT, packed for the column all-to-all", ny, dir, mz, mx1, ysrc, ysm, Buffer::send,
+                    {std::int64_t{my2} * mx1, 1, table(blocked(ny, my2, blk2, mx1))}));
+  else
+    s.push_back(fft("y-FFT", ny, dir, mz, mx1, ysrc, ysm, yb, b_lines));
+  if (col) {
+    if (!fused)
+      s.push_back(copy("pack for the column all-to-all", yb, Buffer::send,
+                       {{g.p2, mz, 1}, {std::int64_t{my2} * mx1, std::int64_t{ny} * mx1, 0}, {blk2, std::int64_t{my2} * mx1, 0}, std::int64_t{my2} * mx1}));
+    s.push_back(alltoall("column all-to-all", false, blk2));
+    if (!fused)
+      s.push_back(copy("unpack into layout C", Buffer::recv, Buffer::c,
+                       {{g.p2, mz, my2}, {blk2, std::int64_t{my2} * mx1, mx1}, {std::int64_t{mz} * mx1, mx1, std::int64_t{nz} * mx1}, mx1}));
+  }
+
+  const LineMap c_lines{std::int64_t{nz} * mx1, 1, table(strided(nz, mx1))};
+  Buffer zsrc = Buffer::c;
+  LineMap zsm = c_lines;
+  if (fused && col) {
+    zsrc = Buffer::recv;
+    zsm = {mx1, 1, table(blocked(nz, mz, blk2, std::int64_t{my2} * mx1))};
+  }
+  s.push_back(fft("z-FFT", nz, dir, my2, mx1, zsrc, zsm, Buffer::c, c_lines));
+}
+
+// evolve C -> z-FFT -> (column exchange) -> B -> y-FFT -> (row exchange) -> A -> x-FFT.
+void FtPlan::build_inverse(bool fused) {
+  const FtGrid& g = grid_;
+  const int nx = g.nx, ny = g.ny, nz = g.nz, mx1 = g.mx1(), my1 = g.my1(), my2 = g.my2(), mz = g.mz();
+  const bool row = g.p1 > 1, col = g.p2 > 1;
+  const std::int64_t blk1 = std::int64_t{mz} * my1 * mx1, blk2 = std::int64_t{mz} * my2 * mx1;
+  const Buffer yb = row ? Buffer::b : Buffer::a;
+  const FftDirection dir = FftDirection::inverse;
+  auto& s = inverse_;
+
+  const LineMap c_lines{std::int64_t{nz} * mx1, 1, table(strided(nz, mx1))};
+  Buffer zsrc = Buffer::c;
+  if (!fused) {
+    Step e;
+    e.kind = Step::Kind::evolve;
+    e.what = "evolve";
+    e.src = Buffer::c;
+    e.dst = Buffer::c1;
+    e.n1 = mx1;
+    e.n2 = nz;
+    e.n3 = my2;
+    e.f1 = ex_.data();
+    e.f2 = ez_.data();
+    e.f3 = ey_.data();
+    s.push_back(e);
+    zsrc = Buffer::c1;
+  }
+  Step z;
+  if (!col)
+    z = fft("z-FFT, into layout B", nz, dir, my2, mx1, zsrc, c_lines, yb,
+            {mx1, 1, table(strided(nz, std::int64_t{ny} * mx1))});
+  else if (fused)
+    z = fft("z-FFT, packed for the column all-to-all", nz, dir, my2, mx1, zsrc, c_lines, Buffer::send,
+            {std::int64_t{mz} * mx1, 1, table(blocked(nz, mz, blk2, mx1))});
+  else
+    z = fft("z-FFT", nz, dir, my2, mx1, zsrc, c_lines, Buffer::c1, c_lines);
+  if (fused) {
+    z.what = "evolve + " + z.what;
+    z.pass.evolve = {ey_.data(), ex_.data(), ez_.data()};  // outer y, line x, element z
+  }
+  s.push_back(z);
+  if (col) {
+    if (!fused)
+      s.push_back(copy("pack for the column all-to-all", Buffer::c1, Buffer::send,
+                       {{g.p2, my2, 1}, {std::int64_t{mz} * mx1, std::int64_t{nz} * mx1, 0}, {blk2, std::int64_t{mz} * mx1, 0}, std::int64_t{mz} * mx1}));
+    s.push_back(alltoall("column all-to-all", false, blk2));
+    if (!fused)
+      s.push_back(copy("unpack into layout B", Buffer::recv, yb,
+                       {{g.p2, my2, mz}, {blk2, std::int64_t{mz} * mx1, mx1}, {std::int64_t{my2} * mx1, mx1, std::int64_t{ny} * mx1}, mx1}));
+  }
+
+  const LineMap b_lines{std::int64_t{ny} * mx1, 1, table(strided(ny, mx1))};
+  Buffer ysrc = yb;
+  LineMap ysm = b_lines;
+  if (fused && col) {
+    ysrc = Buffer::recv;
+    ysm = {mx1, 1, table(blocked(ny, my2, blk2, std::int64_t{mz} * mx1))};
+  }
+  if (fused && row)
+    s.push_back(fft("y-FFT, packed for the row all-to-all", ny, dir, mz, mx1, ysrc, ysm, Buffer::send,
+                    {std::int64_t{my1} * mx1, 1, table(blocked(ny, my1, blk1, mx1))}));
+  else
+    s.push_back(fft("y-FFT", ny, dir, mz, mx1, ysrc, ysm, yb, b_lines));
+  if (row) {
+    if (!fused)
+      s.push_back(copy("pack for the row all-to-all", Buffer::b, Buffer::send,
+                       {{g.p1, mz, 1}, {std::int64_t{my1} * mx1, std::int64_t{ny} * mx1, 0}, {blk1, std::int64_t{my1} * mx1, 0}, std::int64_t{my1} * mx1}));
+    s.push_back(alltoall("row all-to-all", true, blk1));
+    if (!fused)
+      s.push_back(copy("unpack into layout A", Buffer::recv, Buffer::a, {{g.p1, mz * my1, 1}, {blk1, mx1, 0}, {mx1, nx, 0}, mx1}));
+  }
+
+  const LineMap a_rows{0, nx, table(strided(nx, 1))};
+  if (fused && row)
+    s.push_back(fft("x-FFT", nx, dir, 1, mz * my1, Buffer::recv, {0, mx1, table(blocked(nx, mx1, blk1, 1))}, Buffer::a, a_rows));
+  else
+    s.push_back(fft("x-FFT", nx, dir, 1, mz * my1, Buffer::a, a_rows, Buffer::a, a_rows));
+}
+
+void initial_conditions(const FtGrid& g, Complex* a, int threads) {
+  const int my1 = g.my1(), mz = g.mz();
+  const std::int64_t rows = std::int64_t{mz} * my1;
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const std::int64_t z = std::int64_t{g.me2} * mz + r / my1;
+    const std::int64_t y = std::int64_t{g.me1} * my1 + r % my1;
+    kernels::NasRandom rng;
+    rng.skip(static_cast<std::uint64_t>(2 * g.nx * (y + g.ny * z)));
+    Complex* row = a + r * g.nx;
+    for (int x = 0; x < g.nx; ++x) {
+      const double re = rng.next();
+      row[x] = Complex(re, rng.next());
+    }
+  }
+}
+
+Complex local_checksum(const FtGrid& g, const Complex* a) {
+  const int my1 = g.my1(), mz = g.mz();
+  const int y0 = g.me1 * my1, z0 = g.me2 * mz;
+  Complex sum{0.0, 0.0};
+  for (int j = 1; j <= kChecksumPoints; ++j) {
+    const int q = j % g.nx, r = 3 * j % g.ny, s = 5 * j % g.nz;
+    if (r >= y0 && r < y0 + my1 && s >= z0 && s < z0 + mz)
+      sum += a[(static_cast<std::int64_t>(s - z0) * my1 + (r - y0)) * g.nx + q];
+  }
+  return sum;
+}
+
+}  // namespace pxq::ft
