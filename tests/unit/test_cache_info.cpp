@@ -72,5 +72,7 @@ TEST(CacheInfo, ThisMachineHasAnL2ThatFitsBetweenL1AndL3) {
   ASSERT_NE(c.source, "none");
   ASSERT_GT(c.l2.bytes, 0u);
   EXPECT_GT(c.l2.bytes, c.l1d.bytes);
-  if (c.l3.bytes) EXPECT_GT(c.l3.bytes, c.l2.bytes);
+  if (c.l3.bytes) {
+    EXPECT_GT(c.l3.bytes, c.l2.bytes);
+  }
 }
