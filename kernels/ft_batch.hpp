@@ -44,11 +44,16 @@ inline void transform_batch(Complex* src, Complex* dst, const FftPass& pass, int
       }
     }
   } else {
-    for (int b = 0; b < nb; ++b) {
-      const double* p = sbase + 2 * b * s.line;
+    // A transposition: kTransposeLines lines at a time, so the batch is written in whole
+    // cache lines while those lines are read as sequential streams.
+    for (int b0 = 0; b0 < nb; b0 += kTransposeLines) {
+      const int b1 = b0 + kTransposeLines < nb ? b0 + kTransposeLines : nb;
       for (int i = 0; i < n; ++i) {
-        re[i * nb + b] = p[2 * s.elem[i]];
-        im[i * nb + b] = p[2 * s.elem[i] + 1];
+        const double* p = sbase + 2 * s.elem[i];
+        for (int b = b0; b < b1; ++b) {
+          re[i * nb + b] = p[2 * b * s.line];
+          im[i * nb + b] = p[2 * b * s.line + 1];
+        }
       }
     }
   }
@@ -68,15 +73,21 @@ inline void transform_batch(Complex* src, Complex* dst, const FftPass& pass, int
       }
     }
   } else {
-    for (int b = 0; b < nb; ++b) {
-      double* p = dbase + 2 * b * d.line;
+    for (int b0 = 0; b0 < nb; b0 += kTransposeLines) {
+      const int b1 = b0 + kTransposeLines < nb ? b0 + kTransposeLines : nb;
       for (int i = 0; i < n; ++i) {
-        p[2 * d.elem[i]] = rr[i * nb + b];
-        p[2 * d.elem[i] + 1] = ri[i * nb + b];
+        double* p = dbase + 2 * d.elem[i];
+        for (int b = b0; b < b1; ++b) {
+          p[2 * b * d.line] = rr[i * nb + b];
+          p[2 * b * d.line + 1] = ri[i * nb + b];
+        }
       }
     }
   }
 }
+
+// Whether a pass gathers or scatters by transposition (lines whose elements are adjacent).
+inline bool transposes(const FftPass& pass) { return pass.src.line != 1 || pass.dst.line != 1; }
 
 // Batches of a pass with `lines` lines per batch: per outer index, ceil(line_count / lines).
 inline std::int64_t batches_per_outer(const FftPass& pass, int lines) {

@@ -21,12 +21,12 @@ class KokkosFtOps final : public FtOps {
  public:
   KokkosFtOps(int threads, std::size_t tile_bytes) : threads_(std::max(1, threads)), tile_bytes_(tile_bytes) {}
 
-  int batch_lines(int n) const override { return tile_bytes_ ? ft_batch_lines(tile_bytes_, n) : kNasFftBlock; }
+  int batch_lines(int n, bool rows) const override { return ft_batch_lines(tile_bytes_, n, rows); }
 
   void fft(Complex* src, Complex* dst, const FftPass& pass) const override {
     if (pass.outer_count <= 0 || pass.line_count <= 0) return;
     const int n = pass.plan->size();
-    const int lines = std::min(batch_lines(n), pass.line_count);
+    const int lines = std::min(batch_lines(n, detail::transposes(pass)), pass.line_count);
     const std::int64_t per_outer = detail::batches_per_outer(pass, lines);
     const int batches = static_cast<int>(per_outer * pass.outer_count);
     const std::size_t bytes = fft_batch_doubles(n, lines) * sizeof(double);

@@ -17,12 +17,12 @@ class OpenMpFtOps final : public FtOps {
  public:
   OpenMpFtOps(int threads, std::size_t tile_bytes) : threads_(std::max(1, threads)), tile_bytes_(tile_bytes) {}
 
-  int batch_lines(int n) const override { return tile_bytes_ ? ft_batch_lines(tile_bytes_, n) : kNasFftBlock; }
+  int batch_lines(int n, bool rows) const override { return ft_batch_lines(tile_bytes_, n, rows); }
 
   void fft(Complex* src, Complex* dst, const FftPass& pass) const override {
     if (pass.outer_count <= 0 || pass.line_count <= 0) return;
     const int n = pass.plan->size();
-    const int lines = std::min(batch_lines(n), pass.line_count);
+    const int lines = std::min(batch_lines(n, detail::transposes(pass)), pass.line_count);
     const std::int64_t per_outer = detail::batches_per_outer(pass, lines);
     const std::int64_t batches = per_outer * pass.outer_count;
     const std::size_t per_thread = fft_batch_doubles(n, lines);
@@ -80,10 +80,11 @@ class OpenMpFtOps final : public FtOps {
 
 }  // namespace
 
-int ft_batch_lines(std::size_t tile_bytes, int n) {
+int ft_batch_lines(std::size_t tile_bytes, int n, bool rows) {
+  if (tile_bytes == 0) return kNasFftBlock;
   int lines = 1;
   while (fft_batch_doubles(n, 2 * lines) * sizeof(double) <= tile_bytes) lines *= 2;
-  return lines;
+  return rows ? std::min(lines, kTransposeLines) : lines;
 }
 
 std::unique_ptr<FtOps> make_ft_ops_openmp(int threads, std::size_t tile_bytes) {

@@ -214,7 +214,7 @@ int run_ft(const MpiWorld& w, const common::CommonOptions& co, const FtOptions& 
   const std::array<int, 3> lens{cls.nx, cls.ny, cls.nz};
   std::string batches;
   for (std::size_t d = 0; d < 3; ++d)
-    batches += (d ? ", " : "") + std::string(1, "xyz"[d]) + " " + std::to_string(ops->batch_lines(lens[d]));
+    batches += (d ? ", " : "") + std::string(1, "xyz"[d]) + " " + std::to_string(ops->batch_lines(lens[d], d == 0));
 
   std::vector<std::string> notes = common::layout_notes(facts);
   if (!tile.warning.empty()) notes.push_back("tile: " + tile.warning);
@@ -334,9 +334,9 @@ int run_ft(const MpiWorld& w, const common::CommonOptions& co, const FtOptions& 
         {"notes", notes},
         {"context", common::machine_context(start.caches)},
         {"driver", start.driver}};
-    rec["variant"]["lines_per_batch"] = {{"x", ops->batch_lines(cls.nx)},
-                                         {"y", ops->batch_lines(cls.ny)},
-                                         {"z", ops->batch_lines(cls.nz)}};
+    rec["variant"]["lines_per_batch"] = {{"x", ops->batch_lines(cls.nx, true)},
+                                         {"y", ops->batch_lines(cls.ny, false)},
+                                         {"z", ops->batch_lines(cls.nz, false)}};
     common::append_record(co.json_path, rec);
   }
   return passed ? common::kExitOk : common::kExitVerificationFailed;

@@ -38,6 +38,12 @@ APPS = {
         "cases": [(["--class", "Q"], "unknown class 'Q'"), (["--class", "D"], "use S, W, A, B or C")],
         "ranks": [(3, "use 2 or 4"), (6, "use 4 or 8")],
     },
+    "ft": {
+        "base": ["--class", "S", "--quiet"],
+        "cases": [(["--class", "Q"], "unknown class 'Q'"), (["--class", "D"], "use S, W, A, B or C"),
+                  (["--decomp", "3d"], "use 1d, 2d or auto")],
+        "ranks": [(3, "use 2 or 4"), (6, "use 4 or 8")],
+    },
 }
 
 
@@ -72,10 +78,10 @@ def main() -> int:
         p = run([], bad_path)
         report(p.returncode == 2 and needle in p.stderr and not (work / "missing").exists(),
                f"--json {bad_path}", p)
-    p = run(["--tile", "4M"], results)
+    p = run(["--tile", "64M"], results)
     rec = json.loads(results.read_text()) if results.exists() else {}
     ok = p.returncode == 0 and "clamped" in p.stdout and any("clamped" in n for n in rec.get("notes", []))
-    report(ok, "--tile 4M is clamped to the buffer with a note", p)
+    report(ok, "--tile 64M is clamped to the buffer with a note", p)
     print(f"{total - failures} passed, {failures} failed")
     return 1 if failures else 0
 

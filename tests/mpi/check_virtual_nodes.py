@@ -19,7 +19,7 @@ def fail(msg: str) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--app", default="ring", choices=("ring", "cg", "mg"))
+    ap.add_argument("--app", default="ring", choices=("ring", "cg", "mg", "ft"))
     ap.add_argument("--mode", required=True)
     ap.add_argument("--backend", required=True)
     ap.add_argument("--results", type=Path, required=True)
@@ -27,7 +27,7 @@ def main() -> int:
     a.results.unlink(missing_ok=True)
     app_args = ["--block", "1M", "--iterations", "3"] if a.app == "ring" else ["--quiet"]
     argv = ["run", a.app, "--layout", "2x1", "--mode", a.mode, "--backend", a.backend,
-            "--results", str(a.results), *(["--class", "S"] if a.app in ("cg", "mg") else []),
+            "--results", str(a.results), *(["--class", "S"] if a.app != "ring" else []),
             *(["--tile", "64K" if a.app == "ring" else "4K"] if a.mode == "tiled" else []),
             "--", *app_args]
     code = pxq_main(argv)
@@ -64,6 +64,12 @@ def main() -> int:
             msgs += 2 * 2 * refreshes
             nbytes += 2 * 2 * refreshes * ((1 << k) + 2) ** 2 * 8
         expected = {"inter_node": (msgs, nbytes), "self": (0, 0)}
+    elif a.app == "ft":
+        # NAS FT class S (64^3) on 2 processes: 1-D slabs, one all-to-all per 3-D FFT, each
+        # rank sending a quarter of its half (64^3 / 4 complex numbers, 1 MiB) to the other.
+        # The forward FFT and 6 inverse ones; nothing to itself.
+        ffts = 1 + 6
+        expected = {"inter_node": (2 * ffts, 2 * ffts * (64 ** 3 // 4) * 16), "self": (0, 0)}
     else:
         # NAS CG class S on a 1 x 2 grid, per rank and outer iteration (15 of them):
         # 52 scalar reductions (8 B), one norm reduction (16 B) and 26 row-sum halves

@@ -13,7 +13,7 @@ def fake_build(tmp_path, monkeypatch):
     """A build folder whose miniapps exist, so the CLI gets past its checks."""
     bin_dir = tmp_path / "build" / "bin"
     bin_dir.mkdir(parents=True)
-    for app in ("ring", "cg", "mg"):
+    for app in ("ring", "cg", "mg", "ft"):
         (bin_dir / f"pxq-{app}").write_text("#!/bin/sh\nexit 0\n")
         (bin_dir / f"pxq-{app}").chmod(0o755)
     monkeypatch.setenv("PXQ_BUILD_DIR", str(tmp_path / "build"))

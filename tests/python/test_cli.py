@@ -89,6 +89,8 @@ def test_problem_class_is_checked_per_app(fake_build, capsys):
     code, err = run_cli(["sweep", "mg", "--class", "D"], capsys)
     assert code == 2 and "unknown class 'D' for mg: use S, W, A, B, C" in err
     assert not (fake_build / "results" / "mg.jsonl").exists()
+    code, err = run_cli(["run", "ft", "--class", "E"], capsys)
+    assert code == 2 and "unknown class 'E' for ft: use S, W, A, B, C" in err
 
 
 def test_class_reaches_the_app_command_line(fake_build, capsys):
@@ -100,3 +102,7 @@ def test_class_reaches_the_app_command_line(fake_build, capsys):
     out = capsys.readouterr().out
     assert code == 0
     assert "pxq-mg " in out and out.rstrip().endswith("--class W")
+    code = cli.main(["run", "ft", "--class", "b", "--layout", "2x1", "--dry-run", "--", "--decomp", "2d"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "pxq-ft " in out and out.rstrip().endswith("--class B --decomp 2d")

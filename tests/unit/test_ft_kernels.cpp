@@ -116,10 +116,16 @@ TEST(FtFft, RejectsLengthsThatAreNotPowersOfTwo) {
 TEST(FtFft, BatchLinesFollowTheTile) {
   using pxq::kernels::ft_batch_lines;
   // A batch of B lines of 256 takes 4 * 256 * B doubles = 8 KiB per line.
-  EXPECT_EQ(ft_batch_lines(256 * 1024, 256), 32);
-  EXPECT_EQ(ft_batch_lines(256 * 1024 - 1, 256), 16);
-  EXPECT_EQ(ft_batch_lines(1, 256), 1);
-  EXPECT_EQ(ft_batch_lines(2 * 1024 * 1024, 64), 1024);
+  EXPECT_EQ(ft_batch_lines(256 * 1024, 256, false), 32);
+  EXPECT_EQ(ft_batch_lines(256 * 1024 - 1, 256, false), 16);
+  EXPECT_EQ(ft_batch_lines(1, 256, false), 1);
+  EXPECT_EQ(ft_batch_lines(2 * 1024 * 1024, 64, false), 1024);
+  // Rows are gathered by transposition: at most one cache line of lines.
+  EXPECT_EQ(ft_batch_lines(256 * 1024, 256, true), pxq::kernels::kTransposeLines);
+  EXPECT_EQ(ft_batch_lines(16 * 1024, 256, true), 2);
+  // Untiled: NAS's fftblock for every pass.
+  EXPECT_EQ(ft_batch_lines(0, 256, true), pxq::kernels::kNasFftBlock);
+  EXPECT_EQ(ft_batch_lines(0, 64, false), pxq::kernels::kNasFftBlock);
 }
 
 struct Exec {

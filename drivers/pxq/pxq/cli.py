@@ -28,7 +28,7 @@ def _add_launch_options(p: argparse.ArgumentParser) -> None:
                         "hostfile with --hostfile, virtual nodes for p > 1, else local)")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds per run before it is killed")
     p.add_argument("--class", dest="problem_class", metavar="CLASS",
-                   help="NAS problem class for cg and mg: S, W, A, B or C (default S)")
+                   help="NAS problem class for cg, mg and ft: S, W, A, B or C (default S)")
 
 
 def parser() -> argparse.ArgumentParser:

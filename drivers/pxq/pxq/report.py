@@ -47,7 +47,8 @@ def _size_text(rec: dict[str, Any]) -> str:
     s = rec.get("size", {})
     if rec.get("app") == "ring":
         return f"{format_bytes(s.get('block_bytes', 0))} K={s.get('passes')} F={s.get('flops')} it={s.get('iterations')}"
-    return str(s.get("class", ""))
+    # FT's decomposition changes its communication, so runs in different ones are not pooled.
+    return f"{s.get('class', '')} {s['decomp']}" if "decomp" in s else str(s.get("class", ""))
 
 
 def _layout_of(rec: dict[str, Any]) -> Layout:
@@ -97,7 +98,7 @@ def table(rows: list[Row], title: str = "pxq results") -> Table:
     with_mops = any(r.mops for r in rows)
     with_size = any(r.app != "ring" for r in rows)
     cols = ["app", *(["size"] if with_size else []), "layout", "mode", "tile", "backend", "runs",
-            "median s", "spread", "comm s", "GB/s", *(["Mop/s"] if with_mops else []), "speedup",
+            "median s", "spread", "comm s", "comm %", "GB/s", *(["Mop/s"] if with_mops else []), "speedup",
             "verified"]
     for col in cols:
         t.add_column(col, justify="right" if col not in ("app", "size", "layout", "mode", "backend") else "left")
@@ -105,7 +106,9 @@ def table(rows: list[Row], title: str = "pxq results") -> Table:
         cells = [r.app, *([r.size] if with_size else []),
                  f"{r.layout} {r.alloc if r.layout.nodes > 1 else ''}".strip(), r.mode, r.tile,
                  r.backend, str(len(r.times)), f"{r.median:.4f}", f"{100 * r.spread:.1f}%",
-                 f"{statistics.median(r.comm):.4f}", f"{statistics.median(r.gbs):.1f}"]
+                 f"{statistics.median(r.comm):.4f}",
+                 f"{100 * statistics.median(r.comm) / r.median:.1f}%" if r.median > 0 else "-",
+                 f"{statistics.median(r.gbs):.1f}"]
         if with_mops:
             cells.append(f"{statistics.median(r.mops):.0f}" if r.mops else "-")
         cells += ["-" if r.speedup is None else f"{r.speedup:.2f}x", "yes" if r.verified else "[red]NO[/red]"]

@@ -18,9 +18,9 @@ from pxq.launch import LaunchPlan, LaunchRequest, find_mpirun, plan_launch
 from pxq.layout import InputError, Layout, resolve_mode
 from pxq.paths import ROOT, binary
 
-APPS = ("ring", "cg", "mg")
+APPS = ("ring", "cg", "mg", "ft")
 # NAS problem classes each proxy accepts (the ring is sized by --block instead).
-CLASSES = {"cg": ("S", "W", "A", "B", "C"), "mg": ("S", "W", "A", "B", "C")}
+CLASSES = {"cg": ("S", "W", "A", "B", "C"), "mg": ("S", "W", "A", "B", "C"), "ft": ("S", "W", "A", "B", "C")}
 EXIT_BAD_INPUT = 2
 
 

@@ -61,8 +61,9 @@ class FtOps {
  public:
   virtual ~FtOps() = default;
 
-  // Lines this executor transforms together for length n.
-  virtual int batch_lines(int n) const = 0;
+  // Lines this executor transforms together for length n: `rows` when the lines' elements
+  // are adjacent (the gather is a transposition), else lines adjacent to each other.
+  virtual int batch_lines(int n, bool rows) const = 0;
 
   // dst's lines = the transform of src's lines. src and dst may be the same array with the
   // same map (in place). With evolve factors, src is updated in place first.
@@ -78,9 +79,14 @@ class FtOps {
 // NAS FT's fftblock: the lines per batch of the untiled variants.
 inline constexpr int kNasFftBlock = 16;
 
-// Tiled: the largest power of two B whose batch (fft_batch_doubles(n, B) doubles) fits in
-// the tile, at least 1.
-int ft_batch_lines(std::size_t tile_bytes, int n);
+// Lines gathered together by transposition (one cache line of doubles): the most a tiled
+// batch of rows takes, since a wider transposition stops fitting the cache.
+inline constexpr int kTransposeLines = 8;
+
+// Lines per batch: NAS's fftblock untiled (tile_bytes 0); tiled, the largest power of two B
+// whose batch (fft_batch_doubles(n, B) doubles) fits in the tile, at least 1, and for rows
+// at most kTransposeLines.
+int ft_batch_lines(std::size_t tile_bytes, int n, bool rows);
 
 // The executor for a backend: `threads` threads; `tile_bytes` 0 for NAS's fftblock, else
 // batches sized by the tile. Throws std::invalid_argument for a backend this build lacks.
