@@ -111,8 +111,9 @@ class Transform {
 std::string grid_text(const FtGrid& g) {
   if (g.nprocs == 1) return "1 x 1 (one process: no all-to-all)";
   if (g.decomp == "1d") return "1 x " + std::to_string(g.p2) + " (1d: slabs, one all-to-all over all processes)";
-  return std::to_string(g.p1) + " x " + std::to_string(g.p2) +
-         " (2d: pencils, all-to-alls in rows of " + std::to_string(g.p1) + " and columns of " +
+  const std::string grid = std::to_string(g.p1) + " x " + std::to_string(g.p2);
+  if (g.p2 == 1) return grid + " (2d: pencils, all-to-all in rows of " + std::to_string(g.p1) + "; z is local)";
+  return grid + " (2d: pencils, all-to-alls in rows of " + std::to_string(g.p1) + " and columns of " +
          std::to_string(g.p2) + ")";
 }
 
