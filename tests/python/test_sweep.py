@@ -90,3 +90,22 @@ def test_bar_chart_writes_a_png(tmp_path):
     rows = report.summarize([fake_record(spec[0], 2.0), fake_record(spec[1], 1.0)])
     out = report.bar_chart(rows, tmp_path / "c.png", "test")
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_table_shows_the_comm_share_and_keeps_decompositions_apart(tmp_path):
+    spec = sweep.interleave(sweep.plan(base(tmp_path), parse_layouts("1x2"), ["flat"], ["256K"],
+                                       ["openmp"], None)[0], 1)[0]
+    recs = []
+    for decomp, total, comm in (("1d", 2.0, 0.5), ("2d", 4.0, 2.0)):
+        rec = fake_record(spec, total)
+        rec.update(app="ft", size={"class": "A", "decomp": decomp})
+        rec["time"]["comm"] = comm
+        rec["metrics"] = {"mops_total": 100.0}  # FT reports no bandwidth
+        recs.append(rec)
+    rows = report.summarize(recs)
+    assert sorted(r.size for r in rows) == ["A 1d", "A 2d"]
+    console = Console(record=True, width=200)
+    report.print_table(rows, console=console)
+    text = console.export_text()
+    assert "25.0%" in text and "50.0%" in text
+    assert all(line.count(" - ") >= 1 for line in text.splitlines() if "A 1d" in line or "A 2d" in line)

@@ -74,8 +74,10 @@ def summarize(recs: Iterable[dict[str, Any]]) -> list[Row]:
         row.times.append(rec["time"]["total"])
         row.comm.append(rec["time"].get("comm", 0.0))
         metrics = rec.get("metrics", {})
-        # The ring's streamed bandwidth; the CG's SpMV bandwidth.
-        row.gbs.append(next((metrics[k] for k in GBS_METRICS if k in metrics), 0.0))
+        # The ring's streamed bandwidth, CG's SpMV and MG's residual bandwidth; FT has none.
+        gbs = next((metrics[k] for k in GBS_METRICS if k in metrics), None)
+        if gbs is not None:
+            row.gbs.append(gbs)
         if "mops_total" in metrics:
             row.mops.append(metrics["mops_total"])
         row.verified = row.verified and rec["status"] == "ok"
@@ -108,7 +110,7 @@ def table(rows: list[Row], title: str = "pxq results") -> Table:
                  r.backend, str(len(r.times)), f"{r.median:.4f}", f"{100 * r.spread:.1f}%",
                  f"{statistics.median(r.comm):.4f}",
                  f"{100 * statistics.median(r.comm) / r.median:.1f}%" if r.median > 0 else "-",
-                 f"{statistics.median(r.gbs):.1f}"]
+                 f"{statistics.median(r.gbs):.1f}" if r.gbs else "-"]
         if with_mops:
             cells.append(f"{statistics.median(r.mops):.0f}" if r.mops else "-")
         cells += ["-" if r.speedup is None else f"{r.speedup:.2f}x", "yes" if r.verified else "[red]NO[/red]"]
