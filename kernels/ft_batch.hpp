@@ -1,5 +1,6 @@
 // Internal: one batch of an FFT pass (gather with the optional evolve, transform, scatter),
-// shared by the OpenMP and Kokkos executors so both compute exactly the same thing.
+// one row of a block copy and of evolve, shared by the OpenMP and Kokkos executors so both
+// compute exactly the same thing.
 #pragma once
 
 #include <cstddef>
@@ -83,6 +84,31 @@ inline void transform_batch(Complex* src, Complex* dst, const FftPass& pass, int
         }
       }
     }
+  }
+}
+
+// Row t of a block copy (t < count[0] * count[1] * count[2]).
+inline void copy_row(const Complex* src, Complex* dst, const BlockCopy& c, std::int64_t t) {
+  const std::int64_t b = t % c.count[2];
+  const std::int64_t a = (t / c.count[2]) % c.count[1];
+  const std::int64_t p = t / (static_cast<std::int64_t>(c.count[2]) * c.count[1]);
+  const Complex* from = src + p * c.src_stride[0] + a * c.src_stride[1] + b * c.src_stride[2];
+  Complex* to = dst + p * c.dst_stride[0] + a * c.dst_stride[1] + b * c.dst_stride[2];
+  for (std::int64_t i = 0; i < c.row; ++i) to[i] = from[i];
+}
+
+// Row r (= i3 * n2 + i2) of NAS's evolve on a block [n3][n2][n1].
+inline void evolve_row(Complex* u0, Complex* u1, int n1, int n2, const double* f1, const double* f2,
+                       const double* f3, std::int64_t r) {
+  const double f = f3[r / n2] * f2[r % n2];
+  double* a = reinterpret_cast<double*>(u0 + r * n1);
+  double* b = reinterpret_cast<double*>(u1 + r * n1);
+  for (int i = 0; i < n1; ++i) {
+    const double g = f * f1[i];
+    a[2 * i] *= g;
+    a[2 * i + 1] *= g;
+    b[2 * i] = a[2 * i];
+    b[2 * i + 1] = a[2 * i + 1];
   }
 }
 

@@ -4,7 +4,6 @@
 // the OpenMP executor's (ft_batch.hpp).
 #include <Kokkos_Core.hpp>
 #include <algorithm>
-#include <cstring>
 #include <memory>
 
 #include "ft_batch.hpp"
@@ -45,34 +44,17 @@ class KokkosFtOps final : public FtOps {
 
   void copy(const Complex* src, Complex* dst, const BlockCopy& c) const override {
     const std::int64_t rows = static_cast<std::int64_t>(c.count[0]) * c.count[1] * c.count[2];
-    const std::size_t bytes = static_cast<std::size_t>(c.row) * sizeof(Complex);
     const BlockCopy k = c;
     Kokkos::parallel_for(
-        "pxq::ft::copy", Flat(0, rows), KOKKOS_LAMBDA(std::int64_t t) {
-          const std::int64_t b = t % k.count[2];
-          const std::int64_t a = (t / k.count[2]) % k.count[1];
-          const std::int64_t q = t / (static_cast<std::int64_t>(k.count[2]) * k.count[1]);
-          std::memcpy(dst + q * k.dst_stride[0] + a * k.dst_stride[1] + b * k.dst_stride[2],
-                      src + q * k.src_stride[0] + a * k.src_stride[1] + b * k.src_stride[2], bytes);
-        });
+        "pxq::ft::copy", Flat(0, rows), KOKKOS_LAMBDA(std::int64_t t) { detail::copy_row(src, dst, k, t); });
     Kokkos::fence();
   }
 
   void evolve(Complex* u0, Complex* u1, int n1, int n2, int n3, const double* f1, const double* f2,
               const double* f3) const override {
     Kokkos::parallel_for(
-        "pxq::ft::evolve", Flat(0, static_cast<std::int64_t>(n2) * n3), KOKKOS_LAMBDA(std::int64_t r) {
-          const double f = f3[r / n2] * f2[r % n2];
-          double* a = reinterpret_cast<double*>(u0 + r * n1);
-          double* b = reinterpret_cast<double*>(u1 + r * n1);
-          for (int i = 0; i < n1; ++i) {
-            const double g = f * f1[i];
-            a[2 * i] *= g;
-            a[2 * i + 1] *= g;
-            b[2 * i] = a[2 * i];
-            b[2 * i + 1] = a[2 * i + 1];
-          }
-        });
+        "pxq::ft::evolve", Flat(0, static_cast<std::int64_t>(n2) * n3),
+        KOKKOS_LAMBDA(std::int64_t r) { detail::evolve_row(u0, u1, n1, n2, f1, f2, f3, r); });
     Kokkos::fence();
   }
 

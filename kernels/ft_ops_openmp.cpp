@@ -3,7 +3,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -43,33 +42,15 @@ class OpenMpFtOps final : public FtOps {
 
   void copy(const Complex* src, Complex* dst, const BlockCopy& c) const override {
     const std::int64_t rows = static_cast<std::int64_t>(c.count[0]) * c.count[1] * c.count[2];
-    const std::size_t bytes = static_cast<std::size_t>(c.row) * sizeof(Complex);
 #pragma omp parallel for num_threads(threads_) schedule(static)
-    for (std::int64_t t = 0; t < rows; ++t) {
-      const std::int64_t b = t % c.count[2];
-      const std::int64_t a = (t / c.count[2]) % c.count[1];
-      const std::int64_t p = t / (static_cast<std::int64_t>(c.count[2]) * c.count[1]);
-      std::memcpy(dst + p * c.dst_stride[0] + a * c.dst_stride[1] + b * c.dst_stride[2],
-                  src + p * c.src_stride[0] + a * c.src_stride[1] + b * c.src_stride[2], bytes);
-    }
+    for (std::int64_t t = 0; t < rows; ++t) detail::copy_row(src, dst, c, t);
   }
 
   void evolve(Complex* u0, Complex* u1, int n1, int n2, int n3, const double* f1, const double* f2,
               const double* f3) const override {
     const std::int64_t rows = static_cast<std::int64_t>(n2) * n3;
 #pragma omp parallel for num_threads(threads_) schedule(static)
-    for (std::int64_t r = 0; r < rows; ++r) {
-      const double f = f3[r / n2] * f2[r % n2];
-      double* a = reinterpret_cast<double*>(u0 + r * n1);
-      double* b = reinterpret_cast<double*>(u1 + r * n1);
-      for (int i = 0; i < n1; ++i) {
-        const double g = f * f1[i];
-        a[2 * i] *= g;
-        a[2 * i + 1] *= g;
-        b[2 * i] = a[2 * i];
-        b[2 * i + 1] = a[2 * i + 1];
-      }
-    }
+    for (std::int64_t r = 0; r < rows; ++r) detail::evolve_row(u0, u1, n1, n2, f1, f2, f3, r);
   }
 
  private:

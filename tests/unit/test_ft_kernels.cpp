@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "executors.hpp"
 #include "pxq/kernels/backend.hpp"
 #include "pxq/kernels/fft.hpp"
 #include "pxq/kernels/ft_ops.hpp"
@@ -128,24 +129,13 @@ TEST(FtFft, BatchLinesFollowTheTile) {
   EXPECT_EQ(ft_batch_lines(0, 64, false), pxq::kernels::kNasFftBlock);
 }
 
-struct Exec {
-  Backend backend;
-  int threads;
-  std::size_t tile_bytes;
-  std::string name;
-};
-
 std::vector<Exec> executors() {
-  std::vector<Exec> e = {{Backend::openmp, 1, 0, "flat (fftblock 16)"},
-                         {Backend::openmp, 2, 0, "hybrid"},
-                         {Backend::openmp, 1, 1, "tiled, one line per batch"},
-                         {Backend::openmp, 2, 3000, "tiled 3000 B, 2 threads"},
-                         {Backend::openmp, 2, 64 * 1024, "tiled 64K, 2 threads"}};
-  if (pxq::kernels::backend_available(Backend::kokkos)) {
-    e.push_back({Backend::kokkos, 2, 0, "kokkos"});
-    e.push_back({Backend::kokkos, 2, 3000, "kokkos tiled"});
-  }
-  return e;
+  return with_kokkos({{Backend::openmp, 1, 0, "flat (fftblock 16)"},
+                      {Backend::openmp, 2, 0, "hybrid"},
+                      {Backend::openmp, 1, 1, "tiled, one line per batch"},
+                      {Backend::openmp, 2, 3000, "tiled 3000 B, 2 threads"},
+                      {Backend::openmp, 2, 64 * 1024, "tiled 64K, 2 threads"}},
+                     {{Backend::kokkos, 2, 0, "kokkos"}, {Backend::kokkos, 2, 3000, "kokkos tiled"}});
 }
 
 // A block [n3][n2][n1]; lines along axis 1 (rows) or axis 2 (stride n1), written either in

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "pxq/comm/halo.hpp"
+#include "executors.hpp"
 #include "expect_close.hpp"
 #include "pxq/kernels/backend.hpp"
 #include "pxq/kernels/mg_ops.hpp"
@@ -32,24 +33,13 @@ std::vector<double> random_field(const Box& b, unsigned seed) {
   return v;
 }
 
-struct Exec {
-  Backend backend;
-  int threads;
-  std::size_t tile_bytes;
-  std::string name;
-};
-
 std::vector<Exec> executors() {
-  std::vector<Exec> e = {{Backend::openmp, 1, 0, "flat"},
-                         {Backend::openmp, 2, 0, "hybrid"},
-                         {Backend::openmp, 1, 200, "tiled 200 B (one row per block)"},
-                         {Backend::openmp, 2, 1000, "tiled 1000 B, 2 threads"},
-                         {Backend::openmp, 2, 5000, "tiled 5000 B, 2 threads"}};
-  if (pxq::kernels::backend_available(Backend::kokkos)) {
-    e.push_back({Backend::kokkos, 2, 0, "kokkos"});
-    e.push_back({Backend::kokkos, 2, 1000, "kokkos tiled"});
-  }
-  return e;
+  return with_kokkos({{Backend::openmp, 1, 0, "flat"},
+                      {Backend::openmp, 2, 0, "hybrid"},
+                      {Backend::openmp, 1, 200, "tiled 200 B (one row per block)"},
+                      {Backend::openmp, 2, 1000, "tiled 1000 B, 2 threads"},
+                      {Backend::openmp, 2, 5000, "tiled 5000 B, 2 threads"}},
+                     {{Backend::kokkos, 2, 0, "kokkos"}, {Backend::kokkos, 2, 1000, "kokkos tiled"}});
 }
 
 std::string dims(const Box& b) {
