@@ -200,7 +200,7 @@ int run_cg(const MpiWorld& w, const common::CommonOptions& co, const CgOptions& 
   const CgGrid grid = make_grid(cls.na, w.size, w.rank);
   // The tile is a window of the source vector (and a chunk of every vector sweep).
   const common::RunStart start = common::start_run(
-      w, co, variant, static_cast<std::size_t>(grid.ncols()) * sizeof(double));
+      w, co, variant, static_cast<std::size_t>(grid.ncols()) * sizeof(double), "cg_spmv");
   const tiling::TileResolution& tile = start.tile;
   const auto& placement = start.placement;
   const common::LayoutFacts& facts = start.facts;

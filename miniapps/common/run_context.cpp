@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "pxq/common/run_record.hpp"
+#include "pxq/common/tile_profile.hpp"
 
 namespace pxq::common {
 
@@ -55,6 +56,7 @@ nlohmann::json variant_json(const Variant& v, const tiling::TileResolution& tile
           {"tile_bytes", tile.tiled ? tile.bytes : 0},
           {"tile_request", v.tile.text},
           {"tile_source", tile.source},
+          {"tile_profile", tile.profile.empty() ? nlohmann::json(nullptr) : nlohmann::json(tile.profile)},
           {"backend", kernels::backend_name(v.backend)}};
 }
 
@@ -73,12 +75,27 @@ std::vector<std::string> layout_notes(const LayoutFacts& f) {
 }
 
 RunStart start_run(const MpiWorld& w, const CommonOptions& o, const Variant& v,
-                   std::size_t tile_buffer_bytes) {
+                   std::size_t tile_buffer_bytes, const std::string& tile_kernel) {
   RunStart s;
   check_layout(o, w.size);
   s.driver = parse_driver_info(o.driver_info);
   s.caches = tiling::discover_caches();
-  s.tile = tiling::resolve_tile(v.tile, tile_buffer_bytes, sizeof(double), s.caches);
+  tiling::TilePolicy policy = v.tile;
+  ProfileChoice profile;
+  const std::string profile_path = tile_profile_path();
+  if (policy.kind == tiling::TilePolicy::Kind::automatic) {
+    profile = profile_tile(profile_path, tile_kernel, v.threads, this_machine(s.caches));
+    if (profile.bytes > 0) {
+      policy.kind = tiling::TilePolicy::Kind::bytes;
+      policy.bytes = profile.bytes;
+    }
+  }
+  s.tile = tiling::resolve_tile(policy, tile_buffer_bytes, sizeof(double), s.caches);
+  if (profile.bytes > 0) {
+    s.tile.source = "auto:profile";
+    s.tile.profile = profile_path;
+  }
+  if (!profile.note.empty()) s.tile.warning += (s.tile.warning.empty() ? "" : "; ") + profile.note;
   root_check(w, [&] { check_record_path(o.json_path); });
   s.runtime = std::make_unique<kernels::ScopedRuntime>(v.backend, v.threads);
   omp_set_num_threads(v.threads);

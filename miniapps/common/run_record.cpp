@@ -14,6 +14,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "pxq/common/tile_profile.hpp"
 #include "pxq/kernels/backend.hpp"
 
 #ifndef PXQ_GIT_COMMIT
@@ -28,18 +29,6 @@ std::string dir_of(const std::string& path) {
   if (slash == std::string::npos) return ".";
   if (slash == 0) return "/";
   return path.substr(0, slash);
-}
-
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      auto colon = line.find(':');
-      if (colon != std::string::npos) return line.substr(line.find_first_not_of(" \t", colon + 1));
-    }
-  }
-  return "unknown";
 }
 
 nlohmann::json cache_json(const tiling::CacheLevel& c) {
@@ -87,8 +76,7 @@ void append_record(const std::string& path, const nlohmann::json& record) {
 }
 
 nlohmann::json machine_context(const tiling::CacheInfo& caches) {
-  char host[256] = {0};
-  gethostname(host, sizeof(host) - 1);
+  const std::string host = host_name();
   char mpi_lib[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
   int len = 0;
   MPI_Get_library_version(mpi_lib, &len);

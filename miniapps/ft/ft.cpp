@@ -132,8 +132,8 @@ int run_ft(const MpiWorld& w, const common::CommonOptions& co, const FtOptions& 
   const FtClass& cls = ft_class(o.cls);
   const FtGrid grid = make_ft_grid(cls.nx, cls.ny, cls.nz, o.decomp, w.size, w.rank);
   // The tile bounds one batch of lines (data and work space, real and imaginary).
-  const common::RunStart start =
-      common::start_run(w, co, variant, static_cast<std::size_t>(grid.local_points()) * sizeof(Complex));
+  const common::RunStart start = common::start_run(
+      w, co, variant, static_cast<std::size_t>(grid.local_points()) * sizeof(Complex), "ft_pencils");
   const tiling::TileResolution& tile = start.tile;
   const common::LayoutFacts& facts = start.facts;
   const int T = variant.threads;

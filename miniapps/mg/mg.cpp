@@ -298,7 +298,7 @@ int run_mg(const MpiWorld& w, const common::CommonOptions& co, const MgOptions& 
   const std::vector<Level> levels = make_levels(cls, grid);
   const Level& finest = levels[static_cast<std::size_t>(cls.lt)];
   // The tile bounds the working set of a block of rows on the finest level's planes.
-  const common::RunStart start = common::start_run(w, co, variant, finest.box.size() * sizeof(double));
+  const common::RunStart start = common::start_run(w, co, variant, finest.box.size() * sizeof(double), "mg_resid");
   const tiling::TileResolution& tile = start.tile;
   const common::LayoutFacts& facts = start.facts;
   const int T = variant.threads;

@@ -123,7 +123,7 @@ int run_ring(const MpiWorld& w, const common::CommonOptions& co, const RingOptio
     throw std::invalid_argument("--block " + ro.block + " is not a multiple of 8 bytes (one " +
                                 "double): use e.g. " + tiling::format_bytes(block_bytes / 8 * 8 + 8));
   const std::size_t elems = block_bytes / sizeof(double);
-  const common::RunStart start = common::start_run(w, co, variant, block_bytes);
+  const common::RunStart start = common::start_run(w, co, variant, block_bytes, "ring_pass");
   const tiling::TileResolution& tile = start.tile;
   const auto& placement = start.placement;
   const common::LayoutFacts& facts = start.facts;

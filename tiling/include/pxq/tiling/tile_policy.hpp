@@ -37,7 +37,8 @@ struct TileResolution {
   bool tiled = false;         // false: one chunk, the whole buffer
   std::size_t bytes = 0;      // tile bytes actually used (whole buffer when untiled)
   std::size_t elements = 0;   // tile length in elements
-  std::string source;         // "off", "user", "auto:L2", "auto:fallback"
+  std::string source;         // "off", "user", "auto:L2", "auto:fallback", "auto:profile"
+  std::string profile;        // the machine tile profile's path when source is auto:profile
   std::string warning;        // non-empty when the request was clamped or rounded
 };
 

@@ -55,7 +55,9 @@ struct RunStart {
 // Checks the layout and --driver-info, resolves the tile for a buffer of `tile_buffer_bytes`
 // and checks the record path on rank 0 (every rank fails alike, before any record exists);
 // then starts the backend's runtime with the variant's threads and observes the placement.
+// `--tile auto` takes the machine tile profile's best tile for `tile_kernel` (the name in
+// pxq-bench-tiling) when the profile was made on this machine, else the cache-size rule.
 RunStart start_run(const MpiWorld& w, const CommonOptions& o, const Variant& v,
-                   std::size_t tile_buffer_bytes);
+                   std::size_t tile_buffer_bytes, const std::string& tile_kernel);
 
 }  // namespace pxq::common
