@@ -15,7 +15,7 @@ namespace {
 
 [[noreturn]] void invalid(const std::string& path, const std::string& what) {
   throw std::invalid_argument("tile profile '" + path + "' is not valid (" + what +
-                              "): run `pxq tune` again to rewrite it, or delete it");
+                              "): run `pxq tune --replace-profile` to rewrite it, or delete it");
 }
 
 std::string describe(const std::string& host, const std::string& cpu) { return host + ", " + cpu; }

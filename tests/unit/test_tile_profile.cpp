@@ -77,7 +77,7 @@ TEST(TileProfile, CorruptProfilesAreClearErrors) {
     } catch (const std::invalid_argument& e) {
       const std::string msg = e.what();
       EXPECT_NE(msg.find(path), std::string::npos) << msg;
-      EXPECT_NE(msg.find("run `pxq tune` again"), std::string::npos) << msg;
+      EXPECT_NE(msg.find("pxq tune --replace-profile"), std::string::npos) << msg;
     }
   }
 }

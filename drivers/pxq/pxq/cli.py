@@ -1,4 +1,4 @@
-"""The `pxq` command line: run, sweep, env, demo, report."""
+"""The `pxq` command line: run, sweep, env, demo, report, tune."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from pxq import demo, envinfo, records, report, runner, sweep
+from pxq import demo, envinfo, records, report, runner, sweep, tiles
 from pxq.layout import ALLOCATIONS, BACKENDS, MODES, InputError, parse_layout, parse_layouts, parse_tile
 from pxq.paths import binary, results_dir
 from pxq.records import RecordError
@@ -60,9 +60,22 @@ def parser() -> argparse.ArgumentParser:
     sub.add_parser("env", help="what pxq sees: cores, caches, MPI, Kokkos, layouts")
     d = sub.add_parser("demo", help="the headline study: ring flat/hybrid/tiled on every layout")
     d.add_argument("--repeat", type=int, default=3)
-    rp = sub.add_parser("report", help="table (and chart) of a results file")
-    rp.add_argument("results", type=Path)
-    rp.add_argument("--plot", type=Path, help="write a speedup bar chart (PNG) here")
+    rp = sub.add_parser("report", help="table (and chart) of a results file; `report tiles FILE...` for "
+                                       "tile benchmark results")
+    rp.add_argument("results", type=Path, nargs="+", help="a results file, or: tiles FILE...")
+    rp.add_argument("--plot", type=Path, help="write the chart (PNG) here")
+    t = sub.add_parser("tune", help="benchmark the tiled kernels over tile sizes, write the machine tile profile")
+    t.add_argument("target", nargs="?", help=f"an app ({', '.join(tiles.APP_KERNELS)}), a kernel "
+                                             f"({', '.join(tiles.KERNELS)}) or all (default)")
+    t.add_argument("--tiles", help="tile sizes, e.g. 64K,256K,1M (default 4K .. 64M in powers of two)")
+    t.add_argument("--threads", help="thread counts, e.g. 1,2 (default 1 .. the cores)")
+    t.add_argument("--repeat", type=int, default=3, help="repetitions of every benchmark, interleaved at random")
+    t.add_argument("--min-time", type=float, default=0.2, help="seconds each repetition runs at least")
+    t.add_argument("--out", type=Path, help="Google Benchmark JSON (default results/tiles.json)")
+    t.add_argument("--profile", type=Path, help="the profile to write (default: $PXQ_TILE_PROFILE, "
+                                                "$XDG_CONFIG_HOME/pxq/tiles.json or ~/.config/pxq/tiles.json)")
+    t.add_argument("--replace-profile", action="store_true",
+                   help="start the profile afresh (a corrupt one, or one from another machine)")
     return ap
 
 
@@ -193,13 +206,25 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "demo":
             return demo.run(console, repeat=args.repeat)
         if args.command == "report":
-            rows = report.summarize(records.read(args.results))
+            if str(args.results[0]) == "tiles":
+                if len(args.results) < 2:
+                    raise InputError("pxq report tiles needs a tile benchmark JSON file (pxq tune writes "
+                                     "results/tiles.json)")
+                return tiles.report(console, args.results[1:], args.plot)
+            if len(args.results) != 1:
+                raise InputError("pxq report takes one results file (or: pxq report tiles FILE...)")
+            path = args.results[0]
+            rows = report.summarize(records.read(path))
             if not rows:
-                raise InputError(f"{args.results}: no run records to report")
-            report.print_table(rows, str(args.results), console)
+                raise InputError(f"{path}: no run records to report")
+            report.print_table(rows, str(path), console)
             if args.plot:
-                console.print(f"chart: {report.bar_chart(rows, args.plot, str(args.results))}")
+                console.print(f"chart: {report.bar_chart(rows, args.plot, str(path))}")
             return 0
+        if args.command == "tune":
+            return tiles.tune(console, args.target, args.tiles, args.threads, args.repeat, args.min_time,
+                              args.out or results_dir() / "tiles.json", args.profile or tiles.profile_path(),
+                              args.replace_profile)
     except (InputError, RecordError) as e:
         print(f"pxq: error: {e}", file=sys.stderr)
         return 2

@@ -1,0 +1,307 @@
+"""Tile sizes: `pxq tune` (run pxq-bench-tiling, pick the best tile per kernel, write the
+machine tile profile that `--tile auto` reads) and `pxq report tiles` (table and plot of
+Google Benchmark results)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+import statistics
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from rich.console import Console
+from rich.table import Table
+
+from pxq import envinfo
+from pxq.layout import InputError, format_bytes, parse_bytes
+from pxq.paths import binary
+
+PROFILE_SCHEMA = "pxq-tile-profile/1"
+KERNELS = ("ring_pass", "cg_update", "cg_spmv", "mg_resid", "ft_pencils")
+APP_KERNELS = {"ring": ("ring_pass",), "cg": ("cg_update", "cg_spmv"), "mg": ("mg_resid",),
+               "ft": ("ft_pencils",)}
+# The kernel whose best tile an app's `--tile auto` takes (CG's tile is also its SpMV window).
+APP_TILE_KERNEL = {"ring": "ring_pass", "cg": "cg_spmv", "mg": "mg_resid", "ft": "ft_pencils"}
+DEFAULT_TILES = tuple(4096 << i for i in range(15))  # 4K .. 64M; 256K, the reference, among them
+REFERENCE_TILE = 256 * 1024
+
+_NAME = re.compile(r"(?P<kernel>\w+)/tile:(?P<tile>\d+)/threads:(?P<threads>\d+)(/\w+)?")
+
+
+def profile_path() -> Path:
+    """$PXQ_TILE_PROFILE, else $XDG_CONFIG_HOME/pxq/tiles.json, else ~/.config/pxq/tiles.json
+    (the same rule as the miniapps)."""
+    if os.environ.get("PXQ_TILE_PROFILE"):
+        return Path(os.environ["PXQ_TILE_PROFILE"])
+    if os.environ.get("XDG_CONFIG_HOME"):
+        return Path(os.environ["XDG_CONFIG_HOME"]) / "pxq" / "tiles.json"
+    return Path.home() / ".config" / "pxq" / "tiles.json"
+
+
+@dataclass
+class Sample:
+    kernel: str
+    tile: int
+    threads: int
+    gbs: float  # bytes/s / 1e9 of one repetition
+
+
+@dataclass
+class Results:
+    samples: list[Sample]
+    caches: dict[str, int]  # l1d, l2, l3 in bytes, from Google Benchmark's context
+
+
+@dataclass
+class Best:
+    kernel: str
+    threads: int
+    tile: int
+    gbs: float          # median over the repetitions
+    spread: float       # (max - min) / median over the best tile's repetitions
+    repetitions: int
+    reference_gbs: float | None  # the 256K tile's median, when measured
+    runner_up: int | None        # the second-best tile
+    runner_up_gbs: float | None
+
+
+def read_results(paths: Iterable[Path]) -> Results:
+    samples: list[Sample] = []
+    caches: dict[str, int] = {}
+    for path in paths:
+        try:
+            data = json.loads(Path(path).read_text())
+        except FileNotFoundError:
+            raise InputError(f"{path}: no such file (write one with pxq tune, or "
+                             "pxq-bench-tiling --benchmark_out=FILE --benchmark_out_format=json)") from None
+        except (OSError, json.JSONDecodeError) as e:
+            raise InputError(f"{path}: not a Google Benchmark JSON file ({e})") from None
+        if not isinstance(data, dict) or "benchmarks" not in data:
+            raise InputError(f"{path}: not a Google Benchmark JSON file (no \"benchmarks\")")
+        for c in data.get("context", {}).get("caches", []):
+            if c.get("type") in ("Data", "Unified"):
+                caches.setdefault({1: "l1d", 2: "l2", 3: "l3"}.get(c.get("level"), ""), int(c["size"]))
+        for b in data["benchmarks"]:
+            if b.get("run_type", "iteration") != "iteration" or b.get("error_occurred"):
+                continue
+            m = _NAME.fullmatch(b.get("run_name", b.get("name", "")))
+            if not m or "bytes_per_second" not in b:
+                continue
+            samples.append(Sample(m["kernel"], int(m["tile"]), int(m["threads"]), b["bytes_per_second"] / 1e9))
+    caches.pop("", None)
+    if not samples:
+        raise InputError("no tile benchmark results in " + ", ".join(str(p) for p in paths))
+    return Results(samples, caches)
+
+
+def best_tiles(samples: list[Sample]) -> list[Best]:
+    """Per kernel and thread count, the tile with the highest median bandwidth."""
+    groups: dict[tuple[str, int], dict[int, list[float]]] = {}
+    for s in samples:
+        groups.setdefault((s.kernel, s.threads), {}).setdefault(s.tile, []).append(s.gbs)
+    out = []
+    for (kernel, threads), by_tile in sorted(groups.items()):
+        medians = sorted(((statistics.median(v), t) for t, v in by_tile.items()), reverse=True)
+        gbs, tile = medians[0]
+        reps = by_tile[tile]
+        ref = by_tile.get(REFERENCE_TILE)
+        out.append(Best(kernel, threads, tile, gbs, (max(reps) - min(reps)) / gbs if gbs > 0 else 0.0,
+                        len(reps), statistics.median(ref) if ref else None,
+                        medians[1][1] if len(medians) > 1 else None,
+                        medians[1][0] if len(medians) > 1 else None))
+    return out
+
+
+def best_table(best: list[Best], title: str) -> Table:
+    t = Table(title=title)
+    for col in ("kernel", "threads", "best tile", "GB/s", "spread", "reps", "runner-up", "256K GB/s", "best/256K"):
+        t.add_column(col, justify="left" if col == "kernel" else "right")
+    for b in best:
+        t.add_row(b.kernel, str(b.threads), format_bytes(b.tile), f"{b.gbs:.2f}", f"{100 * b.spread:.1f}%",
+                  str(b.repetitions),
+                  "-" if b.runner_up is None else f"{format_bytes(b.runner_up)} ({b.runner_up_gbs:.2f})",
+                  "-" if b.reference_gbs is None else f"{b.reference_gbs:.2f}",
+                  "-" if not b.reference_gbs else f"{b.gbs / b.reference_gbs:.2f}x")
+    return t
+
+
+def plot(results: Results, path: Path, title: str) -> Path:
+    """Bandwidth versus tile size, one panel per kernel, one line per thread count (median,
+    with the repetitions' min-max as a band), the L1/L2/L3 sizes marked."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter
+
+    kernels = [k for k in KERNELS if any(s.kernel == k for s in results.samples)]
+    kernels += sorted({s.kernel for s in results.samples} - set(kernels))
+    fig, axes = plt.subplots(len(kernels), 1, figsize=(8, 2.8 * len(kernels)), squeeze=False)
+    for ax, kernel in zip(axes[:, 0], kernels):
+        mine = [s for s in results.samples if s.kernel == kernel]
+        for threads in sorted({s.threads for s in mine}):
+            by_tile: dict[int, list[float]] = {}
+            for s in mine:
+                if s.threads == threads:
+                    by_tile.setdefault(s.tile, []).append(s.gbs)
+            tiles = sorted(by_tile)
+            med = [statistics.median(by_tile[t]) for t in tiles]
+            ax.plot(tiles, med, marker="o", label=f"{threads} thread{'s' if threads > 1 else ''}")
+            ax.fill_between(tiles, [min(by_tile[t]) for t in tiles], [max(by_tile[t]) for t in tiles], alpha=0.2)
+        for name, size in sorted(results.caches.items(), key=lambda kv: kv[1]):
+            ax.axvline(size, color="grey", linestyle="--", linewidth=0.8)
+            ax.annotate(f"{name.upper()} {format_bytes(size)}", (size, 1.0), xycoords=("data", "axes fraction"),
+                        rotation=90, va="top", ha="right", fontsize=7, color="grey")
+        ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: format_bytes(int(round(x))) if x >= 1 else ""))
+        ax.set_title(kernel, fontsize=10)
+        ax.set_ylabel("GB/s")
+        ax.legend(fontsize=7)
+    axes[-1, 0].set_xlabel("tile (bytes)")
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+# ---- the profile ----
+
+def _identity(m: dict[str, Any]) -> dict[str, Any]:
+    c = m["caches"]
+    return {"host": m["host"], "cpu_model": m["cpu_model"],
+            "caches": {k: int(c[k]["bytes"]) for k in ("l1d", "l2", "l3")}}
+
+
+def read_profile(path: Path) -> dict[str, Any] | None:
+    """The profile at `path`, None when there is none; InputError when it is not a profile."""
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, json.JSONDecodeError) as e:
+        raise InputError(f"tile profile {path} is not valid ({e}): delete it, or run pxq tune "
+                         "with --replace-profile") from None
+    if not isinstance(data, dict) or data.get("schema") != PROFILE_SCHEMA or not isinstance(data.get("kernels"), dict):
+        raise InputError(f"tile profile {path} is not valid (no \"schema\": \"{PROFILE_SCHEMA}\" and "
+                         "\"kernels\"): delete it, or run pxq tune with --replace-profile")
+    return data
+
+
+def profile_entries(best: list[Best]) -> dict[str, dict[str, dict[str, Any]]]:
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for b in best:
+        out.setdefault(b.kernel, {})[str(b.threads)] = {
+            "tile": b.tile, "gbs": round(b.gbs, 4), "spread": round(b.spread, 4), "repetitions": b.repetitions}
+    return out
+
+
+def write_profile(path: Path, machine: dict[str, Any], best: list[Best], source: Path,
+                  replace: bool = False) -> tuple[dict[str, Any], str]:
+    """Writes (atomically) the profile with the new best tiles; entries for other kernels are
+    kept when the existing profile is for this machine. Returns the profile and a note."""
+    ident = _identity(machine)
+    note = ""
+    kernels: dict[str, Any] = {}
+    old = None if replace else read_profile(path)
+    if old is not None:
+        if old.get("machine") == ident:
+            kernels = dict(old["kernels"])
+        else:
+            note = (f"the previous profile at {path} was for {old.get('machine', {}).get('host')} "
+                    f"({old.get('machine', {}).get('cpu_model')}): replaced")
+    kernels.update(profile_entries(best))
+    profile = {"schema": PROFILE_SCHEMA, "machine": ident,
+               "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+               "benchmark": str(source), "kernels": kernels}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=".tiles-", suffix=".json", delete=False) as f:
+            json.dump(profile, f, indent=1)
+            tmp = Path(f.name)
+        os.replace(tmp, path)
+    except OSError as e:
+        raise InputError(f"cannot write the tile profile {path} ({e.strerror}): "
+                         "set PXQ_TILE_PROFILE to a writable path") from None
+    return profile, note
+
+
+# ---- pxq tune ----
+
+def kernels_for(target: str | None) -> tuple[str, ...]:
+    if target is None or target == "all":
+        return KERNELS
+    if target in APP_KERNELS:
+        return APP_KERNELS[target]
+    if target in KERNELS:
+        return (target,)
+    raise InputError(f"unknown app or kernel '{target}': use one of {', '.join((*APP_KERNELS, *KERNELS))} or all")
+
+
+def bench_command(kernels: tuple[str, ...], tiles: list[int], threads: list[int], repeat: int,
+                  min_time: float, out: Path) -> list[str]:
+    exe = binary("bench-tiling")
+    if not exe.exists():
+        raise InputError(f"{exe} is missing: build pxq with -DPXQ_ENABLE_BENCHMARKS=ON (./pxq build)")
+    pattern = (f"^({'|'.join(kernels)})/tile:({'|'.join(str(t) for t in tiles)})"
+               f"/threads:({'|'.join(str(t) for t in threads)})/")
+    return [str(exe), f"--benchmark_filter={pattern}", f"--benchmark_repetitions={repeat}",
+            "--benchmark_enable_random_interleaving=true", f"--benchmark_min_time={min_time}",
+            "--benchmark_report_aggregates_only=false", f"--benchmark_out={out}", "--benchmark_out_format=json"]
+
+
+def tune(console: Console, target: str | None, tiles_text: str | None, threads_text: str | None, repeat: int,
+         min_time: float, out: Path, profile: Path, replace: bool = False) -> int:
+    kernels = kernels_for(target)
+    tiles = [parse_bytes(t) for t in tiles_text.split(",")] if tiles_text else list(DEFAULT_TILES)
+    if any(t < 8 for t in tiles):
+        raise InputError("tiles must be at least 8 bytes (one double)")
+    n = envinfo.cores()
+    threads = [int(t) for t in threads_text.split(",")] if threads_text else list(range(1, n + 1))
+    if any(t < 1 for t in threads):
+        raise InputError("threads must be at least 1")
+    if repeat < 1:
+        raise InputError("--repeat must be at least 1")
+    if min_time <= 0:
+        raise InputError("--min-time must be > 0 seconds")
+    if out.resolve() == profile.resolve():
+        raise InputError(f"--out and the profile are the same file ({out}): give --out another path")
+    if not replace:
+        read_profile(profile)  # a corrupt profile is an error before an hour of benchmarks
+    machine = envinfo.machine()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    cmd = bench_command(kernels, tiles, threads, repeat, min_time, out)
+    count = len(kernels) * len(tiles) * len([t for t in threads])
+    console.print(f"[bold]pxq tune[/bold]: {len(kernels)} kernel(s) x {len(tiles)} tiles x {len(threads)} thread "
+                  f"count(s) x {repeat} repetitions, interleaved at random ({count * repeat} runs of "
+                  f">= {min_time} s) -> {out}")
+    env = dict(os.environ, OMP_WAIT_POLICY=os.environ.get("OMP_WAIT_POLICY", "passive"))
+    p = subprocess.run(cmd, env=env)
+    if p.returncode != 0:
+        console.print(f"[red]pxq-bench-tiling exited {p.returncode}[/red]")
+        return 3
+    results = read_results([out])
+    best = best_tiles(results.samples)
+    written, note = write_profile(profile, machine, best, out, replace)
+    console.print(best_table(best, f"best tiles on {written['machine']['host']} ({written['machine']['cpu_model']})"))
+    if note:
+        console.print(f"note: {note}")
+    console.print(f"profile: {profile} (--tile auto now uses it on this machine)")
+    chart = plot(results, out.with_suffix(".png"), "pxq tune on " + machine["host"])
+    console.print(f"curves: {chart}")
+    return 0
+
+
+def report(console: Console, paths: list[Path], plot_path: Path | None) -> int:
+    results = read_results(paths)
+    console.print(best_table(best_tiles(results.samples), "best tiles: " + ", ".join(str(p) for p in paths)))
+    target = plot_path or Path(paths[0]).with_suffix(".png")
+    console.print(f"curves: {plot(results, target, ', '.join(str(p) for p in paths))}")
+    return 0

@@ -1,0 +1,141 @@
+"""`pxq tune` and `pxq report tiles` without a build: Google Benchmark JSON is written by
+hand (or by a stand-in pxq-bench-tiling), so the selection, the spread, the profile and its
+errors are checked exactly."""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from pxq import cli, tiles
+from pxq.layout import InputError
+
+MACHINE = {"host": "node7", "cpu_model": "Example CPU 9000",
+           "caches": {"l1d": {"bytes": 49152}, "l2": {"bytes": 2097152}, "l3": {"bytes": 110100480}}}
+
+
+def bench_json(samples: dict[tuple[str, int, int], list[float]]) -> dict:
+    """Google Benchmark's JSON: one iteration entry per repetition, plus aggregates to ignore."""
+    benchmarks = []
+    for (kernel, tile, threads), gbs in samples.items():
+        name = f"{kernel}/tile:{tile}/threads:{threads}/real_time"
+        for i, g in enumerate(gbs):
+            benchmarks.append({"name": name, "run_name": name, "run_type": "iteration", "repetition_index": i,
+                               "bytes_per_second": g * 1e9, "items_per_second": 1.0})
+        benchmarks.append({"name": name + "_median", "run_name": name, "run_type": "aggregate",
+                           "aggregate_name": "median", "bytes_per_second": 1e15})
+    return {"context": {"caches": [{"type": "Data", "level": 1, "size": 49152},
+                                   {"type": "Instruction", "level": 1, "size": 32768},
+                                   {"type": "Unified", "level": 2, "size": 2097152},
+                                   {"type": "Unified", "level": 3, "size": 110100480}]},
+            "benchmarks": benchmarks}
+
+
+SAMPLES = {("ring_pass", 65536, 1): [60.0, 62.0, 61.0], ("ring_pass", 262144, 1): [70.0, 77.0, 76.0],
+           ("ring_pass", 1048576, 1): [75.0, 74.0, 73.0], ("ring_pass", 262144, 2): [100.0, 101.0, 99.0],
+           ("ring_pass", 1048576, 2): [110.0, 111.0, 112.0], ("mg_resid", 4096, 1): [5.0, 5.5, 6.0]}
+
+
+def write_bench(path: Path, samples=SAMPLES) -> Path:
+    path.write_text(json.dumps(bench_json(samples)))
+    return path
+
+
+def test_best_tile_is_the_highest_median_with_its_spread(tmp_path):
+    res = tiles.read_results([write_bench(tmp_path / "b.json")])
+    assert res.caches == {"l1d": 49152, "l2": 2097152, "l3": 110100480}
+    assert len(res.samples) == 18  # aggregates ignored
+    best = {(b.kernel, b.threads): b for b in tiles.best_tiles(res.samples)}
+    one = best[("ring_pass", 1)]
+    assert one.tile == 262144 and one.gbs == 76.0 and one.repetitions == 3
+    assert abs(one.spread - 7.0 / 76.0) < 1e-12
+    assert one.runner_up == 1048576 and one.runner_up_gbs == 74.0
+    two = best[("ring_pass", 2)]
+    assert two.tile == 1048576 and two.reference_gbs == 100.0
+    assert best[("mg_resid", 1)].reference_gbs is None
+
+
+def test_profile_keeps_other_kernels_on_the_same_machine_and_replaces_another_machines(tmp_path):
+    profile = tmp_path / "cfg" / "tiles.json"
+    best = tiles.best_tiles(tiles.read_results([write_bench(tmp_path / "b.json")]).samples)
+    written, note = tiles.write_profile(profile, MACHINE, [b for b in best if b.kernel == "mg_resid"], Path("x"))
+    assert note == "" and set(written["kernels"]) == {"mg_resid"}
+    written, _ = tiles.write_profile(profile, MACHINE, [b for b in best if b.kernel == "ring_pass"], Path("x"))
+    data = json.loads(profile.read_text())
+    assert data["schema"] == tiles.PROFILE_SCHEMA
+    assert set(data["kernels"]) == {"mg_resid", "ring_pass"}
+    assert data["kernels"]["ring_pass"]["2"]["tile"] == 1048576
+    assert data["machine"] == {"host": "node7", "cpu_model": "Example CPU 9000",
+                               "caches": {"l1d": 49152, "l2": 2097152, "l3": 110100480}}
+    other = dict(MACHINE, host="node8")
+    written, note = tiles.write_profile(profile, other, [b for b in best if b.kernel == "ring_pass"], Path("x"))
+    assert "was for node7" in note and set(written["kernels"]) == {"ring_pass"}
+
+
+def test_corrupt_profile_is_a_clear_error_and_is_not_overwritten(tmp_path):
+    profile = tmp_path / "tiles.json"
+    profile.write_text('{"schema": "pxq-tile-profile/1", "kern')
+    with pytest.raises(InputError, match="is not valid.*--replace-profile"):
+        tiles.read_profile(profile)
+    best = tiles.best_tiles(tiles.read_results([write_bench(tmp_path / "b.json")]).samples)
+    with pytest.raises(InputError):
+        tiles.write_profile(profile, MACHINE, best, Path("x"))
+    assert profile.read_text() == '{"schema": "pxq-tile-profile/1", "kern'
+    tiles.write_profile(profile, MACHINE, best, Path("x"), replace=True)
+    assert json.loads(profile.read_text())["schema"] == tiles.PROFILE_SCHEMA
+
+
+def test_targets_and_bad_results_are_named(tmp_path):
+    assert tiles.kernels_for("cg") == ("cg_update", "cg_spmv")
+    assert tiles.kernels_for("ft_pencils") == ("ft_pencils",)
+    assert tiles.kernels_for(None) == tiles.KERNELS
+    with pytest.raises(InputError, match="unknown app or kernel 'lu'"):
+        tiles.kernels_for("lu")
+    (tmp_path / "bad.json").write_text("{not json")
+    with pytest.raises(InputError, match="not a Google Benchmark JSON"):
+        tiles.read_results([tmp_path / "bad.json"])
+    with pytest.raises(InputError, match="no such file"):
+        tiles.read_results([tmp_path / "missing.json"])
+
+
+def test_report_tiles_prints_the_best_tiles_and_writes_the_curves(tmp_path, capsys):
+    bench = write_bench(tmp_path / "b.json")
+    code = cli.main(["report", "tiles", str(bench), "--plot", str(tmp_path / "c.png")])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "ring_pass" in out and "256K" in out and "1M" in out
+    assert (tmp_path / "c.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    code = cli.main(["report", "tiles"])
+    assert code == 2 and "needs a tile benchmark JSON" in capsys.readouterr().err
+
+
+def test_tune_runs_the_benchmark_and_writes_the_profile(fake_build, tmp_path, capsys, monkeypatch):
+    bin_dir = fake_build / "build" / "bin"
+    # Stand-ins: pxq-envinfo prints the machine, pxq-bench-tiling writes Google Benchmark JSON
+    # to --benchmark_out and records the filter it was given.
+    (bin_dir / "pxq-envinfo").write_text(f"#!/bin/sh\necho '{json.dumps(MACHINE)}'\n")
+    (bin_dir / "pxq-bench-tiling").write_text(
+        "#!/bin/sh\nfor a in \"$@\"; do case $a in --benchmark_out=*) out=${a#--benchmark_out=};; esac; done\n"
+        f"echo \"$@\" > {tmp_path}/args\ncp {write_bench(tmp_path / 'canned.json')} \"$out\"\n")
+    for stand_in in ("pxq-envinfo", "pxq-bench-tiling"):
+        (bin_dir / stand_in).chmod(0o755)
+    profile = tmp_path / "p" / "tiles.json"
+    code = cli.main(["tune", "ring", "--tiles", "64K,256K,1M", "--threads", "1,2", "--repeat", "3",
+                     "--min-time", "0.01", "--out", str(tmp_path / "r" / "t.json"), "--profile", str(profile)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    args = (tmp_path / "args").read_text()
+    assert "--benchmark_filter=^(ring_pass)/tile:(65536|262144|1048576)/threads:(1|2)/" in args
+    assert "--benchmark_repetitions=3" in args and "--benchmark_enable_random_interleaving=true" in args
+    data = json.loads(profile.read_text())
+    assert data["kernels"]["ring_pass"]["1"]["tile"] == 262144
+    assert (tmp_path / "r" / "t.png").exists()
+    # A corrupt profile stops tune before any benchmark runs.
+    profile.write_text("[]")
+    (tmp_path / "args").unlink()
+    code = cli.main(["tune", "ring", "--profile", str(profile), "--out", str(tmp_path / "r" / "t.json")])
+    assert code == 2 and "is not valid" in capsys.readouterr().err
+    assert not (tmp_path / "args").exists()
+    code = cli.main(["tune", "lu", "--profile", str(profile)])
+    assert code == 2 and "unknown app or kernel" in capsys.readouterr().err
