@@ -146,8 +146,15 @@ def bar_chart(rows: list[Row], path: Path, title: str) -> Path:
     ax.set_xticks(range(len(shown)), labels, fontsize=8)
     ax.set_ylabel("speedup vs flat (same cores per node)")
     ax.set_title(title, fontsize=10)
+    return save_figure(fig, path)
+
+
+def save_figure(fig: Any, path: Path, dpi: int = 120) -> Path:
+    """Lays out, writes (creating the folder) and closes a matplotlib figure."""
+    import matplotlib.pyplot as plt
+
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=dpi)
     plt.close(fig)
     return path

@@ -21,6 +21,7 @@ from rich.table import Table
 from pxq import envinfo
 from pxq.layout import InputError, format_bytes, parse_bytes
 from pxq.paths import binary
+from pxq.report import save_figure
 
 PROFILE_SCHEMA = "pxq-tile-profile/1"
 KERNELS = ("ring_pass", "cg_update", "cg_spmv", "mg_resid", "ft_pencils")
@@ -165,11 +166,7 @@ def plot(results: Results, path: Path, title: str) -> Path:
         ax.legend(fontsize=7)
     axes[-1, 0].set_xlabel("tile (bytes)")
     fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, dpi=110)
 
 
 # ---- the profile ----
@@ -278,7 +275,7 @@ def tune(console: Console, target: str | None, tiles_text: str | None, threads_t
     machine = envinfo.machine()
     out.parent.mkdir(parents=True, exist_ok=True)
     cmd = bench_command(kernels, tiles, threads, repeat, min_time, out)
-    count = len(kernels) * len(tiles) * len([t for t in threads])
+    count = len(kernels) * len(tiles) * len(threads)
     console.print(f"[bold]pxq tune[/bold]: {len(kernels)} kernel(s) x {len(tiles)} tiles x {len(threads)} thread "
                   f"count(s) x {repeat} repetitions, interleaved at random ({count * repeat} runs of "
                   f">= {min_time} s) -> {out}")
