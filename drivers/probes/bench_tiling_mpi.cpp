@@ -10,7 +10,8 @@
 // Every iteration starts with a barrier; each rank times its own iteration and the slowest
 // rank's time (an all-reduce MAX) is the iteration's manual time. Every rank therefore sees
 // the same times, so Google Benchmark picks the same iteration counts on every rank and the
-// collectives stay matched. Rank 0 reports; the other ranks report nothing.
+// collectives stay matched (so --benchmark_enable_random_interleaving, which would shuffle
+// each rank differently, is refused). Rank 0 reports; the other ranks report nothing.
 #include <benchmark/benchmark.h>
 #include <mpi.h>
 #include <omp.h>
@@ -86,6 +87,21 @@ int main(int argc, char** argv) {
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  // Every rank must run the same benchmark at the same time; a random order would differ
+  // between ranks and leave their collectives unmatched.
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--benchmark_enable_random_interleaving", 0) == 0 &&
+        arg != "--benchmark_enable_random_interleaving=false") {
+      if (rank == 0)
+        std::fprintf(stderr,
+                     "pxq-bench-tiling-mpi: %s is not supported: the ranks would run different benchmarks at "
+                     "once; drop it (repetitions still work)\n",
+                     arg.c_str());
+      MPI_Finalize();
+      return 2;
+    }
+  }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) {
     MPI_Finalize();

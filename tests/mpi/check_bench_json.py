@@ -49,6 +49,13 @@ def main() -> int:
     if mpi and data["context"].get("mpi_ranks") != "2":
         print(f"FAIL: the MPI benchmark should say it ran on 2 ranks: {data['context']}")
         return 1
+    if mpi:
+        # A random order would differ between ranks and hang their collectives: refused.
+        p = subprocess.run([*launch, exe, "--benchmark_enable_random_interleaving=true"], capture_output=True,
+                           text=True, timeout=120)
+        if p.returncode == 0 or "is not supported" not in p.stderr:
+            print(f"FAIL: random interleaving should be refused under MPI: exit {p.returncode}\n{p.stderr}")
+            return 1
     print(f"PASS: {len(got)} benchmarks, JSON parsed")
     return 0
 
