@@ -1,6 +1,7 @@
 // Layout checks and the layout/placement parts of every run record.
 #include "pxq/common/run_context.hpp"
 
+#include <mpi.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -84,7 +85,16 @@ RunStart start_run(const MpiWorld& w, const CommonOptions& o, const Variant& v,
   ProfileChoice profile;
   const std::string profile_path = tile_profile_path();
   if (policy.kind == tiling::TilePolicy::Kind::automatic) {
-    profile = profile_tile(profile_path, tile_kernel, v.threads, this_machine(s.caches));
+    // Rank 0 reads the profile and every rank takes its choice: the ranks' tiles must agree
+    // (their messages are cut by them), even when the nodes differ. Its error fails all alike.
+    root_check(w, [&] { profile = profile_tile(profile_path, tile_kernel, v.threads, this_machine(s.caches)); });
+    unsigned long long bytes = profile.bytes;
+    MPI_Bcast(&bytes, 1, MPI_UNSIGNED_LONG_LONG, 0, w.comm);
+    profile.bytes = static_cast<std::size_t>(bytes);
+    int len = static_cast<int>(profile.note.size());
+    MPI_Bcast(&len, 1, MPI_INT, 0, w.comm);
+    profile.note.resize(static_cast<std::size_t>(len));
+    MPI_Bcast(profile.note.data(), len, MPI_CHAR, 0, w.comm);
     if (profile.bytes > 0) {
       policy.kind = tiling::TilePolicy::Kind::bytes;
       policy.bytes = profile.bytes;
