@@ -1,4 +1,4 @@
-"""The `pxq` command line: run, sweep, env, demo, report, tune."""
+"""The `pxq` command line: run, sweep, env, demo, report, tune, probe."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from pxq import demo, envinfo, records, report, runner, sweep, tiles
+from pxq import demo, envinfo, probe, records, report, runner, sweep, tiles
 from pxq.layout import ALLOCATIONS, BACKENDS, MODES, InputError, parse_layout, parse_layouts, parse_tile
 from pxq.paths import binary, results_dir
 from pxq.records import RecordError
@@ -64,6 +64,19 @@ def parser() -> argparse.ArgumentParser:
                                        "tile benchmark results")
     rp.add_argument("results", type=Path, nargs="+", help="a results file, or: tiles FILE...")
     rp.add_argument("--plot", type=Path, help="write the chart (PNG) here")
+    pr = sub.add_parser("probe", help="the variability of a collective: N back-to-back calls, optionally "
+                                      "next to a background load")
+    pr.add_argument("op", choices=probe.COLLECTIVES, help="the collective to time")
+    pr.add_argument("--layout", default="1x2", help="PxQ: nodes x ranks per node (default 1x2)")
+    pr.add_argument("--calls", type=int, default=2000, help="timed calls (default 2000)")
+    pr.add_argument("--size", default="16K", help="message size (default 16K; per peer for alltoall)")
+    pr.add_argument("--warmup", type=int, default=50, help="untimed calls first (default 50)")
+    pr.add_argument("--noise", choices=probe.NOISE_MODES, help="a background load while the probe runs")
+    pr.add_argument("--noise-cores", help="cores the load runs on, e.g. 1 or 0,1 (default the last core)")
+    pr.add_argument("--noise-intensity", type=float, default=1.0,
+                    help="share of each 10 ms period the load works, (0, 1] (default 1)")
+    pr.add_argument("--plot", type=Path, help="time series and histogram PNG (default next to the results)")
+    _add_launch_options(pr)
     t = sub.add_parser("tune", help="benchmark the tiled kernels over tile sizes, write the machine tile profile")
     t.add_argument("target", nargs="?", help=f"an app ({', '.join(tiles.APP_KERNELS)}), a kernel "
                                              f"({', '.join(tiles.KERNELS)}) or all (default)")
@@ -221,6 +234,17 @@ def main(argv: list[str] | None = None) -> int:
             if args.plot:
                 console.print(f"chart: {report.bar_chart(rows, args.plot, str(path))}")
             return 0
+        if args.command == "probe":
+            if args.problem_class:
+                raise InputError("--class: the probe has no problem classes (size it with --size)")
+            results = args.results or results_dir() / f"probe-{args.op}.jsonl"
+            results.parent.mkdir(parents=True, exist_ok=True)
+            base = runner.RunSpec(app="probe-collective", layout=parse_layout("1x1"), alloc=args.alloc,
+                                  oversubscribe=args.oversubscribe, hostfile=args.hostfile,
+                                  launcher=args.launcher, timeout=args.timeout, cores=envinfo.cores())
+            return probe.run(console, args.op, parse_layout(args.layout), args.calls, args.size, args.warmup,
+                             args.noise, args.noise_cores, args.noise_intensity, results,
+                             args.plot or results.with_suffix(".png"), base)
         if args.command == "tune":
             return tiles.tune(console, args.target, args.tiles, args.threads, args.repeat, args.min_time,
                               args.out or results_dir() / "tiles.json", args.profile or tiles.profile_path(),
@@ -228,4 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     except (InputError, RecordError) as e:
         print(f"pxq: error: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("pxq: interrupted (runs and background loads stopped)", file=sys.stderr)
+        return 130
     return 2

@@ -53,6 +53,7 @@ class RunSpec:
     repeat: int = 0
     sweep_key: str | None = None
     cores: int = os.cpu_count() or 1
+    driver_extra: dict[str, Any] = field(default_factory=dict)  # more facts for the record's "driver"
 
     def resolved(self) -> tuple[str, int, str]:
         return resolve_mode(self.mode, self.layout.threads, self.tile)
@@ -97,6 +98,7 @@ def build(spec: RunSpec, workdir: Path, run_id: str) -> tuple[LaunchPlan, list[s
     driver = {"run_id": run_id, "repeat": spec.repeat, "layout": str(layout)}
     if spec.sweep_key:
         driver["sweep_key"] = spec.sweep_key
+    driver.update(spec.driver_extra)
     app_argv = [
         str(binary(spec.app)), "--mode", mode, "--threads", str(threads), "--tile", tile,
         "--backend", spec.backend, "--nodes", str(layout.nodes),
@@ -131,6 +133,11 @@ def execute(spec: RunSpec, echo: bool = False) -> RunResult:
             os.killpg(proc.pid, signal.SIGKILL)
             output, _ = proc.communicate()
             return RunResult("timeout", -1, time.monotonic() - start, output or "")
+        except BaseException:
+            # Interrupted (Ctrl-C): the run is in its own session, so take it down too.
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise
         seconds = time.monotonic() - start
     if echo:
         print(output, end="")
