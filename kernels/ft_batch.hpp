@@ -3,6 +3,7 @@
 // compute exactly the same thing.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -115,9 +116,31 @@ inline void evolve_row(Complex* u0, Complex* u1, int n1, int n2, const double* f
 // Whether a pass gathers or scatters by transposition (lines whose elements are adjacent).
 inline bool transposes(const FftPass& pass) { return pass.src.line != 1 || pass.dst.line != 1; }
 
-// Batches of a pass with `lines` lines per batch: per outer index, ceil(line_count / lines).
-inline std::int64_t batches_per_outer(const FftPass& pass, int lines) {
-  return (pass.line_count + lines - 1) / lines;
+// How a pass is cut into batches: `lines` lines each, `per_outer` batches per outer index,
+// `count` in all; batch t covers lines (o, x0 .. x0 + width - 1).
+struct BatchGeometry {
+  int lines = 0;
+  std::int64_t per_outer = 0, count = 0;
+  std::size_t doubles = 0;  // one batch's buffer
+  int outer(std::int64_t t) const { return static_cast<int>(t / per_outer); }
+  int first(std::int64_t t) const { return static_cast<int>(t % per_outer) * lines; }
+};
+
+inline BatchGeometry batch_geometry(const FtOps& ops, const FftPass& pass) {
+  BatchGeometry g;
+  const int n = pass.plan->size();
+  g.lines = std::min(ops.batch_lines(n, transposes(pass)), pass.line_count);
+  g.per_outer = (pass.line_count + g.lines - 1) / g.lines;
+  g.count = g.per_outer * pass.outer_count;
+  g.doubles = fft_batch_doubles(n, g.lines);
+  return g;
+}
+
+// Batch t of a pass cut by `g`, with `buf` holding g.doubles doubles.
+inline void run_batch(Complex* src, Complex* dst, const FftPass& pass, const BatchGeometry& g, std::int64_t t,
+                      double* buf) {
+  const int x0 = g.first(t);
+  transform_batch(src, dst, pass, g.outer(t), x0, std::min(g.lines, pass.line_count - x0), buf);
 }
 
 }  // namespace pxq::kernels::detail

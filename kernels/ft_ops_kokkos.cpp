@@ -24,20 +24,13 @@ class KokkosFtOps final : public FtOps {
 
   void fft(Complex* src, Complex* dst, const FftPass& pass) const override {
     if (pass.outer_count <= 0 || pass.line_count <= 0) return;
-    const int n = pass.plan->size();
-    const int lines = std::min(batch_lines(n, detail::transposes(pass)), pass.line_count);
-    const std::int64_t per_outer = detail::batches_per_outer(pass, lines);
-    const int batches = static_cast<int>(per_outer * pass.outer_count);
-    const std::size_t bytes = fft_batch_doubles(n, lines) * sizeof(double);
+    const detail::BatchGeometry g = detail::batch_geometry(*this, pass);
+    const std::size_t bytes = g.doubles * sizeof(double);
     const FftPass p = pass;
     Kokkos::parallel_for(
-        "pxq::ft::fft", Teams(batches, 1).set_scratch_size(1, Kokkos::PerTeam(bytes)),
+        "pxq::ft::fft", Teams(static_cast<int>(g.count), 1).set_scratch_size(1, Kokkos::PerTeam(bytes)),
         KOKKOS_LAMBDA(const Teams::member_type& team) {
-          double* buf = static_cast<double*>(team.team_scratch(1).get_shmem(bytes));
-          const std::int64_t t = team.league_rank();
-          const int o = static_cast<int>(t / per_outer);
-          const int x0 = static_cast<int>(t % per_outer) * lines;
-          detail::transform_batch(src, dst, p, o, x0, std::min(lines, p.line_count - x0), buf);
+          detail::run_batch(src, dst, p, g, team.league_rank(), static_cast<double*>(team.team_scratch(1).get_shmem(bytes)));
         });
     Kokkos::fence();
   }

@@ -20,23 +20,15 @@ class OpenMpFtOps final : public FtOps {
 
   void fft(Complex* src, Complex* dst, const FftPass& pass) const override {
     if (pass.outer_count <= 0 || pass.line_count <= 0) return;
-    const int n = pass.plan->size();
-    const int lines = std::min(batch_lines(n, detail::transposes(pass)), pass.line_count);
-    const std::int64_t per_outer = detail::batches_per_outer(pass, lines);
-    const std::int64_t batches = per_outer * pass.outer_count;
-    const std::size_t per_thread = fft_batch_doubles(n, lines);
-    if (work_.size() < per_thread * static_cast<std::size_t>(threads_))
-      work_.assign(per_thread * static_cast<std::size_t>(threads_), 0.0);
+    const detail::BatchGeometry g = detail::batch_geometry(*this, pass);
+    if (work_.size() < g.doubles * static_cast<std::size_t>(threads_))
+      work_.assign(g.doubles * static_cast<std::size_t>(threads_), 0.0);
     double* work = work_.data();
 #pragma omp parallel num_threads(threads_)
     {
-      double* buf = work + per_thread * static_cast<std::size_t>(omp_get_thread_num());
+      double* buf = work + g.doubles * static_cast<std::size_t>(omp_get_thread_num());
 #pragma omp for schedule(static)
-      for (std::int64_t t = 0; t < batches; ++t) {
-        const int o = static_cast<int>(t / per_outer);
-        const int x0 = static_cast<int>(t % per_outer) * lines;
-        detail::transform_batch(src, dst, pass, o, x0, std::min(lines, pass.line_count - x0), buf);
-      }
+      for (std::int64_t t = 0; t < g.count; ++t) detail::run_batch(src, dst, pass, g, t, buf);
     }
   }
 
