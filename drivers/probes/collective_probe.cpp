@@ -131,39 +131,32 @@ int run(const pxq::common::MpiWorld& w, const pxq::common::CommonOptions& co, co
     for (int r = 0; r < w.size; ++r)
       per_rank.push_back(std::vector<double>(all.begin() + static_cast<std::ptrdiff_t>(r) * o.calls,
                                              all.begin() + static_cast<std::ptrdiff_t>(r + 1) * o.calls));
-    nlohmann::json rec = {
-        {"schema", pxq::common::kRecordSchema},
-        {"app", "probe-collective"},
-        {"status", "ok"},
+    nlohmann::json rec = pxq::common::record_frame("probe-collective", true, co, variant, start, w.size,
+                                                   pxq::common::start_notes(start));
+    rec.update(nlohmann::json{
         {"size", {{"op", o.op}, {"bytes", bytes}, {"calls", o.calls}, {"warmup", o.warmup}}},
-        {"variant", pxq::common::variant_json(variant, start.tile)},
-        {"layout", pxq::common::layout_json(co, start.facts, w.size, 1)},
-        {"placement", pxq::common::placement_json(start.placement)},
         {"stats",
          {{"median", median}, {"p90", p90}, {"p95", p95}, {"p99", p99}, {"max", max}, {"total", total},
           {"tail_fraction", o.tail}, {"tail_share", share}, {"cluster_gap", o.gap}, {"clusters", cl}}},
-        {"samples", {{"unit", "s"}, {"slowest_rank", slowest}, {"per_rank", per_rank}}},
-        {"notes", pxq::common::layout_notes(start.facts)},
-        {"context", pxq::common::machine_context(start.caches)},
-        {"driver", start.driver}};
+        {"samples", {{"unit", "s"}, {"slowest_rank", slowest}, {"per_rank", per_rank}}}});
     pxq::common::append_record(co.json_path, rec);
   }
   return pxq::common::kExitOk;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  CLI::App app{"pxq probe: the variability of a collective over many back-to-back calls", "pxq-probe-collective"};
-  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  pxq::common::CommonOptions common;
-  ProbeOptions o;
-  pxq::common::add_common_options(app, common);
+void add_probe_options(CLI::App& app, ProbeOptions& o) {
   app.add_option("--op", o.op, "allreduce (doubles, sum), bcast, alltoall (--size per peer) or barrier");
   app.add_option("--size", o.size, "message size, e.g. 8, 16K, 1M (default 16K)");
   app.add_option("--calls", o.calls, "timed calls (default 2000)");
   app.add_option("--warmup", o.warmup, "untimed calls first (default 50)");
   app.add_option("--cluster-gap", o.gap, "split clusters where a call takes over this many times the previous");
   app.add_option("--tail", o.tail, "the slowest share of calls whose share of the time is reported (0.05)");
-  return pxq::common::run_miniapp(argc, argv, app, [&](const pxq::common::MpiWorld& w) { return run(w, common, o); });
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return pxq::common::miniapp_main<ProbeOptions>(
+      argc, argv, "pxq probe: the variability of a collective over many back-to-back calls", "pxq-probe-collective",
+      add_probe_options, run);
 }

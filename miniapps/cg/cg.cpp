@@ -269,8 +269,7 @@ int run_cg(const MpiWorld& w, const common::CommonOptions& co, const CgOptions& 
   const double spmv_calls = static_cast<double>(cls.niter) * (kCgIterations + 1);
   const double spmv_gbs =
       phases.at("spmv") > 0 ? stats[1] * spmv_calls / phases.at("spmv") / 1e9 : 0.0;
-  std::vector<std::string> notes = common::layout_notes(facts);
-  if (!tile.warning.empty()) notes.push_back("tile: " + tile.warning);
+  std::vector<std::string> notes = common::start_notes(start);
   if (variant.backend == kernels::Backend::kokkos && tile.tiled)
     notes.push_back("kokkos: vector sweeps are fused per element; the tile sets the SpMV column window");
 
@@ -312,10 +311,8 @@ int run_cg(const MpiWorld& w, const common::CommonOptions& co, const CgOptions& 
   std::fflush(stdout);
 
   if (!co.json_path.empty()) {
-    nlohmann::json rec = {
-        {"schema", common::kRecordSchema},
-        {"app", "cg"},
-        {"status", passed ? "ok" : "failed"},
+    nlohmann::json rec = common::record_frame("cg", passed, co, variant, start, w.size, notes);
+    rec.update(nlohmann::json{
         {"size",
          {{"class", std::string(1, cls.name)},
           {"na", cls.na},
@@ -324,9 +321,6 @@ int run_cg(const MpiWorld& w, const common::CommonOptions& co, const CgOptions& 
           {"shift", cls.shift},
           {"nnz", static_cast<long long>(stats[0])},
           {"grid", {{"nprows", grid.nprows}, {"npcols", grid.npcols}}}}},
-        {"variant", common::variant_json(variant, tile)},
-        {"layout", common::layout_json(co, facts, w.size, T)},
-        {"placement", common::placement_json(placement)},
         {"time",
          {{"total", total},
           {"spmv", phases.at("spmv")},
@@ -346,10 +340,7 @@ int run_cg(const MpiWorld& w, const common::CommonOptions& co, const CgOptions& 
           {"zeta_reference", cls.zeta},
           {"error", error},
           {"tolerance", kZetaTolerance},
-          {"method", "NAS CG zeta after niter outer iterations, relative error"}}},
-        {"notes", notes},
-        {"context", common::machine_context(start.caches)},
-        {"driver", start.driver}};
+          {"method", "NAS CG zeta after niter outer iterations, relative error"}}}});
     rec["variant"]["column_windows"] = blocked ? blocked->nblocks : 1;
     common::append_record(co.json_path, rec);
   }

@@ -114,4 +114,23 @@ RunStart start_run(const MpiWorld& w, const CommonOptions& o, const Variant& v,
   return s;
 }
 
+std::vector<std::string> start_notes(const RunStart& s) {
+  std::vector<std::string> notes = layout_notes(s.facts);
+  if (!s.tile.warning.empty()) notes.push_back("tile: " + s.tile.warning);
+  return notes;
+}
+
+nlohmann::json record_frame(const std::string& app, bool passed, const CommonOptions& o, const Variant& v,
+                            const RunStart& s, int ranks, const std::vector<std::string>& notes) {
+  return {{"schema", kRecordSchema},
+          {"app", app},
+          {"status", passed ? "ok" : "failed"},
+          {"variant", variant_json(v, s.tile)},
+          {"layout", layout_json(o, s.facts, ranks, v.threads)},
+          {"placement", placement_json(s.placement)},
+          {"notes", notes},
+          {"context", machine_context(s.caches)},
+          {"driver", s.driver}};
+}
+
 }  // namespace pxq::common

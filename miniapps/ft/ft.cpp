@@ -217,8 +217,7 @@ int run_ft(const MpiWorld& w, const common::CommonOptions& co, const FtOptions& 
   for (std::size_t d = 0; d < 3; ++d)
     batches += (d ? ", " : "") + std::string(1, "xyz"[d]) + " " + std::to_string(ops->batch_lines(lens[d], d == 0));
 
-  std::vector<std::string> notes = common::layout_notes(facts);
-  if (!tile.warning.empty()) notes.push_back("tile: " + tile.warning);
+  std::vector<std::string> notes = common::start_notes(start);
   if (tile.tiled)
     notes.push_back(
         "tiled: FFTs write send buffers and read receive buffers directly (no pack/unpack); evolve is folded "
@@ -294,10 +293,8 @@ int run_ft(const MpiWorld& w, const common::CommonOptions& co, const FtOptions& 
                         {"reference", {r.real(), r.imag()}},
                         {"error", errors[static_cast<std::size_t>(it)]}});
     }
-    nlohmann::json rec = {
-        {"schema", common::kRecordSchema},
-        {"app", "ft"},
-        {"status", passed ? "ok" : "failed"},
+    nlohmann::json rec = common::record_frame("ft", passed, co, variant, start, w.size, notes);
+    rec.update(nlohmann::json{
         {"size",
          {{"class", std::string(1, cls.name)},
           {"nx", cls.nx},
@@ -306,9 +303,6 @@ int run_ft(const MpiWorld& w, const common::CommonOptions& co, const FtOptions& 
           {"niter", cls.niter},
           {"decomp", grid.decomp},
           {"grid", {grid.p1, grid.p2}}}},
-        {"variant", common::variant_json(variant, tile)},
-        {"layout", common::layout_json(co, facts, w.size, T)},
-        {"placement", common::placement_json(start.placement)},
         {"time",
          {{"total", total},
           {"fft", phases.at("fft")},
@@ -331,10 +325,7 @@ int run_ft(const MpiWorld& w, const common::CommonOptions& co, const FtOptions& 
           {"checksums", checks},
           {"max_error", max_error},
           {"tolerance", kChecksumTolerance},
-          {"method", "NAS FT checksum of 1024 points after every iteration, relative error of each"}}},
-        {"notes", notes},
-        {"context", common::machine_context(start.caches)},
-        {"driver", start.driver}};
+          {"method", "NAS FT checksum of 1024 points after every iteration, relative error of each"}}}});
     rec["variant"]["lines_per_batch"] = {{"x", ops->batch_lines(cls.nx, true)},
                                          {"y", ops->batch_lines(cls.ny, false)},
                                          {"z", ops->batch_lines(cls.nz, false)}};

@@ -370,8 +370,7 @@ int run_mg(const MpiWorld& w, const common::CommonOptions& co, const MgOptions& 
   const int replicated = mg.replicated_levels();
   const int rows = tile.tiled ? kernels::rows_per_block(tile_bytes, finest.box.n1, 5, finest.extent[1]) : 0;
 
-  std::vector<std::string> notes = common::layout_notes(facts);
-  if (!tile.warning.empty()) notes.push_back("tile: " + tile.warning);
+  std::vector<std::string> notes = common::start_notes(start);
   if (tile.tiled)
     notes.push_back("tiled: each level's residual and smoothing run as one pass, booked as smooth");
 
@@ -437,10 +436,8 @@ int run_mg(const MpiWorld& w, const common::CommonOptions& co, const MgOptions& 
       for (const char* p : kPhaseNames) row[p] = phases.at(Multigrid::level_key(k, p));
       per_level.push_back(row);
     }
-    nlohmann::json rec = {
-        {"schema", common::kRecordSchema},
-        {"app", "mg"},
-        {"status", passed ? "ok" : "failed"},
+    nlohmann::json rec = common::record_frame("mg", passed, co, variant, start, w.size, notes);
+    rec.update(nlohmann::json{
         {"size",
          {{"class", std::string(1, cls.name)},
           {"nx", cls.nx},
@@ -450,9 +447,6 @@ int run_mg(const MpiWorld& w, const common::CommonOptions& co, const MgOptions& 
           {"levels", cls.lt},
           {"replicated_levels", replicated},
           {"grid", {grid.pi[0], grid.pi[1], grid.pi[2]}}}},
-        {"variant", common::variant_json(variant, tile)},
-        {"layout", common::layout_json(co, facts, w.size, T)},
-        {"placement", common::placement_json(start.placement)},
         {"time",
          {{"total", total},
           {"smooth", phases.at("smooth")},
@@ -478,10 +472,7 @@ int run_mg(const MpiWorld& w, const common::CommonOptions& co, const MgOptions& 
           {"rnm2_reference", cls.rnm2},
           {"error", error},
           {"tolerance", kRnm2Tolerance},
-          {"method", "NAS MG L2 norm of the residual after nit V-cycles, relative error"}}},
-        {"notes", notes},
-        {"context", common::machine_context(start.caches)},
-        {"driver", start.driver}};
+          {"method", "NAS MG L2 norm of the residual after nit V-cycles, relative error"}}}});
     rec["variant"]["rows_per_block"] = rows;
     common::append_record(co.json_path, rec);
   }

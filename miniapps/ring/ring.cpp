@@ -215,9 +215,8 @@ int run_ring(const MpiWorld& w, const common::CommonOptions& co, const RingOptio
   const double streamed =
       static_cast<double>(workers) * block_bytes * 2.0 * params.passes * ro.iterations;
   const double gbs = streamed / total / 1e9;
-  std::vector<std::string> notes = common::layout_notes(facts);
+  std::vector<std::string> notes = common::start_notes(start);
   if (workers == 1) notes.push_back("ring of one worker: it only computes; nothing is handed over");
-  if (!tile.warning.empty()) notes.push_back("tile: " + tile.warning);
 
   std::ostringstream out;
   out << "\n pxq ring\n"
@@ -244,19 +243,14 @@ int run_ring(const MpiWorld& w, const common::CommonOptions& co, const RingOptio
   std::fflush(stdout);
 
   if (!co.json_path.empty()) {
-    nlohmann::json rec = {
-        {"schema", common::kRecordSchema},
-        {"app", "ring"},
-        {"status", ver.passed ? "ok" : "failed"},
+    nlohmann::json rec = common::record_frame("ring", ver.passed, co, variant, start, w.size, notes);
+    rec.update(nlohmann::json{
         {"size",
          {{"block_bytes", block_bytes},
           {"passes", params.passes},
           {"flops", params.flops},
           {"iterations", ro.iterations},
           {"warmup", ro.warmup}}},
-        {"variant", common::variant_json(variant, tile)},
-        {"layout", common::layout_json(co, facts, w.size, T)},
-        {"placement", common::placement_json(placement)},
         {"time", {{"total", total}, {"compute", phases.at("compute")}, {"comm", phases.at("comm")}}},
         {"metrics",
          {{"effective_gbs", gbs}, {"mpi_bytes", mpi_bytes}, {"mpi_messages", mpi_msgs}}},
@@ -266,10 +260,7 @@ int run_ring(const MpiWorld& w, const common::CommonOptions& co, const RingOptio
           {"max_rel_error", ver.max_rel_error},
           {"checksum_rel_error", ver.checksum_rel_error},
           {"tolerance", ver.tolerance},
-          {"method", "closed form of the affine update, every element and block checksum"}}},
-        {"notes", notes},
-        {"context", common::machine_context(start.caches)},
-        {"driver", start.driver}};
+          {"method", "closed form of the affine update, every element and block checksum"}}}});
     common::append_record(co.json_path, rec);
   }
   return ver.passed ? common::kExitOk : common::kExitVerificationFailed;

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <string>
 
+#include "pxq/common/app.hpp"
 #include "pxq/kernels/backend.hpp"
 #include "pxq/tiling/tile_policy.hpp"
 
@@ -41,5 +42,20 @@ Variant resolve_variant(const CommonOptions& o);
 
 // "flat", "hybrid" or "tiled" from the two axes.
 std::string mode_of(int threads, bool tiled);
+
+// A miniapp's whole main(): the shared options, the app's own (`add`), a later value of an
+// option winning (so the driver's defaults yield to the user's app options), then `run` in
+// run_miniapp's frame (MPI start-up, errors, exit codes).
+template <class AppOptions, class Add, class Run>
+int miniapp_main(int argc, char** argv, const std::string& description, const std::string& name, Add add,
+                 Run run) {
+  CLI::App app{description, name};
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  CommonOptions common;
+  AppOptions own;
+  add_common_options(app, common);
+  add(app, own);
+  return run_miniapp(argc, argv, app, [&](const MpiWorld& w) { return run(w, common, own); });
+}
 
 }  // namespace pxq::common

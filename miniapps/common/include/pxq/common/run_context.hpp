@@ -61,4 +61,13 @@ struct RunStart {
 RunStart start_run(const MpiWorld& w, const CommonOptions& o, const Variant& v,
                    std::size_t tile_buffer_bytes, const std::string& tile_kernel);
 
+// The notes every run starts with: the layout's (launcher and observation disagree) and the
+// tile's (clamped, rounded, or a tile profile that does not apply), as "tile: ...".
+std::vector<std::string> start_notes(const RunStart& s);
+
+// The keys every run record has (schema, app, status, variant, layout, placement, notes,
+// context, driver); the app adds its own (size, time, metrics, verification, ...).
+nlohmann::json record_frame(const std::string& app, bool passed, const CommonOptions& o, const Variant& v,
+                            const RunStart& s, int ranks, const std::vector<std::string>& notes);
+
 }  // namespace pxq::common
