@@ -5,10 +5,12 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 
 #include "pxq/common/run_record.hpp"
 #include "pxq/common/tile_profile.hpp"
+#include "pxq/tiling/topology.hpp"
 
 namespace pxq::common {
 
@@ -67,6 +69,46 @@ nlohmann::json placement_json(const std::vector<comm::RankPlacement>& placement)
   return out;
 }
 
+nlohmann::json placement_summary(const std::vector<comm::RankPlacement>& placement, const nlohmann::json& driver) {
+  // What the ranks of each node share, judged by each rank's first thread as observed.
+  std::map<int, std::vector<tiling::Core>> by_node;
+  for (const auto& r : placement) {
+    if (r.threads.empty()) continue;
+    const auto& t = r.threads.front();
+    by_node[r.node].push_back(tiling::Core{t.cpu, t.cpu, t.l2, t.l3, t.package});
+  }
+  tiling::PairSharing sum;
+  for (const auto& [node, cores] : by_node) {
+    const auto s = tiling::pair_sharing(cores);
+    sum.same_core += s.same_core;
+    sum.same_l2 += s.same_l2;
+    sum.same_l3 += s.same_l3;
+    sum.same_package += s.same_package;
+    sum.other_package += s.other_package;
+  }
+  nlohmann::json out = {{"requested", nullptr},
+                        {"rank_pairs_on_a_node", {{"same_core", sum.same_core}, {"same_l2", sum.same_l2},
+                                                  {"same_l3", sum.same_l3}, {"same_package", sum.same_package},
+                                                  {"other_package", sum.other_package}}},
+                        {"as_planned", nullptr}};
+  if (driver.contains("placement") && driver["placement"].is_object()) {
+    const auto& want = driver["placement"];
+    out["requested"] = want.value("mode", "");
+    if (want.contains("cpus") && want["cpus"].is_array() && want["cpus"].size() == placement.size()) {
+      bool same = true;
+      for (std::size_t r = 0; r < placement.size() && same; ++r) {
+        std::vector<int> seen, planned = want["cpus"][r].get<std::vector<int>>();
+        for (const auto& t : placement[r].threads) seen.push_back(t.cpu);
+        std::sort(seen.begin(), seen.end());
+        std::sort(planned.begin(), planned.end());
+        same = seen == planned;
+      }
+      out["as_planned"] = same;
+    }
+  }
+  return out;
+}
+
 std::vector<std::string> layout_notes(const LayoutFacts& f) {
   std::vector<std::string> notes;
   if (f.observed_nodes != f.nodes)
@@ -117,6 +159,12 @@ RunStart start_run(const MpiWorld& w, const CommonOptions& o, const Variant& v,
 std::vector<std::string> start_notes(const RunStart& s) {
   std::vector<std::string> notes = layout_notes(s.facts);
   if (!s.tile.warning.empty()) notes.push_back("tile: " + s.tile.warning);
+  const auto summary = placement_summary(s.placement, s.driver);
+  if (summary["as_planned"] == false)
+    notes.push_back("placement: the ranks did not run on the cores " + summary["requested"].get<std::string>() +
+                    " chose (see the record's placement)");
+  if (s.driver.contains("placement") && s.driver["placement"].contains("warnings"))
+    for (const auto& w : s.driver["placement"]["warnings"]) notes.push_back("placement: " + w.get<std::string>());
   return notes;
 }
 
@@ -128,6 +176,7 @@ nlohmann::json record_frame(const std::string& app, bool passed, const CommonOpt
           {"variant", variant_json(v, s.tile)},
           {"layout", layout_json(o, s.facts, ranks, v.threads)},
           {"placement", placement_json(s.placement)},
+          {"placement_summary", placement_summary(s.placement, s.driver)},
           {"notes", notes},
           {"context", machine_context(s.caches)},
           {"driver", s.driver}};

@@ -12,6 +12,7 @@ from pathlib import Path
 from rich.console import Console
 
 from pxq import demo, envinfo, probe, records, report, runner, sweep, tiles
+from pxq.launch import PLACEMENTS
 from pxq.layout import ALLOCATIONS, BACKENDS, MODES, InputError, parse_layout, parse_layouts, parse_tile
 from pxq.paths import binary, results_dir
 from pxq.records import RecordError
@@ -20,6 +21,11 @@ from pxq.records import RecordError
 def _add_launch_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--alloc", choices=ALLOCATIONS, default="block",
                    help="rank allocation over nodes: block (0..q-1 on node 0) or cyclic (i on node i mod p)")
+    p.add_argument("--placement", choices=PLACEMENTS,
+                   help="cores for the ranks of a node, from hwloc: packed (sharing caches), spread (as far "
+                        "apart as the node allows) or custom (--cores); default: the launcher's mapping")
+    p.add_argument("--cores", dest="placement_cores", help="with --placement custom: OS cpu numbers, one per "
+                                                           "worker, rank by rank (node by node for virtual nodes)")
     p.add_argument("--results", type=Path, help="results file (default results/<app>.jsonl)")
     p.add_argument("--oversubscribe", action="store_true", help="allow more workers than cores")
     p.add_argument("--hostfile", help="run on the real nodes of this MPI hostfile")
@@ -125,11 +131,24 @@ def _results_path(args: argparse.Namespace) -> Path:
     return path
 
 
+def parse_cpus(text: str | None) -> list[int] | None:
+    if text is None:
+        return None
+    try:
+        cpus = [int(c) for c in text.split(",") if c.strip() != ""]
+    except ValueError:
+        raise InputError(f"--cores {text}: use cpu numbers such as 0,2") from None
+    if not cpus or any(c < 0 for c in cpus):
+        raise InputError(f"--cores {text}: use cpu numbers such as 0,2")
+    return cpus
+
+
 def _base_spec(args: argparse.Namespace, app_args: list[str], results: Path) -> runner.RunSpec:
     return runner.RunSpec(app=args.app, layout=parse_layout("1x1"), alloc=args.alloc,
                           app_args=runner.class_args(args.app, args.problem_class) + app_args, results=results, oversubscribe=args.oversubscribe,
                           hostfile=args.hostfile, launcher=args.launcher, timeout=args.timeout,
-                          cores=envinfo.cores())
+                          cores=envinfo.cores(), placement=args.placement,
+                          placement_cpus=parse_cpus(args.placement_cores))
 
 
 def cmd_run(args: argparse.Namespace, app_args: list[str], console: Console) -> int:
@@ -241,7 +260,8 @@ def main(argv: list[str] | None = None) -> int:
             results.parent.mkdir(parents=True, exist_ok=True)
             base = runner.RunSpec(app="probe-collective", layout=parse_layout("1x1"), alloc=args.alloc,
                                   oversubscribe=args.oversubscribe, hostfile=args.hostfile,
-                                  launcher=args.launcher, timeout=args.timeout, cores=envinfo.cores())
+                                  launcher=args.launcher, timeout=args.timeout, cores=envinfo.cores(),
+                                  placement=args.placement, placement_cpus=parse_cpus(args.placement_cores))
             return probe.run(console, args.op, parse_layout(args.layout), args.calls, args.size, args.warmup,
                              args.noise, args.noise_cores, args.noise_intensity, results,
                              args.plot or results.with_suffix(".png"), base)

@@ -5,13 +5,18 @@ Only builds commands and environments; running them is runner.py's job.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import socket
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pxq.layout import InputError, Layout
-from pxq.paths import AGENT
+from pxq.paths import AGENT, binary
+
+PLACEMENTS = ("packed", "spread", "custom")
 
 
 @dataclass
@@ -22,6 +27,8 @@ class LaunchRequest:
     hostfile: str | None = None
     launcher: str | None = None  # None: slurm inside an allocation, else local/virtual
     cores: int = 1  # cores on this machine (local and virtual launchers)
+    placement: str | None = None  # packed, spread or custom; None: the launcher's default
+    placement_cpus: list[int] | None = None  # custom: OS cpu numbers, one per worker
 
 
 @dataclass
@@ -31,6 +38,7 @@ class LaunchPlan:
     env: dict[str, str] = field(default_factory=dict)
     files: dict[str, str] = field(default_factory=dict)  # path -> content to write first
     oversubscribed: bool = False
+    placement: dict | None = None  # mode, per-rank planned cpus, warnings (for the record)
 
 
 def find_mpirun() -> str:
@@ -61,16 +69,49 @@ def choose_launcher(req: LaunchRequest) -> str:
     return "virtual" if req.layout.nodes > 1 else "local"
 
 
+def rank_slots(layout: Layout, alloc: str) -> list[tuple[int, int]]:
+    """For each rank: (node, rank on the node). Block: ranks 0..q-1 on node 0; cyclic: rank i
+    on node i mod p."""
+    p, q = layout.nodes, layout.ranks_per_node
+    return [(r // q, r % q) if alloc == "block" else (r % p, r // p) for r in range(layout.ranks)]
+
+
 def rank_cores(layout: Layout, alloc: str, cores: int) -> list[tuple[int, list[int]]]:
-    """For each rank: (node, cores). Block: ranks 0..q-1 on node 0; cyclic: rank i on node
-    i mod p. Virtual nodes get disjoint core sets (wrapping only when oversubscribed)."""
-    out = []
-    p, q, t = layout.nodes, layout.ranks_per_node, layout.threads
-    for rank in range(layout.ranks):
-        node, local = (rank // q, rank % q) if alloc == "block" else (rank % p, rank // p)
-        first = (node * q + local) * t
-        out.append((node, [(first + k) % cores for k in range(t)]))
-    return out
+    """For each rank: (node, cores). Virtual nodes get disjoint core sets (wrapping only when
+    oversubscribed)."""
+    q, t = layout.ranks_per_node, layout.threads
+    return [(node, [((node * q + local) * t + k) % cores for k in range(t)])
+            for node, local in rank_slots(layout, alloc)]
+
+
+def choose_cores(req: LaunchRequest, virtual: bool) -> dict:
+    """The cores `pxq-envinfo place` chooses for the request's placement (hwloc), per node and
+    rank on the node, with the warnings where the mode cannot be honoured here."""
+    exe = binary("envinfo")
+    if not exe.exists():
+        raise InputError(f"{exe} is missing: run ./pxq build first")
+    lay = req.layout
+    argv = [str(exe), "place", "--mode", req.placement or "packed", "--nodes", str(lay.nodes),
+            "--ranks-per-node", str(lay.ranks_per_node), "--threads", str(lay.threads)]
+    if virtual:
+        argv.append("--virtual")
+    if req.placement == "custom":
+        if not req.placement_cpus:
+            raise InputError("--placement custom needs --cores, e.g. --cores 0,2 (one core per worker)")
+        argv += ["--cpus", ",".join(str(c) for c in req.placement_cpus)]
+    elif req.placement_cpus:
+        raise InputError("--cores goes with --placement custom")
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    if out.returncode != 0:
+        raise InputError(out.stderr.strip().removeprefix("pxq-envinfo: error: ") or f"{exe} failed")
+    return json.loads(out.stdout)
+
+
+def _placement_record(req: LaunchRequest, chosen: dict) -> dict:
+    slots = rank_slots(req.layout, req.alloc)
+    cpus = [chosen["nodes"][node]["ranks"][local]["cpus"] for node, local in slots]
+    return {"mode": chosen["mode"], "cpus": cpus, "warnings": chosen["warnings"],
+            "sharing_planned": [n["sharing"] for n in chosen["nodes"]]}
 
 
 def _omp_env(threads: int) -> dict[str, str]:
@@ -103,12 +144,28 @@ def plan_launch(req: LaunchRequest, mpirun: str, workdir: Path) -> LaunchPlan:
     oversubscribed = req.oversubscribe and (
         launcher not in ("local", "virtual") or layout.cores > req.cores
     )
+    if req.placement and oversubscribed:
+        raise InputError(f"--placement {req.placement} gives every worker a core of its own, but layout {layout} "
+                         f"needs {layout.cores} cores: drop --oversubscribe or --placement")
+    if req.placement_cpus and req.placement != "custom":
+        raise InputError("--cores goes with --placement custom")
     argv = [mpirun, "-np", str(layout.ranks)]
     files: dict[str, str] = {}
+    placement = None
+    if req.placement and launcher in ("local", "virtual"):
+        chosen = choose_cores(req, virtual=launcher == "virtual")
+        placement = _placement_record(req, chosen)
     if launcher == "local":
         if layout.nodes != 1:
             raise InputError("the local launcher runs one node: use the virtual launcher for p > 1")
-        if oversubscribed:
+        if placement is not None:
+            rankfile = workdir / "rankfile"
+            host = socket.gethostname()
+            files[str(rankfile)] = "".join(
+                f"rank {rank}={host} slot={','.join(str(c) for c in chosen['nodes'][0]['ranks'][local]['cores'])}\n"
+                for rank, (_, local) in enumerate(rank_slots(layout, req.alloc)))
+            argv += ["--rankfile", str(rankfile)]
+        elif oversubscribed:
             argv += ["--oversubscribe", "--bind-to", "none"]
         else:
             argv += ["--map-by", f"slot:PE={layout.threads}", "--bind-to", "core"]
@@ -117,6 +174,8 @@ def plan_launch(req: LaunchRequest, mpirun: str, workdir: Path) -> LaunchPlan:
         rankfile = workdir / "rankfile"
         lines = []
         for rank, (node, cores) in enumerate(rank_cores(layout, req.alloc, req.cores)):
+            if placement is not None:
+                cores = chosen["nodes"][node]["ranks"][rank_slots(layout, req.alloc)[rank][1]]["cores"]
             lines.append(f"rank {rank}=n{node} slot={','.join(str(c) for c in cores)}")
         files[str(rankfile)] = "\n".join(lines) + "\n"
         argv += ["--host", hosts, "--mca", "plm_rsh_agent", str(AGENT), "--rankfile", str(rankfile)]
@@ -128,9 +187,23 @@ def plan_launch(req: LaunchRequest, mpirun: str, workdir: Path) -> LaunchPlan:
                 raise InputError(f"hostfile '{req.hostfile}' not found: give an existing file")
             argv += ["--hostfile", req.hostfile]
         mapping = f"ppr:{layout.ranks_per_node}:node:PE={layout.threads}"
-        argv += ["--map-by", mapping, "--bind-to", "core"]
+        if req.placement == "spread":
+            # Open MPI's mapper spreads over the nodes' sockets; the record shows what it did.
+            mapping = f"socket:PE={layout.threads}"
+            argv += ["--npernode", str(layout.ranks_per_node)]
+        if req.placement == "custom":
+            if layout.threads != 1 or len(req.placement_cpus or []) != layout.ranks_per_node:
+                raise InputError("--placement custom on real nodes takes one thread per rank and one core per "
+                                 "rank of a node (the same on every node): give --cores with q entries")
+            argv += ["--cpu-list", ",".join(str(c) for c in req.placement_cpus or []),
+                     "--bind-to", "cpu-list:ordered"]
+        else:
+            argv += ["--map-by", mapping, "--bind-to", "core"]
         argv += ["--rank-by", "node" if req.alloc == "cyclic" else "slot"]
         if oversubscribed:
             argv += ["--oversubscribe"]
     argv += _export_flags(env)
-    return LaunchPlan(launcher, argv, env, files, oversubscribed)
+    if req.placement and placement is None:
+        placement = {"mode": req.placement, "cpus": None, "warnings": [
+            f"{req.placement} on real nodes is left to Open MPI's mapper: the record's placement shows the cores used"]}
+    return LaunchPlan(launcher, argv, env, files, oversubscribed, placement)

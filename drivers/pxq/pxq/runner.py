@@ -54,6 +54,8 @@ class RunSpec:
     sweep_key: str | None = None
     cores: int = os.cpu_count() or 1
     driver_extra: dict[str, Any] = field(default_factory=dict)  # more facts for the record's "driver"
+    placement: str | None = None  # packed, spread or custom (None: the launcher's default)
+    placement_cpus: list[int] | None = None
 
     def resolved(self) -> tuple[str, int, str]:
         return resolve_mode(self.mode, self.layout.threads, self.tile)
@@ -86,6 +88,10 @@ def sweep_key(spec: RunSpec) -> str:
         "mode": mode, "tile": tile, "backend": spec.backend, "args": spec.app_args,
         "repeat": spec.repeat,
     }
+    if spec.placement:
+        key["placement"] = spec.placement
+        if spec.placement_cpus:
+            key["cores"] = spec.placement_cpus
     return json.dumps(key, sort_keys=True)
 
 
@@ -93,9 +99,12 @@ def build(spec: RunSpec, workdir: Path, run_id: str) -> tuple[LaunchPlan, list[s
     """The launch plan and the full command line of a run."""
     mode, threads, tile = spec.resolved()
     layout = spec.layout.with_threads(threads)
-    req = LaunchRequest(layout, spec.alloc, spec.oversubscribe, spec.hostfile, spec.launcher, spec.cores)
+    req = LaunchRequest(layout, spec.alloc, spec.oversubscribe, spec.hostfile, spec.launcher, spec.cores,
+                        spec.placement, spec.placement_cpus)
     plan = plan_launch(req, find_mpirun(), workdir)
     driver = {"run_id": run_id, "repeat": spec.repeat, "layout": str(layout)}
+    if plan.placement is not None:
+        driver["placement"] = plan.placement
     if spec.sweep_key:
         driver["sweep_key"] = spec.sweep_key
     driver.update(spec.driver_extra)

@@ -39,6 +39,10 @@ nlohmann::json variant_json(const Variant& v, const tiling::TileResolution& tile
 // The record's "placement" array.
 nlohmann::json placement_json(const std::vector<comm::RankPlacement>& placement);
 
+// The record's "placement_summary": rank pairs of a node by what they share (as observed),
+// the placement the driver asked for, and whether every rank ran on the cores it planned.
+nlohmann::json placement_summary(const std::vector<comm::RankPlacement>& placement, const nlohmann::json& driver);
+
 // Notes about the layout worth a line in the output (launcher and observation disagree).
 std::vector<std::string> layout_notes(const LayoutFacts& f);
 
