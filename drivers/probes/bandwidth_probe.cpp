@@ -1,0 +1,170 @@
+// pxq-probe-bandwidth: STREAM's copy, scale, add and triad for 1..N active cores, as ranks
+// (a layout PxQ: the first k ranks stream, the others wait) or as threads (a layout 1x1xT:
+// k threads of one rank share the arrays, statically divided). Every worker streams its own
+// --array bytes per array, so the memory traffic grows with the cores; the total bandwidth,
+// the bandwidth per core and the saturation point (the fewest cores reaching 90% of the best
+// total) are reported per kernel. A probe that reports; never a test.
+#include <mpi.h>
+#include <omp.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "pxq/comm/mpi_check.hpp"
+#include "pxq/common/app.hpp"
+#include "pxq/common/options.hpp"
+#include "pxq/common/run_context.hpp"
+#include "pxq/common/run_record.hpp"
+#include "pxq/probes/memory.hpp"
+#include "pxq/tiling/tile_policy.hpp"
+
+namespace {
+
+using pxq::common::fmt;
+using pxq::probes::StreamKernel;
+
+struct ProbeOptions {
+  std::string array = "auto";
+  std::string kernels = "copy,scale,add,triad";
+  int repeat = 5;
+  double fraction = 0.9;
+};
+
+std::vector<StreamKernel> parse_kernels(const std::string& text) {
+  std::vector<StreamKernel> out;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty()) out.push_back(pxq::probes::stream_kernel_named(item));
+  if (out.empty()) throw std::invalid_argument("--kernels is empty: use copy, scale, add and/or triad");
+  return out;
+}
+
+int run(const pxq::common::MpiWorld& w, const pxq::common::CommonOptions& co, const ProbeOptions& o) {
+  const auto kernels = parse_kernels(o.kernels);
+  if (o.repeat < 1) throw std::invalid_argument("--repeat " + std::to_string(o.repeat) + ": use at least 1");
+  if (!(o.fraction > 0 && o.fraction <= 1)) throw std::invalid_argument("--saturation must be within (0, 1]");
+  const pxq::common::Variant variant = pxq::common::resolve_variant(co);
+  if (variant.tile.kind != pxq::tiling::TilePolicy::Kind::off)
+    throw std::invalid_argument("the bandwidth probe streams whole arrays: use --tile off");
+  if (w.size > 1 && variant.threads > 1)
+    throw std::invalid_argument("the bandwidth probe runs cores as ranks (layout 1xQ) or as threads (1x1xT), "
+                                "not both: use one rank per core or one rank with T threads");
+  const auto caches = pxq::tiling::discover_caches();
+  std::size_t bytes = 0;
+  if (o.array == "auto") {  // STREAM's rule: each array at least 4 times the last-level cache
+    const std::size_t llc = std::max({caches.l3.bytes, caches.l2.bytes, std::size_t{8} << 20});
+    bytes = 4 * llc;
+  } else {
+    bytes = pxq::tiling::parse_bytes(o.array);
+  }
+  const std::size_t n = bytes / sizeof(double);
+  if (n < 1024) throw std::invalid_argument("--array " + o.array + ": use at least 8K (1024 doubles)");
+  const pxq::common::RunStart start = pxq::common::start_run(w, co, variant, bytes, "");
+  const bool threads_mode = variant.threads > 1;
+  const int workers = threads_mode ? variant.threads : w.size;
+  const std::size_t total_n = threads_mode ? n * static_cast<std::size_t>(workers) : n;
+
+  // Each worker's share first-touched by the thread that streams it.
+  std::unique_ptr<double[]> a(new double[total_n]), b(new double[total_n]), c(new double[total_n]);
+#pragma omp parallel for schedule(static) num_threads(threads_mode ? workers : 1)
+  for (int t = 0; t < (threads_mode ? workers : 1); ++t)
+    for (std::size_t i = static_cast<std::size_t>(t) * n; i < static_cast<std::size_t>(t + 1) * n; ++i) {
+      a[i] = 1.0;
+      b[i] = 2.0;
+      c[i] = 0.0;
+    }
+
+  // best[kernel][k-1]: the fastest of the repeats of the slowest active worker, seconds.
+  std::vector<std::vector<double>> best(kernels.size(), std::vector<double>(static_cast<std::size_t>(workers), 0));
+  for (int k = 1; k <= workers; ++k)
+    for (std::size_t ki = 0; ki < kernels.size(); ++ki)
+      for (int r = 0; r < o.repeat + 1; ++r) {  // the first pass is untimed, as in STREAM
+        double mine = 0;
+        pxq::comm::check_mpi(MPI_Barrier(w.comm), "MPI_Barrier");
+        if (threads_mode) {
+          const double t0 = omp_get_wtime();
+#pragma omp parallel num_threads(k)
+          {
+            const std::size_t t = static_cast<std::size_t>(omp_get_thread_num());
+            pxq::probes::stream_pass(kernels[ki], a.get(), b.get(), c.get(), t * n, (t + 1) * n);
+          }
+          mine = omp_get_wtime() - t0;
+        } else if (w.rank < k) {
+          const double t0 = MPI_Wtime();
+          pxq::probes::stream_pass(kernels[ki], a.get(), b.get(), c.get(), 0, n);
+          mine = MPI_Wtime() - t0;
+        }
+        double slowest = 0;
+        pxq::comm::check_mpi(MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, w.comm), "MPI_Allreduce");
+        if (r == 0) continue;
+        double& b_ = best[ki][static_cast<std::size_t>(k - 1)];
+        b_ = b_ == 0 ? slowest : std::min(b_, slowest);
+      }
+  if (w.rank != 0) return pxq::common::kExitOk;
+
+  const char* as = threads_mode ? "threads" : "ranks";
+  std::ostringstream out;
+  out << "\n Bandwidth per active core (STREAM kernels, " << as << ")\n"
+      << " Array           = " << pxq::tiling::format_bytes(bytes) << " per array per core"
+      << (o.array == "auto" ? " (4 x the last-level cache)" : "") << ", best of " << o.repeat << "\n"
+      << " Cores           = 1.." << workers << " as " << as << "\n\n"
+      << " kernel   cores  total GB/s  per core GB/s  efficiency\n";
+  nlohmann::json results = nlohmann::json::array();
+  for (std::size_t ki = 0; ki < kernels.size(); ++ki) {
+    std::vector<double> totals;
+    for (int k = 1; k <= workers; ++k)
+      totals.push_back(pxq::probes::stream_bytes(kernels[ki], n) * k / best[ki][static_cast<std::size_t>(k - 1)] / 1e9);
+    const bool scaling = pxq::probes::still_scaling(totals, o.fraction);
+    const int sat = scaling ? 0 : pxq::probes::saturation_point(totals, o.fraction);
+    nlohmann::json rows = nlohmann::json::array();
+    for (int k = 1; k <= workers; ++k) {
+      const double total = totals[static_cast<std::size_t>(k - 1)];
+      const double eff = total / (k * totals[0]);
+      const std::string name = pxq::probes::stream_name(kernels[ki]);
+      out << " " << name << std::string(8 - name.size(), ' ') << fmt("%6.0f", k) << fmt("%12.1f", total)
+          << fmt("%15.1f", total / k) << fmt("%11.0f", 100 * eff) << "%" << (k == sat ? "  <- saturation" : "") << "\n";
+      rows.push_back({{"cores", k}, {"seconds", best[ki][static_cast<std::size_t>(k - 1)]}, {"total_gbs", total},
+                      {"per_core_gbs", total / k}, {"efficiency", eff}});
+    }
+    if (scaling)
+      out << " " << pxq::probes::stream_name(kernels[ki]) << ": still scaling at " << workers << " cores ("
+          << fmt("%.0f", 100 * totals.back() / (workers * totals[0])) << "% efficiency): not saturated here\n";
+    results.push_back({{"kernel", pxq::probes::stream_name(kernels[ki])},
+                       {"saturation", sat == 0 ? nlohmann::json(nullptr) : nlohmann::json(sat)},
+                       {"still_scaling", scaling}, {"rows", rows}});
+  }
+  out << "\n saturation: the fewest cores reaching " << fmt("%.0f", 100 * o.fraction)
+      << "% of the best total, unless the last still scales that well; efficiency: total / (cores x one core's)\n"
+      << " bytes as STREAM counts them (2 arrays for copy and scale, 3 for add and triad)\n";
+  std::fputs(out.str().c_str(), stdout);
+  std::fflush(stdout);
+  if (!co.json_path.empty()) {
+    nlohmann::json rec = pxq::common::record_frame("probe-bandwidth", true, co, variant, start, w.size,
+                                                   pxq::common::start_notes(start));
+    rec.update(nlohmann::json{{"size", {{"array_bytes", bytes}, {"workers", workers}, {"as", as},
+                                        {"repeat", o.repeat}, {"saturation_fraction", o.fraction}}},
+                              {"kernels", results}});
+    pxq::common::append_record(co.json_path, rec);
+  }
+  return pxq::common::kExitOk;
+}
+
+void add_probe_options(CLI::App& app, ProbeOptions& o) {
+  app.add_option("--array", o.array, "bytes per array per core (default auto: 4 x the last-level cache)");
+  app.add_option("--kernels", o.kernels, "comma-separated: copy, scale, add, triad (default all)");
+  app.add_option("--repeat", o.repeat, "timed passes per kernel and core count; the fastest counts (default 5)");
+  app.add_option("--saturation", o.fraction, "share of the best total that marks saturation (default 0.9)");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return pxq::common::miniapp_main<ProbeOptions>(
+      argc, argv, "pxq probe bandwidth: STREAM kernels on 1..N active cores, as ranks or threads",
+      "pxq-probe-bandwidth", add_probe_options, run);
+}
