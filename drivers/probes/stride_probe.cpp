@@ -283,7 +283,10 @@ int main(int argc, char** argv) {
                 s.before_ns, s.after_ns);
   for (const auto& m : matches) {
     if (m.bytes == 0) continue;
-    if (m.found)
+    if (m.bytes >= sizes.back())
+      std::printf("  %-3s hwloc %-7s not reached: the largest array is %s (use --max)\n", m.level.c_str(),
+                  human(m.bytes).c_str(), human(sizes.back()).c_str());
+    else if (m.found)
       std::printf("  %-3s hwloc %-7s step fits %s, spills %s: %s\n", m.level.c_str(), human(m.bytes).c_str(),
                   human(m.step.fits).c_str(), human(m.step.spills).c_str(),
                   m.octaves == 0 ? "the cache size lies inside the step" :
@@ -307,7 +310,8 @@ int main(int argc, char** argv) {
     for (const auto& s : steps)
       st.push_back({{"fits", s.fits}, {"spills", s.spills}, {"before_ns", s.before_ns}, {"after_ns", s.after_ns}});
     for (const auto& m : matches)
-      mt.push_back({{"level", m.level}, {"bytes", m.bytes}, {"found", m.found}, {"fits", m.step.fits},
+      mt.push_back({{"level", m.level}, {"bytes", m.bytes}, {"reached", m.bytes < sizes.back()},
+                    {"found", m.found && m.bytes < sizes.back()}, {"fits", m.step.fits},
                     {"spills", m.step.spills}, {"octaves", m.octaves}});
     nlohmann::json rec = {
         {"schema", pxq::common::kRecordSchema}, {"app", "probe-stride"}, {"status", "ok"},

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from pxq import demo, envinfo, probe, records, report, runner, sweep, tiles
+from pxq import demo, envinfo, memprobe, probe, records, report, runner, sweep, tiles
 from pxq.launch import PLACEMENTS
 from pxq.layout import ALLOCATIONS, BACKENDS, MODES, InputError, parse_layout, parse_layouts, parse_tile
 from pxq.paths import binary, results_dir
@@ -70,19 +70,47 @@ def parser() -> argparse.ArgumentParser:
                                        "tile benchmark results")
     rp.add_argument("results", type=Path, nargs="+", help="a results file, or: tiles FILE...")
     rp.add_argument("--plot", type=Path, help="write the chart (PNG) here")
-    pr = sub.add_parser("probe", help="the variability of a collective: N back-to-back calls, optionally "
-                                      "next to a background load")
-    pr.add_argument("op", choices=probe.COLLECTIVES, help="the collective to time")
-    pr.add_argument("--layout", default="1x2", help="PxQ: nodes x ranks per node (default 1x2)")
-    pr.add_argument("--calls", type=int, default=2000, help="timed calls (default 2000)")
-    pr.add_argument("--size", default="16K", help="message size (default 16K; per peer for alltoall)")
-    pr.add_argument("--warmup", type=int, default=50, help="untimed calls first (default 50)")
-    pr.add_argument("--noise", choices=probe.NOISE_MODES, help="a background load while the probe runs")
-    pr.add_argument("--noise-cores", help="cores the load runs on, e.g. 1 or 0,1 (default the last core)")
-    pr.add_argument("--noise-intensity", type=float, default=1.0,
-                    help="share of each 10 ms period the load works, (0, 1] (default 1)")
-    pr.add_argument("--plot", type=Path, help="time series and histogram PNG (default next to the results)")
-    _add_launch_options(pr)
+    pr = sub.add_parser("probe", help="probes: a collective's variability (allreduce, bcast, alltoall, barrier), "
+                                      "the memory hierarchy (stride), bandwidth per active core (bandwidth)")
+    probes = pr.add_subparsers(dest="op", required=True, metavar="PROBE")
+    for op in probe.COLLECTIVES:
+        pc = probes.add_parser(op, help=f"N back-to-back MPI {op} calls, optionally next to a background load")
+        pc.add_argument("--layout", default="1x2", help="PxQ: nodes x ranks per node (default 1x2)")
+        pc.add_argument("--calls", type=int, default=2000, help="timed calls (default 2000)")
+        pc.add_argument("--size", default="16K", help="message size (default 16K; per peer for alltoall)")
+        pc.add_argument("--warmup", type=int, default=50, help="untimed calls first (default 50)")
+        pc.add_argument("--noise", choices=probe.NOISE_MODES, help="a background load while the probe runs")
+        pc.add_argument("--noise-cores", help="cores the load runs on, e.g. 1 or 0,1 (default the last core)")
+        pc.add_argument("--noise-intensity", type=float, default=1.0,
+                        help="share of each 10 ms period the load works, (0, 1] (default 1)")
+        pc.add_argument("--plot", type=Path, help="time series and histogram PNG (default next to the results)")
+        _add_launch_options(pc)
+    ps = probes.add_parser("stride", help="time per read+write access over array sizes and strides (and blocks), "
+                                          "alone or as q copies on placed cores")
+    ps.add_argument("--min", default="4K", help="smallest array (default 4K)")
+    ps.add_argument("--max", default="auto", help="largest array (default: twice the last-level cache, >= 64M)")
+    ps.add_argument("--stride", help="measure this stride only (bytes), e.g. 64")
+    ps.add_argument("--accesses", type=int, default=1 << 22, help="accesses per point, at least (default 4194304)")
+    ps.add_argument("--repeat", type=int, default=3, help="measurements per point, fastest counts (default 3)")
+    ps.add_argument("--copies", type=int, default=1, help="copies run at once on as many cores (default 1)")
+    ps.add_argument("--placement", choices=PLACEMENTS, default="packed",
+                    help="cores of the copies: packed (sharing caches), spread, or custom (--cores)")
+    ps.add_argument("--cores", dest="placement_cores", help="with --placement custom: one cpu per copy, e.g. 0,1")
+    ps.add_argument("--points-per-octave", type=int, choices=(1, 2), default=2,
+                    help="array sizes per doubling: 1 (powers of two) or 2 (also 1.5x; default)")
+    ps.add_argument("--no-blocks", action="store_true", help="skip the block-size variant")
+    ps.add_argument("--results", type=Path, help="results file (default results/probe-stride.jsonl)")
+    ps.add_argument("--plot", type=Path, help="PNG (default next to the results)")
+    pb = probes.add_parser("bandwidth", help="STREAM copy/scale/add/triad on 1..N active cores, as ranks and as "
+                                             "threads, with the saturation point")
+    pb.add_argument("--max-cores", type=int, help="N: measure 1..N active cores (default: every core)")
+    pb.add_argument("--array", default="auto", help="bytes per array per core (default: 4 x the last-level cache)")
+    pb.add_argument("--kernels", default="copy,scale,add,triad", help="comma-separated STREAM kernels")
+    pb.add_argument("--repeat", type=int, default=5, help="timed passes, fastest counts (default 5)")
+    pb.add_argument("--as", dest="workers_as", choices=("both", "ranks", "threads"), default="both",
+                    help="cores as ranks (flat), threads (hybrid) or both (default)")
+    pb.add_argument("--plot", type=Path, help="PNG (default next to the results)")
+    _add_launch_options(pb)
     t = sub.add_parser("tune", help="benchmark the tiled kernels over tile sizes, write the machine tile profile")
     t.add_argument("target", nargs="?", help=f"an app ({', '.join(tiles.APP_KERNELS)}), a kernel "
                                              f"({', '.join(tiles.KERNELS)}) or all (default)")
@@ -222,6 +250,37 @@ def cmd_sweep(args: argparse.Namespace, app_args: list[str], console: Console) -
     return 0 if rows and all(r.verified for r in rows) and len(recs) == len(runs) else 1
 
 
+def _probe_results(args: argparse.Namespace, name: str) -> Path:
+    results = args.results or results_dir() / f"probe-{name}.jsonl"
+    if args.results is None:
+        results.parent.mkdir(parents=True, exist_ok=True)
+    return results
+
+
+def cmd_probe(args: argparse.Namespace, console: Console) -> int:
+    if args.op == "stride":
+        results = _probe_results(args, "stride")
+        argv = memprobe.stride_argv(args.min, args.max, args.stride, args.accesses, args.repeat, args.copies,
+                                    args.placement, parse_cpus(args.placement_cores), args.points_per_octave,
+                                    args.no_blocks, results, {"command": "pxq probe stride"})
+        return memprobe.run_stride(console, argv, results, args.plot or results.with_suffix(".png"))
+    if args.problem_class:
+        raise InputError("--class: the probes have no problem classes")
+    base = runner.RunSpec(app="probe", layout=parse_layout("1x1"), alloc=args.alloc,
+                          oversubscribe=args.oversubscribe, hostfile=args.hostfile,
+                          launcher=args.launcher, timeout=args.timeout, cores=envinfo.cores(),
+                          placement=args.placement, placement_cpus=parse_cpus(args.placement_cores))
+    if args.op == "bandwidth":
+        results = _probe_results(args, "bandwidth")
+        return memprobe.run_bandwidth(console, args.max_cores or envinfo.cores(), args.array, args.kernels,
+                                      args.repeat, args.workers_as, results,
+                                      args.plot or results.with_suffix(".png"), base)
+    results = _probe_results(args, args.op)
+    return probe.run(console, args.op, parse_layout(args.layout), args.calls, args.size, args.warmup,
+                     args.noise, args.noise_cores, args.noise_intensity, results,
+                     args.plot or results.with_suffix(".png"), base)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     own, app_args = _split_app_args(argv)
@@ -254,17 +313,7 @@ def main(argv: list[str] | None = None) -> int:
                 console.print(f"chart: {report.bar_chart(rows, args.plot, str(path))}")
             return 0
         if args.command == "probe":
-            if args.problem_class:
-                raise InputError("--class: the probe has no problem classes (size it with --size)")
-            results = args.results or results_dir() / f"probe-{args.op}.jsonl"
-            results.parent.mkdir(parents=True, exist_ok=True)
-            base = runner.RunSpec(app="probe-collective", layout=parse_layout("1x1"), alloc=args.alloc,
-                                  oversubscribe=args.oversubscribe, hostfile=args.hostfile,
-                                  launcher=args.launcher, timeout=args.timeout, cores=envinfo.cores(),
-                                  placement=args.placement, placement_cpus=parse_cpus(args.placement_cores))
-            return probe.run(console, args.op, parse_layout(args.layout), args.calls, args.size, args.warmup,
-                             args.noise, args.noise_cores, args.noise_intensity, results,
-                             args.plot or results.with_suffix(".png"), base)
+            return cmd_probe(args, console)
         if args.command == "tune":
             return tiles.tune(console, args.target, args.tiles, args.threads, args.repeat, args.min_time,
                               args.out or results_dir() / "tiles.json", args.profile or tiles.profile_path(),

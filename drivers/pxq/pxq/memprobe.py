@@ -1,0 +1,244 @@
+"""`pxq probe stride` and `pxq probe bandwidth`: the memory hierarchy and how many cores it
+takes to saturate it.
+
+- stride runs pxq-probe-stride (no MPI: one copy, or q copies on cores chosen by placement)
+  and plots time per access against stride per array size, the curve over sizes with hwloc's
+  caches and the detected steps marked, the contention ratio and the block variant;
+- bandwidth runs pxq-probe-bandwidth twice through the launcher, as ranks (layout 1xN) and as
+  threads (1x1xN), and plots total and per-core GB/s against active cores.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from pxq import records, runner
+from pxq.layout import InputError, Layout, format_bytes, parse_bytes
+from pxq.paths import binary
+from pxq.report import save_figure
+
+PLACEMENTS = ("packed", "spread", "custom")
+KERNELS = ("copy", "scale", "add", "triad")
+
+
+def _last_record(path: Path, app: str) -> dict[str, Any] | None:
+    recs = [r for r in records.read(path) if r.get("app") == app]
+    return recs[-1] if recs else None
+
+
+def stride_argv(min_size: str, max_size: str, stride: str | None, accesses: int, repeat: int, copies: int,
+                placement: str, cpus: list[int] | None, per_octave: int, no_blocks: bool, results: Path,
+                driver: dict[str, Any]) -> list[str]:
+    """The pxq-probe-stride command line, after checking what can be checked here."""
+    if copies < 1:
+        raise InputError(f"--copies {copies}: use at least 1")
+    if accesses < 1:
+        raise InputError(f"--accesses {accesses}: zero iterations measure nothing; use at least 1")
+    if repeat < 1:
+        raise InputError(f"--repeat {repeat}: use at least 1")
+    if placement not in PLACEMENTS:
+        raise InputError(f"unknown placement '{placement}': use {', '.join(PLACEMENTS)}")
+    if (placement == "custom") != bool(cpus):
+        raise InputError("--placement custom goes with --cores (one core per copy), and --cores with custom")
+    lo = parse_bytes(min_size)
+    if max_size != "auto" and parse_bytes(max_size) < lo:
+        raise InputError(f"--max {max_size} is smaller than --min {min_size}")
+    if stride is not None:
+        s = parse_bytes(stride)
+        top = parse_bytes(max_size) if max_size != "auto" else None
+        if top is not None and s > top // 2:
+            raise InputError(f"--stride {stride} is larger than half the largest array ({max_size}): "
+                             f"use a stride of at most {format_bytes(top // 2)} or a larger --max")
+    argv = [str(binary("probe-stride")), "--min", min_size, "--max", max_size, "--accesses", str(accesses),
+            "--repeat", str(repeat), "--copies", str(copies), "--placement", placement,
+            "--points-per-octave", str(per_octave), "--json", str(results), "--driver-info", json.dumps(driver)]
+    if stride is not None:
+        argv += ["--stride", stride]
+    if cpus:
+        argv += ["--cpus", ",".join(str(c) for c in cpus)]
+    if no_blocks:
+        argv.append("--no-blocks")
+    return argv
+
+
+def plot_stride(rec: dict[str, Any], path: Path) -> Path:
+    """Time per access against stride (one line per array size), the detection stride's curve
+    over sizes with hwloc's caches and the steps, contention ratios and the block variant."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    pts = rec["points"]
+    sizes = sorted({p["bytes"] for p in pts})
+    det = rec["detection"]
+    copies = rec["size"]["copies"]
+    panels = 3 if rec["blocks"] else 2
+    fig, axes = plt.subplots(1, panels, figsize=(5.2 * panels, 4.2))
+    cmap = plt.get_cmap("viridis")
+    ax = axes[0]
+    for i, size in enumerate(sizes):
+        row = sorted((p for p in pts if p["bytes"] == size), key=lambda p: p["stride"])
+        ax.plot([p["stride"] for p in row], [p["ns"] for p in row], "-", color=cmap(i / max(1, len(sizes) - 1)),
+                linewidth=1, label=format_bytes(size) if i % max(1, len(sizes) // 8) == 0 else None)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("stride (bytes)")
+    ax.set_ylabel("ns per read+write access")
+    ax.set_title("time per access by stride, one line per array size", fontsize=9)
+    ax.legend(fontsize=6, title="array", title_fontsize=7)
+
+    ax = axes[1]
+    row = sorted((p for p in pts if p["stride"] == det["stride"]), key=lambda p: p["bytes"])
+    ax.plot([p["bytes"] for p in row], [p["ns"] for p in row], "o-", markersize=3, label="alone")
+    if copies > 1:
+        ax.plot([p["bytes"] for p in row], [sum(p["ns_copies"]) / len(p["ns_copies"]) for p in row], "s--",
+                markersize=3, label=f"{copies} copies at once")
+    for cache in det["caches"]:
+        if cache["bytes"]:
+            ax.axvline(cache["bytes"], color="red", linestyle=":", linewidth=1)
+            ax.text(cache["bytes"], ax.get_ylim()[1], f" {cache['level']} (hwloc)", color="red", fontsize=7,
+                    va="top", rotation=90)
+    for step in det["steps"]:
+        ax.axvspan(step["fits"], step["spills"], color="orange", alpha=0.25)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("array (bytes); shaded: detected steps")
+    ax.set_ylabel(f"ns per access at stride {det['stride']} B")
+    ax.set_title("cache steps against hwloc's sizes", fontsize=9)
+    ax.legend(fontsize=7)
+
+    if rec["blocks"]:
+        ax = axes[2]
+        blocks = rec["blocks"]
+        ax.plot([b["bytes"] for b in blocks], [b["gbs"] for b in blocks], "o-", markersize=3, label="alone")
+        if copies > 1:
+            ax.plot([b["bytes"] for b in blocks], [sum(b["gbs_copies"]) / len(b["gbs_copies"]) for b in blocks],
+                    "s--", markersize=3, label=f"per copy, {copies} at once")
+        for cache in det["caches"]:
+            if cache["bytes"]:
+                ax.axvline(cache["bytes"], color="red", linestyle=":", linewidth=1)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("block (bytes)")
+        ax.set_ylabel("GB/s (read + write)")
+        ax.set_title("block variant", fontsize=9)
+        ax.legend(fontsize=7)
+    place = rec["placement"]
+    fig.suptitle(f"pxq probe stride: {copies} cop{'y' if copies == 1 else 'ies'} on cpu(s) {place['cpus']} "
+                 f"({place['mode']}), {rec['context'].get('cpu_model', '')}", fontsize=10)
+    return save_figure(fig, path)
+
+
+def run_stride(console: Console, argv: list[str], results: Path, plot_path: Path) -> int:
+    if not Path(argv[0]).exists():
+        raise InputError(f"{argv[0]} is missing: run ./pxq build first")
+    records.check_writable(results)
+    before = len(records.read(results)) if results.exists() else 0
+    proc = subprocess.run(argv)
+    if proc.returncode == 2:
+        return 2
+    recs = records.read(results) if results.exists() else []
+    if proc.returncode != 0 or len(recs) <= before:
+        console.print(f"[red]stride probe failed[/red] (exit code {proc.returncode})")
+        return proc.returncode or 3
+    console.print(f"record: {results}")
+    console.print(f"plot: {plot_stride(recs[-1], plot_path)}")
+    return 0
+
+
+def plot_bandwidth(recs: list[dict[str, Any]], path: Path) -> Path:
+    """Total and per-core GB/s against active cores, per kernel, ranks solid and threads dashed."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (tot, per) = plt.subplots(1, 2, figsize=(10, 4))
+    colours = dict(zip(KERNELS, ("tab:blue", "tab:orange", "tab:green", "tab:red")))
+    for rec in recs:
+        style = "-o" if rec["size"]["as"] == "ranks" else "--s"
+        for k in rec["kernels"]:
+            cores = [r["cores"] for r in k["rows"]]
+            tot.plot(cores, [r["total_gbs"] for r in k["rows"]], style, color=colours[k["kernel"]], markersize=4,
+                     label=f"{k['kernel']} ({rec['size']['as']})")
+            per.plot(cores, [r["per_core_gbs"] for r in k["rows"]], style, color=colours[k["kernel"]], markersize=4)
+    for ax, label in ((tot, "total GB/s"), (per, "GB/s per core")):
+        ax.set_xlabel("active cores")
+        ax.set_ylabel(label)
+        ax.set_ylim(bottom=0)
+        ax.xaxis.get_major_locator().set_params(integer=True)
+    tot.legend(fontsize=7, ncol=2)
+    fig.suptitle("pxq probe bandwidth: STREAM kernels, ranks (solid) and threads (dashed)", fontsize=10)
+    return save_figure(fig, path)
+
+
+def bandwidth_summary(recs: list[dict[str, Any]], console: Console) -> None:
+    t = Table(title="bandwidth per active core (GB/s, total / per core)")
+    t.add_column("kernel")
+    t.add_column("as")
+    cores = max(r["size"]["workers"] for r in recs)
+    for k in range(1, cores + 1):
+        t.add_column(f"{k} core{'s' if k > 1 else ''}", justify="right")
+    t.add_column("saturation", justify="right")
+    for name in KERNELS:
+        for rec in recs:
+            for k in rec["kernels"]:
+                if k["kernel"] != name:
+                    continue
+                cells = [f"{r['total_gbs']:.1f} / {r['per_core_gbs']:.1f}" for r in k["rows"]]
+                cells += [""] * (cores - len(cells))
+                sat = f"{k['saturation']} cores" if k["saturation"] else f"none within {rec['size']['workers']}"
+                t.add_row(name, rec["size"]["as"], *cells, sat)
+    console.print(t)
+    for rec in recs:
+        triad = next((k for k in rec["kernels"] if k["kernel"] == "triad"), rec["kernels"][-1])
+        best = max(r["total_gbs"] for r in triad["rows"])
+        how = "flat MPI" if rec["size"]["as"] == "ranks" else "threads"
+        if triad["saturation"]:
+            console.print(f"{how}: {triad['kernel']} saturates memory bandwidth at {triad['saturation']} "
+                          f"{rec['size']['as']} ({best:.1f} GB/s best total)")
+        else:
+            console.print(f"{how}: {triad['kernel']} still scales at {rec['size']['workers']} {rec['size']['as']} "
+                          f"({best:.1f} GB/s): memory bandwidth is not saturated on these cores")
+
+
+def run_bandwidth(console: Console, cores: int, array: str, kernels: str, repeat: int, how: str, results: Path,
+                  plot_path: Path, base: runner.RunSpec) -> int:
+    if cores < 1:
+        raise InputError(f"--cores {cores}: use at least 1")
+    if cores > base.cores and not base.oversubscribe:
+        raise InputError(f"--cores {cores}: this machine has {base.cores}; use at most {base.cores}")
+    if repeat < 1:
+        raise InputError(f"--repeat {repeat}: use at least 1")
+    if array != "auto":
+        parse_bytes(array)
+    for k in kernels.split(","):
+        if k not in KERNELS:
+            raise InputError(f"unknown kernel '{k}': use {', '.join(KERNELS)}")
+    modes = {"ranks": [("flat", Layout(1, cores, 1))], "threads": [("hybrid", Layout(1, 1, cores))],
+             "both": [("flat", Layout(1, cores, 1)), ("hybrid", Layout(1, 1, cores))]}[how]
+    if cores == 1:
+        modes = modes[:1]
+    records.check_writable(results)
+    args = ["--array", array, "--kernels", kernels, "--repeat", str(repeat)]
+    recs = []
+    for mode, layout in modes:
+        spec = runner.RunSpec(**{**base.__dict__, "app": "probe-bandwidth", "layout": layout, "mode": mode,
+                                 "tile": "off", "results": results, "app_args": args})
+        console.print(f"[dim]bandwidth as {'ranks' if mode == 'flat' else 'threads'}: layout {layout}[/dim]")
+        result = runner.execute(spec, echo=True)
+        if result.record is None:
+            console.print(f"[red]bandwidth probe {result.status}[/red] (exit code {result.returncode})")
+            return result.returncode if result.returncode > 0 else 3
+        recs.append(result.record)
+    bandwidth_summary(recs, console)
+    if base.oversubscribe:
+        console.print("note: cores are oversubscribed, so these bandwidths mean little")
+    console.print(f"record: {results}")
+    console.print(f"plot: {plot_bandwidth(recs, plot_path)}")
+    return 0
