@@ -11,7 +11,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from pxq import demo, envinfo, memprobe, probe, records, report, runner, sweep, tiles
+from pxq import demo, envinfo, memprobe, probe, study, records, report, runner, sweep, tiles
 from pxq.launch import PLACEMENTS
 from pxq.layout import ALLOCATIONS, BACKENDS, MODES, InputError, parse_layout, parse_layouts, parse_tile
 from pxq.paths import binary, results_dir
@@ -111,6 +111,16 @@ def parser() -> argparse.ArgumentParser:
                     help="cores as ranks (flat), threads (hybrid) or both (default)")
     pb.add_argument("--plot", type=Path, help="PNG (default next to the results)")
     _add_launch_options(pb)
+    sd = sub.add_parser("study", help="studies that run an app over several layouts and placements")
+    studies = sd.add_subparsers(dest="study", required=True, metavar="STUDY")
+    sc = studies.add_parser("contention", help="an app on 1xq, (q/2)x2 and qx1, packed and spread, "
+                                               "normalised to qx1")
+    sc.add_argument("app", help=f"miniapp: {', '.join(runner.APPS)}")
+    sc.add_argument("--ranks", type=int, help="q: ranks in all (default: every core)")
+    sc.add_argument("--placements", default="packed,spread", help="packed, spread or both (default both)")
+    sc.add_argument("--repeat", type=int, default=3, help="interleaved repeats (default 3)")
+    sc.add_argument("--plot", type=Path, help="bar chart PNG (default next to the results)")
+    _add_launch_options(sc)
     t = sub.add_parser("tune", help="benchmark the tiled kernels over tile sizes, write the machine tile profile")
     t.add_argument("target", nargs="?", help=f"an app ({', '.join(tiles.APP_KERNELS)}), a kernel "
                                              f"({', '.join(tiles.KERNELS)}) or all (default)")
@@ -314,6 +324,17 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "probe":
             return cmd_probe(args, console)
+        if args.command == "study":
+            _check_app(args.app)
+            if args.placement or args.placement_cores:
+                raise InputError("the contention study sets placements itself: use --placements packed,spread")
+            results = args.results or results_dir() / f"study-contention-{args.app}.jsonl"
+            results.parent.mkdir(parents=True, exist_ok=True)
+            records.check_writable(results)
+            base = _base_spec(args, app_args, results)
+            return study.contention(console, base, args.ranks or envinfo.cores(),
+                                    [p for p in args.placements.split(",") if p], args.repeat, results,
+                                    args.plot or results.with_suffix(".png"))
         if args.command == "tune":
             return tiles.tune(console, args.target, args.tiles, args.threads, args.repeat, args.min_time,
                               args.out or results_dir() / "tiles.json", args.profile or tiles.profile_path(),

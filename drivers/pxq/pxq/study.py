@@ -1,0 +1,143 @@
+"""`pxq study contention APP`: the same app and problem on q cores arranged as 1xq, (q/2)x2 and
+qx1 (virtual or real nodes), with the ranks of a node packed (on cores sharing caches) or
+spread (as far apart as the node allows), repeats interleaved; times normalised to the qx1
+run, where no two ranks share a node's caches or memory bus."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from pxq import records, runner, sweep
+from pxq.layout import InputError, Layout
+from pxq.report import save_figure
+
+PLACEMENTS = ("packed", "spread")
+
+
+def contention_layouts(q: int) -> list[Layout]:
+    """1xq, (q/2)x2 and qx1, without repeats (for q = 2 the middle one is 1x2 again)."""
+    if q < 2:
+        raise InputError(f"--ranks {q}: contention needs at least 2 ranks (ranks sharing a node)")
+    out = [Layout(1, q, 1)]
+    if q % 2 == 0 and q // 2 not in (1, q):
+        out.append(Layout(q // 2, 2, 1))
+    out.append(Layout(q, 1, 1))
+    seen, unique = set(), []
+    for lay in out:
+        if str(lay) not in seen:
+            seen.add(str(lay))
+            unique.append(lay)
+    return unique
+
+
+def plan(base: runner.RunSpec, q: int, placements: list[str]) -> list[runner.RunSpec]:
+    """One configuration per layout and placement (one rank per node has nothing to place)."""
+    for p in placements:
+        if p not in PLACEMENTS:
+            raise InputError(f"unknown placement '{p}': use {', '.join(PLACEMENTS)}")
+    if not placements:
+        raise InputError("--placements is empty: use packed, spread or both")
+    configs = []
+    for lay in contention_layouts(q):
+        for p in placements if lay.ranks_per_node > 1 else placements[:1]:
+            configs.append(replace(base, layout=lay, mode="flat", placement=p))
+    return configs
+
+
+def _sharing_text(rec: dict[str, Any]) -> str:
+    pairs = rec.get("placement_summary", {}).get("rank_pairs_on_a_node", {})
+    parts = [f"{n} {k.replace('same_', '').replace('other_package', 'other pkg')}" for k, n in pairs.items() if n]
+    return ", ".join(parts) if parts else "none"
+
+
+def summarize(recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    groups: dict[tuple[str, str], dict[str, Any]] = {}
+    for rec in recs:
+        if rec.get("status") not in ("ok", "failed") or "time" not in rec:
+            continue
+        lay = rec["layout"]
+        key = (f"{lay['nodes']}x{lay['ranks_per_node']}", rec["driver"].get("placement", {}).get("mode", "-"))
+        g = groups.setdefault(key, {"layout": key[0], "placement": key[1], "times": [], "comm": [],
+                                    "sharing": _sharing_text(rec), "verified": True,
+                                    "warnings": rec["driver"].get("placement", {}).get("warnings", [])})
+        g["times"].append(rec["time"]["total"])
+        g["comm"].append(rec["time"].get("comm", 0.0))
+        g["verified"] = g["verified"] and rec["status"] == "ok"
+    rows = list(groups.values())
+    ref = [r for r in rows if r["layout"].endswith("x1")]
+    ref_median = statistics.median(ref[0]["times"]) if ref else None
+    ref_compute = statistics.median([t - c for t, c in zip(ref[0]["times"], ref[0]["comm"])]) if ref else None
+    for r in rows:
+        r["median"] = statistics.median(r["times"])
+        r["compute"] = statistics.median([t - c for t, c in zip(r["times"], r["comm"])])
+        r["normalised"] = r["median"] / ref_median if ref_median else None
+        r["compute_normalised"] = r["compute"] / ref_compute if ref_compute else None
+    return rows
+
+
+def print_rows(rows: list[dict[str, Any]], title: str, console: Console) -> None:
+    t = Table(title=title)
+    for col in ("layout", "placement", "rank pairs on a node share", "runs", "median s", "spread", "comm %",
+                "vs qx1", "compute s", "compute vs qx1", "verified"):
+        t.add_column(col, justify="left" if col in ("layout", "placement", "rank pairs on a node share") else "right")
+    for r in rows:
+        spread = (max(r["times"]) - min(r["times"])) / r["median"] if r["median"] > 0 else 0.0
+        comm = statistics.median(r["comm"]) / r["median"] if r["median"] > 0 else 0.0
+        t.add_row(r["layout"], r["placement"], r["sharing"], str(len(r["times"])), f"{r['median']:.4f}",
+                  f"{100 * spread:.1f}%", f"{100 * comm:.1f}%",
+                  f"{r['normalised']:.2f}x" if r["normalised"] else "-", f"{r['compute']:.4f}",
+                  f"{r['compute_normalised']:.2f}x" if r["compute_normalised"] else "-",
+                  "yes" if r["verified"] else "NO")
+    console.print(t)
+    console.print("compute: total minus the app's exposed communication, where shared caches and memory show")
+
+
+def plot(rows: list[dict[str, Any]], path: Path, title: str) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(1.6 * len(rows) + 2, 3.8))
+    labels = [f"{r['layout']}\n{r['placement']}" for r in rows]
+    values = [r["normalised"] or 0 for r in rows]
+    bars = ax.bar(labels, values, color=["tab:red" if r["placement"] == "packed" else "tab:blue" for r in rows])
+    for bar, r in zip(bars, rows):
+        lo, hi = min(r["times"]) / r["median"] * bar.get_height(), max(r["times"]) / r["median"] * bar.get_height()
+        ax.plot([bar.get_x() + bar.get_width() / 2] * 2, [lo, hi], color="black", linewidth=1)
+    ax.axhline(1.0, color="gray", linestyle="--", linewidth=0.8)
+    ax.set_ylabel("median time / qx1 median")
+    ax.set_title(title, fontsize=9)
+    return save_figure(fig, path)
+
+
+def contention(console: Console, base: runner.RunSpec, q: int, placements: list[str], repeat: int,
+               results: Path, plot_path: Path) -> int:
+    if repeat < 1:
+        raise InputError(f"--repeat {repeat}: use at least 1")
+    if q > base.cores and not base.oversubscribe:
+        raise InputError(f"--ranks {q}: this machine has {base.cores} cores; use at most {base.cores} "
+                         "(or real nodes with --hostfile)")
+    configs = plan(base, q, placements)
+    for spec in configs:  # placements and layouts that cannot run here fail now, not mid-study
+        runner.build(spec, Path("/nonexistent"), "check")
+    runs = sweep.interleave(configs, repeat)
+    console.print(f"contention study of {base.app}: {len(configs)} configurations x {repeat} repeats "
+                  f"= {len(runs)} runs -> {results}")
+    recs = sweep.run(runs, results, False, console)
+    rows = summarize(recs)
+    if not rows:
+        raise InputError("no run finished: see the records for why")
+    title = f"pxq study contention {base.app} on {q} cores ({results})"
+    print_rows(rows, title, console)
+    notes = sorted({w for r in rows for w in r["warnings"]})
+    for n in notes:
+        console.print(f"note: {n}")
+    console.print(f"chart: {plot(rows, plot_path, title)}")
+    return 0 if all(r["verified"] for r in rows) and len(recs) == len(runs) else 1
