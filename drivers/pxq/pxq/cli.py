@@ -11,7 +11,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from pxq import demo, envinfo, memprobe, probe, study, records, report, runner, sweep, tiles
+from pxq import demo, envinfo, memprobe, msgdist, probe, study, records, report, runner, sweep, tiles
 from pxq.launch import PLACEMENTS
 from pxq.layout import ALLOCATIONS, BACKENDS, MODES, InputError, parse_layout, parse_layouts, parse_tile
 from pxq.paths import binary, results_dir
@@ -121,6 +121,21 @@ def parser() -> argparse.ArgumentParser:
     sc.add_argument("--repeat", type=int, default=3, help="interleaved repeats (default 3)")
     sc.add_argument("--plot", type=Path, help="bar chart PNG (default next to the results)")
     _add_launch_options(sc)
+    sa = studies.add_parser("allocation", help="profile an app once, compare block and cyclic allocation on a "
+                                               "machine model")
+    sa.add_argument("app", help=f"miniapp: {', '.join(runner.APPS)}")
+    sa.add_argument("--ranks", type=int, required=True, help="ranks to profile (oversubscribed if above the cores)")
+    sa.add_argument("--model", required=True, help="machine model NODESxSOCKETSxCORES, e.g. 4x2x2")
+    _add_launch_options(sa)
+    md = sub.add_parser("msgdist", help="messages by channel and size range from a message profile")
+    md.add_argument("record", type=Path, help="a profile written by pxq profile (the last one in the file)")
+    md.add_argument("--model", help="classify on a what-if machine NODESxSOCKETSxCORES (default: as observed)")
+    md.add_argument("--alloc", default="block", help="with --model: block or cyclic (default block)")
+    md.add_argument("--plot", type=Path, help="stacked bars per size range (default next to the record)")
+    pf = sub.add_parser("profile", help="run any MPI program with the message profiler: pxq profile -- mpirun "
+                                        "-np 4 ./app")
+    pf.add_argument("--results", type=Path, help="profile file (default results/msgprof.jsonl)")
+    pf.add_argument("--plot", type=Path, help="stacked bars per size range (default next to the results)")
     t = sub.add_parser("tune", help="benchmark the tiled kernels over tile sizes, write the machine tile profile")
     t.add_argument("target", nargs="?", help=f"an app ({', '.join(tiles.APP_KERNELS)}), a kernel "
                                              f"({', '.join(tiles.KERNELS)}) or all (default)")
@@ -324,6 +339,40 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "probe":
             return cmd_probe(args, console)
+        if args.command == "msgdist":
+            return msgdist.report(console, args.record, args.model, args.alloc,
+                                  args.plot or args.record.with_suffix(".png"))
+        if args.command == "profile":
+            results = args.results or results_dir() / "msgprof.jsonl"
+            results.parent.mkdir(parents=True, exist_ok=True)
+            return msgdist.profile(console, app_args, results, args.plot or results.with_suffix(".png"))
+        if args.command == "study" and args.study == "allocation":
+            _check_app(args.app)
+            model = msgdist.parse_model(args.model)
+            if args.ranks < 2:
+                raise InputError(f"--ranks {args.ranks}: use at least 2")
+            if args.ranks > model.slots:
+                raise InputError(f"model {model} has {model.slots} cores for {args.ranks} ranks: use a model with "
+                                 f"at least {args.ranks} cores")
+            results = args.results or results_dir() / f"study-allocation-{args.app}.jsonl"
+            results.parent.mkdir(parents=True, exist_ok=True)
+            records.check_writable(results)
+            profile_path = results.with_name(results.stem + "-msgprof.jsonl")
+            records.check_writable(profile_path)
+            over = args.ranks > envinfo.cores()
+            spec = replace(_base_spec(args, app_args, results), layout=parse_layout(f"1x{args.ranks}"), mode="flat",
+                           oversubscribe=over or args.oversubscribe, profile=profile_path,
+                           timeout=args.timeout)
+            console.print(f"profiling {args.app} on {args.ranks} ranks" +
+                          (f" (oversubscribing {envinfo.cores()} cores)" if over else ""))
+            result = runner.execute(spec)
+            if result.record is None:
+                console.print(result.output[-2000:], markup=False)
+                console.print(f"[red]run {result.status}[/red] (exit code {result.returncode})")
+                return result.returncode if result.returncode > 0 else 3
+            msgdist.allocation_study(console, msgdist.load(profile_path), model, spec.oversubscribe)
+            console.print(f"profile: {profile_path}")
+            return 0 if result.status == "ok" else 1
         if args.command == "study":
             _check_app(args.app)
             if args.placement or args.placement_cores:

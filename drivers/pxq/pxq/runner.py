@@ -56,6 +56,7 @@ class RunSpec:
     driver_extra: dict[str, Any] = field(default_factory=dict)  # more facts for the record's "driver"
     placement: str | None = None  # packed, spread or custom (None: the launcher's default)
     placement_cpus: list[int] | None = None
+    profile: Path | None = None  # preload the message profiler, its record to this file
 
     def resolved(self) -> tuple[str, int, str]:
         return resolve_mode(self.mode, self.layout.threads, self.tile)
@@ -117,7 +118,12 @@ def build(spec: RunSpec, workdir: Path, run_id: str) -> tuple[LaunchPlan, list[s
     ]
     if plan.oversubscribed:
         app_argv.append("--oversubscribed")
-    return plan, plan.argv + app_argv + list(spec.app_args)
+    launch = list(plan.argv)
+    if spec.profile is not None:
+        from pxq.msgdist import preload_flags
+
+        launch[1:1] = preload_flags(spec.profile)
+    return plan, launch + app_argv + list(spec.app_args)
 
 
 def execute(spec: RunSpec, echo: bool = False) -> RunResult:

@@ -1,0 +1,342 @@
+"""Message distribution by channel and size: `pxq msgdist`, `pxq profile`, `pxq study allocation`.
+
+A message profile (libpxq-msgprof's record) holds every rank's messages per (source,
+destination, size bin). Each message is classified as intra-CMP (same node, same socket),
+inter-CMP (same node, other socket) or inter-node, either by the placement the profile
+observed or by a what-if machine model NODESxSOCKETSxCORES onto which ranks are mapped
+block (fill a node's sockets and cores before the next node) or cyclic (rank i on node
+i mod N, then round robin over the node's sockets). The two-dimensional metric: per size
+range, the share of all messages in that range and, within it, the share of messages and
+bytes on each channel.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from pxq.layout import InputError, format_bytes
+from pxq.records import RecordError
+from pxq.report import save_figure
+
+CHANNELS = ("intra_cmp", "inter_cmp", "inter_node")
+CHANNEL_TEXT = {"intra_cmp": "intra-CMP", "inter_cmp": "inter-CMP", "inter_node": "inter-node"}
+RANGES = ("<=256B", "256B-4K", "4K-64K", "64K-256K", ">256K")
+ALLOCATIONS = ("block", "cyclic")
+
+
+def coarse_range(nbytes: int) -> int:
+    """0 (<= 256 B) .. 4 (> 256 KiB), as the profiler's bins are unions of these."""
+    for i, top in enumerate((256, 4096, 65536, 262144)):
+        if nbytes <= top:
+            return i
+    return 4
+
+
+@dataclass(frozen=True)
+class Model:
+    nodes: int
+    sockets: int
+    cores: int
+
+    @property
+    def slots(self) -> int:
+        return self.nodes * self.sockets * self.cores
+
+    def __str__(self) -> str:
+        return f"{self.nodes}x{self.sockets}x{self.cores}"
+
+
+def parse_model(text: str) -> Model:
+    m = re.fullmatch(r"(\d+)x(\d+)x(\d+)", text.strip())
+    if not m or min(int(g) for g in m.groups()) < 1:
+        raise InputError(f"model '{text}': use NODESxSOCKETSxCORES with every number at least 1, e.g. 4x2x2")
+    return Model(*(int(g) for g in m.groups()))
+
+
+def place(model: Model, ranks: int, alloc: str) -> list[tuple[int, int]]:
+    """(node, socket) of every rank under the model."""
+    if alloc not in ALLOCATIONS:
+        raise InputError(f"unknown allocation '{alloc}': use block or cyclic")
+    if ranks > model.slots:
+        raise InputError(f"model {model} has {model.slots} cores but the profile has {ranks} ranks: use a model "
+                         f"with at least {ranks} cores (NODESxSOCKETSxCORES)")
+    out = []
+    for r in range(ranks):
+        if alloc == "block":
+            node, local = divmod(r, model.sockets * model.cores)
+            out.append((node, local // model.cores))
+        else:
+            node, local = r % model.nodes, r // model.nodes
+            out.append((node, local % model.sockets))
+    return out
+
+
+def observed_places(rec: dict[str, Any]) -> list[tuple[int, int]]:
+    placement = rec.get("placement") or []
+    if len(placement) != rec["ranks"]:
+        raise RecordError("the profile has no placement for every rank: give --model to classify it")
+    by_rank = sorted(placement, key=lambda p: p["rank"])
+    return [(p["node"], (p["threads"][0]["package"] if p["threads"] else -1)) for p in by_rank]
+
+
+def channel(places: list[tuple[int, int]], src: int, dst: int) -> str:
+    if src == dst:
+        return "self"
+    (ns, ss), (nd, sd) = places[src], places[dst]
+    if ns != nd:
+        return "inter_node"
+    return "intra_cmp" if ss == sd else "inter_cmp"
+
+
+def even_distribution(places: list[tuple[int, int]]) -> dict[str, float]:
+    """The channel shares if every rank sent one message to every other rank."""
+    counts = dict.fromkeys(CHANNELS, 0)
+    for s in range(len(places)):
+        for d in range(len(places)):
+            if s != d:
+                counts[channel(places, s, d)] += 1
+    total = sum(counts.values())
+    return {c: (counts[c] / total if total else 0.0) for c in CHANNELS}
+
+
+def load(path: Path) -> dict[str, Any]:
+    """The last message profile of a results file; clear errors for anything else."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"{path}: no such file; make a profile with pxq profile -- mpirun ... ./app")
+    lines = [ln for ln in path.read_text(encoding="utf-8", errors="replace").splitlines() if ln.strip()]
+    if not lines:
+        raise RecordError(f"{path}: empty; make a profile with pxq profile -- mpirun ... ./app")
+    recs = []
+    for number, line in enumerate(lines, start=1):
+        try:
+            recs.append(json.loads(line))
+        except json.JSONDecodeError as e:
+            raise RecordError(f"{path}:{number}: not a complete JSON record ({e.msg}); the file is truncated or "
+                              "corrupt: profile again") from None
+    profiles = [r for r in recs if isinstance(r, dict) and r.get("app") == "msgprof"]
+    if not profiles:
+        raise RecordError(f"{path}: no message profile in it (no record with a message matrix); make one with "
+                          "pxq profile -- mpirun ... ./app")
+    rec = profiles[-1]
+    for key in ("ranks", "p2p", "collective_model", "bins"):
+        if key not in rec:
+            raise RecordError(f"{path}: the message profile lacks '{key}': profile again")
+    return rec
+
+
+@dataclass
+class Tally:
+    count: list[dict[str, int]]  # per range, per channel
+    nbytes: list[dict[str, int]]
+
+    @classmethod
+    def empty(cls) -> "Tally":
+        return cls([dict.fromkeys(CHANNELS, 0) for _ in RANGES], [dict.fromkeys(CHANNELS, 0) for _ in RANGES])
+
+    def total(self) -> int:
+        return sum(sum(r.values()) for r in self.count)
+
+
+def tally(rec: dict[str, Any], places: list[tuple[int, int]], which: str) -> Tally:
+    """Messages per size range and channel: which is p2p, collectives (the model) or all."""
+    upper = rec["bins"]["upper_bytes"]
+    rows = (rec["p2p"] if which in ("p2p", "all") else []) + \
+        (rec["collective_model"] if which in ("collectives", "all") else [])
+    t = Tally.empty()
+    for src, dst, b, count, nbytes in rows:
+        ch = channel(places, src, dst)
+        if ch == "self":
+            continue
+        rng = coarse_range(upper[b])
+        t.count[rng][ch] += count
+        t.nbytes[rng][ch] += nbytes
+    return t
+
+
+def _pct(part: float, whole: float) -> str:
+    return f"{100 * part / whole:.1f}%" if whole else "-"
+
+
+def print_tally(t: Tally, title: str, ranks: int, even: dict[str, float], console: Console) -> None:
+    total = t.total()
+    table = Table(title=title)
+    table.add_column("size range")
+    table.add_column("of all msgs", justify="right")
+    for c in CHANNELS:
+        table.add_column(f"msgs {CHANNEL_TEXT[c]}", justify="right")
+    for c in CHANNELS:
+        table.add_column(f"bytes {CHANNEL_TEXT[c]}", justify="right")
+    rows = [(name, t.count[i], t.nbytes[i]) for i, name in enumerate(RANGES)]
+    all_count = {c: sum(r[c] for r in t.count) for c in CHANNELS}
+    all_bytes = {c: sum(r[c] for r in t.nbytes) for c in CHANNELS}
+    rows.append(("all", all_count, all_bytes))
+    for name, cnt, nb in rows:
+        n, b = sum(cnt.values()), sum(nb.values())
+        table.add_row(name, _pct(n, total), *(_pct(cnt[c], n) for c in CHANNELS), *(_pct(nb[c], b) for c in CHANNELS),
+                      style="bold" if name == "all" else None)
+    table.add_row("even", "", *(f"{100 * even[c]:.1f}%" for c in CHANNELS), "", "", "", style="dim")
+    console.print(table)
+    per = ", ".join(f"{CHANNEL_TEXT[c]} {all_count[c] / ranks:.1f} msgs / {format_bytes(int(all_bytes[c] / ranks))}"
+                    for c in CHANNELS)
+    console.print(f"per process: {per}")
+
+
+def plot(tallies: dict[str, Tally], even: dict[str, float], path: Path, title: str) -> Path:
+    """Stacked bars of the channel shares of messages (and bytes) per size range, the even
+    distribution alongside."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    t = tallies["all"]
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    colours = {"intra_cmp": "tab:green", "inter_cmp": "tab:orange", "inter_node": "tab:red"}
+    for ax, data, label in ((axes[0], t.count, "messages"), (axes[1], t.nbytes, "bytes")):
+        labels = list(RANGES) + ["even"]
+        bottom = [0.0] * len(labels)
+        share_of_all = [sum(r.values()) for r in t.count]
+        total = sum(share_of_all)
+        for c in CHANNELS:
+            vals = []
+            for i in range(len(RANGES)):
+                n = sum(data[i].values())
+                vals.append(100 * data[i][c] / n if n else 0.0)
+            vals.append(100 * even[c])
+            ax.bar(labels, vals, bottom=bottom, color=colours[c], label=CHANNEL_TEXT[c])
+            bottom = [b + v for b, v in zip(bottom, vals)]
+        if label == "messages":
+            for i, n in enumerate(share_of_all):
+                if n:
+                    ax.text(i, 101, f"{100 * n / total:.0f}% of msgs", ha="center", fontsize=7)
+        ax.set_ylim(0, 110)
+        ax.set_ylabel(f"% of {label} in the range")
+        ax.set_xlabel("message size")
+    axes[0].legend(fontsize=8, loc="lower left")
+    fig.suptitle(title, fontsize=10)
+    return save_figure(fig, path)
+
+
+def classify(rec: dict[str, Any], model: Model | None, alloc: str) -> tuple[list[tuple[int, int]], str]:
+    if model is None:
+        return observed_places(rec), "observed placement"
+    return place(model, rec["ranks"], alloc), f"model {model}, {alloc} allocation"
+
+
+def report(console: Console, path: Path, model_text: str | None, alloc: str, plot_path: Path | None) -> int:
+    if alloc not in ALLOCATIONS:
+        raise InputError(f"unknown allocation '{alloc}': use block or cyclic")
+    model = parse_model(model_text) if model_text else None
+    rec = load(path)
+    places, how = classify(rec, model, alloc)
+    even = even_distribution(places)
+    tallies = {w: tally(rec, places, w) for w in ("p2p", "collectives", "all")}
+    console.print(f"[bold]{rec.get('program', '?')}[/bold]: {rec['ranks']} ranks, classified by {how}")
+    for which, name in (("p2p", "point-to-point"), ("collectives", "collectives (model)"),
+                        ("all", "all: point-to-point + collectives (model)")):
+        if tallies[which].total():
+            print_tally(tallies[which], f"{name}: {tallies[which].total()} messages", rec["ranks"], even, console)
+    calls = rec.get("collectives") or {}
+    if calls:
+        console.print("collective calls: " + ", ".join(f"{k} {v['calls']}" for k, v in sorted(calls.items())))
+        console.print(f"[dim]the collectives' messages are a model: {rec.get('model', '')}[/dim]")
+    if plot_path is not None and tallies["all"].total():
+        title = f"{rec.get('program', '?')}: {how}"
+        console.print(f"plot: {plot(tallies, even, plot_path, title)}")
+    return 0
+
+
+def compare_allocations(rec: dict[str, Any], model: Model) -> list[dict[str, Any]]:
+    """Inter-node messages and bytes (and the other channels) under block and cyclic."""
+    out = []
+    for alloc in ALLOCATIONS:
+        places = place(model, rec["ranks"], alloc)
+        t = tally(rec, places, "all")
+        count = {c: sum(r[c] for r in t.count) for c in CHANNELS}
+        nbytes = {c: sum(r[c] for r in t.nbytes) for c in CHANNELS}
+        out.append({"alloc": alloc, "count": count, "bytes": nbytes, "even": even_distribution(places)})
+    return out
+
+
+LAUNCHERS = ("mpirun", "mpiexec", "orterun")
+
+
+def profiler_library() -> Path:
+    from pxq.paths import build_dir
+
+    lib = build_dir() / "lib" / "libpxq-msgprof.so"
+    if not lib.exists():
+        raise InputError(f"{lib} is missing: run ./pxq build first")
+    return lib
+
+
+def preload_flags(results: Path) -> list[str]:
+    """mpirun flags that load the profiler into every rank and point it at the results."""
+    return ["-x", f"LD_PRELOAD={profiler_library()}", "-x", f"PXQ_MSGPROF_OUT={Path(results).resolve()}"]
+
+
+def _profiles(path: Path) -> int:
+    if not path.exists():
+        return 0
+    return sum(1 for ln in path.read_text(errors="replace").splitlines() if '"app":"msgprof"' in ln)
+
+
+def profile(console: Console, command: list[str], results: Path, plot_path: Path) -> int:
+    """Runs `mpirun ... ./app` with the profiler preloaded, then reports the distribution."""
+    import os
+    import subprocess
+
+    from pxq import records
+
+    if not command:
+        raise InputError("nothing to profile: pxq profile -- mpirun -np 4 ./app [args]")
+    if Path(command[0]).name not in LAUNCHERS:
+        raise InputError(f"'{command[0]}' is not an MPI launcher: give the whole command, "
+                         "e.g. pxq profile -- mpirun -np 4 ./app")
+    records.check_writable(results)
+    before = _profiles(results)
+    argv = [command[0], *preload_flags(results), *command[1:]]
+    env = dict(os.environ)
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    proc = subprocess.run(argv, env=env)
+    if _profiles(results) <= before:
+        console.print(f"[red]no profile was written[/red] (exit code {proc.returncode}): the program must call "
+                      "MPI_Finalize, and be a C or C++ MPI program (Fortran bindings are not seen)")
+        return proc.returncode or 3
+    report(console, results, None, "block", plot_path)
+    return proc.returncode
+
+
+def allocation_study(console: Console, rec: dict[str, Any], model: Model, oversubscribed: bool) -> None:
+    rows = compare_allocations(rec, model)
+    t = Table(title=f"{rec.get('program', '?').split()[0]}: {rec['ranks']} ranks on model {model}, "
+                    "block versus cyclic (point-to-point + collectives as modelled)")
+    for col in ("allocation", "messages", "intra-CMP", "inter-CMP", "inter-node msgs", "inter-node bytes",
+                "even inter-node"):
+        t.add_column(col, justify="left" if col == "allocation" else "right")
+    for r in rows:
+        n, b = sum(r["count"].values()), sum(r["bytes"].values())
+        t.add_row(r["alloc"], str(n), _pct(r["count"]["intra_cmp"], n), _pct(r["count"]["inter_cmp"], n),
+                  f"{r['count']['inter_node']} ({_pct(r['count']['inter_node'], n)})",
+                  f"{format_bytes(r['bytes']['inter_node'])} ({_pct(r['bytes']['inter_node'], b)})",
+                  f"{100 * r['even']['inter_node']:.1f}%")
+    console.print(t)
+    block, cyclic = rows
+    bn, cn = block["count"]["inter_node"], cyclic["count"]["inter_node"]
+    if bn != cn:
+        better = "block" if bn < cn else "cyclic"
+        console.print(f"{better} keeps more traffic on the node: {min(bn, cn)} inter-node messages against "
+                      f"{max(bn, cn)}")
+    if oversubscribed:
+        console.print("note: the ranks oversubscribed the cores for this profile: its timings mean nothing, "
+                      "its message counts are exact")

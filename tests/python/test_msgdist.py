@@ -1,0 +1,104 @@
+"""Message classification by channel and size under block and cyclic models, from hand-made
+profiles, and the profile reader's errors."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pxq import msgdist
+from pxq.layout import InputError
+from pxq.records import RecordError
+
+UPPER = [0] + [1 << (k - 1) for k in range(1, 50)]
+
+
+def bin_of(nbytes: int) -> int:
+    return next(k for k, u in enumerate(UPPER) if nbytes <= u)
+
+
+def ring_profile(ranks: int, nbytes: int = 1024) -> dict:
+    """Every rank sends one message to its right neighbour."""
+    return {"app": "msgprof", "status": "ok", "ranks": ranks, "bins": {"upper_bytes": UPPER},
+            "p2p": [[r, (r + 1) % ranks, bin_of(nbytes), 1, nbytes] for r in range(ranks)],
+            "collective_model": [], "collectives": {}, "placement": []}
+
+
+def shares(t: msgdist.Tally) -> dict[str, float]:
+    count = {c: sum(r[c] for r in t.count) for c in msgdist.CHANNELS}
+    total = sum(count.values())
+    return {c: round(100 * count[c] / total, 1) for c in msgdist.CHANNELS}
+
+
+def test_ring_on_4x2x2_block_and_cyclic():
+    rec = ring_profile(16)
+    model = msgdist.parse_model("4x2x2")
+    block = msgdist.tally(rec, msgdist.place(model, 16, "block"), "all")
+    assert shares(block) == {"intra_cmp": 50.0, "inter_cmp": 25.0, "inter_node": 25.0}
+    cyclic = msgdist.tally(rec, msgdist.place(model, 16, "cyclic"), "all")
+    assert shares(cyclic) == {"intra_cmp": 0.0, "inter_cmp": 0.0, "inter_node": 100.0}
+
+
+def test_even_distribution_on_4x2x2():
+    even = msgdist.even_distribution(msgdist.place(msgdist.parse_model("4x2x2"), 16, "block"))
+    assert {c: round(100 * v, 1) for c, v in even.items()} == {"intra_cmp": 6.7, "inter_cmp": 13.3, "inter_node": 80.0}
+
+
+def test_sizes_fall_in_their_coarse_ranges_and_self_messages_are_left_out():
+    rec = ring_profile(4)
+    rec["p2p"] = [[0, 1, bin_of(256), 2, 512], [0, 1, bin_of(257), 1, 257], [1, 2, bin_of(300000), 1, 300000],
+                  [2, 2, bin_of(8), 5, 40]]
+    t = msgdist.tally(rec, msgdist.place(msgdist.parse_model("1x1x4"), 4, "block"), "p2p")
+    assert [sum(r.values()) for r in t.count] == [2, 1, 0, 0, 1]
+    assert t.nbytes[4]["intra_cmp"] == 300000
+
+
+def test_collectives_are_reported_apart_and_included():
+    rec = ring_profile(4)
+    rec["collective_model"] = [[0, 3, bin_of(8), 2, 16]]
+    places = msgdist.place(msgdist.parse_model("2x1x2"), 4, "block")
+    assert msgdist.tally(rec, places, "p2p").total() == 4
+    assert msgdist.tally(rec, places, "collectives").total() == 2
+    assert msgdist.tally(rec, places, "all").total() == 6
+
+
+def test_observed_placement_classifies_by_node_and_package():
+    rec = ring_profile(3)
+    rec["placement"] = [{"rank": r, "node": n, "threads": [{"package": p}]} for r, n, p in ((0, 0, 0), (1, 0, 1), (2, 1, 0))]
+    t = msgdist.tally(rec, msgdist.observed_places(rec), "all")
+    assert shares(t) == {"intra_cmp": 0.0, "inter_cmp": 33.3, "inter_node": 66.7}
+
+
+def test_allocation_comparison():
+    rows = msgdist.compare_allocations(ring_profile(16), msgdist.parse_model("4x2x2"))
+    assert [r["alloc"] for r in rows] == ["block", "cyclic"]
+    assert rows[0]["count"]["inter_node"] == 4 and rows[1]["count"]["inter_node"] == 16
+
+
+def test_bad_models_allocations_and_files(tmp_path: Path):
+    with pytest.raises(InputError, match="at least 16 cores"):
+        msgdist.place(msgdist.parse_model("2x2x2"), 16, "block")
+    for bad in ("4x2", "0x2x2", "axbxc"):
+        with pytest.raises(InputError, match="NODESxSOCKETSxCORES"):
+            msgdist.parse_model(bad)
+    with pytest.raises(InputError, match="unknown allocation"):
+        msgdist.place(msgdist.parse_model("4x2x2"), 16, "scatter")
+    run = tmp_path / "run.jsonl"
+    run.write_text(json.dumps({"app": "ring", "status": "ok"}) + "\n")
+    with pytest.raises(RecordError, match="no message profile"):
+        msgdist.load(run)
+    truncated = tmp_path / "cut.jsonl"
+    text = json.dumps(ring_profile(4))
+    truncated.write_text(text[: len(text) // 2])
+    before = truncated.read_text()
+    with pytest.raises(RecordError, match="truncated"):
+        msgdist.load(truncated)
+    assert truncated.read_text() == before  # nothing overwritten
+    with pytest.raises(InputError, match="no such file"):
+        msgdist.load(tmp_path / "missing.jsonl")
+    nomatrix = tmp_path / "nomatrix.jsonl"
+    rec = ring_profile(4)
+    del rec["p2p"]
+    nomatrix.write_text(json.dumps(rec) + "\n")
+    with pytest.raises(RecordError, match="lacks 'p2p'"):
+        msgdist.load(nomatrix)
