@@ -11,7 +11,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from pxq import demo, envinfo, memprobe, msgdist, probe, study, records, report, runner, sweep, tiles
+from pxq import chanprobe, demo, envinfo, memprobe, msgdist, probe, study, records, report, runner, sweep, tiles
 from pxq.launch import PLACEMENTS
 from pxq.layout import ALLOCATIONS, BACKENDS, MODES, InputError, parse_layout, parse_layouts, parse_tile
 from pxq.paths import binary, results_dir
@@ -85,6 +85,24 @@ def parser() -> argparse.ArgumentParser:
                         help="share of each 10 ms period the load works, (0, 1] (default 1)")
         pc.add_argument("--plot", type=Path, help="time series and histogram PNG (default next to the results)")
         _add_launch_options(pc)
+    pp = probes.add_parser("pingpong", help="latency and bandwidth of each channel (intra-CMP, inter-CMP, "
+                                            "inter-node) the layout offers")
+    pp.add_argument("--layout", default="1x2", help="PxQ (default 1x2; 2x1 for two virtual nodes)")
+    pp.add_argument("--min", default="0", help="smallest message (default 0)")
+    pp.add_argument("--max", default="4M", help="largest message (default 4M)")
+    pp.add_argument("--window", type=int, default=64, help="sends in flight per bandwidth window (default 64)")
+    pp.add_argument("--scale", type=float, default=1.0, help="iteration counts x this (default 1)")
+    pp.add_argument("--validate", action="store_true", help="check every received byte")
+    pp.add_argument("--plot", type=Path, help="PNG (default next to the results)")
+    _add_launch_options(pp)
+    rk = probes.add_parser("rankpairs", help="every ordered rank pair sends one large buffer: a throughput "
+                                             "matrix and heatmap")
+    rk.add_argument("--layout", default="1x2", help="PxQ (default 1x2)")
+    rk.add_argument("--size", default="64M", help="bytes per send (default 64M)")
+    rk.add_argument("--repeat", type=int, default=3, help="timed sends per pair, best counts (default 3)")
+    rk.add_argument("--validate", action="store_true", help="check every received byte")
+    rk.add_argument("--plot", type=Path, help="PNG (default next to the results)")
+    _add_launch_options(rk)
     ps = probes.add_parser("stride", help="time per read+write access over array sizes and strides (and blocks), "
                                           "alone or as q copies on placed cores")
     ps.add_argument("--min", default="4K", help="smallest array (default 4K)")
@@ -295,6 +313,14 @@ def cmd_probe(args: argparse.Namespace, console: Console) -> int:
                           oversubscribe=args.oversubscribe, hostfile=args.hostfile,
                           launcher=args.launcher, timeout=args.timeout, cores=envinfo.cores(),
                           placement=args.placement, placement_cpus=parse_cpus(args.placement_cores))
+    if args.op in ("pingpong", "rankpairs"):
+        results = _probe_results(args, args.op)
+        plot = args.plot or results.with_suffix(".png")
+        if args.op == "pingpong":
+            return chanprobe.run_pingpong(console, parse_layout(args.layout), args.min, args.max, args.window,
+                                          args.scale, args.validate, results, plot, base)
+        return chanprobe.run_rankpairs(console, parse_layout(args.layout), args.size, args.repeat, args.validate,
+                                       results, plot, base)
     if args.op == "bandwidth":
         results = _probe_results(args, "bandwidth")
         return memprobe.run_bandwidth(console, args.max_cores or envinfo.cores(), args.array, args.kernels,
