@@ -271,37 +271,40 @@ std::vector<u64> blocks(const int* counts, MPI_Datatype type, int n) {
 extern "C" {
 
 // ---- point to point ----
-int MPI_Send(const void* buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm) {
+using SendFn = int (*)(const void*, int, MPI_Datatype, int, int, MPI_Comm);
+using IsendFn = int (*)(const void*, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request*);
+static int counted(SendFn f, const void* buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm) {
   send(comm, dst, count, type);
-  return PMPI_Send(buf, count, type, dst, tag, comm);
+  return f(buf, count, type, dst, tag, comm);
+}
+static int counted_nb(IsendFn f, const void* buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
+                   MPI_Request* req) {
+  send(comm, dst, count, type);
+  return f(buf, count, type, dst, tag, comm, req);
+}
+int MPI_Send(const void* buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm) {
+  return counted(PMPI_Send, buf, count, type, dst, tag, comm);
 }
 int MPI_Bsend(const void* buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm) {
-  send(comm, dst, count, type);
-  return PMPI_Bsend(buf, count, type, dst, tag, comm);
+  return counted(PMPI_Bsend, buf, count, type, dst, tag, comm);
 }
 int MPI_Ssend(const void* buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm) {
-  send(comm, dst, count, type);
-  return PMPI_Ssend(buf, count, type, dst, tag, comm);
+  return counted(PMPI_Ssend, buf, count, type, dst, tag, comm);
 }
 int MPI_Rsend(const void* buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm) {
-  send(comm, dst, count, type);
-  return PMPI_Rsend(buf, count, type, dst, tag, comm);
+  return counted(PMPI_Rsend, buf, count, type, dst, tag, comm);
 }
 int MPI_Isend(const void* buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm, MPI_Request* req) {
-  send(comm, dst, count, type);
-  return PMPI_Isend(buf, count, type, dst, tag, comm, req);
+  return counted_nb(PMPI_Isend, buf, count, type, dst, tag, comm, req);
 }
 int MPI_Ibsend(const void* buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm, MPI_Request* req) {
-  send(comm, dst, count, type);
-  return PMPI_Ibsend(buf, count, type, dst, tag, comm, req);
+  return counted_nb(PMPI_Ibsend, buf, count, type, dst, tag, comm, req);
 }
 int MPI_Issend(const void* buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm, MPI_Request* req) {
-  send(comm, dst, count, type);
-  return PMPI_Issend(buf, count, type, dst, tag, comm, req);
+  return counted_nb(PMPI_Issend, buf, count, type, dst, tag, comm, req);
 }
 int MPI_Irsend(const void* buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm, MPI_Request* req) {
-  send(comm, dst, count, type);
-  return PMPI_Irsend(buf, count, type, dst, tag, comm, req);
+  return counted_nb(PMPI_Irsend, buf, count, type, dst, tag, comm, req);
 }
 int MPI_Sendrecv(const void* sbuf, int scount, MPI_Datatype stype, int dst, int stag, void* rbuf, int rcount,
                  MPI_Datatype rtype, int src, int rtag, MPI_Comm comm, MPI_Status* status) {
@@ -315,31 +318,26 @@ int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dst, int s
 }
 
 // ---- persistent sends: counted at every start ----
-static void remember(MPI_Request req, MPI_Comm comm, int dst, int count, MPI_Datatype type) {
+static int persistent(IsendFn f, const void* buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
+                      MPI_Request* req) {
+  const int rc = f(buf, count, type, dst, tag, comm, req);
+  if (rc != MPI_SUCCESS) return rc;
   State& s = state();
   std::lock_guard<std::mutex> lock(s.m);
-  if (!ready(s)) return;
-  s.persistent[req] = {to_world(s, comm, dst), bytes_of(count, type)};
+  if (ready(s)) s.persistent[*req] = {to_world(s, comm, dst), bytes_of(count, type)};
+  return rc;
 }
 int MPI_Send_init(const void* buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm, MPI_Request* req) {
-  const int rc = PMPI_Send_init(buf, count, type, dst, tag, comm, req);
-  if (rc == MPI_SUCCESS) remember(*req, comm, dst, count, type);
-  return rc;
+  return persistent(PMPI_Send_init, buf, count, type, dst, tag, comm, req);
 }
 int MPI_Bsend_init(const void* buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm, MPI_Request* req) {
-  const int rc = PMPI_Bsend_init(buf, count, type, dst, tag, comm, req);
-  if (rc == MPI_SUCCESS) remember(*req, comm, dst, count, type);
-  return rc;
+  return persistent(PMPI_Bsend_init, buf, count, type, dst, tag, comm, req);
 }
 int MPI_Ssend_init(const void* buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm, MPI_Request* req) {
-  const int rc = PMPI_Ssend_init(buf, count, type, dst, tag, comm, req);
-  if (rc == MPI_SUCCESS) remember(*req, comm, dst, count, type);
-  return rc;
+  return persistent(PMPI_Ssend_init, buf, count, type, dst, tag, comm, req);
 }
 int MPI_Rsend_init(const void* buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm, MPI_Request* req) {
-  const int rc = PMPI_Rsend_init(buf, count, type, dst, tag, comm, req);
-  if (rc == MPI_SUCCESS) remember(*req, comm, dst, count, type);
-  return rc;
+  return persistent(PMPI_Rsend_init, buf, count, type, dst, tag, comm, req);
 }
 static void started(MPI_Request req) {
   State& s = state();

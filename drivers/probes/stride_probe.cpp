@@ -175,31 +175,35 @@ int main(int argc, char** argv) {
     }
 #pragma omp barrier
     if (failure.empty()) {
+      // The best of --repeat measurements (smallest time, largest bandwidth).
+      auto best_of = [&](auto once, bool smaller) {
+        double best = 0;
+        for (int r = 0; r < o.repeat; ++r) {
+          const double v = once();
+          best = r == 0 ? v : (smaller ? std::min(best, v) : std::max(best, v));
+        }
+        return best;
+      };
       auto measure = [&](const Point& p) {
         const std::size_t n = p.bytes / sizeof(double), step = p.stride / sizeof(double);
         const std::size_t sweeps = sweeps_for(p.bytes, p.stride, o.accesses);
         pxq::probes::stride_kernel(a.get(), n, step, 1);  // warm
-        double best = 0;
-        for (int r = 0; r < o.repeat; ++r) {
+        return best_of([&] {
           const auto t0 = Clock::now();
           const std::size_t count = pxq::probes::stride_kernel(a.get(), n, step, sweeps);
-          const double ns = std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / static_cast<double>(count);
-          best = r == 0 ? ns : std::min(best, ns);
-        }
-        return best;
+          return std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / static_cast<double>(count);
+        }, true);
       };
       auto measure_block = [&](const BlockPoint& b) {
         const std::size_t n = b.bytes / sizeof(double);
         const std::size_t repeats = std::max<std::size_t>(1, block_traffic / b.bytes);
         pxq::probes::block_kernel(a.get(), n, 1);
-        double best = 0;
-        for (int r = 0; r < o.repeat; ++r) {
+        return best_of([&] {
           const auto t0 = Clock::now();
           pxq::probes::block_kernel(a.get(), n, repeats);
           const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-          best = std::max(best, 2.0 * static_cast<double>(b.bytes) * static_cast<double>(repeats) / s / 1e9);
-        }
-        return best;
+          return 2.0 * static_cast<double>(b.bytes) * static_cast<double>(repeats) / s / 1e9;
+        }, false);
       };
       std::size_t last_size = 0;
       for (auto& p : points) {

@@ -108,12 +108,16 @@ def plot_rankpairs(rec: dict[str, Any], path: Path) -> Path:
     return save_figure(fig, path)
 
 
-def run_pingpong(console: Console, layout: Layout, min_size: str, max_size: str, window: int, scale: float,
-                 validate: bool, results: Path, plot_path: Path, base: runner.RunSpec) -> int:
+def _check_layout(layout: Layout) -> None:
     if layout.ranks < 2:
-        raise InputError(f"layout {layout}: the ping-pong needs at least 2 ranks (1x2, 2x1, 2x2 ...)")
+        raise InputError(f"layout {layout}: the probe needs at least 2 ranks (1x2, 2x1, 2x2 ...)")
     if layout.threads != 1:
         raise InputError(f"layout {layout}: the probe runs one thread per rank; use a layout PxQ")
+
+
+def run_pingpong(console: Console, layout: Layout, min_size: str, max_size: str, window: int, scale: float,
+                 validate: bool, results: Path, plot_path: Path, base: runner.RunSpec) -> int:
+    _check_layout(layout)
     if window < 1:
         raise InputError(f"--window {window}: use at least 1")
     if not scale > 0:
@@ -150,10 +154,7 @@ def run_pingpong(console: Console, layout: Layout, min_size: str, max_size: str,
 
 def run_rankpairs(console: Console, layout: Layout, size: str, repeat: int, validate: bool, results: Path,
                   plot_path: Path, base: runner.RunSpec) -> int:
-    if layout.ranks < 2:
-        raise InputError(f"layout {layout}: rank pairs need at least 2 ranks")
-    if layout.threads != 1:
-        raise InputError(f"layout {layout}: the probe runs one thread per rank; use a layout PxQ")
+    _check_layout(layout)
     if repeat < 1:
         raise InputError(f"--repeat {repeat}: use at least 1")
     parse_bytes(size)
