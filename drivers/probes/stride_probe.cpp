@@ -205,32 +205,27 @@ int main(int argc, char** argv) {
           return 2.0 * static_cast<double>(b.bytes) * static_cast<double>(repeats) / s / 1e9;
         }, false);
       };
-      std::size_t last_size = 0;
-      for (auto& p : points) {
-        if (me == 0) p.alone_ns = measure(p);
+      // A point measured by the first copy alone, then by every copy at once.
+      auto alone_then_together = [&](auto measure_one, double& alone, std::vector<double>& together) {
+        if (me == 0) alone = measure_one();
 #pragma omp barrier
         if (o.copies > 1) {
-          p.together_ns[static_cast<std::size_t>(me)] = measure(p);
+          together[static_cast<std::size_t>(me)] = measure_one();
 #pragma omp barrier
         } else if (me == 0) {
-          p.together_ns[0] = p.alone_ns;
+          together[0] = alone;
         }
+      };
+      std::size_t last_size = 0;
+      for (auto& p : points) {
+        alone_then_together([&] { return measure(p); }, p.alone_ns, p.together_ns);
         if (me == 0 && progress && p.bytes != last_size) {
           last_size = p.bytes;
           std::fprintf(stderr, "\r  array %-6s (%.0f s)   ", human(p.bytes).c_str(),
                        std::chrono::duration<double>(Clock::now() - start).count());
         }
       }
-      for (auto& b : blocks) {
-        if (me == 0) b.alone_gbs = measure_block(b);
-#pragma omp barrier
-        if (o.copies > 1) {
-          b.together_gbs[static_cast<std::size_t>(me)] = measure_block(b);
-#pragma omp barrier
-        } else if (me == 0) {
-          b.together_gbs[0] = b.alone_gbs;
-        }
-      }
+      for (auto& b : blocks) alone_then_together([&] { return measure_block(b); }, b.alone_gbs, b.together_gbs);
     }
   }
   if (progress) std::fprintf(stderr, "\r%40s\r", "");
