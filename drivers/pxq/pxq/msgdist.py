@@ -225,6 +225,12 @@ def plot(tallies: dict[str, Tally], even: dict[str, float], path: Path, title: s
     return save_figure(fig, path)
 
 
+def program_name(rec: dict[str, Any]) -> str:
+    """The profiled program's name (its path's last part), for titles."""
+    words = str(rec.get("program", "?")).split()
+    return Path(words[0]).name if words else "?"
+
+
 def classify(rec: dict[str, Any], model: Model | None, alloc: str) -> tuple[list[tuple[int, int]], str]:
     if model is None:
         return observed_places(rec), "observed placement"
@@ -239,7 +245,7 @@ def report(console: Console, path: Path, model_text: str | None, alloc: str, plo
     places, how = classify(rec, model, alloc)
     even = even_distribution(places)
     tallies = {w: tally(rec, places, w) for w in ("p2p", "collectives", "all")}
-    console.print(f"[bold]{rec.get('program', '?')}[/bold]: {rec['ranks']} ranks, classified by {how}")
+    console.print(f"[bold]{program_name(rec)}[/bold]: {rec['ranks']} ranks, classified by {how}")
     for which, name in (("p2p", "point-to-point"), ("collectives", "collectives (model)"),
                         ("all", "all: point-to-point + collectives (model)")):
         if tallies[which].total():
@@ -249,7 +255,7 @@ def report(console: Console, path: Path, model_text: str | None, alloc: str, plo
         console.print("collective calls: " + ", ".join(f"{k} {v['calls']}" for k, v in sorted(calls.items())))
         console.print(f"[dim]the collectives' messages are a model: {rec.get('model', '')}[/dim]")
     if plot_path is not None and tallies["all"].total():
-        title = f"{rec.get('program', '?')}: {how}"
+        title = f"{program_name(rec)}, {rec['ranks']} ranks: {how}"
         console.print(f"plot: {plot(tallies, even, plot_path, title)}")
     return 0
 
@@ -319,7 +325,7 @@ def profile(console: Console, command: list[str], results: Path, plot_path: Path
 
 def allocation_study(console: Console, rec: dict[str, Any], model: Model, oversubscribed: bool) -> None:
     rows = compare_allocations(rec, model)
-    t = Table(title=f"{rec.get('program', '?').split()[0]}: {rec['ranks']} ranks on model {model}, "
+    t = Table(title=f"{program_name(rec)}: {rec['ranks']} ranks on model {model}, "
                     "block versus cyclic (point-to-point + collectives as modelled)")
     for col in ("allocation", "messages", "intra-CMP", "inter-CMP", "inter-node msgs", "inter-node bytes",
                 "even inter-node"):
