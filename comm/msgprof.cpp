@@ -4,7 +4,9 @@
 // collective (a model: see msgmodel.hpp). At MPI_Finalize rank 0 appends one record (JSON
 // line) to $PXQ_MSGPROF_OUT (default pxq-msgprof.jsonl) with the sparse rank x rank x bin
 // matrices and the observed placement of every rank. Link it, or LD_PRELOAD it into any MPI
-// program (C or C++; Fortran bindings call PMPI directly and are not seen).
+// program: C and C++ through the MPI_* symbols; Fortran (mpif.h and `use mpi`, gfortran's
+// names) through wrappers of the mpi_*_ symbols that count, then call the MPI library's own.
+#include <dlfcn.h>
 #include <mpi.h>
 #include <unistd.h>
 
@@ -475,5 +477,78 @@ int MPI_Finalize(void) {
   if (write) write_record(s);
   return PMPI_Finalize();
 }
+
+
+// ---- Fortran (gfortran names): count, then call the MPI library's own binding ----
+#define PXQ_NEXT(name, type) \
+  static type next = nullptr;  \
+  if (!next) next = reinterpret_cast<type>(dlsym(RTLD_NEXT, name))
+
+using FSend = void (*)(void*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*);
+using FIsend = void (*)(void*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*);
+void mpi_send_(void* b, MPI_Fint* n, MPI_Fint* t, MPI_Fint* d, MPI_Fint* tag, MPI_Fint* c, MPI_Fint* e) {
+  PXQ_NEXT("mpi_send_", FSend);
+  send(MPI_Comm_f2c(*c), *d, *n, MPI_Type_f2c(*t));
+  next(b, n, t, d, tag, c, e);
+}
+void mpi_isend_(void* b, MPI_Fint* n, MPI_Fint* t, MPI_Fint* d, MPI_Fint* tag, MPI_Fint* c, MPI_Fint* r, MPI_Fint* e) {
+  PXQ_NEXT("mpi_isend_", FIsend);
+  send(MPI_Comm_f2c(*c), *d, *n, MPI_Type_f2c(*t));
+  next(b, n, t, d, tag, c, r, e);
+}
+using FSendrecv = void (*)(void*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, void*, MPI_Fint*, MPI_Fint*, MPI_Fint*,
+                           MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*);
+void mpi_sendrecv_(void* sb, MPI_Fint* sn, MPI_Fint* st, MPI_Fint* d, MPI_Fint* stag, void* rb, MPI_Fint* rn,
+                   MPI_Fint* rt, MPI_Fint* src, MPI_Fint* rtag, MPI_Fint* c, MPI_Fint* status, MPI_Fint* e) {
+  PXQ_NEXT("mpi_sendrecv_", FSendrecv);
+  send(MPI_Comm_f2c(*c), *d, *sn, MPI_Type_f2c(*st));
+  next(sb, sn, st, d, stag, rb, rn, rt, src, rtag, c, status, e);
+}
+using FAllreduce = void (*)(void*, void*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*);
+void mpi_allreduce_(void* sb, void* rb, MPI_Fint* n, MPI_Fint* t, MPI_Fint* op, MPI_Fint* c, MPI_Fint* e) {
+  PXQ_NEXT("mpi_allreduce_", FAllreduce);
+  const MPI_Comm comm = MPI_Comm_f2c(*c);
+  const CommInfo ci = info(comm);
+  const u64 b = bytes_of(*n, MPI_Type_f2c(*t));
+  collective("allreduce", comm, b, pxq::comm::allreduce_sends(ci.me, ci.n, b));
+  next(sb, rb, n, t, op, c, e);
+}
+using FReduce = void (*)(void*, void*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*);
+void mpi_reduce_(void* sb, void* rb, MPI_Fint* n, MPI_Fint* t, MPI_Fint* op, MPI_Fint* root, MPI_Fint* c, MPI_Fint* e) {
+  PXQ_NEXT("mpi_reduce_", FReduce);
+  const MPI_Comm comm = MPI_Comm_f2c(*c);
+  const CommInfo ci = info(comm);
+  const u64 b = bytes_of(*n, MPI_Type_f2c(*t));
+  collective("reduce", comm, b, pxq::comm::reduce_sends(ci.me, *root, ci.n, b));
+  next(sb, rb, n, t, op, root, c, e);
+}
+using FBcast = void (*)(void*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*);
+void mpi_bcast_(void* buf, MPI_Fint* n, MPI_Fint* t, MPI_Fint* root, MPI_Fint* c, MPI_Fint* e) {
+  PXQ_NEXT("mpi_bcast_", FBcast);
+  const MPI_Comm comm = MPI_Comm_f2c(*c);
+  const CommInfo ci = info(comm);
+  const u64 b = bytes_of(*n, MPI_Type_f2c(*t));
+  collective("bcast", comm, ci.me == *root ? b : 0, pxq::comm::bcast_sends(ci.me, *root, ci.n, b));
+  next(buf, n, t, root, c, e);
+}
+using FAlltoall = void (*)(void*, MPI_Fint*, MPI_Fint*, void*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*);
+void mpi_alltoall_(void* sb, MPI_Fint* sn, MPI_Fint* st, void* rb, MPI_Fint* rn, MPI_Fint* rt, MPI_Fint* c,
+                   MPI_Fint* e) {
+  PXQ_NEXT("mpi_alltoall_", FAlltoall);
+  const MPI_Comm comm = MPI_Comm_f2c(*c);
+  const CommInfo ci = info(comm);
+  const u64 b = bytes_of(*sn, MPI_Type_f2c(*st));
+  collective("alltoall", comm, b * static_cast<u64>(ci.n > 0 ? ci.n - 1 : 0), pxq::comm::alltoall_sends(ci.me, ci.n, b));
+  next(sb, sn, st, rb, rn, rt, c, e);
+}
+using FBarrier = void (*)(MPI_Fint*, MPI_Fint*);
+void mpi_barrier_(MPI_Fint* c, MPI_Fint* e) {
+  PXQ_NEXT("mpi_barrier_", FBarrier);
+  const MPI_Comm comm = MPI_Comm_f2c(*c);
+  const CommInfo ci = info(comm);
+  collective("barrier", comm, 0, pxq::comm::barrier_sends(ci.me, ci.n));
+  next(c, e);
+}
+void mpi_finalize_(MPI_Fint* e) { *e = MPI_Finalize(); }
 
 }  // extern "C"

@@ -118,6 +118,21 @@ def main() -> None:
         if len(rec["placement"]) != 3 or "model" not in rec:
             fail("placement or model note missing")
 
+    # ---- the Fortran bindings (built where there is a Fortran compiler) ----
+    fortran = BUILD / "bin" / "pxq-traffic-f"
+    if fortran.exists():
+        fprof = work / "msgprof-fortran.jsonl"
+        p = pxq("profile", "--results", str(fprof), "--", mpirun, "-np", "3", "--oversubscribe", str(fortran), "3", "1024")
+        if p.returncode != 0:
+            fail(f"profile of the Fortran program exited {p.returncode}\n{p.stdout}{p.stderr}")
+        (rec,) = read(fprof)
+        if sorted(map(tuple, rec["p2p"])) != [(r, (r + 1) % 3, b, 3, 3072) for r in range(3)]:
+            fail(f"Fortran ring matrix {rec['p2p']}")
+        if rec["collectives"] != {"alltoall": {"calls": 3, "bytes": 3 * 2048}, "allreduce": {"calls": 3, "bytes": 24}}:
+            fail(f"Fortran collective calls {rec['collectives']}")
+        if not any(e[2] == bin_of(8) for e in rec["collective_model"]):
+            fail("Fortran allreduce not modelled")
+
     # ---- msgdist and the allocation study ----
     p = pxq("msgdist", str(prof), "--model", "3x1x1", "--plot", str(work / "msgdist.png"))
     if p.returncode != 0 or "inter-node" not in p.stdout or not (work / "msgdist.png").exists():

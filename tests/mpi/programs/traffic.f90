@@ -1,0 +1,43 @@
+! A plain Fortran MPI program for the message profiler's Fortran bindings: every rank sends
+! `rounds` messages of `nbytes` to its right neighbour (mpi_send, mpi_isend, mpi_sendrecv in
+! turn), then one mpi_alltoall of `nbytes` per peer and one mpi_allreduce of one double.
+! usage: pxq-traffic-f ROUNDS BYTES
+program traffic
+  use mpi
+  implicit none
+  integer :: ierr, rank, nprocs, right, left, r, rounds, nbytes, req, rreq
+  character(len=32) :: arg
+  character, allocatable :: out(:), in(:)
+  double precision :: x, y
+  call mpi_init(ierr)
+  call mpi_comm_rank(MPI_COMM_WORLD, rank, ierr)
+  call mpi_comm_size(MPI_COMM_WORLD, nprocs, ierr)
+  call get_command_argument(1, arg)
+  read (arg, *) rounds
+  call get_command_argument(2, arg)
+  read (arg, *) nbytes
+  allocate (out(nbytes*nprocs), in(nbytes*nprocs))
+  out = 'x'
+  right = mod(rank + 1, nprocs)
+  left = mod(rank + nprocs - 1, nprocs)
+  do r = 0, rounds - 1
+    if (mod(r, 3) == 2) then
+      call mpi_sendrecv(out, nbytes, MPI_BYTE, right, 7, in, nbytes, MPI_BYTE, left, 7, MPI_COMM_WORLD, &
+                        MPI_STATUS_IGNORE, ierr)
+    else
+      call mpi_irecv(in, nbytes, MPI_BYTE, left, 7, MPI_COMM_WORLD, rreq, ierr)
+      if (mod(r, 3) == 0) then
+        call mpi_send(out, nbytes, MPI_BYTE, right, 7, MPI_COMM_WORLD, ierr)
+      else
+        call mpi_isend(out, nbytes, MPI_BYTE, right, 7, MPI_COMM_WORLD, req, ierr)
+        call mpi_wait(req, MPI_STATUS_IGNORE, ierr)
+      end if
+      call mpi_wait(rreq, MPI_STATUS_IGNORE, ierr)
+    end if
+  end do
+  call mpi_alltoall(out, nbytes, MPI_BYTE, in, nbytes, MPI_BYTE, MPI_COMM_WORLD, ierr)
+  x = 1.0d0
+  call mpi_allreduce(x, y, 1, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD, ierr)
+  if (rank == 0) print '(a,i0,a)', 'traffic (Fortran): ', nprocs, ' ranks'
+  call mpi_finalize(ierr)
+end program traffic
