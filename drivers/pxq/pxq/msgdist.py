@@ -317,7 +317,7 @@ def profile(console: Console, command: list[str], results: Path, plot_path: Path
     proc = subprocess.run(argv, env=env)
     if _profiles(results) <= before:
         console.print(f"[red]no profile was written[/red] (exit code {proc.returncode}): the program must call "
-                      "MPI_Finalize, and be a C or C++ MPI program (Fortran bindings are not seen)")
+                      "MPI_Finalize (in Fortran, the profiler knows gfortran's mpi_*_ names)")
         return proc.returncode or 3
     report(console, results, None, "block", plot_path)
     return proc.returncode
