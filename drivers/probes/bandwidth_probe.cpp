@@ -127,16 +127,20 @@ int run(const pxq::common::MpiWorld& w, const pxq::common::CommonOptions& co, co
       const double eff = total / (k * totals[0]);
       const std::string name = pxq::probes::stream_name(kernels[ki]);
       out << " " << name << std::string(8 - name.size(), ' ') << fmt("%6.0f", k) << fmt("%12.1f", total)
-          << fmt("%15.1f", total / k) << fmt("%11.0f", 100 * eff) << "%" << (k == sat ? "  <- saturation" : "") << "\n";
+          << fmt("%15.1f", total / k) << fmt("%11.0f", 100 * eff) << "%" << (k == sat && sat < workers ? "  <- saturation" : "") << "\n";
       rows.push_back({{"cores", k}, {"seconds", best[ki][static_cast<std::size_t>(k - 1)]}, {"total_gbs", total},
                       {"per_core_gbs", total / k}, {"efficiency", eff}});
     }
+    const double eff_last = totals.back() / (workers * totals[0]);
     if (scaling)
       out << " " << pxq::probes::stream_name(kernels[ki]) << ": still scaling at " << workers << " cores ("
-          << fmt("%.0f", 100 * totals.back() / (workers * totals[0])) << "% efficiency): not saturated here\n";
+          << fmt("%.0f", 100 * eff_last) << "% efficiency): not saturated here\n";
+    else if (sat == workers)
+      out << " " << pxq::probes::stream_name(kernels[ki]) << ": best with all " << workers << " cores, at "
+          << fmt("%.0f", 100 * eff_last) << "% efficiency: starting to saturate\n";
     results.push_back({{"kernel", pxq::probes::stream_name(kernels[ki])},
                        {"saturation", sat == 0 ? nlohmann::json(nullptr) : nlohmann::json(sat)},
-                       {"still_scaling", scaling}, {"rows", rows}});
+                       {"still_scaling", scaling}, {"efficiency_at_max", eff_last}, {"rows", rows}});
   }
   out << "\n saturation: the fewest cores reaching " << fmt("%.0f", 100 * o.fraction)
       << "% of the best total, unless the last still scales that well; efficiency: total / (cores x one core's)\n"

@@ -192,16 +192,26 @@ def bandwidth_summary(recs: list[dict[str, Any]], console: Console) -> None:
                     continue
                 cells = [f"{r['total_gbs']:.1f} / {r['per_core_gbs']:.1f}" for r in k["rows"]]
                 cells += [""] * (cores - len(cells))
-                sat = f"{k['saturation']} cores" if k["saturation"] else f"none within {rec['size']['workers']}"
+                workers = rec["size"]["workers"]
+                if not k["saturation"]:
+                    sat = f"none within {workers}"
+                elif k["saturation"] < workers:
+                    sat = f"{k['saturation']} cores"
+                else:
+                    sat = f"starting at {workers} ({100 * k['efficiency_at_max']:.0f}%)"
                 t.add_row(name, rec["size"]["as"], *cells, sat)
     console.print(t)
     for rec in recs:
         triad = next((k for k in rec["kernels"] if k["kernel"] == "triad"), rec["kernels"][-1])
         best = max(r["total_gbs"] for r in triad["rows"])
         how = "flat MPI" if rec["size"]["as"] == "ranks" else "threads"
-        if triad["saturation"]:
+        workers = rec["size"]["workers"]
+        if triad["saturation"] and triad["saturation"] < workers:
             console.print(f"{how}: {triad['kernel']} saturates memory bandwidth at {triad['saturation']} "
                           f"{rec['size']['as']} ({best:.1f} GB/s best total)")
+        elif triad["saturation"]:
+            console.print(f"{how}: {triad['kernel']} is best with all {workers} {rec['size']['as']} ({best:.1f} GB/s) "
+                          f"at {100 * triad['efficiency_at_max']:.0f}% of perfect scaling: starting to saturate")
         else:
             console.print(f"{how}: {triad['kernel']} still scales at {rec['size']['workers']} {rec['size']['as']} "
                           f"({best:.1f} GB/s): memory bandwidth is not saturated on these cores")
