@@ -161,37 +161,38 @@ std::vector<u64> rows(const State& s, const std::vector<u64>& count, const std::
   return out;
 }
 
-std::vector<u64> gather_rows(const std::vector<u64>& mine, int rank, int size) {
+// Every rank's `mine` concatenated in rank order on rank 0; `counts` gets each rank's length.
+template <typename Buf>
+Buf gather_all(const Buf& mine, MPI_Datatype type, int rank, int size, std::vector<int>& counts) {
   int n = static_cast<int>(mine.size());
-  std::vector<int> counts(static_cast<std::size_t>(size)), displs(static_cast<std::size_t>(size));
+  std::vector<int> displs(static_cast<std::size_t>(size));
+  counts.assign(static_cast<std::size_t>(size), 0);
   PMPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
   int total = 0;
   for (int r = 0; r < size; ++r) {
     displs[static_cast<std::size_t>(r)] = total;
     total += counts[static_cast<std::size_t>(r)];
   }
-  std::vector<u64> all(rank == 0 ? static_cast<std::size_t>(total) : 0);
-  PMPI_Gatherv(mine.data(), n, MPI_UINT64_T, all.data(), counts.data(), displs.data(), MPI_UINT64_T, 0,
-               MPI_COMM_WORLD);
+  Buf all(rank == 0 ? static_cast<std::size_t>(total) : 0, typename Buf::value_type{});
+  PMPI_Gatherv(mine.data(), n, type, all.data(), counts.data(), displs.data(), type, 0, MPI_COMM_WORLD);
   return all;
 }
 
-std::string gather_text(const std::string& mine, int rank, int size, std::vector<std::string>& out) {
-  int n = static_cast<int>(mine.size());
-  std::vector<int> counts(static_cast<std::size_t>(size)), displs(static_cast<std::size_t>(size));
-  PMPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
-  int total = 0;
-  for (int r = 0; r < size; ++r) {
-    displs[static_cast<std::size_t>(r)] = total;
-    total += counts[static_cast<std::size_t>(r)];
-  }
-  std::string all(rank == 0 ? static_cast<std::size_t>(total) : 0, '\0');
-  PMPI_Gatherv(mine.data(), n, MPI_CHAR, all.data(), counts.data(), displs.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
+std::vector<u64> gather_rows(const std::vector<u64>& mine, int rank, int size) {
+  std::vector<int> counts;
+  return gather_all(mine, MPI_UINT64_T, rank, size, counts);
+}
+
+// Every rank's text, in rank order, on rank 0.
+void gather_text(const std::string& mine, int rank, int size, std::vector<std::string>& out) {
+  std::vector<int> counts;
+  const std::string all = gather_all(mine, MPI_CHAR, rank, size, counts);
+  std::size_t at = 0;
   if (rank == 0)
-    for (int r = 0; r < size; ++r)
-      out.push_back(all.substr(static_cast<std::size_t>(displs[static_cast<std::size_t>(r)]),
-                               static_cast<std::size_t>(counts[static_cast<std::size_t>(r)])));
-  return all;
+    for (int c : counts) {
+      out.push_back(all.substr(at, static_cast<std::size_t>(c)));
+      at += static_cast<std::size_t>(c);
+    }
 }
 
 std::string program() {

@@ -47,10 +47,6 @@ struct Pair {
   int a = -1, b = -1;
 };
 
-struct Sizes {
-  std::vector<std::size_t> list;
-};
-
 // Batches x iterations per batch for a message size: more for small messages.
 std::pair<int, int> latency_plan(std::size_t bytes, double scale) {
   int batches = 20, per = bytes <= 8192 ? 500 : bytes <= 262144 ? 50 : 5;
@@ -120,7 +116,7 @@ int run(const pxq::common::MpiWorld& w, const pxq::common::CommonOptions& co, co
     throw std::invalid_argument("messages above 1G: use --max/--size of at most 1G");
   const pxq::common::Variant variant = pxq::common::resolve_variant(co);
   if (variant.threads != 1) throw std::invalid_argument("the ping-pong probe runs one thread per rank: use --mode flat");
-  const pxq::common::RunStart start = pxq::common::start_run(w, co, variant, std::max<std::size_t>(hi, big), "");
+  const pxq::common::RunStart start = pxq::common::start_run(w, co, variant, o.rankpairs ? big : hi, "");
 
   std::vector<std::size_t> sizes;
   if (lo == 0) sizes.push_back(0);
@@ -130,7 +126,7 @@ int run(const pxq::common::MpiWorld& w, const pxq::common::CommonOptions& co, co
   const auto pairs = choose_pairs(start.placement, missing);
   // As the standard benchmarks do: one send buffer and one receive buffer, reused by every
   // message (a window's sends all read the same buffer), so the figures compare with theirs.
-  std::vector<unsigned char> sbuf(std::max<std::size_t>({hi, big, 1})), buf(sbuf.size());
+  std::vector<unsigned char> sbuf(std::max<std::size_t>(o.rankpairs ? big : hi, 1)), buf(sbuf.size());
   std::vector<unsigned char> ack(4);
   long checked = 0, errors = 0;
   nlohmann::json channels = nlohmann::json::array();

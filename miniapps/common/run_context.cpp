@@ -152,6 +152,7 @@ RunStart start_run(const MpiWorld& w, const CommonOptions& o, const Variant& v,
   s.runtime = std::make_unique<kernels::ScopedRuntime>(v.backend, v.threads);
   omp_set_num_threads(v.threads);
   s.placement = comm::observe_placement(w.comm, v.threads);
+  s.placement_summary = placement_summary(s.placement, s.driver);
   s.facts = layout_facts(o, w.size, s.placement);
   return s;
 }
@@ -159,7 +160,7 @@ RunStart start_run(const MpiWorld& w, const CommonOptions& o, const Variant& v,
 std::vector<std::string> start_notes(const RunStart& s) {
   std::vector<std::string> notes = layout_notes(s.facts);
   if (!s.tile.warning.empty()) notes.push_back("tile: " + s.tile.warning);
-  const auto summary = placement_summary(s.placement, s.driver);
+  const auto& summary = s.placement_summary;
   if (summary["as_planned"] == false)
     notes.push_back("placement: the ranks did not run on the cores " + summary["requested"].get<std::string>() +
                     " chose (see the record's placement)");
@@ -176,7 +177,7 @@ nlohmann::json record_frame(const std::string& app, bool passed, const CommonOpt
           {"variant", variant_json(v, s.tile)},
           {"layout", layout_json(o, s.facts, ranks, v.threads)},
           {"placement", placement_json(s.placement)},
-          {"placement_summary", placement_summary(s.placement, s.driver)},
+          {"placement_summary", s.placement_summary},
           {"notes", notes},
           {"context", machine_context(s.caches)},
           {"driver", s.driver}};

@@ -14,20 +14,11 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from pxq import records, runner
+from pxq import msgdist, records, runner
 from pxq.layout import InputError, Layout, format_bytes, parse_bytes
 from pxq.report import save_figure
 
 COLOURS = {"intra_cmp": "tab:green", "inter_cmp": "tab:orange", "inter_node": "tab:red"}
-
-
-def _execute(console: Console, spec: runner.RunSpec) -> dict[str, Any] | None:
-    records.check_writable(spec.results)
-    result = runner.execute(spec, echo=True)
-    if result.record is None:
-        console.print(f"[red]probe {result.status}[/red] (exit code {result.returncode})")
-        return None
-    return result.record
 
 
 def plot_pingpong(rec: dict[str, Any], path: Path) -> Path:
@@ -61,22 +52,18 @@ def plot_pingpong(rec: dict[str, Any], path: Path) -> Path:
     return save_figure(fig, path)
 
 
-def _channel(rec: dict[str, Any], i: int, j: int) -> str:
-    p = sorted(rec["placement"], key=lambda r: r["rank"])
-    if p[i]["node"] != p[j]["node"]:
-        return "inter_node"
-    pi = p[i]["threads"][0]["package"] if p[i]["threads"] else -1
-    pj = p[j]["threads"][0]["package"] if p[j]["threads"] else -1
-    return "intra_cmp" if pi == pj else "inter_cmp"
+def _places(rec: dict[str, Any]) -> list[tuple[int, int]]:
+    """(node, package) of every rank as observed, the classification msgdist uses."""
+    return msgdist.observed_places({"ranks": len(rec["placement"]), "placement": rec["placement"]})
 
 
 def rankpair_channels(rec: dict[str, Any]) -> dict[str, list[float]]:
-    m = rec["matrix_gbs"]
+    m, places = rec["matrix_gbs"], _places(rec)
     out: dict[str, list[float]] = {}
     for i in range(len(m)):
         for j in range(len(m)):
             if i != j:
-                out.setdefault(_channel(rec, i, j), []).append(m[i][j])
+                out.setdefault(msgdist.channel(places, i, j), []).append(m[i][j])
     return out
 
 
@@ -88,14 +75,14 @@ def plot_rankpairs(rec: dict[str, Any], path: Path) -> Path:
     import numpy as np
 
     m = np.array(rec["matrix_gbs"], dtype=float)
-    n = len(m)
+    n, places = len(m), _places(rec)
     masked = np.ma.masked_where(np.eye(n, dtype=bool), m)
     fig, ax = plt.subplots(figsize=(max(4.5, 0.45 * n + 2.5), max(4, 0.45 * n + 1.5)))
     im = ax.imshow(masked, cmap="viridis")
     fig.colorbar(im, ax=ax, label="GB/s")
     for i in range(n):
         for j in range(n):
-            if i != j and _channel(rec, i, j) != "inter_node":  # on-node pairs outlined
+            if i != j and msgdist.channel(places, i, j) != "inter_node":  # on-node pairs outlined
                 ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="white", linewidth=1.5))
             if n <= 12 and i != j:
                 ax.text(j, i, f"{m[i][j]:.1f}", ha="center", va="center", fontsize=7, color="white")
@@ -131,9 +118,10 @@ def run_pingpong(console: Console, layout: Layout, min_size: str, max_size: str,
         args.append("--validate")
     spec = runner.RunSpec(**{**base.__dict__, "app": "probe-pingpong", "layout": layout, "mode": "flat",
                              "results": results, "app_args": args})
-    rec = _execute(console, spec)
+    records.check_writable(spec.results)
+    rec, code = runner.execute_probe(spec, console)
     if rec is None:
-        return 3
+        return code
     t = Table(title="channels: latency (us) and bandwidth (GB/s), medians")
     for col in ("channel", "ranks", "0 B us", "8 B us", "64K us", "1M GB/s", "largest GB/s"):
         t.add_column(col, justify="left" if col in ("channel", "ranks") else "right")
@@ -161,9 +149,10 @@ def run_rankpairs(console: Console, layout: Layout, size: str, repeat: int, vali
     args = ["--rankpairs", "--size", size, "--repeat", str(repeat)] + (["--validate"] if validate else [])
     spec = runner.RunSpec(**{**base.__dict__, "app": "probe-pingpong", "layout": layout, "mode": "flat",
                              "results": results, "app_args": args})
-    rec = _execute(console, spec)
+    records.check_writable(spec.results)
+    rec, code = runner.execute_probe(spec, console)
     if rec is None:
-        return 3
+        return code
     t = Table(title="rank pairs by channel (GB/s)")
     for col in ("channel", "pairs", "min", "median", "max"):
         t.add_column(col, justify="left" if col == "channel" else "right")

@@ -107,6 +107,18 @@ def choose_cores(req: LaunchRequest, virtual: bool) -> dict:
     return json.loads(out.stdout)
 
 
+def _rankfile(workdir: Path, layout: Layout, req: LaunchRequest, chosen: dict | None, host) -> dict[str, str]:
+    """An Open MPI rankfile: every rank on its node's host, on the cores placement chose (or,
+    without a placement, disjoint cores per virtual node)."""
+    lines = []
+    for rank, ((node, local), (_, cores)) in enumerate(zip(rank_slots(layout, req.alloc),
+                                                           rank_cores(layout, req.alloc, req.cores))):
+        if chosen is not None:
+            cores = chosen["nodes"][node]["ranks"][local]["cores"]
+        lines.append(f"rank {rank}={host(node)} slot={','.join(str(c) for c in cores)}\n")
+    return {str(workdir / "rankfile"): "".join(lines)}
+
+
 def _placement_record(req: LaunchRequest, chosen: dict) -> dict:
     slots = rank_slots(req.layout, req.alloc)
     cpus = [chosen["nodes"][node]["ranks"][local]["cpus"] for node, local in slots]
@@ -151,7 +163,7 @@ def plan_launch(req: LaunchRequest, mpirun: str, workdir: Path) -> LaunchPlan:
         raise InputError("--cores goes with --placement custom")
     argv = [mpirun, "-np", str(layout.ranks)]
     files: dict[str, str] = {}
-    placement = None
+    placement, chosen = None, None
     if req.placement and launcher in ("local", "virtual"):
         chosen = choose_cores(req, virtual=launcher == "virtual")
         placement = _placement_record(req, chosen)
@@ -159,26 +171,17 @@ def plan_launch(req: LaunchRequest, mpirun: str, workdir: Path) -> LaunchPlan:
         if layout.nodes != 1:
             raise InputError("the local launcher runs one node: use the virtual launcher for p > 1")
         if placement is not None:
-            rankfile = workdir / "rankfile"
             host = socket.gethostname()
-            files[str(rankfile)] = "".join(
-                f"rank {rank}={host} slot={','.join(str(c) for c in chosen['nodes'][0]['ranks'][local]['cores'])}\n"
-                for rank, (_, local) in enumerate(rank_slots(layout, req.alloc)))
-            argv += ["--rankfile", str(rankfile)]
+            files.update(_rankfile(workdir, layout, req, chosen, lambda node: host))
+            argv += ["--rankfile", str(workdir / "rankfile")]
         elif oversubscribed:
             argv += ["--oversubscribe", "--bind-to", "none"]
         else:
             argv += ["--map-by", f"slot:PE={layout.threads}", "--bind-to", "core"]
     elif launcher == "virtual":
         hosts = ",".join(f"n{i}:{layout.ranks_per_node}" for i in range(layout.nodes))
-        rankfile = workdir / "rankfile"
-        lines = []
-        for rank, (node, cores) in enumerate(rank_cores(layout, req.alloc, req.cores)):
-            if placement is not None:
-                cores = chosen["nodes"][node]["ranks"][rank_slots(layout, req.alloc)[rank][1]]["cores"]
-            lines.append(f"rank {rank}=n{node} slot={','.join(str(c) for c in cores)}")
-        files[str(rankfile)] = "\n".join(lines) + "\n"
-        argv += ["--host", hosts, "--mca", "plm_rsh_agent", str(AGENT), "--rankfile", str(rankfile)]
+        files.update(_rankfile(workdir, layout, req, chosen if placement is not None else None, lambda node: f"n{node}"))
+        argv += ["--host", hosts, "--mca", "plm_rsh_agent", str(AGENT), "--rankfile", str(workdir / "rankfile")]
         if oversubscribed:
             argv += ["--oversubscribe", "--bind-to", "core:overload-allowed"]
     else:  # hostfile or slurm: the real nodes

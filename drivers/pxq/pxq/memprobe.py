@@ -241,11 +241,10 @@ def run_bandwidth(console: Console, cores: int, array: str, kernels: str, repeat
         spec = runner.RunSpec(**{**base.__dict__, "app": "probe-bandwidth", "layout": layout, "mode": mode,
                                  "tile": "off", "results": results, "app_args": args})
         console.print(f"[dim]bandwidth as {'ranks' if mode == 'flat' else 'threads'}: layout {layout}[/dim]")
-        result = runner.execute(spec, echo=True)
-        if result.record is None:
-            console.print(f"[red]bandwidth probe {result.status}[/red] (exit code {result.returncode})")
-            return result.returncode if result.returncode > 0 else 3
-        recs.append(result.record)
+        rec, code = runner.execute_probe(spec, console)
+        if rec is None:
+            return code
+        recs.append(rec)
     bandwidth_summary(recs, console)
     if base.oversubscribe:
         console.print("note: cores are oversubscribed, so these bandwidths mean little")

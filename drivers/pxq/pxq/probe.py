@@ -132,14 +132,13 @@ def run(console: Console, op: str, layout: Layout, calls: int, size: str, warmup
     if noise is not None:
         console.print(f"background load: {noise} on core(s) {cores} at intensity {intensity}")
         with Noise(noise, cores, intensity, spec.timeout + 60, f"pxq-{os.getpid()}"):
-            result = runner.execute(spec, echo=True)
+            rec, code = runner.execute_probe(spec, console)
     else:
-        result = runner.execute(spec, echo=True)
-    if result.record is None:
-        console.print(f"[red]probe {result.status}[/red] (exit code {result.returncode})")
-        return result.returncode if result.returncode > 0 else 3
+        rec, code = runner.execute_probe(spec, console)
+    if rec is None:
+        return code
     if base.oversubscribe:
         console.print("note: ranks oversubscribe the cores, so call times include waiting for a core")
     console.print(f"record: {results}")
-    console.print(f"plot: {plot(result.record, plot_path)}")
+    console.print(f"plot: {plot(rec, plot_path)}")
     return 0

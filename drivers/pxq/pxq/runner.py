@@ -167,6 +167,16 @@ def execute(spec: RunSpec, echo: bool = False) -> RunResult:
     return RunResult(status, proc.returncode, seconds, output, record)
 
 
+def execute_probe(spec: RunSpec, console: Any) -> tuple[dict[str, Any] | None, int]:
+    """Runs a probe with its output shown; without a record, says why and gives the exit code
+    to pass on (the probe's own, e.g. 2 for bad input; 3 when it had none)."""
+    result = execute(spec, echo=True)
+    if result.record is None:
+        console.print(f"[red]probe {result.status}[/red] (exit code {result.returncode})")
+        return None, result.returncode if result.returncode > 0 else 3
+    return result.record, 0
+
+
 def error_record(spec: RunSpec, result: RunResult) -> dict[str, Any]:
     """What a sweep records for a run that produced no record of its own."""
     mode, threads, tile = spec.resolved()

@@ -53,6 +53,7 @@ struct RunStart {
   tiling::TileResolution tile;
   std::unique_ptr<kernels::ScopedRuntime> runtime;  // the backend's runtime, alive while this is
   std::vector<comm::RankPlacement> placement;
+  nlohmann::json placement_summary;  // placement_summary(placement, driver), once
   LayoutFacts facts;
 };
 
