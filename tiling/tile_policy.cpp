@@ -66,6 +66,10 @@ TilePolicy parse_tile_policy(const std::string& text) {
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument(std::string("tile: ") + e.what() + ", or off, or auto");
     }
+    if (p.bytes < kMinTileBytes)
+      throw std::invalid_argument("tile " + text + ": smaller than " + std::to_string(kMinTileBytes) +
+                                  " bytes (8 cache lines), where loop overhead swamps the kernel: use " +
+                                  std::to_string(kMinTileBytes) + " or more (256K is the reference)");
     p.kind = TilePolicy::Kind::bytes;
   }
   return p;

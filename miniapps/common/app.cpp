@@ -6,6 +6,30 @@
 #include <stdexcept>
 
 namespace pxq::common {
+namespace {
+
+// Every MPI error on the world communicator (and the communicators made from it, which
+// inherit the handler) ends the job: the rank names the error, and the exit code is 3,
+// so a failing MPI call can never end in a record marked ok.
+void fatal_mpi_error(MPI_Comm* comm, int* code, ...) {
+  char text[MPI_MAX_ERROR_STRING] = {0};
+  int len = 0;
+  MPI_Error_string(*code, text, &len);
+  int rank = -1;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::fprintf(stderr, "pxq: rank %d: MPI error: %.*s\n", rank, len, text);
+  std::fflush(stderr);
+  MPI_Abort(comm != nullptr ? *comm : MPI_COMM_WORLD, kExitRuntimeError);
+}
+
+}  // namespace
+
+void install_mpi_error_handler(MPI_Comm comm) {
+  MPI_Errhandler handler;
+  MPI_Comm_create_errhandler(&fatal_mpi_error, &handler);
+  MPI_Comm_set_errhandler(comm, handler);
+  MPI_Errhandler_free(&handler);
+}
 
 void root_check(const MpiWorld& w, const std::function<void()>& check) {
   std::string error;
@@ -43,7 +67,7 @@ int run_miniapp(int argc, char** argv, CLI::App& app,
   MpiWorld w;
   MPI_Comm_rank(w.comm, &w.rank);
   MPI_Comm_size(w.comm, &w.size);
-  MPI_Comm_set_errhandler(w.comm, MPI_ERRORS_RETURN);
+  install_mpi_error_handler(w.comm);
 
   int code = kExitOk;
   try {

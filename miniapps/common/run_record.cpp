@@ -58,21 +58,33 @@ void check_record_path(const std::string& path) {
 }
 
 void append_record(const std::string& path, const nlohmann::json& record) {
-  const std::string line = record.dump() + "\n";
-  const int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  // One line in one write under an exclusive lock; a failed or short write is truncated
+  // away, so the file never holds part of a record.
+  std::string line = record.dump() + "\n";
+  const int fd = open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0)
     throw std::runtime_error("cannot open results file '" + path + "': " + std::strerror(errno));
   if (flock(fd, LOCK_EX) != 0) {
     close(fd);
     throw std::runtime_error("cannot lock results file '" + path + "'");
   }
+  struct stat st {};
+  fstat(fd, &st);
+  const off_t size = st.st_size;
+  char last = '\n';
+  if (size > 0 && pread(fd, &last, 1, size - 1) == 1 && last != '\n') line.insert(0, "\n");
   const ssize_t n = write(fd, line.data(), line.size());
-  const int err = errno;
-  if (n == static_cast<ssize_t>(line.size())) fsync(fd);
-  flock(fd, LOCK_UN);
-  close(fd);
-  if (n != static_cast<ssize_t>(line.size()))
-    throw std::runtime_error("short write to results file '" + path + "': " + std::strerror(err));
+  int err = n < 0 ? errno : ENOSPC;
+  bool ok = n == static_cast<ssize_t>(line.size());
+  if (ok && fsync(fd) != 0) {
+    ok = false;
+    err = errno;
+  }
+  if (!ok && ftruncate(fd, size) != 0) err = errno;
+  close(fd);  // releases the lock
+  if (!ok)
+    throw std::runtime_error("cannot write to results file '" + path + "': " + std::strerror(err) +
+                             " (the record was not written; the file is as it was)");
 }
 
 nlohmann::json machine_context(const tiling::CacheInfo& caches) {

@@ -41,7 +41,7 @@ def fake_record(spec: RunSpec, seconds: float, status: str = "ok") -> dict:
         "layout": {"nodes": spec.layout.nodes, "ranks_per_node": spec.layout.ranks_per_node,
                    "threads": threads, "alloc": spec.alloc},
         "time": {"total": seconds, "comm": 0.0}, "metrics": {"effective_gbs": 1.0},
-        "driver": {"sweep_key": spec.sweep_key},
+        "driver": {"sweep_key": spec.sweep_key, "sweep_id": spec.sweep_id, "sweep_plan": spec.sweep_plan},
     }
 
 
@@ -53,7 +53,9 @@ def test_failures_are_recorded_and_resume_skips_finished_runs(tmp_path, monkeypa
     def fake_execute(spec, echo=False):
         calls.append(spec.sweep_key)
         if str(spec.layout) == "2x1" and spec.repeat == 1 and len(calls) <= 4:
-            return RunResult("timeout", -1, 1.0, "killed")
+            rec = runner.error_record(spec, "timeout", "r1")  # what execute() appends
+            records.append(spec.results, rec)
+            return RunResult("timeout", -1, 1.0, "killed", rec)
         rec = fake_record(spec, 1.0)
         records.append(spec.results, rec)
         return RunResult("ok", 0, 1.0, "", rec)

@@ -62,8 +62,16 @@ TEST(ResolveTile, RoundsDownToWholeElements) {
   EXPECT_FALSE(r.warning.empty());
 }
 
+TEST(ParseTilePolicy, RefusesTilesUnderEightCacheLines) {
+  EXPECT_THROW(parse_tile_policy("12"), std::invalid_argument);
+  EXPECT_THROW(parse_tile_policy("511"), std::invalid_argument);
+  EXPECT_EQ(parse_tile_policy("512").bytes, kMinTileBytes);
+}
+
 TEST(ResolveTile, SmallerThanAnElementBecomesOneElement) {
-  const auto r = resolve_tile(parse_tile_policy("4"), 64, 8, CacheInfo{});
+  // Below what parse_tile_policy accepts, but resolve_tile must still make a whole element.
+  const TilePolicy tiny{TilePolicy::Kind::bytes, 4, "4"};
+  const auto r = resolve_tile(tiny, 64, 8, CacheInfo{});
   EXPECT_EQ(r.elements, 1u);
   EXPECT_EQ(r.bytes, 8u);
 }

@@ -1,3 +1,3 @@
-from pxq.cli import main
+from pxq.cli import entry
 
-raise SystemExit(main())
+raise SystemExit(entry())

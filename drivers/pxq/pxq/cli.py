@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import shlex
+import signal
+import subprocess
 import sys
 import tempfile
 from dataclasses import replace
@@ -11,11 +15,11 @@ from pathlib import Path
 
 from rich.console import Console
 
-from pxq import chanprobe, demo, envinfo, memprobe, msgdist, probe, study, records, report, runner, sweep, tiles
+from pxq import chanprobe, demo, procs, envinfo, memprobe, msgdist, probe, study, records, report, runner, sweep, tiles
 from pxq.launch import PLACEMENTS
 from pxq.layout import ALLOCATIONS, BACKENDS, MODES, InputError, parse_layout, parse_layouts, parse_tile
 from pxq.paths import binary, results_dir
-from pxq.records import RecordError
+from pxq.records import RecordError, RecordWriteError
 
 
 def _add_launch_options(p: argparse.ArgumentParser) -> None:
@@ -70,6 +74,9 @@ def parser() -> argparse.ArgumentParser:
                                        "tile benchmark results")
     rp.add_argument("results", type=Path, nargs="+", help="a results file, or: tiles FILE...")
     rp.add_argument("--plot", type=Path, help="write the chart (PNG) here")
+    rr = sub.add_parser("repair", help="keep a results file's good records, set damaged lines aside "
+                                       "(FILE.damaged)")
+    rr.add_argument("file", type=Path, help="a results file (.jsonl)")
     pr = sub.add_parser("probe", help="probes: a collective's variability (allreduce, bcast, alltoall, barrier), "
                                       "the memory hierarchy (stride), bandwidth per active core (bandwidth)")
     probes = pr.add_subparsers(dest="op", required=True, metavar="PROBE")
@@ -214,7 +221,15 @@ def parse_cpus(text: str | None) -> list[int] | None:
     return cpus
 
 
+def check_timeout(seconds: float) -> float:
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise InputError(f"--timeout {seconds}: give the seconds a run may take, a number above 0 (default 600)")
+    return seconds
+
+
 def _base_spec(args: argparse.Namespace, app_args: list[str], results: Path) -> runner.RunSpec:
+    runner.check_app_args(app_args)
+    check_timeout(args.timeout)
     return runner.RunSpec(app=args.app, layout=parse_layout("1x1"), alloc=args.alloc,
                           app_args=runner.class_args(args.app, args.problem_class) + app_args, results=results, oversubscribe=args.oversubscribe,
                           hostfile=args.hostfile, launcher=args.launcher, timeout=args.timeout,
@@ -232,6 +247,8 @@ def cmd_run(args: argparse.Namespace, app_args: list[str], console: Console) -> 
     if args.repeat < 1:
         raise InputError("--repeat must be at least 1")
     _check_backends([args.backend])
+    if "--help" in app_args or "-h" in app_args:
+        return subprocess.run([str(binary(args.app)), "--help"]).returncode
     results = _results_path(args)
     spec = replace(_base_spec(args, app_args, results), layout=layout, mode=args.mode,
                    tile=args.tile, backend=args.backend)
@@ -244,17 +261,20 @@ def cmd_run(args: argparse.Namespace, app_args: list[str], console: Console) -> 
             env = " ".join(f"{k}={v}" for k, v in plan.env.items())
             print(f"{env} {shlex.join(argv)}")
         return 0
-    recs, code = [], 0
+    recs = []
     for rep in range(args.repeat):
         result = runner.execute(replace(spec, repeat=rep), echo=True)
-        if result.record is None:
-            console.print(f"[red]run {result.status}[/red] (exit code {result.returncode})")
-            return result.returncode if result.returncode > 0 else 3
-        recs.append(result.record)
+        if result.status == "bad-input":
+            console.print("[red]the app refused the run as bad input[/red] (exit code 2; no record written)")
+            return records.EXIT_BAD_INPUT
         if result.status != "ok":
-            code = 1
-    report.print_table(report.summarize(recs), f"pxq run {args.app} -> {results}", console)
-    return code
+            runner.say_failure(console, "run", result, results)
+        recs.append(result.record)
+    rows = report.summarize(recs)
+    if rows:
+        report.print_table(rows, f"pxq run {args.app} -> {results}", console)
+    report.print_failures(recs, console)
+    return records.exit_code(recs)
 
 
 def cmd_sweep(args: argparse.Namespace, app_args: list[str], console: Console) -> int:
@@ -289,8 +309,11 @@ def cmd_sweep(args: argparse.Namespace, app_args: list[str], console: Console) -
     runs = sweep.interleave(configs, args.repeat)
     console.print(f"{len(configs)} configurations x {args.repeat} repeats = {len(runs)} runs -> {results}")
     recs = sweep.run(runs, results, args.resume, console)
-    rows = sweep.summarize_and_print(recs, console, f"pxq sweep {args.app} ({results})")
-    return 0 if rows and all(r.verified for r in rows) and len(recs) == len(runs) else 1
+    sweep.summarize_and_print(recs, console, f"pxq sweep {args.app} ({results})")
+    if len(recs) != len(runs):
+        console.print(f"[red]{len(runs) - len(recs)} run(s) have no record in {results}[/red]")
+        return records.EXIT_RUN_FAILED
+    return records.exit_code(recs)
 
 
 def _probe_results(args: argparse.Namespace, name: str) -> Path:
@@ -311,7 +334,7 @@ def cmd_probe(args: argparse.Namespace, console: Console) -> int:
         raise InputError("--class: the probes have no problem classes")
     base = runner.RunSpec(app="probe", layout=parse_layout("1x1"), alloc=args.alloc,
                           oversubscribe=args.oversubscribe, hostfile=args.hostfile,
-                          launcher=args.launcher, timeout=args.timeout, cores=envinfo.cores(),
+                          launcher=args.launcher, timeout=check_timeout(args.timeout), cores=envinfo.cores(),
                           placement=args.placement, placement_cpus=parse_cpus(args.placement_cores))
     if args.op in ("pingpong", "rankpairs"):
         results = _probe_results(args, args.op)
@@ -322,6 +345,8 @@ def cmd_probe(args: argparse.Namespace, console: Console) -> int:
         return chanprobe.run_rankpairs(console, parse_layout(args.layout), args.size, args.repeat, args.validate,
                                        results, plot, base)
     if args.op == "bandwidth":
+        if args.max_cores is not None and args.max_cores < 1:
+            raise InputError(f"--max-cores {args.max_cores}: measure at least 1 core (default: every core)")
         results = _probe_results(args, "bandwidth")
         return memprobe.run_bandwidth(console, args.max_cores or envinfo.cores(), args.array, args.kernels,
                                       args.repeat, args.workers_as, results,
@@ -332,92 +357,159 @@ def cmd_probe(args: argparse.Namespace, console: Console) -> int:
                      args.plot or results.with_suffix(".png"), base)
 
 
+def cmd_report(args: argparse.Namespace, console: Console) -> int:
+    if str(args.results[0]) == "tiles":
+        if len(args.results) < 2:
+            raise InputError("pxq report tiles needs a tile benchmark JSON file (pxq tune writes "
+                             "results/tiles.json)")
+        return tiles.report(console, args.results[1:], args.plot)
+    if len(args.results) != 1:
+        raise InputError("pxq report takes one results file (or: pxq report tiles FILE...)")
+    path = args.results[0]
+    recs = records.final(records.read(path, must_exist=True))
+    rows = report.summarize(recs)
+    if not rows and not report.failed_runs(recs):
+        raise InputError(f"{path}: no run records to report (probe records are reported by their probe)")
+    if rows:
+        report.print_table(rows, str(path), console)
+    report.print_failures(recs, console)
+    if args.plot and rows:
+        console.print(f"chart: {report.bar_chart(rows, args.plot, str(path))}")
+    return records.exit_code(r for r in recs if r.get("app") in runner.APPS)
+
+
+def cmd_repair(args: argparse.Namespace, console: Console) -> int:
+    kept, removed = records.repair(args.file)
+    if not removed:
+        console.print(f"{args.file}: {kept} records, nothing damaged")
+    else:
+        console.print(f"{args.file}: kept {kept} records; set aside {len(removed)} damaged line(s) "
+                      f"({', '.join(map(str, removed[:10]))}{' ...' if len(removed) > 10 else ''}) "
+                      f"in {args.file.name}.damaged")
+    return 0
+
+
+def cmd_study(args: argparse.Namespace, app_args: list[str], console: Console) -> int:
+    _check_app(args.app)
+    if args.study == "allocation":
+        model = msgdist.parse_model(args.model)
+        if args.ranks < 2:
+            raise InputError(f"--ranks {args.ranks}: use at least 2")
+        if args.ranks > model.slots:
+            raise InputError(f"model {model} has {model.slots} cores for {args.ranks} ranks: use a model with "
+                             f"at least {args.ranks} cores")
+        results = args.results or results_dir() / f"study-allocation-{args.app}.jsonl"
+        results.parent.mkdir(parents=True, exist_ok=True)
+        records.check_writable(results)
+        profile_path = results.with_name(results.stem + "-msgprof.jsonl")
+        records.check_writable(profile_path)
+        over = args.ranks > envinfo.cores()
+        spec = replace(_base_spec(args, app_args, results), layout=parse_layout(f"1x{args.ranks}"), mode="flat",
+                       oversubscribe=over or args.oversubscribe, profile=profile_path)
+        console.print(f"profiling {args.app} on {args.ranks} ranks" +
+                      (f" (oversubscribing {envinfo.cores()} cores)" if over else ""))
+        result = runner.execute(spec)
+        if result.status != "ok":
+            console.print(result.output[-2000:], markup=False)
+            runner.say_failure(console, "run", result, results)
+            return runner.STATUS_EXIT[result.status]
+        msgdist.allocation_study(console, msgdist.load(profile_path), model, spec.oversubscribe)
+        console.print(f"profile: {profile_path}")
+        return 0
+    if args.placement or args.placement_cores:
+        raise InputError("the contention study sets placements itself: use --placements packed,spread")
+    if args.ranks is not None and args.ranks < 1:
+        raise InputError(f"--ranks {args.ranks}: use at least 1 (default: every core)")
+    results = args.results or results_dir() / f"study-contention-{args.app}.jsonl"
+    results.parent.mkdir(parents=True, exist_ok=True)
+    records.check_writable(results)
+    base = _base_spec(args, app_args, results)
+    return study.contention(console, base, args.ranks or envinfo.cores(),
+                            [p for p in args.placements.split(",") if p], args.repeat, results,
+                            args.plot or results.with_suffix(".png"))
+
+
+def check_plot_path(path: Path | None) -> None:
+    """A figure path must be writable before anything runs."""
+    if path is None:
+        return
+    if path.is_dir():
+        raise InputError(f"--plot {path} is a directory: give a file such as {path}/figure.png")
+    if path.suffix.lower() not in (".png", ".pdf", ".svg"):
+        raise InputError(f"--plot {path}: give a .png, .pdf or .svg file")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir() or not os.access(parent, os.W_OK):
+        raise InputError(f"--plot {path}: folder '{parent}' does not exist or is not writable: pick another path")
+
+
+def dispatch(args: argparse.Namespace, app_args: list[str], console: Console) -> int:
+    if app_args and args.command not in ("run", "sweep", "profile", "study"):
+        raise InputError(f"pxq {args.command} takes no arguments after --: {' '.join(app_args)}")
+    check_plot_path(getattr(args, "plot", None))
+    if args.command == "run":
+        return cmd_run(args, app_args, console)
+    if args.command == "sweep":
+        return cmd_sweep(args, app_args, console)
+    if args.command == "env":
+        return envinfo.show(console)
+    if args.command == "demo":
+        if args.repeat < 1:
+            raise InputError(f"--repeat {args.repeat}: use at least 1")
+        return demo.run(console, repeat=args.repeat)
+    if args.command == "report":
+        return cmd_report(args, console)
+    if args.command == "repair":
+        return cmd_repair(args, console)
+    if args.command == "probe":
+        return cmd_probe(args, console)
+    if args.command == "msgdist":
+        if args.model is None and args.alloc != "block":
+            raise InputError(f"--alloc {args.alloc} places ranks on a model machine: give --model "
+                             "NODESxSOCKETSxCORES too (without it the observed placement is used)")
+        if args.alloc not in ALLOCATIONS:
+            raise InputError(f"--alloc {args.alloc}: use block or cyclic")
+        return msgdist.report(console, args.record, args.model, args.alloc,
+                              args.plot or args.record.with_suffix(".png"))
+    if args.command == "profile":
+        results = args.results or results_dir() / "msgprof.jsonl"
+        results.parent.mkdir(parents=True, exist_ok=True)
+        return msgdist.profile(console, app_args, results, args.plot or results.with_suffix(".png"))
+    if args.command == "study":
+        return cmd_study(args, app_args, console)
+    if args.command == "tune":
+        return tiles.tune(console, args.target, args.tiles, args.threads, args.repeat, args.min_time,
+                          args.out or results_dir() / "tiles.json", args.profile or tiles.profile_path(),
+                          args.replace_profile)
+    raise InputError(f"unknown command {args.command}")
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Exit codes: 0 all verified, 1 a verification failed, 2 bad input (nothing ran, no record),
+    3 a run failed (crash, killed, timeout, a record that could not be written), 128 + N when
+    signal N (INT, TERM, HUP) stopped the driver."""
     argv = list(sys.argv[1:] if argv is None else argv)
     own, app_args = _split_app_args(argv)
     args = parser().parse_args(own)
     # Piped output (logs, CI) gets a wide table instead of an 80-column one.
     console = Console() if sys.stdout.isatty() else Console(width=160)
     try:
-        if args.command == "run":
-            return cmd_run(args, app_args, console)
-        if args.command == "sweep":
-            return cmd_sweep(args, app_args, console)
-        if args.command == "env":
-            return envinfo.show(console)
-        if args.command == "demo":
-            return demo.run(console, repeat=args.repeat)
-        if args.command == "report":
-            if str(args.results[0]) == "tiles":
-                if len(args.results) < 2:
-                    raise InputError("pxq report tiles needs a tile benchmark JSON file (pxq tune writes "
-                                     "results/tiles.json)")
-                return tiles.report(console, args.results[1:], args.plot)
-            if len(args.results) != 1:
-                raise InputError("pxq report takes one results file (or: pxq report tiles FILE...)")
-            path = args.results[0]
-            rows = report.summarize(records.read(path))
-            if not rows:
-                raise InputError(f"{path}: no run records to report")
-            report.print_table(rows, str(path), console)
-            if args.plot:
-                console.print(f"chart: {report.bar_chart(rows, args.plot, str(path))}")
-            return 0
-        if args.command == "probe":
-            return cmd_probe(args, console)
-        if args.command == "msgdist":
-            return msgdist.report(console, args.record, args.model, args.alloc,
-                                  args.plot or args.record.with_suffix(".png"))
-        if args.command == "profile":
-            results = args.results or results_dir() / "msgprof.jsonl"
-            results.parent.mkdir(parents=True, exist_ok=True)
-            return msgdist.profile(console, app_args, results, args.plot or results.with_suffix(".png"))
-        if args.command == "study" and args.study == "allocation":
-            _check_app(args.app)
-            model = msgdist.parse_model(args.model)
-            if args.ranks < 2:
-                raise InputError(f"--ranks {args.ranks}: use at least 2")
-            if args.ranks > model.slots:
-                raise InputError(f"model {model} has {model.slots} cores for {args.ranks} ranks: use a model with "
-                                 f"at least {args.ranks} cores")
-            results = args.results or results_dir() / f"study-allocation-{args.app}.jsonl"
-            results.parent.mkdir(parents=True, exist_ok=True)
-            records.check_writable(results)
-            profile_path = results.with_name(results.stem + "-msgprof.jsonl")
-            records.check_writable(profile_path)
-            over = args.ranks > envinfo.cores()
-            spec = replace(_base_spec(args, app_args, results), layout=parse_layout(f"1x{args.ranks}"), mode="flat",
-                           oversubscribe=over or args.oversubscribe, profile=profile_path,
-                           timeout=args.timeout)
-            console.print(f"profiling {args.app} on {args.ranks} ranks" +
-                          (f" (oversubscribing {envinfo.cores()} cores)" if over else ""))
-            result = runner.execute(spec)
-            if result.record is None:
-                console.print(result.output[-2000:], markup=False)
-                console.print(f"[red]run {result.status}[/red] (exit code {result.returncode})")
-                return result.returncode if result.returncode > 0 else 3
-            msgdist.allocation_study(console, msgdist.load(profile_path), model, spec.oversubscribe)
-            console.print(f"profile: {profile_path}")
-            return 0 if result.status == "ok" else 1
-        if args.command == "study":
-            _check_app(args.app)
-            if args.placement or args.placement_cores:
-                raise InputError("the contention study sets placements itself: use --placements packed,spread")
-            results = args.results or results_dir() / f"study-contention-{args.app}.jsonl"
-            results.parent.mkdir(parents=True, exist_ok=True)
-            records.check_writable(results)
-            base = _base_spec(args, app_args, results)
-            return study.contention(console, base, args.ranks or envinfo.cores(),
-                                    [p for p in args.placements.split(",") if p], args.repeat, results,
-                                    args.plot or results.with_suffix(".png"))
-        if args.command == "tune":
-            return tiles.tune(console, args.target, args.tiles, args.threads, args.repeat, args.min_time,
-                              args.out or results_dir() / "tiles.json", args.profile or tiles.profile_path(),
-                              args.replace_profile)
+        return dispatch(args, app_args, console)
     except (InputError, RecordError) as e:
         print(f"pxq: error: {e}", file=sys.stderr)
-        return 2
+        return records.EXIT_RUN_FAILED if isinstance(e, RecordWriteError) else records.EXIT_BAD_INPUT
+    except procs.Interrupted as e:
+        print(f"pxq: stopped by {signal.Signals(e.signum).name} (runs and background loads stopped)", file=sys.stderr)
+        return 128 + e.signum
     except KeyboardInterrupt:
         print("pxq: interrupted (runs and background loads stopped)", file=sys.stderr)
         return 130
-    return 2
+    except OSError as e:
+        where = f": {e.filename}" if e.filename else ""
+        print(f"pxq: error: {e.strerror or e}{where}", file=sys.stderr)
+        return records.EXIT_RUN_FAILED
+
+
+def entry() -> int:
+    """`python -m pxq`: SIGTERM and SIGHUP unwind like Ctrl-C."""
+    procs.install_signal_handlers()
+    return main()

@@ -83,15 +83,22 @@ def format_bytes(n: int) -> str:
     return f"{n}T"
 
 
+MIN_TILE_BYTES = 512  # the miniapps' own limit (tiling/tile_policy.hpp)
+
+
 def parse_tile(text: str) -> str:
     """Validates a tile policy ('off', 'auto' or a size) and returns it normalised."""
     t = text.strip()
     if t in ("off", "auto"):
         return t
     try:
-        return format_bytes(parse_bytes(t))
+        n = parse_bytes(t)
     except InputError as e:
         raise InputError(f"tile: {e}, or off, or auto") from None
+    if n < MIN_TILE_BYTES:
+        raise InputError(f"tile {t}: smaller than {MIN_TILE_BYTES} bytes (8 cache lines), where loop overhead "
+                         f"swamps the kernel: use {MIN_TILE_BYTES} or more (256K is the reference)")
+    return format_bytes(n)
 
 
 def resolve_mode(mode: str | None, threads: int, tile: str | None) -> tuple[str, int, str]:

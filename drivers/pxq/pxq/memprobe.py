@@ -11,14 +11,15 @@ takes to saturate it.
 from __future__ import annotations
 
 import json
-import subprocess
+import os
+import uuid
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
-from pxq import records, runner
+from pxq import procs, records, runner
 from pxq.layout import InputError, Layout, format_bytes, parse_bytes
 from pxq.paths import binary
 from pxq.report import save_figure
@@ -139,7 +140,7 @@ def run_stride(console: Console, argv: list[str], results: Path, plot_path: Path
         raise InputError(f"{argv[0]} is missing: run ./pxq build first")
     records.check_writable(results)
     before = len(records.read(results)) if results.exists() else 0
-    proc = subprocess.run(argv)
+    proc = procs.run(argv, dict(os.environ), uuid.uuid4().hex, None, capture=False)
     if proc.returncode == 2:
         return 2
     recs = records.read(results) if results.exists() else []

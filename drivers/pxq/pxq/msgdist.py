@@ -298,9 +298,9 @@ def _profiles(path: Path) -> int:
 def profile(console: Console, command: list[str], results: Path, plot_path: Path) -> int:
     """Runs `mpirun ... ./app` with the profiler preloaded, then reports the distribution."""
     import os
-    import subprocess
+    import uuid
 
-    from pxq import records
+    from pxq import procs, records
 
     if not command:
         raise InputError("nothing to profile: pxq profile -- mpirun -np 4 ./app [args]")
@@ -314,7 +314,7 @@ def profile(console: Console, command: list[str], results: Path, plot_path: Path
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
         env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-    proc = subprocess.run(argv, env=env)
+    proc = procs.run(argv, env, uuid.uuid4().hex, None, capture=False)
     if _profiles(results) <= before:
         console.print(f"[red]no profile was written[/red] (exit code {proc.returncode}): the program must call "
                       "MPI_Finalize (in Fortran, the profiler knows gfortran's mpi_*_ names)")

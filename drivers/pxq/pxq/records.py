@@ -1,10 +1,23 @@
-"""Run records: JSON lines, appended atomically, read strictly."""
+"""Run records: JSON lines, each written whole or not at all, read safely.
+
+- `append` writes one line in one write under an exclusive lock; a short write (a full disk)
+  is truncated away and raised as RecordError, so a file never holds part of a record.
+- `read` decodes every line on its own: a damaged last line (a write cut short by a crash)
+  is skipped and reported; any other damaged line is an error that names the line and the
+  fix (`pxq repair FILE`). Only regular files are read.
+- `final` keeps one record per run: a later record of the same run (a sweep resumed or
+  rerun, a driver verdict on a run that wrote its own record) supersedes the earlier one.
+- `exit_code` is the one rule for every command's exit code (see EXIT_CODES).
+"""
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
+import stat
+import sys
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -12,9 +25,28 @@ from pxq.layout import InputError
 
 SCHEMA = 1
 
+# The exit codes of every pxq command (documented in the README).
+EXIT_OK = 0  # everything ran and verified
+EXIT_VERIFICATION = 1  # a run finished but did not reproduce its known answer
+EXIT_BAD_INPUT = 2  # bad input or environment: nothing ran, no record written
+EXIT_RUN_FAILED = 3  # a run crashed, was killed, hit its timeout, or its record could not be written
+# Interrupted by SIGINT, SIGTERM or SIGHUP: 128 + the signal number (130, 143, 129).
+FAILED_STATUSES = ("error", "timeout")
+
 
 class RecordError(RuntimeError):
-    """A results file that cannot be read as run records."""
+    """A results file that cannot be read as run records (bad input: exit 2)."""
+
+
+class RecordWriteError(RecordError):
+    """A record that could not be written (a full disk, a vanished folder: exit 3)."""
+
+
+def _is_regular_or_absent(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return True
 
 
 def check_writable(path: Path) -> None:
@@ -23,60 +55,203 @@ def check_writable(path: Path) -> None:
     if path.exists():
         if path.is_dir():
             raise InputError(f"results path '{path}' is a directory: give a file such as {path}/results.jsonl")
+        if not _is_regular_or_absent(path):
+            raise InputError(f"results path '{path}' is not a regular file: give a file such as results/run.jsonl")
         if not os.access(path, os.W_OK):
             raise InputError(f"results file '{path}' is not writable: fix its permissions or use --results")
         return
     parent = path.parent if str(path.parent) else Path(".")
-    if not parent.exists():
+    if not parent.is_dir():
         # Creating our own default results folder is fine; a user path must exist.
         raise InputError(f"results directory '{parent}' does not exist: create it or use --results")
     if not os.access(parent, os.W_OK):
         raise InputError(f"results directory '{parent}' is not writable: use --results PATH")
+    probe = parent / f".pxq-write-test-{os.getpid()}"
+    try:
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        raise InputError(f"results directory '{parent}' cannot hold files ({e.strerror}): use --results PATH") from None
+
+
+def _mend_tail(fd: int, path: Path, size: int) -> int:
+    """An unterminated last line left by a write cut short (a crash, a kill): a whole record
+    is kept (terminated later by the caller), a partial one is moved to PATH.damaged and
+    truncated away. Returns the file's new size."""
+    start = size
+    while start > 0:
+        chunk = os.pread(fd, min(65536, start), max(0, start - 65536))
+        nl = chunk.rfind(b"\n")
+        if nl >= 0:
+            start = start - len(chunk) + nl + 1
+            break
+        start -= len(chunk)
+    tail = os.pread(fd, size - start, start)
+    try:
+        _decode(path, 0, tail + b"\n", last=False)
+        return size
+    except RecordError:
+        pass
+    with open(path.with_name(path.name + ".damaged"), "ab") as f:
+        f.write(tail + b"\n")
+    os.ftruncate(fd, start)
+    print(f"pxq: warning: {path}: the unfinished last line of an interrupted write was moved to "
+          f"{path.name}.damaged", file=sys.stderr)
+    return start
 
 
 def append(path: Path, record: dict[str, Any]) -> None:
-    """One line, one write, under an exclusive lock: concurrent writers never interleave."""
+    """One line, one write, under an exclusive lock: concurrent writers never interleave and a
+    failed write leaves the file as it was."""
     line = (json.dumps(record, sort_keys=True) + "\n").encode()
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    path = Path(path)
+    if not _is_regular_or_absent(path):
+        raise RecordWriteError(f"{path}: not a regular file; records go to regular files")
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError as e:
+        raise RecordWriteError(f"cannot open results file '{path}': {e.strerror}") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        written = os.write(fd, line)
-        if written != len(line):
-            raise OSError(f"short write to {path}")
-        os.fsync(fd)
+        size = os.fstat(fd).st_size
+        if size > 0 and os.pread(fd, 1, size - 1) != b"\n":
+            size = _mend_tail(fd, path, size)
+            if size > 0 and os.pread(fd, 1, size - 1) != b"\n":
+                line = b"\n" + line
+        try:
+            written = os.write(fd, line)
+            if written != len(line):
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            os.fsync(fd)
+        except OSError as e:
+            os.ftruncate(fd, size)
+            raise RecordWriteError(f"cannot write to results file '{path}': {e.strerror} (the record was not "
+                              f"written; the file is as it was)") from None
     finally:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
+        os.close(fd)  # closing releases the lock
 
 
-def read(path: Path) -> list[dict[str, Any]]:
-    """All records of a results file ([] when it does not exist)."""
+def _decode(path: Path, number: int, raw: bytes, last: bool) -> dict[str, Any] | None:
+    """A record, None for a blank line, or a RecordError; a damaged unterminated last line is
+    reported and skipped."""
+    text = raw.strip()
+    if not text:
+        return None
+    problem = None
+    try:
+        rec = json.loads(text.decode("utf-8"))
+        if not isinstance(rec, dict) or "app" not in rec or "status" not in rec:
+            problem = "not a pxq run record"
+    except UnicodeDecodeError:
+        problem = "not UTF-8 text"
+    except ValueError as e:
+        problem = f"not a JSON record ({getattr(e, 'msg', e)})"
+    if problem is None:
+        return rec
+    if last and not raw.endswith(b"\n"):
+        print(f"pxq: warning: {path}:{number}: damaged last line skipped ({problem}; a write cut short); "
+              f"`pxq repair {path}` removes it", file=sys.stderr)
+        return None
+    raise RecordError(f"{path}:{number}: {problem}: `pxq repair {path}` keeps the good records and sets the "
+                      f"others aside")
+
+
+def _read_bytes(path: Path) -> bytes:
+    if path.is_dir():
+        raise RecordError(f"{path} is a directory: give a results file (.jsonl)")
+    if not _is_regular_or_absent(path):
+        raise RecordError(f"{path} is not a regular file: give a results file (.jsonl)")
+    try:
+        return path.read_bytes()
+    except OSError as e:
+        raise RecordError(f"cannot read {path}: {e.strerror}") from None
+
+
+def read(path: Path, must_exist: bool = False) -> list[dict[str, Any]]:
+    """All records of a results file ([] when it does not exist, unless must_exist)."""
     path = Path(path)
     if not path.exists():
+        if must_exist:
+            raise InputError(f"{path}: no such file")
         return []
+    lines = _read_bytes(path).splitlines(keepends=True)
     out = []
-    with open(path, encoding="utf-8") as f:
-        for number, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise RecordError(f"{path}:{number}: not a JSON record ({e.msg})") from None
-            if not isinstance(rec, dict) or "app" not in rec or "status" not in rec:
-                raise RecordError(f"{path}:{number}: not a pxq run record")
+    for number, raw in enumerate(lines, start=1):
+        rec = _decode(path, number, raw, last=number == len(lines))
+        if rec is not None:
             out.append(rec)
     return out
+
+
+def repair(path: Path) -> tuple[int, list[int]]:
+    """Keeps the good records of a file (rewritten atomically); the damaged lines go to
+    PATH.damaged. Returns (records kept, numbers of the lines set aside)."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"{path}: no such file")
+    lines = _read_bytes(path).splitlines(keepends=True)
+    good, bad = [], []
+    for number, raw in enumerate(lines, start=1):
+        try:
+            rec = _decode(path, number, raw + (b"" if raw.endswith(b"\n") else b"\n"), last=False)
+        except RecordError:
+            bad.append((number, raw))
+            continue
+        if rec is not None:
+            good.append(raw.rstrip(b"\r\n") + b"\n")
+    if not bad:
+        return len(good), []
+    tmp = path.with_name(f".{path.name}.repair-{os.getpid()}")
+    try:
+        with open(path.with_name(path.name + ".damaged"), "ab") as f:
+            f.write(b"".join(raw.rstrip(b"\r\n") + b"\n" for _, raw in bad))
+        tmp.write_bytes(b"".join(good))
+        os.replace(tmp, path)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise RecordError(f"cannot repair {path}: {e.strerror}; the file is unchanged") from None
+    return len(good), [n for n, _ in bad]
 
 
 def by_run_id(records: Iterable[dict[str, Any]], run_id: str) -> list[dict[str, Any]]:
     return [r for r in records if r.get("driver", {}).get("run_id") == run_id]
 
 
+def run_identity(rec: dict[str, Any]) -> tuple:
+    """What makes two records the same run: a sweep's run (sweep id and key), else the run id."""
+    d = rec.get("driver", {}) if isinstance(rec.get("driver"), dict) else {}
+    if d.get("sweep_id") and d.get("sweep_key"):
+        return ("sweep", d["sweep_id"], d["sweep_key"])
+    if d.get("run_id"):
+        return ("run", d["run_id"])
+    return ("record", id(rec))
+
+
+def final(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One record per run, the last written, in the order the runs first appeared."""
+    last: dict[tuple, dict[str, Any]] = {}
+    for rec in records:
+        key = run_identity(rec)
+        last.pop(key, None)  # re-insert: a superseding record keeps the later position
+        last[key] = rec
+    return list(last.values())
+
+
+def exit_code(records: Iterable[dict[str, Any]]) -> int:
+    """3 when a run failed (error, timeout), else 1 when one did not verify, else 0."""
+    statuses = {r.get("status") for r in records}
+    if statuses & set(FAILED_STATUSES):
+        return EXIT_RUN_FAILED
+    if statuses - {"ok"}:
+        return EXIT_VERIFICATION
+    return EXIT_OK
+
+
 def completed_keys(records: Iterable[dict[str, Any]]) -> set[str]:
-    """Sweep keys of the runs that finished and verified (what --resume skips)."""
+    """Sweep keys of the runs whose final record verified (what --resume skips)."""
     return {
         r["driver"]["sweep_key"]
-        for r in records
+        for r in final(records)
         if r.get("status") == "ok" and r.get("driver", {}).get("sweep_key")
     }

@@ -8,9 +8,11 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from pxq.layout import Layout, format_bytes, parse_bytes
+from pxq.records import FAILED_STATUSES
 
 
 # The bandwidth each app reports: the ring's pipeline, CG's SpMV, MG's finest residual.
@@ -120,6 +122,31 @@ def table(rows: list[Row], title: str = "pxq results") -> Table:
 
 def print_table(rows: list[Row], title: str = "pxq results", console: Console | None = None) -> None:
     (console or Console()).print(table(rows, title))
+
+
+def failed_runs(recs: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Runs that crashed, were killed or timed out: no figures, but they count."""
+    return [r for r in recs if r.get("status") in FAILED_STATUSES]
+
+
+def print_failures(recs: Iterable[dict[str, Any]], console: Console | None = None) -> int:
+    """A table of the failed runs (layout, variant, status, exit code, last line of output)."""
+    failed = failed_runs(recs)
+    if not failed:
+        return 0
+    t = Table(title=f"{len(failed)} failed run(s): no figures, counted as failures")
+    for col in ("app", "layout", "mode", "tile", "repeat", "status", "exit", "last output"):
+        t.add_column(col)
+    for r in failed:
+        v, lay, err = r.get("variant", {}), r.get("layout", {}), r.get("error", {})
+        layout = f"{lay.get('nodes')}x{lay.get('ranks_per_node')}" + (
+            f"x{lay['threads']}" if lay.get("threads", 1) != 1 else "")
+        tail = (err.get("output_tail") or "").strip().splitlines()[-1:] or ["-"]
+        t.add_row(str(r.get("app")), layout, str(v.get("mode", "-")), str(v.get("tile_request", "-")),
+                  str(r.get("driver", {}).get("repeat", "-")), f"[red]{r['status']}[/red]",
+                  str(err.get("returncode", "-")), escape(tail[0][:100]))
+    (console or Console()).print(t)
+    return len(failed)
 
 
 def bar_chart(rows: list[Row], path: Path, title: str) -> Path:

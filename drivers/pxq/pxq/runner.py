@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
-import tempfile
-import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from pxq import records
+from pxq import procs, records
 from pxq.launch import LaunchPlan, LaunchRequest, find_mpirun, plan_launch
 from pxq.layout import InputError, Layout, resolve_mode
 from pxq.paths import ROOT, binary
@@ -21,7 +18,8 @@ from pxq.paths import ROOT, binary
 APPS = ("ring", "cg", "mg", "ft")
 # NAS problem classes each proxy accepts (the ring is sized by --block instead).
 CLASSES = {"cg": ("S", "W", "A", "B", "C"), "mg": ("S", "W", "A", "B", "C"), "ft": ("S", "W", "A", "B", "C")}
-EXIT_BAD_INPUT = 2
+EXIT_VERIFICATION = records.EXIT_VERIFICATION
+EXIT_BAD_INPUT = records.EXIT_BAD_INPUT
 
 
 def class_args(app: str, cls: str | None) -> list[str]:
@@ -51,7 +49,9 @@ class RunSpec:
     launcher: str | None = None
     timeout: float = 600.0
     repeat: int = 0
-    sweep_key: str | None = None
+    sweep_key: str | None = None  # the run within its sweep: configuration and repeat
+    sweep_id: str | None = None  # the sweep (a resumed sweep keeps its id)
+    sweep_plan: str | None = None  # digest of the sweep's runs (what --resume matches)
     cores: int = os.cpu_count() or 1
     driver_extra: dict[str, Any] = field(default_factory=dict)  # more facts for the record's "driver"
     placement: str | None = None  # packed, spread or custom (None: the launcher's default)
@@ -107,7 +107,7 @@ def build(spec: RunSpec, workdir: Path, run_id: str) -> tuple[LaunchPlan, list[s
     if plan.placement is not None:
         driver["placement"] = plan.placement
     if spec.sweep_key:
-        driver["sweep_key"] = spec.sweep_key
+        driver.update(sweep_key=spec.sweep_key, sweep_id=spec.sweep_id, sweep_plan=spec.sweep_plan)
     driver.update(spec.driver_extra)
     app_argv = [
         str(binary(spec.app)), "--mode", mode, "--threads", str(threads), "--tile", tile,
@@ -126,66 +126,116 @@ def build(spec: RunSpec, workdir: Path, run_id: str) -> tuple[LaunchPlan, list[s
     return plan, launch + app_argv + list(spec.app_args)
 
 
+# Options the driver sets itself: given after `--` they would contradict the record.
+DRIVER_OWNED = ("--mode", "--threads", "--tile", "--backend", "--nodes", "--ranks-per-node", "--alloc",
+                "--launcher", "--json", "--driver-info", "--oversubscribed")
+DRIVER_OPTION = {"--mode": "--mode", "--threads": "--threads or the layout's T", "--tile": "--tile",
+                 "--backend": "--backend", "--nodes": "--layout", "--ranks-per-node": "--layout",
+                 "--alloc": "--alloc", "--launcher": "--launcher", "--json": "--results",
+                 "--driver-info": "nothing (the driver writes it)", "--oversubscribed": "--oversubscribe"}
+
+
+def check_app_args(app_args: list[str]) -> None:
+    """Options after `--` go to the app, except those the driver owns."""
+    for arg in app_args:
+        name = arg.split("=", 1)[0]
+        if name in DRIVER_OWNED:
+            raise InputError(f"{name} after --: pxq sets it itself; use pxq's {DRIVER_OPTION[name]} before --")
+
+
+def verdict(finished: procs.Finished, rec: dict[str, Any] | None) -> tuple[str, dict[str, Any] | None]:
+    """The run's one final status and record, from what the app wrote and how it ended."""
+    if finished.timed_out:
+        return "timeout", rec
+    if rec is not None:
+        status = rec.get("status", "error")
+        if finished.returncode == 0 and status == "ok":
+            return "ok", rec
+        if finished.returncode == EXIT_VERIFICATION and status == "failed":
+            return "failed", rec
+        return "error", rec  # a record, then a crash (or a code that contradicts it)
+    if finished.returncode == EXIT_BAD_INPUT and "error:" in finished.output:
+        return "bad-input", None
+    return "error", None
+
+
+def _error_block(finished: procs.Finished, status: str) -> dict[str, Any]:
+    tail = "\n".join(finished.output.strip().splitlines()[-15:])
+    why = {"timeout": "killed after its timeout", "error": "the run failed"}.get(status, status)
+    return {"returncode": finished.returncode, "seconds": round(finished.seconds, 3), "reason": why,
+            "output_tail": tail}
+
+
 def execute(spec: RunSpec, echo: bool = False) -> RunResult:
-    """Runs one spec; a timeout kills the whole process group."""
+    """Runs one spec and appends its one final record to spec.results.
+
+    The app writes its record to a file of the run's own; the driver then decides the run's
+    status from that record and how the job ended (a timeout or a crash after the record was
+    written turns it into a failure) and appends exactly one record. A run refused as bad
+    input (exit 2 with the app's message) leaves no record."""
     run_id = uuid.uuid4().hex
-    with tempfile.TemporaryDirectory(prefix="pxq-run-") as tmp:
-        plan, argv = build(spec, Path(tmp), run_id)
+    with procs.workdir() as tmp:
+        private = tmp / "record.jsonl"
+        plan, argv = build(replace(spec, results=private), tmp, run_id)
         for path, content in plan.files.items():
             Path(path).write_text(content)
         env = dict(os.environ)
         env.update(plan.env)
         env["PXQ_GIT_COMMIT"] = git_commit()
-        env["PXQ_VNODE_DIR"] = str(Path(tmp) / "vnodes")
-        start = time.monotonic()
-        proc = subprocess.Popen(
-            argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-            start_new_session=True,
-        )
+        env["PXQ_VNODE_DIR"] = str(tmp / "vnodes")
+        # Open MPI's session folder inside the run's own, so nothing outlives the run.
+        env["OMPI_MCA_orte_tmpdir_base"] = str(tmp / "session")
+        finished = procs.run(argv, env, run_id, spec.timeout)
         try:
-            output, _ = proc.communicate(timeout=spec.timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            output, _ = proc.communicate()
-            return RunResult("timeout", -1, time.monotonic() - start, output or "")
-        except BaseException:
-            # Interrupted (Ctrl-C): the run is in its own session, so take it down too.
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            raise
-        seconds = time.monotonic() - start
+            found = records.by_run_id(records.read(private), run_id)
+        except records.RecordError:
+            found = []  # rank 0 died while writing: no record of its own
     if echo:
-        print(output, end="")
-    found = records.by_run_id(records.read(spec.results), run_id)
-    record = found[-1] if found else None
-    if record is not None:
-        status = record["status"]
-    elif proc.returncode == EXIT_BAD_INPUT:
-        status = "bad-input"
-    else:
-        status = "error"
-    return RunResult(status, proc.returncode, seconds, output, record)
+        print(finished.output, end="")
+    status, rec = verdict(finished, found[-1] if found else None)
+    if status == "bad-input":
+        return RunResult(status, EXIT_BAD_INPUT, finished.seconds, finished.output, None)
+    if rec is None:
+        rec = error_record(spec, status, run_id)
+    rec["status"] = status
+    if status in records.FAILED_STATUSES:
+        rec["error"] = _error_block(finished, status)
+    records.append(spec.results, rec)
+    return RunResult(status, finished.returncode, finished.seconds, finished.output, rec)
+
+
+# A run's status as an exit code (see records.py).
+STATUS_EXIT = {"ok": records.EXIT_OK, "failed": records.EXIT_VERIFICATION, "bad-input": records.EXIT_BAD_INPUT,
+               "error": records.EXIT_RUN_FAILED, "timeout": records.EXIT_RUN_FAILED}
+
+
+def say_failure(console: Any, what: str, result: RunResult, results: Path) -> None:
+    where = f"record: {results}" if result.record is not None else "no record written"
+    console.print(f"[red]{what} {result.status}[/red] (exit code {result.returncode}; {where})")
 
 
 def execute_probe(spec: RunSpec, console: Any) -> tuple[dict[str, Any] | None, int]:
-    """Runs a probe with its output shown; without a record, says why and gives the exit code
-    to pass on (the probe's own, e.g. 2 for bad input; 3 when it had none)."""
+    """Runs a probe with its output shown; unless it verified, says why and gives the exit
+    code to pass on."""
     result = execute(spec, echo=True)
-    if result.record is None:
-        console.print(f"[red]probe {result.status}[/red] (exit code {result.returncode})")
-        return None, result.returncode if result.returncode > 0 else 3
+    if result.status != "ok":
+        say_failure(console, "probe", result, spec.results)
+        return None, STATUS_EXIT[result.status]
     return result.record, 0
 
 
-def error_record(spec: RunSpec, result: RunResult) -> dict[str, Any]:
-    """What a sweep records for a run that produced no record of its own."""
+def error_record(spec: RunSpec, status: str, run_id: str) -> dict[str, Any]:
+    """The record of a run that produced none of its own: what was asked, and (added by the
+    caller) why it failed."""
     mode, threads, tile = spec.resolved()
-    tail = "\n".join(result.output.strip().splitlines()[-15:])
+    layout = spec.layout.with_threads(threads)
+    driver = {"run_id": run_id, "repeat": spec.repeat, "layout": str(layout), **spec.driver_extra}
+    if spec.sweep_key:
+        driver.update(sweep_key=spec.sweep_key, sweep_id=spec.sweep_id, sweep_plan=spec.sweep_plan)
     return {
-        "schema": records.SCHEMA, "app": spec.app, "status": result.status,
+        "schema": records.SCHEMA, "app": spec.app, "status": status,
         "variant": {"mode": mode, "threads": threads, "tile_request": tile, "backend": spec.backend},
         "layout": {"nodes": spec.layout.nodes, "ranks_per_node": spec.layout.ranks_per_node,
                    "threads": threads, "alloc": spec.alloc},
-        "error": {"returncode": result.returncode, "seconds": result.seconds, "output_tail": tail},
-        "driver": {"sweep_key": spec.sweep_key, "repeat": spec.repeat},
+        "driver": driver,
     }

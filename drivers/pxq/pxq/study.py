@@ -13,7 +13,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from pxq import records, runner, sweep
+from pxq import records, report, runner, sweep
 from pxq.layout import InputError, Layout
 from pxq.report import save_figure
 
@@ -131,13 +131,17 @@ def contention(console: Console, base: runner.RunSpec, q: int, placements: list[
     console.print(f"contention study of {base.app}: {len(configs)} configurations x {repeat} repeats "
                   f"= {len(runs)} runs -> {results}")
     recs = sweep.run(runs, results, False, console)
-    rows = summarize(recs)
+    rows = summarize([r for r in recs if r.get("status") in ("ok", "failed")])
+    report.print_failures(recs, console)
     if not rows:
-        raise InputError("no run finished: see the records for why")
+        console.print(f"[red]no run finished[/red]: the records in {results} say why")
+        return records.EXIT_RUN_FAILED
     title = f"pxq study contention {base.app} on {q} cores ({results})"
     print_rows(rows, title, console)
     notes = sorted({w for r in rows for w in r["warnings"]})
     for n in notes:
         console.print(f"note: {n}")
     console.print(f"chart: {plot(rows, plot_path, title)}")
-    return 0 if all(r["verified"] for r in rows) and len(recs) == len(runs) else 1
+    if len(recs) != len(runs):
+        return records.EXIT_RUN_FAILED
+    return records.exit_code(recs)

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+import uuid
 from dataclasses import replace
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from pxq import records, report, runner
@@ -41,22 +45,40 @@ def plan(base: RunSpec, layouts: list[Layout], modes: list[str], tiles: list[str
 
 
 def interleave(configs: list[RunSpec], repeats: int) -> list[RunSpec]:
-    """A B C A B C ...: every repeat of every configuration sees the same machine drift."""
+    """A B C A B C ...: every repeat of every configuration sees the same machine drift. Every
+    run gets its key, and all of them the sweep's plan digest and a new sweep id."""
     out = []
     for rep in range(repeats):
         for spec in configs:
             s = replace(spec, repeat=rep)
             out.append(replace(s, sweep_key=runner.sweep_key(s)))
-    return out
+    plan_digest = hashlib.sha256(json.dumps(sorted(r.sweep_key for r in out)).encode()).hexdigest()[:16]
+    sweep_id = uuid.uuid4().hex[:16]
+    return [replace(r, sweep_plan=plan_digest, sweep_id=sweep_id) for r in out]
+
+
+def _resumed(runs: list[RunSpec], results: Path, console: Console) -> tuple[list[RunSpec], set[str]]:
+    """The runs under the id of the last sweep with the same plan in the file, and the keys
+    whose final record there verified."""
+    plan_digest = runs[0].sweep_plan
+    prior = [r for r in records.read(results) if r.get("driver", {}).get("sweep_plan") == plan_digest]
+    if not prior:
+        console.print(f"resume: no earlier sweep with this plan in {results}; running all {len(runs)} runs")
+        return runs, set()
+    sweep_id = prior[-1]["driver"]["sweep_id"]
+    done = records.completed_keys(r for r in prior if r["driver"].get("sweep_id") == sweep_id)
+    console.print(f"resume: sweep {sweep_id}: {len(done)} of {len(runs)} runs already verified in {results}")
+    return [replace(r, sweep_id=sweep_id) for r in runs], done
 
 
 def run(runs: list[RunSpec], results: Path, resume: bool, console: Console) -> list[dict]:
-    """Runs everything not already done; records failures and carries on. Returns the
-    records of this sweep (including resumed ones)."""
-    done = records.completed_keys(records.read(results)) if resume else set()
+    """Runs everything not already done; records failures and carries on. Returns the final
+    record of every run of this sweep (resumed ones included). A run the app refuses as bad
+    input stops the sweep (InputError): every later run would be refused alike."""
+    done: set[str] = set()
+    if resume:
+        runs, done = _resumed(runs, results, console)
     todo = [r for r in runs if r.sweep_key not in done]
-    if resume and len(todo) < len(runs):
-        console.print(f"resume: {len(runs) - len(todo)} of {len(runs)} runs already in {results}")
     failures = 0
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("elapsed"), TextColumn("[progress.elapsed]{task.elapsed:.0f}s"),
@@ -65,20 +87,23 @@ def run(runs: list[RunSpec], results: Path, resume: bool, console: Console) -> l
         task = progress.add_task("sweep", total=len(todo))
         for spec in todo:
             mode, threads, tile = spec.resolved()
-            progress.update(task, description=f"{spec.app} {spec.layout.with_threads(threads)} {mode} "
-                                              f"{tile if mode == 'tiled' else ''} rep {spec.repeat + 1}")
+            what = f"{spec.layout.with_threads(threads)} {mode} {tile if mode == 'tiled' else ''}".strip()
+            progress.update(task, description=f"{spec.app} {what} rep {spec.repeat + 1}")
             result = runner.execute(spec)
-            if result.record is None:
+            if result.status == "bad-input":
+                last = result.output.strip().splitlines()[-1:] or ["no output"]
+                raise InputError(f"{spec.app} refused {what}: {last[0]} (no record written; the sweep stopped)")
+            if result.status != "ok":
                 failures += 1
-                records.append(results, runner.error_record(spec, result))
-                progress.console.print(f"[red]{result.status}[/red]: {spec.layout} {mode} {tile}: "
-                                       f"{result.output.strip().splitlines()[-1:] or ['no output']}")
-            elif result.status != "ok":
-                failures += 1
-                progress.console.print(f"[red]verification failed[/red]: {spec.layout} {mode} {tile}")
+                why = result.output.strip().splitlines()[-1:] or ["no output"]
+                label = "verification failed" if result.status == "failed" else result.status
+                progress.console.print(f"[red]{label}[/red]: {what} rep {spec.repeat + 1}: {escape(why[0])}",
+                                       highlight=False)
             progress.advance(task)
     keys = {r.sweep_key for r in runs}
-    mine = [r for r in records.read(results) if r.get("driver", {}).get("sweep_key") in keys]
+    sweep_id = runs[0].sweep_id
+    mine = [r for r in records.final(records.read(results))
+            if r.get("driver", {}).get("sweep_id") == sweep_id and r["driver"].get("sweep_key") in keys]
     if failures:
         console.print(f"[red]{failures} run(s) failed[/red]; their records say why ({results})")
     return mine
@@ -87,4 +112,5 @@ def run(runs: list[RunSpec], results: Path, resume: bool, console: Console) -> l
 def summarize_and_print(recs: list[dict], console: Console, title: str) -> list[report.Row]:
     rows = report.summarize(recs)
     report.print_table(rows, title, console)
+    report.print_failures(recs, console)
     return rows

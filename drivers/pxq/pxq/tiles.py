@@ -9,7 +9,7 @@ import json
 import os
 import re
 import statistics
-import subprocess
+import uuid
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +18,7 @@ from typing import Any, Iterable
 from rich.console import Console
 from rich.table import Table
 
-from pxq import envinfo
+from pxq import envinfo, procs
 from pxq.layout import InputError, format_bytes, parse_bytes
 from pxq.paths import binary
 from pxq.report import save_figure
@@ -183,7 +183,7 @@ def read_profile(path: Path) -> dict[str, Any] | None:
         data = json.loads(path.read_text())
     except FileNotFoundError:
         return None
-    except (OSError, json.JSONDecodeError) as e:
+    except (OSError, ValueError) as e:  # JSON errors and UnicodeDecodeError are ValueErrors
         raise InputError(f"tile profile {path} is not valid ({e}): delete it, or run pxq tune "
                          "with --replace-profile") from None
     if not isinstance(data, dict) or data.get("schema") != PROFILE_SCHEMA or not isinstance(data.get("kernels"), dict):
@@ -280,7 +280,7 @@ def tune(console: Console, target: str | None, tiles_text: str | None, threads_t
                   f"count(s) x {repeat} repetitions, interleaved at random ({count * repeat} runs of "
                   f">= {min_time} s) -> {out}")
     env = dict(os.environ, OMP_WAIT_POLICY=os.environ.get("OMP_WAIT_POLICY", "passive"))
-    p = subprocess.run(cmd, env=env)
+    p = procs.run(cmd, env, uuid.uuid4().hex, None, capture=False)
     if p.returncode != 0:
         console.print(f"[red]pxq-bench-tiling exited {p.returncode}[/red]")
         return 3

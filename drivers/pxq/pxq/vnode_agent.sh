@@ -3,6 +3,12 @@
 # "[options] HOST COMMAND..."; it ignores where HOST is and starts COMMAND on this machine,
 # giving each virtual node its own shared-memory backing and session directories (ranks
 # of different virtual nodes must not share them) and its name in PXQ_VNODE.
+#
+# No shell ever reads the command: Open MPI quotes the words it passes for a remote shell
+# ("value"), so the agent removes one pair of surrounding double quotes from each word and
+# runs the words as they are. A path holding spaces, quotes, `$(...)` or backquotes stays a
+# path. The environment prelude Open MPI sends with --prefix ("PATH=/p/bin:$PATH ; export
+# PATH ; ... /p/bin/orted") is applied here, expanding only the variable's own old value.
 set -euo pipefail
 while [[ $# -gt 0 && "$1" == -* ]]; do
   case "$1" in
@@ -10,12 +16,54 @@ while [[ $# -gt 0 && "$1" == -* ]]; do
     *) shift ;;
   esac
 done
+[[ $# -ge 2 ]] || { echo "pxq vnode agent: expected HOST COMMAND..., got: $*" >&2; exit 2; }
 host="$1"
 shift
+
+trim() {
+  local s="$1"
+  s="${s#"${s%%[![:space:]]*}"}"
+  printf '%s' "${s%"${s##*[![:space:]]}"}"
+}
+
+# The prelude, if any, stands in the first word: statements separated by ';', the last one
+# being the program.
+first="$(trim "$1")"
+shift
+if [[ "$first" == *";"* ]]; then
+  IFS=';' read -r -a statements <<<"$first"
+  last=$((${#statements[@]} - 1))
+  for ((i = 0; i < last; i++)); do
+    st="$(trim "${statements[$i]}")"
+    if [[ "$st" =~ ^([A-Za-z_][A-Za-z0-9_]*)=(.*)$ ]]; then
+      name="${BASH_REMATCH[1]}"
+      value="${BASH_REMATCH[2]}"
+      old="${!name:-}"
+      value="${value//"\${$name:-}"/$old}"
+      value="${value//"\${$name}"/$old}"
+      value="${value//"\$$name"/$old}"
+      export "$name=$value"
+    elif [[ -n "$st" && ! "$st" =~ ^export\ [A-Za-z_][A-Za-z0-9_]*$ ]]; then
+      echo "pxq vnode agent: unexpected statement in the launch command: $st" >&2
+      exit 2
+    fi
+  done
+  first="$(trim "${statements[$last]}")"
+fi
+
+argv=("$first")
+for word in "$@"; do
+  word="$(trim "$word")"
+  if [[ ${#word} -ge 2 && "$word" == \"*\" ]]; then
+    word="${word:1:${#word}-2}"
+  fi
+  argv+=("$word")
+done
+
 base="${PXQ_VNODE_DIR:-${TMPDIR:-/tmp}/pxq-vnodes-$(id -u)}/$host"
 mkdir -p "$base/shm" "$base/session"
 export PXQ_VNODE="$host"
 export OMPI_MCA_btl_vader_backing_directory="$base/shm"
 export OMPI_MCA_orte_tmpdir_base="$base/session"
 export PMIX_MCA_gds=hash
-exec /bin/sh -c "$*"
+exec "${argv[@]}"

@@ -17,6 +17,9 @@ std::size_t parse_bytes(const std::string& text);
 // "256K" style text for a byte count (exact: falls back to plain bytes).
 std::string format_bytes(std::size_t bytes);
 
+// The smallest tile accepted: 8 cache lines (below that, loop overhead swamps every kernel).
+inline constexpr std::size_t kMinTileBytes = 512;
+
 struct TilePolicy {
   enum class Kind { off, bytes, automatic };
   Kind kind = Kind::off;

@@ -26,6 +26,10 @@ struct MpiWorld {
 // either is bad input (exit 2); other exceptions are runtime errors (exit 3).
 int run_miniapp(int argc, char** argv, CLI::App& app, const std::function<int(const MpiWorld&)>& run);
 
+// Makes every MPI error on `comm` (and communicators derived from it) fatal: the rank prints
+// the MPI error string and the job aborts with exit code 3.
+void install_mpi_error_handler(MPI_Comm comm);
+
 // Rank 0 runs `check` (file-system checks and the like); its error, if any, is broadcast
 // and thrown as std::invalid_argument on every rank, so all ranks fail alike.
 void root_check(const MpiWorld& w, const std::function<void()>& check);
