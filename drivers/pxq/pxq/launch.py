@@ -37,6 +37,7 @@ class LaunchPlan:
     argv: list[str]  # mpirun ... (program and its arguments are appended by the caller)
     env: dict[str, str] = field(default_factory=dict)
     files: dict[str, str] = field(default_factory=dict)  # path -> content to write first
+    links: dict[str, str] = field(default_factory=dict)  # path -> target: symlinks to make first
     oversubscribed: bool = False
     placement: dict | None = None  # mode, per-rank planned cpus, warnings (for the record)
 
@@ -163,6 +164,7 @@ def plan_launch(req: LaunchRequest, mpirun: str, workdir: Path) -> LaunchPlan:
         raise InputError("--cores goes with --placement custom")
     argv = [mpirun, "-np", str(layout.ranks)]
     files: dict[str, str] = {}
+    links: dict[str, str] = {}
     placement, chosen = None, None
     if req.placement and launcher in ("local", "virtual"):
         chosen = choose_cores(req, virtual=launcher == "virtual")
@@ -181,7 +183,12 @@ def plan_launch(req: LaunchRequest, mpirun: str, workdir: Path) -> LaunchPlan:
     elif launcher == "virtual":
         hosts = ",".join(f"n{i}:{layout.ranks_per_node}" for i in range(layout.nodes))
         files.update(_rankfile(workdir, layout, req, chosen if placement is not None else None, lambda node: f"n{node}"))
-        argv += ["--host", hosts, "--mca", "plm_rsh_agent", str(AGENT), "--rankfile", str(workdir / "rankfile")]
+        agent = str(AGENT)
+        if any(c.isspace() for c in agent):
+            # Open MPI splits the agent at white space (it may be "ssh -x"): a link without any.
+            agent = str(workdir / "vnode-agent")
+            links[agent] = str(AGENT)
+        argv += ["--host", hosts, "--mca", "plm_rsh_agent", agent, "--rankfile", str(workdir / "rankfile")]
         if oversubscribed:
             argv += ["--oversubscribe", "--bind-to", "core:overload-allowed"]
     else:  # hostfile or slurm: the real nodes
@@ -209,4 +216,4 @@ def plan_launch(req: LaunchRequest, mpirun: str, workdir: Path) -> LaunchPlan:
     if req.placement and placement is None:
         placement = {"mode": req.placement, "cpus": None, "warnings": [
             f"{req.placement} on real nodes is left to Open MPI's mapper: the record's placement shows the cores used"]}
-    return LaunchPlan(launcher, argv, env, files, oversubscribed, placement)
+    return LaunchPlan(launcher, argv, env, files, links, oversubscribed, placement)

@@ -179,6 +179,8 @@ def execute(spec: RunSpec, echo: bool = False) -> RunResult:
         plan, argv = build(replace(spec, results=private), tmp, run_id)
         for path, content in plan.files.items():
             Path(path).write_text(content)
+        for path, target in plan.links.items():
+            os.symlink(target, path)
         env = dict(os.environ)
         env.update(plan.env)
         env["PXQ_GIT_COMMIT"] = git_commit()

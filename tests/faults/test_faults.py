@@ -1,0 +1,223 @@
+"""Faults injected into real runs: exit codes, the records written, and nothing left behind
+(processes or temporary folders). The `driver` fixture fails the test if any process the
+driver started is still alive at the end."""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, leftovers
+
+LONG = ["--", "--block", "4M", "--iterations", "100000"]  # minutes unless stopped
+SHORT = ["--", "--block", "1M", "--iterations", "3", "--passes", "2"]
+
+
+def lines(path: Path) -> list[dict]:
+    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+
+
+def test_a_rank_killed_mid_sweep_is_a_failed_run(driver):
+    res = driver.results / "ring.jsonl"
+    proc = driver.start(["sweep", "ring", "--layouts", "1x2", "--modes", "flat", "--repeat", "2", "--results",
+                         str(res), "--", "--block", "4M", "--iterations", "1500"])
+    os.kill(driver.wait_for_ranks(2)[0], signal.SIGKILL)
+    out, _ = proc.communicate(timeout=300)
+    assert proc.returncode == 3, out
+    recs = lines(res)
+    assert sorted(r["status"] for r in recs) == ["error", "ok"]
+    failed = next(r for r in recs if r["status"] == "error")
+    assert failed["error"]["returncode"] != 0 and failed["driver"]["sweep_key"]
+    assert "1 failed run(s)" in out
+    assert driver.temp_left() == []
+    rep = driver.run(["report", str(res)])
+    assert rep.returncode == 3 and "failed run" in rep.stdout
+
+
+def test_a_stopped_rank_times_out_and_is_killed(driver):
+    res = driver.results / "ring.jsonl"
+    proc = driver.start(["run", "ring", "--layout", "1x2", "--timeout", "6", "--results", str(res), *LONG])
+    os.kill(driver.wait_for_ranks(2)[1], signal.SIGSTOP)
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 3, out
+    recs = lines(res)
+    assert [r["status"] for r in recs] == ["timeout"]
+    assert recs[0]["error"]["reason"] == "killed after its timeout"
+    assert driver.temp_left() == []
+
+
+@pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_signals_to_the_driver_stop_everything(driver, sig, code):
+    res = driver.results / "ring.jsonl"
+    proc = driver.start(["run", "ring", "--layout", "2x1", "--results", str(res), *LONG])
+    driver.wait_for_ranks(2)
+    proc.send_signal(sig)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == code, out
+    assert "stopped by" in out or "interrupted" in out
+    assert not res.exists()  # an interrupted run has no record
+    assert leftovers(driver.tag) == []
+    assert driver.temp_left() == []
+
+
+def test_sigkill_to_the_driver_leaves_the_watchdog_to_clean_up(driver):
+    proc = driver.start(["run", "ring", "--layout", "2x1", "--results", str(driver.results / "r.jsonl"), *LONG])
+    driver.wait_for_ranks(2)
+    proc.kill()
+    proc.wait()
+    assert leftovers(driver.tag, wait=15) == []
+    assert driver.temp_left() == []
+
+
+@pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_signals_to_the_wrapper_reach_the_driver(driver, sig, code):
+    proc = driver.start(["run", "ring", "--layout", "1x2", "--results", str(driver.results / "r.jsonl"), *LONG],
+                        wrapper=True, env={"PXQ_NO_INSTALL": "1"})
+    driver.wait_for_ranks(2, timeout=120)
+    with open(f"/proc/{proc.pid}/cmdline", "rb") as f:
+        assert b"-m\0pxq" in f.read()  # the wrapper exec'd the driver: same PID
+    proc.send_signal(sig)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == code, out
+    assert leftovers(driver.tag) == []
+    assert driver.temp_left() == []
+
+
+def test_resume_reruns_the_failures_and_then_passes(driver, tmp_path):
+    # An mpirun that fails its first two calls, then is the real one.
+    count = tmp_path / "calls"
+    fake = tmp_path / "flaky-mpirun"
+    fake.write_text(f"#!/bin/sh\nn=$(cat {count} 2>/dev/null || echo 0)\necho $((n + 1)) > {count}\n"
+                    f"[ $n -lt 2 ] && {{ echo 'flaky: start-up failed' >&2; exit 1; }}\n"
+                    f"exec {shutil.which('mpirun')} \"$@\"\n")
+    fake.chmod(0o755)
+    res = driver.results / "ring.jsonl"
+    args = ["sweep", "ring", "--layouts", "1x2,1x1x2", "--modes", "flat,hybrid", "--repeat", "2", "--results",
+            str(res), *SHORT]
+    first = driver.run(args, env={"PXQ_MPIRUN": str(fake)})
+    assert first.returncode == 3, first.stdout + first.stderr
+    assert sorted(r["status"] for r in lines(res)) == ["error", "error", "ok", "ok"]
+    again = driver.run([*args[:-len(SHORT)], "--resume", *SHORT], env={"PXQ_MPIRUN": str(fake)})
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "2 of 4 runs already verified" in again.stdout
+    assert "NO" not in again.stdout and "failed run" not in again.stdout
+    assert len(lines(res)) == 6  # the two failures stay in the file, superseded
+    rep = driver.run(["report", str(res)])
+    assert rep.returncode == 0, rep.stdout + rep.stderr
+
+
+def test_two_sweeps_into_one_file_at_once_keep_apart(driver):
+    res = driver.results / "ring.jsonl"
+    args = ["sweep", "ring", "--layouts", "1x1", "--modes", "flat", "--repeat", "3", "--results", str(res), *SHORT]
+    a, b = driver.start(args), driver.start(args)
+    out_a, _ = a.communicate(timeout=300)
+    out_b, _ = b.communicate(timeout=300)
+    assert a.returncode == 0 and b.returncode == 0, out_a + out_b
+    for out in (out_a, out_b):
+        row = next(x for x in out.splitlines() if "│ ring" in x)
+        assert row.split("│")[6].strip() == "3"  # runs: its own three only
+    recs = lines(res)
+    assert len(recs) == 6 and len({r["driver"]["sweep_id"] for r in recs}) == 2
+
+
+def test_the_same_sweep_twice_is_two_sweeps(driver):
+    res = driver.results / "ring.jsonl"
+    args = ["sweep", "ring", "--layouts", "1x1", "--modes", "flat", "--repeat", "2", "--results", str(res), *SHORT]
+    for _ in range(2):
+        out = driver.run(args)
+        assert out.returncode == 0, out.stdout + out.stderr
+        row = next(x for x in out.stdout.splitlines() if "│ ring" in x)
+        assert row.split("│")[6].strip() == "2"
+
+
+def test_launcher_start_up_failure_is_a_run_failure_not_bad_input(driver):
+    res = driver.results / "ring.jsonl"
+    out = driver.run(["run", "ring", "--results", str(res), *SHORT], env={"PXQ_MPIRUN": "/bin/false"})
+    assert out.returncode == 3, out.stdout + out.stderr
+    assert [r["status"] for r in lines(res)] == ["error"]
+
+
+def test_a_crash_after_the_record_is_not_ok(driver, tmp_path):
+    # An mpirun that runs the job, then fails: the app's ok record must not stand.
+    fake = tmp_path / "crashy-mpirun"
+    fake.write_text(f"#!/bin/sh\n{shutil.which('mpirun')} \"$@\"\nexit 139\n")
+    fake.chmod(0o755)
+    res = driver.results / "ring.jsonl"
+    out = driver.run(["run", "ring", "--results", str(res), *SHORT], env={"PXQ_MPIRUN": str(fake)})
+    assert out.returncode == 3, out.stdout + out.stderr
+    recs = lines(res)
+    assert len(recs) == 1 and recs[0]["status"] == "error" and "time" in recs[0]
+
+
+@pytest.mark.parametrize("weird", ["with space", "dollar $(touch PWNED)", 'quote " and `id`'])
+def test_weird_tmpdir_on_virtual_nodes(driver, tmp_path, weird):
+    tmpdir = tmp_path / weird
+    tmpdir.mkdir()
+    res = driver.results / "ring.jsonl"
+    out = driver.run(["run", "ring", "--layout", "2x1", "--results", str(res), *SHORT], env={"TMPDIR": str(tmpdir)})
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert [r["status"] for r in lines(res)] == ["ok"]
+    assert not any(p.name == "PWNED" for p in Path.cwd().iterdir())
+    assert list(tmpdir.iterdir()) == []
+
+
+def test_weird_checkout_path_on_virtual_nodes(driver, tmp_path):
+    checkout = tmp_path / 'pxq checkout $(touch PWNED) "q'
+    shutil.copytree(ROOT / "drivers", checkout / "drivers")
+    res = driver.results / "ring.jsonl"
+    env = {"PYTHONPATH": str(checkout / "drivers" / "pxq")}
+    out = driver.run(["run", "ring", "--layout", "2x1", "--results", str(res), *SHORT], env=env, cwd=tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert [r["status"] for r in lines(res)] == ["ok"]
+    assert not (tmp_path / "PWNED").exists() and not Path("PWNED").exists()
+
+
+def _tiny_tmpfs(path: Path) -> None:
+    path.mkdir()
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.fail("the full-disk test mounts a tmpfs: run the tests as root (CI does)")
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "pxq-full", str(path)], check=True)
+
+
+def _fill(path: Path, leave: int) -> None:
+    with open(path / "filler", "wb") as f:
+        try:
+            f.write(b"\0" * (1 << 20))
+        except OSError:
+            pass
+    stat = os.statvfs(path)
+    free = stat.f_bavail * stat.f_frsize
+    if free > leave:
+        with open(path / "filler2", "wb") as f:
+            f.write(b"\0" * (free - leave))
+
+
+def test_a_full_disk_leaves_the_results_file_whole(driver, tmp_path):
+    disk = tmp_path / "disk"
+    _tiny_tmpfs(disk)
+    try:
+        res = disk / "ring.jsonl"
+        ok = driver.run(["run", "ring", "--results", str(res), *SHORT])
+        assert ok.returncode == 0, ok.stdout + ok.stderr
+        before = res.read_bytes()
+        _fill(disk, leave=0)
+        full = driver.run(["run", "ring", "--results", str(res), *SHORT])
+        assert full.returncode == 3, full.stdout + full.stderr
+        assert "No space left on device" in full.stderr and "Traceback" not in full.stderr
+        assert res.read_bytes() == before  # no partial line
+        # The C++ writer on its own: the same promise (a new file: no page with room left in it).
+        fresh = disk / "fresh.jsonl"
+        app = subprocess.run([str(Path(driver.env["PXQ_BUILD_DIR"]) / "bin" / "pxq-ring"), "--block", "1M",
+                              "--iterations", "2", "--json", str(fresh)], capture_output=True, text=True,
+                             env={**driver.env, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"})
+        assert app.returncode == 3 and "No space left on device" in app.stderr, app.stdout + app.stderr
+        assert not fresh.exists() or fresh.read_bytes() == b""
+        rep = driver.run(["report", str(res)])
+        assert rep.returncode == 0, rep.stdout + rep.stderr
+    finally:
+        subprocess.run(["umount", str(disk)])

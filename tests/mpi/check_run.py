@@ -1,0 +1,53 @@
+"""Runs one miniapp command and checks what it did, not what it printed: exit code 0, and
+exactly one record written to the given file, status ok, verification passed, the app and
+rank count expected. An optional --expect REGEX must also match the output.
+
+    check_run.py --record FILE [--expect REGEX] -- mpirun -np 2 ... pxq-cg --class S
+"""
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--record", type=Path, required=True, help="the record file (recreated)")
+    ap.add_argument("--expect", help="a regular expression the output must match as well")
+    ap.add_argument("command", nargs=argparse.REMAINDER)
+    args = ap.parse_args()
+    cmd = args.command[1:] if args.command[:1] == ["--"] else args.command
+    args.record.parent.mkdir(parents=True, exist_ok=True)
+    args.record.unlink(missing_ok=True)
+    proc = subprocess.run(cmd + ["--json", str(args.record)], capture_output=True, text=True, timeout=600)
+    out = proc.stdout + proc.stderr
+    print(out)
+    problems = []
+    if proc.returncode != 0:
+        problems.append(f"exit code {proc.returncode}, expected 0")
+    lines = args.record.read_text().splitlines() if args.record.exists() else []
+    if len(lines) != 1:
+        problems.append(f"{len(lines)} records in {args.record}, expected exactly 1")
+    else:
+        rec = json.loads(lines[0])
+        if rec.get("status") != "ok":
+            problems.append(f"record status {rec.get('status')!r}, expected 'ok'")
+        if rec.get("verification", {}).get("passed") is not True:
+            problems.append(f"verification not passed: {rec.get('verification')}")
+        app = next(Path(c).name for c in cmd if Path(c).name.startswith("pxq-")).removeprefix("pxq-")
+        if rec.get("app") != app:
+            problems.append(f"record of app {rec.get('app')!r}, expected {app!r}")
+        if "-np" in cmd and rec.get("layout", {}).get("ranks") != int(cmd[cmd.index("-np") + 1]):
+            problems.append(f"record has {rec.get('layout', {}).get('ranks')} ranks, expected {cmd[cmd.index('-np') + 1]}")
+    if args.expect and not re.search(args.expect, out, re.DOTALL):
+        problems.append(f"output does not match {args.expect!r}")
+    for p in problems:
+        print(f"check_run: FAIL: {p}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
