@@ -200,13 +200,7 @@ def _check_backends(backends: list[str]) -> None:
 
 
 def _results_path(args: argparse.Namespace) -> Path:
-    if args.results is not None:
-        path = args.results
-    else:
-        path = results_dir() / f"{args.app}.jsonl"
-        path.parent.mkdir(parents=True, exist_ok=True)
-    records.check_writable(path)
-    return path
+    return results_path(args.results, f"{args.app}.jsonl")
 
 
 def parse_cpus(text: str | None) -> list[int] | None:
@@ -316,11 +310,22 @@ def cmd_sweep(args: argparse.Namespace, app_args: list[str], console: Console) -
     return records.exit_code(recs)
 
 
+def results_path(given: Path | None, default_name: str) -> Path:
+    """A user's --results as given (its folder must exist), else results/<default_name> (the
+    folder made); checked writable before anything runs."""
+    if given is None:
+        given = results_dir() / default_name
+        try:
+            given.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise InputError(f"cannot create the results folder {given.parent} ({e.strerror}): set "
+                             "PXQ_RESULTS_DIR or use --results") from None
+    records.check_writable(given)
+    return given
+
+
 def _probe_results(args: argparse.Namespace, name: str) -> Path:
-    results = args.results or results_dir() / f"probe-{name}.jsonl"
-    if args.results is None:
-        results.parent.mkdir(parents=True, exist_ok=True)
-    return results
+    return results_path(args.results, f"probe-{name}.jsonl")
 
 
 def cmd_probe(args: argparse.Namespace, console: Console) -> int:
@@ -398,9 +403,7 @@ def cmd_study(args: argparse.Namespace, app_args: list[str], console: Console) -
         if args.ranks > model.slots:
             raise InputError(f"model {model} has {model.slots} cores for {args.ranks} ranks: use a model with "
                              f"at least {args.ranks} cores")
-        results = args.results or results_dir() / f"study-allocation-{args.app}.jsonl"
-        results.parent.mkdir(parents=True, exist_ok=True)
-        records.check_writable(results)
+        results = results_path(args.results, f"study-allocation-{args.app}.jsonl")
         profile_path = results.with_name(results.stem + "-msgprof.jsonl")
         records.check_writable(profile_path)
         over = args.ranks > envinfo.cores()
@@ -420,9 +423,7 @@ def cmd_study(args: argparse.Namespace, app_args: list[str], console: Console) -
         raise InputError("the contention study sets placements itself: use --placements packed,spread")
     if args.ranks is not None and args.ranks < 1:
         raise InputError(f"--ranks {args.ranks}: use at least 1 (default: every core)")
-    results = args.results or results_dir() / f"study-contention-{args.app}.jsonl"
-    results.parent.mkdir(parents=True, exist_ok=True)
-    records.check_writable(results)
+    results = results_path(args.results, f"study-contention-{args.app}.jsonl")
     base = _base_spec(args, app_args, results)
     return study.contention(console, base, args.ranks or envinfo.cores(),
                             [p for p in args.placements.split(",") if p], args.repeat, results,
@@ -471,8 +472,7 @@ def dispatch(args: argparse.Namespace, app_args: list[str], console: Console) ->
         return msgdist.report(console, args.record, args.model, args.alloc,
                               args.plot or args.record.with_suffix(".png"))
     if args.command == "profile":
-        results = args.results or results_dir() / "msgprof.jsonl"
-        results.parent.mkdir(parents=True, exist_ok=True)
+        results = results_path(args.results, "msgprof.jsonl")
         return msgdist.profile(console, app_args, results, args.plot or results.with_suffix(".png"))
     if args.command == "study":
         return cmd_study(args, app_args, console)

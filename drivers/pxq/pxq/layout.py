@@ -61,6 +61,7 @@ ALLOCATIONS = ("block", "cyclic")
 MODES = ("flat", "hybrid", "tiled")
 BACKENDS = ("openmp", "kokkos")
 
+MAX_BYTES = 1 << 50  # 1 PiB: anything larger is a typo
 _SIZE = re.compile(r"^(\d+)\s*([KMG]?)(?:I?B)?$", re.IGNORECASE)
 
 
@@ -72,6 +73,8 @@ def parse_bytes(text: str) -> int:
     value = int(m.group(1)) * {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}[m.group(2).upper()]
     if value <= 0:
         raise InputError(f"invalid size '{text}': must be > 0")
+    if value > MAX_BYTES:
+        raise InputError(f"invalid size '{text}': too large (at most {MAX_BYTES >> 40}T)")
     return value
 
 

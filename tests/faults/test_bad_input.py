@@ -1,0 +1,162 @@
+"""The bad-input matrix: every command, each case through `pxq`'s own main(). Each must exit
+2 with a message naming the problem (the fragment given), write no record, leave no file
+in the results folder and raise no exception (no traceback)."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+from pxq import cli
+
+RES = "@RES"  # the test's results folder
+NONUTF8 = "@NONUTF8"  # a file of non-UTF-8 bytes
+GARBAGE = "@GARBAGE"  # a file of text that is not JSON
+MIDDLE = "@MIDDLE"  # a results file with a damaged line in the middle
+PROFILE = "@PROFILE"  # a record that is a run record, not a message profile
+
+SIZES = ["0", "-1", "12Q", "1.5K", "K", "", "abc", "99999999999999999999G"]
+LAYOUTS = ["0x2", "2x", "axb", "1x2x0", "1x", "x1", "-1x2", "1x2x3x4", "", "1,2"]
+TIMEOUTS = ["-1", "0", "nan", "inf", "-inf", "abc"]
+
+CASES: list[tuple[str, list[str], str]] = []
+
+
+def case(name: str, argv: list[str], expect: str) -> None:
+    CASES.append((name, argv, expect))
+
+
+for app in ("ring", "cg", "mg", "ft"):
+    for lay in LAYOUTS:
+        case(f"run-{app}-layout-{lay!r}", ["run", app, "--layout", lay], "layout")
+    for t in ("0", "-1", "12Q", "12", "511"):
+        case(f"run-{app}-tile-{t}", ["run", app, "--mode", "tiled", "--tile", t], "tile")
+    case(f"run-{app}-threads-0", ["run", app, "--threads", "0"], "--threads 0")
+    case(f"run-{app}-threads--3", ["run", app, "--threads", "-3"], "--threads -3")
+    case(f"run-{app}-repeat-0", ["run", app, "--repeat", "0"], "--repeat")
+    case(f"run-{app}-flat-threads", ["run", app, "--layout", "1x1x2", "--mode", "flat"], "mode flat")
+    case(f"run-{app}-hybrid-1thread", ["run", app, "--mode", "hybrid"], "mode hybrid")
+    case(f"run-{app}-json-after-dashes", ["run", app, "--", "--json", "/tmp/elsewhere"], "--json after --")
+    case(f"run-{app}-driver-info", ["run", app, "--", "--driver-info", "{}"], "--driver-info after --")
+    case(f"run-{app}-mode-after-dashes", ["run", app, "--", "--mode=flat"], "--mode after --")
+    case(f"run-{app}-oversubscribe", ["run", app, "--layout", "1x64"], "--oversubscribe")
+    case(f"sweep-{app}-modes", ["sweep", app, "--modes", "flat,fast"], "unknown mode 'fast'")
+    case(f"sweep-{app}-layouts", ["sweep", app, "--layouts", "1x2,zz"], "invalid layout 'zz'")
+    case(f"sweep-{app}-threads", ["sweep", app, "--threads", "1,x"], "--threads 1,x")
+    case(f"sweep-{app}-repeat", ["sweep", app, "--repeat", "0"], "--repeat")
+    case(f"sweep-{app}-tiles", ["sweep", app, "--tiles", "12"], "tile 12")
+    case(f"sweep-{app}-backend", ["sweep", app, "--backends", "cuda"], "unknown backend 'cuda'")
+for t in TIMEOUTS:
+    case(f"run-timeout-{t}", ["run", "ring", "--timeout", t], "timeout")
+    case(f"sweep-timeout-{t}", ["sweep", "ring", "--timeout", t], "timeout")
+    case(f"probe-timeout-{t}", ["probe", "allreduce", "--timeout", t], "timeout")
+for cls in ("Q", "D", "E", "", "AA"):
+    for app in ("cg", "mg", "ft"):
+        case(f"run-{app}-class-{cls!r}", ["run", app, "--class", cls], "class")
+case("run-ring-class", ["run", "ring", "--class", "A"], "ring has no problem classes")
+case("run-unknown-app", ["run", "lu"], "unknown app 'lu'")
+case("sweep-unknown-app", ["sweep", "bt"], "unknown app 'bt'")
+for path, what in (("/proc/x.jsonl", "cannot hold files"), ("/nonexistent/r.jsonl", "does not exist"),
+                   ("/dev/full", "not a regular file"), (RES, "is a directory"), ("/dev/null", "not a regular file")):
+    for cmd in (["run", "ring"], ["sweep", "ring"], ["probe", "allreduce"], ["study", "contention", "ring"]):
+        case(f"{cmd[0]}-results-{path}", [*cmd, "--results", path], what)
+case("run-placement-custom-no-cores", ["run", "ring", "--layout", "1x2", "--placement", "custom"], "--cores")
+case("run-cores-without-custom", ["run", "ring", "--layout", "1x2", "--cores", "0,1"], "--cores")
+case("run-cores-bad", ["run", "ring", "--placement", "custom", "--cores", "a,b"], "--cores a,b")
+case("run-cores-negative", ["run", "ring", "--placement", "custom", "--cores", "-1"], "--cores -1")
+case("run-hostfile-missing", ["run", "ring", "--hostfile", "/nonexistent/hosts"], "hostfile")
+case("run-plot-dir", ["report", "x.jsonl", "--plot", "/"], "--plot")
+for size in SIZES:
+    case(f"probe-allreduce-size-{size!r}", ["probe", "allreduce", "--size", size], "size")
+    case(f"probe-stride-min-{size!r}", ["probe", "stride", "--min", size], "size")
+    case(f"probe-rankpairs-size-{size!r}", ["probe", "rankpairs", "--size", size], "size")
+case("probe-calls-0", ["probe", "allreduce", "--calls", "0"], "--calls 0")
+case("probe-warmup--1", ["probe", "bcast", "--warmup", "-1"], "--warmup -1")
+case("probe-threads-layout", ["probe", "barrier", "--layout", "1x1x2"], "one thread per rank")
+case("probe-noise-intensity-0", ["probe", "allreduce", "--noise", "memory", "--noise-intensity", "0"],
+     "--noise-intensity")
+case("probe-noise-intensity-2", ["probe", "allreduce", "--noise", "memory", "--noise-intensity", "2"],
+     "--noise-intensity")
+case("probe-noise-cores", ["probe", "allreduce", "--noise", "compute", "--noise-cores", "x"], "--noise-cores")
+case("probe-class", ["probe", "allreduce", "--class", "A"], "no problem classes")
+case("probe-bandwidth-max-cores-0", ["probe", "bandwidth", "--max-cores", "0"], "--max-cores 0")
+case("probe-bandwidth-max-cores--2", ["probe", "bandwidth", "--max-cores", "-2"], "--max-cores -2")
+case("probe-stride-copies-0", ["probe", "stride", "--copies", "0"], "--copies 0")
+case("probe-stride-accesses-0", ["probe", "stride", "--accesses", "0"], "--accesses 0")
+case("probe-stride-repeat-0", ["probe", "stride", "--repeat", "0"], "--repeat 0")
+case("probe-stride-max-below-min", ["probe", "stride", "--min", "1M", "--max", "4K"], "smaller than --min")
+case("probe-stride-stride", ["probe", "stride", "--max", "64K", "--stride", "1M"], "--stride 1M")
+case("probe-pingpong-layout", ["probe", "pingpong", "--layout", "1x1"], "layout")
+case("probe-pingpong-min", ["probe", "pingpong", "--min", "x"], "size")
+case("study-contention-ranks-0", ["study", "contention", "ring", "--ranks", "0"], "--ranks 0")
+case("study-contention-ranks--1", ["study", "contention", "ring", "--ranks", "-1"], "--ranks -1")
+case("study-contention-repeat-0", ["study", "contention", "ring", "--repeat", "0"], "--repeat 0")
+case("study-contention-placement", ["study", "contention", "ring", "--placement", "packed"], "--placements")
+case("study-contention-app", ["study", "contention", "lu"], "unknown app 'lu'")
+case("study-allocation-ranks-1", ["study", "allocation", "cg", "--ranks", "1", "--model", "4x2x2"], "--ranks 1")
+case("study-allocation-model", ["study", "allocation", "cg", "--ranks", "4", "--model", "4x2"], "model")
+case("study-allocation-small", ["study", "allocation", "cg", "--ranks", "64", "--model", "2x2x2"], "cores for 64")
+for argv, what in (
+    (["report", "nonexistent.jsonl"], "no such file"),
+    (["report", RES], "is a directory"),
+    (["report", NONUTF8], "not UTF-8"),
+    (["report", GARBAGE], "not a JSON record"),
+    (["report", MIDDLE], "pxq repair"),
+    (["report", "/dev/full"], "not a regular file"),
+    (["report", "a.jsonl", "b.jsonl"], "one results file"),
+    (["report", "tiles"], "tile benchmark JSON"),
+    (["report", "x.jsonl", "--plot", "out.txt"], ".png"),
+    (["report", "x.jsonl", "--plot", "/nonexistent/c.png"], "does not exist"),
+    (["repair", "nonexistent.jsonl"], "no such file"),
+    (["repair", RES], "is a directory"),
+    (["msgdist", "nonexistent.jsonl"], "nonexistent.jsonl"),
+    (["msgdist", PROFILE, "--alloc", "cyclic"], "--model"),
+    (["msgdist", PROFILE, "--model", "4x2"], "model"),
+    (["msgdist", NONUTF8], NONUTF8),
+    (["profile"], "nothing to profile"),
+    (["profile", "--", "./app"], "not an MPI launcher"),
+    (["tune", "lu"], "lu"),
+    (["tune", "--repeat", "0"], "--repeat"),
+    (["tune", "--tiles", "12Q"], "12Q"),
+    (["demo", "--repeat", "0"], "--repeat 0"),
+    (["env", "--", "x"], "no arguments after --"),
+):
+    case("-".join(a.strip("-/@") for a in argv), argv, what)
+
+
+def _materialise(argv: list[str], tmp: Path) -> list[str]:
+    res = tmp / "results"
+    (tmp / "nonutf8.jsonl").write_bytes(b'{"app": "ring", "status": "ok", "x": "\xff\xfe"}\n')
+    (tmp / "garbage.jsonl").write_text("hello world\nthis is not json\n")
+    (tmp / "middle.jsonl").write_text('{"app": "ring", "status": "ok"}\n{"app": broken\n{"app": "ring", "status": "ok"}\n')
+    (tmp / "profile.jsonl").write_text('{"app": "ring", "status": "ok"}\n')
+    subst = {RES: str(res), NONUTF8: str(tmp / "nonutf8.jsonl"), GARBAGE: str(tmp / "garbage.jsonl"),
+             MIDDLE: str(tmp / "middle.jsonl"), PROFILE: str(tmp / "profile.jsonl")}
+    return [subst.get(a, a) for a in argv]
+
+
+def test_the_matrix_is_large_enough():
+    assert len(CASES) >= 150
+    assert len({name for name, _, _ in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize("name,argv,expect", CASES, ids=[c[0] for c in CASES])
+def test_bad_input(name, argv, expect, tmp_path, monkeypatch, capsys):
+    res = tmp_path / "results"
+    res.mkdir()
+    monkeypatch.setenv("PXQ_RESULTS_DIR", str(res))
+    monkeypatch.setenv("PXQ_TILE_PROFILE", str(tmp_path / "tiles.json"))
+    monkeypatch.chdir(tmp_path)
+    argv = _materialise(argv, tmp_path)
+    expect = {NONUTF8: str(tmp_path / "nonutf8.jsonl")}.get(expect, expect)
+    before = sorted(os.listdir(tmp_path))
+    try:
+        code = cli.main(argv)
+    except SystemExit as e:  # argparse: usage and message, exit 2
+        code = e.code
+    err = capsys.readouterr().err
+    assert code == 2, f"exit {code}: {err}"
+    assert expect in err, err
+    assert "Traceback" not in err
+    assert os.listdir(res) == [], "a record or file was written"
+    assert sorted(os.listdir(tmp_path)) == before
