@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
-from dataclasses import replace
 
 from rich.console import Console
 
-from pxq import report, sweep
+from pxq import records, report, sweep
 from pxq.envinfo import cores
 from pxq.layout import Layout
 from pxq.paths import binary, results_dir
@@ -41,7 +39,6 @@ def run(console: Console, repeat: int = 3, block: str = "64M", iterations: int =
     n = cores()
     results = results_dir() / "demo.jsonl"
     results.parent.mkdir(parents=True, exist_ok=True)
-    stamp = time.strftime("%Y%m%d-%H%M%S")
     console.rule(f"pxq demo: the ring on {n} core(s)")
     console.print("Each worker owns a block, runs 8 passes over it, and hands it to its right "
                   "neighbour; flat copies every block through MPI, hybrid hands blocks between "
@@ -52,12 +49,11 @@ def run(console: Console, repeat: int = 3, block: str = "64M", iterations: int =
     # The demo picks its combinations; the ones plan() skips are not news here.
     configs, _ = sweep.plan(base, demo_layouts(n), ["flat", "hybrid", "tiled"], ["256K"],
                                 ["openmp"], None)
-    runs = sweep.interleave(configs, repeat)
-    # Tag this demo's runs so the summary covers them alone.
-    runs = [replace(r, sweep_key=f"demo-{stamp}:{r.sweep_key}") for r in runs]
+    runs = sweep.interleave(configs, repeat)  # a sweep id of its own: the summary is this demo's
     recs = sweep.run(runs, results, resume=False, console=console)
     rows = report.summarize(recs)
     report.print_table(rows, f"ring, {block} per worker, K=8, {repeat} interleaved repeats", console)
+    report.print_failures(recs, console)
     triad = triad_gbs(n)
     if triad:
         console.print(f"STREAM-style triad with {n} thread(s): {triad:.1f} GB/s. An untiled run "
@@ -67,4 +63,4 @@ def run(console: Console, repeat: int = 3, block: str = "64M", iterations: int =
     chart = report.bar_chart(rows, results_dir() / "demo-ring.png",
                              f"pxq ring on {n} cores: speedup over flat (median of {repeat})")
     console.print(f"chart: {chart}\nrecords: {results}")
-    return 0 if all(r.verified for r in rows) and rows else 1
+    return records.exit_code(recs) if len(recs) == len(runs) else records.EXIT_RUN_FAILED
