@@ -468,7 +468,7 @@ def dispatch(args: argparse.Namespace, app_args: list[str], console: Console) ->
             raise InputError(f"--alloc {args.alloc} places ranks on a model machine: give --model "
                              "NODESxSOCKETSxCORES too (without it the observed placement is used)")
         if args.alloc not in ALLOCATIONS:
-            raise InputError(f"--alloc {args.alloc}: use block or cyclic")
+            raise InputError(f"unknown allocation '{args.alloc}': use --alloc block or cyclic")
         return msgdist.report(console, args.record, args.model, args.alloc,
                               args.plot or args.record.with_suffix(".png"))
     if args.command == "profile":
@@ -498,7 +498,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"pxq: error: {e}", file=sys.stderr)
         return records.EXIT_RUN_FAILED if isinstance(e, RecordWriteError) else records.EXIT_BAD_INPUT
     except procs.Interrupted as e:
-        print(f"pxq: stopped by {signal.Signals(e.signum).name} (runs and background loads stopped)", file=sys.stderr)
+        print(f"pxq: interrupted by {signal.Signals(e.signum).name} (runs and background loads stopped)", file=sys.stderr)
         return 128 + e.signum
     except KeyboardInterrupt:
         print("pxq: interrupted (runs and background loads stopped)", file=sys.stderr)

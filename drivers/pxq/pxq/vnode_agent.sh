@@ -66,4 +66,7 @@ export PXQ_VNODE="$host"
 export OMPI_MCA_btl_vader_backing_directory="$base/shm"
 export OMPI_MCA_orte_tmpdir_base="$base/session"
 export PMIX_MCA_gds=hash
+# Daemons that map hwloc's shared topology into a "hole" next to their stack crash now and
+# then when several start at once on one host: each reads the topology itself instead.
+export OMPI_MCA_rtc_hwloc_vmhole=none
 exec "${argv[@]}"
