@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iomanip>
 #include <memory>
 #include <sstream>
 #include <stdexcept>
@@ -17,8 +18,7 @@
 #include "cg_problem.hpp"
 #include "pxq/comm/peer_traffic.hpp"
 #include "pxq/comm/placement.hpp"
-#include "pxq/common/run_context.hpp"
-#include "pxq/common/run_record.hpp"
+#include "pxq/common/proxy.hpp"
 #include "pxq/common/timer.hpp"
 #include "pxq/kernels/cg_ops.hpp"
 #include "pxq/tiling/tile_policy.hpp"
@@ -193,158 +193,125 @@ void add_cg_options(CLI::App& app, CgOptions& o) {
   app.add_flag("--quiet", o.quiet, "No per-iteration lines");
 }
 
-int run_cg(const MpiWorld& w, const common::CommonOptions& co, const CgOptions& o) {
-  // ---- validate everything before any MPI work ----
-  const common::Variant variant = common::resolve_variant(co);
-  const CgClass& cls = cg_class(o.cls);
-  const CgGrid grid = make_grid(cls.na, w.size, w.rank);
+namespace {
+
+// The CG proxy's steps in the common lifecycle.
+class CgProxy final : public common::Proxy {
+ public:
+  CgProxy(const MpiWorld& w, const common::Variant& v, const CgOptions& o)
+      : Proxy(w), v_(v), o_(o), cls_(cg_class(o.cls)), grid_(make_grid(cls_.na, w.size, w.rank)) {}
+
   // The tile is a window of the source vector (and a chunk of every vector sweep).
-  const common::RunStart start = common::start_run(
-      w, co, variant, static_cast<std::size_t>(grid.ncols()) * sizeof(double), "cg_spmv");
-  const tiling::TileResolution& tile = start.tile;
-  const auto& placement = start.placement;
-  const common::LayoutFacts& facts = start.facts;
-  const int T = variant.threads;
-
-  // ---- set-up: this rank's block of the matrix ----
-  const double t_setup0 = common::synced_time(w.comm);
-  const kernels::CsrMatrix a = make_matrix(cls, grid);
-  std::unique_ptr<kernels::BlockedCsr> blocked;
-  if (tile.tiled)
-    blocked = std::make_unique<kernels::BlockedCsr>(
-        kernels::block_columns(a, static_cast<int>(std::max<std::size_t>(1, tile.elements))));
-  const auto ops = kernels::make_cg_ops(variant.backend, T, tile.tiled ? tile.elements : 0);
-  Vectors v(static_cast<std::size_t>(std::max(grid.nrows(), grid.ncols())) + 1);
-  double setup = MPI_Wtime() - t_setup0;
-  MPI_Allreduce(MPI_IN_PLACE, &setup, 1, MPI_DOUBLE, MPI_MAX, w.comm);
-
-  common::PhaseTimers timers;
-  comm::PeerTraffic traffic(w.size);
-  const Solver solver(w.comm, grid, a, blocked.get(), *ops, timers, traffic);
-
-  // One untimed iteration touches every page and warms the code, then x starts over.
-  {
-    solver.conj_grad(v);
-    const auto nz = solver.norms(v);
-    solver.normalize(v, 1.0 / std::sqrt(nz.second));
+  std::size_t tile_buffer_bytes() const override {
+    return static_cast<std::size_t>(grid_.ncols()) * sizeof(double);
   }
-  std::fill(v.x.begin(), v.x.end(), 1.0);
-  timers.reset();
-  traffic.reset();
-  for (const char* phase : {"spmv", "comm", "vector"}) timers.add(phase, 0.0);
+  std::string tile_kernel() const override { return "cg_spmv"; }
 
-  std::ostringstream iterations;
-  iterations << "\n   iteration           ||r||                 zeta\n";
-  double zeta = 0.0;
-  const double t0 = common::synced_time(w.comm);
-  for (int it = 1; it <= cls.niter; ++it) {
-    const double rnorm = solver.conj_grad(v);
-    const auto nz = solver.norms(v);
-    zeta = cls.shift + 1.0 / nz.first;
-    if (!o.quiet && w.rank == 0) {
-      char line[96];
-      std::snprintf(line, sizeof(line), "    %5d       %20.14e%20.13f\n", it, rnorm, zeta);
-      iterations << line;
+  void set_up(const common::RunStart& start) override {
+    tile_ = start.tile;
+    a_ = std::make_unique<kernels::CsrMatrix>(make_matrix(cls_, grid_));
+    if (tile_.tiled)
+      blocked_ = std::make_unique<kernels::BlockedCsr>(
+          kernels::block_columns(*a_, static_cast<int>(std::max<std::size_t>(1, tile_.elements))));
+    ops_ = kernels::make_cg_ops(v_.backend, v_.threads, tile_.tiled ? tile_.elements : 0);
+    vec_ = std::make_unique<Vectors>(static_cast<std::size_t>(std::max(grid_.nrows(), grid_.ncols())) + 1);
+    solver_ = std::make_unique<Solver>(w_.comm, grid_, *a_, blocked_.get(), *ops_, timers_, traffic_);
+  }
+
+  // One iteration touches every page and warms the code, then x starts over.
+  void warm_up() override {
+    solver_->conj_grad(*vec_);
+    const auto nz = solver_->norms(*vec_);
+    solver_->normalize(*vec_, 1.0 / std::sqrt(nz.second));
+    std::fill(vec_->x.begin(), vec_->x.end(), 1.0);
+  }
+
+  std::vector<std::string> phases() const override { return {"spmv", "comm", "vector"}; }
+
+  void iterate() override {
+    iterations_ << "\n   iteration           ||r||                 zeta\n";
+    for (int it = 1; it <= cls_.niter; ++it) {
+      const double rnorm = solver_->conj_grad(*vec_);
+      const auto nz = solver_->norms(*vec_);
+      zeta_ = cls_.shift + 1.0 / nz.first;
+      if (!o_.quiet && w_.rank == 0)
+        iterations_ << "    " << std::setw(5) << it << "       " << common::fmt("%20.14e", rnorm)
+                    << common::fmt("%20.13f", zeta_) << "\n";
+      solver_->normalize(*vec_, 1.0 / std::sqrt(nz.second));
     }
-    solver.normalize(v, 1.0 / std::sqrt(nz.second));
   }
-  const double local_total = MPI_Wtime() - t0;
-  double total = 0.0;
-  MPI_Allreduce(&local_total, &total, 1, MPI_DOUBLE, MPI_MAX, w.comm);
-  const auto phases = timers.max_over_ranks(w.comm);
-
-  // Matrix and SpMV traffic over all ranks.
-  double local_stats[2] = {static_cast<double>(a.nnz()), spmv_bytes(a)};
-  double stats[2] = {0, 0};
-  MPI_Reduce(local_stats, stats, 2, MPI_DOUBLE, MPI_SUM, 0, w.comm);
-  const nlohmann::json messages = traffic.summarize(w.comm, placement);
 
   // Every rank computed zeta from the same reduced sums; rank 0's is reported.
-  const double error = std::fabs(zeta - cls.zeta) / cls.zeta;
-  const bool passed = error <= kZetaTolerance;
-  if (w.rank != 0) return passed ? common::kExitOk : common::kExitVerificationFailed;
-
-  // ---- report (rank 0) ----
-  const double mops = nas_operation_count(cls) / total / 1e6;
-  const double spmv_calls = static_cast<double>(cls.niter) * (kCgIterations + 1);
-  const double spmv_gbs =
-      phases.at("spmv") > 0 ? stats[1] * spmv_calls / phases.at("spmv") / 1e9 : 0.0;
-  std::vector<std::string> notes = common::start_notes(start);
-  if (variant.backend == kernels::Backend::kokkos && tile.tiled)
-    notes.push_back("kokkos: vector sweeps are fused per element; the tile sets the SpMV column window");
-
-  const std::string tile_text =
-      tile.tiled ? tiling::format_bytes(tile.bytes) + " (" + tile.source + ", " +
-                       std::to_string(blocked->nblocks) + " column window(s))"
-                 : std::string("off");
-  std::ostringstream out;
-  if (!o.quiet) out << iterations.str();
-  char zline[160];
-  std::snprintf(zline, sizeof(zline), " Zeta            = %20.13E\n Reference zeta  = %20.13E\n Error           = %20.13E (tolerance %.0e)\n",
-                zeta, cls.zeta, error, kZetaTolerance);
-  out << "\n CG Benchmark Completed.\n"
-      << " Class           = " << cls.name << "\n"
-      << " Size            = " << cls.na << "\n"
-      << " Iterations      = " << cls.niter << "\n"
-      << " Nonzeros        = " << static_cast<long long>(stats[0]) << "\n"
-      << " Time in seconds = " << common::fmt("%.4f", total) << "\n"
-      << " Setup seconds   = " << common::fmt("%.4f", setup) << " (matrix generation, untimed)\n"
-      << " Total processes = " << w.size << "\n"
-      << " Process grid    = " << grid.nprows << " x " << grid.npcols << "\n"
-      << " Layout          = " << facts.nodes << "x" << facts.ranks_per_node << "x" << T << " ("
-      << facts.observed_nodes << " node(s) observed, " << co.alloc << ")\n"
-      << " Threads/process = " << T << "\n"
-      << " Variant         = " << variant.mode << ", backend " << kernels::backend_name(variant.backend)
-      << "\n"
-      << " Tile            = " << tile_text << "\n"
-      << " Mop/s total     = " << common::fmt("%.2f", mops) << "\n"
-      << " Mop/s/process   = " << common::fmt("%.2f", mops / w.size) << "\n"
-      << " Operation type  = floating point\n"
-      << " Phases (max)    = spmv " << common::fmt("%.4f", phases.at("spmv")) << " s, comm "
-      << common::fmt("%.4f", phases.at("comm")) << " s, vector " << common::fmt("%.4f", phases.at("vector")) << " s\n"
-      << " SpMV bandwidth  = " << common::fmt("%.2f", spmv_gbs) << " GB/s (matrix + vectors, all ranks)\n"
-      << " MPI             = " << messages["messages"].get<std::uint64_t>() << " messages, "
-      << common::fmt("%.3f", messages["bytes"].get<std::uint64_t>() / 1e6) << " MB\n";
-  for (const auto& n : notes) out << " Note            = " << n << "\n";
-  out << zline << " Verification    = " << (passed ? "SUCCESSFUL" : "UNSUCCESSFUL") << "\n";
-  std::fputs(out.str().c_str(), stdout);
-  std::fflush(stdout);
-
-  if (!co.json_path.empty()) {
-    nlohmann::json rec = common::record_frame("cg", passed, co, variant, start, w.size, notes);
-    rec.update(nlohmann::json{
-        {"size",
-         {{"class", std::string(1, cls.name)},
-          {"na", cls.na},
-          {"nonzer", cls.nonzer},
-          {"niter", cls.niter},
-          {"shift", cls.shift},
-          {"nnz", static_cast<long long>(stats[0])},
-          {"grid", {{"nprows", grid.nprows}, {"npcols", grid.npcols}}}}},
-        {"time",
-         {{"total", total},
-          {"spmv", phases.at("spmv")},
-          {"comm", phases.at("comm")},
-          {"vector", phases.at("vector")},
-          {"setup", setup}}},
-        {"metrics",
-         {{"mops_total", mops},
-          {"mops_per_process", mops / w.size},
-          {"spmv_gbs", spmv_gbs},
-          {"mpi_bytes", messages["bytes"]},
-          {"mpi_messages", messages["messages"]}}},
-        {"messages", messages},
-        {"verification",
-         {{"passed", passed},
-          {"zeta", zeta},
-          {"zeta_reference", cls.zeta},
-          {"error", error},
-          {"tolerance", kZetaTolerance},
-          {"method", "NAS CG zeta after niter outer iterations, relative error"}}}});
-    rec["variant"]["column_windows"] = blocked ? blocked->nblocks : 1;
-    common::append_record(co.json_path, rec);
+  bool verify() override {
+    // Matrix and SpMV traffic over all ranks, for the summary.
+    const double local[2] = {static_cast<double>(a_->nnz()), spmv_bytes(*a_)};
+    MPI_Reduce(local, stats_, 2, MPI_DOUBLE, MPI_SUM, 0, w_.comm);
+    error_ = std::fabs(zeta_ - cls_.zeta) / cls_.zeta;
+    return error_ <= kZetaTolerance;
   }
-  return passed ? common::kExitOk : common::kExitVerificationFailed;
+
+  common::Summary summarize(const common::Measured& m, bool quiet) const override {
+    common::Summary s;
+    s.title = "CG";
+    const auto nnz = static_cast<long long>(stats_[0]);
+    s.head = {{"Class", std::string(1, cls_.name)},
+              {"Size", std::to_string(cls_.na)},
+              {"Iterations", std::to_string(cls_.niter)},
+              {"Nonzeros", std::to_string(nnz)}};
+    s.setup_what = "matrix generation";
+    s.grid = std::to_string(grid_.nprows) + " x " + std::to_string(grid_.npcols);
+    const int windows = blocked_ ? blocked_->nblocks : 1;
+    s.tile_detail = std::to_string(windows) + " column window(s)";
+    s.operations = nas_operation_count(cls_);
+    const double spmv_calls = static_cast<double>(cls_.niter) * (kCgIterations + 1);
+    const double spmv = m.phase("spmv");
+    const double spmv_gbs = spmv > 0 ? stats_[1] * spmv_calls / spmv / 1e9 : 0.0;
+    s.metrics = {{"Phases (max)", "spmv " + common::fmt("%.4f", spmv) + " s, comm " +
+                                      common::fmt("%.4f", m.phase("comm")) + " s, vector " +
+                                      common::fmt("%.4f", m.phase("vector")) + " s"},
+                 {"SpMV bandwidth", common::fmt("%.2f", spmv_gbs) + " GB/s (matrix + vectors, all ranks)"}};
+    if (v_.backend == kernels::Backend::kokkos && tile_.tiled)
+      s.notes.push_back("kokkos: vector sweeps are fused per element; the tile sets the SpMV column window");
+    if (!quiet) s.preamble = iterations_.str();
+    s.checks = {{"Zeta", common::fmt("%20.13E", zeta_)},
+                {"Reference zeta", common::fmt("%20.13E", cls_.zeta)},
+                {"Error", common::fmt("%20.13E", error_) + " (tolerance " + common::fmt("%.0e", kZetaTolerance) + ")"}};
+    s.size = {{"class", std::string(1, cls_.name)}, {"na", cls_.na},   {"nonzer", cls_.nonzer},
+              {"niter", cls_.niter},                 {"shift", cls_.shift}, {"nnz", nnz},
+              {"grid", {{"nprows", grid_.nprows}, {"npcols", grid_.npcols}}}};
+    s.time = {{"spmv", spmv}, {"comm", m.phase("comm")}, {"vector", m.phase("vector")}};
+    s.metrics_json = {{"spmv_gbs", spmv_gbs}};
+    s.verification = {{"zeta", zeta_},
+                      {"zeta_reference", cls_.zeta},
+                      {"error", error_},
+                      {"tolerance", kZetaTolerance},
+                      {"method", "NAS CG zeta after niter outer iterations, relative error"}};
+    s.variant_json = {{"column_windows", windows}};
+    return s;
+  }
+
+ private:
+  common::Variant v_;
+  CgOptions o_;
+  const CgClass& cls_;
+  CgGrid grid_;
+  tiling::TileResolution tile_;
+  std::unique_ptr<kernels::CsrMatrix> a_;
+  std::unique_ptr<kernels::BlockedCsr> blocked_;
+  std::unique_ptr<kernels::CgOps> ops_;
+  std::unique_ptr<Vectors> vec_;
+  std::unique_ptr<Solver> solver_;
+  std::ostringstream iterations_;
+  double zeta_ = 0.0, error_ = 0.0;
+  double stats_[2] = {0, 0};
+};
+
+}  // namespace
+
+int run_cg(const MpiWorld& w, const common::CommonOptions& co, const CgOptions& o) {
+  return common::run_proxy(w, co, "cg", o.quiet, [&](const common::Variant& v) {
+    return std::make_unique<CgProxy>(w, v, o);
+  });
 }
 
 }  // namespace pxq::cg

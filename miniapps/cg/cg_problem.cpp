@@ -54,61 +54,45 @@ double nas_operation_count(const CgClass& c) {
   return 2.0 * c.niter * c.na * (3.0 + nz + 25.0 * (5.0 + nz) + 3.0);
 }
 
-CgGrid make_grid(int na, int nprocs, int rank) {
-  common::require_power_of_two("cg", nprocs);
-  CgGrid g;
-  g.nprocs = nprocs;
-  g.rank = rank;
-  g.npcols = grid_cols(nprocs);
-  g.nprows = nprocs / g.npcols;
-  if (!grid_fits(na, nprocs)) {
-    int largest = 1;
-    while (grid_fits(na, largest * 2)) largest *= 2;
-    throw std::invalid_argument("cg with " + std::to_string(na) + " rows cannot use " +
-                                std::to_string(nprocs) + " processes (a process would own no " +
-                                "columns): use at most " + std::to_string(largest));
-  }
-  g.proc_row = rank / g.npcols;
-  g.proc_col = rank - g.proc_row * g.npcols;
-  const int me = rank;
-  int firstrow = 0, row_size = 0, firstcol = 0, col_size = 0, lastcol = 0;
+namespace {
+
+// This rank's rows and columns, 1-based and inclusive, as NAS's setup_proc_info/setup_submatrix_info.
+struct Bounds {
+  int firstrow = 0, lastrow = 0, firstcol = 0, lastcol = 0;
+};
+
+Bounds block_bounds(int na, const CgGrid& g) {
+  Bounds b;
+  int row_size = 0, col_size = 0;
   if (na / g.npcols * g.npcols == na) {
     col_size = na / g.npcols;
-    firstcol = g.proc_col * col_size + 1;
-    lastcol = firstcol - 1 + col_size;
+    b.firstcol = g.proc_col * col_size + 1;
+    b.lastcol = b.firstcol - 1 + col_size;
     row_size = na / g.nprows;
-    firstrow = g.proc_row * row_size + 1;
+    b.firstrow = g.proc_row * row_size + 1;
   } else {
-    split(na, g.nprows, g.proc_row, firstrow, row_size);
+    split(na, g.nprows, g.proc_row, b.firstrow, row_size);
     if (g.npcols == g.nprows) {
-      split(na, g.npcols, g.proc_col, firstcol, col_size);
-      lastcol = firstcol - 1 + col_size;
+      split(na, g.npcols, g.proc_col, b.firstcol, col_size);
+      b.lastcol = b.firstcol - 1 + col_size;
     } else {
-      split(na, g.npcols / 2, g.proc_col / 2, firstcol, col_size);
-      lastcol = firstcol - 1 + col_size;
-      if (me % 2 == 0) {
-        lastcol = firstcol - 1 + (col_size - 1) / 2 + 1;
+      split(na, g.npcols / 2, g.proc_col / 2, b.firstcol, col_size);
+      b.lastcol = b.firstcol - 1 + col_size;
+      if (g.rank % 2 == 0) {
+        b.lastcol = b.firstcol - 1 + (col_size - 1) / 2 + 1;
       } else {
-        firstcol = firstcol + (col_size - 1) / 2 + 1;
-        lastcol = firstcol - 1 + col_size / 2;
+        b.firstcol = b.firstcol + (col_size - 1) / 2 + 1;
+        b.lastcol = b.firstcol - 1 + col_size / 2;
       }
     }
   }
-  const int lastrow = firstrow - 1 + row_size;
-  const int nrows = lastrow - firstrow + 1;
-  int send_start = 1, send_len = nrows;
-  if (g.npcols != g.nprows) {
-    if (me % 2 == 0) {
-      send_start = 1;
-      send_len = (1 + nrows) / 2;
-    } else {
-      send_start = (1 + nrows) / 2 + 1;
-      send_len = nrows / 2;
-    }
-  }
-  g.exch_proc = g.npcols == g.nprows
-                    ? (me % g.nprows) * g.nprows + me / g.nprows
-                    : 2 * ((me / 2) % g.nprows * g.nprows + me / 2 / g.nprows) + me % 2;
+  b.lastrow = b.firstrow - 1 + row_size;
+  return b;
+}
+
+// The pairwise row-sum schedule (1-based send_start), as NAS's setup_submatrix_info.
+void add_reduce_steps(CgGrid& g, int nrows, int send_start, int send_len) {
+  const int me = g.rank;
   int l2npcols = 0;
   for (int i = g.npcols / 2; i > 0; i /= 2) ++l2npcols;
   std::vector<int> partner(static_cast<std::size_t>(l2npcols) + 1, 0);
@@ -141,110 +125,153 @@ CgGrid make_grid(int na, int nprocs, int rank) {
     g.steps.push_back(s);
   }
   for (int i = 1; i <= l2npcols; ++i) g.scalar_partners.push_back(partner[static_cast<std::size_t>(i)]);
-  g.row_begin = firstrow - 1;
-  g.row_end = lastrow;
-  g.col_begin = firstcol - 1;
-  g.col_end = lastcol;
+}
+
+}  // namespace
+
+CgGrid make_grid(int na, int nprocs, int rank) {
+  common::require_power_of_two("cg", nprocs);
+  CgGrid g;
+  g.nprocs = nprocs;
+  g.rank = rank;
+  g.npcols = grid_cols(nprocs);
+  g.nprows = nprocs / g.npcols;
+  if (!grid_fits(na, nprocs)) {
+    int largest = 1;
+    while (grid_fits(na, largest * 2)) largest *= 2;
+    throw std::invalid_argument("cg with " + std::to_string(na) + " rows cannot use " +
+                                std::to_string(nprocs) + " processes (a process would own no " +
+                                "columns): use at most " + std::to_string(largest));
+  }
+  g.proc_row = rank / g.npcols;
+  g.proc_col = rank - g.proc_row * g.npcols;
+  const int me = rank;
+  const Bounds b = block_bounds(na, g);
+  const int nrows = b.lastrow - b.firstrow + 1;
+  int send_start = 1, send_len = nrows;
+  if (g.npcols != g.nprows) {
+    if (me % 2 == 0) {
+      send_start = 1;
+      send_len = (1 + nrows) / 2;
+    } else {
+      send_start = (1 + nrows) / 2 + 1;
+      send_len = nrows / 2;
+    }
+  }
+  g.exch_proc = g.npcols == g.nprows
+                    ? (me % g.nprows) * g.nprows + me / g.nprows
+                    : 2 * ((me / 2) % g.nprows * g.nprows + me / 2 / g.nprows) + me % 2;
+  add_reduce_steps(g, nrows, send_start, send_len);
+  g.row_begin = b.firstrow - 1;
+  g.row_end = b.lastrow;
+  g.col_begin = b.firstcol - 1;
+  g.col_end = b.lastcol;
   g.send_start = send_start - 1;
   g.send_len = send_len;
-  g.exch_recv_len = lastcol - firstcol + 1;
+  g.exch_recv_len = b.lastcol - b.firstcol + 1;
   return g;
 }
 
-kernels::CsrMatrix make_matrix(const CgClass& c, const CgGrid& g) {
+namespace {
+
+// Triples (row, column, value) in NAS's order, 1-based.
+struct Triples {
+  std::vector<std::int32_t> row, col;
+  std::vector<double> val;
+  void add(int r, int c, double v) {
+    row.push_back(r);
+    col.push_back(c);
+    val.push_back(v);
+  }
+};
+
+// sprnvc and vecset: nonzer distinct random positions in [1, n] with random values, then
+// element `iouter` set to 0.5.
+void sparse_vector(kernels::NasRandom& rng, int n, int nn1, int nonzer, int iouter, std::vector<char>& mark,
+                   std::vector<int>& iv, std::vector<double>& v) {
+  iv.clear();
+  v.clear();
+  while (static_cast<int>(iv.size()) < nonzer) {
+    const double vecelt = rng.next();
+    const double vecloc = rng.next();
+    const int i = static_cast<int>(nn1 * vecloc) + 1;
+    if (i > n || mark[static_cast<std::size_t>(i)]) continue;
+    mark[static_cast<std::size_t>(i)] = 1;
+    v.push_back(vecelt);
+    iv.push_back(i);
+  }
+  for (int i : iv) mark[static_cast<std::size_t>(i)] = 0;
+  bool set = false;
+  for (std::size_t k = 0; k < iv.size(); ++k)
+    if (iv[k] == iouter) {
+      v[k] = 0.5;
+      set = true;
+    }
+  if (!set) {
+    iv.push_back(iouter);
+    v.push_back(0.5);
+  }
+}
+
+// makea: the sum of n scaled outer products v v^T plus the shifted diagonal, restricted
+// to this rank's block.
+Triples generate(const CgClass& c, const CgGrid& g) {
   const int n = c.na;
   const int firstrow = g.row_begin + 1, lastrow = g.row_end;
   const int firstcol = g.col_begin + 1, lastcol = g.col_end;
   kernels::NasRandom rng;
   rng.next();  // NAS draws zeta's first value before makea
-
   int nn1 = 1;
   while (nn1 < n) nn1 *= 2;
   double size = 1.0;
   const double ratio = std::pow(kRcond, 1.0 / static_cast<double>(n));
-
-  // Triples (row, column, value) in NAS's order, 1-based.
-  std::vector<std::int32_t> arow, acol;
-  std::vector<double> aelt;
+  Triples t;
   const double expected = static_cast<double>(n) * (c.nonzer + 1) * (c.nonzer + 1) /
                           (static_cast<double>(g.nprows) * g.npcols);
-  arow.reserve(static_cast<std::size_t>(expected * 1.1) + 16);
-  acol.reserve(arow.capacity());
-  aelt.reserve(arow.capacity());
-
+  t.row.reserve(static_cast<std::size_t>(expected * 1.1) + 16);
+  t.col.reserve(t.row.capacity());
+  t.val.reserve(t.row.capacity());
   std::vector<char> mark(static_cast<std::size_t>(n) + 1, 0);
   std::vector<int> iv;
   std::vector<double> v;
   for (int iouter = 1; iouter <= n; ++iouter) {
-    // sprnvc: nonzer distinct random positions in [1, n] with random values.
-    iv.clear();
-    v.clear();
-    while (static_cast<int>(iv.size()) < c.nonzer) {
-      const double vecelt = rng.next();
-      const double vecloc = rng.next();
-      const int i = static_cast<int>(nn1 * vecloc) + 1;
-      if (i > n || mark[static_cast<std::size_t>(i)]) continue;
-      mark[static_cast<std::size_t>(i)] = 1;
-      v.push_back(vecelt);
-      iv.push_back(i);
-    }
-    for (int i : iv) mark[static_cast<std::size_t>(i)] = 0;
-    // vecset: element iouter is 0.5.
-    bool set = false;
-    for (std::size_t k = 0; k < iv.size(); ++k)
-      if (iv[k] == iouter) {
-        v[k] = 0.5;
-        set = true;
-      }
-    if (!set) {
-      iv.push_back(iouter);
-      v.push_back(0.5);
-    }
-    // The outer product v v^T scaled by size, restricted to this rank's block.
+    sparse_vector(rng, n, nn1, c.nonzer, iouter, mark, iv, v);
     for (std::size_t a = 0; a < iv.size(); ++a) {
       const int jcol = iv[a];
       if (jcol < firstcol || jcol > lastcol) continue;
       const double scale = size * v[a];
-      for (std::size_t b = 0; b < iv.size(); ++b) {
-        const int irow = iv[b];
-        if (irow < firstrow || irow > lastrow) continue;
-        arow.push_back(irow);
-        acol.push_back(jcol);
-        aelt.push_back(v[b] * scale);
-      }
+      for (std::size_t b = 0; b < iv.size(); ++b)
+        if (iv[b] >= firstrow && iv[b] <= lastrow) t.add(iv[b], jcol, v[b] * scale);
     }
     size *= ratio;
   }
   // rcond - shift on the diagonal bounds the smallest eigenvalue.
   for (int i = firstrow; i <= lastrow; ++i)
-    if (i >= firstcol && i <= lastcol) {
-      arow.push_back(i);
-      acol.push_back(i);
-      aelt.push_back(kRcond - c.shift);
-    }
+    if (i >= firstcol && i <= lastcol) t.add(i, i, kRcond - c.shift);
+  return t;
+}
 
-  // sparse: stable bucket sort by row, then sum duplicates in order of appearance.
-  const int nrows = lastrow - firstrow + 1;
+// sparse: stable bucket sort by row, then duplicates summed in order of appearance.
+kernels::CsrMatrix assemble(Triples t, int n, const CgGrid& g) {
+  const int firstrow = g.row_begin + 1, firstcol = g.col_begin + 1;
+  const int nrows = g.row_end - firstrow + 1;
   std::vector<std::int64_t> start(static_cast<std::size_t>(nrows) + 1, 0);
-  for (int r : arow) ++start[static_cast<std::size_t>(r - firstrow) + 1];
+  for (int r : t.row) ++start[static_cast<std::size_t>(r - firstrow) + 1];
   for (int j = 0; j < nrows; ++j) start[j + 1] += start[j];
-  std::vector<std::int32_t> sorted_col(acol.size());
-  std::vector<double> sorted_val(aelt.size());
+  std::vector<std::int32_t> sorted_col(t.col.size());
+  std::vector<double> sorted_val(t.val.size());
   {
     std::vector<std::int64_t> next(start.begin(), start.end() - 1);
-    for (std::size_t k = 0; k < arow.size(); ++k) {
-      const std::int64_t dst = next[static_cast<std::size_t>(arow[k] - firstrow)]++;
-      sorted_col[dst] = acol[k];
-      sorted_val[dst] = aelt[k];
+    for (std::size_t k = 0; k < t.row.size(); ++k) {
+      const std::int64_t dst = next[static_cast<std::size_t>(t.row[k] - firstrow)]++;
+      sorted_col[dst] = t.col[k];
+      sorted_val[dst] = t.val[k];
     }
   }
-  std::vector<std::int32_t>().swap(arow);
-  std::vector<std::int32_t>().swap(acol);
-  std::vector<double>().swap(aelt);
-
+  t = Triples{};
   kernels::CsrMatrix m;
   m.nrows = nrows;
-  m.ncols = lastcol - firstcol + 1;
+  m.ncols = g.col_end - firstcol + 1;
   m.rowptr.assign(static_cast<std::size_t>(nrows) + 1, 0);
   m.col.reserve(sorted_col.size());
   m.val.reserve(sorted_val.size());
@@ -274,6 +301,12 @@ kernels::CsrMatrix make_matrix(const CgClass& c, const CgGrid& g) {
     m.rowptr[static_cast<std::size_t>(j) + 1] = static_cast<std::int64_t>(m.val.size());
   }
   return m;
+}
+
+}  // namespace
+
+kernels::CsrMatrix make_matrix(const CgClass& c, const CgGrid& g) {
+  return assemble(generate(c, g), c.na, g);
 }
 
 }  // namespace pxq::cg

@@ -22,8 +22,7 @@
 #include "pxq/comm/mpi_check.hpp"
 #include "pxq/comm/peer_traffic.hpp"
 #include "pxq/comm/placement.hpp"
-#include "pxq/common/run_context.hpp"
-#include "pxq/common/run_record.hpp"
+#include "pxq/common/proxy.hpp"
 #include "pxq/common/timer.hpp"
 #include "pxq/kernels/ft_ops.hpp"
 #include "pxq/tiling/tile_policy.hpp"
@@ -126,212 +125,223 @@ void add_ft_options(CLI::App& app, FtOptions& o) {
   app.add_flag("--quiet", o.quiet, "No per-iteration lines and no per-step table");
 }
 
-int run_ft(const MpiWorld& w, const common::CommonOptions& co, const FtOptions& o) {
-  // ---- validate everything before any MPI work ----
-  const common::Variant variant = common::resolve_variant(co);
-  const FtClass& cls = ft_class(o.cls);
-  const FtGrid grid = make_ft_grid(cls.nx, cls.ny, cls.nz, o.decomp, w.size, w.rank);
+namespace {
+
+// The FT proxy's steps in the common lifecycle.
+class FtProxy final : public common::Proxy {
+ public:
+  FtProxy(const MpiWorld& w, const common::Variant& v, const FtOptions& o)
+      : Proxy(w),
+        v_(v),
+        o_(o),
+        cls_(ft_class(o.cls)),
+        grid_(make_ft_grid(cls_.nx, cls_.ny, cls_.nz, o.decomp, w.size, w.rank)) {}
+
   // The tile bounds one batch of lines (data and work space, real and imaginary).
-  const common::RunStart start = common::start_run(
-      w, co, variant, static_cast<std::size_t>(grid.local_points()) * sizeof(Complex), "ft_pencils");
-  const tiling::TileResolution& tile = start.tile;
-  const common::LayoutFacts& facts = start.facts;
-  const int T = variant.threads;
-  const std::size_t tile_bytes = tile.tiled ? std::max<std::size_t>(sizeof(double), tile.bytes) : 0;
+  std::size_t tile_buffer_bytes() const override {
+    return static_cast<std::size_t>(grid_.local_points()) * sizeof(Complex);
+  }
+  std::string tile_kernel() const override { return "ft_pencils"; }
 
-  // ---- set-up ----
-  const auto ops = kernels::make_ft_ops(variant.backend, T, tile_bytes);
-  const FtPlan plan(grid, tile.tiled);
-  common::PhaseTimers timers;
-  comm::PeerTraffic traffic(w.size);
-  Transform fft(w.comm, plan, *ops, timers, traffic);
-  Complex* a = fft.buffer(Buffer::a);
-
-  // Every rank's checksum of layout A, summed over the ranks and divided by nx ny nz.
-  const double ntotal = static_cast<double>(cls.nx) * cls.ny * cls.nz;
-  auto checksum = [&] {
-    Complex c = local_checksum(grid, a);
-    double both[2] = {c.real(), c.imag()};
-    comm::check_mpi(MPI_Allreduce(MPI_IN_PLACE, both, 2, MPI_DOUBLE, MPI_SUM, w.comm), "MPI_Allreduce (checksum)");
-    return Complex(both[0], both[1]) / ntotal;
-  };
+  void set_up(const common::RunStart& start) override {
+    tile_ = start.tile;
+    const std::size_t tile_bytes = tile_.tiled ? std::max<std::size_t>(sizeof(double), tile_.bytes) : 0;
+    ops_ = kernels::make_ft_ops(v_.backend, v_.threads, tile_bytes);
+    plan_ = std::make_unique<FtPlan>(grid_, tile_.tiled);
+    fft_ = std::make_unique<Transform>(w_.comm, *plan_, *ops_, timers_, traffic_);
+  }
 
   // One untimed round touches every array and warms the code (NAS runs its set-up and the
   // forward transform once before timing); the timed run starts over from the beginning.
-  initial_conditions(grid, a, T);
-  fft.forward();
-  fft.inverse();
-  timers.reset();
-  traffic.reset();
-  for (const bool fwd : {true, false})
-    for (const auto& k : fft.keys(fwd)) timers.add(k, 0.0);
+  void warm_up() override {
+    initial_conditions(grid_, fft_->buffer(Buffer::a), v_.threads);
+    fft_->forward();
+    fft_->inverse();
+  }
+
+  std::vector<std::string> phases() const override {
+    std::vector<std::string> out;
+    for (const bool fwd : {true, false})
+      for (const auto& k : fft_->keys(fwd)) out.push_back(k);
+    return out;
+  }
 
   // Timed, as NAS times it: the initial conditions, the forward FFT and every iteration.
-  std::vector<Complex> sums;
-  const double t0 = common::synced_time(w.comm);
-  timers.time("setup", [&] { initial_conditions(grid, a, T); });
-  fft.forward();
-  for (int it = 1; it <= cls.niter; ++it) {
-    fft.inverse();
-    timers.time("checksum", [&] { sums.push_back(checksum()); });
-    if (!o.quiet && w.rank == 0) {
-      std::printf(" T = %4d     Checksum = %22.12E %22.12E\n", it, sums.back().real(), sums.back().imag());
-      std::fflush(stdout);
-    }
-  }
-  const double local_total = MPI_Wtime() - t0;
-  double total = 0.0;
-  MPI_Allreduce(&local_total, &total, 1, MPI_DOUBLE, MPI_MAX, w.comm);
-
-  // Phase totals per rank (summed over steps), then the slowest rank's of each.
-  std::array<double, kStepPhase.size()> per_phase{};
-  for (const bool fwd : {true, false}) {
-    const auto& steps = fwd ? plan.forward() : plan.inverse();
-    const auto& keys = fft.keys(fwd);
-    for (std::size_t k = 0; k < steps.size(); ++k)
-      per_phase[static_cast<std::size_t>(steps[k].kind)] += timers.get(keys[k]);
-  }
-  for (std::size_t p = 0; p < kStepPhase.size(); ++p) timers.add(kStepPhase[p], per_phase[p]);
-  const auto phases = timers.max_over_ranks(w.comm);
-  const nlohmann::json messages = traffic.summarize(w.comm, start.placement);
-
-  // Every rank holds the same reduced checksums.
-  double max_error = 0.0;
-  bool passed = true;
-  std::vector<double> errors;
-  for (int it = 0; it < cls.niter; ++it) {
-    const Complex ref = cls.checksum[static_cast<std::size_t>(it)];
-    const double err = std::abs(sums[static_cast<std::size_t>(it)] - ref) / std::abs(ref);
-    errors.push_back(err);
-    if (std::isnan(err) || err > kChecksumTolerance) passed = false;
-    max_error = std::max(max_error, std::isnan(err) ? INFINITY : err);
-  }
-  if (w.rank != 0) return passed ? common::kExitOk : common::kExitVerificationFailed;
-
-  // ---- report (rank 0) ----
-  const double mops = nas_operation_count(cls) / total / 1e6;
-  const double a2a = phases.at("alltoall");
-  const double a2a_share = total > 0 ? a2a / total : 0.0;
-  const std::array<int, 3> lens{cls.nx, cls.ny, cls.nz};
-  std::string batches;
-  for (std::size_t d = 0; d < 3; ++d)
-    batches += (d ? ", " : "") + std::string(1, "xyz"[d]) + " " + std::to_string(ops->batch_lines(lens[d], d == 0));
-
-  std::vector<std::string> notes = common::start_notes(start);
-  if (tile.tiled)
-    notes.push_back(
-        "tiled: FFTs write send buffers and read receive buffers directly (no pack/unpack); evolve is folded "
-        "into the first inverse pass and booked as fft");
-
-  const std::string tile_text = tile.tiled ? tiling::format_bytes(tile.bytes) + " (" + tile.source + ")" : "off";
-  std::ostringstream out;
-  out << "\n FT Benchmark Completed.\n"
-      << " Class           = " << cls.name << "\n"
-      << " Size            = " << cls.nx << "x" << cls.ny << "x" << cls.nz << "\n"
-      << " Iterations      = " << cls.niter << "\n"
-      << " Time in seconds = " << common::fmt("%.4f", total) << "\n"
-      << " Total processes = " << w.size << "\n"
-      << " Process grid    = " << grid_text(grid) << "\n"
-      << " Layout          = " << facts.nodes << "x" << facts.ranks_per_node << "x" << T << " ("
-      << facts.observed_nodes << " node(s) observed, " << co.alloc << ")\n"
-      << " Threads/process = " << T << "\n"
-      << " Variant         = " << variant.mode << ", backend " << kernels::backend_name(variant.backend) << "\n"
-      << " Tile            = " << tile_text << "\n"
-      << " Lines per batch = " << batches << (tile.tiled ? " (sized by the tile)" : " (NAS's fftblock)") << "\n"
-      << " Mop/s total     = " << common::fmt("%.2f", mops) << "\n"
-      << " Mop/s/process   = " << common::fmt("%.2f", mops / w.size) << "\n"
-      << " Operation type  = floating point\n"
-      << " Phases (max)    = fft " << common::fmt("%.4f", phases.at("fft")) << " s, pack "
-      << common::fmt("%.4f", phases.at("pack")) << " s, alltoall " << common::fmt("%.4f", a2a) << " s, evolve "
-      << common::fmt("%.4f", phases.at("evolve")) << " s, checksum " << common::fmt("%.4f", phases.at("checksum"))
-      << " s, setup " << common::fmt("%.4f", phases.at("setup")) << " s\n"
-      << " All-to-all      = " << common::fmt("%.1f", 100.0 * a2a_share) << "% of the time (slowest rank)\n"
-      << " MPI             = " << messages["messages"].get<std::uint64_t>() << " messages, "
-      << common::fmt("%.3f", messages["bytes"].get<std::uint64_t>() / 1e6) << " MB\n";
-  for (const auto& n : notes) out << " Note            = " << n << "\n";
-  if (!o.quiet) {
-    out << "\n  step  what                                              seconds (slowest rank)\n";
-    for (const bool fwd : {true, false}) {
-      const auto& steps = fwd ? plan.forward() : plan.inverse();
-      const auto& keys = fft.keys(fwd);
-      for (std::size_t k = 0; k < steps.size(); ++k) {
-        char line[160];
-        std::snprintf(line, sizeof(line), "  %-4s  %-48s  %8.4f\n", keys[k].c_str(), steps[k].what.c_str(),
-                      phases.at(keys[k]));
-        out << line;
+  void iterate() override {
+    Complex* a = fft_->buffer(Buffer::a);
+    timers_.time("setup", [&] { initial_conditions(grid_, a, v_.threads); });
+    fft_->forward();
+    for (int it = 1; it <= cls_.niter; ++it) {
+      fft_->inverse();
+      timers_.time("checksum", [&] { sums_.push_back(checksum(a)); });
+      if (!o_.quiet && w_.rank == 0) {
+        std::printf(" T = %4d     Checksum = %22.12E %22.12E\n", it, sums_.back().real(), sums_.back().imag());
+        std::fflush(stdout);
       }
     }
   }
+
+  // Phase totals per rank, summed over the steps.
+  void after_timing() override {
+    std::array<double, kStepPhase.size()> per_phase{};
+    for (const bool fwd : {true, false}) {
+      const auto& steps = fwd ? plan_->forward() : plan_->inverse();
+      const auto& keys = fft_->keys(fwd);
+      for (std::size_t k = 0; k < steps.size(); ++k)
+        per_phase[static_cast<std::size_t>(steps[k].kind)] += timers_.get(keys[k]);
+    }
+    for (std::size_t p = 0; p < kStepPhase.size(); ++p) timers_.add(kStepPhase[p], per_phase[p]);
+  }
+
+  // Every rank holds the same reduced checksums.
+  bool verify() override {
+    bool passed = true;
+    for (int it = 0; it < cls_.niter; ++it) {
+      const Complex ref = cls_.checksum[static_cast<std::size_t>(it)];
+      const double err = std::abs(sums_[static_cast<std::size_t>(it)] - ref) / std::abs(ref);
+      errors_.push_back(err);
+      if (std::isnan(err) || err > kChecksumTolerance) passed = false;
+      max_error_ = std::max(max_error_, std::isnan(err) ? INFINITY : err);
+    }
+    return passed;
+  }
+
+  common::Summary summarize(const common::Measured& m, bool quiet) const override;
+
+ private:
+  // Every rank's checksum of layout A, summed over the ranks and divided by nx ny nz.
+  Complex checksum(const Complex* a) const {
+    const Complex c = local_checksum(grid_, a);
+    double both[2] = {c.real(), c.imag()};
+    comm::check_mpi(MPI_Allreduce(MPI_IN_PLACE, both, 2, MPI_DOUBLE, MPI_SUM, w_.comm), "MPI_Allreduce (checksum)");
+    return Complex(both[0], both[1]) / (static_cast<double>(cls_.nx) * cls_.ny * cls_.nz);
+  }
+  std::string step_table(const common::Measured& m) const;
+  std::string checksum_table() const;
+  nlohmann::json step_json(const common::Measured& m) const;
+  nlohmann::json checksum_json() const;
+
+  common::Variant v_;
+  FtOptions o_;
+  const FtClass& cls_;
+  FtGrid grid_;
+  tiling::TileResolution tile_;
+  std::unique_ptr<kernels::FtOps> ops_;
+  std::unique_ptr<FtPlan> plan_;
+  std::unique_ptr<Transform> fft_;
+  std::vector<Complex> sums_;
+  std::vector<double> errors_;
+  double max_error_ = 0.0;
+};
+
+std::string FtProxy::step_table(const common::Measured& m) const {
+  std::ostringstream out;
+  out << "\n  step  what                                              seconds (slowest rank)\n";
+  for (const bool fwd : {true, false}) {
+    const auto& steps = fwd ? plan_->forward() : plan_->inverse();
+    const auto& keys = fft_->keys(fwd);
+    for (std::size_t k = 0; k < steps.size(); ++k) {
+      char line[160];
+      std::snprintf(line, sizeof(line), "  %-4s  %-48s  %8.4f\n", keys[k].c_str(), steps[k].what.c_str(),
+                    m.phase(keys[k]));
+      out << line;
+    }
+  }
+  return out.str();
+}
+
+std::string FtProxy::checksum_table() const {
+  std::ostringstream out;
   out << "\n  iter            checksum (real, imag)                  reference                      error\n";
-  for (int it = 0; it < cls.niter; ++it) {
-    const Complex s = sums[static_cast<std::size_t>(it)], r = cls.checksum[static_cast<std::size_t>(it)];
+  for (int it = 0; it < cls_.niter; ++it) {
+    const Complex s = sums_[static_cast<std::size_t>(it)], r = cls_.checksum[static_cast<std::size_t>(it)];
     char line[200];
     std::snprintf(line, sizeof(line), "  %4d  %20.12E %20.12E  %20.12E %20.12E  %9.2E\n", it + 1, s.real(), s.imag(),
-                  r.real(), r.imag(), errors[static_cast<std::size_t>(it)]);
+                  r.real(), r.imag(), errors_[static_cast<std::size_t>(it)]);
     out << line;
   }
-  out << " Max error       = " << common::fmt("%.3E", max_error) << " (tolerance "
-      << common::fmt("%.0e", kChecksumTolerance) << ", relative, every iteration)\n"
-      << " Verification    = " << (passed ? "SUCCESSFUL" : "UNSUCCESSFUL") << "\n";
-  std::fputs(out.str().c_str(), stdout);
-  std::fflush(stdout);
+  return out.str();
+}
 
-  if (!co.json_path.empty()) {
-    nlohmann::json steps = nlohmann::json::array();
-    for (const bool fwd : {true, false}) {
-      const auto& list = fwd ? plan.forward() : plan.inverse();
-      const auto& keys = fft.keys(fwd);
-      for (std::size_t k = 0; k < list.size(); ++k)
-        steps.push_back({{"step", keys[k]}, {"what", list[k].what}, {"phase", phase_of(list[k])},
-                         {"seconds", phases.at(keys[k])}});
-    }
-    nlohmann::json checks = nlohmann::json::array();
-    for (int it = 0; it < cls.niter; ++it) {
-      const Complex s = sums[static_cast<std::size_t>(it)], r = cls.checksum[static_cast<std::size_t>(it)];
-      checks.push_back({{"iteration", it + 1},
-                        {"checksum", {s.real(), s.imag()}},
-                        {"reference", {r.real(), r.imag()}},
-                        {"error", errors[static_cast<std::size_t>(it)]}});
-    }
-    nlohmann::json rec = common::record_frame("ft", passed, co, variant, start, w.size, notes);
-    rec.update(nlohmann::json{
-        {"size",
-         {{"class", std::string(1, cls.name)},
-          {"nx", cls.nx},
-          {"ny", cls.ny},
-          {"nz", cls.nz},
-          {"niter", cls.niter},
-          {"decomp", grid.decomp},
-          {"grid", {grid.p1, grid.p2}}}},
-        {"time",
-         {{"total", total},
-          {"fft", phases.at("fft")},
-          {"pack", phases.at("pack")},
-          {"alltoall", a2a},
-          {"comm", a2a},  // what reports show as communication: the all-to-alls
-          {"evolve", phases.at("evolve")},
-          {"checksum", phases.at("checksum")},
-          {"setup", phases.at("setup")},
-          {"steps", steps}}},
-        {"metrics",
-         {{"mops_total", mops},
-          {"mops_per_process", mops / w.size},
-          {"alltoall_share", a2a_share},
-          {"mpi_bytes", messages["bytes"]},
-          {"mpi_messages", messages["messages"]}}},
-        {"messages", messages},
-        {"verification",
-         {{"passed", passed},
-          {"checksums", checks},
-          {"max_error", max_error},
-          {"tolerance", kChecksumTolerance},
-          {"method", "NAS FT checksum of 1024 points after every iteration, relative error of each"}}}});
-    rec["variant"]["lines_per_batch"] = {{"x", ops->batch_lines(cls.nx, true)},
-                                         {"y", ops->batch_lines(cls.ny, false)},
-                                         {"z", ops->batch_lines(cls.nz, false)}};
-    common::append_record(co.json_path, rec);
+nlohmann::json FtProxy::step_json(const common::Measured& m) const {
+  nlohmann::json steps = nlohmann::json::array();
+  for (const bool fwd : {true, false}) {
+    const auto& list = fwd ? plan_->forward() : plan_->inverse();
+    const auto& keys = fft_->keys(fwd);
+    for (std::size_t k = 0; k < list.size(); ++k)
+      steps.push_back(
+          {{"step", keys[k]}, {"what", list[k].what}, {"phase", phase_of(list[k])}, {"seconds", m.phase(keys[k])}});
   }
-  return passed ? common::kExitOk : common::kExitVerificationFailed;
+  return steps;
+}
+
+nlohmann::json FtProxy::checksum_json() const {
+  nlohmann::json checks = nlohmann::json::array();
+  for (int it = 0; it < cls_.niter; ++it) {
+    const Complex s = sums_[static_cast<std::size_t>(it)], r = cls_.checksum[static_cast<std::size_t>(it)];
+    checks.push_back({{"iteration", it + 1},
+                      {"checksum", {s.real(), s.imag()}},
+                      {"reference", {r.real(), r.imag()}},
+                      {"error", errors_[static_cast<std::size_t>(it)]}});
+  }
+  return checks;
+}
+
+common::Summary FtProxy::summarize(const common::Measured& m, bool quiet) const {
+  const double a2a = m.phase("alltoall");
+  const double a2a_share = m.total > 0 ? a2a / m.total : 0.0;
+  const std::array<int, 3> lens{cls_.nx, cls_.ny, cls_.nz};
+  std::string batches;
+  for (std::size_t d = 0; d < 3; ++d)
+    batches += (d ? ", " : "") + std::string(1, "xyz"[d]) + " " + std::to_string(ops_->batch_lines(lens[d], d == 0));
+  common::Summary s;
+  s.title = "FT";
+  s.head = {{"Class", std::string(1, cls_.name)},
+            {"Size", std::to_string(cls_.nx) + "x" + std::to_string(cls_.ny) + "x" + std::to_string(cls_.nz)},
+            {"Iterations", std::to_string(cls_.niter)}};
+  s.grid = grid_text(grid_);
+  s.variant = {{"Lines per batch", batches + (tile_.tiled ? " (sized by the tile)" : " (NAS's fftblock)")}};
+  s.operations = nas_operation_count(cls_);
+  std::string phases;
+  for (const char* p : {"fft", "pack", "alltoall", "evolve", "checksum", "setup"})
+    phases += std::string(phases.empty() ? "" : ", ") + p + " " + common::fmt("%.4f", m.phase(p)) + " s";
+  s.metrics = {{"Phases (max)", phases},
+               {"All-to-all", common::fmt("%.1f", 100.0 * a2a_share) + "% of the time (slowest rank)"}};
+  if (tile_.tiled)
+    s.notes.push_back(
+        "tiled: FFTs write send buffers and read receive buffers directly (no pack/unpack); evolve is folded "
+        "into the first inverse pass and booked as fft");
+  s.tables = (quiet ? std::string() : step_table(m)) + checksum_table();
+  s.checks = {{"Max error", common::fmt("%.3E", max_error_) + " (tolerance " + common::fmt("%.0e", kChecksumTolerance) +
+                                ", relative, every iteration)"}};
+  s.size = {{"class", std::string(1, cls_.name)}, {"nx", cls_.nx}, {"ny", cls_.ny}, {"nz", cls_.nz},
+            {"niter", cls_.niter}, {"decomp", grid_.decomp}, {"grid", {grid_.p1, grid_.p2}}};
+  s.time = {{"fft", m.phase("fft")},
+            {"pack", m.phase("pack")},
+            {"alltoall", a2a},
+            {"comm", a2a},  // what reports show as communication: the all-to-alls
+            {"evolve", m.phase("evolve")},
+            {"checksum", m.phase("checksum")},
+            {"setup", m.phase("setup")},
+            {"steps", step_json(m)}};
+  s.metrics_json = {{"alltoall_share", a2a_share}};
+  s.verification = {{"checksums", checksum_json()},
+                    {"max_error", max_error_},
+                    {"tolerance", kChecksumTolerance},
+                    {"method", "NAS FT checksum of 1024 points after every iteration, relative error of each"}};
+  s.variant_json = {{"lines_per_batch",
+                     {{"x", ops_->batch_lines(cls_.nx, true)},
+                      {"y", ops_->batch_lines(cls_.ny, false)},
+                      {"z", ops_->batch_lines(cls_.nz, false)}}}};
+  return s;
+}
+
+}  // namespace
+
+int run_ft(const MpiWorld& w, const common::CommonOptions& co, const FtOptions& o) {
+  return common::run_proxy(w, co, "ft", o.quiet, [&](const common::Variant& v) {
+    return std::make_unique<FtProxy>(w, v, o);
+  });
 }
 
 }  // namespace pxq::ft

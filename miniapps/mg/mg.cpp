@@ -17,6 +17,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "mg_problem.hpp"
@@ -24,8 +25,7 @@
 #include "pxq/comm/mpi_check.hpp"
 #include "pxq/comm/peer_traffic.hpp"
 #include "pxq/comm/placement.hpp"
-#include "pxq/common/run_context.hpp"
-#include "pxq/common/run_record.hpp"
+#include "pxq/common/proxy.hpp"
 #include "pxq/common/timer.hpp"
 #include "pxq/kernels/mg_ops.hpp"
 #include "pxq/tiling/tile_policy.hpp"
@@ -290,193 +290,184 @@ void add_mg_options(CLI::App& app, MgOptions& o) {
   app.add_flag("--quiet", o.quiet, "No progress lines and no per-level table");
 }
 
-int run_mg(const MpiWorld& w, const common::CommonOptions& co, const MgOptions& o) {
-  // ---- validate everything before any MPI work ----
-  const common::Variant variant = common::resolve_variant(co);
-  const MgClass& cls = mg_class(o.cls);
-  const ProcGrid grid = make_proc_grid(cls, w.size, w.rank);
-  const std::vector<Level> levels = make_levels(cls, grid);
-  const Level& finest = levels[static_cast<std::size_t>(cls.lt)];
+namespace {
+
+// The MG proxy's steps in the common lifecycle.
+class MgProxy final : public common::Proxy {
+ public:
+  MgProxy(const MpiWorld& w, const common::Variant& v, const MgOptions& o)
+      : Proxy(w),
+        v_(v),
+        o_(o),
+        cls_(mg_class(o.cls)),
+        grid_(make_proc_grid(cls_, w.size, w.rank)),
+        levels_(make_levels(cls_, grid_)),
+        finest_(levels_[static_cast<std::size_t>(cls_.lt)]) {}
+
   // The tile bounds the working set of a block of rows on the finest level's planes.
-  const common::RunStart start = common::start_run(w, co, variant, finest.box.size() * sizeof(double), "mg_resid");
-  const tiling::TileResolution& tile = start.tile;
-  const common::LayoutFacts& facts = start.facts;
-  const int T = variant.threads;
-  const std::size_t tile_bytes = tile.tiled ? std::max<std::size_t>(sizeof(double), tile.bytes) : 0;
+  std::size_t tile_buffer_bytes() const override { return finest_.box.size() * sizeof(double); }
+  std::string tile_kernel() const override { return "mg_resid"; }
 
-  // ---- set-up: the hierarchy and the right-hand side ----
-  const double t_setup0 = common::synced_time(w.comm);
-  const auto ops = kernels::make_mg_ops(variant.backend, T, tile_bytes);
-  common::PhaseTimers timers;
-  comm::PeerTraffic traffic(w.size);
-  Multigrid mg(w.comm, cls, levels, *ops, tile.tiled, timers, traffic);
-  const Charges charges = find_charges(w.comm, cls, finest, w.size);
-  place_charges(charges, finest, cls.nx, mg.rhs().data());
-  mg.refresh_rhs();
-  double setup = MPI_Wtime() - t_setup0;
-  MPI_Allreduce(MPI_IN_PLACE, &setup, 1, MPI_DOUBLE, MPI_MAX, w.comm);
+  // The hierarchy and the right-hand side.
+  void set_up(const common::RunStart& start) override {
+    tile_ = start.tile;
+    tile_bytes_ = tile_.tiled ? std::max<std::size_t>(sizeof(double), tile_.bytes) : 0;
+    ops_ = kernels::make_mg_ops(v_.backend, v_.threads, tile_bytes_);
+    mg_ = std::make_unique<Multigrid>(w_.comm, cls_, levels_, *ops_, tile_.tiled, timers_, traffic_);
+    const Charges charges = find_charges(w_.comm, cls_, finest_, w_.size);
+    place_charges(charges, finest_, cls_.nx, mg_->rhs().data());
+    mg_->refresh_rhs();
+  }
 
-  // One untimed iteration touches every page and warms the code; then u starts over (v is
-  // never written, so it needs no regeneration).
-  mg.residual();
-  mg.vcycle();
-  mg.residual();
-  mg.zero_top();
-  timers.reset();
-  traffic.reset();
-  for (int k = 1; k <= cls.lt; ++k)
-    for (const char* p : kPhaseNames) timers.add(Multigrid::level_key(k, p), 0.0);
-  timers.add("norm", 0.0);
+  // One iteration touches every page and warms the code; then u starts over (v is never
+  // written, so it needs no regeneration).
+  void warm_up() override {
+    mg_->residual();
+    mg_->vcycle();
+    mg_->residual();
+    mg_->zero_top();
+  }
 
-  const double t0 = common::synced_time(w.comm);
-  mg.residual();
-  mg.norm();
-  for (int it = 1; it <= cls.nit; ++it) {
-    if (!o.quiet && w.rank == 0 && (it == 1 || it == cls.nit || it % 5 == 0)) {
-      std::printf("  iter %4d\n", it);
-      std::fflush(stdout);
+  std::vector<std::string> phases() const override {
+    std::vector<std::string> out{"norm"};
+    for (int k = 1; k <= cls_.lt; ++k)
+      for (const char* p : kPhaseNames) out.push_back(Multigrid::level_key(k, p));
+    return out;
+  }
+
+  void iterate() override {
+    mg_->residual();
+    mg_->norm();
+    for (int it = 1; it <= cls_.nit; ++it) {
+      if (!o_.quiet && w_.rank == 0 && (it == 1 || it == cls_.nit || it % 5 == 0)) {
+        std::printf("  iter %4d\n", it);
+        std::fflush(stdout);
+      }
+      mg_->vcycle();
+      mg_->residual();
     }
-    mg.vcycle();
-    mg.residual();
+    std::tie(rnm2_, rnmu_) = mg_->norm();
   }
-  const auto [rnm2, rnmu] = mg.norm();
-  const double local_total = MPI_Wtime() - t0;
-  double total = 0.0;
-  MPI_Allreduce(&local_total, &total, 1, MPI_DOUBLE, MPI_MAX, w.comm);
 
-  // Phase totals per rank (summed over levels), then the slowest rank's of each.
-  for (const char* p : kPhaseNames) {
-    double sum = 0.0;
-    for (int k = 1; k <= cls.lt; ++k) sum += timers.get(Multigrid::level_key(k, p));
-    timers.add(p, sum);
+  // Phase totals per rank, summed over the levels.
+  void after_timing() override {
+    for (const char* p : kPhaseNames) {
+      double sum = 0.0;
+      for (int k = 1; k <= cls_.lt; ++k) sum += timers_.get(Multigrid::level_key(k, p));
+      timers_.add(p, sum);
+    }
   }
-  const auto phases = timers.max_over_ranks(w.comm);
-  const nlohmann::json messages = traffic.summarize(w.comm, start.placement);
 
   // Every rank computed rnm2 from the same reduced sum; rank 0's is reported.
-  const double error = std::fabs(rnm2 - cls.rnm2) / cls.rnm2;
-  const bool passed = !std::isnan(error) && error <= kRnm2Tolerance;
-  if (w.rank != 0) return passed ? common::kExitOk : common::kExitVerificationFailed;
+  bool verify() override {
+    error_ = std::fabs(rnm2_ - cls_.rnm2) / cls_.rnm2;
+    return !std::isnan(error_) && error_ <= kRnm2Tolerance;
+  }
 
-  // ---- report (rank 0) ----
-  const double mops = nas_operation_count(cls) / total / 1e6;
-  // The finest residual's compulsory traffic: u and v read once, r written once.
-  const double n3 = static_cast<double>(cls.nx) * cls.nx * cls.nx;
-  // Untiled: one residual per V-cycle, one per iteration and one before the loop. Tiled: the
-  // V-cycle's residual is fused into the smoothing pass and not counted here.
-  const double resid_calls = (tile.tiled ? 1.0 : 2.0) * cls.nit + 1.0;
-  const double resid_time = phases.at(Multigrid::level_key(cls.lt, "residual"));
-  const double resid_gbs = resid_time > 0 ? 3.0 * sizeof(double) * n3 * resid_calls / resid_time / 1e9 : 0.0;
-  const int replicated = mg.replicated_levels();
-  const int rows = tile.tiled ? kernels::rows_per_block(tile_bytes, finest.box.n1, 5, finest.extent[1]) : 0;
+  common::Summary summarize(const common::Measured& m, bool quiet) const override;
 
-  std::vector<std::string> notes = common::start_notes(start);
-  if (tile.tiled)
-    notes.push_back("tiled: each level's residual and smoothing run as one pass, booked as smooth");
+ private:
+  std::string level_table(const common::Measured& m) const;
+  nlohmann::json level_json(const common::Measured& m) const;
 
-  const std::string tile_text = tile.tiled ? tiling::format_bytes(tile.bytes) + " (" + tile.source + ", " +
-                                                 std::to_string(rows) + " row(s) per block on the finest level)"
-                                           : std::string("off");
+  common::Variant v_;
+  MgOptions o_;
+  const MgClass& cls_;
+  ProcGrid grid_;
+  std::vector<Level> levels_;
+  const Level& finest_;
+  tiling::TileResolution tile_;
+  std::size_t tile_bytes_ = 0;
+  std::unique_ptr<kernels::MgOps> ops_;
+  std::unique_ptr<Multigrid> mg_;
+  double rnm2_ = 0.0, rnmu_ = 0.0, error_ = 0.0;
+};
+
+std::string MgProxy::level_table(const common::Measured& m) const {
   std::ostringstream out;
-  out << "\n MG Benchmark Completed.\n"
-      << " Class           = " << cls.name << "\n"
-      << " Size            = " << cls.nx << "x" << cls.nx << "x" << cls.nx << "\n"
-      << " Iterations      = " << cls.nit << "\n"
-      << " Levels          = " << cls.lt << " ("
-      << (replicated == 0 ? std::string("all distributed")
-                          : std::to_string(replicated) + " coarsest held whole by every rank")
-      << ")\n"
-      << " Time in seconds = " << common::fmt("%.4f", total) << "\n"
-      << " Setup seconds   = " << common::fmt("%.4f", setup) << " (right-hand side, untimed)\n"
-      << " Total processes = " << w.size << "\n"
-      << " Process grid    = " << grid.pi[0] << " x " << grid.pi[1] << " x " << grid.pi[2] << "\n"
-      << " Layout          = " << facts.nodes << "x" << facts.ranks_per_node << "x" << T << " ("
-      << facts.observed_nodes << " node(s) observed, " << co.alloc << ")\n"
-      << " Threads/process = " << T << "\n"
-      << " Variant         = " << variant.mode << ", backend " << kernels::backend_name(variant.backend) << "\n"
-      << " Tile            = " << tile_text << "\n"
-      << " Mop/s total     = " << common::fmt("%.2f", mops) << "\n"
-      << " Mop/s/process   = " << common::fmt("%.2f", mops / w.size) << "\n"
-      << " Operation type  = floating point\n"
-      << " Phases (max)    = smooth " << common::fmt("%.4f", phases.at("smooth")) << " s, residual "
-      << common::fmt("%.4f", phases.at("residual")) << " s, restrict " << common::fmt("%.4f", phases.at("restrict"))
-      << " s, interpolate " << common::fmt("%.4f", phases.at("interpolate")) << " s, halo "
-      << common::fmt("%.4f", phases.at("halo")) << " s, norm " << common::fmt("%.4f", phases.at("norm")) << " s\n"
-      << " Residual        = " << common::fmt("%.2f", resid_gbs)
-      << " GB/s (finest level; u, v read and r written once, all ranks)\n"
-      << " MPI             = " << messages["messages"].get<std::uint64_t>() << " messages, "
-      << common::fmt("%.3f", messages["bytes"].get<std::uint64_t>() / 1e6) << " MB\n";
-  for (const auto& n : notes) out << " Note            = " << n << "\n";
-  if (!o.quiet) {
-    out << "\n  level        grid   smooth  residual  restrict  interp     halo   (s, slowest rank)\n";
-    for (int k = cls.lt; k >= 1; --k) {
-      const int ng = cls.nx >> (cls.lt - k);
-      char head[32];
-      std::snprintf(head, sizeof(head), "  %5d  %10s", k, (std::to_string(ng) + "^3").c_str());
-      out << head;
-      for (const char* p : kPhaseNames) out << common::fmt("  %8.4f", phases.at(Multigrid::level_key(k, p)));
-      out << "\n";
-    }
+  out << "\n  level        grid   smooth  residual  restrict  interp     halo   (s, slowest rank)\n";
+  for (int k = cls_.lt; k >= 1; --k) {
+    const int ng = cls_.nx >> (cls_.lt - k);
+    char head[32];
+    std::snprintf(head, sizeof(head), "  %5d  %10s", k, (std::to_string(ng) + "^3").c_str());
+    out << head;
+    for (const char* p : kPhaseNames) out << common::fmt("  %8.4f", m.phase(Multigrid::level_key(k, p)));
     out << "\n";
   }
-  out << " L2 norm         = " << common::fmt("%20.13E", rnm2) << "\n"
-      << " Reference norm  = " << common::fmt("%20.13E", cls.rnm2) << "\n"
-      << " Error           = " << common::fmt("%20.13E", error) << " (tolerance "
-      << common::fmt("%.0e", kRnm2Tolerance) << ")\n"
-      << " Verification    = " << (passed ? "SUCCESSFUL" : "UNSUCCESSFUL") << "\n";
-  std::fputs(out.str().c_str(), stdout);
-  std::fflush(stdout);
+  out << "\n";
+  return out.str();
+}
 
-  if (!co.json_path.empty()) {
-    nlohmann::json per_level = nlohmann::json::array();
-    for (int k = cls.lt; k >= 1; --k) {
-      const Level& L = levels[static_cast<std::size_t>(k)];
-      nlohmann::json row = {{"level", k}, {"ng", L.ng}, {"distributed", L.distributed},
-                            {"block", {L.extent[0], L.extent[1], L.extent[2]}}};
-      for (const char* p : kPhaseNames) row[p] = phases.at(Multigrid::level_key(k, p));
-      per_level.push_back(row);
-    }
-    nlohmann::json rec = common::record_frame("mg", passed, co, variant, start, w.size, notes);
-    rec.update(nlohmann::json{
-        {"size",
-         {{"class", std::string(1, cls.name)},
-          {"nx", cls.nx},
-          {"ny", cls.nx},
-          {"nz", cls.nx},
-          {"nit", cls.nit},
-          {"levels", cls.lt},
-          {"replicated_levels", replicated},
-          {"grid", {grid.pi[0], grid.pi[1], grid.pi[2]}}}},
-        {"time",
-         {{"total", total},
-          {"smooth", phases.at("smooth")},
-          {"residual", phases.at("residual")},
-          {"restrict", phases.at("restrict")},
-          {"interpolate", phases.at("interpolate")},
-          {"halo", phases.at("halo")},
-          {"comm", phases.at("halo")},  // what reports show as communication: the halo refreshes
-          {"norm", phases.at("norm")},
-          {"setup", setup},
-          {"levels", per_level}}},
-        {"metrics",
-         {{"mops_total", mops},
-          {"mops_per_process", mops / w.size},
-          {"resid_gbs", resid_gbs},
-          {"mpi_bytes", messages["bytes"]},
-          {"mpi_messages", messages["messages"]}}},
-        {"messages", messages},
-        {"verification",
-         {{"passed", passed},
-          {"rnm2", rnm2},
-          {"rnmu", rnmu},
-          {"rnm2_reference", cls.rnm2},
-          {"error", error},
-          {"tolerance", kRnm2Tolerance},
-          {"method", "NAS MG L2 norm of the residual after nit V-cycles, relative error"}}}});
-    rec["variant"]["rows_per_block"] = rows;
-    common::append_record(co.json_path, rec);
+nlohmann::json MgProxy::level_json(const common::Measured& m) const {
+  nlohmann::json per_level = nlohmann::json::array();
+  for (int k = cls_.lt; k >= 1; --k) {
+    const Level& L = levels_[static_cast<std::size_t>(k)];
+    nlohmann::json row = {{"level", k}, {"ng", L.ng}, {"distributed", L.distributed},
+                          {"block", {L.extent[0], L.extent[1], L.extent[2]}}};
+    for (const char* p : kPhaseNames) row[p] = m.phase(Multigrid::level_key(k, p));
+    per_level.push_back(row);
   }
-  return passed ? common::kExitOk : common::kExitVerificationFailed;
+  return per_level;
+}
+
+common::Summary MgProxy::summarize(const common::Measured& m, bool quiet) const {
+  // The finest residual's compulsory traffic: u and v read once, r written once. Untiled:
+  // one residual per V-cycle, one per iteration and one before the loop. Tiled: the
+  // V-cycle's residual is fused into the smoothing pass and not counted here.
+  const double n3 = static_cast<double>(cls_.nx) * cls_.nx * cls_.nx;
+  const double resid_calls = (tile_.tiled ? 1.0 : 2.0) * cls_.nit + 1.0;
+  const double resid_time = m.phase(Multigrid::level_key(cls_.lt, "residual"));
+  const double resid_gbs = resid_time > 0 ? 3.0 * sizeof(double) * n3 * resid_calls / resid_time / 1e9 : 0.0;
+  const int replicated = mg_->replicated_levels();
+  const int rows = tile_.tiled ? kernels::rows_per_block(tile_bytes_, finest_.box.n1, 5, finest_.extent[1]) : 0;
+  const std::string nx = std::to_string(cls_.nx);
+  common::Summary s;
+  s.title = "MG";
+  s.head = {{"Class", std::string(1, cls_.name)},
+            {"Size", nx + "x" + nx + "x" + nx},
+            {"Iterations", std::to_string(cls_.nit)},
+            {"Levels", std::to_string(cls_.lt) + " (" +
+                           (replicated == 0 ? std::string("all distributed")
+                                            : std::to_string(replicated) + " coarsest held whole by every rank") +
+                           ")"}};
+  s.setup_what = "right-hand side";
+  s.grid = std::to_string(grid_.pi[0]) + " x " + std::to_string(grid_.pi[1]) + " x " + std::to_string(grid_.pi[2]);
+  s.tile_detail = std::to_string(rows) + " row(s) per block on the finest level";
+  s.operations = nas_operation_count(cls_);
+  std::string phases;
+  for (const char* p : {"smooth", "residual", "restrict", "interpolate", "halo", "norm"})
+    phases += std::string(phases.empty() ? "" : ", ") + p + " " + common::fmt("%.4f", m.phase(p)) + " s";
+  s.metrics = {{"Phases (max)", phases},
+               {"Residual", common::fmt("%.2f", resid_gbs) + " GB/s (finest level; u, v read and r written once, all ranks)"}};
+  if (tile_.tiled) s.notes.push_back("tiled: each level's residual and smoothing run as one pass, booked as smooth");
+  if (!quiet) s.tables = level_table(m);
+  s.checks = {{"L2 norm", common::fmt("%20.13E", rnm2_)},
+              {"Reference norm", common::fmt("%20.13E", cls_.rnm2)},
+              {"Error", common::fmt("%20.13E", error_) + " (tolerance " + common::fmt("%.0e", kRnm2Tolerance) + ")"}};
+  s.size = {{"class", std::string(1, cls_.name)}, {"nx", cls_.nx}, {"ny", cls_.nx}, {"nz", cls_.nx},
+            {"nit", cls_.nit}, {"levels", cls_.lt}, {"replicated_levels", replicated},
+            {"grid", {grid_.pi[0], grid_.pi[1], grid_.pi[2]}}};
+  s.time = {{"smooth", m.phase("smooth")},     {"residual", m.phase("residual")}, {"restrict", m.phase("restrict")},
+            {"interpolate", m.phase("interpolate")}, {"halo", m.phase("halo")},
+            {"comm", m.phase("halo")},  // what reports show as communication: the halo refreshes
+            {"norm", m.phase("norm")},       {"levels", level_json(m)}};
+  s.metrics_json = {{"resid_gbs", resid_gbs}};
+  s.verification = {{"rnm2", rnm2_},
+                    {"rnmu", rnmu_},
+                    {"rnm2_reference", cls_.rnm2},
+                    {"error", error_},
+                    {"tolerance", kRnm2Tolerance},
+                    {"method", "NAS MG L2 norm of the residual after nit V-cycles, relative error"}};
+  s.variant_json = {{"rows_per_block", rows}};
+  return s;
+}
+
+}  // namespace
+
+int run_mg(const MpiWorld& w, const common::CommonOptions& co, const MgOptions& o) {
+  return common::run_proxy(w, co, "mg", o.quiet, [&](const common::Variant& v) {
+    return std::make_unique<MgProxy>(w, v, o);
+  });
 }
 
 }  // namespace pxq::mg

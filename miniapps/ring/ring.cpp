@@ -23,8 +23,7 @@
 #include "pxq/comm/peer_traffic.hpp"
 #include "pxq/comm/placement.hpp"
 #include "pxq/comm/ring_exchange.hpp"
-#include "pxq/common/run_context.hpp"
-#include "pxq/common/run_record.hpp"
+#include "pxq/common/proxy.hpp"
 #include "pxq/common/timer.hpp"
 #include "pxq/kernels/ring_update.hpp"
 #include "pxq/tiling/cache_info.hpp"
@@ -110,160 +109,170 @@ void add_ring_options(CLI::App& app, RingOptions& o) {
       ->check(CLI::Range(0, 1 << 20));
 }
 
-int run_ring(const MpiWorld& w, const common::CommonOptions& co, const RingOptions& ro) {
-  // ---- validate everything before any MPI work ----
-  const common::Variant variant = common::resolve_variant(co);
-  std::size_t block_bytes = 0;
+namespace {
+
+// Bytes per worker from --block: a multiple of 8 (one double).
+std::size_t block_bytes_of(const std::string& text) {
+  std::size_t bytes = 0;
   try {
-    block_bytes = tiling::parse_bytes(ro.block);
+    bytes = tiling::parse_bytes(text);
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(std::string("--block: ") + e.what());
   }
-  if (block_bytes % sizeof(double) != 0)
-    throw std::invalid_argument("--block " + ro.block + " is not a multiple of 8 bytes (one " +
-                                "double): use e.g. " + tiling::format_bytes(block_bytes / 8 * 8 + 8));
-  const std::size_t elems = block_bytes / sizeof(double);
-  const common::RunStart start = common::start_run(w, co, variant, block_bytes, "ring_pass");
-  const tiling::TileResolution& tile = start.tile;
-  const auto& placement = start.placement;
-  const common::LayoutFacts& facts = start.facts;
-  const int T = variant.threads;
+  if (bytes % sizeof(double) != 0)
+    throw std::invalid_argument("--block " + text + " is not a multiple of 8 bytes (one " +
+                                "double): use e.g. " + tiling::format_bytes(bytes / 8 * 8 + 8));
+  return bytes;
+}
 
-  kernels::RingParams params;
-  params.passes = ro.passes;
-  params.flops = ro.flops;
-  const long workers = static_cast<long>(w.size) * T;
-  const bool mpi_ring = w.size > 1;
-
-  // ---- set-up: each worker first-touches its own block ----
-  std::vector<Block> storage;
-  for (int t = 0; t < T + (mpi_ring ? 1 : 0); ++t) storage.push_back(allocate_block(elems));
-  std::vector<double*> blocks(T);
-  for (int t = 0; t < T; ++t) blocks[t] = storage[t].get();
-  double* spare = mpi_ring ? storage[T].get() : nullptr;
-#pragma omp parallel for num_threads(T) schedule(static, 1)
-  for (int t = 0; t < T; ++t) {
-    const long pos = static_cast<long>(w.rank) * T + (T - 1 - t);
-    for (std::size_t i = 0; i < elems; ++i) blocks[t][i] = kernels::ring_initial_value(pos, i);
+// The ring's steps in the common lifecycle.
+class RingProxy final : public common::Proxy {
+ public:
+  RingProxy(const MpiWorld& w, const common::Variant& v, const RingOptions& o)
+      : Proxy(w), v_(v), o_(o), bytes_(block_bytes_of(o.block)), elems_(bytes_ / sizeof(double)) {
+    params_.passes = o.passes;
+    params_.flops = o.flops;
   }
-  if (spare) std::fill(spare, spare + elems, 0.0);
 
-  std::unique_ptr<comm::RingExchange> exchange;
-  if (mpi_ring)
-    exchange = std::make_unique<comm::RingExchange>(w.comm, (w.rank - 1 + w.size) % w.size,
-                                                    (w.rank + 1) % w.size, elems, tile.elements);
+  std::size_t tile_buffer_bytes() const override { return bytes_; }
+  std::string tile_kernel() const override { return "ring_pass"; }
 
-  common::PhaseTimers timers;
-  // One iteration, tile by tile. With MPI, tile j of the incoming block is waited for just
-  // before it is computed (so it arrives in cache), and sent on right after its K passes
-  // (while it is still in cache). Tile j at iteration i+1 depends only on tile j at
-  // iteration i, so this dataflow gives exactly the answer of the bulk-synchronous ring.
-  auto iterate = [&](common::PhaseTimers& tm) {
-    tiling::for_each_tile(elems, tile.elements, [&](std::size_t b, std::size_t e) {
-      const std::size_t j = b / tile.elements;
-      if (exchange) tm.time("comm", [&] { exchange->wait_receive(j); });
-      tm.time("compute", [&] {
-        kernels::ring_passes_workers(variant.backend, blocks.data(), T, b, e, params);
-      });
-      if (exchange)
-        tm.time("comm", [&] {
-          exchange->wait_send(j);  // last round's send of spare's tile j is done: reuse it
-          exchange->send(blocks[0], j);
-          exchange->post_receive(spare, j);
-          exchange->progress();
-        });
-    });
-    // Hand-over: thread t+1's block goes to thread t; thread T-1 takes what arrives.
-    double* outgoing = blocks[0];
-    for (int t = 0; t + 1 < T; ++t) blocks[t] = blocks[t + 1];
-    if (exchange) {
-      blocks[T - 1] = spare;
-      spare = outgoing;
-    } else {
-      blocks[T - 1] = outgoing;
+  // Each worker first-touches its own block.
+  void set_up(const common::RunStart& start) override {
+    tile_ = start.tile;
+    const int T = v_.threads;
+    const bool mpi_ring = w_.size > 1;
+    for (int t = 0; t < T + (mpi_ring ? 1 : 0); ++t) storage_.push_back(allocate_block(elems_));
+    blocks_.resize(static_cast<std::size_t>(T));
+    for (int t = 0; t < T; ++t) blocks_[t] = storage_[t].get();
+    spare_ = mpi_ring ? storage_[T].get() : nullptr;
+    const std::size_t elems = elems_;
+    double* const* blocks = blocks_.data();
+    const int rank = w_.rank;
+#pragma omp parallel for num_threads(T) schedule(static, 1)
+    for (int t = 0; t < T; ++t) {
+      const long pos = static_cast<long>(rank) * T + (T - 1 - t);
+      for (std::size_t i = 0; i < elems; ++i) blocks[t][i] = kernels::ring_initial_value(pos, i);
     }
-  };
+    if (spare_) std::fill(spare_, spare_ + elems_, 0.0);
+    if (mpi_ring)
+      exchange_ = std::make_unique<comm::RingExchange>(w_.comm, (w_.rank - 1 + w_.size) % w_.size,
+                                                       (w_.rank + 1) % w_.size, elems_, tile_.elements);
+  }
 
-  common::PhaseTimers warm;
-  for (int i = 0; i < ro.warmup; ++i) iterate(warm);
-  const std::uint64_t warm_msgs = exchange ? exchange->messages_sent() : 0;
-  const std::uint64_t warm_bytes = exchange ? exchange->bytes_sent() : 0;
-  timers.add("compute", 0.0);
-  timers.add("comm", 0.0);
-  const double t0 = common::synced_time(w.comm);
-  for (int i = 0; i < ro.iterations; ++i) iterate(timers);
-  if (exchange) timers.time("comm", [&] { exchange->wait_all(); });
-  const double local_total = MPI_Wtime() - t0;
-  double total = 0;
-  MPI_Allreduce(&local_total, &total, 1, MPI_DOUBLE, MPI_MAX, w.comm);
-  const auto phases = timers.max_over_ranks(w.comm);
+  void warm_up() override {
+    common::PhaseTimers warm;
+    for (int i = 0; i < o_.warmup; ++i) iteration(warm);
+    warm_msgs_ = exchange_ ? exchange_->messages_sent() : 0;
+    warm_bytes_ = exchange_ ? exchange_->bytes_sent() : 0;
+  }
 
-  const long total_iterations = static_cast<long>(ro.warmup) + ro.iterations;
-  const Verification ver = verify(w, blocks, elems, T, total_iterations, params);
+  std::vector<std::string> phases() const override { return {"compute", "comm"}; }
+
+  void iterate() override {
+    for (int i = 0; i < o_.iterations; ++i) iteration(timers_);
+    if (exchange_) timers_.time("comm", [&] { exchange_->wait_all(); });
+  }
 
   // Bytes that really moved, per channel: each rank sends only to its right neighbour.
-  comm::PeerTraffic traffic(w.size);
-  if (exchange)
-    traffic.add((w.rank + 1) % w.size, exchange->messages_sent() - warm_msgs,
-                exchange->bytes_sent() - warm_bytes);
-  const nlohmann::json messages = traffic.summarize(w.comm, placement);
-
-  if (w.rank != 0) return ver.passed ? common::kExitOk : common::kExitVerificationFailed;
-
-  // ---- report (rank 0) ----
-  const std::uint64_t mpi_bytes = messages["bytes"], mpi_msgs = messages["messages"];
-  const double streamed =
-      static_cast<double>(workers) * block_bytes * 2.0 * params.passes * ro.iterations;
-  const double gbs = streamed / total / 1e9;
-  std::vector<std::string> notes = common::start_notes(start);
-  if (workers == 1) notes.push_back("ring of one worker: it only computes; nothing is handed over");
-
-  std::ostringstream out;
-  out << "\n pxq ring\n"
-      << " layout        " << facts.nodes << "x" << facts.ranks_per_node << "x" << T << " ("
-      << w.size << " ranks x " << T << " threads = " << workers << " workers, "
-      << facts.observed_nodes << " node(s) observed, "
-      << co.alloc << ")\n"
-      << " block         " << tiling::format_bytes(block_bytes) << " per worker, " << params.passes
-      << " passes x " << params.flops << " update(s), " << ro.iterations << " iterations (+"
-      << ro.warmup << " warm-up)\n"
-      << " variant       " << variant.mode << ", tile "
-      << (tile.tiled ? tiling::format_bytes(tile.bytes) + " (" + tile.source + ")" : "off")
-      << ", backend " << kernels::backend_name(variant.backend) << "\n"
-      << " time          " << common::fmt("%.4f", total) << " s total, " << common::fmt("%.4f", phases.at("compute"))
-      << " s compute, " << common::fmt("%.4f", phases.at("comm")) << " s exposed comm (slowest rank)\n"
-      << " bandwidth     " << common::fmt("%.2f", gbs) << " GB/s effective (K passes x read+write of every block)\n"
-      << " MPI           " << common::fmt("%.3f", mpi_bytes / 1e9) << " GB in " << mpi_msgs << " messages\n";
-  for (const auto& n : notes) out << " note          " << n << "\n";
-  out << " Verification  = " << (ver.passed ? "PASSED" : "FAILED") << " (max rel error "
-      << common::fmt("%.3e", ver.max_rel_error) << ", checksum rel error "
-      << common::fmt("%.3e", ver.checksum_rel_error) << ", tolerance " << common::fmt("%.3e", ver.tolerance)
-      << ")\n";
-  std::fputs(out.str().c_str(), stdout);
-  std::fflush(stdout);
-
-  if (!co.json_path.empty()) {
-    nlohmann::json rec = common::record_frame("ring", ver.passed, co, variant, start, w.size, notes);
-    rec.update(nlohmann::json{
-        {"size",
-         {{"block_bytes", block_bytes},
-          {"passes", params.passes},
-          {"flops", params.flops},
-          {"iterations", ro.iterations},
-          {"warmup", ro.warmup}}},
-        {"time", {{"total", total}, {"compute", phases.at("compute")}, {"comm", phases.at("comm")}}},
-        {"metrics",
-         {{"effective_gbs", gbs}, {"mpi_bytes", mpi_bytes}, {"mpi_messages", mpi_msgs}}},
-        {"messages", messages},
-        {"verification",
-         {{"passed", ver.passed},
-          {"max_rel_error", ver.max_rel_error},
-          {"checksum_rel_error", ver.checksum_rel_error},
-          {"tolerance", ver.tolerance},
-          {"method", "closed form of the affine update, every element and block checksum"}}}});
-    common::append_record(co.json_path, rec);
+  void after_timing() override {
+    if (exchange_)
+      traffic_.add((w_.rank + 1) % w_.size, exchange_->messages_sent() - warm_msgs_,
+                   exchange_->bytes_sent() - warm_bytes_);
   }
-  return ver.passed ? common::kExitOk : common::kExitVerificationFailed;
+
+  bool verify() override {
+    const long total_iterations = static_cast<long>(o_.warmup) + o_.iterations;
+    ver_ = ring::verify(w_, blocks_, elems_, v_.threads, total_iterations, params_);
+    return ver_.passed;
+  }
+
+  common::Summary summarize(const common::Measured& m, bool quiet) const override;
+
+ private:
+  void iteration(common::PhaseTimers& tm);
+
+  common::Variant v_;
+  RingOptions o_;
+  std::size_t bytes_, elems_;
+  kernels::RingParams params_;
+  tiling::TileResolution tile_;
+  std::vector<Block> storage_;
+  std::vector<double*> blocks_;
+  double* spare_ = nullptr;
+  std::unique_ptr<comm::RingExchange> exchange_;
+  std::uint64_t warm_msgs_ = 0, warm_bytes_ = 0;
+  Verification ver_;
+};
+
+// One iteration, tile by tile. With MPI, tile j of the incoming block is waited for just
+// before it is computed (so it arrives in cache), and sent on right after its K passes
+// (while it is still in cache). Tile j at iteration i+1 depends only on tile j at
+// iteration i, so this dataflow gives exactly the answer of the bulk-synchronous ring.
+void RingProxy::iteration(common::PhaseTimers& tm) {
+  const int T = v_.threads;
+  tiling::for_each_tile(elems_, tile_.elements, [&](std::size_t b, std::size_t e) {
+    const std::size_t j = b / tile_.elements;
+    if (exchange_) tm.time("comm", [&] { exchange_->wait_receive(j); });
+    tm.time("compute", [&] { kernels::ring_passes_workers(v_.backend, blocks_.data(), T, b, e, params_); });
+    if (exchange_)
+      tm.time("comm", [&] {
+        exchange_->wait_send(j);  // last round's send of spare's tile j is done: reuse it
+        exchange_->send(blocks_[0], j);
+        exchange_->post_receive(spare_, j);
+        exchange_->progress();
+      });
+  });
+  // Hand-over: thread t+1's block goes to thread t; thread T-1 takes what arrives.
+  double* outgoing = blocks_[0];
+  for (int t = 0; t + 1 < T; ++t) blocks_[t] = blocks_[t + 1];
+  if (exchange_) {
+    blocks_[T - 1] = spare_;
+    spare_ = outgoing;
+  } else {
+    blocks_[T - 1] = outgoing;
+  }
+}
+
+common::Summary RingProxy::summarize(const common::Measured& m, bool /*quiet*/) const {
+  const long workers = static_cast<long>(w_.size) * v_.threads;
+  const double streamed = static_cast<double>(workers) * bytes_ * 2.0 * params_.passes * o_.iterations;
+  const double gbs = streamed / m.total / 1e9;
+  common::Summary s;
+  s.title = "RING";
+  s.head = {{"Block", tiling::format_bytes(bytes_) + " per worker"},
+            {"Passes", std::to_string(params_.passes) + " x " + std::to_string(params_.flops) + " update(s)"},
+            {"Iterations", std::to_string(o_.iterations) + " (+" + std::to_string(o_.warmup) + " warm-up)"}};
+  s.setup_what = "block allocation and first touch";
+  s.grid = "ring of " + std::to_string(workers) + " worker(s): " + std::to_string(w_.size) + " rank(s) x " +
+           std::to_string(v_.threads) + " thread(s)";
+  s.metrics = {{"Phases (max)", "compute " + common::fmt("%.4f", m.phase("compute")) + " s, exposed comm " +
+                                    common::fmt("%.4f", m.phase("comm")) + " s"},
+               {"Bandwidth", common::fmt("%.2f", gbs) + " GB/s effective (K passes x read+write of every block)"}};
+  if (workers == 1) s.notes.push_back("ring of one worker: it only computes; nothing is handed over");
+  s.checks = {{"Max rel error", common::fmt("%.3e", ver_.max_rel_error)},
+              {"Checksum error", common::fmt("%.3e", ver_.checksum_rel_error) + " (relative; tolerance " +
+                                     common::fmt("%.3e", ver_.tolerance) + ")"}};
+  s.size = {{"block_bytes", bytes_},
+            {"passes", params_.passes},
+            {"flops", params_.flops},
+            {"iterations", o_.iterations},
+            {"warmup", o_.warmup}};
+  s.time = {{"compute", m.phase("compute")}, {"comm", m.phase("comm")}};
+  s.metrics_json = {{"effective_gbs", gbs}};
+  s.verification = {{"max_rel_error", ver_.max_rel_error},
+                    {"checksum_rel_error", ver_.checksum_rel_error},
+                    {"tolerance", ver_.tolerance},
+                    {"method", "closed form of the affine update, every element and block checksum"}};
+  return s;
+}
+
+}  // namespace
+
+int run_ring(const MpiWorld& w, const common::CommonOptions& co, const RingOptions& ro) {
+  return common::run_proxy(w, co, "ring", false, [&](const common::Variant& v) {
+    return std::make_unique<RingProxy>(w, v, ro);
+  });
 }
 
 }  // namespace pxq::ring

@@ -1,0 +1,108 @@
+// The proxy lifecycle: every miniapp runs the same steps in the same order, and supplies
+// only what is its own. run_proxy does: resolve the variant, let the proxy check its input
+// (its constructor), start the run (layout, tile, runtime, placement), set up (timed apart),
+// one untimed warm-up, the timed iterations, phases reduced to the slowest rank, the
+// traffic summary, verification on every rank, then rank 0's banner and record, both built
+// from one Summary so that they never disagree.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "pxq/comm/peer_traffic.hpp"
+#include "pxq/common/app.hpp"
+#include "pxq/common/options.hpp"
+#include "pxq/common/run_context.hpp"
+#include "pxq/common/timer.hpp"
+
+namespace pxq::common {
+
+// What the lifecycle measured, handed to the proxy's summary.
+struct Measured {
+  double total = 0.0;  // the timed iterations, slowest rank
+  double setup = 0.0;  // the set-up, slowest rank (not in total)
+  std::map<std::string, double> phases;  // per phase, slowest rank
+  nlohmann::json messages;               // comm::PeerTraffic::summarize
+  double phase(const std::string& name) const;
+};
+
+// One banner line: " Label           = value".
+using Line = std::pair<std::string, std::string>;
+
+// What a proxy reports, once: the banner's lines and the record's own keys. The lifecycle
+// adds what every proxy shares (time, processes, layout, variant, tile, Mop/s, MPI traffic,
+// notes, the verdict) in the same place for all.
+struct Summary {
+  std::string preamble;          // printed before the title (e.g. CG's iteration table)
+  std::string title;             // "CG": the banner opens with " CG Benchmark Completed."
+  std::vector<Line> head;        // Class, Size, Iterations, ...
+  std::string setup_what;        // what the set-up did ("matrix generation"); "": no setup line
+  std::string grid;              // the "Process grid" line
+  std::string tile_detail;       // appended to the tile, e.g. "3 column window(s)"
+  std::vector<Line> variant;     // after the tile line (e.g. FT's lines per batch)
+  double operations = 0.0;       // NAS operation count; 0: no Mop/s lines
+  std::vector<Line> metrics;     // phases and bandwidths
+  std::vector<std::string> notes;  // beyond the start notes
+  std::string tables;            // per-step or per-level tables (the proxy honours --quiet)
+  std::vector<Line> checks;      // the verification figures, before the verdict
+  nlohmann::json size = nlohmann::json::object();
+  nlohmann::json time = nlohmann::json::object();  // phases; total and setup are added
+  nlohmann::json metrics_json = nlohmann::json::object();
+  nlohmann::json verification = nlohmann::json::object();  // "passed" is added
+  nlohmann::json variant_json = nlohmann::json::object();  // merged into "variant"
+};
+
+// A proxy's own steps. Construction checks the input (std::invalid_argument for bad input)
+// and does no MPI communication.
+class Proxy {
+ public:
+  explicit Proxy(const MpiWorld& w) : w_(w), traffic_(w.size) {}
+  virtual ~Proxy() = default;
+  Proxy(const Proxy&) = delete;
+  Proxy& operator=(const Proxy&) = delete;
+
+  // The bytes the tile bounds, and the kernel's name in pxq-bench-tiling (--tile auto).
+  virtual std::size_t tile_buffer_bytes() const = 0;
+  virtual std::string tile_kernel() const = 0;
+  // Builds the problem once the tile is known; timed as the set-up.
+  virtual void set_up(const RunStart& start) = 0;
+  // One untimed round that touches every page, leaving the state the timed run starts from.
+  virtual void warm_up() = 0;
+  // The phases the summary reads, so that every rank has the same set.
+  virtual std::vector<std::string> phases() const = 0;
+  // The timed part.
+  virtual void iterate() = 0;
+  // After the timed part, before the reduction: per-rank totals from finer timers (per
+  // level, per step), traffic counted outside the timed loop.
+  virtual void after_timing() {}
+  // Collective; every rank returns the same verdict.
+  virtual bool verify() = 0;
+  // Rank 0: the banner lines and the record's keys.
+  virtual Summary summarize(const Measured& m, bool quiet) const = 0;
+
+  PhaseTimers& timers() { return timers_; }
+  comm::PeerTraffic& traffic() { return traffic_; }
+
+ protected:
+  const MpiWorld& w_;
+  PhaseTimers timers_;
+  comm::PeerTraffic traffic_;
+};
+
+// The whole run of one proxy; the exit code (0 verified, 1 verification failed).
+// `make` constructs the proxy from the resolved variant (it may throw for bad input).
+int run_proxy(const MpiWorld& w, const CommonOptions& co, const std::string& app, bool quiet,
+              const std::function<std::unique_ptr<Proxy>(const Variant&)>& make);
+
+// The NAS-style banner of a summary.
+std::string banner(const Summary& s, const Measured& m, const CommonOptions& co, const Variant& v,
+                   const RunStart& start, int ranks, const std::vector<std::string>& notes,
+                   bool passed);
+
+}  // namespace pxq::common

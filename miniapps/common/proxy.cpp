@@ -1,0 +1,144 @@
+// The proxy lifecycle and its one report builder (banner and record from one Summary).
+#include "pxq/common/proxy.hpp"
+
+#include <mpi.h>
+
+#include <cstdio>
+#include <sstream>
+
+#include "pxq/common/run_record.hpp"
+#include "pxq/kernels/backend.hpp"
+#include "pxq/tiling/tile_policy.hpp"
+
+namespace pxq::common {
+namespace {
+
+void put(std::ostringstream& out, const std::string& label, const std::string& value) {
+  char head[40];
+  std::snprintf(head, sizeof(head), " %-16s= ", label.c_str());
+  out << head << value << "\n";
+}
+
+void put_all(std::ostringstream& out, const std::vector<Line>& lines) {
+  for (const auto& [label, value] : lines) put(out, label, value);
+}
+
+std::string tile_text(const tiling::TileResolution& tile, const std::string& detail) {
+  if (!tile.tiled) return "off";
+  return tiling::format_bytes(tile.bytes) + " (" + tile.source + (detail.empty() ? "" : ", " + detail) + ")";
+}
+
+double slowest(double local, MPI_Comm comm) {
+  double out = 0.0;
+  MPI_Allreduce(&local, &out, 1, MPI_DOUBLE, MPI_MAX, comm);
+  return out;
+}
+
+nlohmann::json record(const Summary& s, const Measured& m, const std::string& app, const CommonOptions& co,
+                      const Variant& v, const RunStart& start, int ranks, const std::vector<std::string>& notes,
+                      bool passed) {
+  nlohmann::json rec = record_frame(app, passed, co, v, start, ranks, notes);
+  nlohmann::json time = {{"total", m.total}};
+  if (!s.setup_what.empty()) time["setup"] = m.setup;
+  time.update(s.time);
+  nlohmann::json metrics = nlohmann::json::object();
+  if (s.operations > 0) {
+    const double mops = s.operations / m.total / 1e6;
+    metrics.update({{"mops_total", mops}, {"mops_per_process", mops / ranks}});
+  }
+  metrics.update(s.metrics_json);
+  metrics.update({{"mpi_bytes", m.messages["bytes"]}, {"mpi_messages", m.messages["messages"]}});
+  nlohmann::json verification = {{"passed", passed}};
+  verification.update(s.verification);
+  rec.update(nlohmann::json{{"size", s.size},
+                            {"time", time},
+                            {"metrics", metrics},
+                            {"messages", m.messages},
+                            {"verification", verification}});
+  rec["variant"].update(s.variant_json);
+  return rec;
+}
+
+}  // namespace
+
+double Measured::phase(const std::string& name) const {
+  const auto it = phases.find(name);
+  return it == phases.end() ? 0.0 : it->second;
+}
+
+std::string banner(const Summary& s, const Measured& m, const CommonOptions& co, const Variant& v,
+                   const RunStart& start, int ranks, const std::vector<std::string>& notes, bool passed) {
+  const int T = v.threads;
+  std::ostringstream out;
+  out << s.preamble << "\n " << s.title << " Benchmark Completed.\n";
+  put_all(out, s.head);
+  put(out, "Time in seconds", fmt("%.4f", m.total));
+  if (!s.setup_what.empty()) put(out, "Setup seconds", fmt("%.4f", m.setup) + " (" + s.setup_what + ", untimed)");
+  put(out, "Total processes", std::to_string(ranks));
+  put(out, "Process grid", s.grid);
+  put(out, "Layout",
+      std::to_string(start.facts.nodes) + "x" + std::to_string(start.facts.ranks_per_node) + "x" +
+          std::to_string(T) + " (" + std::to_string(start.facts.observed_nodes) + " node(s) observed, " +
+          co.alloc + ")");
+  put(out, "Threads/process", std::to_string(T));
+  put(out, "Variant", v.mode + ", backend " + kernels::backend_name(v.backend));
+  put(out, "Tile", tile_text(start.tile, s.tile_detail));
+  put_all(out, s.variant);
+  if (s.operations > 0) {
+    const double mops = s.operations / m.total / 1e6;
+    put(out, "Mop/s total", fmt("%.2f", mops));
+    put(out, "Mop/s/process", fmt("%.2f", mops / ranks));
+    put(out, "Operation type", "floating point");
+  }
+  put_all(out, s.metrics);
+  put(out, "MPI",
+      std::to_string(m.messages["messages"].get<std::uint64_t>()) + " messages, " +
+          fmt("%.3f", m.messages["bytes"].get<std::uint64_t>() / 1e6) + " MB");
+  for (const auto& n : notes) put(out, "Note", n);
+  out << s.tables;
+  put_all(out, s.checks);
+  put(out, "Verification", passed ? "SUCCESSFUL" : "UNSUCCESSFUL");
+  return out.str();
+}
+
+int run_proxy(const MpiWorld& w, const CommonOptions& co, const std::string& app, bool quiet,
+              const std::function<std::unique_ptr<Proxy>(const Variant&)>& make) {
+  // ---- validate everything before any MPI work ----
+  const Variant variant = resolve_variant(co);
+  const std::unique_ptr<Proxy> proxy = make(variant);
+  const RunStart start = start_run(w, co, variant, proxy->tile_buffer_bytes(), proxy->tile_kernel());
+
+  Measured m;
+  const double t_setup = synced_time(w.comm);
+  proxy->set_up(start);
+  m.setup = slowest(MPI_Wtime() - t_setup, w.comm);
+
+  proxy->warm_up();
+  proxy->timers().reset();
+  proxy->traffic().reset();
+  for (const auto& phase : proxy->phases()) proxy->timers().add(phase, 0.0);
+
+  const double t0 = synced_time(w.comm);
+  proxy->iterate();
+  m.total = slowest(MPI_Wtime() - t0, w.comm);
+  proxy->after_timing();
+  m.phases = proxy->timers().max_over_ranks(w.comm);
+  m.messages = proxy->traffic().summarize(w.comm, start.placement);
+
+  const bool passed = proxy->verify();
+  const int code = passed ? kExitOk : kExitVerificationFailed;
+  if (w.rank != 0) return code;
+
+  // ---- report (rank 0) ----
+  const Summary s = proxy->summarize(m, quiet);
+  std::vector<std::string> notes = start_notes(start);
+  notes.insert(notes.end(), s.notes.begin(), s.notes.end());
+  const std::string text = banner(s, m, co, variant, start, w.size, notes, passed);
+  std::fputs(text.c_str(), stdout);
+  std::fflush(stdout);
+  if (!co.json_path.empty())
+    append_record(co.json_path, record(s, m, app, co, variant, start, w.size, notes, passed));
+  return code;
+}
+
+}  // namespace pxq::common
