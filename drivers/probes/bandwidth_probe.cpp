@@ -18,8 +18,8 @@
 #include "pxq/comm/mpi_check.hpp"
 #include "pxq/common/app.hpp"
 #include "pxq/common/options.hpp"
+#include "pxq/common/proxy.hpp"
 #include "pxq/common/run_context.hpp"
-#include "pxq/common/run_record.hpp"
 #include "pxq/probes/memory.hpp"
 #include "pxq/tiling/tile_policy.hpp"
 
@@ -44,31 +44,33 @@ std::vector<StreamKernel> parse_kernels(const std::string& text) {
   return out;
 }
 
-int run(const pxq::common::MpiWorld& w, const pxq::common::CommonOptions& co, const ProbeOptions& o) {
-  const auto kernels = parse_kernels(o.kernels);
+// Bytes per array per worker, checked with the options before any MPI work.
+std::size_t check_options(const pxq::common::MpiWorld& w, const ProbeOptions& o, const pxq::common::Variant& v) {
   if (o.repeat < 1) throw std::invalid_argument("--repeat " + std::to_string(o.repeat) + ": use at least 1");
   if (!(o.fraction > 0 && o.fraction <= 1)) throw std::invalid_argument("--saturation must be within (0, 1]");
-  const pxq::common::Variant variant = pxq::common::resolve_variant(co);
-  if (variant.tile.kind != pxq::tiling::TilePolicy::Kind::off)
+  if (v.tile.kind != pxq::tiling::TilePolicy::Kind::off)
     throw std::invalid_argument("the bandwidth probe streams whole arrays: use --tile off");
-  if (w.size > 1 && variant.threads > 1)
+  if (w.size > 1 && v.threads > 1)
     throw std::invalid_argument("the bandwidth probe runs cores as ranks (layout 1xQ) or as threads (1x1xT), "
                                 "not both: use one rank per core or one rank with T threads");
-  const auto caches = pxq::tiling::discover_caches();
   std::size_t bytes = 0;
   if (o.array == "auto") {  // STREAM's rule: each array at least 4 times the last-level cache
+    const auto caches = pxq::tiling::discover_caches();
     const std::size_t llc = std::max({caches.l3.bytes, caches.l2.bytes, std::size_t{8} << 20});
     bytes = 4 * llc;
   } else {
     bytes = pxq::tiling::parse_bytes(o.array);
   }
-  const std::size_t n = bytes / sizeof(double);
-  if (n < 1024) throw std::invalid_argument("--array " + o.array + ": use at least 8K (1024 doubles)");
-  const pxq::common::RunStart start = pxq::common::start_run(w, co, variant, bytes, "");
-  const bool threads_mode = variant.threads > 1;
-  const int workers = threads_mode ? variant.threads : w.size;
-  const std::size_t total_n = threads_mode ? n * static_cast<std::size_t>(workers) : n;
+  if (bytes / sizeof(double) < 1024) throw std::invalid_argument("--array " + o.array + ": use at least 8K (1024 doubles)");
+  return bytes;
+}
 
+// best[kernel][k-1]: the fastest of the repeats of the slowest active worker, seconds.
+using Best = std::vector<std::vector<double>>;
+
+Best measure(const pxq::common::MpiWorld& w, const ProbeOptions& o, const std::vector<StreamKernel>& kernels,
+             std::size_t n, bool threads_mode, int workers) {
+  const std::size_t total_n = threads_mode ? n * static_cast<std::size_t>(workers) : n;
   // Each worker's share first-touched by the thread that streams it.
   std::unique_ptr<double[]> a(new double[total_n]), b(new double[total_n]), c(new double[total_n]);
 #pragma omp parallel for schedule(static) num_threads(threads_mode ? workers : 1)
@@ -78,9 +80,7 @@ int run(const pxq::common::MpiWorld& w, const pxq::common::CommonOptions& co, co
       b[i] = 2.0;
       c[i] = 0.0;
     }
-
-  // best[kernel][k-1]: the fastest of the repeats of the slowest active worker, seconds.
-  std::vector<std::vector<double>> best(kernels.size(), std::vector<double>(static_cast<std::size_t>(workers), 0));
+  Best best(kernels.size(), std::vector<double>(static_cast<std::size_t>(workers), 0));
   for (int k = 1; k <= workers; ++k)
     for (std::size_t ki = 0; ki < kernels.size(); ++ki)
       for (int r = 0; r < o.repeat + 1; ++r) {  // the first pass is untimed, as in STREAM
@@ -105,6 +105,52 @@ int run(const pxq::common::MpiWorld& w, const pxq::common::CommonOptions& co, co
         double& b_ = best[ki][static_cast<std::size_t>(k - 1)];
         b_ = b_ == 0 ? slowest : std::min(b_, slowest);
       }
+  return best;
+}
+
+// One kernel's table rows (appended to `out`) and its record entry.
+nlohmann::json report_kernel(std::ostringstream& out, StreamKernel kernel, const std::vector<double>& best,
+                             std::size_t n, double fraction) {
+  const int workers = static_cast<int>(best.size());
+  std::vector<double> totals;
+  for (int k = 1; k <= workers; ++k)
+    totals.push_back(pxq::probes::stream_bytes(kernel, n) * k / best[static_cast<std::size_t>(k - 1)] / 1e9);
+  const bool scaling = pxq::probes::still_scaling(totals, fraction);
+  const int sat = scaling ? 0 : pxq::probes::saturation_point(totals, fraction);
+  const std::string name = pxq::probes::stream_name(kernel);
+  nlohmann::json rows = nlohmann::json::array();
+  for (int k = 1; k <= workers; ++k) {
+    const double total = totals[static_cast<std::size_t>(k - 1)];
+    const double eff = total / (k * totals[0]);
+    out << " " << name << std::string(8 - name.size(), ' ') << fmt("%6.0f", k) << fmt("%12.1f", total)
+        << fmt("%15.1f", total / k) << fmt("%11.0f", 100 * eff) << "%"
+        << (k == sat && sat < workers ? "  <- saturation" : "") << "\n";
+    rows.push_back({{"cores", k}, {"seconds", best[static_cast<std::size_t>(k - 1)]}, {"total_gbs", total},
+                    {"per_core_gbs", total / k}, {"efficiency", eff}});
+  }
+  const double eff_last = totals.back() / (workers * totals[0]);
+  if (scaling)
+    out << " " << name << ": still scaling at " << workers << " cores (" << fmt("%.0f", 100 * eff_last)
+        << "% efficiency): not saturated here\n";
+  else if (sat == workers)
+    out << " " << name << ": best with all " << workers << " cores, at " << fmt("%.0f", 100 * eff_last)
+        << "% efficiency: starting to saturate\n";
+  return {{"kernel", name},
+          {"saturation", sat == 0 ? nlohmann::json(nullptr) : nlohmann::json(sat)},
+          {"still_scaling", scaling},
+          {"efficiency_at_max", eff_last},
+          {"rows", rows}};
+}
+
+int run(const pxq::common::MpiWorld& w, const pxq::common::CommonOptions& co, const ProbeOptions& o) {
+  const auto kernels = parse_kernels(o.kernels);
+  const pxq::common::Variant variant = pxq::common::resolve_variant(co);
+  const std::size_t bytes = check_options(w, o, variant);
+  const std::size_t n = bytes / sizeof(double);
+  const pxq::common::RunStart start = pxq::common::start_run(w, co, variant, bytes, "");
+  const bool threads_mode = variant.threads > 1;
+  const int workers = threads_mode ? variant.threads : w.size;
+  const Best best = measure(w, o, kernels, n, threads_mode, workers);
   if (w.rank != 0) return pxq::common::kExitOk;
 
   const char* as = threads_mode ? "threads" : "ranks";
@@ -115,47 +161,15 @@ int run(const pxq::common::MpiWorld& w, const pxq::common::CommonOptions& co, co
       << " Cores           = 1.." << workers << " as " << as << "\n\n"
       << " kernel   cores  total GB/s  per core GB/s  efficiency\n";
   nlohmann::json results = nlohmann::json::array();
-  for (std::size_t ki = 0; ki < kernels.size(); ++ki) {
-    std::vector<double> totals;
-    for (int k = 1; k <= workers; ++k)
-      totals.push_back(pxq::probes::stream_bytes(kernels[ki], n) * k / best[ki][static_cast<std::size_t>(k - 1)] / 1e9);
-    const bool scaling = pxq::probes::still_scaling(totals, o.fraction);
-    const int sat = scaling ? 0 : pxq::probes::saturation_point(totals, o.fraction);
-    nlohmann::json rows = nlohmann::json::array();
-    for (int k = 1; k <= workers; ++k) {
-      const double total = totals[static_cast<std::size_t>(k - 1)];
-      const double eff = total / (k * totals[0]);
-      const std::string name = pxq::probes::stream_name(kernels[ki]);
-      out << " " << name << std::string(8 - name.size(), ' ') << fmt("%6.0f", k) << fmt("%12.1f", total)
-          << fmt("%15.1f", total / k) << fmt("%11.0f", 100 * eff) << "%" << (k == sat && sat < workers ? "  <- saturation" : "") << "\n";
-      rows.push_back({{"cores", k}, {"seconds", best[ki][static_cast<std::size_t>(k - 1)]}, {"total_gbs", total},
-                      {"per_core_gbs", total / k}, {"efficiency", eff}});
-    }
-    const double eff_last = totals.back() / (workers * totals[0]);
-    if (scaling)
-      out << " " << pxq::probes::stream_name(kernels[ki]) << ": still scaling at " << workers << " cores ("
-          << fmt("%.0f", 100 * eff_last) << "% efficiency): not saturated here\n";
-    else if (sat == workers)
-      out << " " << pxq::probes::stream_name(kernels[ki]) << ": best with all " << workers << " cores, at "
-          << fmt("%.0f", 100 * eff_last) << "% efficiency: starting to saturate\n";
-    results.push_back({{"kernel", pxq::probes::stream_name(kernels[ki])},
-                       {"saturation", sat == 0 ? nlohmann::json(nullptr) : nlohmann::json(sat)},
-                       {"still_scaling", scaling}, {"efficiency_at_max", eff_last}, {"rows", rows}});
-  }
+  for (std::size_t ki = 0; ki < kernels.size(); ++ki) results.push_back(report_kernel(out, kernels[ki], best[ki], n, o.fraction));
   out << "\n saturation: the fewest cores reaching " << fmt("%.0f", 100 * o.fraction)
       << "% of the best total, unless the last still scales that well; efficiency: total / (cores x one core's)\n"
       << " bytes as STREAM counts them (2 arrays for copy and scale, 3 for add and triad)\n";
-  std::fputs(out.str().c_str(), stdout);
-  std::fflush(stdout);
-  if (!co.json_path.empty()) {
-    nlohmann::json rec = pxq::common::record_frame("probe-bandwidth", true, co, variant, start, w.size,
-                                                   pxq::common::start_notes(start));
-    rec.update(nlohmann::json{{"size", {{"array_bytes", bytes}, {"workers", workers}, {"as", as},
-                                        {"repeat", o.repeat}, {"saturation_fraction", o.fraction}}},
-                              {"kernels", results}});
-    pxq::common::append_record(co.json_path, rec);
-  }
-  return pxq::common::kExitOk;
+  const nlohmann::json body = {{"size", {{"array_bytes", bytes}, {"workers", workers}, {"as", as},
+                                         {"repeat", o.repeat}, {"saturation_fraction", o.fraction}}},
+                               {"kernels", results}};
+  return pxq::common::finish_probe(w, co, variant, start, "probe-bandwidth", true, out.str(),
+                                   pxq::common::start_notes(start), body);
 }
 
 void add_probe_options(CLI::App& app, ProbeOptions& o) {

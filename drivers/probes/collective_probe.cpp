@@ -17,8 +17,8 @@
 #include "pxq/comm/mpi_check.hpp"
 #include "pxq/common/app.hpp"
 #include "pxq/common/options.hpp"
+#include "pxq/common/proxy.hpp"
 #include "pxq/common/run_context.hpp"
-#include "pxq/common/run_record.hpp"
 #include "pxq/probes/stats.hpp"
 #include "pxq/tiling/tile_policy.hpp"
 
@@ -56,8 +56,8 @@ void call(const std::string& op, Buffers& b, std::size_t bytes, MPI_Comm comm) {
   }
 }
 
-int run(const pxq::common::MpiWorld& w, const pxq::common::CommonOptions& co, const ProbeOptions& o) {
-  // ---- validate ----
+// The message size, checked with the options before any MPI work.
+std::size_t check_options(const ProbeOptions& o) {
   if (std::find(kOps.begin(), kOps.end(), o.op) == kOps.end())
     throw std::invalid_argument("unknown collective '" + o.op + "': use allreduce, bcast, alltoall or barrier");
   if (o.calls < 1) throw std::invalid_argument("--calls must be at least 1, got " + std::to_string(o.calls));
@@ -70,12 +70,11 @@ int run(const pxq::common::MpiWorld& w, const pxq::common::CommonOptions& co, co
                                 "use a multiple of 8 bytes");
   if (bytes > static_cast<std::size_t>(INT32_MAX))
     throw std::invalid_argument("--size " + o.size + " exceeds MPI's int count: use at most 2G - 1");
-  const pxq::common::Variant variant = pxq::common::resolve_variant(co);
-  if (variant.threads != 1 || variant.tile.kind != pxq::tiling::TilePolicy::Kind::off)
-    throw std::invalid_argument("the collective probe runs one thread per rank and no tiles: use --mode flat");
-  const pxq::common::RunStart start = pxq::common::start_run(w, co, variant, std::max<std::size_t>(8, bytes), "");
+  return bytes;
+}
 
-  // ---- measure ----
+// Every rank's time of every call, seconds.
+std::vector<double> measure(const pxq::common::MpiWorld& w, const ProbeOptions& o, std::size_t bytes) {
   const std::size_t per_rank = o.op == "alltoall" ? bytes * static_cast<std::size_t>(w.size) : bytes;
   Buffers b{std::vector<char>(std::max<std::size_t>(8, per_rank), 1), std::vector<char>(std::max<std::size_t>(8, per_rank), 0)};
   for (long i = 0; i < o.warmup; ++i) call(o.op, b, bytes, w.comm);
@@ -86,20 +85,27 @@ int run(const pxq::common::MpiWorld& w, const pxq::common::CommonOptions& co, co
     call(o.op, b, bytes, w.comm);
     mine[static_cast<std::size_t>(i)] = MPI_Wtime() - t0;
   }
-  std::vector<double> slowest(mine.size());
-  MPI_Reduce(mine.data(), slowest.data(), static_cast<int>(mine.size()), MPI_DOUBLE, MPI_MAX, 0, w.comm);
-  std::vector<double> all(w.rank == 0 ? mine.size() * static_cast<std::size_t>(w.size) : 0);
-  MPI_Gather(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(), static_cast<int>(mine.size()),
-             MPI_DOUBLE, 0, w.comm);
-  if (w.rank != 0) return pxq::common::kExitOk;
+  return mine;
+}
 
-  // ---- report (rank 0) ----
-  const double total = std::accumulate(slowest.begin(), slowest.end(), 0.0);
-  const double median = pxq::probes::percentile(slowest, 50), p90 = pxq::probes::percentile(slowest, 90),
-               p95 = pxq::probes::percentile(slowest, 95), p99 = pxq::probes::percentile(slowest, 99);
-  const double max = *std::max_element(slowest.begin(), slowest.end());
-  const double share = pxq::probes::tail_share(slowest, o.tail);
-  const auto clusters = pxq::probes::clusters_1d(slowest, o.gap);
+struct Stats {
+  double total, median, p90, p95, p99, max, share;
+  std::vector<pxq::probes::Cluster> clusters;
+};
+
+Stats stats_of(const std::vector<double>& slowest, const ProbeOptions& o) {
+  return {std::accumulate(slowest.begin(), slowest.end(), 0.0),
+          pxq::probes::percentile(slowest, 50),
+          pxq::probes::percentile(slowest, 90),
+          pxq::probes::percentile(slowest, 95),
+          pxq::probes::percentile(slowest, 99),
+          *std::max_element(slowest.begin(), slowest.end()),
+          pxq::probes::tail_share(slowest, o.tail),
+          pxq::probes::clusters_1d(slowest, o.gap)};
+}
+
+std::string report(const Stats& st, const ProbeOptions& o, std::size_t bytes, int ranks,
+                   const pxq::common::LayoutFacts& facts) {
   const double us = 1e6;
   std::ostringstream out;
   out << "\n Collective variability\n"
@@ -108,40 +114,55 @@ int run(const pxq::common::MpiWorld& w, const pxq::common::CommonOptions& co, co
       << (o.op == "barrier" ? "" : ", " + pxq::tiling::format_bytes(bytes) + (o.op == "alltoall" ? " per peer" : ""))
       << "\n"
       << " Calls           = " << o.calls << " back to back (after " << o.warmup << " untimed)\n"
-      << " Ranks           = " << w.size << " (" << start.facts.nodes << " node(s) x " << start.facts.ranks_per_node
-      << ", " << start.facts.observed_nodes << " observed)\n"
-      << " Call time (us)  = median " << fmt("%.2f", median * us) << ", p90 " << fmt("%.2f", p90 * us) << ", p95 "
-      << fmt("%.2f", p95 * us) << ", p99 " << fmt("%.2f", p99 * us) << ", max " << fmt("%.2f", max * us)
+      << " Ranks           = " << ranks << " (" << facts.nodes << " node(s) x " << facts.ranks_per_node
+      << ", " << facts.observed_nodes << " observed)\n"
+      << " Call time (us)  = median " << fmt("%.2f", st.median * us) << ", p90 " << fmt("%.2f", st.p90 * us) << ", p95 "
+      << fmt("%.2f", st.p95 * us) << ", p99 " << fmt("%.2f", st.p99 * us) << ", max " << fmt("%.2f", st.max * us)
       << " (slowest rank per call)\n"
-      << " Slowest " << fmt("%.0f", 100 * o.tail) << "%      = " << fmt("%.1f", 100 * share) << "% of the total time ("
-      << fmt("%.4f", total) << " s)\n"
-      << " Clusters        = " << clusters.size() << " (split where a call takes over " << fmt("%.2f", o.gap)
+      << " Slowest " << fmt("%.0f", 100 * o.tail) << "%      = " << fmt("%.1f", 100 * st.share) << "% of the total time ("
+      << fmt("%.4f", st.total) << " s)\n"
+      << " Clusters        = " << st.clusters.size() << " (split where a call takes over " << fmt("%.2f", o.gap)
       << "x the one before it, sorted)\n";
-  for (const auto& c : clusters)
+  for (const auto& c : st.clusters)
     out << "   centre " << fmt("%10.2f", c.centre * us) << " us   range " << fmt("%.2f", c.min * us) << " .. "
         << fmt("%.2f", c.max * us) << " us   calls " << c.count << " ("
         << fmt("%.1f", 100.0 * static_cast<double>(c.count) / static_cast<double>(o.calls)) << "%)\n";
-  std::fputs(out.str().c_str(), stdout);
-  std::fflush(stdout);
+  return out.str();
+}
 
-  if (!co.json_path.empty()) {
-    nlohmann::json cl = nlohmann::json::array();
-    for (const auto& c : clusters) cl.push_back({{"centre", c.centre}, {"min", c.min}, {"max", c.max}, {"count", c.count}});
-    nlohmann::json per_rank = nlohmann::json::array();
-    for (int r = 0; r < w.size; ++r)
-      per_rank.push_back(std::vector<double>(all.begin() + static_cast<std::ptrdiff_t>(r) * o.calls,
-                                             all.begin() + static_cast<std::ptrdiff_t>(r + 1) * o.calls));
-    nlohmann::json rec = pxq::common::record_frame("probe-collective", true, co, variant, start, w.size,
-                                                   pxq::common::start_notes(start));
-    rec.update(nlohmann::json{
-        {"size", {{"op", o.op}, {"bytes", bytes}, {"calls", o.calls}, {"warmup", o.warmup}}},
-        {"stats",
-         {{"median", median}, {"p90", p90}, {"p95", p95}, {"p99", p99}, {"max", max}, {"total", total},
-          {"tail_fraction", o.tail}, {"tail_share", share}, {"cluster_gap", o.gap}, {"clusters", cl}}},
-        {"samples", {{"unit", "s"}, {"slowest_rank", slowest}, {"per_rank", per_rank}}}});
-    pxq::common::append_record(co.json_path, rec);
-  }
-  return pxq::common::kExitOk;
+nlohmann::json body_of(const Stats& st, const ProbeOptions& o, std::size_t bytes, const std::vector<double>& slowest,
+                       const std::vector<double>& all, int ranks) {
+  nlohmann::json cl = nlohmann::json::array();
+  for (const auto& c : st.clusters) cl.push_back({{"centre", c.centre}, {"min", c.min}, {"max", c.max}, {"count", c.count}});
+  nlohmann::json per_rank = nlohmann::json::array();
+  for (int r = 0; r < ranks; ++r)
+    per_rank.push_back(std::vector<double>(all.begin() + static_cast<std::ptrdiff_t>(r) * o.calls,
+                                           all.begin() + static_cast<std::ptrdiff_t>(r + 1) * o.calls));
+  return {{"size", {{"op", o.op}, {"bytes", bytes}, {"calls", o.calls}, {"warmup", o.warmup}}},
+          {"stats",
+           {{"median", st.median}, {"p90", st.p90}, {"p95", st.p95}, {"p99", st.p99}, {"max", st.max},
+            {"total", st.total}, {"tail_fraction", o.tail}, {"tail_share", st.share}, {"cluster_gap", o.gap},
+            {"clusters", cl}}},
+          {"samples", {{"unit", "s"}, {"slowest_rank", slowest}, {"per_rank", per_rank}}}};
+}
+
+int run(const pxq::common::MpiWorld& w, const pxq::common::CommonOptions& co, const ProbeOptions& o) {
+  const std::size_t bytes = check_options(o);
+  const pxq::common::Variant variant = pxq::common::resolve_variant(co);
+  if (variant.threads != 1 || variant.tile.kind != pxq::tiling::TilePolicy::Kind::off)
+    throw std::invalid_argument("the collective probe runs one thread per rank and no tiles: use --mode flat");
+  const pxq::common::RunStart start = pxq::common::start_run(w, co, variant, std::max<std::size_t>(8, bytes), "");
+  const std::vector<double> mine = measure(w, o, bytes);
+  std::vector<double> slowest(mine.size());
+  MPI_Reduce(mine.data(), slowest.data(), static_cast<int>(mine.size()), MPI_DOUBLE, MPI_MAX, 0, w.comm);
+  std::vector<double> all(w.rank == 0 ? mine.size() * static_cast<std::size_t>(w.size) : 0);
+  MPI_Gather(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(), static_cast<int>(mine.size()),
+             MPI_DOUBLE, 0, w.comm);
+  if (w.rank != 0) return pxq::common::kExitOk;
+  const Stats st = stats_of(slowest, o);
+  return pxq::common::finish_probe(w, co, variant, start, "probe-collective", true,
+                                   report(st, o, bytes, w.size, start.facts), pxq::common::start_notes(start),
+                                   body_of(st, o, bytes, slowest, all, w.size));
 }
 
 void add_probe_options(CLI::App& app, ProbeOptions& o) {

@@ -12,6 +12,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -23,8 +24,8 @@
 #include "pxq/comm/placement.hpp"
 #include "pxq/common/app.hpp"
 #include "pxq/common/options.hpp"
+#include "pxq/common/proxy.hpp"
 #include "pxq/common/run_context.hpp"
-#include "pxq/common/run_record.hpp"
 #include "pxq/probes/stats.hpp"
 #include "pxq/tiling/tile_policy.hpp"
 #include "pxq/tiling/topology.hpp"
@@ -103,208 +104,247 @@ std::vector<Pair> choose_pairs(const std::vector<pxq::comm::RankPlacement>& rank
   return out;
 }
 
-int run(const pxq::common::MpiWorld& w, const pxq::common::CommonOptions& co, const ProbeOptions& o) {
+// What one probe run shares between its steps: the world, the options, the buffers (as the
+// standard benchmarks do: one send and one receive buffer, reused by every message, so the
+// figures compare with theirs) and the validation counts.
+struct Ctx {
+  const pxq::common::MpiWorld& w;
+  const ProbeOptions& o;
+  std::vector<unsigned char> sbuf, buf, ack = std::vector<unsigned char>(4);
+  long checked = 0, errors = 0;
+};
+
+// Median, min and max of `xs` (zeros when empty).
+std::array<double, 3> spread(const std::vector<double>& xs) {
+  if (xs.empty()) return {0, 0, 0};
+  return {pxq::probes::percentile(xs, 50), *std::min_element(xs.begin(), xs.end()),
+          *std::max_element(xs.begin(), xs.end())};
+}
+
+// Batches of ping-pongs between the pair: one-way latency per batch, seconds (on a and b).
+std::vector<double> measure_latency(Ctx& c, const Pair& p, std::size_t bytes, int batches, int per) {
+  const bool a = c.w.rank == p.a;
+  std::vector<double> one_way;
+  check_mpi(MPI_Barrier(c.w.comm), "MPI_Barrier");
+  if (!a && c.w.rank != p.b) return one_way;
+  const int peer = a ? p.b : p.a, n = static_cast<int>(bytes);
+  auto round_trip = [&] {
+    if (a) {
+      MPI_Send(c.sbuf.data(), n, MPI_BYTE, peer, 1, c.w.comm);
+      MPI_Recv(c.buf.data(), n, MPI_BYTE, peer, 1, c.w.comm, MPI_STATUS_IGNORE);
+    } else {
+      MPI_Recv(c.buf.data(), n, MPI_BYTE, peer, 1, c.w.comm, MPI_STATUS_IGNORE);
+      MPI_Send(c.sbuf.data(), n, MPI_BYTE, peer, 1, c.w.comm);
+    }
+  };
+  for (int it = 0; it < std::max(10, per / 10); ++it) round_trip();  // warm-up
+  for (int bt = 0; bt < batches; ++bt) {
+    if (c.o.validate) fill(c.sbuf, bytes, bt);  // both ends send the batch's pattern
+    const double t0 = MPI_Wtime();
+    for (int it = 0; it < per; ++it) round_trip();
+    one_way.push_back((MPI_Wtime() - t0) / (2.0 * per));
+    if (c.o.validate) {
+      c.checked += static_cast<long>(bytes);
+      c.errors += check(c.buf, bytes, bt);
+    }
+  }
+  return one_way;
+}
+
+// Windows of non-blocking sends, one small ack per window: GB/s per window (on a and b).
+std::vector<double> measure_bandwidth(Ctx& c, const Pair& p, std::size_t bytes, int windows) {
+  const bool a = c.w.rank == p.a, b = c.w.rank == p.b;
+  std::vector<double> gbs;
+  check_mpi(MPI_Barrier(c.w.comm), "MPI_Barrier");
+  if (!a && !b) return gbs;
+  const int peer = a ? p.b : p.a, n = static_cast<int>(bytes);
+  std::vector<MPI_Request> reqs(static_cast<std::size_t>(c.o.window));
+  for (int wi = -2; wi < windows; ++wi) {  // two untimed windows
+    if (c.o.validate && a) fill(c.sbuf, bytes, wi + 7);
+    const double t0 = MPI_Wtime();
+    for (auto& r : reqs) {
+      if (a)
+        MPI_Isend(c.sbuf.data(), n, MPI_BYTE, peer, 2, c.w.comm, &r);
+      else
+        MPI_Irecv(c.buf.data(), n, MPI_BYTE, peer, 2, c.w.comm, &r);
+    }
+    MPI_Waitall(c.o.window, reqs.data(), MPI_STATUSES_IGNORE);
+    if (a)
+      MPI_Recv(c.ack.data(), 4, MPI_BYTE, peer, 3, c.w.comm, MPI_STATUS_IGNORE);
+    else
+      MPI_Send(c.ack.data(), 4, MPI_BYTE, peer, 3, c.w.comm);
+    const double t = MPI_Wtime() - t0;
+    if (c.o.validate && b) {
+      c.checked += static_cast<long>(bytes);
+      c.errors += check(c.buf, bytes, wi + 7);
+    }
+    if (wi >= 0 && bytes > 0) gbs.push_back(static_cast<double>(bytes) * c.o.window / t / 1e9);
+  }
+  return gbs;
+}
+
+// Rank a's figures (latency median/min/max, bandwidth median/min/max) on rank 0.
+void to_root(Ctx& c, const Pair& p, std::array<double, 3>& l, std::array<double, 3>& g) {
+  if (p.a == 0) return;
+  if (c.w.rank == p.a) {
+    MPI_Send(l.data(), 3, MPI_DOUBLE, 0, 9, c.w.comm);
+    MPI_Send(g.data(), 3, MPI_DOUBLE, 0, 9, c.w.comm);
+  } else if (c.w.rank == 0) {
+    MPI_Recv(l.data(), 3, MPI_DOUBLE, p.a, 9, c.w.comm, MPI_STATUS_IGNORE);
+    MPI_Recv(g.data(), 3, MPI_DOUBLE, p.a, 9, c.w.comm, MPI_STATUS_IGNORE);
+  }
+}
+
+// One channel's latency and bandwidth over every size (complete on rank 0).
+nlohmann::json measure_channel(Ctx& c, const Pair& p, const std::vector<std::size_t>& sizes) {
+  nlohmann::json lat = nlohmann::json::array(), bw = nlohmann::json::array();
+  for (std::size_t bytes : sizes) {
+    const auto [batches, per] = latency_plan(bytes, c.o.scale);
+    const auto one_way = measure_latency(c, p, bytes, batches, per);
+    const int windows = bandwidth_windows(bytes, c.o.scale);
+    const auto gbs = measure_bandwidth(c, p, bytes, windows);
+    // Rank a reports latency, rank b's bandwidth view is the receiver's; both go to rank 0.
+    auto l = c.w.rank == p.a ? spread(one_way) : std::array<double, 3>{0, 0, 0};
+    auto g = c.w.rank == p.a ? spread(gbs) : std::array<double, 3>{0, 0, 0};
+    to_root(c, p, l, g);
+    lat.push_back({{"bytes", bytes}, {"median_us", l[0] * 1e6}, {"min_us", l[1] * 1e6}, {"max_us", l[2] * 1e6},
+                   {"batches", batches}, {"iterations_per_batch", per}});
+    if (bytes > 0)
+      bw.push_back({{"bytes", bytes}, {"median_gbs", g[0]}, {"min_gbs", g[1]}, {"max_gbs", g[2]},
+                    {"window", c.o.window}, {"windows", windows}});
+  }
+  return {{"channel", p.channel}, {"detail", p.detail}, {"pair", {p.a, p.b}}, {"latency", lat}, {"bandwidth", bw}};
+}
+
+// Every ordered pair sends one large buffer while the others wait: best GB/s (rank 0).
+nlohmann::json measure_rank_pairs(Ctx& c, std::size_t big) {
+  const auto& w = c.w;
+  std::vector<double> row(static_cast<std::size_t>(w.size) * static_cast<std::size_t>(w.size), 0.0);
+  const int n = static_cast<int>(big);
+  for (int i = 0; i < w.size; ++i)
+    for (int j = 0; j < w.size; ++j) {
+      if (i == j) continue;
+      double best = 0;
+      for (int r = 0; r < c.o.repeat + 1; ++r) {  // one untimed
+        check_mpi(MPI_Barrier(w.comm), "MPI_Barrier");
+        if (w.rank == i) {
+          if (c.o.validate) fill(c.sbuf, big, i * w.size + j);
+          const double t0 = MPI_Wtime();
+          MPI_Send(c.sbuf.data(), n, MPI_BYTE, j, 4, w.comm);
+          MPI_Recv(c.ack.data(), 4, MPI_BYTE, j, 5, w.comm, MPI_STATUS_IGNORE);
+          const double gb = static_cast<double>(big) / (MPI_Wtime() - t0) / 1e9;
+          if (r > 0) best = std::max(best, gb);
+        } else if (w.rank == j) {
+          MPI_Recv(c.buf.data(), n, MPI_BYTE, i, 4, w.comm, MPI_STATUS_IGNORE);
+          MPI_Send(c.ack.data(), 4, MPI_BYTE, i, 5, w.comm);
+          if (c.o.validate) {
+            c.checked += static_cast<long>(big);
+            c.errors += check(c.buf, big, i * w.size + j);
+          }
+        }
+      }
+      if (w.rank == i) row[static_cast<std::size_t>(i * w.size + j)] = best;
+    }
+  std::vector<double> all(row.size());
+  MPI_Reduce(row.data(), all.data(), static_cast<int>(row.size()), MPI_DOUBLE, MPI_MAX, 0, w.comm);
+  nlohmann::json matrix = nlohmann::json::array();
+  for (int i = 0; i < w.size; ++i)
+    matrix.push_back(std::vector<double>(all.begin() + i * w.size, all.begin() + (i + 1) * w.size));
+  return matrix;
+}
+
+std::string channel_text(const nlohmann::json& channels, int ranks, int nodes) {
+  std::ostringstream out;
+  out << "\n Channel ping-pong (" << ranks << " ranks, " << nodes << " node(s))\n";
+  for (const auto& ch : channels) {
+    out << "\n " << ch["channel"].get<std::string>() << " (" << ch["detail"].get<std::string>() << "): ranks "
+        << ch["pair"][0].get<int>() << " and " << ch["pair"][1].get<int>() << "\n"
+        << "     bytes   latency us (median  min  max)   bandwidth GB/s (median  min  max)\n";
+    for (const auto& l : ch["latency"]) {
+      const std::size_t bytes = l["bytes"];
+      out << fmt("%10.0f", static_cast<double>(bytes)) << fmt("%14.2f", l["median_us"].get<double>())
+          << fmt("%8.2f", l["min_us"].get<double>()) << fmt("%9.2f", l["max_us"].get<double>());
+      for (const auto& g : ch["bandwidth"])
+        if (g["bytes"] == l["bytes"])
+          out << fmt("%15.2f", g["median_gbs"].get<double>()) << fmt("%8.2f", g["min_gbs"].get<double>())
+              << fmt("%8.2f", g["max_gbs"].get<double>());
+      out << "\n";
+    }
+  }
+  return out.str();
+}
+
+std::string matrix_text(const nlohmann::json& matrix, int ranks, std::size_t big) {
+  std::ostringstream out;
+  out << "\n Rank-pair throughput, GB/s (" << pxq::tiling::format_bytes(big) << " from row rank to column rank)\n     ";
+  for (int j = 0; j < ranks; ++j) out << fmt("%8.0f", j);
+  out << "\n";
+  for (int i = 0; i < ranks; ++i) {
+    out << fmt("%5.0f", i);
+    for (int j = 0; j < ranks; ++j) out << (i == j ? std::string("       -") : fmt("%8.2f", matrix[i][j].get<double>()));
+    out << "\n";
+  }
+  return out.str();
+}
+
+struct Sizes {
+  std::size_t lo = 0, hi = 0, big = 0;
+  std::vector<std::size_t> list;  // powers of two from lo to hi (and 0)
+};
+
+// The options checked before any MPI work.
+Sizes check_options(const pxq::common::MpiWorld& w, const ProbeOptions& o) {
   if (w.size < 2) throw std::invalid_argument("the ping-pong probe needs at least 2 ranks: use a layout 1x2 or 2x1");
   if (o.window < 1) throw std::invalid_argument("--window must be at least 1");
   if (o.repeat < 1) throw std::invalid_argument("--repeat must be at least 1");
   if (!(o.scale > 0)) throw std::invalid_argument("--scale must be above 0");
-  const std::size_t lo = o.min == "0" ? 0 : pxq::tiling::parse_bytes(o.min);
-  const std::size_t hi = pxq::tiling::parse_bytes(o.max);
-  const std::size_t big = pxq::tiling::parse_bytes(o.size);
-  if (hi < lo) throw std::invalid_argument("--max is below --min");
-  if (hi > (std::size_t{1} << 30) || big > (std::size_t{1} << 30))
+  Sizes s;
+  s.lo = o.min == "0" ? 0 : pxq::tiling::parse_bytes(o.min);
+  s.hi = pxq::tiling::parse_bytes(o.max);
+  s.big = pxq::tiling::parse_bytes(o.size);
+  if (s.hi < s.lo) throw std::invalid_argument("--max is below --min");
+  if (s.hi > (std::size_t{1} << 30) || s.big > (std::size_t{1} << 30))
     throw std::invalid_argument("messages above 1G: use --max/--size of at most 1G");
+  if (s.lo == 0) s.list.push_back(0);
+  for (std::size_t b = 1; b <= s.hi; b *= 2)
+    if (b >= s.lo) s.list.push_back(b);
+  return s;
+}
+
+int run(const pxq::common::MpiWorld& w, const pxq::common::CommonOptions& co, const ProbeOptions& o) {
+  const Sizes sz = check_options(w, o);
   const pxq::common::Variant variant = pxq::common::resolve_variant(co);
   if (variant.threads != 1) throw std::invalid_argument("the ping-pong probe runs one thread per rank: use --mode flat");
-  const pxq::common::RunStart start = pxq::common::start_run(w, co, variant, o.rankpairs ? big : hi, "");
-
-  std::vector<std::size_t> sizes;
-  if (lo == 0) sizes.push_back(0);
-  for (std::size_t s = 1; s <= hi; s *= 2)
-    if (s >= lo) sizes.push_back(s);
+  const std::size_t largest = o.rankpairs ? sz.big : sz.hi;
+  const pxq::common::RunStart start = pxq::common::start_run(w, co, variant, largest, "");
   std::vector<std::string> missing;
   const auto pairs = choose_pairs(start.placement, missing);
-  // As the standard benchmarks do: one send buffer and one receive buffer, reused by every
-  // message (a window's sends all read the same buffer), so the figures compare with theirs.
-  std::vector<unsigned char> sbuf(std::max<std::size_t>(o.rankpairs ? big : hi, 1)), buf(sbuf.size());
-  std::vector<unsigned char> ack(4);
-  long checked = 0, errors = 0;
-  nlohmann::json channels = nlohmann::json::array();
-  std::ostringstream out;
-
-  if (!o.rankpairs) {
-    for (const Pair& p : pairs) {
-      const bool a = w.rank == p.a, b = w.rank == p.b;
-      nlohmann::json lat = nlohmann::json::array(), bw = nlohmann::json::array();
-      for (std::size_t bytes : sizes) {
-        const int n = static_cast<int>(bytes);
-        // ---- latency: batches of ping-pongs ----
-        const auto [batches, per] = latency_plan(bytes, o.scale);
-        std::vector<double> one_way;
-        check_mpi(MPI_Barrier(w.comm), "MPI_Barrier");
-        if (a || b) {
-          const int peer = a ? p.b : p.a;
-          auto round_trip = [&] {
-            if (a) {
-              MPI_Send(sbuf.data(), n, MPI_BYTE, peer, 1, w.comm);
-              MPI_Recv(buf.data(), n, MPI_BYTE, peer, 1, w.comm, MPI_STATUS_IGNORE);
-            } else {
-              MPI_Recv(buf.data(), n, MPI_BYTE, peer, 1, w.comm, MPI_STATUS_IGNORE);
-              MPI_Send(sbuf.data(), n, MPI_BYTE, peer, 1, w.comm);
-            }
-          };
-          for (int it = 0; it < std::max(10, per / 10); ++it) round_trip();  // warm-up
-          for (int bt = 0; bt < batches; ++bt) {
-            if (o.validate) fill(sbuf, bytes, bt);  // both ends send the batch's pattern
-            const double t0 = MPI_Wtime();
-            for (int it = 0; it < per; ++it) round_trip();
-            one_way.push_back((MPI_Wtime() - t0) / (2.0 * per));
-            if (o.validate) {
-              checked += static_cast<long>(bytes);
-              errors += check(buf, bytes, bt);
-            }
-          }
-        }
-        // ---- bandwidth: windows of non-blocking sends, one small ack per window ----
-        const int windows = bandwidth_windows(bytes, o.scale);
-        std::vector<double> gbs;
-        check_mpi(MPI_Barrier(w.comm), "MPI_Barrier");
-        if (a || b) {
-          const int peer = a ? p.b : p.a;
-          std::vector<MPI_Request> reqs(static_cast<std::size_t>(o.window));
-          for (int wi = -2; wi < windows; ++wi) {  // two untimed windows
-            if (o.validate && a) fill(sbuf, bytes, wi + 7);
-            const double t0 = MPI_Wtime();
-            for (int k = 0; k < o.window; ++k) {
-              if (a) MPI_Isend(sbuf.data(), n, MPI_BYTE, peer, 2, w.comm, &reqs[static_cast<std::size_t>(k)]);
-              else MPI_Irecv(buf.data(), n, MPI_BYTE, peer, 2, w.comm, &reqs[static_cast<std::size_t>(k)]);
-            }
-            MPI_Waitall(o.window, reqs.data(), MPI_STATUSES_IGNORE);
-            if (a) MPI_Recv(ack.data(), 4, MPI_BYTE, peer, 3, w.comm, MPI_STATUS_IGNORE);
-            else MPI_Send(ack.data(), 4, MPI_BYTE, peer, 3, w.comm);
-            const double t = MPI_Wtime() - t0;
-            if (o.validate && b) {
-              checked += static_cast<long>(bytes);
-              errors += check(buf, bytes, wi + 7);
-            }
-            if (wi >= 0 && bytes > 0) gbs.push_back(static_cast<double>(bytes) * o.window / t / 1e9);
-          }
-        }
-        // Rank a reports latency, rank b's bandwidth view is the receiver's; both go to rank 0.
-        double l[3] = {0, 0, 0}, g[3] = {0, 0, 0};
-        if (a && !one_way.empty())
-          l[0] = pxq::probes::percentile(one_way, 50), l[1] = *std::min_element(one_way.begin(), one_way.end()),
-          l[2] = *std::max_element(one_way.begin(), one_way.end());
-        if (a && !gbs.empty())
-          g[0] = pxq::probes::percentile(gbs, 50), g[1] = *std::min_element(gbs.begin(), gbs.end()),
-          g[2] = *std::max_element(gbs.begin(), gbs.end());
-        if (p.a != 0) {
-          if (a) {
-            MPI_Send(l, 3, MPI_DOUBLE, 0, 9, w.comm);
-            MPI_Send(g, 3, MPI_DOUBLE, 0, 9, w.comm);
-          } else if (w.rank == 0) {
-            MPI_Recv(l, 3, MPI_DOUBLE, p.a, 9, w.comm, MPI_STATUS_IGNORE);
-            MPI_Recv(g, 3, MPI_DOUBLE, p.a, 9, w.comm, MPI_STATUS_IGNORE);
-          }
-        }
-        lat.push_back({{"bytes", bytes}, {"median_us", l[0] * 1e6}, {"min_us", l[1] * 1e6}, {"max_us", l[2] * 1e6},
-                       {"batches", batches}, {"iterations_per_batch", per}});
-        if (bytes > 0)
-          bw.push_back({{"bytes", bytes}, {"median_gbs", g[0]}, {"min_gbs", g[1]}, {"max_gbs", g[2]},
-                        {"window", o.window}, {"windows", windows}});
-      }
-      channels.push_back({{"channel", p.channel}, {"detail", p.detail}, {"pair", {p.a, p.b}},
-                          {"latency", lat}, {"bandwidth", bw}});
-    }
-  }
-
-  // ---- rank pairs: every ordered pair sends one large buffer, the others wait ----
-  nlohmann::json matrix = nlohmann::json::array();
-  if (o.rankpairs) {
-    std::vector<double> row(static_cast<std::size_t>(w.size) * static_cast<std::size_t>(w.size), 0.0);
-    const int n = static_cast<int>(big);
-    for (int i = 0; i < w.size; ++i)
-      for (int j = 0; j < w.size; ++j) {
-        if (i == j) continue;
-        double best = 0;
-        for (int r = 0; r < o.repeat + 1; ++r) {  // one untimed
-          check_mpi(MPI_Barrier(w.comm), "MPI_Barrier");
-          if (w.rank == i) {
-            if (o.validate) fill(sbuf, big, i * w.size + j);
-            const double t0 = MPI_Wtime();
-            MPI_Send(sbuf.data(), n, MPI_BYTE, j, 4, w.comm);
-            MPI_Recv(ack.data(), 4, MPI_BYTE, j, 5, w.comm, MPI_STATUS_IGNORE);
-            const double gb = static_cast<double>(big) / (MPI_Wtime() - t0) / 1e9;
-            if (r > 0) best = std::max(best, gb);
-          } else if (w.rank == j) {
-            MPI_Recv(buf.data(), n, MPI_BYTE, i, 4, w.comm, MPI_STATUS_IGNORE);
-            MPI_Send(ack.data(), 4, MPI_BYTE, i, 5, w.comm);
-            if (o.validate) {
-              checked += static_cast<long>(big);
-              errors += check(buf, big, i * w.size + j);
-            }
-          }
-        }
-        if (w.rank == i) row[static_cast<std::size_t>(i * w.size + j)] = best;
-      }
-    std::vector<double> all(row.size());
-    MPI_Reduce(row.data(), all.data(), static_cast<int>(row.size()), MPI_DOUBLE, MPI_MAX, 0, w.comm);
-    for (int i = 0; i < w.size; ++i)
-      matrix.push_back(std::vector<double>(all.begin() + i * w.size, all.begin() + (i + 1) * w.size));
-  }
-  long totals[2] = {checked, errors}, sums[2] = {0, 0};
+  Ctx c{w, o, std::vector<unsigned char>(std::max<std::size_t>(largest, 1)),
+        std::vector<unsigned char>(std::max<std::size_t>(largest, 1))};
+  nlohmann::json channels = nlohmann::json::array(), matrix = nlohmann::json::array();
+  if (o.rankpairs)
+    matrix = measure_rank_pairs(c, sz.big);
+  else
+    for (const Pair& p : pairs) channels.push_back(measure_channel(c, p, sz.list));
+  long totals[2] = {c.checked, c.errors}, sums[2] = {0, 0};
   MPI_Reduce(totals, sums, 2, MPI_LONG, MPI_SUM, 0, w.comm);
-  if (w.rank != 0) return pxq::common::kExitOk;
+  const bool valid = !o.validate || sums[1] == 0;  // rank 0's view; the others report nothing
 
-  // ---- report ----
-  const bool valid = !o.validate || sums[1] == 0;
   std::vector<std::string> notes = pxq::common::start_notes(start);
   for (const auto& m : missing) notes.push_back("channel not found: " + m);
-  if (!o.rankpairs) {
-    out << "\n Channel ping-pong (" << w.size << " ranks, " << start.facts.observed_nodes << " node(s))\n";
-    for (const auto& ch : channels) {
-      out << "\n " << ch["channel"].get<std::string>() << " (" << ch["detail"].get<std::string>() << "): ranks "
-          << ch["pair"][0].get<int>() << " and " << ch["pair"][1].get<int>() << "\n"
-          << "     bytes   latency us (median  min  max)   bandwidth GB/s (median  min  max)\n";
-      for (const auto& l : ch["latency"]) {
-        const std::size_t bytes = l["bytes"];
-        out << fmt("%10.0f", static_cast<double>(bytes)) << fmt("%14.2f", l["median_us"].get<double>())
-            << fmt("%8.2f", l["min_us"].get<double>()) << fmt("%9.2f", l["max_us"].get<double>());
-        for (const auto& g : ch["bandwidth"])
-          if (g["bytes"] == l["bytes"])
-            out << fmt("%15.2f", g["median_gbs"].get<double>()) << fmt("%8.2f", g["min_gbs"].get<double>())
-                << fmt("%8.2f", g["max_gbs"].get<double>());
-        out << "\n";
-      }
-    }
-  } else {
-    out << "\n Rank-pair throughput, GB/s (" << pxq::tiling::format_bytes(big) << " from row rank to column rank)\n     ";
-    for (int j = 0; j < w.size; ++j) out << fmt("%8.0f", j);
-    out << "\n";
-    for (int i = 0; i < w.size; ++i) {
-      out << fmt("%5.0f", i);
-      for (int j = 0; j < w.size; ++j) out << (i == j ? std::string("       -") : fmt("%8.2f", matrix[i][j].get<double>()));
-      out << "\n";
-    }
-  }
-  for (const auto& m : missing) out << " channel not found: " << m << "\n";
+  std::string text = o.rankpairs ? matrix_text(matrix, w.size, sz.big)
+                                 : channel_text(channels, w.size, start.facts.observed_nodes);
+  for (const auto& m : missing) text += " channel not found: " + m + "\n";
   if (o.validate)
-    out << " Validation      = " << (valid ? "PASSED" : "FAILED") << " (" << sums[0] << " bytes checked, " << sums[1]
-        << " wrong)\n";
-  std::fputs(out.str().c_str(), stdout);
-  std::fflush(stdout);
-  if (!co.json_path.empty()) {
-    nlohmann::json rec = pxq::common::record_frame(o.rankpairs ? "probe-rankpairs" : "probe-pingpong", valid, co, variant,
-                                                   start, w.size, notes);
-    nlohmann::json miss = nlohmann::json::array();
-    for (const auto& m : missing) miss.push_back(m);
-    rec.update(nlohmann::json{
-        {"size", {{"min", lo}, {"max", hi}, {"window", o.window}, {"rankpairs_bytes", big}, {"repeat", o.repeat}}},
-        {"channels", channels}, {"missing", miss}, {"matrix_gbs", matrix},
-        {"validation", {{"on", o.validate}, {"bytes_checked", sums[0]}, {"wrong", sums[1]}}}});
-    pxq::common::append_record(co.json_path, rec);
-  }
-  return valid ? pxq::common::kExitOk : pxq::common::kExitVerificationFailed;
+    text += " Validation      = " + std::string(valid ? "PASSED" : "FAILED") + " (" + std::to_string(sums[0]) +
+            " bytes checked, " + std::to_string(sums[1]) + " wrong)\n";
+  nlohmann::json miss = missing;
+  const nlohmann::json body = {
+      {"size", {{"min", sz.lo}, {"max", sz.hi}, {"window", o.window}, {"rankpairs_bytes", sz.big}, {"repeat", o.repeat}}},
+      {"channels", channels}, {"missing", miss}, {"matrix_gbs", matrix},
+      {"validation", {{"on", o.validate}, {"bytes_checked", sums[0]}, {"wrong", sums[1]}}}};
+  return pxq::common::finish_probe(w, co, variant, start, o.rankpairs ? "probe-rankpairs" : "probe-pingpong",
+                                   w.rank != 0 || valid, text, notes, body);
 }
 
 void add_probe_options(CLI::App& app, ProbeOptions& o) {

@@ -141,4 +141,19 @@ int run_proxy(const MpiWorld& w, const CommonOptions& co, const std::string& app
   return code;
 }
 
+int finish_probe(const MpiWorld& w, const CommonOptions& co, const Variant& v, const RunStart& start,
+                 const std::string& app, bool passed, const std::string& text,
+                 const std::vector<std::string>& notes, const nlohmann::json& body) {
+  const int code = passed ? kExitOk : kExitVerificationFailed;
+  if (w.rank != 0) return code;
+  std::fputs(text.c_str(), stdout);
+  std::fflush(stdout);
+  if (!co.json_path.empty()) {
+    nlohmann::json rec = record_frame(app, passed, co, v, start, w.size, notes);
+    rec.update(body);
+    append_record(co.json_path, rec);
+  }
+  return code;
+}
+
 }  // namespace pxq::common

@@ -105,4 +105,10 @@ std::string banner(const Summary& s, const Measured& m, const CommonOptions& co,
                    const RunStart& start, int ranks, const std::vector<std::string>& notes,
                    bool passed);
 
+// The probes' epilogue, the same for every probe: rank 0 prints `text`, and appends the
+// record (the shared frame plus `body`) when --json was given; the exit code follows `passed`.
+int finish_probe(const MpiWorld& w, const CommonOptions& co, const Variant& v, const RunStart& start,
+                 const std::string& app, bool passed, const std::string& text,
+                 const std::vector<std::string>& notes, const nlohmann::json& body);
+
 }  // namespace pxq::common
