@@ -32,3 +32,18 @@ function(pxq_add_miniapp name)
   add_executable(pxq-${name} ${ARGN})
   target_link_libraries(pxq-${name} PRIVATE pxq_common pxq_kernels pxq_tiling pxq_comm pxq_options)
 endfunction()
+
+# The app registry, miniapps/apps.def (the one list of apps): PXQ_APPS, every app; PXQ_NAS_APPS,
+# those with NAS problem classes. The miniapps' folders and the CTest lists follow it.
+file(STRINGS ${PROJECT_SOURCE_DIR}/miniapps/apps.def _pxq_app_lines REGEX "^PXQ_APP\\(")
+set(PXQ_APPS "")
+set(PXQ_NAS_APPS "")
+foreach(_line IN LISTS _pxq_app_lines)
+  string(REGEX MATCH "^PXQ_APP\\(([a-z0-9_]+), *\"([A-Z]*)\"" _m "${_line}")
+  list(APPEND PXQ_APPS ${CMAKE_MATCH_1})
+  if(NOT CMAKE_MATCH_2 STREQUAL "")
+    list(APPEND PXQ_NAS_APPS ${CMAKE_MATCH_1})
+  endif()
+endforeach()
+set_property(DIRECTORY ${PROJECT_SOURCE_DIR} APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
+             ${PROJECT_SOURCE_DIR}/miniapps/apps.def)

@@ -79,8 +79,10 @@ int to_world(State& s, MPI_Comm comm, int rank) {
     int inter = 0;
     PMPI_Comm_test_inter(comm, &inter);
     MPI_Group group, world;
-    if (inter) PMPI_Comm_remote_group(comm, &group);
-    else PMPI_Comm_group(comm, &group);
+    if (inter)
+      PMPI_Comm_remote_group(comm, &group);
+    else
+      PMPI_Comm_group(comm, &group);
     PMPI_Comm_group(MPI_COMM_WORLD, &world);
     int n = 0;
     PMPI_Group_size(group, &n);
@@ -103,7 +105,8 @@ u64 bytes_of(int count, MPI_Datatype type) {
 
 void add(std::vector<u64>& count, std::vector<u64>& bytes, int dst_world, u64 b) {
   if (dst_world < 0) return;
-  const std::size_t i = static_cast<std::size_t>(dst_world) * kSizeBins + static_cast<std::size_t>(pxq::comm::size_bin(b));
+  const std::size_t i =
+      static_cast<std::size_t>(dst_world) * kSizeBins + static_cast<std::size_t>(pxq::comm::size_bin(b));
   if (i >= count.size()) return;
   ++count[i];
   bytes[i] += b;
@@ -258,8 +261,10 @@ void write_record(State& s) {
   std::ofstream f(out, std::ios::app);
   f << rec.dump() << "\n";
   f.flush();
-  if (!f) std::fprintf(stderr, "pxq-msgprof: error: cannot append the record to %s\n", out.c_str());
-  else std::fprintf(stderr, "pxq-msgprof: record appended to %s\n", out.c_str());
+  if (!f)
+    std::fprintf(stderr, "pxq-msgprof: error: cannot append the record to %s\n", out.c_str());
+  else
+    std::fprintf(stderr, "pxq-msgprof: record appended to %s\n", out.c_str());
 }
 
 std::vector<u64> blocks(const int* counts, MPI_Datatype type, int n) {
@@ -281,7 +286,7 @@ static int counted(SendFn f, const void* buf, int count, MPI_Datatype type, int 
   return f(buf, count, type, dst, tag, comm);
 }
 static int counted_nb(IsendFn f, const void* buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
-                   MPI_Request* req) {
+                      MPI_Request* req) {
   send(comm, dst, count, type);
   return f(buf, count, type, dst, tag, comm, req);
 }
@@ -314,8 +319,8 @@ int MPI_Sendrecv(const void* sbuf, int scount, MPI_Datatype stype, int dst, int 
   send(comm, dst, scount, stype);
   return PMPI_Sendrecv(sbuf, scount, stype, dst, stag, rbuf, rcount, rtype, src, rtag, comm, status);
 }
-int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dst, int stag, int src, int rtag,
-                         MPI_Comm comm, MPI_Status* status) {
+int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dst, int stag, int src, int rtag, MPI_Comm comm,
+                         MPI_Status* status) {
   send(comm, dst, count, type);
   return PMPI_Sendrecv_replace(buf, count, type, dst, stag, src, rtag, comm, status);
 }
@@ -432,7 +437,8 @@ int MPI_Allgatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf,
                    const int displs[], MPI_Datatype rtype, MPI_Comm comm) {
   const CommInfo c = info(comm);
   const auto b = blocks(rcounts, rtype, c.n);
-  collective("allgatherv", comm, c.n > 0 ? b[static_cast<std::size_t>(c.me)] : 0, pxq::comm::allgather_sends(c.me, c.n, b));
+  collective("allgatherv", comm, c.n > 0 ? b[static_cast<std::size_t>(c.me)] : 0,
+             pxq::comm::allgather_sends(c.me, c.n, b));
   return PMPI_Allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm);
 }
 int MPI_Gather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype, int root,
@@ -479,10 +485,9 @@ int MPI_Finalize(void) {
   return PMPI_Finalize();
 }
 
-
 // ---- Fortran (gfortran names): count, then call the MPI library's own binding ----
-#define PXQ_NEXT(name, type) \
-  static type next = nullptr;  \
+#define PXQ_NEXT(name, type)  \
+  static type next = nullptr; \
   if (!next) next = reinterpret_cast<type>(dlsym(RTLD_NEXT, name))
 
 using FSend = void (*)(void*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*);
@@ -539,7 +544,8 @@ void mpi_alltoall_(void* sb, MPI_Fint* sn, MPI_Fint* st, void* rb, MPI_Fint* rn,
   const MPI_Comm comm = MPI_Comm_f2c(*c);
   const CommInfo ci = info(comm);
   const u64 b = bytes_of(*sn, MPI_Type_f2c(*st));
-  collective("alltoall", comm, b * static_cast<u64>(ci.n > 0 ? ci.n - 1 : 0), pxq::comm::alltoall_sends(ci.me, ci.n, b));
+  collective("alltoall", comm, b * static_cast<u64>(ci.n > 0 ? ci.n - 1 : 0),
+             pxq::comm::alltoall_sends(ci.me, ci.n, b));
   next(sb, sn, st, rb, rn, rt, c, e);
 }
 using FBarrier = void (*)(MPI_Fint*, MPI_Fint*);

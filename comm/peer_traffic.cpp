@@ -17,12 +17,9 @@ std::uint64_t PeerTraffic::messages() const {
   return std::accumulate(messages_.begin(), messages_.end(), std::uint64_t{0});
 }
 
-std::uint64_t PeerTraffic::bytes() const {
-  return std::accumulate(bytes_.begin(), bytes_.end(), std::uint64_t{0});
-}
+std::uint64_t PeerTraffic::bytes() const { return std::accumulate(bytes_.begin(), bytes_.end(), std::uint64_t{0}); }
 
-nlohmann::json PeerTraffic::summarize(MPI_Comm comm,
-                                      const std::vector<RankPlacement>& placement) const {
+nlohmann::json PeerTraffic::summarize(MPI_Comm comm, const std::vector<RankPlacement>& placement) const {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
@@ -33,13 +30,12 @@ nlohmann::json PeerTraffic::summarize(MPI_Comm comm,
     mine[2 * p + 1] = bytes_[p];
   }
   std::vector<std::uint64_t> all(rank == 0 ? 2 * n * n : 0);
-  check_mpi(MPI_Gather(mine.data(), static_cast<int>(2 * n), MPI_UINT64_T, all.data(),
-                       static_cast<int>(2 * n), MPI_UINT64_T, 0, comm),
+  check_mpi(MPI_Gather(mine.data(), static_cast<int>(2 * n), MPI_UINT64_T, all.data(), static_cast<int>(2 * n),
+                       MPI_UINT64_T, 0, comm),
             "MPI_Gather of traffic counters");
   if (rank != 0) return nullptr;
   nlohmann::json channels = nlohmann::json::object();
-  for (const char* c : {"self", "intra_cmp", "inter_cmp", "inter_node"})
-    channels[c] = {{"messages", 0}, {"bytes", 0}};
+  for (const char* c : {"self", "intra_cmp", "inter_cmp", "inter_node"}) channels[c] = {{"messages", 0}, {"bytes", 0}};
   nlohmann::json by_peer = nlohmann::json::array();
   std::uint64_t total_msgs = 0, total_bytes = 0;
   for (std::size_t src = 0; src < n; ++src)
@@ -61,8 +57,8 @@ nlohmann::json PeerTraffic::summarize(MPI_Comm comm,
           {"bytes", total_bytes}};
 }
 
-void exchange(MPI_Comm comm, const double* send, int send_count, double* recv, int recv_count,
-              int partner, int tag, PeerTraffic& traffic) {
+void exchange(MPI_Comm comm, const double* send, int send_count, double* recv, int recv_count, int partner, int tag,
+              PeerTraffic& traffic) {
   MPI_Request request;
   check_mpi(MPI_Irecv(recv, recv_count, MPI_DOUBLE, partner, tag, comm, &request), "MPI_Irecv");
   check_mpi(MPI_Send(send, send_count, MPI_DOUBLE, partner, tag, comm), "MPI_Send");

@@ -54,10 +54,14 @@ std::vector<ThreadPlacement> observe_threads(int threads) {
 
 const char* channel_name(Channel c) {
   switch (c) {
-    case Channel::self: return "self";
-    case Channel::intra_cmp: return "intra_cmp";
-    case Channel::inter_cmp: return "inter_cmp";
-    case Channel::inter_node: return "inter_node";
+    case Channel::self:
+      return "self";
+    case Channel::intra_cmp:
+      return "intra_cmp";
+    case Channel::inter_cmp:
+      return "inter_cmp";
+    case Channel::inter_node:
+      return "inter_node";
   }
   return "unknown";
 }
@@ -65,10 +69,14 @@ const char* channel_name(Channel c) {
 nlohmann::json to_json(const RankPlacement& p) {
   nlohmann::json threads = nlohmann::json::array();
   for (const auto& t : p.threads)
-    threads.push_back({{"thread", t.thread}, {"cpu", t.cpu}, {"affinity", t.affinity},
-                       {"l2", t.l2}, {"l3", t.l3}, {"package", t.package}});
-  return {{"rank", p.rank}, {"host", p.host}, {"vnode", p.vnode}, {"node", p.node},
-          {"local_rank", p.local_rank}, {"threads", threads}};
+    threads.push_back({{"thread", t.thread},
+                       {"cpu", t.cpu},
+                       {"affinity", t.affinity},
+                       {"l2", t.l2},
+                       {"l3", t.l3},
+                       {"package", t.package}});
+  return {{"rank", p.rank},    {"host", p.host}, {"vnode", p.vnode}, {"node", p.node}, {"local_rank", p.local_rank},
+          {"threads", threads}};
 }
 
 RankPlacement placement_from_json(const nlohmann::json& j) {
@@ -97,13 +105,11 @@ std::vector<RankPlacement> observe_placement(MPI_Comm comm, int threads) {
   check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
 
   MPI_Comm node_comm, leaders;
-  check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node_comm),
-            "MPI_Comm_split_type");
+  check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node_comm), "MPI_Comm_split_type");
   RankPlacement me;
   me.rank = rank;
   check_mpi(MPI_Comm_rank(node_comm, &me.local_rank), "MPI_Comm_rank");
-  check_mpi(MPI_Comm_split(comm, me.local_rank == 0 ? 0 : MPI_UNDEFINED, rank, &leaders),
-            "MPI_Comm_split");
+  check_mpi(MPI_Comm_split(comm, me.local_rank == 0 ? 0 : MPI_UNDEFINED, rank, &leaders), "MPI_Comm_split");
   int node = 0;
   if (leaders != MPI_COMM_NULL) {
     check_mpi(MPI_Comm_rank(leaders, &node), "MPI_Comm_rank");
@@ -129,8 +135,7 @@ std::vector<RankPlacement> observe_placement(MPI_Comm comm, int threads) {
     total += lens[r];
   }
   std::string all(static_cast<std::size_t>(total), '\0');
-  check_mpi(MPI_Allgatherv(text.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(),
-                           MPI_CHAR, comm),
+  check_mpi(MPI_Allgatherv(text.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR, comm),
             "MPI_Allgatherv");
   std::vector<RankPlacement> out;
   out.reserve(size);

@@ -12,8 +12,7 @@
 
 namespace pxq::comm {
 
-RingExchange::RingExchange(MPI_Comm comm, int left, int right, std::size_t block_elems,
-                           std::size_t tile_elems)
+RingExchange::RingExchange(MPI_Comm comm, int left, int right, std::size_t block_elems, std::size_t tile_elems)
     : comm_(comm), left_(left), right_(right), block_elems_(block_elems), tile_elems_(tile_elems) {
   if (tile_elems == 0 || tile_elems > block_elems)
     throw std::invalid_argument("ring exchange: tile must be 1..block elements");
@@ -25,8 +24,8 @@ RingExchange::RingExchange(MPI_Comm comm, int left, int right, std::size_t block
   const std::size_t tiles = (block_elems + tile_elems - 1) / tile_elems;
   if (flag && tiles > static_cast<std::size_t>(*tag_ub))
     throw std::invalid_argument("ring exchange: " + std::to_string(tiles) +
-                                " tiles per block exceed this MPI's tag limit of " +
-                                std::to_string(*tag_ub) + ": use a larger tile");
+                                " tiles per block exceed this MPI's tag limit of " + std::to_string(*tag_ub) +
+                                ": use a larger tile");
   recv_.assign(tiles, MPI_REQUEST_NULL);
   send_.assign(tiles, MPI_REQUEST_NULL);
 }
@@ -41,34 +40,27 @@ RingExchange::~RingExchange() {
     }
 }
 
-std::size_t RingExchange::tile_end(std::size_t tile) const {
-  return std::min(block_elems_, (tile + 1) * tile_elems_);
-}
+std::size_t RingExchange::tile_end(std::size_t tile) const { return std::min(block_elems_, (tile + 1) * tile_elems_); }
 
 void RingExchange::post_receive(double* block, std::size_t tile) {
   const std::size_t b = tile_begin(tile);
-  check_mpi(MPI_Irecv(block + b, static_cast<int>(tile_end(tile) - b), MPI_DOUBLE, left_,
-                      static_cast<int>(tile), comm_, &recv_[tile]),
+  check_mpi(MPI_Irecv(block + b, static_cast<int>(tile_end(tile) - b), MPI_DOUBLE, left_, static_cast<int>(tile), comm_,
+                      &recv_[tile]),
             "MPI_Irecv");
 }
 
-void RingExchange::wait_receive(std::size_t tile) {
-  check_mpi(MPI_Wait(&recv_[tile], MPI_STATUS_IGNORE), "MPI_Wait");
-}
+void RingExchange::wait_receive(std::size_t tile) { check_mpi(MPI_Wait(&recv_[tile], MPI_STATUS_IGNORE), "MPI_Wait"); }
 
 void RingExchange::send(const double* block, std::size_t tile) {
   const std::size_t b = tile_begin(tile);
   const int n = static_cast<int>(tile_end(tile) - b);
-  check_mpi(MPI_Isend(block + b, n, MPI_DOUBLE, right_, static_cast<int>(tile), comm_, &send_[tile]),
-            "MPI_Isend");
+  check_mpi(MPI_Isend(block + b, n, MPI_DOUBLE, right_, static_cast<int>(tile), comm_, &send_[tile]), "MPI_Isend");
   last_send_ = tile;
   ++messages_sent_;
   bytes_sent_ += static_cast<std::uint64_t>(n) * sizeof(double);
 }
 
-void RingExchange::wait_send(std::size_t tile) {
-  check_mpi(MPI_Wait(&send_[tile], MPI_STATUS_IGNORE), "MPI_Wait");
-}
+void RingExchange::wait_send(std::size_t tile) { check_mpi(MPI_Wait(&send_[tile], MPI_STATUS_IGNORE), "MPI_Wait"); }
 
 void RingExchange::progress() {
   int done = 0;
@@ -76,10 +68,8 @@ void RingExchange::progress() {
 }
 
 void RingExchange::wait_all() {
-  check_mpi(MPI_Waitall(static_cast<int>(recv_.size()), recv_.data(), MPI_STATUSES_IGNORE),
-            "MPI_Waitall");
-  check_mpi(MPI_Waitall(static_cast<int>(send_.size()), send_.data(), MPI_STATUSES_IGNORE),
-            "MPI_Waitall");
+  check_mpi(MPI_Waitall(static_cast<int>(recv_.size()), recv_.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+  check_mpi(MPI_Waitall(static_cast<int>(send_.size()), send_.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
 }
 
 }  // namespace pxq::comm

@@ -5,7 +5,7 @@
 #include <Kokkos_Core.hpp>
 #include <memory>
 
-#include "cg_ops_backends.hpp"
+#include "backend_impls.hpp"
 
 namespace pxq::kernels {
 namespace {
@@ -13,8 +13,8 @@ namespace {
 using Space = Kokkos::OpenMP;
 using Policy = Kokkos::RangePolicy<Space, Kokkos::Schedule<Kokkos::Static>, Kokkos::IndexType<std::int64_t>>;
 
-KOKKOS_INLINE_FUNCTION double row_dot(const double* val, const std::int32_t* col, std::int64_t b,
-                                      std::int64_t e, const double* x) {
+KOKKOS_INLINE_FUNCTION double row_dot(const double* val, const std::int32_t* col, std::int64_t b, std::int64_t e,
+                                      const double* x) {
   double sum = 0.0;
   for (std::int64_t k = b; k < e; ++k) sum += val[k] * x[col[k]];
   return sum;
@@ -36,12 +36,10 @@ class KokkosCgOps final : public CgOps {
   double dot(const double* x, const double* y, std::size_t n) const override {
     double sum = 0.0;
     Kokkos::parallel_reduce(
-        "pxq::cg::dot", range(n),
-        KOKKOS_LAMBDA(const std::int64_t i, double& s) { s += x[i] * y[i]; }, sum);
+        "pxq::cg::dot", range(n), KOKKOS_LAMBDA(const std::int64_t i, double& s) { s += x[i] * y[i]; }, sum);
     return sum;
   }
-  void update_zr(double* z, double* r, const double* p, const double* q, double alpha,
-                 std::size_t n) const override {
+  void update_zr(double* z, double* r, const double* p, const double* q, double alpha, std::size_t n) const override {
     Kokkos::parallel_for(
         "pxq::cg::update_zr", range(n), KOKKOS_LAMBDA(const std::int64_t i) {
           z[i] += alpha * p[i];
@@ -51,8 +49,7 @@ class KokkosCgOps final : public CgOps {
   }
   void update_p(double* p, const double* r, double beta, std::size_t n) const override {
     Kokkos::parallel_for(
-        "pxq::cg::update_p", range(n),
-        KOKKOS_LAMBDA(const std::int64_t i) { p[i] = r[i] + beta * p[i]; });
+        "pxq::cg::update_p", range(n), KOKKOS_LAMBDA(const std::int64_t i) { p[i] = r[i] + beta * p[i]; });
     Kokkos::fence();
   }
   std::pair<double, double> dot2(const double* x, const double* z, std::size_t n) const override {
@@ -60,8 +57,7 @@ class KokkosCgOps final : public CgOps {
     return {dot(x, z, n), dot(z, z, n)};
   }
   void scale(double* x, double s, const double* z, std::size_t n) const override {
-    Kokkos::parallel_for(
-        "pxq::cg::scale", range(n), KOKKOS_LAMBDA(const std::int64_t i) { x[i] = s * z[i]; });
+    Kokkos::parallel_for("pxq::cg::scale", range(n), KOKKOS_LAMBDA(const std::int64_t i) { x[i] = s * z[i]; });
     Kokkos::fence();
   }
   double dist2(const double* x, const double* y, std::size_t n) const override {
@@ -76,12 +72,10 @@ class KokkosCgOps final : public CgOps {
     return sum;
   }
   void add(double* w, const double* q, std::size_t n) const override {
-    Kokkos::parallel_for(
-        "pxq::cg::add", range(n), KOKKOS_LAMBDA(const std::int64_t i) { w[i] += q[i]; });
+    Kokkos::parallel_for("pxq::cg::add", range(n), KOKKOS_LAMBDA(const std::int64_t i) { w[i] += q[i]; });
     Kokkos::fence();
   }
-  void start(const double* x, double* q, double* z, double* r, double* p,
-             std::size_t n) const override {
+  void start(const double* x, double* q, double* z, double* r, double* p, std::size_t n) const override {
     Kokkos::parallel_for(
         "pxq::cg::start", range(n), KOKKOS_LAMBDA(const std::int64_t i) {
           q[i] = 0.0;
@@ -91,8 +85,7 @@ class KokkosCgOps final : public CgOps {
         });
     Kokkos::fence();
   }
-  double start_norm(const double* x, double* q, double* z, double* r, double* p,
-                    std::size_t n) const override {
+  double start_norm(const double* x, double* q, double* z, double* r, double* p, std::size_t n) const override {
     double sum = 0.0;
     Kokkos::parallel_reduce(
         "pxq::cg::start_norm", range(n),
@@ -123,8 +116,7 @@ class KokkosCgOps final : public CgOps {
   void spmv_blocked(const BlockedCsr& a, const double* x, double* y) const override {
     for (int blk = 0; blk < a.nblocks; ++blk) multiply_block(a, blk, x, y);
   }
-  void update_p_spmv(const BlockedCsr& a, double* p, const double* r, double beta,
-                     double* y) const override {
+  void update_p_spmv(const BlockedCsr& a, double* p, const double* r, double beta, double* y) const override {
     for (int blk = 0; blk < a.nblocks; ++blk) {
       Kokkos::parallel_for(
           "pxq::cg::update_p_window", Policy(a.block_begin(blk), a.block_end(blk)),
@@ -141,8 +133,7 @@ class KokkosCgOps final : public CgOps {
     const double* val = a.val.data();
     const bool first = blk == 0;
     Kokkos::parallel_for(
-        "pxq::cg::spmv_block", range(static_cast<std::size_t>(a.nrows)),
-        KOKKOS_LAMBDA(const std::int64_t i) {
+        "pxq::cg::spmv_block", range(static_cast<std::size_t>(a.nrows)), KOKKOS_LAMBDA(const std::int64_t i) {
           const double s = row_dot(val, col, rp[i], rp[i + 1], x);
           y[i] = first ? s : y[i] + s;
         });
@@ -152,8 +143,6 @@ class KokkosCgOps final : public CgOps {
 
 }  // namespace
 
-std::unique_ptr<CgOps> make_cg_ops_kokkos() {
-  return std::make_unique<KokkosCgOps>();
-}
+std::unique_ptr<CgOps> make_cg_ops_kokkos() { return std::make_unique<KokkosCgOps>(); }
 
 }  // namespace pxq::kernels

@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <memory>
 
-#include "cg_ops_backends.hpp"
+#include "backend_impls.hpp"
 
 namespace pxq::kernels {
 namespace {
@@ -28,8 +28,7 @@ inline Range thread_range(std::size_t n, int t, int nthreads) {
 
 // One row of y = A x. omp simd lets the compiler keep several partial sums (gathers on
 // AVX-512), which breaks the add-latency chain a plain loop is bound by.
-inline double row_dot(const double* val, const std::int32_t* col, std::int64_t b, std::int64_t e,
-                      const double* x) {
+inline double row_dot(const double* val, const std::int32_t* col, std::int64_t b, std::int64_t e, const double* x) {
   double sum = 0.0;
 #pragma omp simd reduction(+ : sum)
   for (std::int64_t k = b; k < e; ++k) sum += val[k] * x[col[k]];
@@ -42,8 +41,7 @@ class OpenMpCgOps final : public CgOps {
 
   void spmv(const CsrMatrix& a, const double* x, double* y) const override {
     for_ranges(static_cast<std::size_t>(a.nrows), [&](std::size_t b, std::size_t e) {
-      for (std::size_t i = b; i < e; ++i)
-        y[i] = row_dot(a.val.data(), a.col.data(), a.rowptr[i], a.rowptr[i + 1], x);
+      for (std::size_t i = b; i < e; ++i) y[i] = row_dot(a.val.data(), a.col.data(), a.rowptr[i], a.rowptr[i + 1], x);
     });
   }
 
@@ -51,8 +49,7 @@ class OpenMpCgOps final : public CgOps {
     return sum_ranges(n, [&](std::size_t b, std::size_t e) { return dot_range(x, y, b, e); });
   }
 
-  void update_zr(double* z, double* r, const double* p, const double* q, double alpha,
-                 std::size_t n) const override {
+  void update_zr(double* z, double* r, const double* p, const double* q, double alpha, std::size_t n) const override {
     for_ranges(n, [&](std::size_t b, std::size_t e) { zr_range(z, r, p, q, alpha, b, e); });
   }
 
@@ -107,13 +104,11 @@ class OpenMpCgOps final : public CgOps {
     });
   }
 
-  void start(const double* x, double* q, double* z, double* r, double* p,
-             std::size_t n) const override {
+  void start(const double* x, double* q, double* z, double* r, double* p, std::size_t n) const override {
     for_ranges(n, [&](std::size_t b, std::size_t e) { start_range(x, q, z, r, p, b, e); });
   }
 
-  double start_norm(const double* x, double* q, double* z, double* r, double* p,
-                    std::size_t n) const override {
+  double start_norm(const double* x, double* q, double* z, double* r, double* p, std::size_t n) const override {
     return sum_tiles(n, [&](std::size_t b, std::size_t e) {
       start_range(x, q, z, r, p, b, e);
       return dot_range(r, r, b, e);
@@ -132,8 +127,7 @@ class OpenMpCgOps final : public CgOps {
     blocked(a, y, [](int, int) {}, x);
   }
 
-  void update_p_spmv(const BlockedCsr& a, double* p, const double* r, double beta,
-                     double* y) const override {
+  void update_p_spmv(const BlockedCsr& a, double* p, const double* r, double beta, double* y) const override {
     // The window update is split over the threads; the barrier at the end of the
     // worksharing loop makes the whole window ready before any thread multiplies with it.
     blocked(
@@ -152,16 +146,15 @@ class OpenMpCgOps final : public CgOps {
     for (std::size_t i = b; i < e; ++i) sum += x[i] * y[i];
     return sum;
   }
-  static void zr_range(double* z, double* r, const double* p, const double* q, double alpha,
-                       std::size_t b, std::size_t e) {
+  static void zr_range(double* z, double* r, const double* p, const double* q, double alpha, std::size_t b,
+                       std::size_t e) {
 #pragma omp simd
     for (std::size_t i = b; i < e; ++i) {
       z[i] += alpha * p[i];
       r[i] -= alpha * q[i];
     }
   }
-  static void start_range(const double* x, double* q, double* z, double* r, double* p,
-                          std::size_t b, std::size_t e) {
+  static void start_range(const double* x, double* q, double* z, double* r, double* p, std::size_t b, std::size_t e) {
 #pragma omp simd
     for (std::size_t i = b; i < e; ++i) {
       q[i] = 0.0;
@@ -213,8 +206,7 @@ class OpenMpCgOps final : public CgOps {
   void blocked(const BlockedCsr& a, double* y, Prepare&& prepare, const double* x) const {
 #pragma omp parallel num_threads(threads_)
     {
-      const Range rows = thread_range(static_cast<std::size_t>(a.nrows), omp_get_thread_num(),
-                                      omp_get_num_threads());
+      const Range rows = thread_range(static_cast<std::size_t>(a.nrows), omp_get_thread_num(), omp_get_num_threads());
       for (int blk = 0; blk < a.nblocks; ++blk) {
         prepare(a.block_begin(blk), a.block_end(blk));
         const std::int64_t* rp = a.block_rowptr(blk);

@@ -21,8 +21,7 @@ class ReferenceCgOps final : public CgOps {
     for (std::size_t i = 0; i < n; ++i) sum += x[i] * y[i];
     return sum;
   }
-  void update_zr(double* z, double* r, const double* p, const double* q, double alpha,
-                 std::size_t n) const override {
+  void update_zr(double* z, double* r, const double* p, const double* q, double alpha, std::size_t n) const override {
     for (std::size_t i = 0; i < n; ++i) {
       z[i] += alpha * p[i];
       r[i] -= alpha * q[i];
@@ -53,8 +52,7 @@ class ReferenceCgOps final : public CgOps {
   void add(double* w, const double* q, std::size_t n) const override {
     for (std::size_t i = 0; i < n; ++i) w[i] += q[i];
   }
-  void start(const double* x, double* q, double* z, double* r, double* p,
-             std::size_t n) const override {
+  void start(const double* x, double* q, double* z, double* r, double* p, std::size_t n) const override {
     for (std::size_t i = 0; i < n; ++i) {
       q[i] = 0.0;
       z[i] = 0.0;
@@ -62,8 +60,7 @@ class ReferenceCgOps final : public CgOps {
       p[i] = x[i];
     }
   }
-  double start_norm(const double* x, double* q, double* z, double* r, double* p,
-                    std::size_t n) const override {
+  double start_norm(const double* x, double* q, double* z, double* r, double* p, std::size_t n) const override {
     start(x, q, z, r, p, n);
     return dot(r, r, n);
   }
@@ -83,8 +80,7 @@ class ReferenceCgOps final : public CgOps {
       }
     }
   }
-  void update_p_spmv(const BlockedCsr& a, double* p, const double* r, double beta,
-                     double* y) const override {
+  void update_p_spmv(const BlockedCsr& a, double* p, const double* r, double beta, double* y) const override {
     update_p(p, r, beta, static_cast<std::size_t>(a.ncols));
     spmv_blocked(a, p, y);
   }

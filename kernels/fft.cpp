@@ -22,8 +22,8 @@ namespace {
 constexpr double kTwoPi = 6.283185307179586476925286766559;
 
 template <bool Inverse>
-void radix4(const double* __restrict xr, const double* __restrict xi, double* __restrict yr,
-            double* __restrict yi, int m, std::size_t run, const double* tw) {
+void radix4(const double* __restrict xr, const double* __restrict xi, double* __restrict yr, double* __restrict yi,
+            int m, std::size_t run, const double* tw) {
   for (int p = 0; p < m; ++p) {
     const double* w = tw + 6 * p;
     const double w1r = w[0], w1i = Inverse ? -w[1] : w[1];
@@ -54,8 +54,8 @@ void radix4(const double* __restrict xr, const double* __restrict xi, double* __
 }
 
 // The last stage when log2 n is odd: L = 2, one butterfly, no twiddle.
-void radix2(const double* __restrict xr, const double* __restrict xi, double* __restrict yr,
-            double* __restrict yi, std::size_t run) {
+void radix2(const double* __restrict xr, const double* __restrict xi, double* __restrict yr, double* __restrict yi,
+            std::size_t run) {
   for (std::size_t j = 0; j < run; ++j) {
     const double ar = xr[j], ai = xi[j], br = xr[run + j], bi = xi[run + j];
     yr[j] = ar + br;

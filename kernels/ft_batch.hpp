@@ -99,8 +99,8 @@ inline void copy_row(const Complex* src, Complex* dst, const BlockCopy& c, std::
 }
 
 // Row r (= i3 * n2 + i2) of NAS's evolve on a block [n3][n2][n1].
-inline void evolve_row(Complex* u0, Complex* u1, int n1, int n2, const double* f1, const double* f2,
-                       const double* f3, std::int64_t r) {
+inline void evolve_row(Complex* u0, Complex* u1, int n1, int n2, const double* f1, const double* f2, const double* f3,
+                       std::int64_t r) {
   const double f = f3[r / n2] * f2[r % n2];
   double* a = reinterpret_cast<double*>(u0 + r * n1);
   double* b = reinterpret_cast<double*>(u1 + r * n1);

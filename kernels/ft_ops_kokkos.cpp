@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <memory>
 
+#include "backend_impls.hpp"
 #include "ft_batch.hpp"
-#include "ft_ops_backends.hpp"
 
 namespace pxq::kernels {
 namespace {
@@ -30,7 +30,8 @@ class KokkosFtOps final : public FtOps {
     Kokkos::parallel_for(
         "pxq::ft::fft", Teams(static_cast<int>(g.count), 1).set_scratch_size(1, Kokkos::PerTeam(bytes)),
         KOKKOS_LAMBDA(const Teams::member_type& team) {
-          detail::run_batch(src, dst, p, g, team.league_rank(), static_cast<double*>(team.team_scratch(1).get_shmem(bytes)));
+          detail::run_batch(src, dst, p, g, team.league_rank(),
+                            static_cast<double*>(team.team_scratch(1).get_shmem(bytes)));
         });
     Kokkos::fence();
   }

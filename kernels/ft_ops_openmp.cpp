@@ -6,8 +6,8 @@
 #include <memory>
 #include <vector>
 
+#include "backend_impls.hpp"
 #include "ft_batch.hpp"
-#include "ft_ops_backends.hpp"
 
 namespace pxq::kernels {
 namespace {

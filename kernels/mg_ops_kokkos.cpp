@@ -8,7 +8,7 @@
 #include <cmath>
 #include <memory>
 
-#include "mg_ops_backends.hpp"
+#include "backend_impls.hpp"
 
 namespace pxq::kernels {
 namespace {
@@ -28,7 +28,7 @@ KOKKOS_INLINE_FUNCTION Sums neighbour_sums(const double* x, const Box& b, int i1
   const double edge = at(-1, -1, 0) + at(1, -1, 0) + at(-1, 1, 0) + at(1, 1, 0) + at(-1, 0, -1) + at(1, 0, -1) +
                       at(-1, 0, 1) + at(1, 0, 1) + at(0, -1, -1) + at(0, 1, -1) + at(0, -1, 1) + at(0, 1, 1);
   double corner = 0.0;
-  for (int d3 = -1; d3<= 1; d3 += 2)
+  for (int d3 = -1; d3 <= 1; d3 += 2)
     for (int d2 = -1; d2 <= 1; d2 += 2)
       for (int d1 = -1; d1 <= 1; d1 += 2) corner += at(d1, d2, d3);
   return {face, edge, corner};
@@ -117,8 +117,7 @@ class KokkosMgOps final : public MgOps {
   }
   void zero(double* u, Box b) const override {
     Kokkos::parallel_for(
-        "pxq::mg::zero", Flat(0, static_cast<std::int64_t>(b.size())),
-        KOKKOS_LAMBDA(std::int64_t i) { u[i] = 0.0; });
+        "pxq::mg::zero", Flat(0, static_cast<std::int64_t>(b.size())), KOKKOS_LAMBDA(std::int64_t i) { u[i] = 0.0; });
     Kokkos::fence();
   }
 

@@ -14,7 +14,7 @@
 #include <memory>
 #include <vector>
 
-#include "mg_ops_backends.hpp"
+#include "backend_impls.hpp"
 
 namespace pxq::kernels {
 namespace {
@@ -42,17 +42,14 @@ inline Range thread_range(int lo, int hi, int t, int nt) {
 
 class OpenMpMgOps final : public MgOps {
  public:
-  OpenMpMgOps(int threads, std::size_t tile_bytes)
-      : threads_(std::max(1, threads)), tile_bytes_(tile_bytes) {}
+  OpenMpMgOps(int threads, std::size_t tile_bytes) : threads_(std::max(1, threads)), tile_bytes_(tile_bytes) {}
 
   void resid(const double* u, const double* v, double* r, Box b, const Stencil& a) const override {
     sweep(b, b.n1, kStencilStreams, 2 * b.n1,
           [&](int i2, int i3, double* buf) { resid_row(u, v, r, b, a, i2, i3, buf); });
   }
 
-  void psinv(const double* r, double* u, Box b, const Stencil& c) const override {
-    smooth<false>(r, u, b, c);
-  }
+  void psinv(const double* r, double* u, Box b, const Stencil& c) const override { smooth<false>(r, u, b, c); }
   void psinv_assign(const double* r, double* u, Box b, const Stencil& c) const override {
     zero_halo(u, b);
     smooth<true>(r, u, b, c);
@@ -230,8 +227,7 @@ class OpenMpMgOps final : public MgOps {
     double* uc = u + b.at(0, i2, i3);
 #pragma omp simd
     for (int i1 = lo; i1 < hi; ++i1) {
-      const double du =
-          c0 * rc[i1] + c1 * (rc[i1 - 1] + rc[i1 + 1] + r1[i1]) + c2 * (r2[i1] + r1[i1 - 1] + r1[i1 + 1]);
+      const double du = c0 * rc[i1] + c1 * (rc[i1 - 1] + rc[i1 + 1] + r1[i1]) + c2 * (r2[i1] + r1[i1 - 1] + r1[i1 + 1]);
       uc[i1] = Assign ? du : uc[i1] + du;
     }
   }
@@ -290,7 +286,8 @@ class OpenMpMgOps final : public MgOps {
 
   int threads_for(std::size_t points) const {
     if (threads_ == 1) return 1;
-    return static_cast<int>(std::clamp<std::size_t>(points / kMinPointsPerThread, 1, static_cast<std::size_t>(threads_)));
+    return static_cast<int>(
+        std::clamp<std::size_t>(points / kMinPointsPerThread, 1, static_cast<std::size_t>(threads_)));
   }
 
   // fn(i2, i3, scratch) for every interior row of `out` (planes and rows [1, n-1)), the
@@ -310,8 +307,8 @@ class OpenMpMgOps final : public MgOps {
           for (int i2 = r0; i2 < r1; ++i2) fn(i2, i3, buf.data());
       }
     };
-    const std::size_t points = static_cast<std::size_t>(planes) * static_cast<std::size_t>(rows) *
-                               static_cast<std::size_t>(row_points);
+    const std::size_t points =
+        static_cast<std::size_t>(planes) * static_cast<std::size_t>(rows) * static_cast<std::size_t>(row_points);
     const int nt = std::min(threads_for(points), planes);
     if (nt == 1) return body(0, 1);
 #pragma omp parallel num_threads(nt)

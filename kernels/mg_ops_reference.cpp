@@ -18,8 +18,7 @@ double stencil_sum(const double* x, Box b, int i1, int i2, int i3, const double 
   double sum = 0.0;
   for (int d3 = -1; d3 <= 1; ++d3)
     for (int d2 = -1; d2 <= 1; ++d2)
-      for (int d1 = -1; d1 <= 1; ++d1)
-        sum += w[distance_class(d1, d2, d3)] * x[b.at(i1 + d1, i2 + d2, i3 + d3)];
+      for (int d1 = -1; d1 <= 1; ++d1) sum += w[distance_class(d1, d2, d3)] * x[b.at(i1 + d1, i2 + d2, i3 + d3)];
   return sum;
 }
 

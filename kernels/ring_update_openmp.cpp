@@ -1,10 +1,10 @@
 // OpenMP executor for the ring update: one worker per OpenMP thread.
-#include "ring_update_backends.hpp"
+#include "backend_impls.hpp"
 
 namespace pxq::kernels {
 
-void ring_passes_workers_openmp(double* const* blocks, int workers, std::size_t begin,
-                                std::size_t end, const RingParams& p) {
+void ring_passes_workers_openmp(double* const* blocks, int workers, std::size_t begin, std::size_t end,
+                                const RingParams& p) {
   if (workers == 1) {  // no fork/join for a single worker
     ring_passes(blocks[0] + begin, end - begin, p);
     return;

@@ -4,8 +4,7 @@
 
 namespace pxq::kernels {
 
-void stream_triad(double* a, const double* b, const double* c, double s, std::size_t n,
-                  int threads) {
+void stream_triad(double* a, const double* b, const double* c, double s, std::size_t n, int threads) {
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (std::size_t i = 0; i < n; ++i) a[i] = b[i] + s * c[i];
 }

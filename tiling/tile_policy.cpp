@@ -34,12 +34,11 @@ std::size_t parse_bytes(const std::string& text) {
   } else if (suffix == "G" || suffix == "GB" || suffix == "GIB") {
     mult = 1ull << 30;
   } else {
-    throw std::invalid_argument("invalid size '" + text + "' (unknown suffix '" +
-                                text.substr(pos) + "'): " + kForms);
+    throw std::invalid_argument("invalid size '" + text + "' (unknown suffix '" + text.substr(pos) + "'): " + kForms);
   }
   if (v == 0) throw std::invalid_argument("invalid size '" + text + "': must be > 0; " + kForms);
-  if (v > std::numeric_limits<std::size_t>::max() / mult)
-    throw std::invalid_argument("invalid size '" + text + "': too large");
+  if (v > kMaxBytes / mult)
+    throw std::invalid_argument("invalid size '" + text + "': too large (at most 1024T, a typo otherwise)");
   return static_cast<std::size_t>(v * mult);
 }
 
@@ -75,13 +74,12 @@ TilePolicy parse_tile_policy(const std::string& text) {
   return p;
 }
 
-TileResolution resolve_tile(const TilePolicy& policy, std::size_t buffer_bytes,
-                            std::size_t element_bytes, const CacheInfo& caches) {
+TileResolution resolve_tile(const TilePolicy& policy, std::size_t buffer_bytes, std::size_t element_bytes,
+                            const CacheInfo& caches) {
   if (element_bytes == 0) throw std::invalid_argument("element size must be > 0");
   if (buffer_bytes < element_bytes)
-    throw std::invalid_argument("buffer of " + std::to_string(buffer_bytes) +
-                                " bytes holds no element of " + std::to_string(element_bytes) +
-                                " bytes");
+    throw std::invalid_argument("buffer of " + std::to_string(buffer_bytes) + " bytes holds no element of " +
+                                std::to_string(element_bytes) + " bytes");
   TileResolution r;
   std::size_t want = 0;
   switch (policy.kind) {
@@ -107,19 +105,18 @@ TileResolution resolve_tile(const TilePolicy& policy, std::size_t buffer_bytes,
   }
   r.tiled = true;
   if (want > buffer_bytes) {
-    r.warning = "tile " + format_bytes(want) + " is larger than the buffer (" +
-                format_bytes(buffer_bytes) + "): clamped to the buffer";
+    r.warning = "tile " + format_bytes(want) + " is larger than the buffer (" + format_bytes(buffer_bytes) +
+                "): clamped to the buffer";
     want = buffer_bytes;
   }
   std::size_t elems = want / element_bytes;
   if (elems == 0) {
-    r.warning = "tile " + std::to_string(want) + " B is smaller than one element (" +
-                std::to_string(element_bytes) + " B): rounded up to one element";
+    r.warning = "tile " + std::to_string(want) + " B is smaller than one element (" + std::to_string(element_bytes) +
+                " B): rounded up to one element";
     elems = 1;
   } else if (want % element_bytes != 0) {
-    r.warning = "tile " + std::to_string(want) + " B is not a whole number of " +
-                std::to_string(element_bytes) + "-byte elements: rounded down to " +
-                std::to_string(elems * element_bytes) + " B";
+    r.warning = "tile " + std::to_string(want) + " B is not a whole number of " + std::to_string(element_bytes) +
+                "-byte elements: rounded down to " + std::to_string(elems * element_bytes) + " B";
   }
   r.elements = elems;
   r.bytes = elems * element_bytes;

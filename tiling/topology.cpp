@@ -39,9 +39,12 @@ Topology read(hwloc_topology_t topo, const std::string& source) {
 // The grouping key of a core at a level of the hierarchy: package, L3, L2.
 int key(const Core& c, int level) {
   switch (level) {
-    case 0: return c.package;
-    case 1: return c.l3;
-    default: return c.l2;
+    case 0:
+      return c.package;
+    case 1:
+      return c.l3;
+    default:
+      return c.l2;
   }
 }
 
@@ -60,8 +63,7 @@ std::vector<std::vector<Core>> split_even(const std::vector<Core>& cores, int n)
 // n shares of `cores`, each share one subtree as far apart as the hierarchy allows: the ranks
 // are divided evenly over the groups of a level (packages, then L3s, then L2s), and a level
 // whose groups are too small for one rank's threads is cut into n even runs instead.
-std::vector<std::vector<Core>> distribute(const std::vector<Core>& cores, int n, int threads,
-                                          int level) {
+std::vector<std::vector<Core>> distribute(const std::vector<Core>& cores, int n, int threads, int level) {
   if (n == 1) return {cores};
   if (level == 3) return split_even(cores, n);
   std::vector<std::vector<Core>> groups;
@@ -87,7 +89,8 @@ std::vector<std::vector<Core>> distribute(const std::vector<Core>& cores, int n,
       frac.emplace_back(-(exact - count[static_cast<std::size_t>(i)]), i);
     }
     std::stable_sort(frac.begin(), frac.end());
-    for (int k = 0; given < n; ++k, ++given) ++count[static_cast<std::size_t>(frac[static_cast<std::size_t>(k % g)].second)];
+    for (int k = 0; given < n; ++k, ++given)
+      ++count[static_cast<std::size_t>(frac[static_cast<std::size_t>(k % g)].second)];
   }
   std::vector<std::vector<Core>> out;
   for (int i = 0; i < g; ++i) {
@@ -140,12 +143,10 @@ Topology this_topology() {
 
 Topology topology_from_xml(const std::string& path) {
   hwloc_topology_t topo;
-  if (hwloc_topology_init(&topo) != 0)
-    throw std::runtime_error("hwloc could not start");
+  if (hwloc_topology_init(&topo) != 0) throw std::runtime_error("hwloc could not start");
   if (hwloc_topology_set_xml(topo, path.c_str()) != 0 || hwloc_topology_load(topo) != 0) {
     hwloc_topology_destroy(topo);
-    throw std::invalid_argument("topology " + path +
-                                " cannot be read: give an XML file written by `lstopo --of xml`");
+    throw std::invalid_argument("topology " + path + " cannot be read: give an XML file written by `lstopo --of xml`");
   }
   Topology t = read(topo, path);
   hwloc_topology_destroy(topo);
@@ -156,11 +157,16 @@ Topology topology_from_xml(const std::string& path) {
 
 const char* sharing_name(Sharing s) {
   switch (s) {
-    case Sharing::same_core: return "same_core";
-    case Sharing::same_l2: return "same_l2";
-    case Sharing::same_l3: return "same_l3";
-    case Sharing::same_package: return "same_package";
-    case Sharing::other_package: return "other_package";
+    case Sharing::same_core:
+      return "same_core";
+    case Sharing::same_l2:
+      return "same_l2";
+    case Sharing::same_l3:
+      return "same_l3";
+    case Sharing::same_package:
+      return "same_package";
+    case Sharing::other_package:
+      return "other_package";
   }
   return "unknown";
 }
@@ -177,11 +183,21 @@ PairSharing pair_sharing(const std::vector<Core>& first) {
   PairSharing s;
   for (std::size_t i = 0; i < first.size(); ++i)
     for (std::size_t j = i + 1; j < first.size(); ++j) switch (sharing_between(first[i], first[j])) {
-        case Sharing::same_core: ++s.same_core; break;
-        case Sharing::same_l2: ++s.same_l2; break;
-        case Sharing::same_l3: ++s.same_l3; break;
-        case Sharing::same_package: ++s.same_package; break;
-        case Sharing::other_package: ++s.other_package; break;
+        case Sharing::same_core:
+          ++s.same_core;
+          break;
+        case Sharing::same_l2:
+          ++s.same_l2;
+          break;
+        case Sharing::same_l3:
+          ++s.same_l3;
+          break;
+        case Sharing::same_package:
+          ++s.same_package;
+          break;
+        case Sharing::other_package:
+          ++s.other_package;
+          break;
       }
   return s;
 }
@@ -203,8 +219,8 @@ std::vector<NodePlacement> choose(const Topology& topo, const std::string& mode,
   if (mode == "custom") {
     const std::size_t expected = static_cast<std::size_t>(node_count) * static_cast<std::size_t>(need);
     if (custom_cpus.size() != expected)
-      throw std::invalid_argument("custom placement: got " + std::to_string(custom_cpus.size()) +
-                                  " core(s), need " + std::to_string(expected) + " (" +
+      throw std::invalid_argument("custom placement: got " + std::to_string(custom_cpus.size()) + " core(s), need " +
+                                  std::to_string(expected) + " (" +
                                   (virtual_nodes ? std::to_string(nodes) + " virtual node(s) x " : "") +
                                   workers_text(ranks_per_node, threads) + "): give --cores with one core per worker");
     std::set<int> seen;
@@ -248,8 +264,8 @@ std::vector<NodePlacement> choose(const Topology& topo, const std::string& mode,
 
 }  // namespace
 
-PlacementPlan plan_placement(const Topology& topo, const std::string& mode, int nodes, int ranks_per_node,
-                             int threads, bool virtual_nodes, const std::vector<int>& custom_cpus) {
+PlacementPlan plan_placement(const Topology& topo, const std::string& mode, int nodes, int ranks_per_node, int threads,
+                             bool virtual_nodes, const std::vector<int>& custom_cpus) {
   PlacementPlan plan;
   plan.mode = mode;
   plan.nodes = choose(topo, mode, nodes, ranks_per_node, threads, virtual_nodes, custom_cpus);
@@ -261,25 +277,25 @@ PlacementPlan plan_placement(const Topology& topo, const std::string& mode, int 
     const bool own_l2 = topo.l2_instances >= total;
     if (mode == "packed" && n0.sharing.same_l2 == 0)
       plan.warnings.push_back(own_l2 ? "packed: every core has its own L2 here, so packed ranks share " +
-                                           std::string(n0.sharing.same_l3 ? "the L3" : "no cache") +
-                                           " but never an L2"
+                                           std::string(n0.sharing.same_l3 ? "the L3" : "no cache") + " but never an L2"
                                      : "packed: the ranks could not be put on cores sharing an L2");
     if (mode == "spread" && n0.sharing.other_package == 0) {
-      plan.warnings.push_back(
-          topo.packages <= 1 ? "spread: this machine has one package, so spread ranks still share its " +
-                                   std::string(n0.sharing.same_l3 ? "L3 and " : "") + "memory bus"
-                             : "spread: the node's cores lie in one package, so spread ranks still share it");
+      plan.warnings.push_back(topo.packages <= 1
+                                  ? "spread: this machine has one package, so spread ranks still share its " +
+                                        std::string(n0.sharing.same_l3 ? "L3 and " : "") + "memory bus"
+                                  : "spread: the node's cores lie in one package, so spread ranks still share it");
     }
     if (mode != "custom") {
-      const auto other = choose(topo, mode == "packed" ? "spread" : "packed", nodes, ranks_per_node, threads,
-                                virtual_nodes, {});
+      const auto other =
+          choose(topo, mode == "packed" ? "spread" : "packed", nodes, ranks_per_node, threads, virtual_nodes, {});
       bool same = true;
       for (std::size_t k = 0; k < plan.nodes.size() && same; ++k)
         for (std::size_t r = 0; r < plan.nodes[k].ranks.size() && same; ++r)
           for (std::size_t t = 0; t < plan.nodes[k].ranks[r].size(); ++t)
             if (plan.nodes[k].ranks[r][t].index != other[k].ranks[r][t].index) same = false;
       if (same)
-        plan.warnings.push_back("packed and spread choose the same cores here: comparing them shows no placement effect");
+        plan.warnings.push_back(
+            "packed and spread choose the same cores here: comparing them shows no placement effect");
     }
   }
   return plan;

@@ -51,8 +51,9 @@ std::size_t check_options(const pxq::common::MpiWorld& w, const ProbeOptions& o,
   if (v.tile.kind != pxq::tiling::TilePolicy::Kind::off)
     throw std::invalid_argument("the bandwidth probe streams whole arrays: use --tile off");
   if (w.size > 1 && v.threads > 1)
-    throw std::invalid_argument("the bandwidth probe runs cores as ranks (layout 1xQ) or as threads (1x1xT), "
-                                "not both: use one rank per core or one rank with T threads");
+    throw std::invalid_argument(
+        "the bandwidth probe runs cores as ranks (layout 1xQ) or as threads (1x1xT), "
+        "not both: use one rank per core or one rank with T threads");
   std::size_t bytes = 0;
   if (o.array == "auto") {  // STREAM's rule: each array at least 4 times the last-level cache
     const auto caches = pxq::tiling::discover_caches();
@@ -61,7 +62,8 @@ std::size_t check_options(const pxq::common::MpiWorld& w, const ProbeOptions& o,
   } else {
     bytes = pxq::tiling::parse_bytes(o.array);
   }
-  if (bytes / sizeof(double) < 1024) throw std::invalid_argument("--array " + o.array + ": use at least 8K (1024 doubles)");
+  if (bytes / sizeof(double) < 1024)
+    throw std::invalid_argument("--array " + o.array + ": use at least 8K (1024 doubles)");
   return bytes;
 }
 
@@ -125,8 +127,11 @@ nlohmann::json report_kernel(std::ostringstream& out, StreamKernel kernel, const
     out << " " << name << std::string(8 - name.size(), ' ') << fmt("%6.0f", k) << fmt("%12.1f", total)
         << fmt("%15.1f", total / k) << fmt("%11.0f", 100 * eff) << "%"
         << (k == sat && sat < workers ? "  <- saturation" : "") << "\n";
-    rows.push_back({{"cores", k}, {"seconds", best[static_cast<std::size_t>(k - 1)]}, {"total_gbs", total},
-                    {"per_core_gbs", total / k}, {"efficiency", eff}});
+    rows.push_back({{"cores", k},
+                    {"seconds", best[static_cast<std::size_t>(k - 1)]},
+                    {"total_gbs", total},
+                    {"per_core_gbs", total / k},
+                    {"efficiency", eff}});
   }
   const double eff_last = totals.back() / (workers * totals[0]);
   if (scaling)
@@ -161,12 +166,17 @@ int run(const pxq::common::MpiWorld& w, const pxq::common::CommonOptions& co, co
       << " Cores           = 1.." << workers << " as " << as << "\n\n"
       << " kernel   cores  total GB/s  per core GB/s  efficiency\n";
   nlohmann::json results = nlohmann::json::array();
-  for (std::size_t ki = 0; ki < kernels.size(); ++ki) results.push_back(report_kernel(out, kernels[ki], best[ki], n, o.fraction));
+  for (std::size_t ki = 0; ki < kernels.size(); ++ki)
+    results.push_back(report_kernel(out, kernels[ki], best[ki], n, o.fraction));
   out << "\n saturation: the fewest cores reaching " << fmt("%.0f", 100 * o.fraction)
       << "% of the best total, unless the last still scales that well; efficiency: total / (cores x one core's)\n"
       << " bytes as STREAM counts them (2 arrays for copy and scale, 3 for add and triad)\n";
-  const nlohmann::json body = {{"size", {{"array_bytes", bytes}, {"workers", workers}, {"as", as},
-                                         {"repeat", o.repeat}, {"saturation_fraction", o.fraction}}},
+  const nlohmann::json body = {{"size",
+                                {{"array_bytes", bytes},
+                                 {"workers", workers},
+                                 {"as", as},
+                                 {"repeat", o.repeat},
+                                 {"saturation_fraction", o.fraction}}},
                                {"kernels", results}};
   return pxq::common::finish_probe(w, co, variant, start, "probe-bandwidth", true, out.str(),
                                    pxq::common::start_notes(start), body);

@@ -72,7 +72,8 @@ void cg_update(benchmark::State& state) {
   const int T = threads_of(state);
   const std::size_t n = 4 * kMiB;
   std::vector<double> z(n, 0.0), r(n, 1.0), p(n, 0.5), q(n, 0.25);
-  const auto ops = pxq::kernels::make_cg_ops(Backend::openmp, T, std::max<std::size_t>(1, tile_of(state) / sizeof(double)));
+  const auto ops =
+      pxq::kernels::make_cg_ops(Backend::openmp, T, std::max<std::size_t>(1, tile_of(state) / sizeof(double)));
   double sink = 0.0;
   for (auto _ : state) {
     sink += ops->update_zr_norm(z.data(), r.data(), p.data(), q.data(), 1e-9, n);
@@ -113,7 +114,8 @@ void cg_spmv(benchmark::State& state) {
   const auto& a = cg_matrix();
   const int window = static_cast<int>(std::max<std::size_t>(1, tile_of(state) / sizeof(double)));
   const pxq::kernels::BlockedCsr blocked = pxq::kernels::block_columns(a, window);
-  const auto ops = pxq::kernels::make_cg_ops(Backend::openmp, T, std::max<std::size_t>(1, tile_of(state) / sizeof(double)));
+  const auto ops =
+      pxq::kernels::make_cg_ops(Backend::openmp, T, std::max<std::size_t>(1, tile_of(state) / sizeof(double)));
   std::vector<double> x(static_cast<std::size_t>(a.ncols), 1.0), y(static_cast<std::size_t>(a.nrows));
   for (auto _ : state) {
     ops->spmv_blocked(blocked, x.data(), y.data());
@@ -183,9 +185,11 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
   const int max_threads = std::max(1, omp_get_num_procs());
-  const std::pair<const char*, void (*)(benchmark::State&)> kernels[] = {
-      {"ring_pass", ring_pass}, {"cg_update", cg_update}, {"cg_spmv", cg_spmv},
-      {"mg_resid", mg_resid},   {"ft_pencils", ft_pencils}};
+  const std::pair<const char*, void (*)(benchmark::State&)> kernels[] = {{"ring_pass", ring_pass},
+                                                                         {"cg_update", cg_update},
+                                                                         {"cg_spmv", cg_spmv},
+                                                                         {"mg_resid", mg_resid},
+                                                                         {"ft_pencils", ft_pencils}};
   for (const auto& [name, fn] : kernels) {
     auto* b = benchmark::RegisterBenchmark(name, fn);
     b->ArgNames({"tile", "threads"})->UseRealTime()->Unit(benchmark::kMillisecond);

@@ -43,7 +43,8 @@ void ring_pipeline(benchmark::State& state) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const int T = static_cast<int>(state.range(1));
   const std::size_t elems = kBlockBytes / sizeof(double);
-  const std::size_t tile = std::max<std::size_t>(1, std::min(elems, static_cast<std::size_t>(state.range(0)) / sizeof(double)));
+  const std::size_t tile =
+      std::max<std::size_t>(1, std::min(elems, static_cast<std::size_t>(state.range(0)) / sizeof(double)));
   // T blocks computed by T threads, plus the spare that receives the incoming block.
   std::vector<std::vector<double>> storage(static_cast<std::size_t>(T) + 1, std::vector<double>(elems, 1.0));
   std::vector<double*> blocks;

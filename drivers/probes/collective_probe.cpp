@@ -66,7 +66,8 @@ std::size_t check_options(const ProbeOptions& o) {
   if (!(o.tail > 0.0 && o.tail <= 1.0)) throw std::invalid_argument("--tail must be within (0, 1]");
   const std::size_t bytes = o.op == "barrier" ? 0 : pxq::tiling::parse_bytes(o.size);
   if (o.op == "allreduce" && bytes % 8 != 0)
-    throw std::invalid_argument("--size " + o.size + " is not a whole number of doubles: allreduce sums doubles; "
+    throw std::invalid_argument("--size " + o.size +
+                                " is not a whole number of doubles: allreduce sums doubles; "
                                 "use a multiple of 8 bytes");
   if (bytes > static_cast<std::size_t>(INT32_MAX))
     throw std::invalid_argument("--size " + o.size + " exceeds MPI's int count: use at most 2G - 1");
@@ -76,7 +77,8 @@ std::size_t check_options(const ProbeOptions& o) {
 // Every rank's time of every call, seconds.
 std::vector<double> measure(const pxq::common::MpiWorld& w, const ProbeOptions& o, std::size_t bytes) {
   const std::size_t per_rank = o.op == "alltoall" ? bytes * static_cast<std::size_t>(w.size) : bytes;
-  Buffers b{std::vector<char>(std::max<std::size_t>(8, per_rank), 1), std::vector<char>(std::max<std::size_t>(8, per_rank), 0)};
+  Buffers b{std::vector<char>(std::max<std::size_t>(8, per_rank), 1),
+            std::vector<char>(std::max<std::size_t>(8, per_rank), 0)};
   for (long i = 0; i < o.warmup; ++i) call(o.op, b, bytes, w.comm);
   std::vector<double> mine(static_cast<std::size_t>(o.calls));
   MPI_Barrier(w.comm);
@@ -109,18 +111,21 @@ std::string report(const Stats& st, const ProbeOptions& o, std::size_t bytes, in
   const double us = 1e6;
   std::ostringstream out;
   out << "\n Collective variability\n"
-      << " Collective      = MPI_" << (o.op == "allreduce" ? "Allreduce" : o.op == "bcast" ? "Bcast"
-                                         : o.op == "alltoall" ? "Alltoall" : "Barrier")
+      << " Collective      = MPI_"
+      << (o.op == "allreduce"  ? "Allreduce"
+          : o.op == "bcast"    ? "Bcast"
+          : o.op == "alltoall" ? "Alltoall"
+                               : "Barrier")
       << (o.op == "barrier" ? "" : ", " + pxq::tiling::format_bytes(bytes) + (o.op == "alltoall" ? " per peer" : ""))
       << "\n"
       << " Calls           = " << o.calls << " back to back (after " << o.warmup << " untimed)\n"
-      << " Ranks           = " << ranks << " (" << facts.nodes << " node(s) x " << facts.ranks_per_node
-      << ", " << facts.observed_nodes << " observed)\n"
+      << " Ranks           = " << ranks << " (" << facts.nodes << " node(s) x " << facts.ranks_per_node << ", "
+      << facts.observed_nodes << " observed)\n"
       << " Call time (us)  = median " << fmt("%.2f", st.median * us) << ", p90 " << fmt("%.2f", st.p90 * us) << ", p95 "
       << fmt("%.2f", st.p95 * us) << ", p99 " << fmt("%.2f", st.p99 * us) << ", max " << fmt("%.2f", st.max * us)
       << " (slowest rank per call)\n"
-      << " Slowest " << fmt("%.0f", 100 * o.tail) << "%      = " << fmt("%.1f", 100 * st.share) << "% of the total time ("
-      << fmt("%.4f", st.total) << " s)\n"
+      << " Slowest " << fmt("%.0f", 100 * o.tail) << "%      = " << fmt("%.1f", 100 * st.share)
+      << "% of the total time (" << fmt("%.4f", st.total) << " s)\n"
       << " Clusters        = " << st.clusters.size() << " (split where a call takes over " << fmt("%.2f", o.gap)
       << "x the one before it, sorted)\n";
   for (const auto& c : st.clusters)
@@ -133,15 +138,23 @@ std::string report(const Stats& st, const ProbeOptions& o, std::size_t bytes, in
 nlohmann::json body_of(const Stats& st, const ProbeOptions& o, std::size_t bytes, const std::vector<double>& slowest,
                        const std::vector<double>& all, int ranks) {
   nlohmann::json cl = nlohmann::json::array();
-  for (const auto& c : st.clusters) cl.push_back({{"centre", c.centre}, {"min", c.min}, {"max", c.max}, {"count", c.count}});
+  for (const auto& c : st.clusters)
+    cl.push_back({{"centre", c.centre}, {"min", c.min}, {"max", c.max}, {"count", c.count}});
   nlohmann::json per_rank = nlohmann::json::array();
   for (int r = 0; r < ranks; ++r)
     per_rank.push_back(std::vector<double>(all.begin() + static_cast<std::ptrdiff_t>(r) * o.calls,
                                            all.begin() + static_cast<std::ptrdiff_t>(r + 1) * o.calls));
   return {{"size", {{"op", o.op}, {"bytes", bytes}, {"calls", o.calls}, {"warmup", o.warmup}}},
           {"stats",
-           {{"median", st.median}, {"p90", st.p90}, {"p95", st.p95}, {"p99", st.p99}, {"max", st.max},
-            {"total", st.total}, {"tail_fraction", o.tail}, {"tail_share", st.share}, {"cluster_gap", o.gap},
+           {{"median", st.median},
+            {"p90", st.p90},
+            {"p95", st.p95},
+            {"p99", st.p99},
+            {"max", st.max},
+            {"total", st.total},
+            {"tail_fraction", o.tail},
+            {"tail_share", st.share},
+            {"cluster_gap", o.gap},
             {"clusters", cl}}},
           {"samples", {{"unit", "s"}, {"slowest_rank", slowest}, {"per_rank", per_rank}}}};
 }

@@ -8,18 +8,82 @@
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
+#include "pxq/common/apps.hpp"
+#include "pxq/common/options.hpp"
 #include "pxq/common/run_record.hpp"
 #include "pxq/kernels/backend.hpp"
 #include "pxq/tiling/cache_info.hpp"
+#include "pxq/tiling/tile_policy.hpp"
 #include "pxq/tiling/topology.hpp"
 
 namespace {
 
 nlohmann::json sharing_json(const pxq::tiling::PairSharing& s) {
-  return {{"same_core", s.same_core}, {"same_l2", s.same_l2}, {"same_l3", s.same_l3},
-          {"same_package", s.same_package}, {"other_package", s.other_package}};
+  return {{"same_core", s.same_core},
+          {"same_l2", s.same_l2},
+          {"same_l3", s.same_l3},
+          {"same_package", s.same_package},
+          {"other_package", s.other_package}};
+}
+
+// The registries the driver and the tests read instead of keeping copies.
+int print_registry() {
+  nlohmann::json apps = nlohmann::json::array(), backends = nlohmann::json::array();
+  for (const auto& a : pxq::common::apps()) {
+    std::vector<std::string> classes, kernels;
+    for (const char* c = a.classes; *c; ++c) classes.emplace_back(1, *c);
+    std::istringstream words(a.bench_kernels);
+    for (std::string k; words >> k;) kernels.push_back(k);
+    apps.push_back({{"name", a.name},
+                    {"binary", std::string("pxq-") + a.name},
+                    {"classes", classes},
+                    {"tile_kernel", a.tile_kernel},
+                    {"bench_kernels", kernels},
+                    {"headline", a.headline},
+                    {"unit", a.unit},
+                    {"what", a.what}});
+  }
+  for (const auto& b : pxq::kernels::backends())
+    backends.push_back({{"name", b.name}, {"runtime", b.runtime}, {"version", b.version}, {"available", b.available}});
+  const nlohmann::json j = {{"apps", apps},
+                            {"backends", backends},
+                            {"modes", {"flat", "hybrid", "tiled"}},
+                            {"allocations", {"block", "cyclic"}},
+                            {"min_tile_bytes", pxq::tiling::kMinTileBytes},
+                            {"record_schema", pxq::common::kRecordSchema}};
+  std::puts(j.dump(1).c_str());
+  return 0;
+}
+
+// The miniapps' own resolution of a variant and of byte sizes: {"variant": ..., "bytes": [...]}
+// or {"error": message}; exit 2 on bad input, as the miniapps.
+int print_resolution(const pxq::common::CommonOptions& o, const std::vector<std::string>& sizes) {
+  nlohmann::json j;
+  try {
+    if (!o.mode.empty() && o.mode != "flat" && o.mode != "hybrid" && o.mode != "tiled")
+      throw std::invalid_argument("unknown mode '" + o.mode + "': use flat, hybrid or tiled");
+    nlohmann::json bytes = nlohmann::json::array();
+    for (const auto& s : sizes) bytes.push_back(pxq::tiling::parse_bytes(s));
+    j["bytes"] = bytes;
+    const auto v = pxq::common::resolve_variant(o);
+    j["variant"] = {
+        {"mode", v.mode},
+        {"threads", v.threads},
+        {"backend", pxq::kernels::backend_name(v.backend)},
+        {"tile", v.tile.kind == pxq::tiling::TilePolicy::Kind::off         ? std::string("off")
+                 : v.tile.kind == pxq::tiling::TilePolicy::Kind::automatic ? std::string("auto")
+                                                                           : pxq::tiling::format_bytes(v.tile.bytes)}};
+  } catch (const std::invalid_argument& e) {
+    std::puts(nlohmann::json{{"error", e.what()}}.dump().c_str());
+    return 2;
+  }
+  std::puts(j.dump().c_str());
+  return 0;
 }
 
 int place(const std::string& mode, int nodes, int ranks_per_node, int threads, bool virtual_nodes,
@@ -27,8 +91,11 @@ int place(const std::string& mode, int nodes, int ranks_per_node, int threads, b
   try {
     const auto topo = xml.empty() ? pxq::tiling::this_topology() : pxq::tiling::topology_from_xml(xml);
     const auto plan = pxq::tiling::plan_placement(topo, mode, nodes, ranks_per_node, threads, virtual_nodes, cpus);
-    nlohmann::json out = {{"mode", plan.mode}, {"topology", topo.source}, {"packages", topo.packages},
-                          {"warnings", plan.warnings}, {"nodes", nlohmann::json::array()}};
+    nlohmann::json out = {{"mode", plan.mode},
+                          {"topology", topo.source},
+                          {"packages", topo.packages},
+                          {"warnings", plan.warnings},
+                          {"nodes", nlohmann::json::array()}};
     for (std::size_t k = 0; k < plan.nodes.size(); ++k) {
       nlohmann::json ranks = nlohmann::json::array();
       for (const auto& r : plan.nodes[k].ranks) {
@@ -65,8 +132,19 @@ int main(int argc, char** argv) {
   pl->add_flag("--virtual", virtual_nodes, "the nodes are virtual nodes sharing this machine");
   pl->add_option("--cpus", cpus, "custom: OS cpu numbers, one per worker")->delimiter(',');
   pl->add_option("--topology", xml, "an hwloc XML topology instead of this machine");
+  auto* reg = app.add_subcommand("registry", "the registries: apps, backends, modes and allocations, as JSON");
+  auto* res = app.add_subcommand("resolve", "a variant and byte sizes as the miniapps resolve them, as JSON");
+  pxq::common::CommonOptions common;
+  std::vector<std::string> sizes;
+  res->add_option("--mode", common.mode, "flat, hybrid or tiled");
+  res->add_option("--threads", common.threads, "threads per rank (0: from the mode)");
+  res->add_option("--tile", common.tile, "off, auto or a size");
+  res->add_option("--backend", common.backend, "a backend");
+  res->add_option("--bytes", sizes, "byte sizes to parse, e.g. 256K")->delimiter(',');
   CLI11_PARSE(app, argc, argv);
   if (pl->parsed()) return place(mode, nodes, rpn, threads, virtual_nodes, cpus, xml);
+  if (reg->parsed()) return print_registry();
+  if (res->parsed()) return print_resolution(common, sizes);
 
   hwloc_topology_t topo;
   int packages = 0, cores = 0, pus = 0, numa = 0;
@@ -84,9 +162,8 @@ int main(int argc, char** argv) {
   j["pus"] = pus;
   j["numa_nodes"] = numa;
   j["hwloc_api"] = HWLOC_API_VERSION;
-  j["backends"] = nlohmann::json::array({"openmp"});
-  if (pxq::kernels::backend_available(pxq::kernels::Backend::kokkos))
-    j["backends"].push_back("kokkos");
+  j["backends"] = nlohmann::json::array();
+  for (const auto b : pxq::kernels::available_backends()) j["backends"].push_back(pxq::kernels::backend_name(b));
   std::puts(j.dump(1).c_str());
   return 0;
 }

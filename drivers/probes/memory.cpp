@@ -11,8 +11,7 @@ namespace pxq::probes {
 std::vector<std::size_t> stride_sizes(std::size_t min_bytes, std::size_t max_bytes, int points_per_octave) {
   if (min_bytes < 16) throw std::invalid_argument("the smallest array must hold at least 16 bytes (two doubles)");
   if (max_bytes < min_bytes) throw std::invalid_argument("the largest array is smaller than the smallest");
-  if (points_per_octave != 1 && points_per_octave != 2)
-    throw std::invalid_argument("points per octave must be 1 or 2");
+  if (points_per_octave != 1 && points_per_octave != 2) throw std::invalid_argument("points per octave must be 1 or 2");
   std::vector<std::size_t> out;
   std::size_t p = 8;
   while (p < min_bytes / 2) p *= 2;
@@ -33,8 +32,8 @@ std::vector<std::size_t> strides_for(std::size_t size, std::size_t only) {
       throw std::invalid_argument("stride " + std::to_string(only) + " B is not a multiple of 8 bytes (one double)");
     if (only > size / 2)
       throw std::invalid_argument("stride " + std::to_string(only) + " B is larger than half the array (" +
-                                  std::to_string(size) + " B): use a stride of at most " +
-                                  std::to_string(size / 2) + " B or a larger array");
+                                  std::to_string(size) + " B): use a stride of at most " + std::to_string(size / 2) +
+                                  " B or a larger array");
     return {only};
   }
   std::vector<std::size_t> out;
@@ -49,8 +48,7 @@ std::size_t sweeps_for(std::size_t size, std::size_t stride, std::size_t min_acc
 }
 
 __attribute__((optimize("no-tree-vectorize"))) std::size_t stride_kernel(double* a, std::size_t n,
-                                                                          std::size_t stride_elems,
-                                                                          std::size_t sweeps) {
+                                                                         std::size_t stride_elems, std::size_t sweeps) {
   std::size_t count = 0;
   for (std::size_t s = 0; s < sweeps; ++s) {
     for (std::size_t i = 0; i < n; i += stride_elems) a[i] += 1.0;
@@ -118,10 +116,14 @@ namespace pxq::probes {
 
 const char* stream_name(StreamKernel k) {
   switch (k) {
-    case StreamKernel::copy: return "copy";
-    case StreamKernel::scale: return "scale";
-    case StreamKernel::add: return "add";
-    case StreamKernel::triad: return "triad";
+    case StreamKernel::copy:
+      return "copy";
+    case StreamKernel::scale:
+      return "scale";
+    case StreamKernel::add:
+      return "add";
+    case StreamKernel::triad:
+      return "triad";
   }
   return "unknown";
 }

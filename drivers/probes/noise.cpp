@@ -174,15 +174,19 @@ int main(int argc, char** argv) {
   for (int c : cores)
     threads.emplace_back([=] {
       try {
-        if (mode == "memory") memory_load(c, intensity);
-        else if (mode == "compute") compute_load(c, intensity);
-        else network_load(c, intensity);
+        if (mode == "memory")
+          memory_load(c, intensity);
+        else if (mode == "compute")
+          compute_load(c, intensity);
+        else
+          network_load(c, intensity);
       } catch (const std::exception& e) {
         std::fprintf(stderr, "pxq-noise: %s\n", e.what());
         g_stop.store(true);
       }
     });
-  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  const auto deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
   while (!g_stop.load() && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   g_stop.store(true);
   for (auto& t : threads) t.join();

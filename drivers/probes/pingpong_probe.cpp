@@ -59,7 +59,9 @@ int bandwidth_windows(std::size_t bytes, double scale) {
   return std::max(3, static_cast<int>((bytes <= 65536 ? 100 : bytes <= 1048576 ? 30 : 10) * scale));
 }
 
-unsigned char pattern(std::size_t i, long stamp) { return static_cast<unsigned char>((i * 131 + static_cast<std::size_t>(stamp) * 7 + 1) & 0xff); }
+unsigned char pattern(std::size_t i, long stamp) {
+  return static_cast<unsigned char>((i * 131 + static_cast<std::size_t>(stamp) * 7 + 1) & 0xff);
+}
 void fill(std::vector<unsigned char>& buf, std::size_t n, long stamp) {
   for (std::size_t i = 0; i < n; ++i) buf[i] = pattern(i, stamp);
 }
@@ -78,8 +80,9 @@ std::vector<Pair> choose_pairs(const std::vector<pxq::comm::RankPlacement>& rank
       if (ch == pxq::comm::Channel::self || found.count(name)) continue;
       Pair p{name, "", static_cast<int>(i), static_cast<int>(j)};
       if (ch == pxq::comm::Channel::intra_cmp)
-        p.detail = pxq::comm::shares_cache(ranks[i], ranks[j], 2) ? "shared L2"
-                   : pxq::comm::shares_cache(ranks[i], ranks[j], 3) ? "shared L3" : "same package";
+        p.detail = pxq::comm::shares_cache(ranks[i], ranks[j], 2)   ? "shared L2"
+                   : pxq::comm::shares_cache(ranks[i], ranks[j], 3) ? "shared L3"
+                                                                    : "same package";
       else if (ch == pxq::comm::Channel::inter_node)
         p.detail = ranks[i].vnode.empty() ? "network" : "virtual nodes (TCP)";
       found[name] = p;
@@ -95,11 +98,13 @@ std::vector<Pair> choose_pairs(const std::vector<pxq::comm::RankPlacement>& rank
       out.push_back(found[name]);
       continue;
     }
-    if (name == "intra_cmp") missing.push_back("intra_cmp: no two ranks share a node's package (run 2 or more ranks per node)");
+    if (name == "intra_cmp")
+      missing.push_back("intra_cmp: no two ranks share a node's package (run 2 or more ranks per node)");
     if (name == "inter_cmp")
       missing.push_back(packages <= 1 ? "inter_cmp: this machine has one package, so a node offers no second one"
                                       : "inter_cmp: no node has ranks on two packages (use --placement spread)");
-    if (name == "inter_node") missing.push_back("inter_node: all ranks are on one node (use a layout 2xQ: virtual nodes here)");
+    if (name == "inter_node")
+      missing.push_back("inter_node: all ranks are on one node (use a layout 2xQ: virtual nodes here)");
   }
   return out;
 }
@@ -207,11 +212,19 @@ nlohmann::json measure_channel(Ctx& c, const Pair& p, const std::vector<std::siz
     auto l = c.w.rank == p.a ? spread(one_way) : std::array<double, 3>{0, 0, 0};
     auto g = c.w.rank == p.a ? spread(gbs) : std::array<double, 3>{0, 0, 0};
     to_root(c, p, l, g);
-    lat.push_back({{"bytes", bytes}, {"median_us", l[0] * 1e6}, {"min_us", l[1] * 1e6}, {"max_us", l[2] * 1e6},
-                   {"batches", batches}, {"iterations_per_batch", per}});
+    lat.push_back({{"bytes", bytes},
+                   {"median_us", l[0] * 1e6},
+                   {"min_us", l[1] * 1e6},
+                   {"max_us", l[2] * 1e6},
+                   {"batches", batches},
+                   {"iterations_per_batch", per}});
     if (bytes > 0)
-      bw.push_back({{"bytes", bytes}, {"median_gbs", g[0]}, {"min_gbs", g[1]}, {"max_gbs", g[2]},
-                    {"window", c.o.window}, {"windows", windows}});
+      bw.push_back({{"bytes", bytes},
+                    {"median_gbs", g[0]},
+                    {"min_gbs", g[1]},
+                    {"max_gbs", g[2]},
+                    {"window", c.o.window},
+                    {"windows", windows}});
   }
   return {{"channel", p.channel}, {"detail", p.detail}, {"pair", {p.a, p.b}}, {"latency", lat}, {"bandwidth", bw}};
 }
@@ -281,7 +294,8 @@ std::string matrix_text(const nlohmann::json& matrix, int ranks, std::size_t big
   out << "\n";
   for (int i = 0; i < ranks; ++i) {
     out << fmt("%5.0f", i);
-    for (int j = 0; j < ranks; ++j) out << (i == j ? std::string("       -") : fmt("%8.2f", matrix[i][j].get<double>()));
+    for (int j = 0; j < ranks; ++j)
+      out << (i == j ? std::string("       -") : fmt("%8.2f", matrix[i][j].get<double>()));
     out << "\n";
   }
   return out.str();
@@ -314,7 +328,8 @@ Sizes check_options(const pxq::common::MpiWorld& w, const ProbeOptions& o) {
 int run(const pxq::common::MpiWorld& w, const pxq::common::CommonOptions& co, const ProbeOptions& o) {
   const Sizes sz = check_options(w, o);
   const pxq::common::Variant variant = pxq::common::resolve_variant(co);
-  if (variant.threads != 1) throw std::invalid_argument("the ping-pong probe runs one thread per rank: use --mode flat");
+  if (variant.threads != 1)
+    throw std::invalid_argument("the ping-pong probe runs one thread per rank: use --mode flat");
   const std::size_t largest = o.rankpairs ? sz.big : sz.hi;
   const pxq::common::RunStart start = pxq::common::start_run(w, co, variant, largest, "");
   std::vector<std::string> missing;
@@ -332,16 +347,19 @@ int run(const pxq::common::MpiWorld& w, const pxq::common::CommonOptions& co, co
 
   std::vector<std::string> notes = pxq::common::start_notes(start);
   for (const auto& m : missing) notes.push_back("channel not found: " + m);
-  std::string text = o.rankpairs ? matrix_text(matrix, w.size, sz.big)
-                                 : channel_text(channels, w.size, start.facts.observed_nodes);
+  std::string text =
+      o.rankpairs ? matrix_text(matrix, w.size, sz.big) : channel_text(channels, w.size, start.facts.observed_nodes);
   for (const auto& m : missing) text += " channel not found: " + m + "\n";
   if (o.validate)
     text += " Validation      = " + std::string(valid ? "PASSED" : "FAILED") + " (" + std::to_string(sums[0]) +
             " bytes checked, " + std::to_string(sums[1]) + " wrong)\n";
   nlohmann::json miss = missing;
   const nlohmann::json body = {
-      {"size", {{"min", sz.lo}, {"max", sz.hi}, {"window", o.window}, {"rankpairs_bytes", sz.big}, {"repeat", o.repeat}}},
-      {"channels", channels}, {"missing", miss}, {"matrix_gbs", matrix},
+      {"size",
+       {{"min", sz.lo}, {"max", sz.hi}, {"window", o.window}, {"rankpairs_bytes", sz.big}, {"repeat", o.repeat}}},
+      {"channels", channels},
+      {"missing", miss},
+      {"matrix_gbs", matrix},
       {"validation", {{"on", o.validate}, {"bytes_checked", sums[0]}, {"wrong", sums[1]}}}};
   return pxq::common::finish_probe(w, co, variant, start, o.rankpairs ? "probe-rankpairs" : "probe-pingpong",
                                    w.rank != 0 || valid, text, notes, body);

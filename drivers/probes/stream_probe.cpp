@@ -21,8 +21,7 @@ int main(int argc, char** argv) {
   bool json = false;
   app.add_option("--size", size, "Bytes per array (three arrays)");
   app.add_option("--threads", threads, "OpenMP threads")->check(CLI::Range(1, 4096));
-  app.add_option("--repeat", repeats, "Timed repetitions (best is reported)")
-      ->check(CLI::Range(1, 100000));
+  app.add_option("--repeat", repeats, "Timed repetitions (best is reported)")->check(CLI::Range(1, 100000));
   app.add_flag("--json", json, "Print one JSON object instead of text");
   CLI11_PARSE(app, argc, argv);
   std::size_t bytes = 0;
@@ -59,7 +58,7 @@ int main(int argc, char** argv) {
   const double moved = 3.0 * static_cast<double>(n) * sizeof(double);
   const double best = moved / times.front() / 1e9, median = moved / times[times.size() / 2] / 1e9;
   if (json) {
-    nlohmann::json j = {{"probe", "stream_triad"}, {"threads", threads}, {"array_bytes", n * 8},
+    nlohmann::json j = {{"probe", "stream_triad"}, {"threads", threads},   {"array_bytes", n * 8},
                         {"best_gbs", best},        {"median_gbs", median}, {"repeats", repeats}};
     std::puts(j.dump().c_str());
   } else {

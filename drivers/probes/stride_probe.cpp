@@ -69,10 +69,14 @@ double mean(const std::vector<double>& v) {
 
 std::string human(std::size_t b) {
   char buf[32];
-  if (b >= (1u << 20) && b % (1u << 20) == 0) std::snprintf(buf, sizeof buf, "%zuM", b >> 20);
-  else if (b >= (1u << 20)) std::snprintf(buf, sizeof buf, "%.1fM", static_cast<double>(b) / (1 << 20));
-  else if (b >= 1024 && b % 1024 == 0) std::snprintf(buf, sizeof buf, "%zuK", b >> 10);
-  else std::snprintf(buf, sizeof buf, "%zu", b);
+  if (b >= (1u << 20) && b % (1u << 20) == 0)
+    std::snprintf(buf, sizeof buf, "%zuM", b >> 20);
+  else if (b >= (1u << 20))
+    std::snprintf(buf, sizeof buf, "%.1fM", static_cast<double>(b) / (1 << 20));
+  else if (b >= 1024 && b % 1024 == 0)
+    std::snprintf(buf, sizeof buf, "%zuK", b >> 10);
+  else
+    std::snprintf(buf, sizeof buf, "%zu", b);
   return buf;
 }
 
@@ -123,17 +127,22 @@ Plan prepare(const Options& o, const pxq::tiling::CacheInfo& caches) {
   plan.only = o.stride == "0" ? 0 : pxq::tiling::parse_bytes(o.stride);
   if (plan.only > 0) {
     pxq::probes::strides_for(plan.sizes.back(), plan.only);  // the stride must fit the largest array
-    plan.sizes.erase(std::remove_if(plan.sizes.begin(), plan.sizes.end(),
-                                    [&](std::size_t s) { return plan.only > s / 2; }),
-                     plan.sizes.end());
+    plan.sizes.erase(
+        std::remove_if(plan.sizes.begin(), plan.sizes.end(), [&](std::size_t s) { return plan.only > s / 2; }),
+        plan.sizes.end());
   }
   const auto topo = o.topology.empty() ? pxq::tiling::this_topology() : pxq::tiling::topology_from_xml(o.topology);
   const auto cores = pxq::tiling::plan_placement(topo, o.placement, 1, o.copies, 1, false, o.cpus);
   for (const auto& r : cores.nodes[0].ranks) plan.cpus.push_back(r.front().cpu);
   const auto& sh = cores.nodes[0].sharing;
-  plan.placement = {{"mode", cores.mode}, {"cpus", plan.cpus}, {"warnings", cores.warnings},
-                    {"copy_pairs", {{"same_l2", sh.same_l2}, {"same_l3", sh.same_l3},
-                                    {"same_package", sh.same_package}, {"other_package", sh.other_package}}}};
+  plan.placement = {{"mode", cores.mode},
+                    {"cpus", plan.cpus},
+                    {"warnings", cores.warnings},
+                    {"copy_pairs",
+                     {{"same_l2", sh.same_l2},
+                      {"same_l3", sh.same_l3},
+                      {"same_package", sh.same_package},
+                      {"other_package", sh.other_package}}}};
   if (!o.driver_info.empty()) plan.driver = nlohmann::json::parse(o.driver_info);
   if (!o.json.empty()) pxq::common::check_record_path(o.json);
   return plan;
@@ -242,7 +251,8 @@ void print_points(const Options& o, const Plan& plan, const std::vector<Point>& 
   for (std::size_t bytes : plan.sizes) {
     std::printf("%8s", human(bytes).c_str());
     for (std::size_t s : shown) {
-      auto it = std::find_if(points.begin(), points.end(), [&](const Point& p) { return p.bytes == bytes && p.stride == s; });
+      auto it =
+          std::find_if(points.begin(), points.end(), [&](const Point& p) { return p.bytes == bytes && p.stride == s; });
       if (it == points.end())
         std::printf(" %9s", "");
       else
@@ -266,7 +276,8 @@ void print_points(const Options& o, const Plan& plan, const std::vector<Point>& 
 
 void print_steps(const Options& o, std::size_t largest, const std::vector<pxq::probes::Step>& steps,
                  const std::vector<pxq::probes::CacheMatch>& matches) {
-  std::printf("\ncache steps at stride %zu B (time per access up by more than %.2fx):\n", o.detect_stride, o.step_ratio);
+  std::printf("\ncache steps at stride %zu B (time per access up by more than %.2fx):\n", o.detect_stride,
+              o.step_ratio);
   for (const auto& s : steps)
     std::printf("  fits %-7s spills %-7s %.2f -> %.2f ns\n", human(s.fits).c_str(), human(s.spills).c_str(),
                 s.before_ns, s.after_ns);
@@ -278,8 +289,8 @@ void print_steps(const Options& o, std::size_t largest, const std::vector<pxq::p
     else if (m.found)
       std::printf("  %-3s hwloc %-7s step fits %s, spills %s: %s\n", m.level.c_str(), human(m.bytes).c_str(),
                   human(m.step.fits).c_str(), human(m.step.spills).c_str(),
-                  m.octaves == 0 ? "the cache size lies inside the step" :
-                  ("off by " + std::to_string(m.octaves).substr(0, 4) + " octave(s)").c_str());
+                  m.octaves == 0 ? "the cache size lies inside the step"
+                                 : ("off by " + std::to_string(m.octaves).substr(0, 4) + " octave(s)").c_str());
     else if (!steps.empty())
       std::printf("  %-3s hwloc %-7s no step within an octave: the nearest (fits %s, spills %s) is %.2f octaves away\n",
                   m.level.c_str(), human(m.bytes).c_str(), human(m.step.fits).c_str(), human(m.step.spills).c_str(),
@@ -296,21 +307,39 @@ nlohmann::json record_of(const Options& o, const Plan& plan, const std::vector<P
   nlohmann::json pts = nlohmann::json::array(), blk = nlohmann::json::array(), st = nlohmann::json::array(),
                  mt = nlohmann::json::array();
   for (const auto& p : points)
-    pts.push_back({{"bytes", p.bytes}, {"stride", p.stride}, {"ns", p.alone_ns}, {"ns_copies", p.together_ns},
+    pts.push_back({{"bytes", p.bytes},
+                   {"stride", p.stride},
+                   {"ns", p.alone_ns},
+                   {"ns_copies", p.together_ns},
                    {"contention", mean(p.together_ns) / p.alone_ns}});
-  for (const auto& b : blocks) blk.push_back({{"bytes", b.bytes}, {"gbs", b.alone_gbs}, {"gbs_copies", b.together_gbs}});
+  for (const auto& b : blocks)
+    blk.push_back({{"bytes", b.bytes}, {"gbs", b.alone_gbs}, {"gbs_copies", b.together_gbs}});
   for (const auto& s : steps)
     st.push_back({{"fits", s.fits}, {"spills", s.spills}, {"before_ns", s.before_ns}, {"after_ns", s.after_ns}});
   for (const auto& m : matches)
-    mt.push_back({{"level", m.level}, {"bytes", m.bytes}, {"reached", m.bytes < largest},
-                  {"found", m.found && m.bytes < largest}, {"fits", m.step.fits},
-                  {"spills", m.step.spills}, {"octaves", m.octaves}});
-  return {{"schema", pxq::common::kRecordSchema}, {"app", "probe-stride"}, {"status", "ok"},
-          {"size", {{"min", plan.sizes.front()}, {"max", largest}, {"points_per_octave", o.points_per_octave},
-                    {"accesses", o.accesses}, {"copies", o.copies}, {"stride_only", plan.only}}},
-          {"placement", plan.placement}, {"points", pts}, {"blocks", blk},
+    mt.push_back({{"level", m.level},
+                  {"bytes", m.bytes},
+                  {"reached", m.bytes < largest},
+                  {"found", m.found && m.bytes < largest},
+                  {"fits", m.step.fits},
+                  {"spills", m.step.spills},
+                  {"octaves", m.octaves}});
+  return {{"schema", pxq::common::kRecordSchema},
+          {"app", "probe-stride"},
+          {"status", "ok"},
+          {"size",
+           {{"min", plan.sizes.front()},
+            {"max", largest},
+            {"points_per_octave", o.points_per_octave},
+            {"accesses", o.accesses},
+            {"copies", o.copies},
+            {"stride_only", plan.only}}},
+          {"placement", plan.placement},
+          {"points", pts},
+          {"blocks", blk},
           {"detection", {{"stride", o.detect_stride}, {"ratio", o.step_ratio}, {"steps", st}, {"caches", mt}}},
-          {"notes", plan.placement["warnings"]}, {"context", pxq::common::machine_context(caches)},
+          {"notes", plan.placement["warnings"]},
+          {"context", pxq::common::machine_context(caches)},
           {"driver", plan.driver}};
 }
 
@@ -335,7 +364,8 @@ int main(int argc, char** argv) {
       points.push_back({bytes, stride, 0, std::vector<double>(static_cast<std::size_t>(o.copies), 0)});
   std::vector<BlockPoint> blocks;
   if (!o.no_blocks)
-    for (std::size_t bytes : plan.sizes) blocks.push_back({bytes, 0, std::vector<double>(static_cast<std::size_t>(o.copies), 0)});
+    for (std::size_t bytes : plan.sizes)
+      blocks.push_back({bytes, 0, std::vector<double>(static_cast<std::size_t>(o.copies), 0)});
 
   std::printf("pxq probe stride: %zu sizes (%s .. %s), %zu points, %zu accesses per point, %d cop%s on cpu(s)",
               plan.sizes.size(), human(plan.sizes.front()).c_str(), human(plan.sizes.back()).c_str(), points.size(),

@@ -40,9 +40,8 @@ struct Vectors {
 // fuses sweeps and multiplies with the column-blocked matrix.
 class Solver {
  public:
-  Solver(MPI_Comm comm, const CgGrid& g, const kernels::CsrMatrix& a,
-         const kernels::BlockedCsr* blocked, const kernels::CgOps& ops,
-         common::PhaseTimers& timers, comm::PeerTraffic& traffic)
+  Solver(MPI_Comm comm, const CgGrid& g, const kernels::CsrMatrix& a, const kernels::BlockedCsr* blocked,
+         const kernels::CgOps& ops, common::PhaseTimers& timers, comm::PeerTraffic& traffic)
       : comm_(comm), g_(g), a_(a), blocked_(blocked), ops_(ops), tm_(timers), traffic_(traffic) {}
 
   // NAS conj_grad: returns ||x - A z|| after 25 iterations.
@@ -116,17 +115,14 @@ class Solver {
   // {x.z, z.z} over all columns.
   std::pair<double, double> norms(const Vectors& v) const {
     std::pair<double, double> s;
-    tm_.time("vector",
-             [&] { s = ops_.dot2(v.x.data(), v.z.data(), static_cast<std::size_t>(g_.ncols())); });
+    tm_.time("vector", [&] { s = ops_.dot2(v.x.data(), v.z.data(), static_cast<std::size_t>(g_.ncols())); });
     double buf[2] = {s.first, s.second};
     reduce_scalars(buf, 2);
     return {buf[0], buf[1]};
   }
 
   void normalize(Vectors& v, double s) const {
-    tm_.time("vector", [&] {
-      ops_.scale(v.x.data(), s, v.z.data(), static_cast<std::size_t>(g_.ncols()));
-    });
+    tm_.time("vector", [&] { ops_.scale(v.x.data(), s, v.z.data(), static_cast<std::size_t>(g_.ncols())); });
   }
 
  private:
@@ -153,17 +149,15 @@ class Solver {
     int tag = 1;
     for (const ReduceStep& s : g_.steps) {
       tm_.time("comm", [&] {
-        comm::exchange(comm_, w + s.send_start, s.send_len, out + s.recv_start, s.recv_len,
-                       s.partner, tag++, traffic_);
+        comm::exchange(comm_, w + s.send_start, s.send_len, out + s.recv_start, s.recv_len, s.partner, tag++, traffic_);
       });
-      tm_.time("vector", [&] {
-        ops_.add(w + g_.send_start, out + g_.send_start, static_cast<std::size_t>(s.recv_len));
-      });
+      tm_.time("vector",
+               [&] { ops_.add(w + g_.send_start, out + g_.send_start, static_cast<std::size_t>(s.recv_len)); });
     }
     if (!g_.steps.empty()) {
       tm_.time("comm", [&] {
-        comm::exchange(comm_, w + g_.send_start, g_.send_len, out, g_.exch_recv_len, g_.exch_proc,
-                       kTransposeTag, traffic_);
+        comm::exchange(comm_, w + g_.send_start, g_.send_len, out, g_.exch_recv_len, g_.exch_proc, kTransposeTag,
+                       traffic_);
       });
     } else {
       tm_.time("vector", [&] { std::copy(w, w + g_.exch_recv_len, out); });
@@ -202,10 +196,7 @@ class CgProxy final : public common::Proxy {
       : Proxy(w), v_(v), o_(o), cls_(cg_class(o.cls)), grid_(make_grid(cls_.na, w.size, w.rank)) {}
 
   // The tile is a window of the source vector (and a chunk of every vector sweep).
-  std::size_t tile_buffer_bytes() const override {
-    return static_cast<std::size_t>(grid_.ncols()) * sizeof(double);
-  }
-  std::string tile_kernel() const override { return "cg_spmv"; }
+  std::size_t tile_buffer_bytes() const override { return static_cast<std::size_t>(grid_.ncols()) * sizeof(double); }
 
   void set_up(const common::RunStart& start) override {
     tile_ = start.tile;
@@ -266,18 +257,22 @@ class CgProxy final : public common::Proxy {
     const double spmv_calls = static_cast<double>(cls_.niter) * (kCgIterations + 1);
     const double spmv = m.phase("spmv");
     const double spmv_gbs = spmv > 0 ? stats_[1] * spmv_calls / spmv / 1e9 : 0.0;
-    s.metrics = {{"Phases (max)", "spmv " + common::fmt("%.4f", spmv) + " s, comm " +
-                                      common::fmt("%.4f", m.phase("comm")) + " s, vector " +
-                                      common::fmt("%.4f", m.phase("vector")) + " s"},
-                 {"SpMV bandwidth", common::fmt("%.2f", spmv_gbs) + " GB/s (matrix + vectors, all ranks)"}};
+    s.metrics = {
+        {"Phases (max)", "spmv " + common::fmt("%.4f", spmv) + " s, comm " + common::fmt("%.4f", m.phase("comm")) +
+                             " s, vector " + common::fmt("%.4f", m.phase("vector")) + " s"},
+        {"SpMV bandwidth", common::fmt("%.2f", spmv_gbs) + " GB/s (matrix + vectors, all ranks)"}};
     if (v_.backend == kernels::Backend::kokkos && tile_.tiled)
       s.notes.push_back("kokkos: vector sweeps are fused per element; the tile sets the SpMV column window");
     if (!quiet) s.preamble = iterations_.str();
     s.checks = {{"Zeta", common::fmt("%20.13E", zeta_)},
                 {"Reference zeta", common::fmt("%20.13E", cls_.zeta)},
                 {"Error", common::fmt("%20.13E", error_) + " (tolerance " + common::fmt("%.0e", kZetaTolerance) + ")"}};
-    s.size = {{"class", std::string(1, cls_.name)}, {"na", cls_.na},   {"nonzer", cls_.nonzer},
-              {"niter", cls_.niter},                 {"shift", cls_.shift}, {"nnz", nnz},
+    s.size = {{"class", std::string(1, cls_.name)},
+              {"na", cls_.na},
+              {"nonzer", cls_.nonzer},
+              {"niter", cls_.niter},
+              {"shift", cls_.shift},
+              {"nnz", nnz},
               {"grid", {{"nprows", grid_.nprows}, {"npcols", grid_.npcols}}}};
     s.time = {{"spmv", spmv}, {"comm", m.phase("comm")}, {"vector", m.phase("vector")}};
     s.metrics_json = {{"spmv_gbs", spmv_gbs}};
@@ -309,9 +304,8 @@ class CgProxy final : public common::Proxy {
 }  // namespace
 
 int run_cg(const MpiWorld& w, const common::CommonOptions& co, const CgOptions& o) {
-  return common::run_proxy(w, co, "cg", o.quiet, [&](const common::Variant& v) {
-    return std::make_unique<CgProxy>(w, v, o);
-  });
+  return common::run_proxy(w, co, "cg", o.quiet,
+                           [&](const common::Variant& v) { return std::make_unique<CgProxy>(w, v, o); });
 }
 
 }  // namespace pxq::cg

@@ -20,7 +20,6 @@ constexpr std::array<CgClass, 5> kClasses{{
     {'C', 150000, 15, 75, 110.0, 28.973605592845},
 }};
 
-
 // NAS's split of [1, naa] into `parts` near-equal pieces, the first (naa mod parts) one
 // longer; returns the 1-based first index and the size of piece `index`.
 void split(int naa, int parts, int index, int& first, int& size) {
@@ -45,9 +44,7 @@ bool grid_fits(int na, int nprocs) {
 
 }  // namespace
 
-const CgClass& cg_class(const std::string& name) {
-  return common::find_nas_class(kClasses, name);
-}
+const CgClass& cg_class(const std::string& name) { return common::find_nas_class(kClasses, name); }
 
 double nas_operation_count(const CgClass& c) {
   const double nz = static_cast<double>(c.nonzer) * (c.nonzer + 1);
@@ -139,9 +136,9 @@ CgGrid make_grid(int na, int nprocs, int rank) {
   if (!grid_fits(na, nprocs)) {
     int largest = 1;
     while (grid_fits(na, largest * 2)) largest *= 2;
-    throw std::invalid_argument("cg with " + std::to_string(na) + " rows cannot use " +
-                                std::to_string(nprocs) + " processes (a process would own no " +
-                                "columns): use at most " + std::to_string(largest));
+    throw std::invalid_argument("cg with " + std::to_string(na) + " rows cannot use " + std::to_string(nprocs) +
+                                " processes (a process would own no " + "columns): use at most " +
+                                std::to_string(largest));
   }
   g.proc_row = rank / g.npcols;
   g.proc_col = rank - g.proc_row * g.npcols;
@@ -158,9 +155,8 @@ CgGrid make_grid(int na, int nprocs, int rank) {
       send_len = nrows / 2;
     }
   }
-  g.exch_proc = g.npcols == g.nprows
-                    ? (me % g.nprows) * g.nprows + me / g.nprows
-                    : 2 * ((me / 2) % g.nprows * g.nprows + me / 2 / g.nprows) + me % 2;
+  g.exch_proc = g.npcols == g.nprows ? (me % g.nprows) * g.nprows + me / g.nprows
+                                     : 2 * ((me / 2) % g.nprows * g.nprows + me / 2 / g.nprows) + me % 2;
   add_reduce_steps(g, nrows, send_start, send_len);
   g.row_begin = b.firstrow - 1;
   g.row_end = b.lastrow;
@@ -226,8 +222,8 @@ Triples generate(const CgClass& c, const CgGrid& g) {
   double size = 1.0;
   const double ratio = std::pow(kRcond, 1.0 / static_cast<double>(n));
   Triples t;
-  const double expected = static_cast<double>(n) * (c.nonzer + 1) * (c.nonzer + 1) /
-                          (static_cast<double>(g.nprows) * g.npcols);
+  const double expected =
+      static_cast<double>(n) * (c.nonzer + 1) * (c.nonzer + 1) / (static_cast<double>(g.nprows) * g.npcols);
   t.row.reserve(static_cast<std::size_t>(expected * 1.1) + 16);
   t.col.reserve(t.row.capacity());
   t.val.reserve(t.row.capacity());
@@ -305,8 +301,6 @@ kernels::CsrMatrix assemble(Triples t, int n, const CgGrid& g) {
 
 }  // namespace
 
-kernels::CsrMatrix make_matrix(const CgClass& c, const CgGrid& g) {
-  return assemble(generate(c, g), c.na, g);
-}
+kernels::CsrMatrix make_matrix(const CgClass& c, const CgGrid& g) { return assemble(generate(c, g), c.na, g); }
 
 }  // namespace pxq::cg

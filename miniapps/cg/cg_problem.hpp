@@ -21,7 +21,7 @@ struct CgClass {
 };
 
 inline constexpr double kRcond = 0.1;
-inline constexpr int kCgIterations = 25;          // inner conjugate gradient iterations
+inline constexpr int kCgIterations = 25;         // inner conjugate gradient iterations
 inline constexpr double kZetaTolerance = 1e-10;  // relative, as NAS
 
 // S, W, A, B or C (case-insensitive); std::invalid_argument naming the accepted classes.

@@ -60,8 +60,7 @@ void print_root(const MpiWorld& w, const std::string& text) {
   }
 }
 
-int run_miniapp(int argc, char** argv, CLI::App& app,
-                const std::function<int(const MpiWorld&)>& run) {
+int run_miniapp(int argc, char** argv, CLI::App& app, const std::function<int(const MpiWorld&)>& run) {
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   MpiWorld w;
@@ -84,8 +83,7 @@ int run_miniapp(int argc, char** argv, CLI::App& app,
     }
     code = run(w);
   } catch (const std::invalid_argument& e) {
-    if (w.rank == 0)
-      std::fprintf(stderr, "%s: error: %s\n", app.get_name().c_str(), e.what());
+    if (w.rank == 0) std::fprintf(stderr, "%s: error: %s\n", app.get_name().c_str(), e.what());
     code = kExitBadInput;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: rank %d: error: %s\n", app.get_name().c_str(), w.rank, e.what());

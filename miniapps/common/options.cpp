@@ -3,17 +3,20 @@
 
 #include <cstdlib>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 namespace pxq::common {
 
 void add_common_options(CLI::App& app, CommonOptions& o) {
   app.add_option("--mode", o.mode, "Variant preset: flat, hybrid or tiled")
       ->check(CLI::IsMember({"flat", "hybrid", "tiled"}));
-  app.add_option("--threads", o.threads, "OpenMP threads per rank (workers per rank)")
-      ->check(CLI::Range(1, 4096));
+  app.add_option("--threads", o.threads, "OpenMP threads per rank (workers per rank)")->check(CLI::Range(1, 4096));
   app.add_option("--tile", o.tile, "Tile size: off, auto, or bytes such as 256K");
-  app.add_option("--backend", o.backend, "Kernel backend: openmp or kokkos")
-      ->check(CLI::IsMember({"openmp", "kokkos"}));
+  std::vector<std::string> names;
+  for (const auto& b : kernels::backends()) names.push_back(b.name);
+  app.add_option("--backend", o.backend, "Kernel backend: " + kernels::backend_names(" or "))
+      ->check(CLI::IsMember(names));
   app.add_option("--json", o.json_path, "Append the run record (JSON line) to this file");
   app.add_option("--nodes", o.nodes, "Nodes the launcher used (checked against observation)")
       ->check(CLI::Range(1, 1 << 20));
@@ -35,19 +38,16 @@ Variant resolve_variant(const CommonOptions& o) {
   Variant v;
   v.backend = kernels::parse_backend(o.backend);
   if (!kernels::backend_available(v.backend))
-    throw std::invalid_argument(
-        "--backend kokkos: this pxq build has no Kokkos; use --backend openmp or rebuild "
-        "with -DPXQ_ENABLE_KOKKOS=ON");
+    throw std::invalid_argument("--backend " + o.backend + ": this pxq build has no " + o.backend +
+                                "; use --backend openmp or rebuild with it (-DPXQ_ENABLE_KOKKOS=ON for kokkos)");
   int threads = o.threads;
   std::string tile = o.tile;
   if (o.mode == "flat") {
     if (threads > 1)
-      throw std::invalid_argument("--mode flat means 1 thread per rank, but --threads " +
-                                  std::to_string(threads) +
+      throw std::invalid_argument("--mode flat means 1 thread per rank, but --threads " + std::to_string(threads) +
                                   " was given: drop --mode, or use --mode hybrid");
     if (!tile.empty() && tile != "off")
-      throw std::invalid_argument("--mode flat is untiled, but --tile " + tile +
-                                  " was given: use --mode tiled");
+      throw std::invalid_argument("--mode flat is untiled, but --tile " + tile + " was given: use --mode tiled");
     threads = 1;
     tile = "off";
   } else if (o.mode == "hybrid") {
@@ -55,12 +55,10 @@ Variant resolve_variant(const CommonOptions& o) {
       throw std::invalid_argument("--mode hybrid is untiled, but --tile " + tile +
                                   " was given: use --mode tiled --threads T");
     if (threads == 0) threads = 2;
-    if (threads < 2)
-      throw std::invalid_argument("--mode hybrid needs --threads of 2 or more (1 thread is flat)");
+    if (threads < 2) throw std::invalid_argument("--mode hybrid needs --threads of 2 or more (1 thread is flat)");
     tile = "off";
   } else if (o.mode == "tiled") {
-    if (tile == "off")
-      throw std::invalid_argument("--mode tiled with --tile off: give a tile size or auto");
+    if (tile == "off") throw std::invalid_argument("--mode tiled with --tile off: give a tile size or auto");
     if (tile.empty()) tile = "256K";
   }
   if (threads == 0) threads = 1;

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "pxq/common/apps.hpp"
 #include "pxq/common/run_record.hpp"
 #include "pxq/kernels/backend.hpp"
 #include "pxq/tiling/tile_policy.hpp"
@@ -77,9 +78,8 @@ std::string banner(const Summary& s, const Measured& m, const CommonOptions& co,
   put(out, "Total processes", std::to_string(ranks));
   put(out, "Process grid", s.grid);
   put(out, "Layout",
-      std::to_string(start.facts.nodes) + "x" + std::to_string(start.facts.ranks_per_node) + "x" +
-          std::to_string(T) + " (" + std::to_string(start.facts.observed_nodes) + " node(s) observed, " +
-          co.alloc + ")");
+      std::to_string(start.facts.nodes) + "x" + std::to_string(start.facts.ranks_per_node) + "x" + std::to_string(T) +
+          " (" + std::to_string(start.facts.observed_nodes) + " node(s) observed, " + co.alloc + ")");
   put(out, "Threads/process", std::to_string(T));
   put(out, "Variant", v.mode + ", backend " + kernels::backend_name(v.backend));
   put(out, "Tile", tile_text(start.tile, s.tile_detail));
@@ -106,7 +106,7 @@ int run_proxy(const MpiWorld& w, const CommonOptions& co, const std::string& app
   // ---- validate everything before any MPI work ----
   const Variant variant = resolve_variant(co);
   const std::unique_ptr<Proxy> proxy = make(variant);
-  const RunStart start = start_run(w, co, variant, proxy->tile_buffer_bytes(), proxy->tile_kernel());
+  const RunStart start = start_run(w, co, variant, proxy->tile_buffer_bytes(), app_info(app).tile_kernel);
 
   Measured m;
   const double t_setup = synced_time(w.comm);
@@ -136,14 +136,13 @@ int run_proxy(const MpiWorld& w, const CommonOptions& co, const std::string& app
   const std::string text = banner(s, m, co, variant, start, w.size, notes, passed);
   std::fputs(text.c_str(), stdout);
   std::fflush(stdout);
-  if (!co.json_path.empty())
-    append_record(co.json_path, record(s, m, app, co, variant, start, w.size, notes, passed));
+  if (!co.json_path.empty()) append_record(co.json_path, record(s, m, app, co, variant, start, w.size, notes, passed));
   return code;
 }
 
 int finish_probe(const MpiWorld& w, const CommonOptions& co, const Variant& v, const RunStart& start,
-                 const std::string& app, bool passed, const std::string& text,
-                 const std::vector<std::string>& notes, const nlohmann::json& body) {
+                 const std::string& app, bool passed, const std::string& text, const std::vector<std::string>& notes,
+                 const nlohmann::json& body) {
   const int code = passed ? kExitOk : kExitVerificationFailed;
   if (w.rank != 0) return code;
   std::fputs(text.c_str(), stdout);

@@ -25,14 +25,12 @@ nlohmann::json parse_driver_info(const std::string& text) {
 
 void check_layout(const CommonOptions& o, int ranks) {
   if (o.nodes > 0 && o.ranks_per_node > 0 && o.nodes * o.ranks_per_node != ranks)
-    throw std::invalid_argument("layout " + std::to_string(o.nodes) + "x" +
-                                std::to_string(o.ranks_per_node) + " needs " +
-                                std::to_string(o.nodes * o.ranks_per_node) + " ranks, but " +
+    throw std::invalid_argument("layout " + std::to_string(o.nodes) + "x" + std::to_string(o.ranks_per_node) +
+                                " needs " + std::to_string(o.nodes * o.ranks_per_node) + " ranks, but " +
                                 std::to_string(ranks) + " were started");
 }
 
-LayoutFacts layout_facts(const CommonOptions& o, int ranks,
-                         const std::vector<comm::RankPlacement>& placement) {
+LayoutFacts layout_facts(const CommonOptions& o, int ranks, const std::vector<comm::RankPlacement>& placement) {
   LayoutFacts f;
   f.observed_nodes = comm::count_nodes(placement);
   f.nodes = o.nodes > 0 ? o.nodes : f.observed_nodes;
@@ -87,9 +85,12 @@ nlohmann::json placement_summary(const std::vector<comm::RankPlacement>& placeme
     sum.other_package += s.other_package;
   }
   nlohmann::json out = {{"requested", nullptr},
-                        {"rank_pairs_on_a_node", {{"same_core", sum.same_core}, {"same_l2", sum.same_l2},
-                                                  {"same_l3", sum.same_l3}, {"same_package", sum.same_package},
-                                                  {"other_package", sum.other_package}}},
+                        {"rank_pairs_on_a_node",
+                         {{"same_core", sum.same_core},
+                          {"same_l2", sum.same_l2},
+                          {"same_l3", sum.same_l3},
+                          {"same_package", sum.same_package},
+                          {"other_package", sum.other_package}}},
                         {"as_planned", nullptr}};
   if (driver.contains("placement") && driver["placement"].is_object()) {
     const auto& want = driver["placement"];
@@ -117,8 +118,8 @@ std::vector<std::string> layout_notes(const LayoutFacts& f) {
   return notes;
 }
 
-RunStart start_run(const MpiWorld& w, const CommonOptions& o, const Variant& v,
-                   std::size_t tile_buffer_bytes, const std::string& tile_kernel) {
+RunStart start_run(const MpiWorld& w, const CommonOptions& o, const Variant& v, std::size_t tile_buffer_bytes,
+                   const std::string& tile_kernel) {
   RunStart s;
   check_layout(o, w.size);
   s.driver = parse_driver_info(o.driver_info);

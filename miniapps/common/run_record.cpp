@@ -8,9 +8,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <cstdlib>
 #include <fstream>
 #include <stdexcept>
 
@@ -31,9 +31,7 @@ std::string dir_of(const std::string& path) {
   return path.substr(0, slash);
 }
 
-nlohmann::json cache_json(const tiling::CacheLevel& c) {
-  return {{"bytes", c.bytes}, {"shared_by", c.shared_by}};
-}
+nlohmann::json cache_json(const tiling::CacheLevel& c) { return {{"bytes", c.bytes}, {"shared_by", c.shared_by}}; }
 
 }  // namespace
 
@@ -42,17 +40,16 @@ void check_record_path(const std::string& path) {
   struct stat st;
   if (stat(path.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode))
-      throw std::runtime_error("results path '" + path + "' is a directory: give a file such as " +
-                               path + "/results.jsonl");
+      throw std::runtime_error("results path '" + path + "' is a directory: give a file such as " + path +
+                               "/results.jsonl");
     if (access(path.c_str(), W_OK) != 0)
-      throw std::runtime_error("results file '" + path + "' is not writable (" +
-                               std::strerror(errno) + "): fix its permissions or pick another");
+      throw std::runtime_error("results file '" + path + "' is not writable (" + std::strerror(errno) +
+                               "): fix its permissions or pick another");
     return;
   }
   const std::string dir = dir_of(path);
   if (access(dir.c_str(), F_OK) != 0)
-    throw std::runtime_error("results directory '" + dir + "' does not exist: create it, or " +
-                             "pick another path");
+    throw std::runtime_error("results directory '" + dir + "' does not exist: create it, or " + "pick another path");
   if (access(dir.c_str(), W_OK) != 0)
     throw std::runtime_error("results directory '" + dir + "' is not writable: pick another path");
 }
@@ -62,8 +59,7 @@ void append_record(const std::string& path, const nlohmann::json& record) {
   // away, so the file never holds part of a record.
   std::string line = record.dump() + "\n";
   const int fd = open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0)
-    throw std::runtime_error("cannot open results file '" + path + "': " + std::strerror(errno));
+  if (fd < 0) throw std::runtime_error("cannot open results file '" + path + "': " + std::strerror(errno));
   if (flock(fd, LOCK_EX) != 0) {
     close(fd);
     throw std::runtime_error("cannot lock results file '" + path + "'");

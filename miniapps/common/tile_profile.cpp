@@ -51,8 +51,7 @@ std::string tile_profile_path() {
   return "";
 }
 
-ProfileChoice profile_tile(const std::string& path, const std::string& kernel, int threads,
-                           const MachineIdentity& me) {
+ProfileChoice profile_tile(const std::string& path, const std::string& kernel, int threads, const MachineIdentity& me) {
   ProfileChoice choice;
   if (path.empty()) return choice;
   std::ifstream in(path);

@@ -10,8 +10,7 @@ std::map<std::string, double> PhaseTimers::max_over_ranks(MPI_Comm comm) const {
   local.reserve(seconds_.size());
   for (const auto& kv : seconds_) local.push_back(kv.second);
   std::vector<double> global(local.size());
-  MPI_Allreduce(local.data(), global.data(), static_cast<int>(local.size()), MPI_DOUBLE, MPI_MAX,
-                comm);
+  MPI_Allreduce(local.data(), global.data(), static_cast<int>(local.size()), MPI_DOUBLE, MPI_MAX, comm);
   std::map<std::string, double> out;
   std::size_t i = 0;
   for (const auto& kv : seconds_) out[kv.first] = global[i++];

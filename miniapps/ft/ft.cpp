@@ -72,12 +72,18 @@ class Transform {
       const Step& s = steps[k];
       tm_.time(keys[k], [&] {
         switch (s.kind) {
-          case Step::Kind::fft: ops_.fft(buffer(s.src), buffer(s.dst), s.pass); break;
-          case Step::Kind::copy: ops_.copy(buffer(s.src), buffer(s.dst), s.copy); break;
+          case Step::Kind::fft:
+            ops_.fft(buffer(s.src), buffer(s.dst), s.pass);
+            break;
+          case Step::Kind::copy:
+            ops_.copy(buffer(s.src), buffer(s.dst), s.copy);
+            break;
           case Step::Kind::evolve:
             ops_.evolve(buffer(s.src), buffer(s.dst), s.n1, s.n2, s.n3, s.f1, s.f2, s.f3);
             break;
-          case Step::Kind::alltoall: alltoall(s); break;
+          case Step::Kind::alltoall:
+            alltoall(s);
+            break;
         }
       });
     }
@@ -141,7 +147,6 @@ class FtProxy final : public common::Proxy {
   std::size_t tile_buffer_bytes() const override {
     return static_cast<std::size_t>(grid_.local_points()) * sizeof(Complex);
   }
-  std::string tile_kernel() const override { return "ft_pencils"; }
 
   void set_up(const common::RunStart& start) override {
     tile_ = start.tile;
@@ -314,8 +319,13 @@ common::Summary FtProxy::summarize(const common::Measured& m, bool quiet) const 
   s.tables = (quiet ? std::string() : step_table(m)) + checksum_table();
   s.checks = {{"Max error", common::fmt("%.3E", max_error_) + " (tolerance " + common::fmt("%.0e", kChecksumTolerance) +
                                 ", relative, every iteration)"}};
-  s.size = {{"class", std::string(1, cls_.name)}, {"nx", cls_.nx}, {"ny", cls_.ny}, {"nz", cls_.nz},
-            {"niter", cls_.niter}, {"decomp", grid_.decomp}, {"grid", {grid_.p1, grid_.p2}}};
+  s.size = {{"class", std::string(1, cls_.name)},
+            {"nx", cls_.nx},
+            {"ny", cls_.ny},
+            {"nz", cls_.nz},
+            {"niter", cls_.niter},
+            {"decomp", grid_.decomp},
+            {"grid", {grid_.p1, grid_.p2}}};
   s.time = {{"fft", m.phase("fft")},
             {"pack", m.phase("pack")},
             {"alltoall", a2a},
@@ -339,9 +349,8 @@ common::Summary FtProxy::summarize(const common::Measured& m, bool quiet) const 
 }  // namespace
 
 int run_ft(const MpiWorld& w, const common::CommonOptions& co, const FtOptions& o) {
-  return common::run_proxy(w, co, "ft", o.quiet, [&](const common::Variant& v) {
-    return std::make_unique<FtProxy>(w, v, o);
-  });
+  return common::run_proxy(w, co, "ft", o.quiet,
+                           [&](const common::Variant& v) { return std::make_unique<FtProxy>(w, v, o); });
 }
 
 }  // namespace pxq::ft

@@ -80,10 +80,10 @@ struct Step {
   enum class Kind { fft, copy, alltoall, evolve };
   Kind kind = Kind::fft;
   Buffer src = Buffer::a, dst = Buffer::a;
-  kernels::FftPass pass;   // fft
-  kernels::BlockCopy copy;  // copy
-  bool row_comm = false;   // alltoall: row (true) or column communicator
-  std::int64_t per_peer = 0;  // alltoall: complex numbers to each member
+  kernels::FftPass pass;       // fft
+  kernels::BlockCopy copy;     // copy
+  bool row_comm = false;       // alltoall: row (true) or column communicator
+  std::int64_t per_peer = 0;   // alltoall: complex numbers to each member
   int n1 = 0, n2 = 0, n3 = 0;  // evolve: block [n3][n2][n1] with factors f1, f2, f3
   const double *f1 = nullptr, *f2 = nullptr, *f3 = nullptr;
   std::string what;  // e.g. "y-FFT (to send buffer)"
@@ -102,16 +102,16 @@ class FtPlan {
   FtPlan(const FtPlan&) = delete;
   FtPlan& operator=(const FtPlan&) = delete;
 
-  const std::vector<Step>& forward() const { return forward_; }   // A -> C (u0)
-  const std::vector<Step>& inverse() const { return inverse_; }   // evolve C, then C -> A
+  const std::vector<Step>& forward() const { return forward_; }  // A -> C (u0)
+  const std::vector<Step>& inverse() const { return inverse_; }  // evolve C, then C -> A
   bool uses(Buffer b) const { return used_[static_cast<std::size_t>(b)]; }
   const FtGrid& grid() const { return grid_; }
 
  private:
   const std::int64_t* table(std::vector<std::int64_t> t);
   const kernels::FftPlan* plan(int n);
-  Step fft(const char* what, int n, kernels::FftDirection dir, int outer, int lines, Buffer src,
-           kernels::LineMap sm, Buffer dst, kernels::LineMap dm);
+  Step fft(const char* what, int n, kernels::FftDirection dir, int outer, int lines, Buffer src, kernels::LineMap sm,
+           Buffer dst, kernels::LineMap dm);
   Step copy(const char* what, Buffer src, Buffer dst, kernels::BlockCopy c);
   Step alltoall(const char* what, bool row, std::int64_t per_peer);
   void use(Buffer b) { used_[static_cast<std::size_t>(b)] = true; }
@@ -121,7 +121,7 @@ class FtPlan {
   FtGrid grid_;
   std::map<int, std::unique_ptr<kernels::FftPlan>> plans_;
   std::deque<std::vector<std::int64_t>> tables_;  // element offsets; a deque keeps them in place
-  std::vector<double> ex_, ey_, ez_;               // evolve factors of this rank's x, y, z ranges
+  std::vector<double> ex_, ey_, ez_;              // evolve factors of this rank's x, y, z ranges
   std::array<bool, static_cast<std::size_t>(Buffer::count)> used_{};
   std::vector<Step> forward_, inverse_;
 };

@@ -2,7 +2,7 @@
 #include "mg.hpp"
 
 int main(int argc, char** argv) {
-  return pxq::common::miniapp_main<pxq::mg::MgOptions>(
-      argc, argv, "pxq mg: NAS MG (V-cycle multigrid on a periodic 3-D grid)", "pxq-mg",
-      pxq::mg::add_mg_options, pxq::mg::run_mg);
+  return pxq::common::miniapp_main<pxq::mg::MgOptions>(argc, argv,
+                                                       "pxq mg: NAS MG (V-cycle multigrid on a periodic 3-D grid)",
+                                                       "pxq-mg", pxq::mg::add_mg_options, pxq::mg::run_mg);
 }

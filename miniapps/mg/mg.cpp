@@ -38,8 +38,7 @@ using kernels::Box;
 
 // Per-level phases. Restriction and interpolation are booked on the finer level of the pair.
 enum Phase { kSmooth, kResidual, kRestrict, kInterpolate, kHalo, kPhaseCount };
-constexpr std::array<const char*, kPhaseCount> kPhaseNames{"smooth", "residual", "restrict", "interpolate",
-                                                           "halo"};
+constexpr std::array<const char*, kPhaseCount> kPhaseNames{"smooth", "residual", "restrict", "interpolate", "halo"};
 constexpr int kHaloTagStride = 8;
 
 struct LevelData {
@@ -54,8 +53,8 @@ constexpr double kRestrictWeights[4] = {0.5, 0.25, 0.125, 0.0625};
 
 class Multigrid {
  public:
-  Multigrid(MPI_Comm comm, const MgClass& cls, const std::vector<Level>& levels, const kernels::MgOps& ops,
-            bool fused, common::PhaseTimers& timers, comm::PeerTraffic& traffic)
+  Multigrid(MPI_Comm comm, const MgClass& cls, const std::vector<Level>& levels, const kernels::MgOps& ops, bool fused,
+            common::PhaseTimers& timers, comm::PeerTraffic& traffic)
       : comm_(comm), cls_(cls), ops_(ops), fused_(fused), tm_(timers), traffic_(traffic) {
     int rank = 0;
     MPI_Comm_rank(comm, &rank);
@@ -66,8 +65,7 @@ class Multigrid {
       const Box b = L.geo.box;
       L.u.assign(b.size(), 0.0);
       L.r.assign(b.size(), 0.0);
-      L.halo = std::make_unique<comm::HaloPlan>(comm, rank, b.n1, b.n2, b.n3, L.geo.neighbours,
-                                                kHaloTagStride * k);
+      L.halo = std::make_unique<comm::HaloPlan>(comm, rank, b.n1, b.n2, b.n3, L.geo.neighbours, kHaloTagStride * k);
       for (int p = 0; p < kPhaseCount; ++p) L.keys[static_cast<std::size_t>(p)] = level_key(k, kPhaseNames[p]);
     }
     v_.assign(top().geo.box.size(), 0.0);
@@ -207,8 +205,7 @@ class Multigrid {
           for (int d3 = -1; d3 <= 1; ++d3)
             for (int d2 = -1; d2 <= 1; ++d2)
               for (int d1 = -1; d1 <= 1; ++d1)
-                sum += kRestrictWeights[(d1 != 0) + (d2 != 0) + (d3 != 0)] *
-                       F.r[fb.at(i1 + d1, i2 + d2, i3 + d3)];
+                sum += kRestrictWeights[(d1 != 0) + (d2 != 0) + (d3 != 0)] * F.r[fb.at(i1 + d1, i2 + d2, i3 + d3)];
           C.r[cb.at(j1, j2, j3)] = sum;
         }
     comm::check_mpi(MPI_Allreduce(MPI_IN_PLACE, C.r.data(), static_cast<int>(C.r.size()), MPI_DOUBLE, MPI_SUM, comm_),
@@ -306,7 +303,6 @@ class MgProxy final : public common::Proxy {
 
   // The tile bounds the working set of a block of rows on the finest level's planes.
   std::size_t tile_buffer_bytes() const override { return finest_.box.size() * sizeof(double); }
-  std::string tile_kernel() const override { return "mg_resid"; }
 
   // The hierarchy and the right-hand side.
   void set_up(const common::RunStart& start) override {
@@ -402,8 +398,8 @@ nlohmann::json MgProxy::level_json(const common::Measured& m) const {
   nlohmann::json per_level = nlohmann::json::array();
   for (int k = cls_.lt; k >= 1; --k) {
     const Level& L = levels_[static_cast<std::size_t>(k)];
-    nlohmann::json row = {{"level", k}, {"ng", L.ng}, {"distributed", L.distributed},
-                          {"block", {L.extent[0], L.extent[1], L.extent[2]}}};
+    nlohmann::json row = {
+        {"level", k}, {"ng", L.ng}, {"distributed", L.distributed}, {"block", {L.extent[0], L.extent[1], L.extent[2]}}};
     for (const char* p : kPhaseNames) row[p] = m.phase(Multigrid::level_key(k, p));
     per_level.push_back(row);
   }
@@ -437,20 +433,30 @@ common::Summary MgProxy::summarize(const common::Measured& m, bool quiet) const 
   std::string phases;
   for (const char* p : {"smooth", "residual", "restrict", "interpolate", "halo", "norm"})
     phases += std::string(phases.empty() ? "" : ", ") + p + " " + common::fmt("%.4f", m.phase(p)) + " s";
-  s.metrics = {{"Phases (max)", phases},
-               {"Residual", common::fmt("%.2f", resid_gbs) + " GB/s (finest level; u, v read and r written once, all ranks)"}};
+  s.metrics = {
+      {"Phases (max)", phases},
+      {"Residual", common::fmt("%.2f", resid_gbs) + " GB/s (finest level; u, v read and r written once, all ranks)"}};
   if (tile_.tiled) s.notes.push_back("tiled: each level's residual and smoothing run as one pass, booked as smooth");
   if (!quiet) s.tables = level_table(m);
   s.checks = {{"L2 norm", common::fmt("%20.13E", rnm2_)},
               {"Reference norm", common::fmt("%20.13E", cls_.rnm2)},
               {"Error", common::fmt("%20.13E", error_) + " (tolerance " + common::fmt("%.0e", kRnm2Tolerance) + ")"}};
-  s.size = {{"class", std::string(1, cls_.name)}, {"nx", cls_.nx}, {"ny", cls_.nx}, {"nz", cls_.nx},
-            {"nit", cls_.nit}, {"levels", cls_.lt}, {"replicated_levels", replicated},
+  s.size = {{"class", std::string(1, cls_.name)},
+            {"nx", cls_.nx},
+            {"ny", cls_.nx},
+            {"nz", cls_.nx},
+            {"nit", cls_.nit},
+            {"levels", cls_.lt},
+            {"replicated_levels", replicated},
             {"grid", {grid_.pi[0], grid_.pi[1], grid_.pi[2]}}};
-  s.time = {{"smooth", m.phase("smooth")},     {"residual", m.phase("residual")}, {"restrict", m.phase("restrict")},
-            {"interpolate", m.phase("interpolate")}, {"halo", m.phase("halo")},
+  s.time = {{"smooth", m.phase("smooth")},
+            {"residual", m.phase("residual")},
+            {"restrict", m.phase("restrict")},
+            {"interpolate", m.phase("interpolate")},
+            {"halo", m.phase("halo")},
             {"comm", m.phase("halo")},  // what reports show as communication: the halo refreshes
-            {"norm", m.phase("norm")},       {"levels", level_json(m)}};
+            {"norm", m.phase("norm")},
+            {"levels", level_json(m)}};
   s.metrics_json = {{"resid_gbs", resid_gbs}};
   s.verification = {{"rnm2", rnm2_},
                     {"rnmu", rnmu_},
@@ -465,9 +471,8 @@ common::Summary MgProxy::summarize(const common::Measured& m, bool quiet) const 
 }  // namespace
 
 int run_mg(const MpiWorld& w, const common::CommonOptions& co, const MgOptions& o) {
-  return common::run_proxy(w, co, "mg", o.quiet, [&](const common::Variant& v) {
-    return std::make_unique<MgProxy>(w, v, o);
-  });
+  return common::run_proxy(w, co, "mg", o.quiet,
+                           [&](const common::Variant& v) { return std::make_unique<MgProxy>(w, v, o); });
 }
 
 }  // namespace pxq::mg

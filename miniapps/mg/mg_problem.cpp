@@ -52,13 +52,9 @@ bool smaller(const Candidate& a, const Candidate& b) {
 
 }  // namespace
 
-const MgClass& mg_class(const std::string& name) {
-  return common::find_nas_class(kClasses, name);
-}
+const MgClass& mg_class(const std::string& name) { return common::find_nas_class(kClasses, name); }
 
-double nas_operation_count(const MgClass& c) {
-  return 58.0 * c.nit * static_cast<double>(c.nx) * c.nx * c.nx;
-}
+double nas_operation_count(const MgClass& c) { return 58.0 * c.nit * static_cast<double>(c.nx) * c.nx * c.nx; }
 
 ProcGrid make_proc_grid(const MgClass& c, int nprocs, int rank) {
   common::require_power_of_two("mg", nprocs);
@@ -67,8 +63,7 @@ ProcGrid make_proc_grid(const MgClass& c, int nprocs, int rank) {
     while (fits(c.nx, largest * 2)) largest *= 2;
     throw std::invalid_argument("mg class " + std::string(1, c.name) + " (" + std::to_string(c.nx) +
                                 " points per axis) cannot use " + std::to_string(nprocs) +
-                                " processes (a process would own no points): use at most " +
-                                std::to_string(largest));
+                                " processes (a process would own no points): use at most " + std::to_string(largest));
   }
   ProcGrid g;
   g.nprocs = nprocs;

@@ -15,11 +15,11 @@ namespace pxq::mg {
 
 struct MgClass {
   char name = 'S';
-  int nx = 0;               // grid points per axis on the finest level (the grid is a cube)
-  int nit = 0;              // V-cycle iterations
-  int lt = 0;               // levels: nx = 2^lt
+  int nx = 0;                 // grid points per axis on the finest level (the grid is a cube)
+  int nit = 0;                // V-cycle iterations
+  int lt = 0;                 // levels: nx = 2^lt
   kernels::Stencil smoother;  // S(a) for S, W, A; S(b) for B, C
-  double rnm2 = 0;          // NAS verification value (L2 norm of the final residual)
+  double rnm2 = 0;            // NAS verification value (L2 norm of the final residual)
 };
 
 // NAS's residual operator A.
@@ -50,12 +50,12 @@ ProcGrid make_proc_grid(const MgClass& c, int nprocs, int rank);
 // has at least one point per process along it; coarser levels are replicated: every rank
 // holds the whole (tiny) grid and computes it redundantly, with periodic halos in memory.
 struct Level {
-  int k = 0;                      // 1 (coarsest) .. lt (finest)
-  int ng = 0;                     // global points per axis
+  int k = 0;   // 1 (coarsest) .. lt (finest)
+  int ng = 0;  // global points per axis
   bool distributed = true;
-  std::array<int, 3> offset{};    // global index of the first interior point per axis
-  std::array<int, 3> extent{};    // interior points per axis
-  kernels::Box box;               // extent + halo
+  std::array<int, 3> offset{};      // global index of the first interior point per axis
+  std::array<int, 3> extent{};      // interior points per axis
+  kernels::Box box;                 // extent + halo
   comm::HaloNeighbours neighbours;  // self for replicated levels and single-process axes
   std::size_t interior() const {
     return static_cast<std::size_t>(extent[0]) * static_cast<std::size_t>(extent[1]) *

@@ -64,8 +64,8 @@ struct Verification {
 
 // Closed form: the block now at ring position `pos` started at pos - total_iterations and
 // has seen m = total_iterations * passes * flops updates: x = scale * x0 + shift.
-Verification verify(const MpiWorld& w, const std::vector<double*>& blocks, std::size_t elems,
-                    int threads, long total_iterations, const kernels::RingParams& p) {
+Verification verify(const MpiWorld& w, const std::vector<double*>& blocks, std::size_t elems, int threads,
+                    long total_iterations, const kernels::RingParams& p) {
   const long workers = static_cast<long>(w.size) * threads;
   const double m = static_cast<double>(total_iterations) * p.passes * p.flops;
   const kernels::AffinePower f = kernels::affine_power(p, m);
@@ -100,13 +100,11 @@ Verification verify(const MpiWorld& w, const std::vector<double*>& blocks, std::
 
 void add_ring_options(CLI::App& app, RingOptions& o) {
   app.add_option("--block", o.block, "Bytes per worker (a multiple of 8), e.g. 64M");
-  app.add_option("--passes", o.passes, "Passes of the update per iteration (K)")
-      ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--passes", o.passes, "Passes of the update per iteration (K)")->check(CLI::Range(1, 1 << 20));
   app.add_option("--flops", o.flops, "Affine updates per element per pass (2 flops each)")
       ->check(CLI::Range(1, 1 << 20));
   app.add_option("--iterations", o.iterations, "Timed iterations")->check(CLI::Range(1, 1 << 24));
-  app.add_option("--warmup", o.warmup, "Untimed iterations before timing")
-      ->check(CLI::Range(0, 1 << 20));
+  app.add_option("--warmup", o.warmup, "Untimed iterations before timing")->check(CLI::Range(0, 1 << 20));
 }
 
 namespace {
@@ -120,8 +118,8 @@ std::size_t block_bytes_of(const std::string& text) {
     throw std::invalid_argument(std::string("--block: ") + e.what());
   }
   if (bytes % sizeof(double) != 0)
-    throw std::invalid_argument("--block " + text + " is not a multiple of 8 bytes (one " +
-                                "double): use e.g. " + tiling::format_bytes(bytes / 8 * 8 + 8));
+    throw std::invalid_argument("--block " + text + " is not a multiple of 8 bytes (one " + "double): use e.g. " +
+                                tiling::format_bytes(bytes / 8 * 8 + 8));
   return bytes;
 }
 
@@ -135,7 +133,6 @@ class RingProxy final : public common::Proxy {
   }
 
   std::size_t tile_buffer_bytes() const override { return bytes_; }
-  std::string tile_kernel() const override { return "ring_pass"; }
 
   // Each worker first-touches its own block.
   void set_up(const common::RunStart& start) override {
@@ -270,9 +267,8 @@ common::Summary RingProxy::summarize(const common::Measured& m, bool /*quiet*/) 
 }  // namespace
 
 int run_ring(const MpiWorld& w, const common::CommonOptions& co, const RingOptions& ro) {
-  return common::run_proxy(w, co, "ring", false, [&](const common::Variant& v) {
-    return std::make_unique<RingProxy>(w, v, ro);
-  });
+  return common::run_proxy(w, co, "ring", false,
+                           [&](const common::Variant& v) { return std::make_unique<RingProxy>(w, v, ro); });
 }
 
 }  // namespace pxq::ring

@@ -63,20 +63,32 @@ class Driver:
         self.tmp.mkdir()
         self.results = tmp_path / "results"
         self.results.mkdir()
-        self.env = dict(os.environ, PXQ_FAULT_TEST=self.tag, TMPDIR=str(self.tmp), PXQ_BUILD_DIR=str(BUILD),
-                        PXQ_RESULTS_DIR=str(self.results), PYTHONPATH=str(ROOT / "drivers" / "pxq"),
-                        OMP_WAIT_POLICY="passive")
+        self.env = dict(
+            os.environ,
+            PXQ_FAULT_TEST=self.tag,
+            TMPDIR=str(self.tmp),
+            PXQ_BUILD_DIR=str(BUILD),
+            PXQ_RESULTS_DIR=str(self.results),
+            PYTHONPATH=str(ROOT / "drivers" / "pxq"),
+            OMP_WAIT_POLICY="passive",
+        )
 
     def argv(self, args: list[str], wrapper: bool = False) -> list[str]:
         return ([str(ROOT / "pxq")] if wrapper else [PYTHON, "-m", "pxq"]) + args
 
     def run(self, args: list[str], timeout: float = 300, env: dict | None = None, **kw) -> subprocess.CompletedProcess:
-        return subprocess.run(self.argv(args), env={**self.env, **(env or {})}, capture_output=True, text=True,
-                              timeout=timeout, **kw)
+        return subprocess.run(
+            self.argv(args), env={**self.env, **(env or {})}, capture_output=True, text=True, timeout=timeout, **kw
+        )
 
     def start(self, args: list[str], wrapper: bool = False, env: dict | None = None) -> subprocess.Popen:
-        return subprocess.Popen(self.argv(args, wrapper), env={**self.env, **(env or {})}, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True)
+        return subprocess.Popen(
+            self.argv(args, wrapper),
+            env={**self.env, **(env or {})},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
 
     def temp_left(self) -> list[str]:
         return sorted(p.name for p in self.tmp.iterdir())

@@ -56,8 +56,13 @@ for cls in ("Q", "D", "E", "", "AA"):
 case("run-ring-class", ["run", "ring", "--class", "A"], "ring has no problem classes")
 case("run-unknown-app", ["run", "lu"], "unknown app 'lu'")
 case("sweep-unknown-app", ["sweep", "bt"], "unknown app 'bt'")
-for path, what in (("/proc/x.jsonl", "cannot hold files"), ("/nonexistent/r.jsonl", "does not exist"),
-                   ("/dev/full", "not a regular file"), (RES, "is a directory"), ("/dev/null", "not a regular file")):
+for path, what in (
+    ("/proc/x.jsonl", "cannot hold files"),
+    ("/nonexistent/r.jsonl", "does not exist"),
+    ("/dev/full", "not a regular file"),
+    (RES, "is a directory"),
+    ("/dev/null", "not a regular file"),
+):
     for cmd in (["run", "ring"], ["sweep", "ring"], ["probe", "allreduce"], ["study", "contention", "ring"]):
         case(f"{cmd[0]}-results-{path}", [*cmd, "--results", path], what)
 case("run-placement-custom-no-cores", ["run", "ring", "--layout", "1x2", "--placement", "custom"], "--cores")
@@ -73,10 +78,16 @@ for size in SIZES:
 case("probe-calls-0", ["probe", "allreduce", "--calls", "0"], "--calls 0")
 case("probe-warmup--1", ["probe", "bcast", "--warmup", "-1"], "--warmup -1")
 case("probe-threads-layout", ["probe", "barrier", "--layout", "1x1x2"], "one thread per rank")
-case("probe-noise-intensity-0", ["probe", "allreduce", "--noise", "memory", "--noise-intensity", "0"],
-     "--noise-intensity")
-case("probe-noise-intensity-2", ["probe", "allreduce", "--noise", "memory", "--noise-intensity", "2"],
-     "--noise-intensity")
+case(
+    "probe-noise-intensity-0",
+    ["probe", "allreduce", "--noise", "memory", "--noise-intensity", "0"],
+    "--noise-intensity",
+)
+case(
+    "probe-noise-intensity-2",
+    ["probe", "allreduce", "--noise", "memory", "--noise-intensity", "2"],
+    "--noise-intensity",
+)
 case("probe-noise-cores", ["probe", "allreduce", "--noise", "compute", "--noise-cores", "x"], "--noise-cores")
 case("probe-class", ["probe", "allreduce", "--class", "A"], "no problem classes")
 case("probe-bandwidth-max-cores-0", ["probe", "bandwidth", "--max-cores", "0"], "--max-cores 0")
@@ -128,10 +139,17 @@ def _materialise(argv: list[str], tmp: Path) -> list[str]:
     res = tmp / "results"
     (tmp / "nonutf8.jsonl").write_bytes(b'{"app": "ring", "status": "ok", "x": "\xff\xfe"}\n')
     (tmp / "garbage.jsonl").write_text("hello world\nthis is not json\n")
-    (tmp / "middle.jsonl").write_text('{"app": "ring", "status": "ok"}\n{"app": broken\n{"app": "ring", "status": "ok"}\n')
+    (tmp / "middle.jsonl").write_text(
+        '{"app": "ring", "status": "ok"}\n{"app": broken\n{"app": "ring", "status": "ok"}\n'
+    )
     (tmp / "profile.jsonl").write_text('{"app": "ring", "status": "ok"}\n')
-    subst = {RES: str(res), NONUTF8: str(tmp / "nonutf8.jsonl"), GARBAGE: str(tmp / "garbage.jsonl"),
-             MIDDLE: str(tmp / "middle.jsonl"), PROFILE: str(tmp / "profile.jsonl")}
+    subst = {
+        RES: str(res),
+        NONUTF8: str(tmp / "nonutf8.jsonl"),
+        GARBAGE: str(tmp / "garbage.jsonl"),
+        MIDDLE: str(tmp / "middle.jsonl"),
+        PROFILE: str(tmp / "profile.jsonl"),
+    }
     return [subst.get(a, a) for a in argv]
 
 

@@ -10,7 +10,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, leftovers
 
 LONG = ["--", "--block", "4M", "--iterations", "100000"]  # minutes unless stopped
@@ -23,8 +22,25 @@ def lines(path: Path) -> list[dict]:
 
 def test_a_rank_killed_mid_sweep_is_a_failed_run(driver):
     res = driver.results / "ring.jsonl"
-    proc = driver.start(["sweep", "ring", "--layouts", "1x2", "--modes", "flat", "--repeat", "2", "--results",
-                         str(res), "--", "--block", "4M", "--iterations", "1500"])
+    proc = driver.start(
+        [
+            "sweep",
+            "ring",
+            "--layouts",
+            "1x2",
+            "--modes",
+            "flat",
+            "--repeat",
+            "2",
+            "--results",
+            str(res),
+            "--",
+            "--block",
+            "4M",
+            "--iterations",
+            "1500",
+        ]
+    )
     os.kill(driver.wait_for_ranks(2)[0], signal.SIGKILL)
     out, _ = proc.communicate(timeout=300)
     assert proc.returncode == 3, out
@@ -75,8 +91,11 @@ def test_sigkill_to_the_driver_leaves_the_watchdog_to_clean_up(driver):
 
 @pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_signals_to_the_wrapper_reach_the_driver(driver, sig, code):
-    proc = driver.start(["run", "ring", "--layout", "1x2", "--results", str(driver.results / "r.jsonl"), *LONG],
-                        wrapper=True, env={"PXQ_NO_INSTALL": "1"})
+    proc = driver.start(
+        ["run", "ring", "--layout", "1x2", "--results", str(driver.results / "r.jsonl"), *LONG],
+        wrapper=True,
+        env={"PXQ_NO_INSTALL": "1"},
+    )
     driver.wait_for_ranks(2, timeout=120)
     with open(f"/proc/{proc.pid}/cmdline", "rb") as f:
         assert b"-m\0pxq" in f.read()  # the wrapper exec'd the driver: same PID
@@ -91,17 +110,30 @@ def test_resume_reruns_the_failures_and_then_passes(driver, tmp_path):
     # An mpirun that fails its first two calls, then is the real one.
     count = tmp_path / "calls"
     fake = tmp_path / "flaky-mpirun"
-    fake.write_text(f"#!/bin/sh\nn=$(cat {count} 2>/dev/null || echo 0)\necho $((n + 1)) > {count}\n"
-                    f"[ $n -lt 2 ] && {{ echo 'flaky: start-up failed' >&2; exit 1; }}\n"
-                    f"exec {shutil.which('mpirun')} \"$@\"\n")
+    fake.write_text(
+        f"#!/bin/sh\nn=$(cat {count} 2>/dev/null || echo 0)\necho $((n + 1)) > {count}\n"
+        f"[ $n -lt 2 ] && {{ echo 'flaky: start-up failed' >&2; exit 1; }}\n"
+        f'exec {shutil.which("mpirun")} "$@"\n'
+    )
     fake.chmod(0o755)
     res = driver.results / "ring.jsonl"
-    args = ["sweep", "ring", "--layouts", "1x2,1x1x2", "--modes", "flat,hybrid", "--repeat", "2", "--results",
-            str(res), *SHORT]
+    args = [
+        "sweep",
+        "ring",
+        "--layouts",
+        "1x2,1x1x2",
+        "--modes",
+        "flat,hybrid",
+        "--repeat",
+        "2",
+        "--results",
+        str(res),
+        *SHORT,
+    ]
     first = driver.run(args, env={"PXQ_MPIRUN": str(fake)})
     assert first.returncode == 3, first.stdout + first.stderr
     assert sorted(r["status"] for r in lines(res)) == ["error", "error", "ok", "ok"]
-    again = driver.run([*args[:-len(SHORT)], "--resume", *SHORT], env={"PXQ_MPIRUN": str(fake)})
+    again = driver.run([*args[: -len(SHORT)], "--resume", *SHORT], env={"PXQ_MPIRUN": str(fake)})
     assert again.returncode == 0, again.stdout + again.stderr
     assert "2 of 4 runs already verified" in again.stdout
     assert "NO" not in again.stdout and "failed run" not in again.stdout
@@ -144,7 +176,7 @@ def test_launcher_start_up_failure_is_a_run_failure_not_bad_input(driver):
 def test_a_crash_after_the_record_is_not_ok(driver, tmp_path):
     # An mpirun that runs the job, then fails: the app's ok record must not stand.
     fake = tmp_path / "crashy-mpirun"
-    fake.write_text(f"#!/bin/sh\n{shutil.which('mpirun')} \"$@\"\nexit 139\n")
+    fake.write_text(f'#!/bin/sh\n{shutil.which("mpirun")} "$@"\nexit 139\n')
     fake.chmod(0o755)
     res = driver.results / "ring.jsonl"
     out = driver.run(["run", "ring", "--results", str(res), *SHORT], env={"PXQ_MPIRUN": str(fake)})
@@ -215,9 +247,20 @@ def test_a_full_disk_leaves_the_results_file_whole(driver, tmp_path):
         assert res.read_bytes() == before  # no partial line
         # The C++ writer on its own: the same promise (a new file: no page with room left in it).
         fresh = disk / "fresh.jsonl"
-        app = subprocess.run([str(Path(driver.env["PXQ_BUILD_DIR"]) / "bin" / "pxq-ring"), "--block", "1M",
-                              "--iterations", "2", "--json", str(fresh)], capture_output=True, text=True,
-                             env={**driver.env, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"})
+        app = subprocess.run(
+            [
+                str(Path(driver.env["PXQ_BUILD_DIR"]) / "bin" / "pxq-ring"),
+                "--block",
+                "1M",
+                "--iterations",
+                "2",
+                "--json",
+                str(fresh),
+            ],
+            capture_output=True,
+            text=True,
+            env={**driver.env, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"},
+        )
         assert app.returncode == 3 and "No space left on device" in app.stderr, app.stdout + app.stderr
         assert not fresh.exists() or fresh.read_bytes() == b""
         rep = driver.run(["report", str(res)])

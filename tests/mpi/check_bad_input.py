@@ -40,8 +40,11 @@ APPS = {
     },
     "ft": {
         "base": ["--class", "S", "--quiet"],
-        "cases": [(["--class", "Q"], "unknown class 'Q'"), (["--class", "D"], "use S, W, A, B or C"),
-                  (["--decomp", "3d"], "use 1d, 2d or auto")],
+        "cases": [
+            (["--class", "Q"], "unknown class 'Q'"),
+            (["--class", "D"], "use S, W, A, B or C"),
+            (["--decomp", "3d"], "use 1d, 2d or auto"),
+        ],
         "ranks": [(3, "use 2 or 4"), (6, "use 4 or 8")],
     },
 }
@@ -59,8 +62,9 @@ def main() -> int:
 
     def run(args: list[str], json_path: Path, ranks: int = 0) -> subprocess.CompletedProcess:
         launch = [mpirun, "-np", str(ranks), "--oversubscribe", "--bind-to", "none"] if ranks else []
-        return subprocess.run([*launch, exe, *spec["base"], *args, "--json", str(json_path)],
-                              capture_output=True, text=True, timeout=120)
+        return subprocess.run(
+            [*launch, exe, *spec["base"], *args, "--json", str(json_path)], capture_output=True, text=True, timeout=120
+        )
 
     def report(ok: bool, what: str, p: subprocess.CompletedProcess) -> None:
         nonlocal failures, total
@@ -76,8 +80,7 @@ def main() -> int:
         report(p.returncode == 2 and needle in p.stderr and not results.exists(), f"{ranks} ranks", p)
     for bad_path, needle in ((work / "missing" / "r.jsonl", "does not exist"), (work, "is a directory")):
         p = run([], bad_path)
-        report(p.returncode == 2 and needle in p.stderr and not (work / "missing").exists(),
-               f"--json {bad_path}", p)
+        report(p.returncode == 2 and needle in p.stderr and not (work / "missing").exists(), f"--json {bad_path}", p)
     p = run(["--tile", "64M"], results)
     rec = json.loads(results.read_text()) if results.exists() else {}
     ok = p.returncode == 0 and "clamped" in p.stdout and any("clamped" in n for n in rec.get("notes", []))

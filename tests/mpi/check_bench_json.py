@@ -22,8 +22,14 @@ def main() -> int:
     if launch:
         launch = [launch[0], *launch[1:], "--oversubscribe", "--bind-to", "none"]
     tiles = "|".join(str(t) for t in TILES)
-    cmd = [*launch, exe, f"--benchmark_filter=/tile:({tiles})/threads:", "--benchmark_min_time=0.001",
-           f"--benchmark_out={out}", "--benchmark_out_format=json"]
+    cmd = [
+        *launch,
+        exe,
+        f"--benchmark_filter=/tile:({tiles})/threads:",
+        "--benchmark_min_time=0.001",
+        f"--benchmark_out={out}",
+        "--benchmark_out_format=json",
+    ]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     if p.returncode != 0:
         print(p.stdout, p.stderr)
@@ -51,8 +57,9 @@ def main() -> int:
         return 1
     if mpi:
         # A random order would differ between ranks and hang their collectives: refused.
-        p = subprocess.run([*launch, exe, "--benchmark_enable_random_interleaving=true"], capture_output=True,
-                           text=True, timeout=120)
+        p = subprocess.run(
+            [*launch, exe, "--benchmark_enable_random_interleaving=true"], capture_output=True, text=True, timeout=120
+        )
         if p.returncode == 0 or "is not supported" not in p.stderr:
             print(f"FAIL: random interleaving should be refused under MPI: exit {p.returncode}\n{p.stderr}")
             return 1

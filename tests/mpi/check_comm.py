@@ -28,8 +28,7 @@ def fail(msg: str) -> None:
 
 
 def pxq(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pxq", *args], capture_output=True, text=True, timeout=600,
-                          env=env)
+    return subprocess.run([sys.executable, "-m", "pxq", *args], capture_output=True, text=True, timeout=600, env=env)
 
 
 def read(path: Path) -> list[dict]:
@@ -51,8 +50,20 @@ def main() -> None:
     # ---- ping-pong: shared memory on one node, TCP between two virtual nodes ----
     res = work / "pingpong.jsonl"
     for layout, channel, detail in (("1x2", "intra_cmp", ""), ("2x1", "inter_node", "virtual nodes (TCP)")):
-        p = pxq("probe", "pingpong", "--layout", layout, "--max", "64K", "--scale", "0.05", "--validate",
-                "--oversubscribe", "--results", str(res))
+        p = pxq(
+            "probe",
+            "pingpong",
+            "--layout",
+            layout,
+            "--max",
+            "64K",
+            "--scale",
+            "0.05",
+            "--validate",
+            "--oversubscribe",
+            "--results",
+            str(res),
+        )
         if p.returncode != 0:
             fail(f"pingpong {layout} exited {p.returncode}\n{p.stdout}{p.stderr}")
         rec = read(res)[-1]
@@ -78,8 +89,19 @@ def main() -> None:
 
     # ---- rank pairs: every ordered pair of a 2x2 layout ----
     res = work / "rankpairs.jsonl"
-    p = pxq("probe", "rankpairs", "--layout", "2x2", "--size", "1M", "--repeat", "1", "--oversubscribe",
-            "--results", str(res))
+    p = pxq(
+        "probe",
+        "rankpairs",
+        "--layout",
+        "2x2",
+        "--size",
+        "1M",
+        "--repeat",
+        "1",
+        "--oversubscribe",
+        "--results",
+        str(res),
+    )
     if p.returncode != 0:
         fail(f"rankpairs exited {p.returncode}\n{p.stdout}{p.stderr}")
     m = read(res)[-1]["matrix_gbs"]
@@ -93,14 +115,31 @@ def main() -> None:
     # ---- the profiler: preloaded into a plain MPI program, and linked into one ----
     prof = work / "msgprof.jsonl"
     mpirun = shutil.which("mpirun") or "mpirun"
-    p = pxq("profile", "--results", str(prof), "--", mpirun, "-np", "3", "--oversubscribe",
-            str(BUILD / "bin" / "pxq-traffic"), "4", "1024")
+    p = pxq(
+        "profile",
+        "--results",
+        str(prof),
+        "--",
+        mpirun,
+        "-np",
+        "3",
+        "--oversubscribe",
+        str(BUILD / "bin" / "pxq-traffic"),
+        "4",
+        "1024",
+    )
     if p.returncode != 0:
         fail(f"profile exited {p.returncode}\n{p.stdout}{p.stderr}")
-    linked_env = dict(os.environ, PXQ_MSGPROF_OUT=str(prof), OMPI_ALLOW_RUN_AS_ROOT="1",
-                      OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    q = subprocess.run([mpirun, "-np", "3", "--oversubscribe", str(BUILD / "bin" / "pxq-traffic-linked"), "4", "1024"],
-                       capture_output=True, text=True, timeout=120, env=linked_env)
+    linked_env = dict(
+        os.environ, PXQ_MSGPROF_OUT=str(prof), OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1"
+    )
+    q = subprocess.run(
+        [mpirun, "-np", "3", "--oversubscribe", str(BUILD / "bin" / "pxq-traffic-linked"), "4", "1024"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=linked_env,
+    )
     if q.returncode != 0:
         fail(f"linked program exited {q.returncode}\n{q.stdout}{q.stderr}")
     recs = [r for r in read(prof) if r["app"] == "msgprof"]
@@ -122,7 +161,9 @@ def main() -> None:
     fortran = BUILD / "bin" / "pxq-traffic-f"
     if fortran.exists():
         fprof = work / "msgprof-fortran.jsonl"
-        p = pxq("profile", "--results", str(fprof), "--", mpirun, "-np", "3", "--oversubscribe", str(fortran), "3", "1024")
+        p = pxq(
+            "profile", "--results", str(fprof), "--", mpirun, "-np", "3", "--oversubscribe", str(fortran), "3", "1024"
+        )
         if p.returncode != 0:
             fail(f"profile of the Fortran program exited {p.returncode}\n{p.stdout}{p.stderr}")
         (rec,) = read(fprof)
@@ -137,8 +178,22 @@ def main() -> None:
     p = pxq("msgdist", str(prof), "--model", "3x1x1", "--plot", str(work / "msgdist.png"))
     if p.returncode != 0 or "inter-node" not in p.stdout or not (work / "msgdist.png").exists():
         fail(f"msgdist exited {p.returncode}\n{p.stdout}{p.stderr}")
-    p = pxq("study", "allocation", "ring", "--ranks", "4", "--model", "2x1x2", "--results", str(work / "alloc.jsonl"),
-            "--", "--block", "64K", "--iterations", "2")
+    p = pxq(
+        "study",
+        "allocation",
+        "ring",
+        "--ranks",
+        "4",
+        "--model",
+        "2x1x2",
+        "--results",
+        str(work / "alloc.jsonl"),
+        "--",
+        "--block",
+        "64K",
+        "--iterations",
+        "2",
+    )
     if p.returncode != 0 or "block" not in p.stdout or "cyclic" not in p.stdout:
         fail(f"study allocation exited {p.returncode}\n{p.stdout}{p.stderr}")
     (alloc,) = [r for r in read(work / "alloc-msgprof.jsonl") if r["app"] == "msgprof"]
@@ -157,7 +212,10 @@ def main() -> None:
         (("msgdist", str(prof), "--model", "3x1x1", "--alloc", "scatter"), "unknown allocation"),
         (("msgdist", str(ring_results)), "no message profile"),
         (("msgdist", str(truncated)), "truncated"),
-        (("profile", "--results", str(work / "x.jsonl"), "--", str(BUILD / "bin" / "pxq-traffic")), "not an MPI launcher"),
+        (
+            ("profile", "--results", str(work / "x.jsonl"), "--", str(BUILD / "bin" / "pxq-traffic")),
+            "not an MPI launcher",
+        ),
         (("study", "allocation", "ring", "--ranks", "8", "--model", "2x1x2"), "at least 8 cores"),
         (("probe", "pingpong", "--layout", "1x1"), "at least 2 ranks"),
         (("probe", "rankpairs", "--layout", "1x2", "--repeat", "0"), "--repeat"),
@@ -168,8 +226,10 @@ def main() -> None:
             fail(f"{' '.join(args)}: exit {p.returncode}, stderr {p.stderr!r}")
     if truncated.read_text() != before:
         fail("a truncated record was overwritten")
-    print("PASS: ping-pong channels, rank pairs, profiler matrices (preloaded and linked), msgdist, allocation "
-          "study, bad input")
+    print(
+        "PASS: ping-pong channels, rank pairs, profiler matrices (preloaded and linked), msgdist, allocation "
+        "study, bad input"
+    )
 
 
 if __name__ == "__main__":

@@ -37,8 +37,20 @@ def main() -> None:
 
     # ---- stride: every (size, stride) point, two copies on two cores ----
     res = work / "stride.jsonl"
-    p = pxq("probe", "stride", "--max", "64K", "--accesses", "20000", "--repeat", "1", "--copies", "2",
-            "--results", str(res))
+    p = pxq(
+        "probe",
+        "stride",
+        "--max",
+        "64K",
+        "--accesses",
+        "20000",
+        "--repeat",
+        "1",
+        "--copies",
+        "2",
+        "--results",
+        str(res),
+    )
     if p.returncode != 0:
         fail(f"stride probe exited {p.returncode}\n{p.stdout}{p.stderr}")
     (rec,) = read(res)
@@ -90,8 +102,22 @@ def main() -> None:
     if cores >= 2:
         res = work / "placed.jsonl"
         for mode, extra in (("spread", []), ("custom", ["--cores", "1,0"])):
-            p = pxq("run", "ring", "--layout", "1x2", "--placement", mode, *extra, "--results", str(res),
-                    "--", "--block", "1M", "--iterations", "2")
+            p = pxq(
+                "run",
+                "ring",
+                "--layout",
+                "1x2",
+                "--placement",
+                mode,
+                *extra,
+                "--results",
+                str(res),
+                "--",
+                "--block",
+                "1M",
+                "--iterations",
+                "2",
+            )
             if p.returncode != 0:
                 fail(f"run --placement {mode} exited {p.returncode}\n{p.stdout}{p.stderr}")
         spread, custom = read(res)
@@ -106,20 +132,34 @@ def main() -> None:
 
         # ---- the contention study: 1x2 packed and spread, 2x1 ----
         res = work / "study.jsonl"
-        p = pxq("study", "contention", "ring", "--repeat", "1", "--results", str(res), "--",
-                "--block", "1M", "--iterations", "2")
+        p = pxq(
+            "study",
+            "contention",
+            "ring",
+            "--repeat",
+            "1",
+            "--results",
+            str(res),
+            "--",
+            "--block",
+            "1M",
+            "--iterations",
+            "2",
+        )
         if p.returncode != 0 or "vs qx1" not in p.stdout:
             fail(f"study exited {p.returncode}\n{p.stdout}{p.stderr}")
-        seen = sorted((f"{r['layout']['nodes']}x{r['layout']['ranks_per_node']}", r["driver"]["placement"]["mode"])
-                      for r in read(res))
+        seen = sorted(
+            (f"{r['layout']['nodes']}x{r['layout']['ranks_per_node']}", r["driver"]["placement"]["mode"])
+            for r in read(res)
+        )
         if seen != [("1x2", "packed"), ("1x2", "spread"), ("2x1", "packed")]:
             fail(f"study runs {seen}")
 
     # ---- bad input: exit 2, no record ----
     bad = work / "bad.jsonl"
     cases = [
-        ("probe", "stride", "--max", "64K", "--stride", "64K"),          # stride larger than half the array
-        ("probe", "stride", "--max", "64K", "--accesses", "0"),          # zero iterations
+        ("probe", "stride", "--max", "64K", "--stride", "64K"),  # stride larger than half the array
+        ("probe", "stride", "--max", "64K", "--accesses", "0"),  # zero iterations
         ("probe", "stride", "--max", "64K", "--copies", str(cores + 1)),  # more copies than cores
         ("probe", "stride", "--max", "64K", "--placement", "custom", "--cores", "0,999"),
         ("probe", "stride", "--max", "64K", "--copies", "0"),
@@ -137,8 +177,11 @@ def main() -> None:
     if "larger than half the largest array" not in p.stderr:
         fail(f"stride message: {p.stderr}")
     exe = Path(os.environ["PXQ_BUILD_DIR"]) / "bin" / "pxq-probe-stride"
-    for args in (["--stride", "12", "--max", "64K"], ["--max", "64K", "--repeat", "0"],
-                 ["--max", "64K", "--placement", "nearest"]):
+    for args in (
+        ["--stride", "12", "--max", "64K"],
+        ["--max", "64K", "--repeat", "0"],
+        ["--max", "64K", "--placement", "nearest"],
+    ):
         q = subprocess.run([str(exe), *args, "--json", str(bad)], capture_output=True, text=True, timeout=60)
         if q.returncode != 2 or "error" not in q.stderr:
             fail(f"pxq-probe-stride {args}: exit {q.returncode} {q.stderr!r}")

@@ -11,8 +11,12 @@ def main() -> int:
     program, mpirun = sys.argv[1], sys.argv[2]
     failures = []
     for ranks in (1, 2):
-        p = subprocess.run([mpirun, "-np", str(ranks), "--oversubscribe", "--bind-to", "none", program],
-                           capture_output=True, text=True, timeout=120)
+        p = subprocess.run(
+            [mpirun, "-np", str(ranks), "--oversubscribe", "--bind-to", "none", program],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         err = p.stdout + p.stderr
         if p.returncode != 3:
             failures.append(f"np {ranks}: exit {p.returncode}, expected 3")

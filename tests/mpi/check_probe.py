@@ -8,7 +8,6 @@ usage: check_probe.py WORKDIR   (PYTHONPATH and PXQ_BUILD_DIR set by CTest)"""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
 import subprocess
@@ -77,8 +76,20 @@ def main() -> int:
             fail("no plot written")
 
     res = work / "noise.jsonl"
-    p = pxq("probe", "allreduce", "--calls", str(CALLS), "--noise", "compute", "--noise-cores", "1",
-            "--noise-intensity", "0.5", "--results", str(res))
+    p = pxq(
+        "probe",
+        "allreduce",
+        "--calls",
+        str(CALLS),
+        "--noise",
+        "compute",
+        "--noise-cores",
+        "1",
+        "--noise-intensity",
+        "0.5",
+        "--results",
+        str(res),
+    )
     if p.returncode != 0:
         fail(f"probe with noise exited {p.returncode}\n{p.stdout}{p.stderr}")
     check_record(res, 1, {"mode": "compute", "cores": [1], "intensity": 0.5})
@@ -88,9 +99,26 @@ def main() -> int:
 
     # Interrupt a long probe (with a load) once both run: nothing may be left behind.
     res = work / "interrupted.jsonl"
-    driver = subprocess.Popen([sys.executable, "-m", "pxq", "probe", "allreduce", "--calls", "100000000",
-                               "--noise", "memory", "--noise-cores", "0", "--results", str(res)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    driver = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pxq",
+            "probe",
+            "allreduce",
+            "--calls",
+            "100000000",
+            "--noise",
+            "memory",
+            "--noise-cores",
+            "0",
+            "--results",
+            str(res),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     tag = f"pxq-{driver.pid}"
     deadline = time.monotonic() + 60
     while not (procs(tag) and procs(str(res))) and time.monotonic() < deadline:
@@ -113,11 +141,13 @@ def main() -> int:
     if driver.returncode != 130 or "interrupted" not in err or res.exists() and res.read_text().strip():
         fail(f"interrupt: exit {driver.returncode}, stderr {err!r}")
 
-    for args, needle in ((["--calls", "0"], "--calls 0: must be at least 1"),
-                         (["--noise", "compute", "--noise-intensity", "0"], "must be within (0, 1]"),
-                         (["--noise", "compute", "--noise-cores", "99"], "core 99 does not exist"),
-                         (["--layout", "1x1x2"], "one thread per rank"),
-                         (["--size", "12"], "multiple of 8 bytes")):
+    for args, needle in (
+        (["--calls", "0"], "--calls 0: must be at least 1"),
+        (["--noise", "compute", "--noise-intensity", "0"], "must be within (0, 1]"),
+        (["--noise", "compute", "--noise-cores", "99"], "core 99 does not exist"),
+        (["--layout", "1x1x2"], "one thread per rank"),
+        (["--size", "12"], "multiple of 8 bytes"),
+    ):
         bad = work / "bad.jsonl"
         p = pxq("probe", "allreduce", *args, "--results", str(bad))
         if p.returncode != 2 or needle not in p.stdout + p.stderr or bad.exists() and bad.read_text().strip():

@@ -41,7 +41,9 @@ def main() -> int:
         if rec.get("app") != app:
             problems.append(f"record of app {rec.get('app')!r}, expected {app!r}")
         if "-np" in cmd and rec.get("layout", {}).get("ranks") != int(cmd[cmd.index("-np") + 1]):
-            problems.append(f"record has {rec.get('layout', {}).get('ranks')} ranks, expected {cmd[cmd.index('-np') + 1]}")
+            problems.append(
+                f"record has {rec.get('layout', {}).get('ranks')} ranks, expected {cmd[cmd.index('-np') + 1]}"
+            )
     if args.expect and not re.search(args.expect, out, re.DOTALL):
         problems.append(f"output does not match {args.expect!r}")
     for p in problems:

@@ -23,9 +23,29 @@ def fail(msg: str) -> None:
 
 
 def ring(mpirun: str, record: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([mpirun, "-np", "1", "--bind-to", "none", str(binary("ring")), "--block", "2M",
-                           "--iterations", "1", "--mode", "tiled", "--tile", "auto", "--json", str(record)],
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [
+            mpirun,
+            "-np",
+            "1",
+            "--bind-to",
+            "none",
+            str(binary("ring")),
+            "--block",
+            "2M",
+            "--iterations",
+            "1",
+            "--mode",
+            "tiled",
+            "--tile",
+            "auto",
+            "--json",
+            str(record),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def main() -> int:
@@ -34,8 +54,22 @@ def main() -> int:
     work.mkdir(parents=True)
     profile = work / "cfg" / "tiles.json"
     os.environ["PXQ_TILE_PROFILE"] = str(profile)
-    code = pxq_main(["tune", "ring", "--tiles", "16K,64K", "--threads", "1", "--repeat", "2",
-                     "--min-time", "0.01", "--out", str(work / "bench.json")])
+    code = pxq_main(
+        [
+            "tune",
+            "ring",
+            "--tiles",
+            "16K,64K",
+            "--threads",
+            "1",
+            "--repeat",
+            "2",
+            "--min-time",
+            "0.01",
+            "--out",
+            str(work / "bench.json"),
+        ]
+    )
     if code != 0:
         fail(f"pxq tune exited {code}")
     data = json.loads(profile.read_text())
@@ -47,8 +81,12 @@ def main() -> int:
     p = ring(mpirun, rec_path)
     rec = json.loads(rec_path.read_text()) if rec_path.exists() else {}
     v = rec.get("variant", {})
-    if p.returncode != 0 or v.get("tile_source") != "auto:profile" or v.get("tile_bytes") != entry["tile"] \
-            or v.get("tile_profile") != str(profile):
+    if (
+        p.returncode != 0
+        or v.get("tile_source") != "auto:profile"
+        or v.get("tile_bytes") != entry["tile"]
+        or v.get("tile_profile") != str(profile)
+    ):
         fail(f"the ring did not take the profile's tile: exit {p.returncode}, variant {v}\n{p.stdout}{p.stderr}")
 
     data["machine"]["host"] = "elsewhere"
@@ -56,10 +94,15 @@ def main() -> int:
     rec_path = work / "r2.jsonl"
     p = ring(mpirun, rec_path)
     rec = json.loads(rec_path.read_text()) if rec_path.exists() else {}
-    if p.returncode != 0 or rec.get("variant", {}).get("tile_source") != "auto:L2" \
-            or not any("another machine (elsewhere" in n for n in rec.get("notes", [])):
-        fail(f"a profile from another machine should be ignored with a note: {rec.get('variant')} "
-             f"{rec.get('notes')}\n{p.stdout}{p.stderr}")
+    if (
+        p.returncode != 0
+        or rec.get("variant", {}).get("tile_source") != "auto:L2"
+        or not any("another machine (elsewhere" in n for n in rec.get("notes", []))
+    ):
+        fail(
+            f"a profile from another machine should be ignored with a note: {rec.get('variant')} "
+            f"{rec.get('notes')}\n{p.stdout}{p.stderr}"
+        )
 
     profile.write_text('{"schema": "pxq-tile-profile/1", "machine": ')
     rec_path = work / "r3.jsonl"

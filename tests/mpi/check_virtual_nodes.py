@@ -26,10 +26,22 @@ def main() -> int:
     a = ap.parse_args()
     a.results.unlink(missing_ok=True)
     app_args = ["--block", "1M", "--iterations", "3"] if a.app == "ring" else ["--quiet"]
-    argv = ["run", a.app, "--layout", "2x1", "--mode", a.mode, "--backend", a.backend,
-            "--results", str(a.results), *(["--class", "S"] if a.app != "ring" else []),
-            *(["--tile", "64K" if a.app == "ring" else "4K"] if a.mode == "tiled" else []),
-            "--", *app_args]
+    argv = [
+        "run",
+        a.app,
+        "--layout",
+        "2x1",
+        "--mode",
+        a.mode,
+        "--backend",
+        a.backend,
+        "--results",
+        str(a.results),
+        *(["--class", "S"] if a.app != "ring" else []),
+        *(["--tile", "64K" if a.app == "ring" else "4K"] if a.mode == "tiled" else []),
+        "--",
+        *app_args,
+    ]
     code = pxq_main(argv)
     if code != 0:
         fail(f"pxq run exited {code}")
@@ -49,8 +61,9 @@ def main() -> int:
         fail(f"both virtual nodes ran on the same cores {cpus[0]}")
     ch = r["messages"]["by_channel"]
     if a.app == "ring":
-        expected = {"inter_node": (2 * 3 * 16 if a.mode == "tiled" else 2 * 3,
-                                   2 * 3 * (1 << 20))}  # 2 ranks x 3 iterations x one block
+        expected = {
+            "inter_node": (2 * 3 * 16 if a.mode == "tiled" else 2 * 3, 2 * 3 * (1 << 20))
+        }  # 2 ranks x 3 iterations x one block
     elif a.app == "mg":
         # NAS MG class S (levels k = 1..5, 2^k points per axis) on a 1 x 1 x 2 grid: only the
         # i3 axis talks; each halo refresh sends one (2^k + 2)^2 plane each way. Per V-cycle,
@@ -69,14 +82,16 @@ def main() -> int:
         # rank sending a quarter of its half (64^3 / 4 complex numbers, 1 MiB) to the other.
         # The forward FFT and 6 inverse ones; nothing to itself.
         ffts = 1 + 6
-        expected = {"inter_node": (2 * ffts, 2 * ffts * (64 ** 3 // 4) * 16), "self": (0, 0)}
+        expected = {"inter_node": (2 * ffts, 2 * ffts * (64**3 // 4) * 16), "self": (0, 0)}
     else:
         # NAS CG class S on a 1 x 2 grid, per rank and outer iteration (15 of them):
         # 52 scalar reductions (8 B), one norm reduction (16 B) and 26 row-sum halves
         # (700 doubles) to the partner; 26 transposes of 700 doubles to itself.
         per_rank = 15
-        expected = {"inter_node": (2 * per_rank * (52 + 1 + 26), 2 * per_rank * (52 * 8 + 16 + 26 * 5600)),
-                    "self": (2 * per_rank * 26, 2 * per_rank * 26 * 5600)}
+        expected = {
+            "inter_node": (2 * per_rank * (52 + 1 + 26), 2 * per_rank * (52 * 8 + 16 + 26 * 5600)),
+            "self": (2 * per_rank * 26, 2 * per_rank * 26 * 5600),
+        }
     for channel, (msgs, nbytes) in expected.items():
         if (ch[channel]["messages"], ch[channel]["bytes"]) != (msgs, nbytes):
             fail(f"{channel}: expected {msgs} messages / {nbytes} bytes, got {ch[channel]}")

@@ -1,5 +1,6 @@
 """Driver tests: the pxq package is imported from drivers/pxq; no MPI is needed here."""
 
+import shutil
 import sys
 from pathlib import Path
 
@@ -7,13 +8,19 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "drivers" / "pxq"))
 
+from pxq import registry  # noqa: E402
+from pxq.paths import binary  # noqa: E402
+
 
 @pytest.fixture
 def fake_build(tmp_path, monkeypatch):
-    """A build folder whose miniapps exist, so the CLI gets past its checks."""
+    """A build folder whose miniapps exist, so the CLI gets past its checks. Its pxq-envinfo
+    is the real one (the registries and the resolution of sizes and variants)."""
     bin_dir = tmp_path / "build" / "bin"
     bin_dir.mkdir(parents=True)
-    for app in ("ring", "cg", "mg", "ft"):
+    shutil.copy2(binary("envinfo"), bin_dir / "pxq-envinfo")
+    registry.registry.cache_clear()
+    for app in registry.apps():
         (bin_dir / f"pxq-{app}").write_text("#!/bin/sh\nexit 0\n")
         (bin_dir / f"pxq-{app}").chmod(0o755)
     monkeypatch.setenv("PXQ_BUILD_DIR", str(tmp_path / "build"))

@@ -66,8 +66,9 @@ def test_unknown_app_and_missing_build(fake_build, capsys):
 
 def test_dry_run_prints_the_command_and_runs_nothing(fake_build, capsys, monkeypatch):
     monkeypatch.setenv("PXQ_MPIRUN", "true")
-    code = cli.main(["run", "ring", "--layout", "2x1", "--mode", "tiled", "--tile", "1M", "--dry-run",
-                     "--", "--block", "8M"])
+    code = cli.main(
+        ["run", "ring", "--layout", "2x1", "--mode", "tiled", "--tile", "1M", "--dry-run", "--", "--block", "8M"]
+    )
     out = capsys.readouterr().out
     assert code == 0
     assert "--host n0:1,n1:1" in out and "--tile 1M" in out and "--block 8M" in out

@@ -3,10 +3,15 @@ import pytest
 from pxq.layout import InputError, Layout, parse_bytes, parse_layout, parse_layouts, parse_tile, resolve_mode
 
 
-@pytest.mark.parametrize("text,expected", [
-    ("1x2", Layout(1, 2, 1)), ("2x1", Layout(2, 1, 1)), ("2x4x4", Layout(2, 4, 4)),
-    (" 16x1 ", Layout(16, 1, 1)),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("1x2", Layout(1, 2, 1)),
+        ("2x1", Layout(2, 1, 1)),
+        ("2x4x4", Layout(2, 4, 4)),
+        (" 16x1 ", Layout(16, 1, 1)),
+    ],
+)
 def test_valid_layouts(text, expected):
     lay = parse_layout(text)
     assert lay == expected

@@ -19,9 +19,16 @@ def bin_of(nbytes: int) -> int:
 
 def ring_profile(ranks: int, nbytes: int = 1024) -> dict:
     """Every rank sends one message to its right neighbour."""
-    return {"app": "msgprof", "status": "ok", "ranks": ranks, "bins": {"upper_bytes": UPPER},
-            "p2p": [[r, (r + 1) % ranks, bin_of(nbytes), 1, nbytes] for r in range(ranks)],
-            "collective_model": [], "collectives": {}, "placement": []}
+    return {
+        "app": "msgprof",
+        "status": "ok",
+        "ranks": ranks,
+        "bins": {"upper_bytes": UPPER},
+        "p2p": [[r, (r + 1) % ranks, bin_of(nbytes), 1, nbytes] for r in range(ranks)],
+        "collective_model": [],
+        "collectives": {},
+        "placement": [],
+    }
 
 
 def shares(t: msgdist.Tally) -> dict[str, float]:
@@ -46,8 +53,12 @@ def test_even_distribution_on_4x2x2():
 
 def test_sizes_fall_in_their_coarse_ranges_and_self_messages_are_left_out():
     rec = ring_profile(4)
-    rec["p2p"] = [[0, 1, bin_of(256), 2, 512], [0, 1, bin_of(257), 1, 257], [1, 2, bin_of(300000), 1, 300000],
-                  [2, 2, bin_of(8), 5, 40]]
+    rec["p2p"] = [
+        [0, 1, bin_of(256), 2, 512],
+        [0, 1, bin_of(257), 1, 257],
+        [1, 2, bin_of(300000), 1, 300000],
+        [2, 2, bin_of(8), 5, 40],
+    ]
     t = msgdist.tally(rec, msgdist.place(msgdist.parse_model("1x1x4"), 4, "block"), "p2p")
     assert [sum(r.values()) for r in t.count] == [2, 1, 0, 0, 1]
     assert t.nbytes[4]["intra_cmp"] == 300000
@@ -64,7 +75,9 @@ def test_collectives_are_reported_apart_and_included():
 
 def test_observed_placement_classifies_by_node_and_package():
     rec = ring_profile(3)
-    rec["placement"] = [{"rank": r, "node": n, "threads": [{"package": p}]} for r, n, p in ((0, 0, 0), (1, 0, 1), (2, 1, 0))]
+    rec["placement"] = [
+        {"rank": r, "node": n, "threads": [{"package": p}]} for r, n, p in ((0, 0, 0), (1, 0, 1), (2, 1, 0))
+    ]
     t = msgdist.tally(rec, msgdist.observed_places(rec), "all")
     assert shares(t) == {"intra_cmp": 0.0, "inter_cmp": 33.3, "inter_node": 66.7}
 

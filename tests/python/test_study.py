@@ -22,22 +22,32 @@ def test_plan_places_only_nodes_with_several_ranks():
     base = RunSpec(app="ring", layout=Layout(1, 1))
     configs = study.plan(base, 4, ["packed", "spread"])
     assert [(str(c.layout), c.placement, c.mode) for c in configs] == [
-        ("1x4", "packed", "flat"), ("1x4", "spread", "flat"), ("2x2", "packed", "flat"),
-        ("2x2", "spread", "flat"), ("4x1", "packed", "flat")]
+        ("1x4", "packed", "flat"),
+        ("1x4", "spread", "flat"),
+        ("2x2", "packed", "flat"),
+        ("2x2", "spread", "flat"),
+        ("4x1", "packed", "flat"),
+    ]
     with pytest.raises(InputError, match="unknown placement"):
         study.plan(base, 4, ["nearest"])
 
 
 def _rec(layout: str, placement: str, total: float, comm: float) -> dict:
     p, q = layout.split("x")
-    return {"app": "ring", "status": "ok", "layout": {"nodes": int(p), "ranks_per_node": int(q)},
-            "time": {"total": total, "comm": comm}, "driver": {"placement": {"mode": placement, "warnings": []}},
-            "placement_summary": {"rank_pairs_on_a_node": {"same_l2": 1 if q != "1" else 0}}}
+    return {
+        "app": "ring",
+        "status": "ok",
+        "layout": {"nodes": int(p), "ranks_per_node": int(q)},
+        "time": {"total": total, "comm": comm},
+        "driver": {"placement": {"mode": placement, "warnings": []}},
+        "placement_summary": {"rank_pairs_on_a_node": {"same_l2": 1 if q != "1" else 0}},
+    }
 
 
 def test_summary_normalises_to_the_one_rank_per_node_run():
-    rows = study.summarize([_rec("1x2", "packed", 3.0, 1.0), _rec("1x2", "packed", 5.0, 1.0),
-                            _rec("2x1", "packed", 2.0, 1.0)])
+    rows = study.summarize(
+        [_rec("1x2", "packed", 3.0, 1.0), _rec("1x2", "packed", 5.0, 1.0), _rec("2x1", "packed", 2.0, 1.0)]
+    )
     by = {r["layout"]: r for r in rows}
     assert by["1x2"]["median"] == 4.0
     assert by["1x2"]["normalised"] == 2.0
@@ -49,11 +59,13 @@ def test_summary_normalises_to_the_one_rank_per_node_run():
 def test_stride_arguments_are_checked_before_running(tmp_path: Path):
     ok = memprobe.stride_argv("4K", "64K", "64", 100, 1, 2, "spread", None, 2, False, tmp_path / "r.jsonl", {})
     assert ok[ok.index("--stride") + 1] == "64" and ok[ok.index("--copies") + 1] == "2"
-    for args, msg in [(("4K", "64K", "64K", 100, 1, 1, "packed", None), "larger than half"),
-                      (("4K", "64K", None, 0, 1, 1, "packed", None), "zero iterations"),
-                      (("4K", "64K", None, 100, 1, 0, "packed", None), "--copies"),
-                      (("64K", "4K", None, 100, 1, 1, "packed", None), "smaller than"),
-                      (("4K", "64K", None, 100, 1, 1, "custom", None), "custom"),
-                      (("4K", "64K", None, 100, 1, 1, "packed", [0]), "custom")]:
+    for args, msg in [
+        (("4K", "64K", "64K", 100, 1, 1, "packed", None), "larger than half"),
+        (("4K", "64K", None, 0, 1, 1, "packed", None), "zero iterations"),
+        (("4K", "64K", None, 100, 1, 0, "packed", None), "--copies"),
+        (("64K", "4K", None, 100, 1, 1, "packed", None), "smaller than"),
+        (("4K", "64K", None, 100, 1, 1, "custom", None), "custom"),
+        (("4K", "64K", None, 100, 1, 1, "packed", [0]), "custom"),
+    ]:
         with pytest.raises(InputError, match=msg):
             memprobe.stride_argv(*args, 2, False, tmp_path / "r.jsonl", {})

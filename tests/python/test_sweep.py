@@ -12,13 +12,20 @@ def base(tmp_path: Path) -> RunSpec:
 
 
 def test_plan_skips_modes_that_contradict_the_layout(tmp_path):
-    specs, notes = sweep.plan(base(tmp_path), parse_layouts("1x2,2x1,1x1x2"), ["flat", "hybrid", "tiled"],
-                              ["64K", "256K"], ["openmp"], None)
+    specs, notes = sweep.plan(
+        base(tmp_path), parse_layouts("1x2,2x1,1x1x2"), ["flat", "hybrid", "tiled"], ["64K", "256K"], ["openmp"], None
+    )
     got = [(str(s.layout), s.resolved()[0], s.resolved()[2]) for s in specs]
     assert got == [
-        ("1x2", "flat", "off"), ("1x2", "tiled", "64K"), ("1x2", "tiled", "256K"),
-        ("2x1", "flat", "off"), ("2x1", "tiled", "64K"), ("2x1", "tiled", "256K"),
-        ("1x1x2", "hybrid", "off"), ("1x1x2", "tiled", "64K"), ("1x1x2", "tiled", "256K"),
+        ("1x2", "flat", "off"),
+        ("1x2", "tiled", "64K"),
+        ("1x2", "tiled", "256K"),
+        ("2x1", "flat", "off"),
+        ("2x1", "tiled", "64K"),
+        ("2x1", "tiled", "256K"),
+        ("1x1x2", "hybrid", "off"),
+        ("1x1x2", "tiled", "64K"),
+        ("1x1x2", "tiled", "256K"),
     ]
     assert any("1x2 hybrid" in n for n in notes) and any("1x1x2 flat" in n for n in notes)
 
@@ -27,20 +34,36 @@ def test_repeats_are_interleaved(tmp_path):
     specs, _ = sweep.plan(base(tmp_path), parse_layouts("1x2,2x1"), ["flat"], ["256K"], ["openmp"], None)
     runs = sweep.interleave(specs, 3)
     assert [(str(r.layout), r.repeat) for r in runs] == [
-        ("1x2", 0), ("2x1", 0), ("1x2", 1), ("2x1", 1), ("1x2", 2), ("2x1", 2)]
+        ("1x2", 0),
+        ("2x1", 0),
+        ("1x2", 1),
+        ("2x1", 1),
+        ("1x2", 2),
+        ("2x1", 2),
+    ]
     assert len({r.sweep_key for r in runs}) == 6
 
 
 def fake_record(spec: RunSpec, seconds: float, status: str = "ok") -> dict:
     mode, threads, tile = spec.resolved()
     return {
-        "app": "ring", "status": status,
+        "app": "ring",
+        "status": status,
         "size": {"block_bytes": 1 << 20, "passes": 8, "flops": 1, "iterations": 3},
-        "variant": {"mode": mode, "threads": threads, "tile_bytes": 0 if tile == "off" else 262144,
-                    "backend": spec.backend},
-        "layout": {"nodes": spec.layout.nodes, "ranks_per_node": spec.layout.ranks_per_node,
-                   "threads": threads, "alloc": spec.alloc},
-        "time": {"total": seconds, "comm": 0.0}, "metrics": {"effective_gbs": 1.0},
+        "variant": {
+            "mode": mode,
+            "threads": threads,
+            "tile_bytes": 0 if tile == "off" else 262144,
+            "backend": spec.backend,
+        },
+        "layout": {
+            "nodes": spec.layout.nodes,
+            "ranks_per_node": spec.layout.ranks_per_node,
+            "threads": threads,
+            "alloc": spec.alloc,
+        },
+        "time": {"total": seconds, "comm": 0.0},
+        "metrics": {"effective_gbs": 1.0},
         "driver": {"sweep_key": spec.sweep_key, "sweep_id": spec.sweep_id, "sweep_plan": spec.sweep_plan},
     }
 
@@ -72,8 +95,9 @@ def test_failures_are_recorded_and_resume_skips_finished_runs(tmp_path, monkeypa
 
 
 def test_summary_speedup_is_against_flat_with_the_same_cores_per_node(tmp_path):
-    specs, _ = sweep.plan(base(tmp_path), parse_layouts("1x2,1x1x2"), ["flat", "hybrid", "tiled"], ["256K"],
-                          ["openmp"], None)
+    specs, _ = sweep.plan(
+        base(tmp_path), parse_layouts("1x2,1x1x2"), ["flat", "hybrid", "tiled"], ["256K"], ["openmp"], None
+    )
     times = {("1x2", "flat"): 2.0, ("1x2", "tiled"): 1.0, ("1x1x2", "hybrid"): 1.6, ("1x1x2", "tiled"): 0.8}
     recs = []
     for spec in sweep.interleave(specs, 1):
@@ -87,16 +111,18 @@ def test_summary_speedup_is_against_flat_with_the_same_cores_per_node(tmp_path):
 
 
 def test_bar_chart_writes_a_png(tmp_path):
-    spec = sweep.interleave(sweep.plan(base(tmp_path), parse_layouts("1x2"), ["flat", "tiled"], ["256K"],
-                                       ["openmp"], None)[0], 1)
+    spec = sweep.interleave(
+        sweep.plan(base(tmp_path), parse_layouts("1x2"), ["flat", "tiled"], ["256K"], ["openmp"], None)[0], 1
+    )
     rows = report.summarize([fake_record(spec[0], 2.0), fake_record(spec[1], 1.0)])
     out = report.bar_chart(rows, tmp_path / "c.png", "test")
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_table_shows_the_comm_share_and_keeps_decompositions_apart(tmp_path):
-    spec = sweep.interleave(sweep.plan(base(tmp_path), parse_layouts("1x2"), ["flat"], ["256K"],
-                                       ["openmp"], None)[0], 1)[0]
+    spec = sweep.interleave(
+        sweep.plan(base(tmp_path), parse_layouts("1x2"), ["flat"], ["256K"], ["openmp"], None)[0], 1
+    )[0]
     recs = []
     for decomp, total, comm in (("1d", 2.0, 0.5), ("2d", 4.0, 2.0)):
         rec = fake_record(spec, total)

@@ -3,7 +3,6 @@ hand (or by a stand-in pxq-bench-tiling), so the selection, the spread, the prof
 errors are checked exactly."""
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -11,8 +10,11 @@ import pytest
 from pxq import cli, tiles
 from pxq.layout import InputError
 
-MACHINE = {"host": "node7", "cpu_model": "Example CPU 9000",
-           "caches": {"l1d": {"bytes": 49152}, "l2": {"bytes": 2097152}, "l3": {"bytes": 110100480}}}
+MACHINE = {
+    "host": "node7",
+    "cpu_model": "Example CPU 9000",
+    "caches": {"l1d": {"bytes": 49152}, "l2": {"bytes": 2097152}, "l3": {"bytes": 110100480}},
+}
 
 
 def bench_json(samples: dict[tuple[str, int, int], list[float]]) -> dict:
@@ -21,20 +23,46 @@ def bench_json(samples: dict[tuple[str, int, int], list[float]]) -> dict:
     for (kernel, tile, threads), gbs in samples.items():
         name = f"{kernel}/tile:{tile}/threads:{threads}/real_time"
         for i, g in enumerate(gbs):
-            benchmarks.append({"name": name, "run_name": name, "run_type": "iteration", "repetition_index": i,
-                               "bytes_per_second": g * 1e9, "items_per_second": 1.0})
-        benchmarks.append({"name": name + "_median", "run_name": name, "run_type": "aggregate",
-                           "aggregate_name": "median", "bytes_per_second": 1e15})
-    return {"context": {"caches": [{"type": "Data", "level": 1, "size": 49152},
-                                   {"type": "Instruction", "level": 1, "size": 32768},
-                                   {"type": "Unified", "level": 2, "size": 2097152},
-                                   {"type": "Unified", "level": 3, "size": 110100480}]},
-            "benchmarks": benchmarks}
+            benchmarks.append(
+                {
+                    "name": name,
+                    "run_name": name,
+                    "run_type": "iteration",
+                    "repetition_index": i,
+                    "bytes_per_second": g * 1e9,
+                    "items_per_second": 1.0,
+                }
+            )
+        benchmarks.append(
+            {
+                "name": name + "_median",
+                "run_name": name,
+                "run_type": "aggregate",
+                "aggregate_name": "median",
+                "bytes_per_second": 1e15,
+            }
+        )
+    return {
+        "context": {
+            "caches": [
+                {"type": "Data", "level": 1, "size": 49152},
+                {"type": "Instruction", "level": 1, "size": 32768},
+                {"type": "Unified", "level": 2, "size": 2097152},
+                {"type": "Unified", "level": 3, "size": 110100480},
+            ]
+        },
+        "benchmarks": benchmarks,
+    }
 
 
-SAMPLES = {("ring_pass", 65536, 1): [60.0, 62.0, 61.0], ("ring_pass", 262144, 1): [70.0, 77.0, 76.0],
-           ("ring_pass", 1048576, 1): [75.0, 74.0, 73.0], ("ring_pass", 262144, 2): [100.0, 101.0, 99.0],
-           ("ring_pass", 1048576, 2): [110.0, 111.0, 112.0], ("mg_resid", 4096, 1): [5.0, 5.5, 6.0]}
+SAMPLES = {
+    ("ring_pass", 65536, 1): [60.0, 62.0, 61.0],
+    ("ring_pass", 262144, 1): [70.0, 77.0, 76.0],
+    ("ring_pass", 1048576, 1): [75.0, 74.0, 73.0],
+    ("ring_pass", 262144, 2): [100.0, 101.0, 99.0],
+    ("ring_pass", 1048576, 2): [110.0, 111.0, 112.0],
+    ("mg_resid", 4096, 1): [5.0, 5.5, 6.0],
+}
 
 
 def write_bench(path: Path, samples=SAMPLES) -> Path:
@@ -66,8 +94,11 @@ def test_profile_keeps_other_kernels_on_the_same_machine_and_replaces_another_ma
     assert data["schema"] == tiles.PROFILE_SCHEMA
     assert set(data["kernels"]) == {"mg_resid", "ring_pass"}
     assert data["kernels"]["ring_pass"]["2"]["tile"] == 1048576
-    assert data["machine"] == {"host": "node7", "cpu_model": "Example CPU 9000",
-                               "caches": {"l1d": 49152, "l2": 2097152, "l3": 110100480}}
+    assert data["machine"] == {
+        "host": "node7",
+        "cpu_model": "Example CPU 9000",
+        "caches": {"l1d": 49152, "l2": 2097152, "l3": 110100480},
+    }
     other = dict(MACHINE, host="node8")
     written, note = tiles.write_profile(profile, other, [b for b in best if b.kernel == "ring_pass"], Path("x"))
     assert "was for node7" in note and set(written["kernels"]) == {"ring_pass"}
@@ -112,17 +143,39 @@ def test_report_tiles_prints_the_best_tiles_and_writes_the_curves(tmp_path, caps
 
 def test_tune_runs_the_benchmark_and_writes_the_profile(fake_build, tmp_path, capsys, monkeypatch):
     bin_dir = fake_build / "build" / "bin"
-    # Stand-ins: pxq-envinfo prints the machine, pxq-bench-tiling writes Google Benchmark JSON
-    # to --benchmark_out and records the filter it was given.
-    (bin_dir / "pxq-envinfo").write_text(f"#!/bin/sh\necho '{json.dumps(MACHINE)}'\n")
+    # Stand-ins: pxq-envinfo prints the machine (its registry and resolution are the real
+    # binary's), pxq-bench-tiling writes Google Benchmark JSON to --benchmark_out and records
+    # the filter it was given.
+    real = bin_dir / "pxq-envinfo-real"
+    (bin_dir / "pxq-envinfo").rename(real)
+    (bin_dir / "pxq-envinfo").write_text(
+        f'#!/bin/sh\ncase "$1" in registry|resolve) exec {real} "$@";; esac\necho \'{json.dumps(MACHINE)}\'\n'
+    )
     (bin_dir / "pxq-bench-tiling").write_text(
-        "#!/bin/sh\nfor a in \"$@\"; do case $a in --benchmark_out=*) out=${a#--benchmark_out=};; esac; done\n"
-        f"echo \"$@\" > {tmp_path}/args\ncp {write_bench(tmp_path / 'canned.json')} \"$out\"\n")
+        '#!/bin/sh\nfor a in "$@"; do case $a in --benchmark_out=*) out=${a#--benchmark_out=};; esac; done\n'
+        f'echo "$@" > {tmp_path}/args\ncp {write_bench(tmp_path / "canned.json")} "$out"\n'
+    )
     for stand_in in ("pxq-envinfo", "pxq-bench-tiling"):
         (bin_dir / stand_in).chmod(0o755)
     profile = tmp_path / "p" / "tiles.json"
-    code = cli.main(["tune", "ring", "--tiles", "64K,256K,1M", "--threads", "1,2", "--repeat", "3",
-                     "--min-time", "0.01", "--out", str(tmp_path / "r" / "t.json"), "--profile", str(profile)])
+    code = cli.main(
+        [
+            "tune",
+            "ring",
+            "--tiles",
+            "64K,256K,1M",
+            "--threads",
+            "1,2",
+            "--repeat",
+            "3",
+            "--min-time",
+            "0.01",
+            "--out",
+            str(tmp_path / "r" / "t.json"),
+            "--profile",
+            str(profile),
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0, out
     args = (tmp_path / "args").read_text()

@@ -1,5 +1,6 @@
 // The executors a kernel test runs: a backend, threads and a tile, named for the failure
-// message; the Kokkos ones only when this build has Kokkos.
+// message. The OpenMP cases are listed by each test; every other backend the registry says
+// this build carries runs the test's `others` cases, so a new backend is tested unedited.
 #pragma once
 
 #include <cstddef>
@@ -15,8 +16,15 @@ struct Exec {
   std::string name;
 };
 
-inline std::vector<Exec> with_kokkos(std::vector<Exec> openmp, const std::vector<Exec>& kokkos) {
-  if (pxq::kernels::backend_available(pxq::kernels::Backend::kokkos))
-    openmp.insert(openmp.end(), kokkos.begin(), kokkos.end());
+// `others`: threads, tile and a name suffix; the backend and its name are filled in.
+inline std::vector<Exec> with_backends(std::vector<Exec> openmp, const std::vector<Exec>& others) {
+  for (const auto b : pxq::kernels::available_backends()) {
+    if (b == pxq::kernels::Backend::openmp) continue;
+    for (Exec e : others) {
+      e.backend = b;
+      e.name = pxq::kernels::backend_name(b) + e.name;
+      openmp.push_back(e);
+    }
+  }
   return openmp;
 }

@@ -5,9 +5,8 @@
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
-  const auto backend = pxq::kernels::backend_available(pxq::kernels::Backend::kokkos)
-                           ? pxq::kernels::Backend::kokkos
-                           : pxq::kernels::Backend::openmp;
+  const auto backend = pxq::kernels::backend_available(pxq::kernels::Backend::kokkos) ? pxq::kernels::Backend::kokkos
+                                                                                      : pxq::kernels::Backend::openmp;
   pxq::kernels::ScopedRuntime runtime(backend, 2);
   return RUN_ALL_TESTS();
 }

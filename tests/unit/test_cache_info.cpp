@@ -16,8 +16,8 @@ void write(const fs::path& p, const std::string& text) {
   std::ofstream(p) << text << "\n";
 }
 
-void fake_index(const fs::path& root, int index, int level, const std::string& type,
-                const std::string& size, const std::string& shared) {
+void fake_index(const fs::path& root, int index, int level, const std::string& type, const std::string& size,
+                const std::string& shared) {
   const fs::path d = root / "cpu0" / "cache" / ("index" + std::to_string(index));
   write(d / "level", std::to_string(level));
   write(d / "type", type);
@@ -28,9 +28,9 @@ void fake_index(const fs::path& root, int index, int level, const std::string& t
 struct FakeSysfs : ::testing::Test {
   fs::path root;
   void SetUp() override {
-    root = fs::temp_directory_path() /
-           ("pxq-sysfs-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    root =
+        fs::temp_directory_path() / ("pxq-sysfs-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+                                     "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(root);
   }
   void TearDown() override { fs::remove_all(root); }

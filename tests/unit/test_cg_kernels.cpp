@@ -57,8 +57,8 @@ std::vector<Exec> executors() {
                            {Backend::openmp, 1, 64, "openmp_t1_tile64"},
                            {Backend::openmp, 2, 1000, "openmp_t2_tile1000"},
                            {Backend::openmp, 2, 7, "openmp_t2_tile7"}};
-  if (pxq::kernels::backend_available(Backend::kokkos))
-    out.push_back({Backend::kokkos, 2, 64, "kokkos"});
+  for (const auto b : pxq::kernels::available_backends())  // every other backend the build carries
+    if (b != Backend::openmp) out.push_back({b, 2, 64, pxq::kernels::backend_name(b)});
   return out;
 }
 

@@ -79,11 +79,10 @@ TEST_P(CgGridShapes, BlocksPartitionAndPartnersLineUp) {
 }
 
 INSTANTIATE_TEST_SUITE_P(EvenAndUneven, CgGridShapes,
-                         ::testing::Values(std::make_pair(1400, 1), std::make_pair(1400, 2),
-                                           std::make_pair(1400, 4), std::make_pair(1400, 8),
-                                           std::make_pair(1400, 16), std::make_pair(75000, 8),
-                                           std::make_pair(75000, 32), std::make_pair(1001, 2),
-                                           std::make_pair(1001, 8), std::make_pair(1001, 64)));
+                         ::testing::Values(std::make_pair(1400, 1), std::make_pair(1400, 2), std::make_pair(1400, 4),
+                                           std::make_pair(1400, 8), std::make_pair(1400, 16), std::make_pair(75000, 8),
+                                           std::make_pair(75000, 32), std::make_pair(1001, 2), std::make_pair(1001, 8),
+                                           std::make_pair(1001, 64)));
 
 TEST(CgGrid, NonPowerOfTwoNamesTheNearestCounts) {
   EXPECT_NE(error_of(1400, 3).find("use 2 or 4"), std::string::npos) << error_of(1400, 3);

@@ -87,7 +87,8 @@ TEST(FtProblem, InitialConditionsAreNasStreamInGlobalOrder) {
       for (int y = 0; y < g.my1(); ++y)
         for (int x = 0; x < nx; ++x) {
           const std::size_t global =
-              (static_cast<std::size_t>(g.me2 * g.mz() + k) * ny + static_cast<std::size_t>(g.me1 * g.my1() + y)) * nx + x;
+              (static_cast<std::size_t>(g.me2 * g.mz() + k) * ny + static_cast<std::size_t>(g.me1 * g.my1() + y)) * nx +
+              x;
           ASSERT_EQ(part[(static_cast<std::size_t>(k) * g.my1() + y) * nx + x], a[global]) << "rank " << r;
         }
   }
@@ -158,12 +159,17 @@ class EmulatedRanks {
     const std::size_t steps = (forward ? plans_[0]->forward() : plans_[0]->inverse()).size();
     for (std::size_t k = 0; k < steps; ++k)
       for (int r = 0; r < size(); ++r) {
-        const auto& list = forward ? plans_[static_cast<std::size_t>(r)]->forward() : plans_[static_cast<std::size_t>(r)]->inverse();
+        const auto& list =
+            forward ? plans_[static_cast<std::size_t>(r)]->forward() : plans_[static_cast<std::size_t>(r)]->inverse();
         ASSERT_EQ(list.size(), steps);
         const Step& s = list[k];
         switch (s.kind) {
-          case Step::Kind::fft: ops_->fft(buf(r, s.src).data(), buf(r, s.dst).data(), s.pass); break;
-          case Step::Kind::copy: ops_->copy(buf(r, s.src).data(), buf(r, s.dst).data(), s.copy); break;
+          case Step::Kind::fft:
+            ops_->fft(buf(r, s.src).data(), buf(r, s.dst).data(), s.pass);
+            break;
+          case Step::Kind::copy:
+            ops_->copy(buf(r, s.src).data(), buf(r, s.dst).data(), s.copy);
+            break;
           case Step::Kind::evolve:
             ops_->evolve(buf(r, s.src).data(), buf(r, s.dst).data(), s.n1, s.n2, s.n3, s.f1, s.f2, s.f3);
             break;
@@ -203,7 +209,8 @@ TEST(FtProblem, PlansOfEveryRankComputeThe3dDftAndItsEvolvedInverse) {
   for (int z = 0; z < nz; ++z)
     for (int y = 0; y < ny; ++y)
       for (int x = 0; x < nx; ++x)
-        evolved.at(x, y, z) *= fx[static_cast<std::size_t>(x)] * fy[static_cast<std::size_t>(y)] * fz[static_cast<std::size_t>(z)];
+        evolved.at(x, y, z) *=
+            fx[static_cast<std::size_t>(x)] * fy[static_cast<std::size_t>(y)] * fz[static_cast<std::size_t>(z)];
   const Field back = naive_3d(evolved, pxq::kernels::FftDirection::inverse);
 
   struct Case {
@@ -214,7 +221,8 @@ TEST(FtProblem, PlansOfEveryRankComputeThe3dDftAndItsEvolvedInverse) {
     for (const bool fused : {false, true}) {
       const std::string what = c.decomp + " on " + std::to_string(c.nprocs) + (fused ? " fused" : " unfused");
       EmulatedRanks ranks(nx, ny, nz, c.decomp, c.nprocs, fused);
-      for (int r = 0; r < ranks.size(); ++r) pxq::ft::initial_conditions(ranks.grid(r), ranks.buf(r, Buffer::a).data(), 1);
+      for (int r = 0; r < ranks.size(); ++r)
+        pxq::ft::initial_conditions(ranks.grid(r), ranks.buf(r, Buffer::a).data(), 1);
       ranks.run(true);
       Complex checksum{0.0, 0.0};
       for (int r = 0; r < ranks.size(); ++r) {

@@ -30,7 +30,7 @@ TEST(StrideSchedule, StridesRunFromOneDoubleToHalfTheArray) {
 }
 
 TEST(StrideSchedule, SweepsReachTheAccessCountAndZeroIsRefused) {
-  EXPECT_EQ(sweeps_for(4096, 8, 512), 1u);     // 512 accesses per sweep
+  EXPECT_EQ(sweeps_for(4096, 8, 512), 1u);  // 512 accesses per sweep
   EXPECT_EQ(sweeps_for(4096, 8, 513), 2u);
   EXPECT_EQ(sweeps_for(4096, 2048, 1000), 500u);  // 2 per sweep
   EXPECT_THROW(sweeps_for(4096, 8, 0), std::invalid_argument);

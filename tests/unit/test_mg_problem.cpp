@@ -45,8 +45,8 @@ TEST(MgProblem, ClassesAndErrors) {
 
 TEST(MgProblem, ProcessGridSplitsAsNas) {
   const auto& s = mg_class("S");
-  const std::vector<std::pair<int, std::array<int, 3>>> want = {
-      {1, {1, 1, 1}}, {2, {1, 1, 2}}, {4, {1, 2, 2}}, {8, {2, 2, 2}}, {16, {2, 2, 4}}, {32, {2, 4, 4}}};
+  const std::vector<std::pair<int, std::array<int, 3>>> want = {{1, {1, 1, 1}}, {2, {1, 1, 2}},  {4, {1, 2, 2}},
+                                                                {8, {2, 2, 2}}, {16, {2, 2, 4}}, {32, {2, 4, 4}}};
   for (const auto& [p, pi] : want) {
     const ProcGrid g = make_proc_grid(s, p, p - 1);
     EXPECT_EQ(g.pi, pi) << p;

@@ -21,8 +21,8 @@ TEST(SizeBins, PowersOfTwoWithTheCoarseRangesAsUnions) {
   EXPECT_EQ(size_bin(1024), 11);
   EXPECT_EQ(bin_upper_bytes(11), 1024u);
   EXPECT_EQ(bin_upper_bytes(0), 0u);
-  for (std::uint64_t b : {0ull, 1ull, 255ull, 256ull, 257ull, 4096ull, 4097ull, 65536ull, 65537ull, 262144ull,
-                          262145ull, 1ull << 30}) {
+  for (std::uint64_t b :
+       {0ull, 1ull, 255ull, 256ull, 257ull, 4096ull, 4097ull, 65536ull, 65537ull, 262144ull, 262145ull, 1ull << 30}) {
     // Every size lies in its bin, and the bin's coarse range is the size's.
     const int bin = size_bin(b);
     EXPECT_LE(b, bin_upper_bytes(bin));

@@ -12,8 +12,7 @@ namespace {
 // NAS randlc as published: x and a held in doubles, products split at 2^23 so every
 // intermediate is exact.
 double nas_randlc_double(double& x, double a) {
-  const double r23 = std::pow(0.5, 23), r46 = r23 * r23, t23 = std::pow(2.0, 23),
-               t46 = t23 * t23;
+  const double r23 = std::pow(0.5, 23), r46 = r23 * r23, t23 = std::pow(2.0, 23), t46 = t23 * t23;
   double t1 = r23 * a;
   const double a1 = static_cast<double>(static_cast<long long>(t1));
   const double a2 = a - t23 * a1;

@@ -20,16 +20,12 @@ std::vector<double> initial(long origin, std::size_t n) {
 
 double max_rel_diff(const std::vector<double>& a, const std::vector<double>& b) {
   double worst = 0;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    worst = std::max(worst, std::fabs(a[i] - b[i]) / std::fabs(b[i]));
+  for (std::size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::fabs(a[i] - b[i]) / std::fabs(b[i]));
   return worst;
 }
 
-std::vector<Backend> backends() {
-  std::vector<Backend> out{Backend::openmp};
-  if (backend_available(Backend::kokkos)) out.push_back(Backend::kokkos);
-  return out;
-}
+// Every backend this build carries, from the registry.
+std::vector<Backend> carried() { return pxq::kernels::available_backends(); }
 
 struct Case {
   std::size_t n;
@@ -47,7 +43,7 @@ TEST_P(RingKernel, ExecutorsAndTilesMatchTheReference) {
   RingParams p;
   p.passes = 3;
   p.flops = c.flops;
-  for (Backend b : backends()) {
+  for (Backend b : carried()) {
     std::vector<std::vector<double>> blocks, refs;
     std::vector<double*> ptrs;
     for (int w = 0; w < c.workers; ++w) {
@@ -65,15 +61,14 @@ TEST_P(RingKernel, ExecutorsAndTilesMatchTheReference) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    SizesTilesWorkers, RingKernel,
-    ::testing::Values(Case{1, 1, 1, 1},          // one element
-                      Case{1, 1, 2, 3},          // one element, two workers
-                      Case{1000, 1000, 1, 1},    // untiled
-                      Case{1000, 64, 2, 1},      // tiles that do not divide the buffer
-                      Case{1000, 7, 2, 2},       // odd tile shorter than a strip
-                      Case{4099, 1024, 3, 4},    // more workers than test threads
-                      Case{65536, 4096, 2, 1}));
+INSTANTIATE_TEST_SUITE_P(SizesTilesWorkers, RingKernel,
+                         ::testing::Values(Case{1, 1, 1, 1},        // one element
+                                           Case{1, 1, 2, 3},        // one element, two workers
+                                           Case{1000, 1000, 1, 1},  // untiled
+                                           Case{1000, 64, 2, 1},    // tiles that do not divide the buffer
+                                           Case{1000, 7, 2, 2},     // odd tile shorter than a strip
+                                           Case{4099, 1024, 3, 4},  // more workers than test threads
+                                           Case{65536, 4096, 2, 1}));
 
 TEST(RingKernel, ClosedFormPredictsTheReference) {
   RingParams p;

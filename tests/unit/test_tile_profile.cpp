@@ -26,9 +26,11 @@ std::string write(const std::string& name, const std::string& text) {
 
 std::string profile(const std::string& host, const std::string& kernels) {
   return std::string(R"({"schema": "pxq-tile-profile/1", "date": "2026-11-21",
-    "machine": {"host": ")") + host + R"(", "cpu_model": "Example CPU 9000",
+    "machine": {"host": ")") +
+         host + R"(", "cpu_model": "Example CPU 9000",
                 "caches": {"l1d": 49152, "l2": 2097152, "l3": 110100480}},
-    "kernels": )" + kernels + "}";
+    "kernels": )" +
+         kernels + "}";
 }
 
 const std::string kKernels =
@@ -65,11 +67,12 @@ TEST(TileProfile, NoFileMeansTheCacheRuleSilently) {
 }
 
 TEST(TileProfile, CorruptProfilesAreClearErrors) {
-  for (const auto& [name, text] : {std::pair<std::string, std::string>{"truncated", profile("node7", kKernels).substr(0, 60)},
-                                   {"schema", R"({"schema": "other", "kernels": {}})"},
-                                   {"no-machine", R"({"schema": "pxq-tile-profile/1", "kernels": {}})"},
-                                   {"zero-tile", profile("node7", R"({"ring_pass": {"1": {"tile": 0}}})")},
-                                   {"no-threads", profile("node7", R"({"ring_pass": {}})")}}) {
+  for (const auto& [name, text] :
+       {std::pair<std::string, std::string>{"truncated", profile("node7", kKernels).substr(0, 60)},
+        {"schema", R"({"schema": "other", "kernels": {}})"},
+        {"no-machine", R"({"schema": "pxq-tile-profile/1", "kernels": {}})"},
+        {"zero-tile", profile("node7", R"({"ring_pass": {"1": {"tile": 0}}})")},
+        {"no-threads", profile("node7", R"({"ring_pass": {}})")}}) {
     const auto path = write(name, text);
     try {
       profile_tile(path, "ring_pass", 1, kHere);

@@ -14,18 +14,14 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from pxq import msgdist, records, runner
+from pxq import figures, msgdist, records, runner
 from pxq.layout import InputError, Layout, format_bytes, parse_bytes
-from pxq.report import save_figure
 
 COLOURS = {"intra_cmp": "tab:green", "inter_cmp": "tab:orange", "inter_node": "tab:red"}
 
 
 def plot_pingpong(rec: dict[str, Any], path: Path) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = figures.pyplot()
 
     fig, (lat, bw) = plt.subplots(1, 2, figsize=(11, 4))
     for ch in rec["channels"]:
@@ -37,8 +33,9 @@ def plot_pingpong(rec: dict[str, Any], path: Path) -> Path:
         lat.fill_between(x, [p["min_us"] for p in pts], [p["max_us"] for p in pts], color=colour, alpha=0.2)
         x = [p["bytes"] for p in ch["bandwidth"]]
         bw.plot(x, [p["median_gbs"] for p in ch["bandwidth"]], "o-", markersize=3, color=colour, label=label)
-        bw.fill_between(x, [p["min_gbs"] for p in ch["bandwidth"]], [p["max_gbs"] for p in ch["bandwidth"]],
-                        color=colour, alpha=0.2)
+        bw.fill_between(
+            x, [p["min_gbs"] for p in ch["bandwidth"]], [p["max_gbs"] for p in ch["bandwidth"]], color=colour, alpha=0.2
+        )
     for ax in (lat, bw):
         ax.set_xscale("log", base=2)
         ax.set_xlabel("message size (bytes)")
@@ -47,9 +44,12 @@ def plot_pingpong(rec: dict[str, Any], path: Path) -> Path:
     bw.set_ylabel(f"bandwidth (GB/s), window of {rec['size']['window']}")
     lat.legend(fontsize=7)
     missing = "; ".join(m.split(":")[0] for m in rec.get("missing", []))
-    fig.suptitle(f"pxq probe pingpong, layout {rec['driver'].get('layout', '')}"
-                 + (f" (not found: {missing})" if missing else ""), fontsize=10)
-    return save_figure(fig, path)
+    fig.suptitle(
+        f"pxq probe pingpong, layout {rec['driver'].get('layout', '')}"
+        + (f" (not found: {missing})" if missing else ""),
+        fontsize=10,
+    )
+    return figures.save(fig, path)
 
 
 def _places(rec: dict[str, Any]) -> list[tuple[int, int]]:
@@ -68,10 +68,7 @@ def rankpair_channels(rec: dict[str, Any]) -> dict[str, list[float]]:
 
 
 def plot_rankpairs(rec: dict[str, Any], path: Path) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = figures.pyplot()
     import numpy as np
 
     m = np.array(rec["matrix_gbs"], dtype=float)
@@ -90,9 +87,11 @@ def plot_rankpairs(rec: dict[str, Any], path: Path) -> Path:
     ax.set_ylabel("from rank")
     ax.set_xticks(range(n))
     ax.set_yticks(range(n))
-    ax.set_title(f"rank-pair throughput, {format_bytes(rec['size']['rankpairs_bytes'])} per send "
-                 f"(white outline: same node)", fontsize=9)
-    return save_figure(fig, path)
+    ax.set_title(
+        f"rank-pair throughput, {format_bytes(rec['size']['rankpairs_bytes'])} per send (white outline: same node)",
+        fontsize=9,
+    )
+    return figures.save(fig, path)
 
 
 def _check_layout(layout: Layout) -> None:
@@ -102,8 +101,18 @@ def _check_layout(layout: Layout) -> None:
         raise InputError(f"layout {layout}: the probe runs one thread per rank; use a layout PxQ")
 
 
-def run_pingpong(console: Console, layout: Layout, min_size: str, max_size: str, window: int, scale: float,
-                 validate: bool, results: Path, plot_path: Path, base: runner.RunSpec) -> int:
+def run_pingpong(
+    console: Console,
+    layout: Layout,
+    min_size: str,
+    max_size: str,
+    window: int,
+    scale: float,
+    validate: bool,
+    results: Path,
+    plot_path: Path,
+    base: runner.RunSpec,
+) -> int:
     _check_layout(layout)
     if window < 1:
         raise InputError(f"--window {window}: use at least 1")
@@ -116,8 +125,16 @@ def run_pingpong(console: Console, layout: Layout, min_size: str, max_size: str,
     args = ["--min", min_size, "--max", max_size, "--window", str(window), "--scale", str(scale)]
     if validate:
         args.append("--validate")
-    spec = runner.RunSpec(**{**base.__dict__, "app": "probe-pingpong", "layout": layout, "mode": "flat",
-                             "results": results, "app_args": args})
+    spec = runner.RunSpec(
+        **{
+            **base.__dict__,
+            "app": "probe-pingpong",
+            "layout": layout,
+            "mode": "flat",
+            "results": results,
+            "app_args": args,
+        }
+    )
     records.check_writable(spec.results)
     rec, code = runner.execute_probe(spec, console)
     if rec is None:
@@ -129,9 +146,15 @@ def run_pingpong(console: Console, layout: Layout, min_size: str, max_size: str,
         lat = {p["bytes"]: p["median_us"] for p in ch["latency"]}
         bw = {p["bytes"]: p["median_gbs"] for p in ch["bandwidth"]}
         cell = lambda d, k, f: f.format(d[k]) if k in d else "-"  # noqa: E731
-        t.add_row(f"{ch['channel']} ({ch['detail']})", f"{ch['pair'][0]}-{ch['pair'][1]}", cell(lat, 0, "{:.2f}"),
-                  cell(lat, 8, "{:.2f}"), cell(lat, 65536, "{:.2f}"), cell(bw, 1 << 20, "{:.2f}"),
-                  f"{ch['bandwidth'][-1]['median_gbs']:.2f}" if ch["bandwidth"] else "-")
+        t.add_row(
+            f"{ch['channel']} ({ch['detail']})",
+            f"{ch['pair'][0]}-{ch['pair'][1]}",
+            cell(lat, 0, "{:.2f}"),
+            cell(lat, 8, "{:.2f}"),
+            cell(lat, 65536, "{:.2f}"),
+            cell(bw, 1 << 20, "{:.2f}"),
+            f"{ch['bandwidth'][-1]['median_gbs']:.2f}" if ch["bandwidth"] else "-",
+        )
     console.print(t)
     if base.oversubscribe:
         console.print("note: ranks oversubscribe the cores, so these figures include waiting for a core")
@@ -140,15 +163,31 @@ def run_pingpong(console: Console, layout: Layout, min_size: str, max_size: str,
     return 0 if rec["status"] == "ok" else 1
 
 
-def run_rankpairs(console: Console, layout: Layout, size: str, repeat: int, validate: bool, results: Path,
-                  plot_path: Path, base: runner.RunSpec) -> int:
+def run_rankpairs(
+    console: Console,
+    layout: Layout,
+    size: str,
+    repeat: int,
+    validate: bool,
+    results: Path,
+    plot_path: Path,
+    base: runner.RunSpec,
+) -> int:
     _check_layout(layout)
     if repeat < 1:
         raise InputError(f"--repeat {repeat}: use at least 1")
     parse_bytes(size)
     args = ["--rankpairs", "--size", size, "--repeat", str(repeat)] + (["--validate"] if validate else [])
-    spec = runner.RunSpec(**{**base.__dict__, "app": "probe-pingpong", "layout": layout, "mode": "flat",
-                             "results": results, "app_args": args})
+    spec = runner.RunSpec(
+        **{
+            **base.__dict__,
+            "app": "probe-pingpong",
+            "layout": layout,
+            "mode": "flat",
+            "results": results,
+            "app_args": args,
+        }
+    )
     records.check_writable(spec.results)
     rec, code = runner.execute_probe(spec, console)
     if rec is None:

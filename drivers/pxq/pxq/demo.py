@@ -11,7 +11,7 @@ from rich.console import Console
 from pxq import records, report, sweep
 from pxq.envinfo import cores
 from pxq.layout import Layout
-from pxq.paths import binary, results_dir
+from pxq.paths import binary, results_dir, results_path
 from pxq.runner import RunSpec
 
 
@@ -28,8 +28,13 @@ def demo_layouts(n: int) -> list[Layout]:
 def triad_gbs(threads: int) -> float | None:
     exe = binary("stream")
     try:
-        out = subprocess.run([str(exe), "--threads", str(threads), "--json", "--size", "128M"],
-                             capture_output=True, text=True, timeout=120, check=True)
+        out = subprocess.run(
+            [str(exe), "--threads", str(threads), "--json", "--size", "128M"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        )
         return float(json.loads(out.stdout)["best_gbs"])
     except (OSError, subprocess.SubprocessError, ValueError, KeyError):
         return None
@@ -37,18 +42,23 @@ def triad_gbs(threads: int) -> float | None:
 
 def run(console: Console, repeat: int = 3, block: str = "64M", iterations: int = 10) -> int:
     n = cores()
-    results = results_dir() / "demo.jsonl"
-    results.parent.mkdir(parents=True, exist_ok=True)
+    results = results_path(None, "demo.jsonl")
     console.rule(f"pxq demo: the ring on {n} core(s)")
-    console.print("Each worker owns a block, runs 8 passes over it, and hands it to its right "
-                  "neighbour; flat copies every block through MPI, hybrid hands blocks between "
-                  "threads without copying, tiled works in 256 KiB chunks that stay in L2 and "
-                  "sends each chunk while it is still in cache.\n")
-    base = RunSpec(app="ring", layout=Layout(1, 1), results=results,
-                   app_args=["--block", block, "--iterations", str(iterations)], timeout=300)
+    console.print(
+        "Each worker owns a block, runs 8 passes over it, and hands it to its right "
+        "neighbour; flat copies every block through MPI, hybrid hands blocks between "
+        "threads without copying, tiled works in 256 KiB chunks that stay in L2 and "
+        "sends each chunk while it is still in cache.\n"
+    )
+    base = RunSpec(
+        app="ring",
+        layout=Layout(1, 1),
+        results=results,
+        app_args=["--block", block, "--iterations", str(iterations)],
+        timeout=300,
+    )
     # The demo picks its combinations; the ones plan() skips are not news here.
-    configs, _ = sweep.plan(base, demo_layouts(n), ["flat", "hybrid", "tiled"], ["256K"],
-                                ["openmp"], None)
+    configs, _ = sweep.plan(base, demo_layouts(n), ["flat", "hybrid", "tiled"], ["256K"], ["openmp"], None)
     runs = sweep.interleave(configs, repeat)  # a sweep id of its own: the summary is this demo's
     recs = sweep.run(runs, results, resume=False, console=console)
     rows = report.summarize(recs)
@@ -56,11 +66,14 @@ def run(console: Console, repeat: int = 3, block: str = "64M", iterations: int =
     report.print_failures(recs, console)
     triad = triad_gbs(n)
     if triad:
-        console.print(f"STREAM-style triad with {n} thread(s): {triad:.1f} GB/s. An untiled run "
-                      "whose blocks do not fit in cache cannot stream them faster than this; "
-                      "untiled GB/s above it means part of the blocks stayed in a shared cache, "
-                      "tiled GB/s above it is the K passes running in cache.")
-    chart = report.bar_chart(rows, results_dir() / "demo-ring.png",
-                             f"pxq ring on {n} cores: speedup over flat (median of {repeat})")
+        console.print(
+            f"STREAM-style triad with {n} thread(s): {triad:.1f} GB/s. An untiled run "
+            "whose blocks do not fit in cache cannot stream them faster than this; "
+            "untiled GB/s above it means part of the blocks stayed in a shared cache, "
+            "tiled GB/s above it is the K passes running in cache."
+        )
+    chart = report.bar_chart(
+        rows, results_dir() / "demo-ring.png", f"pxq ring on {n} cores: speedup over flat (median of {repeat})"
+    )
     console.print(f"chart: {chart}\nrecords: {results}")
     return records.exit_code(recs) if len(recs) == len(runs) else records.EXIT_RUN_FAILED

@@ -55,8 +55,11 @@ def show(console: Console) -> int:
     t.add_column("value")
     t.add_row("host", info["host"])
     t.add_row("CPU", info["cpu_model"])
-    t.add_row("topology", f"{info['packages']} package(s), {info['cores']} core(s), {info['pus']} PU(s), "
-                          f"{info['numa_nodes']} NUMA node(s); {n} usable by pxq")
+    t.add_row(
+        "topology",
+        f"{info['packages']} package(s), {info['cores']} core(s), {info['pus']} PU(s), "
+        f"{info['numa_nodes']} NUMA node(s); {n} usable by pxq",
+    )
     c = info["caches"]
     for level in ("l1d", "l2", "l3"):
         lv = c[level]
@@ -69,7 +72,6 @@ def show(console: Console) -> int:
     t.add_row("Kokkos", info["kokkos"] or "not built (backend openmp only)")
     t.add_row("backends", ", ".join(info["backends"]))
     t.add_row("git", info["git_commit"])
-    t.add_row("layouts", ", ".join(str(x) for x in layouts_for(n)) +
-              "  (p > 1 runs on virtual nodes here)")
+    t.add_row("layouts", ", ".join(str(x) for x in layouts_for(n)) + "  (p > 1 runs on virtual nodes here)")
     console.print(t)
     return 0

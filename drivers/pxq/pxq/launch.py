@@ -47,9 +47,7 @@ def find_mpirun() -> str:
     explicit = os.environ.get("PXQ_MPIRUN")
     if explicit:
         if shutil.which(explicit) is None:
-            raise InputError(
-                f"PXQ_MPIRUN={explicit} is not an executable: point it at your MPI's mpirun"
-            )
+            raise InputError(f"PXQ_MPIRUN={explicit} is not an executable: point it at your MPI's mpirun")
         return explicit
     found = shutil.which("mpirun")
     if found is None:
@@ -81,8 +79,9 @@ def rank_cores(layout: Layout, alloc: str, cores: int) -> list[tuple[int, list[i
     """For each rank: (node, cores). Virtual nodes get disjoint core sets (wrapping only when
     oversubscribed)."""
     q, t = layout.ranks_per_node, layout.threads
-    return [(node, [((node * q + local) * t + k) % cores for k in range(t)])
-            for node, local in rank_slots(layout, alloc)]
+    return [
+        (node, [((node * q + local) * t + k) % cores for k in range(t)]) for node, local in rank_slots(layout, alloc)
+    ]
 
 
 def choose_cores(req: LaunchRequest, virtual: bool) -> dict:
@@ -92,8 +91,18 @@ def choose_cores(req: LaunchRequest, virtual: bool) -> dict:
     if not exe.exists():
         raise InputError(f"{exe} is missing: run ./pxq build first")
     lay = req.layout
-    argv = [str(exe), "place", "--mode", req.placement or "packed", "--nodes", str(lay.nodes),
-            "--ranks-per-node", str(lay.ranks_per_node), "--threads", str(lay.threads)]
+    argv = [
+        str(exe),
+        "place",
+        "--mode",
+        req.placement or "packed",
+        "--nodes",
+        str(lay.nodes),
+        "--ranks-per-node",
+        str(lay.ranks_per_node),
+        "--threads",
+        str(lay.threads),
+    ]
     if virtual:
         argv.append("--virtual")
     if req.placement == "custom":
@@ -112,8 +121,9 @@ def _rankfile(workdir: Path, layout: Layout, req: LaunchRequest, chosen: dict | 
     """An Open MPI rankfile: every rank on its node's host, on the cores placement chose (or,
     without a placement, disjoint cores per virtual node)."""
     lines = []
-    for rank, ((node, local), (_, cores)) in enumerate(zip(rank_slots(layout, req.alloc),
-                                                           rank_cores(layout, req.alloc, req.cores))):
+    for rank, ((node, local), (_, cores)) in enumerate(
+        zip(rank_slots(layout, req.alloc), rank_cores(layout, req.alloc, req.cores))
+    ):
         if chosen is not None:
             cores = chosen["nodes"][node]["ranks"][local]["cores"]
         lines.append(f"rank {rank}={host(node)} slot={','.join(str(c) for c in cores)}\n")
@@ -123,8 +133,12 @@ def _rankfile(workdir: Path, layout: Layout, req: LaunchRequest, chosen: dict | 
 def _placement_record(req: LaunchRequest, chosen: dict) -> dict:
     slots = rank_slots(req.layout, req.alloc)
     cpus = [chosen["nodes"][node]["ranks"][local]["cpus"] for node, local in slots]
-    return {"mode": chosen["mode"], "cpus": cpus, "warnings": chosen["warnings"],
-            "sharing_planned": [n["sharing"] for n in chosen["nodes"]]}
+    return {
+        "mode": chosen["mode"],
+        "cpus": cpus,
+        "warnings": chosen["warnings"],
+        "sharing_planned": [n["sharing"] for n in chosen["nodes"]],
+    }
 
 
 def _omp_env(threads: int) -> dict[str, str]:
@@ -154,12 +168,12 @@ def plan_launch(req: LaunchRequest, mpirun: str, workdir: Path) -> LaunchPlan:
                 f"layout {layout} needs {layout.cores} cores but this machine has {req.cores}: "
                 "use a smaller layout, or --oversubscribe (timings then mean little)"
             )
-    oversubscribed = req.oversubscribe and (
-        launcher not in ("local", "virtual") or layout.cores > req.cores
-    )
+    oversubscribed = req.oversubscribe and (launcher not in ("local", "virtual") or layout.cores > req.cores)
     if req.placement and oversubscribed:
-        raise InputError(f"--placement {req.placement} gives every worker a core of its own, but layout {layout} "
-                         f"needs {layout.cores} cores: drop --oversubscribe or --placement")
+        raise InputError(
+            f"--placement {req.placement} gives every worker a core of its own, but layout {layout} "
+            f"needs {layout.cores} cores: drop --oversubscribe or --placement"
+        )
     if req.placement_cpus and req.placement != "custom":
         raise InputError("--cores goes with --placement custom")
     argv = [mpirun, "-np", str(layout.ranks)]
@@ -182,7 +196,9 @@ def plan_launch(req: LaunchRequest, mpirun: str, workdir: Path) -> LaunchPlan:
             argv += ["--map-by", f"slot:PE={layout.threads}", "--bind-to", "core"]
     elif launcher == "virtual":
         hosts = ",".join(f"n{i}:{layout.ranks_per_node}" for i in range(layout.nodes))
-        files.update(_rankfile(workdir, layout, req, chosen if placement is not None else None, lambda node: f"n{node}"))
+        files.update(
+            _rankfile(workdir, layout, req, chosen if placement is not None else None, lambda node: f"n{node}")
+        )
         agent = str(AGENT)
         if any(c.isspace() for c in agent):
             # Open MPI splits the agent at white space (it may be "ssh -x"): a link without any.
@@ -203,10 +219,11 @@ def plan_launch(req: LaunchRequest, mpirun: str, workdir: Path) -> LaunchPlan:
             argv += ["--npernode", str(layout.ranks_per_node)]
         if req.placement == "custom":
             if layout.threads != 1 or len(req.placement_cpus or []) != layout.ranks_per_node:
-                raise InputError("--placement custom on real nodes takes one thread per rank and one core per "
-                                 "rank of a node (the same on every node): give --cores with q entries")
-            argv += ["--cpu-list", ",".join(str(c) for c in req.placement_cpus or []),
-                     "--bind-to", "cpu-list:ordered"]
+                raise InputError(
+                    "--placement custom on real nodes takes one thread per rank and one core per "
+                    "rank of a node (the same on every node): give --cores with q entries"
+                )
+            argv += ["--cpu-list", ",".join(str(c) for c in req.placement_cpus or []), "--bind-to", "cpu-list:ordered"]
         else:
             argv += ["--map-by", mapping, "--bind-to", "core"]
         argv += ["--rank-by", "node" if req.alloc == "cyclic" else "slot"]
@@ -214,6 +231,12 @@ def plan_launch(req: LaunchRequest, mpirun: str, workdir: Path) -> LaunchPlan:
             argv += ["--oversubscribe"]
     argv += _export_flags(env)
     if req.placement and placement is None:
-        placement = {"mode": req.placement, "cpus": None, "warnings": [
-            f"{req.placement} on real nodes is left to Open MPI's mapper: the record's placement shows the cores used"]}
+        placement = {
+            "mode": req.placement,
+            "cpus": None,
+            "warnings": [
+                f"{req.placement} on real nodes is left to Open MPI's mapper: "
+                "the record's placement shows the cores used"
+            ],
+        }
     return LaunchPlan(launcher, argv, env, files, links, oversubscribed, placement)

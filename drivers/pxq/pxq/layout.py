@@ -1,13 +1,24 @@
-"""Layouts (PxQ[xT]), allocation schemes and byte sizes: parsing and validation only."""
+"""Layouts (PxQ[xT]) and the driver's view of byte sizes, tiles and modes. Sizes, tiles and
+modes are resolved by the binaries themselves (pxq.registry), so the two never disagree."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
+from pxq import registry
+from pxq.errors import InputError
 
-class InputError(ValueError):
-    """Bad user input: the message names the problem and the fix."""
+__all__ = [
+    "InputError",
+    "Layout",
+    "format_bytes",
+    "parse_bytes",
+    "parse_layout",
+    "parse_layouts",
+    "parse_tile",
+    "resolve_mode",
+]
 
 
 _LAYOUT = re.compile(r"^(\d+)x(\d+)(?:x(\d+))?$")
@@ -31,7 +42,7 @@ class Layout:
         base = f"{self.nodes}x{self.ranks_per_node}"
         return base if self.threads == 1 else f"{base}x{self.threads}"
 
-    def with_threads(self, threads: int) -> "Layout":
+    def with_threads(self, threads: int) -> Layout:
         return Layout(self.nodes, self.ranks_per_node, threads)
 
 
@@ -57,25 +68,12 @@ def parse_layouts(text: str) -> list[Layout]:
     return [parse_layout(s) for s in items]
 
 
-ALLOCATIONS = ("block", "cyclic")
-MODES = ("flat", "hybrid", "tiled")
-BACKENDS = ("openmp", "kokkos")
-
-MAX_BYTES = 1 << 50  # 1 PiB: anything larger is a typo
-_SIZE = re.compile(r"^(\d+)\s*([KMG]?)(?:I?B)?$", re.IGNORECASE)
-
-
 def parse_bytes(text: str) -> int:
-    """'256K' -> 262144 (powers of 1024). Same forms as the miniapps accept."""
-    m = _SIZE.match(text.strip())
-    if not m:
-        raise InputError(f"invalid size '{text}': use a positive size such as 4096, 64K, 256K, 1M")
-    value = int(m.group(1)) * {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}[m.group(2).upper()]
-    if value <= 0:
-        raise InputError(f"invalid size '{text}': must be > 0")
-    if value > MAX_BYTES:
-        raise InputError(f"invalid size '{text}': too large (at most {MAX_BYTES >> 40}T)")
-    return value
+    """'256K' -> 262144 (powers of 1024), exactly as the miniapps parse it."""
+    t = text.strip()
+    if not t or "," in t:
+        raise InputError(f"invalid size '{text}': use a positive size such as 4096, 64K, 256K, 1M or 2G")
+    return int(registry.resolve(f"--bytes={t}")["bytes"][0])
 
 
 def format_bytes(n: int) -> str:
@@ -86,50 +84,27 @@ def format_bytes(n: int) -> str:
     return f"{n}T"
 
 
-MIN_TILE_BYTES = 512  # the miniapps' own limit (tiling/tile_policy.hpp)
-
-
 def parse_tile(text: str) -> str:
-    """Validates a tile policy ('off', 'auto' or a size) and returns it normalised."""
+    """Validates a tile policy ('off', 'auto' or a size) and returns it normalised ('256K')."""
     t = text.strip()
-    if t in ("off", "auto"):
+    if not t or "," in t:
+        raise InputError(f"tile '{text}': use off, auto or a size such as 256K")
+    if t == "off":
         return t
-    try:
-        n = parse_bytes(t)
-    except InputError as e:
-        raise InputError(f"tile: {e}, or off, or auto") from None
-    if n < MIN_TILE_BYTES:
-        raise InputError(f"tile {t}: smaller than {MIN_TILE_BYTES} bytes (8 cache lines), where loop overhead "
-                         f"swamps the kernel: use {MIN_TILE_BYTES} or more (256K is the reference)")
-    return format_bytes(n)
+    return str(registry.resolve(f"--tile={t}")["variant"]["tile"])
 
 
 def resolve_mode(mode: str | None, threads: int, tile: str | None) -> tuple[str, int, str]:
-    """Mode preset + axes -> (mode, threads, tile), mirroring the miniapps' rules."""
-    if mode is not None and mode not in MODES:
-        raise InputError(f"unknown mode '{mode}': use one of {', '.join(MODES)}")
-    tile = parse_tile(tile) if tile is not None else None
-    if mode == "flat":
-        if threads > 1:
-            raise InputError(
-                f"mode flat means 1 thread per rank, but the layout has {threads}: "
-                "use mode hybrid or tiled, or a layout without threads"
-            )
-        if tile not in (None, "off"):
-            raise InputError(f"mode flat is untiled, but tile {tile} was given: use --mode tiled")
-        return "flat", 1, "off"
-    if mode == "hybrid":
-        if threads < 2:
-            raise InputError(
-                "mode hybrid needs 2 or more threads per rank: use a layout such as 1x1x2 "
-                "or --threads 2"
-            )
-        if tile not in (None, "off"):
-            raise InputError(f"mode hybrid is untiled, but tile {tile} was given: use --mode tiled")
-        return "hybrid", threads, "off"
-    if mode == "tiled":
-        if tile == "off":
-            raise InputError("mode tiled with tile off: give a tile size or auto")
-        return "tiled", threads, tile or "256K"
-    tile = tile or "off"
-    return ("tiled" if tile != "off" else ("hybrid" if threads > 1 else "flat")), threads, tile
+    """Mode preset + axes -> (mode, threads, tile), as the miniapps resolve them."""
+    args = [f"--threads={threads}"]
+    if mode is not None:
+        args.append(f"--mode={mode}")
+    if tile is not None:
+        args.append(f"--tile={parse_tile(tile)}")
+    try:
+        v = registry.resolve(*args)["variant"]
+    except InputError as e:
+        if "--threads" not in str(e):
+            raise
+        raise InputError(f"{e} (threads per rank here: {threads}, from the layout's T or --threads)") from None
+    return str(v["mode"]), int(v["threads"]), str(v["tile"])

@@ -19,10 +19,9 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from pxq import procs, records, runner
+from pxq import figures, procs, records, runner
 from pxq.layout import InputError, Layout, format_bytes, parse_bytes
 from pxq.paths import binary
-from pxq.report import save_figure
 
 PLACEMENTS = ("packed", "spread", "custom")
 KERNELS = ("copy", "scale", "add", "triad")
@@ -33,9 +32,20 @@ def _last_record(path: Path, app: str) -> dict[str, Any] | None:
     return recs[-1] if recs else None
 
 
-def stride_argv(min_size: str, max_size: str, stride: str | None, accesses: int, repeat: int, copies: int,
-                placement: str, cpus: list[int] | None, per_octave: int, no_blocks: bool, results: Path,
-                driver: dict[str, Any]) -> list[str]:
+def stride_argv(
+    min_size: str,
+    max_size: str,
+    stride: str | None,
+    accesses: int,
+    repeat: int,
+    copies: int,
+    placement: str,
+    cpus: list[int] | None,
+    per_octave: int,
+    no_blocks: bool,
+    results: Path,
+    driver: dict[str, Any],
+) -> list[str]:
     """The pxq-probe-stride command line, after checking what can be checked here."""
     if copies < 1:
         raise InputError(f"--copies {copies}: use at least 1")
@@ -54,11 +64,31 @@ def stride_argv(min_size: str, max_size: str, stride: str | None, accesses: int,
         s = parse_bytes(stride)
         top = parse_bytes(max_size) if max_size != "auto" else None
         if top is not None and s > top // 2:
-            raise InputError(f"--stride {stride} is larger than half the largest array ({max_size}): "
-                             f"use a stride of at most {format_bytes(top // 2)} or a larger --max")
-    argv = [str(binary("probe-stride")), "--min", min_size, "--max", max_size, "--accesses", str(accesses),
-            "--repeat", str(repeat), "--copies", str(copies), "--placement", placement,
-            "--points-per-octave", str(per_octave), "--json", str(results), "--driver-info", json.dumps(driver)]
+            raise InputError(
+                f"--stride {stride} is larger than half the largest array ({max_size}): "
+                f"use a stride of at most {format_bytes(top // 2)} or a larger --max"
+            )
+    argv = [
+        str(binary("probe-stride")),
+        "--min",
+        min_size,
+        "--max",
+        max_size,
+        "--accesses",
+        str(accesses),
+        "--repeat",
+        str(repeat),
+        "--copies",
+        str(copies),
+        "--placement",
+        placement,
+        "--points-per-octave",
+        str(per_octave),
+        "--json",
+        str(results),
+        "--driver-info",
+        json.dumps(driver),
+    ]
     if stride is not None:
         argv += ["--stride", stride]
     if cpus:
@@ -71,10 +101,7 @@ def stride_argv(min_size: str, max_size: str, stride: str | None, accesses: int,
 def plot_stride(rec: dict[str, Any], path: Path) -> Path:
     """Time per access against stride (one line per array size), the detection stride's curve
     over sizes with hwloc's caches and the steps, contention ratios and the block variant."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = figures.pyplot()
 
     pts = rec["points"]
     sizes = sorted({p["bytes"] for p in pts})
@@ -86,8 +113,14 @@ def plot_stride(rec: dict[str, Any], path: Path) -> Path:
     ax = axes[0]
     for i, size in enumerate(sizes):
         row = sorted((p for p in pts if p["bytes"] == size), key=lambda p: p["stride"])
-        ax.plot([p["stride"] for p in row], [p["ns"] for p in row], "-", color=cmap(i / max(1, len(sizes) - 1)),
-                linewidth=1, label=format_bytes(size) if i % max(1, len(sizes) // 8) == 0 else None)
+        ax.plot(
+            [p["stride"] for p in row],
+            [p["ns"] for p in row],
+            "-",
+            color=cmap(i / max(1, len(sizes) - 1)),
+            linewidth=1,
+            label=format_bytes(size) if i % max(1, len(sizes) // 8) == 0 else None,
+        )
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("stride (bytes)")
@@ -99,13 +132,25 @@ def plot_stride(rec: dict[str, Any], path: Path) -> Path:
     row = sorted((p for p in pts if p["stride"] == det["stride"]), key=lambda p: p["bytes"])
     ax.plot([p["bytes"] for p in row], [p["ns"] for p in row], "o-", markersize=3, label="alone")
     if copies > 1:
-        ax.plot([p["bytes"] for p in row], [sum(p["ns_copies"]) / len(p["ns_copies"]) for p in row], "s--",
-                markersize=3, label=f"{copies} copies at once")
+        ax.plot(
+            [p["bytes"] for p in row],
+            [sum(p["ns_copies"]) / len(p["ns_copies"]) for p in row],
+            "s--",
+            markersize=3,
+            label=f"{copies} copies at once",
+        )
     for cache in det["caches"]:
         if cache["bytes"]:
             ax.axvline(cache["bytes"], color="red", linestyle=":", linewidth=1)
-            ax.text(cache["bytes"], ax.get_ylim()[1], f" {cache['level']} (hwloc)", color="red", fontsize=7,
-                    va="top", rotation=90)
+            ax.text(
+                cache["bytes"],
+                ax.get_ylim()[1],
+                f" {cache['level']} (hwloc)",
+                color="red",
+                fontsize=7,
+                va="top",
+                rotation=90,
+            )
     for step in det["steps"]:
         ax.axvspan(step["fits"], step["spills"], color="orange", alpha=0.25)
     ax.set_xscale("log", base=2)
@@ -119,8 +164,13 @@ def plot_stride(rec: dict[str, Any], path: Path) -> Path:
         blocks = rec["blocks"]
         ax.plot([b["bytes"] for b in blocks], [b["gbs"] for b in blocks], "o-", markersize=3, label="alone")
         if copies > 1:
-            ax.plot([b["bytes"] for b in blocks], [sum(b["gbs_copies"]) / len(b["gbs_copies"]) for b in blocks],
-                    "s--", markersize=3, label=f"per copy, {copies} at once")
+            ax.plot(
+                [b["bytes"] for b in blocks],
+                [sum(b["gbs_copies"]) / len(b["gbs_copies"]) for b in blocks],
+                "s--",
+                markersize=3,
+                label=f"per copy, {copies} at once",
+            )
         for cache in det["caches"]:
             if cache["bytes"]:
                 ax.axvline(cache["bytes"], color="red", linestyle=":", linewidth=1)
@@ -130,9 +180,12 @@ def plot_stride(rec: dict[str, Any], path: Path) -> Path:
         ax.set_title("block variant", fontsize=9)
         ax.legend(fontsize=7)
     place = rec["placement"]
-    fig.suptitle(f"pxq probe stride: {copies} cop{'y' if copies == 1 else 'ies'} on cpu(s) {place['cpus']} "
-                 f"({place['mode']}), {rec['context'].get('cpu_model', '')}", fontsize=10)
-    return save_figure(fig, path)
+    fig.suptitle(
+        f"pxq probe stride: {copies} cop{'y' if copies == 1 else 'ies'} on cpu(s) {place['cpus']} "
+        f"({place['mode']}), {rec['context'].get('cpu_model', '')}",
+        fontsize=10,
+    )
+    return figures.save(fig, path)
 
 
 def run_stride(console: Console, argv: list[str], results: Path, plot_path: Path) -> int:
@@ -154,10 +207,7 @@ def run_stride(console: Console, argv: list[str], results: Path, plot_path: Path
 
 def plot_bandwidth(recs: list[dict[str, Any]], path: Path) -> Path:
     """Total and per-core GB/s against active cores, per kernel, ranks solid and threads dashed."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = figures.pyplot()
 
     fig, (tot, per) = plt.subplots(1, 2, figsize=(10, 4))
     colours = dict(zip(KERNELS, ("tab:blue", "tab:orange", "tab:green", "tab:red")))
@@ -165,8 +215,14 @@ def plot_bandwidth(recs: list[dict[str, Any]], path: Path) -> Path:
         style = "-o" if rec["size"]["as"] == "ranks" else "--s"
         for k in rec["kernels"]:
             cores = [r["cores"] for r in k["rows"]]
-            tot.plot(cores, [r["total_gbs"] for r in k["rows"]], style, color=colours[k["kernel"]], markersize=4,
-                     label=f"{k['kernel']} ({rec['size']['as']})")
+            tot.plot(
+                cores,
+                [r["total_gbs"] for r in k["rows"]],
+                style,
+                color=colours[k["kernel"]],
+                markersize=4,
+                label=f"{k['kernel']} ({rec['size']['as']})",
+            )
             per.plot(cores, [r["per_core_gbs"] for r in k["rows"]], style, color=colours[k["kernel"]], markersize=4)
     for ax, label in ((tot, "total GB/s"), (per, "GB/s per core")):
         ax.set_xlabel("active cores")
@@ -175,7 +231,7 @@ def plot_bandwidth(recs: list[dict[str, Any]], path: Path) -> Path:
         ax.xaxis.get_major_locator().set_params(integer=True)
     tot.legend(fontsize=7, ncol=2)
     fig.suptitle("pxq probe bandwidth: STREAM kernels, ranks (solid) and threads (dashed)", fontsize=10)
-    return save_figure(fig, path)
+    return figures.save(fig, path)
 
 
 def bandwidth_summary(recs: list[dict[str, Any]], console: Console) -> None:
@@ -208,18 +264,33 @@ def bandwidth_summary(recs: list[dict[str, Any]], console: Console) -> None:
         how = "flat MPI" if rec["size"]["as"] == "ranks" else "threads"
         workers = rec["size"]["workers"]
         if triad["saturation"] and triad["saturation"] < workers:
-            console.print(f"{how}: {triad['kernel']} saturates memory bandwidth at {triad['saturation']} "
-                          f"{rec['size']['as']} ({best:.1f} GB/s best total)")
+            console.print(
+                f"{how}: {triad['kernel']} saturates memory bandwidth at {triad['saturation']} "
+                f"{rec['size']['as']} ({best:.1f} GB/s best total)"
+            )
         elif triad["saturation"]:
-            console.print(f"{how}: {triad['kernel']} is best with all {workers} {rec['size']['as']} ({best:.1f} GB/s) "
-                          f"at {100 * triad['efficiency_at_max']:.0f}% of perfect scaling: starting to saturate")
+            console.print(
+                f"{how}: {triad['kernel']} is best with all {workers} {rec['size']['as']} ({best:.1f} GB/s) "
+                f"at {100 * triad['efficiency_at_max']:.0f}% of perfect scaling: starting to saturate"
+            )
         else:
-            console.print(f"{how}: {triad['kernel']} still scales at {rec['size']['workers']} {rec['size']['as']} "
-                          f"({best:.1f} GB/s): memory bandwidth is not saturated on these cores")
+            console.print(
+                f"{how}: {triad['kernel']} still scales at {rec['size']['workers']} {rec['size']['as']} "
+                f"({best:.1f} GB/s): memory bandwidth is not saturated on these cores"
+            )
 
 
-def run_bandwidth(console: Console, cores: int, array: str, kernels: str, repeat: int, how: str, results: Path,
-                  plot_path: Path, base: runner.RunSpec) -> int:
+def run_bandwidth(
+    console: Console,
+    cores: int,
+    array: str,
+    kernels: str,
+    repeat: int,
+    how: str,
+    results: Path,
+    plot_path: Path,
+    base: runner.RunSpec,
+) -> int:
     if cores < 1:
         raise InputError(f"--cores {cores}: use at least 1")
     if cores > base.cores and not base.oversubscribe:
@@ -231,16 +302,28 @@ def run_bandwidth(console: Console, cores: int, array: str, kernels: str, repeat
     for k in kernels.split(","):
         if k not in KERNELS:
             raise InputError(f"unknown kernel '{k}': use {', '.join(KERNELS)}")
-    modes = {"ranks": [("flat", Layout(1, cores, 1))], "threads": [("hybrid", Layout(1, 1, cores))],
-             "both": [("flat", Layout(1, cores, 1)), ("hybrid", Layout(1, 1, cores))]}[how]
+    modes = {
+        "ranks": [("flat", Layout(1, cores, 1))],
+        "threads": [("hybrid", Layout(1, 1, cores))],
+        "both": [("flat", Layout(1, cores, 1)), ("hybrid", Layout(1, 1, cores))],
+    }[how]
     if cores == 1:
         modes = modes[:1]
     records.check_writable(results)
     args = ["--array", array, "--kernels", kernels, "--repeat", str(repeat)]
     recs = []
     for mode, layout in modes:
-        spec = runner.RunSpec(**{**base.__dict__, "app": "probe-bandwidth", "layout": layout, "mode": mode,
-                                 "tile": "off", "results": results, "app_args": args})
+        spec = runner.RunSpec(
+            **{
+                **base.__dict__,
+                "app": "probe-bandwidth",
+                "layout": layout,
+                "mode": mode,
+                "tile": "off",
+                "results": results,
+                "app_args": args,
+            }
+        )
         console.print(f"[dim]bandwidth as {'ranks' if mode == 'flat' else 'threads'}: layout {layout}[/dim]")
         rec, code = runner.execute_probe(spec, console)
         if rec is None:

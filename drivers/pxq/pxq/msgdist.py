@@ -21,9 +21,9 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from pxq import figures
 from pxq.layout import InputError, format_bytes
 from pxq.records import RecordError
-from pxq.report import save_figure
 
 CHANNELS = ("intra_cmp", "inter_cmp", "inter_node")
 CHANNEL_TEXT = {"intra_cmp": "intra-CMP", "inter_cmp": "inter-CMP", "inter_node": "inter-node"}
@@ -65,8 +65,10 @@ def place(model: Model, ranks: int, alloc: str) -> list[tuple[int, int]]:
     if alloc not in ALLOCATIONS:
         raise InputError(f"unknown allocation '{alloc}': use block or cyclic")
     if ranks > model.slots:
-        raise InputError(f"model {model} has {model.slots} cores but the profile has {ranks} ranks: use a model "
-                         f"with at least {ranks} cores (NODESxSOCKETSxCORES)")
+        raise InputError(
+            f"model {model} has {model.slots} cores but the profile has {ranks} ranks: use a model "
+            f"with at least {ranks} cores (NODESxSOCKETSxCORES)"
+        )
     out = []
     for r in range(ranks):
         if alloc == "block":
@@ -119,12 +121,16 @@ def load(path: Path) -> dict[str, Any]:
         try:
             recs.append(json.loads(line))
         except json.JSONDecodeError as e:
-            raise RecordError(f"{path}:{number}: not a complete JSON record ({e.msg}); the file is truncated or "
-                              "corrupt: profile again") from None
+            raise RecordError(
+                f"{path}:{number}: not a complete JSON record ({e.msg}); the file is truncated or "
+                "corrupt: profile again"
+            ) from None
     profiles = [r for r in recs if isinstance(r, dict) and r.get("app") == "msgprof"]
     if not profiles:
-        raise RecordError(f"{path}: no message profile in it (no record with a message matrix); make one with "
-                          "pxq profile -- mpirun ... ./app")
+        raise RecordError(
+            f"{path}: no message profile in it (no record with a message matrix); make one with "
+            "pxq profile -- mpirun ... ./app"
+        )
     rec = profiles[-1]
     for key in ("ranks", "p2p", "collective_model", "bins"):
         if key not in rec:
@@ -138,7 +144,7 @@ class Tally:
     nbytes: list[dict[str, int]]
 
     @classmethod
-    def empty(cls) -> "Tally":
+    def empty(cls) -> Tally:
         return cls([dict.fromkeys(CHANNELS, 0) for _ in RANGES], [dict.fromkeys(CHANNELS, 0) for _ in RANGES])
 
     def total(self) -> int:
@@ -148,8 +154,9 @@ class Tally:
 def tally(rec: dict[str, Any], places: list[tuple[int, int]], which: str) -> Tally:
     """Messages per size range and channel: which is p2p, collectives (the model) or all."""
     upper = rec["bins"]["upper_bytes"]
-    rows = (rec["p2p"] if which in ("p2p", "all") else []) + \
-        (rec["collective_model"] if which in ("collectives", "all") else [])
+    rows = (rec["p2p"] if which in ("p2p", "all") else []) + (
+        rec["collective_model"] if which in ("collectives", "all") else []
+    )
     t = Tally.empty()
     for src, dst, b, count, nbytes in rows:
         ch = channel(places, src, dst)
@@ -180,22 +187,26 @@ def print_tally(t: Tally, title: str, ranks: int, even: dict[str, float], consol
     rows.append(("all", all_count, all_bytes))
     for name, cnt, nb in rows:
         n, b = sum(cnt.values()), sum(nb.values())
-        table.add_row(name, _pct(n, total), *(_pct(cnt[c], n) for c in CHANNELS), *(_pct(nb[c], b) for c in CHANNELS),
-                      style="bold" if name == "all" else None)
+        table.add_row(
+            name,
+            _pct(n, total),
+            *(_pct(cnt[c], n) for c in CHANNELS),
+            *(_pct(nb[c], b) for c in CHANNELS),
+            style="bold" if name == "all" else None,
+        )
     table.add_row("even", "", *(f"{100 * even[c]:.1f}%" for c in CHANNELS), "", "", "", style="dim")
     console.print(table)
-    per = ", ".join(f"{CHANNEL_TEXT[c]} {all_count[c] / ranks:.1f} msgs / {format_bytes(int(all_bytes[c] / ranks))}"
-                    for c in CHANNELS)
+    per = ", ".join(
+        f"{CHANNEL_TEXT[c]} {all_count[c] / ranks:.1f} msgs / {format_bytes(int(all_bytes[c] / ranks))}"
+        for c in CHANNELS
+    )
     console.print(f"per process: {per}")
 
 
 def plot(tallies: dict[str, Tally], even: dict[str, float], path: Path, title: str) -> Path:
     """Stacked bars of the channel shares of messages (and bytes) per size range, the even
     distribution alongside."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = figures.pyplot()
 
     t = tallies["all"]
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
@@ -222,7 +233,7 @@ def plot(tallies: dict[str, Tally], even: dict[str, float], path: Path, title: s
         ax.set_xlabel("message size")
     axes[0].legend(fontsize=8, loc="lower left")
     fig.suptitle(title, fontsize=10)
-    return save_figure(fig, path)
+    return figures.save(fig, path)
 
 
 def program_name(rec: dict[str, Any]) -> str:
@@ -246,8 +257,11 @@ def report(console: Console, path: Path, model_text: str | None, alloc: str, plo
     even = even_distribution(places)
     tallies = {w: tally(rec, places, w) for w in ("p2p", "collectives", "all")}
     console.print(f"[bold]{program_name(rec)}[/bold]: {rec['ranks']} ranks, classified by {how}")
-    for which, name in (("p2p", "point-to-point"), ("collectives", "collectives (model)"),
-                        ("all", "all: point-to-point + collectives (model)")):
+    for which, name in (
+        ("p2p", "point-to-point"),
+        ("collectives", "collectives (model)"),
+        ("all", "all: point-to-point + collectives (model)"),
+    ):
         if tallies[which].total():
             print_tally(tallies[which], f"{name}: {tallies[which].total()} messages", rec["ranks"], even, console)
     calls = rec.get("collectives") or {}
@@ -305,8 +319,9 @@ def profile(console: Console, command: list[str], results: Path, plot_path: Path
     if not command:
         raise InputError("nothing to profile: pxq profile -- mpirun -np 4 ./app [args]")
     if Path(command[0]).name not in LAUNCHERS:
-        raise InputError(f"'{command[0]}' is not an MPI launcher: give the whole command, "
-                         "e.g. pxq profile -- mpirun -np 4 ./app")
+        raise InputError(
+            f"'{command[0]}' is not an MPI launcher: give the whole command, e.g. pxq profile -- mpirun -np 4 ./app"
+        )
     records.check_writable(results)
     before = _profiles(results)
     argv = [command[0], *preload_flags(results), *command[1:]]
@@ -316,8 +331,10 @@ def profile(console: Console, command: list[str], results: Path, plot_path: Path
         env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
     proc = procs.run(argv, env, uuid.uuid4().hex, None, capture=False)
     if _profiles(results) <= before:
-        console.print(f"[red]no profile was written[/red] (exit code {proc.returncode}): the program must call "
-                      "MPI_Finalize (in Fortran, the profiler knows gfortran's mpi_*_ names)")
+        console.print(
+            f"[red]no profile was written[/red] (exit code {proc.returncode}): the program must call "
+            "MPI_Finalize (in Fortran, the profiler knows gfortran's mpi_*_ names)"
+        )
         return proc.returncode or 3
     report(console, results, None, "block", plot_path)
     return proc.returncode
@@ -325,24 +342,41 @@ def profile(console: Console, command: list[str], results: Path, plot_path: Path
 
 def allocation_study(console: Console, rec: dict[str, Any], model: Model, oversubscribed: bool) -> None:
     rows = compare_allocations(rec, model)
-    t = Table(title=f"{program_name(rec)}: {rec['ranks']} ranks on model {model}, "
-                    "block versus cyclic (point-to-point + collectives as modelled)")
-    for col in ("allocation", "messages", "intra-CMP", "inter-CMP", "inter-node msgs", "inter-node bytes",
-                "even inter-node"):
+    t = Table(
+        title=f"{program_name(rec)}: {rec['ranks']} ranks on model {model}, "
+        "block versus cyclic (point-to-point + collectives as modelled)"
+    )
+    for col in (
+        "allocation",
+        "messages",
+        "intra-CMP",
+        "inter-CMP",
+        "inter-node msgs",
+        "inter-node bytes",
+        "even inter-node",
+    ):
         t.add_column(col, justify="left" if col == "allocation" else "right")
     for r in rows:
         n, b = sum(r["count"].values()), sum(r["bytes"].values())
-        t.add_row(r["alloc"], str(n), _pct(r["count"]["intra_cmp"], n), _pct(r["count"]["inter_cmp"], n),
-                  f"{r['count']['inter_node']} ({_pct(r['count']['inter_node'], n)})",
-                  f"{format_bytes(r['bytes']['inter_node'])} ({_pct(r['bytes']['inter_node'], b)})",
-                  f"{100 * r['even']['inter_node']:.1f}%")
+        t.add_row(
+            r["alloc"],
+            str(n),
+            _pct(r["count"]["intra_cmp"], n),
+            _pct(r["count"]["inter_cmp"], n),
+            f"{r['count']['inter_node']} ({_pct(r['count']['inter_node'], n)})",
+            f"{format_bytes(r['bytes']['inter_node'])} ({_pct(r['bytes']['inter_node'], b)})",
+            f"{100 * r['even']['inter_node']:.1f}%",
+        )
     console.print(t)
     block, cyclic = rows
     bn, cn = block["count"]["inter_node"], cyclic["count"]["inter_node"]
     if bn != cn:
         better = "block" if bn < cn else "cyclic"
-        console.print(f"{better} keeps more traffic on the node: {min(bn, cn)} inter-node messages against "
-                      f"{max(bn, cn)}")
+        console.print(
+            f"{better} keeps more traffic on the node: {min(bn, cn)} inter-node messages against {max(bn, cn)}"
+        )
     if oversubscribed:
-        console.print("note: the ranks oversubscribed the cores for this profile: its timings mean nothing, "
-                      "its message counts are exact")
+        console.print(
+            "note: the ranks oversubscribed the cores for this profile: its timings mean nothing, "
+            "its message counts are exact"
+        )

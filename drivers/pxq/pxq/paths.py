@@ -21,3 +21,26 @@ def results_dir() -> Path:
 
 
 AGENT = Path(__file__).resolve().parent / "vnode_agent.sh"
+
+
+def results_path(given: Path | None, default_name: str) -> Path:
+    """The one rule for a results file: a user's --results as given (its folder must exist),
+    else results/<default_name> (the folder made); checked writable before anything runs."""
+    from pxq import records
+    from pxq.errors import InputError
+
+    if given is None:
+        given = results_dir() / default_name
+        try:
+            given.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise InputError(
+                f"cannot create the results folder {given.parent} ({e.strerror}): set PXQ_RESULTS_DIR or use --results"
+            ) from None
+    records.check_writable(given)
+    return given
+
+
+def figure_path(given: Path | None, results: Path) -> Path:
+    """A figure: --plot as given, else next to its results file (same name, .png)."""
+    return given or results.with_suffix(".png")

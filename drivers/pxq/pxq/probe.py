@@ -13,10 +13,9 @@ from typing import Any
 
 from rich.console import Console
 
-from pxq import records, runner
+from pxq import figures, records, runner
 from pxq.layout import InputError, Layout, format_bytes, parse_bytes
 from pxq.paths import binary
-from pxq.report import save_figure
 
 COLLECTIVES = ("allreduce", "bcast", "alltoall", "barrier")
 NOISE_MODES = ("memory", "compute", "network")
@@ -28,15 +27,27 @@ class Noise:
     stops by itself after `lifetime` seconds should this process be killed outright."""
 
     def __init__(self, mode: str, cores: list[int], intensity: float, lifetime: float, tag: str):
-        self.argv = [str(binary("noise")), "--mode", mode, "--cores", ",".join(str(c) for c in cores),
-                     "--intensity", str(intensity), "--seconds", str(int(lifetime) + 1), "--tag", tag]
+        self.argv = [
+            str(binary("noise")),
+            "--mode",
+            mode,
+            "--cores",
+            ",".join(str(c) for c in cores),
+            "--intensity",
+            str(intensity),
+            "--seconds",
+            str(int(lifetime) + 1),
+            "--tag",
+            tag,
+        ]
         self.proc: subprocess.Popen | None = None
 
-    def __enter__(self) -> "Noise":
+    def __enter__(self) -> Noise:
         if not Path(self.argv[0]).exists():
             raise InputError(f"{self.argv[0]} is missing: run ./pxq build first")
-        self.proc = subprocess.Popen(self.argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                     start_new_session=True)
+        self.proc = subprocess.Popen(
+            self.argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True
+        )
         time.sleep(0.2)  # bad settings end it at once
         if self.proc.poll() is not None:
             err = self.proc.stderr.read().strip() if self.proc.stderr else ""
@@ -71,10 +82,7 @@ def parse_cores(text: str) -> list[int]:
 
 def plot(rec: dict[str, Any], path: Path) -> Path:
     """Call times in order (slowest rank per call) and their histogram, clusters marked."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = figures.pyplot()
     import numpy as np
 
     us = np.array(rec["samples"]["slowest_rank"]) * 1e6
@@ -82,7 +90,9 @@ def plot(rec: dict[str, Any], path: Path) -> Path:
     fig, (ts, hist) = plt.subplots(1, 2, figsize=(11, 3.6), gridspec_kw={"width_ratios": [2, 1]})
     ts.plot(np.arange(len(us)), us, ".", markersize=2)
     for name, colour in (("median", "green"), ("p99", "red")):
-        ts.axhline(stats[name] * 1e6, color=colour, linestyle="--", linewidth=0.8, label=f"{name} {stats[name] * 1e6:.1f} us")
+        ts.axhline(
+            stats[name] * 1e6, color=colour, linestyle="--", linewidth=0.8, label=f"{name} {stats[name] * 1e6:.1f} us"
+        )
     ts.set_yscale("log")
     ts.set_xlabel("call")
     ts.set_ylabel("us (slowest rank)")
@@ -97,15 +107,30 @@ def plot(rec: dict[str, Any], path: Path) -> Path:
     hist.set_ylabel("calls")
     size = rec["size"]
     noise = rec.get("driver", {}).get("noise")
-    title = (f"MPI {size['op']}" + (f" {format_bytes(size['bytes'])}" if size["op"] != "barrier" else "") +
-             f", {size['calls']} calls, layout {rec['driver'].get('layout', '')}" +
-             (f", noise {noise['mode']} on cores {noise['cores']} at {noise['intensity']}" if noise else ", no noise"))
+    title = (
+        f"MPI {size['op']}"
+        + (f" {format_bytes(size['bytes'])}" if size["op"] != "barrier" else "")
+        + f", {size['calls']} calls, layout {rec['driver'].get('layout', '')}"
+        + (f", noise {noise['mode']} on cores {noise['cores']} at {noise['intensity']}" if noise else ", no noise")
+    )
     fig.suptitle(title, fontsize=10)
-    return save_figure(fig, path)
+    return figures.save(fig, path)
 
 
-def run(console: Console, op: str, layout: Layout, calls: int, size: str, warmup: int, noise: str | None,
-        noise_cores: str | None, intensity: float, results: Path, plot_path: Path, base: runner.RunSpec) -> int:
+def run(
+    console: Console,
+    op: str,
+    layout: Layout,
+    calls: int,
+    size: str,
+    warmup: int,
+    noise: str | None,
+    noise_cores: str | None,
+    intensity: float,
+    results: Path,
+    plot_path: Path,
+    base: runner.RunSpec,
+) -> int:
     if op not in COLLECTIVES:
         raise InputError(f"unknown collective '{op}': use {', '.join(COLLECTIVES)}")
     if calls < 1:
@@ -124,10 +149,17 @@ def run(console: Console, op: str, layout: Layout, calls: int, size: str, warmup
             raise InputError(f"--noise-intensity {intensity}: must be within (0, 1] (a duty cycle)")
         cores = parse_cores(noise_cores) if noise_cores else [max(0, base.cores - 1)]
         extra["noise"] = {"mode": noise, "cores": cores, "intensity": intensity}
-    spec = runner.RunSpec(**{**base.__dict__, "app": "probe-collective", "layout": layout, "mode": "flat",
-                             "results": results, "driver_extra": extra,
-                             "app_args": ["--op", op, "--size", size, "--calls", str(calls),
-                                          "--warmup", str(warmup)]})
+    spec = runner.RunSpec(
+        **{
+            **base.__dict__,
+            "app": "probe-collective",
+            "layout": layout,
+            "mode": "flat",
+            "results": results,
+            "driver_extra": extra,
+            "app_args": ["--op", op, "--size", size, "--calls", str(calls), "--warmup", str(warmup)],
+        }
+    )
     records.check_writable(results)
     if noise is not None:
         console.print(f"background load: {noise} on core(s) {cores} at intensity {intensity}")

@@ -24,9 +24,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 RUN_TAG = "PXQ_RUN_ID"
 
@@ -120,8 +120,9 @@ class _Watchdog:
         here = str(Path(__file__).resolve().parent.parent)
         env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         env.pop(RUN_TAG, None)
-        self.proc = subprocess.Popen([sys.executable, "-m", "pxq.watchdog"], stdin=r, env=env,
-                                     start_new_session=True, stdout=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "pxq.watchdog"], stdin=r, env=env, start_new_session=True, stdout=subprocess.DEVNULL
+        )
         os.close(r)
         self.fd = w
 
@@ -171,8 +172,7 @@ class Finished:
     timed_out: bool
 
 
-def run(argv: list[str], env: dict[str, str], run_id: str, timeout: float | None,
-        capture: bool = True) -> Finished:
+def run(argv: list[str], env: dict[str, str], run_id: str, timeout: float | None, capture: bool = True) -> Finished:
     """Runs argv in its own session, tagged with run_id; stops the whole tree on timeout or
     any exception (interrupts included), then re-raises the exception."""
     env = dict(env)
@@ -180,9 +180,15 @@ def run(argv: list[str], env: dict[str, str], run_id: str, timeout: float | None
     start = time.monotonic()
     out = subprocess.PIPE if capture else None
     try:
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT if capture else None,
-                                text=capture, errors="replace" if capture else None, env=env,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            argv,
+            stdout=out,
+            stderr=subprocess.STDOUT if capture else None,
+            text=capture,
+            errors="replace" if capture else None,
+            env=env,
+            start_new_session=True,
+        )
     except OSError as e:
         return Finished(127, f"cannot start {argv[0]}: {e.strerror}\n", 0.0, False)
     watch(run_id, proc.pid)

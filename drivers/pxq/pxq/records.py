@@ -18,8 +18,9 @@ import json
 import os
 import stat
 import sys
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from pxq.layout import InputError
 
@@ -96,8 +97,10 @@ def _mend_tail(fd: int, path: Path, size: int) -> int:
     with open(path.with_name(path.name + ".damaged"), "ab") as f:
         f.write(tail + b"\n")
     os.ftruncate(fd, start)
-    print(f"pxq: warning: {path}: the unfinished last line of an interrupted write was moved to "
-          f"{path.name}.damaged", file=sys.stderr)
+    print(
+        f"pxq: warning: {path}: the unfinished last line of an interrupted write was moved to {path.name}.damaged",
+        file=sys.stderr,
+    )
     return start
 
 
@@ -126,8 +129,10 @@ def append(path: Path, record: dict[str, Any]) -> None:
             os.fsync(fd)
         except OSError as e:
             os.ftruncate(fd, size)
-            raise RecordWriteError(f"cannot write to results file '{path}': {e.strerror} (the record was not "
-                              f"written; the file is as it was)") from None
+            raise RecordWriteError(
+                f"cannot write to results file '{path}': {e.strerror} (the record was not "
+                f"written; the file is as it was)"
+            ) from None
     finally:
         os.close(fd)  # closing releases the lock
 
@@ -150,11 +155,15 @@ def _decode(path: Path, number: int, raw: bytes, last: bool) -> dict[str, Any] |
     if problem is None:
         return rec
     if last and not raw.endswith(b"\n"):
-        print(f"pxq: warning: {path}:{number}: damaged last line skipped ({problem}; a write cut short); "
-              f"`pxq repair {path}` removes it", file=sys.stderr)
+        print(
+            f"pxq: warning: {path}:{number}: damaged last line skipped ({problem}; a write cut short); "
+            f"`pxq repair {path}` removes it",
+            file=sys.stderr,
+        )
         return None
-    raise RecordError(f"{path}:{number}: {problem}: `pxq repair {path}` keeps the good records and sets the "
-                      f"others aside")
+    raise RecordError(
+        f"{path}:{number}: {problem}: `pxq repair {path}` keeps the good records and sets the others aside"
+    )
 
 
 def _read_bytes(path: Path) -> bytes:

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import statistics
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from pxq import figures
 from pxq.layout import Layout, format_bytes, parse_bytes
 from pxq.records import FAILED_STATUSES
-
 
 # The bandwidth each app reports: the ring's pipeline, CG's SpMV, MG's finest residual.
 GBS_METRICS = ("effective_gbs", "spmv_gbs", "resid_gbs")
@@ -48,7 +49,9 @@ class Row:
 def _size_text(rec: dict[str, Any]) -> str:
     s = rec.get("size", {})
     if rec.get("app") == "ring":
-        return f"{format_bytes(s.get('block_bytes', 0))} K={s.get('passes')} F={s.get('flops')} it={s.get('iterations')}"
+        return (
+            f"{format_bytes(s.get('block_bytes', 0))} K={s.get('passes')} F={s.get('flops')} it={s.get('iterations')}"
+        )
     # FT's decomposition changes its communication, so runs in different ones are not pooled.
     return f"{s.get('class', '')} {s['decomp']}" if "decomp" in s else str(s.get("class", ""))
 
@@ -67,12 +70,22 @@ def summarize(recs: Iterable[dict[str, Any]]) -> list[Row]:
             continue
         v = rec["variant"]
         tile = format_bytes(v["tile_bytes"]) if v.get("tile_bytes") else "off"
-        key = (rec["app"], str(_layout_of(rec)), rec["layout"]["alloc"], v["mode"], tile,
-               v["backend"], _size_text(rec))
+        key = (rec["app"], str(_layout_of(rec)), rec["layout"]["alloc"], v["mode"], tile, v["backend"], _size_text(rec))
         row = groups.get(key)
         if row is None:
-            row = groups[key] = Row(rec["app"], _layout_of(rec), rec["layout"]["alloc"], v["mode"],
-                                    tile, v["backend"], _size_text(rec), [], [], [], True)
+            row = groups[key] = Row(
+                rec["app"],
+                _layout_of(rec),
+                rec["layout"]["alloc"],
+                v["mode"],
+                tile,
+                v["backend"],
+                _size_text(rec),
+                [],
+                [],
+                [],
+                True,
+            )
         row.times.append(rec["time"]["total"])
         row.comm.append(rec["time"].get("comm", 0.0))
         metrics = rec.get("metrics", {})
@@ -87,13 +100,27 @@ def summarize(recs: Iterable[dict[str, Any]]) -> list[Row]:
     for row in rows:
         base_layout = Layout(row.layout.nodes, row.layout.ranks_per_node * row.layout.threads, 1)
         for cand in rows:
-            if (cand.mode == "flat" and cand.layout == base_layout and cand.app == row.app
-                    and cand.size == row.size and cand.alloc == row.alloc):
+            if (
+                cand.mode == "flat"
+                and cand.layout == base_layout
+                and cand.app == row.app
+                and cand.size == row.size
+                and cand.alloc == row.alloc
+            ):
                 row.speedup = cand.median / row.median
                 break
     order = {"flat": 0, "hybrid": 1, "tiled": 2}
-    rows.sort(key=lambda r: (r.app, r.size, r.layout.cores, str(r.layout), order.get(r.mode, 3),
-                             0 if r.tile == "off" else parse_bytes(r.tile), r.backend))
+    rows.sort(
+        key=lambda r: (
+            r.app,
+            r.size,
+            r.layout.cores,
+            str(r.layout),
+            order.get(r.mode, 3),
+            0 if r.tile == "off" else parse_bytes(r.tile),
+            r.backend,
+        )
+    )
     return rows
 
 
@@ -101,18 +128,40 @@ def table(rows: list[Row], title: str = "pxq results") -> Table:
     t = Table(title=title)
     with_mops = any(r.mops for r in rows)
     with_size = any(r.app != "ring" for r in rows)
-    cols = ["app", *(["size"] if with_size else []), "layout", "mode", "tile", "backend", "runs",
-            "median s", "spread", "comm s", "comm %", "GB/s", *(["Mop/s"] if with_mops else []), "speedup",
-            "verified"]
+    cols = [
+        "app",
+        *(["size"] if with_size else []),
+        "layout",
+        "mode",
+        "tile",
+        "backend",
+        "runs",
+        "median s",
+        "spread",
+        "comm s",
+        "comm %",
+        "GB/s",
+        *(["Mop/s"] if with_mops else []),
+        "speedup",
+        "verified",
+    ]
     for col in cols:
         t.add_column(col, justify="right" if col not in ("app", "size", "layout", "mode", "backend") else "left")
     for r in rows:
-        cells = [r.app, *([r.size] if with_size else []),
-                 f"{r.layout} {r.alloc if r.layout.nodes > 1 else ''}".strip(), r.mode, r.tile,
-                 r.backend, str(len(r.times)), f"{r.median:.4f}", f"{100 * r.spread:.1f}%",
-                 f"{statistics.median(r.comm):.4f}",
-                 f"{100 * statistics.median(r.comm) / r.median:.1f}%" if r.median > 0 else "-",
-                 f"{statistics.median(r.gbs):.1f}" if r.gbs else "-"]
+        cells = [
+            r.app,
+            *([r.size] if with_size else []),
+            f"{r.layout} {r.alloc if r.layout.nodes > 1 else ''}".strip(),
+            r.mode,
+            r.tile,
+            r.backend,
+            str(len(r.times)),
+            f"{r.median:.4f}",
+            f"{100 * r.spread:.1f}%",
+            f"{statistics.median(r.comm):.4f}",
+            f"{100 * statistics.median(r.comm) / r.median:.1f}%" if r.median > 0 else "-",
+            f"{statistics.median(r.gbs):.1f}" if r.gbs else "-",
+        ]
         if with_mops:
             cells.append(f"{statistics.median(r.mops):.0f}" if r.mops else "-")
         cells += ["-" if r.speedup is None else f"{r.speedup:.2f}x", "yes" if r.verified else "[red]NO[/red]"]
@@ -140,21 +189,26 @@ def print_failures(recs: Iterable[dict[str, Any]], console: Console | None = Non
     for r in failed:
         v, lay, err = r.get("variant", {}), r.get("layout", {}), r.get("error", {})
         layout = f"{lay.get('nodes')}x{lay.get('ranks_per_node')}" + (
-            f"x{lay['threads']}" if lay.get("threads", 1) != 1 else "")
+            f"x{lay['threads']}" if lay.get("threads", 1) != 1 else ""
+        )
         tail = (err.get("output_tail") or "").strip().splitlines()[-1:] or ["-"]
-        t.add_row(str(r.get("app")), layout, str(v.get("mode", "-")), str(v.get("tile_request", "-")),
-                  str(r.get("driver", {}).get("repeat", "-")), f"[red]{r['status']}[/red]",
-                  str(err.get("returncode", "-")), escape(tail[0][:100]))
+        t.add_row(
+            str(r.get("app")),
+            layout,
+            str(v.get("mode", "-")),
+            str(v.get("tile_request", "-")),
+            str(r.get("driver", {}).get("repeat", "-")),
+            f"[red]{r['status']}[/red]",
+            str(err.get("returncode", "-")),
+            escape(tail[0][:100]),
+        )
     (console or Console()).print(t)
     return len(failed)
 
 
 def bar_chart(rows: list[Row], path: Path, title: str) -> Path:
     """Speedup over the flat run of the same cores per node, one bar per configuration."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = figures.pyplot()
 
     shown = [r for r in rows if r.speedup is not None]
     labels = [f"{r.layout}\n{r.mode}" + (f"\n{r.tile}" if r.mode == "tiled" else "") for r in shown]
@@ -165,23 +219,25 @@ def bar_chart(rows: list[Row], path: Path, title: str) -> Path:
     for bar, r in zip(bars, shown):
         lo, hi = r.median / max(r.times), r.median / min(r.times)
         base = r.speedup
-        ax.errorbar(bar.get_x() + bar.get_width() / 2, base, yerr=[[base - base * lo], [base * hi - base]],
-                    color="black", capsize=3, linewidth=1)
-        ax.annotate(f"{base:.2f}x", (bar.get_x() + bar.get_width() / 2, base), ha="center",
-                    va="bottom", fontsize=8, xytext=(0, 3), textcoords="offset points")
+        ax.errorbar(
+            bar.get_x() + bar.get_width() / 2,
+            base,
+            yerr=[[base - base * lo], [base * hi - base]],
+            color="black",
+            capsize=3,
+            linewidth=1,
+        )
+        ax.annotate(
+            f"{base:.2f}x",
+            (bar.get_x() + bar.get_width() / 2, base),
+            ha="center",
+            va="bottom",
+            fontsize=8,
+            xytext=(0, 3),
+            textcoords="offset points",
+        )
     ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
     ax.set_xticks(range(len(shown)), labels, fontsize=8)
     ax.set_ylabel("speedup vs flat (same cores per node)")
     ax.set_title(title, fontsize=10)
-    return save_figure(fig, path)
-
-
-def save_figure(fig: Any, path: Path, dpi: int = 120) -> Path:
-    """Lays out, writes (creating the folder) and closes a matplotlib figure."""
-    import matplotlib.pyplot as plt
-
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=dpi)
-    plt.close(fig)
-    return path
+    return figures.save(fig, path)

@@ -10,14 +10,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from pxq import procs, records
+from pxq import procs, records, registry
 from pxq.launch import LaunchPlan, LaunchRequest, find_mpirun, plan_launch
 from pxq.layout import InputError, Layout, resolve_mode
 from pxq.paths import ROOT, binary
 
-APPS = ("ring", "cg", "mg", "ft")
-# NAS problem classes each proxy accepts (the ring is sized by --block instead).
-CLASSES = {"cg": ("S", "W", "A", "B", "C"), "mg": ("S", "W", "A", "B", "C"), "ft": ("S", "W", "A", "B", "C")}
 EXIT_VERIFICATION = records.EXIT_VERIFICATION
 EXIT_BAD_INPUT = records.EXIT_BAD_INPUT
 
@@ -26,11 +23,13 @@ def class_args(app: str, cls: str | None) -> list[str]:
     """The app's --class argument, checked here so a bad class fails before any run."""
     if cls is None:
         return []
-    if app not in CLASSES:
-        raise InputError(f"--class: {app} has no problem classes (size it with its own options "
-                         f"after --, e.g. -- --block 64M)")
-    if cls.upper() not in CLASSES[app]:
-        raise InputError(f"unknown class '{cls}' for {app}: use {', '.join(CLASSES[app])}")
+    classes = registry.classes(app)
+    if not classes:
+        raise InputError(
+            f"--class: {app} has no problem classes (size it with its own options after --, e.g. -- --block 64M)"
+        )
+    if cls.upper() not in classes:
+        raise InputError(f"unknown class '{cls}' for {app}: use {', '.join(classes)}")
     return ["--class", cls.upper()]
 
 
@@ -75,7 +74,10 @@ def git_commit() -> str:
     try:
         out = subprocess.run(
             ["git", "describe", "--always", "--dirty", "--abbrev=12"],
-            cwd=ROOT, capture_output=True, text=True, timeout=10,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=10,
         )
         return out.stdout.strip() or "unknown"
     except (OSError, subprocess.SubprocessError):
@@ -85,8 +87,13 @@ def git_commit() -> str:
 def sweep_key(spec: RunSpec) -> str:
     mode, threads, tile = spec.resolved()
     key = {
-        "app": spec.app, "layout": str(spec.layout.with_threads(threads)), "alloc": spec.alloc,
-        "mode": mode, "tile": tile, "backend": spec.backend, "args": spec.app_args,
+        "app": spec.app,
+        "layout": str(spec.layout.with_threads(threads)),
+        "alloc": spec.alloc,
+        "mode": mode,
+        "tile": tile,
+        "backend": spec.backend,
+        "args": spec.app_args,
         "repeat": spec.repeat,
     }
     if spec.placement:
@@ -100,8 +107,16 @@ def build(spec: RunSpec, workdir: Path, run_id: str) -> tuple[LaunchPlan, list[s
     """The launch plan and the full command line of a run."""
     mode, threads, tile = spec.resolved()
     layout = spec.layout.with_threads(threads)
-    req = LaunchRequest(layout, spec.alloc, spec.oversubscribe, spec.hostfile, spec.launcher, spec.cores,
-                        spec.placement, spec.placement_cpus)
+    req = LaunchRequest(
+        layout,
+        spec.alloc,
+        spec.oversubscribe,
+        spec.hostfile,
+        spec.launcher,
+        spec.cores,
+        spec.placement,
+        spec.placement_cpus,
+    )
     plan = plan_launch(req, find_mpirun(), workdir)
     driver = {"run_id": run_id, "repeat": spec.repeat, "layout": str(layout)}
     if plan.placement is not None:
@@ -110,11 +125,27 @@ def build(spec: RunSpec, workdir: Path, run_id: str) -> tuple[LaunchPlan, list[s
         driver.update(sweep_key=spec.sweep_key, sweep_id=spec.sweep_id, sweep_plan=spec.sweep_plan)
     driver.update(spec.driver_extra)
     app_argv = [
-        str(binary(spec.app)), "--mode", mode, "--threads", str(threads), "--tile", tile,
-        "--backend", spec.backend, "--nodes", str(layout.nodes),
-        "--ranks-per-node", str(layout.ranks_per_node), "--alloc", spec.alloc,
-        "--launcher", plan.launcher, "--json", str(spec.results),
-        "--driver-info", json.dumps(driver, sort_keys=True),
+        str(binary(spec.app)),
+        "--mode",
+        mode,
+        "--threads",
+        str(threads),
+        "--tile",
+        tile,
+        "--backend",
+        spec.backend,
+        "--nodes",
+        str(layout.nodes),
+        "--ranks-per-node",
+        str(layout.ranks_per_node),
+        "--alloc",
+        spec.alloc,
+        "--launcher",
+        plan.launcher,
+        "--json",
+        str(spec.results),
+        "--driver-info",
+        json.dumps(driver, sort_keys=True),
     ]
     if plan.oversubscribed:
         app_argv.append("--oversubscribed")
@@ -127,12 +158,32 @@ def build(spec: RunSpec, workdir: Path, run_id: str) -> tuple[LaunchPlan, list[s
 
 
 # Options the driver sets itself: given after `--` they would contradict the record.
-DRIVER_OWNED = ("--mode", "--threads", "--tile", "--backend", "--nodes", "--ranks-per-node", "--alloc",
-                "--launcher", "--json", "--driver-info", "--oversubscribed")
-DRIVER_OPTION = {"--mode": "--mode", "--threads": "--threads or the layout's T", "--tile": "--tile",
-                 "--backend": "--backend", "--nodes": "--layout", "--ranks-per-node": "--layout",
-                 "--alloc": "--alloc", "--launcher": "--launcher", "--json": "--results",
-                 "--driver-info": "nothing (the driver writes it)", "--oversubscribed": "--oversubscribe"}
+DRIVER_OWNED = (
+    "--mode",
+    "--threads",
+    "--tile",
+    "--backend",
+    "--nodes",
+    "--ranks-per-node",
+    "--alloc",
+    "--launcher",
+    "--json",
+    "--driver-info",
+    "--oversubscribed",
+)
+DRIVER_OPTION = {
+    "--mode": "--mode",
+    "--threads": "--threads or the layout's T",
+    "--tile": "--tile",
+    "--backend": "--backend",
+    "--nodes": "--layout",
+    "--ranks-per-node": "--layout",
+    "--alloc": "--alloc",
+    "--launcher": "--launcher",
+    "--json": "--results",
+    "--driver-info": "nothing (the driver writes it)",
+    "--oversubscribed": "--oversubscribe",
+}
 
 
 def check_app_args(app_args: list[str]) -> None:
@@ -162,8 +213,12 @@ def verdict(finished: procs.Finished, rec: dict[str, Any] | None) -> tuple[str, 
 def _error_block(finished: procs.Finished, status: str) -> dict[str, Any]:
     tail = "\n".join(finished.output.strip().splitlines()[-15:])
     why = {"timeout": "killed after its timeout", "error": "the run failed"}.get(status, status)
-    return {"returncode": finished.returncode, "seconds": round(finished.seconds, 3), "reason": why,
-            "output_tail": tail}
+    return {
+        "returncode": finished.returncode,
+        "seconds": round(finished.seconds, 3),
+        "reason": why,
+        "output_tail": tail,
+    }
 
 
 def execute(spec: RunSpec, echo: bool = False) -> RunResult:
@@ -207,8 +262,13 @@ def execute(spec: RunSpec, echo: bool = False) -> RunResult:
 
 
 # A run's status as an exit code (see records.py).
-STATUS_EXIT = {"ok": records.EXIT_OK, "failed": records.EXIT_VERIFICATION, "bad-input": records.EXIT_BAD_INPUT,
-               "error": records.EXIT_RUN_FAILED, "timeout": records.EXIT_RUN_FAILED}
+STATUS_EXIT = {
+    "ok": records.EXIT_OK,
+    "failed": records.EXIT_VERIFICATION,
+    "bad-input": records.EXIT_BAD_INPUT,
+    "error": records.EXIT_RUN_FAILED,
+    "timeout": records.EXIT_RUN_FAILED,
+}
 
 
 def say_failure(console: Any, what: str, result: RunResult, results: Path) -> None:
@@ -235,9 +295,15 @@ def error_record(spec: RunSpec, status: str, run_id: str) -> dict[str, Any]:
     if spec.sweep_key:
         driver.update(sweep_key=spec.sweep_key, sweep_id=spec.sweep_id, sweep_plan=spec.sweep_plan)
     return {
-        "schema": records.SCHEMA, "app": spec.app, "status": status,
+        "schema": records.SCHEMA,
+        "app": spec.app,
+        "status": status,
         "variant": {"mode": mode, "threads": threads, "tile_request": tile, "backend": spec.backend},
-        "layout": {"nodes": spec.layout.nodes, "ranks_per_node": spec.layout.ranks_per_node,
-                   "threads": threads, "alloc": spec.alloc},
+        "layout": {
+            "nodes": spec.layout.nodes,
+            "ranks_per_node": spec.layout.ranks_per_node,
+            "threads": threads,
+            "alloc": spec.alloc,
+        },
         "driver": driver,
     }

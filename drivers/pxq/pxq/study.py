@@ -13,9 +13,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from pxq import records, report, runner, sweep
+from pxq import figures, records, report, runner, sweep
 from pxq.layout import InputError, Layout
-from pxq.report import save_figure
 
 PLACEMENTS = ("packed", "spread")
 
@@ -63,9 +62,18 @@ def summarize(recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
             continue
         lay = rec["layout"]
         key = (f"{lay['nodes']}x{lay['ranks_per_node']}", rec["driver"].get("placement", {}).get("mode", "-"))
-        g = groups.setdefault(key, {"layout": key[0], "placement": key[1], "times": [], "comm": [],
-                                    "sharing": _sharing_text(rec), "verified": True,
-                                    "warnings": rec["driver"].get("placement", {}).get("warnings", [])})
+        g = groups.setdefault(
+            key,
+            {
+                "layout": key[0],
+                "placement": key[1],
+                "times": [],
+                "comm": [],
+                "sharing": _sharing_text(rec),
+                "verified": True,
+                "warnings": rec["driver"].get("placement", {}).get("warnings", []),
+            },
+        )
         g["times"].append(rec["time"]["total"])
         g["comm"].append(rec["time"].get("comm", 0.0))
         g["verified"] = g["verified"] and rec["status"] == "ok"
@@ -83,26 +91,42 @@ def summarize(recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def print_rows(rows: list[dict[str, Any]], title: str, console: Console) -> None:
     t = Table(title=title)
-    for col in ("layout", "placement", "rank pairs on a node share", "runs", "median s", "spread", "comm %",
-                "vs qx1", "compute s", "compute vs qx1", "verified"):
+    for col in (
+        "layout",
+        "placement",
+        "rank pairs on a node share",
+        "runs",
+        "median s",
+        "spread",
+        "comm %",
+        "vs qx1",
+        "compute s",
+        "compute vs qx1",
+        "verified",
+    ):
         t.add_column(col, justify="left" if col in ("layout", "placement", "rank pairs on a node share") else "right")
     for r in rows:
         spread = (max(r["times"]) - min(r["times"])) / r["median"] if r["median"] > 0 else 0.0
         comm = statistics.median(r["comm"]) / r["median"] if r["median"] > 0 else 0.0
-        t.add_row(r["layout"], r["placement"], r["sharing"], str(len(r["times"])), f"{r['median']:.4f}",
-                  f"{100 * spread:.1f}%", f"{100 * comm:.1f}%",
-                  f"{r['normalised']:.2f}x" if r["normalised"] else "-", f"{r['compute']:.4f}",
-                  f"{r['compute_normalised']:.2f}x" if r["compute_normalised"] else "-",
-                  "yes" if r["verified"] else "NO")
+        t.add_row(
+            r["layout"],
+            r["placement"],
+            r["sharing"],
+            str(len(r["times"])),
+            f"{r['median']:.4f}",
+            f"{100 * spread:.1f}%",
+            f"{100 * comm:.1f}%",
+            f"{r['normalised']:.2f}x" if r["normalised"] else "-",
+            f"{r['compute']:.4f}",
+            f"{r['compute_normalised']:.2f}x" if r["compute_normalised"] else "-",
+            "yes" if r["verified"] else "NO",
+        )
     console.print(t)
     console.print("compute: total minus the app's exposed communication, where shared caches and memory show")
 
 
 def plot(rows: list[dict[str, Any]], path: Path, title: str) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = figures.pyplot()
 
     fig, ax = plt.subplots(figsize=(1.6 * len(rows) + 2, 3.8))
     labels = [f"{r['layout']}\n{r['placement']}" for r in rows]
@@ -114,22 +138,27 @@ def plot(rows: list[dict[str, Any]], path: Path, title: str) -> Path:
     ax.axhline(1.0, color="gray", linestyle="--", linewidth=0.8)
     ax.set_ylabel("median time / qx1 median")
     ax.set_title(title, fontsize=9)
-    return save_figure(fig, path)
+    return figures.save(fig, path)
 
 
-def contention(console: Console, base: runner.RunSpec, q: int, placements: list[str], repeat: int,
-               results: Path, plot_path: Path) -> int:
+def contention(
+    console: Console, base: runner.RunSpec, q: int, placements: list[str], repeat: int, results: Path, plot_path: Path
+) -> int:
     if repeat < 1:
         raise InputError(f"--repeat {repeat}: use at least 1")
     if q > base.cores and not base.oversubscribe:
-        raise InputError(f"--ranks {q}: this machine has {base.cores} cores; use at most {base.cores} "
-                         "(or real nodes with --hostfile)")
+        raise InputError(
+            f"--ranks {q}: this machine has {base.cores} cores; use at most {base.cores} "
+            "(or real nodes with --hostfile)"
+        )
     configs = plan(base, q, placements)
     for spec in configs:  # placements and layouts that cannot run here fail now, not mid-study
         runner.build(spec, Path("/nonexistent"), "check")
     runs = sweep.interleave(configs, repeat)
-    console.print(f"contention study of {base.app}: {len(configs)} configurations x {repeat} repeats "
-                  f"= {len(runs)} runs -> {results}")
+    console.print(
+        f"contention study of {base.app}: {len(configs)} configurations x {repeat} repeats "
+        f"= {len(runs)} runs -> {results}"
+    )
     recs = sweep.run(runs, results, False, console)
     rows = summarize([r for r in recs if r.get("status") in ("ok", "failed")])
     report.print_failures(recs, console)

@@ -17,8 +17,14 @@ from pxq.layout import InputError, Layout, resolve_mode
 from pxq.runner import RunSpec
 
 
-def plan(base: RunSpec, layouts: list[Layout], modes: list[str], tiles: list[str],
-         backends: list[str], threads: list[int] | None) -> tuple[list[RunSpec], list[str]]:
+def plan(
+    base: RunSpec,
+    layouts: list[Layout],
+    modes: list[str],
+    tiles: list[str],
+    backends: list[str],
+    threads: list[int] | None,
+) -> tuple[list[RunSpec], list[str]]:
     """Configurations (one repeat each) and notes on the combinations that were skipped."""
     specs: list[RunSpec] = []
     notes: list[str] = []
@@ -80,10 +86,17 @@ def run(runs: list[RunSpec], results: Path, resume: bool, console: Console) -> l
         runs, done = _resumed(runs, results, console)
     todo = [r for r in runs if r.sweep_key not in done]
     failures = 0
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TextColumn("elapsed"), TextColumn("[progress.elapsed]{task.elapsed:.0f}s"),
-                  TextColumn("left"), TimeRemainingColumn(), console=console,
-                  transient=False) as progress:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("elapsed"),
+        TextColumn("[progress.elapsed]{task.elapsed:.0f}s"),
+        TextColumn("left"),
+        TimeRemainingColumn(),
+        console=console,
+        transient=False,
+    ) as progress:
         task = progress.add_task("sweep", total=len(todo))
         for spec in todo:
             mode, threads, tile = spec.resolved()
@@ -97,13 +110,17 @@ def run(runs: list[RunSpec], results: Path, resume: bool, console: Console) -> l
                 failures += 1
                 why = result.output.strip().splitlines()[-1:] or ["no output"]
                 label = "verification failed" if result.status == "failed" else result.status
-                progress.console.print(f"[red]{label}[/red]: {what} rep {spec.repeat + 1}: {escape(why[0])}",
-                                       highlight=False)
+                progress.console.print(
+                    f"[red]{label}[/red]: {what} rep {spec.repeat + 1}: {escape(why[0])}", highlight=False
+                )
             progress.advance(task)
     keys = {r.sweep_key for r in runs}
     sweep_id = runs[0].sweep_id
-    mine = [r for r in records.final(records.read(results))
-            if r.get("driver", {}).get("sweep_id") == sweep_id and r["driver"].get("sweep_key") in keys]
+    mine = [
+        r
+        for r in records.final(records.read(results))
+        if r.get("driver", {}).get("sweep_id") == sweep_id and r["driver"].get("sweep_key") in keys
+    ]
     if failures:
         console.print(f"[red]{failures} run(s) failed[/red]; their records say why ({results})")
     return mine

@@ -9,26 +9,21 @@ import json
 import os
 import re
 import statistics
-import uuid
 import tempfile
+import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
-from pxq import envinfo, procs
+from pxq import envinfo, figures, procs, registry
 from pxq.layout import InputError, format_bytes, parse_bytes
 from pxq.paths import binary
-from pxq.report import save_figure
 
 PROFILE_SCHEMA = "pxq-tile-profile/1"
-KERNELS = ("ring_pass", "cg_update", "cg_spmv", "mg_resid", "ft_pencils")
-APP_KERNELS = {"ring": ("ring_pass",), "cg": ("cg_update", "cg_spmv"), "mg": ("mg_resid",),
-               "ft": ("ft_pencils",)}
-# The kernel whose best tile an app's `--tile auto` takes (CG's tile is also its SpMV window).
-APP_TILE_KERNEL = {"ring": "ring_pass", "cg": "cg_spmv", "mg": "mg_resid", "ft": "ft_pencils"}
 DEFAULT_TILES = tuple(4096 << i for i in range(15))  # 4K .. 64M; 256K, the reference, among them
 REFERENCE_TILE = 256 * 1024
 
@@ -64,11 +59,11 @@ class Best:
     kernel: str
     threads: int
     tile: int
-    gbs: float          # median over the repetitions
-    spread: float       # (max - min) / median over the best tile's repetitions
+    gbs: float  # median over the repetitions
+    spread: float  # (max - min) / median over the best tile's repetitions
     repetitions: int
     reference_gbs: float | None  # the 256K tile's median, when measured
-    runner_up: int | None        # the second-best tile
+    runner_up: int | None  # the second-best tile
     runner_up_gbs: float | None
 
 
@@ -79,12 +74,14 @@ def read_results(paths: Iterable[Path]) -> Results:
         try:
             data = json.loads(Path(path).read_text())
         except FileNotFoundError:
-            raise InputError(f"{path}: no such file (write one with pxq tune, or "
-                             "pxq-bench-tiling --benchmark_out=FILE --benchmark_out_format=json)") from None
+            raise InputError(
+                f"{path}: no such file (write one with pxq tune, or "
+                "pxq-bench-tiling --benchmark_out=FILE --benchmark_out_format=json)"
+            ) from None
         except (OSError, json.JSONDecodeError) as e:
             raise InputError(f"{path}: not a Google Benchmark JSON file ({e})") from None
         if not isinstance(data, dict) or "benchmarks" not in data:
-            raise InputError(f"{path}: not a Google Benchmark JSON file (no \"benchmarks\")")
+            raise InputError(f'{path}: not a Google Benchmark JSON file (no "benchmarks")')
         for c in data.get("context", {}).get("caches", []):
             if c.get("type") in ("Data", "Unified"):
                 caches.setdefault({1: "l1d", 2: "l2", 3: "l3"}.get(c.get("level"), ""), int(c["size"]))
@@ -112,10 +109,19 @@ def best_tiles(samples: list[Sample]) -> list[Best]:
         gbs, tile = medians[0]
         reps = by_tile[tile]
         ref = by_tile.get(REFERENCE_TILE)
-        out.append(Best(kernel, threads, tile, gbs, (max(reps) - min(reps)) / gbs if gbs > 0 else 0.0,
-                        len(reps), statistics.median(ref) if ref else None,
-                        medians[1][1] if len(medians) > 1 else None,
-                        medians[1][0] if len(medians) > 1 else None))
+        out.append(
+            Best(
+                kernel,
+                threads,
+                tile,
+                gbs,
+                (max(reps) - min(reps)) / gbs if gbs > 0 else 0.0,
+                len(reps),
+                statistics.median(ref) if ref else None,
+                medians[1][1] if len(medians) > 1 else None,
+                medians[1][0] if len(medians) > 1 else None,
+            )
+        )
     return out
 
 
@@ -124,24 +130,27 @@ def best_table(best: list[Best], title: str) -> Table:
     for col in ("kernel", "threads", "best tile", "GB/s", "spread", "reps", "runner-up", "256K GB/s", "best/256K"):
         t.add_column(col, justify="left" if col == "kernel" else "right")
     for b in best:
-        t.add_row(b.kernel, str(b.threads), format_bytes(b.tile), f"{b.gbs:.2f}", f"{100 * b.spread:.1f}%",
-                  str(b.repetitions),
-                  "-" if b.runner_up is None else f"{format_bytes(b.runner_up)} ({b.runner_up_gbs:.2f})",
-                  "-" if b.reference_gbs is None else f"{b.reference_gbs:.2f}",
-                  "-" if not b.reference_gbs else f"{b.gbs / b.reference_gbs:.2f}x")
+        t.add_row(
+            b.kernel,
+            str(b.threads),
+            format_bytes(b.tile),
+            f"{b.gbs:.2f}",
+            f"{100 * b.spread:.1f}%",
+            str(b.repetitions),
+            "-" if b.runner_up is None else f"{format_bytes(b.runner_up)} ({b.runner_up_gbs:.2f})",
+            "-" if b.reference_gbs is None else f"{b.reference_gbs:.2f}",
+            "-" if not b.reference_gbs else f"{b.gbs / b.reference_gbs:.2f}x",
+        )
     return t
 
 
 def plot(results: Results, path: Path, title: str) -> Path:
     """Bandwidth versus tile size, one panel per kernel, one line per thread count (median,
     with the repetitions' min-max as a band), the L1/L2/L3 sizes marked."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = figures.pyplot()
     from matplotlib.ticker import FuncFormatter
 
-    kernels = [k for k in KERNELS if any(s.kernel == k for s in results.samples)]
+    kernels = [k for k in registry.tile_kernels() if any(s.kernel == k for s in results.samples)]
     kernels += sorted({s.kernel for s in results.samples} - set(kernels))
     fig, axes = plt.subplots(len(kernels), 1, figsize=(8, 2.8 * len(kernels)), squeeze=False)
     for ax, kernel in zip(axes[:, 0], kernels):
@@ -157,8 +166,16 @@ def plot(results: Results, path: Path, title: str) -> Path:
             ax.fill_between(tiles, [min(by_tile[t]) for t in tiles], [max(by_tile[t]) for t in tiles], alpha=0.2)
         for name, size in sorted(results.caches.items(), key=lambda kv: kv[1]):
             ax.axvline(size, color="grey", linestyle="--", linewidth=0.8)
-            ax.annotate(f"{name.upper()} {format_bytes(size)}", (size, 1.0), xycoords=("data", "axes fraction"),
-                        rotation=90, va="top", ha="right", fontsize=7, color="grey")
+            ax.annotate(
+                f"{name.upper()} {format_bytes(size)}",
+                (size, 1.0),
+                xycoords=("data", "axes fraction"),
+                rotation=90,
+                va="top",
+                ha="right",
+                fontsize=7,
+                color="grey",
+            )
         ax.set_xscale("log", base=2)
         ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: format_bytes(int(round(x))) if x >= 1 else ""))
         ax.set_title(kernel, fontsize=10)
@@ -166,15 +183,19 @@ def plot(results: Results, path: Path, title: str) -> Path:
         ax.legend(fontsize=7)
     axes[-1, 0].set_xlabel("tile (bytes)")
     fig.suptitle(title, fontsize=10)
-    return save_figure(fig, path, dpi=110)
+    return figures.save(fig, path, dpi=110)
 
 
 # ---- the profile ----
 
+
 def _identity(m: dict[str, Any]) -> dict[str, Any]:
     c = m["caches"]
-    return {"host": m["host"], "cpu_model": m["cpu_model"],
-            "caches": {k: int(c[k]["bytes"]) for k in ("l1d", "l2", "l3")}}
+    return {
+        "host": m["host"],
+        "cpu_model": m["cpu_model"],
+        "caches": {k: int(c[k]["bytes"]) for k in ("l1d", "l2", "l3")},
+    }
 
 
 def read_profile(path: Path) -> dict[str, Any] | None:
@@ -184,11 +205,14 @@ def read_profile(path: Path) -> dict[str, Any] | None:
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as e:  # JSON errors and UnicodeDecodeError are ValueErrors
-        raise InputError(f"tile profile {path} is not valid ({e}): delete it, or run pxq tune "
-                         "with --replace-profile") from None
+        raise InputError(
+            f"tile profile {path} is not valid ({e}): delete it, or run pxq tune with --replace-profile"
+        ) from None
     if not isinstance(data, dict) or data.get("schema") != PROFILE_SCHEMA or not isinstance(data.get("kernels"), dict):
-        raise InputError(f"tile profile {path} is not valid (no \"schema\": \"{PROFILE_SCHEMA}\" and "
-                         "\"kernels\"): delete it, or run pxq tune with --replace-profile")
+        raise InputError(
+            f'tile profile {path} is not valid (no "schema": "{PROFILE_SCHEMA}" and '
+            '"kernels"): delete it, or run pxq tune with --replace-profile'
+        )
     return data
 
 
@@ -196,12 +220,17 @@ def profile_entries(best: list[Best]) -> dict[str, dict[str, dict[str, Any]]]:
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for b in best:
         out.setdefault(b.kernel, {})[str(b.threads)] = {
-            "tile": b.tile, "gbs": round(b.gbs, 4), "spread": round(b.spread, 4), "repetitions": b.repetitions}
+            "tile": b.tile,
+            "gbs": round(b.gbs, 4),
+            "spread": round(b.spread, 4),
+            "repetitions": b.repetitions,
+        }
     return out
 
 
-def write_profile(path: Path, machine: dict[str, Any], best: list[Best], source: Path,
-                  replace: bool = False) -> tuple[dict[str, Any], str]:
+def write_profile(
+    path: Path, machine: dict[str, Any], best: list[Best], source: Path, replace: bool = False
+) -> tuple[dict[str, Any], str]:
     """Writes (atomically) the profile with the new best tiles; entries for other kernels are
     kept when the existing profile is for this machine. Returns the profile and a note."""
     ident = _identity(machine)
@@ -212,12 +241,18 @@ def write_profile(path: Path, machine: dict[str, Any], best: list[Best], source:
         if old.get("machine") == ident:
             kernels = dict(old["kernels"])
         else:
-            note = (f"the previous profile at {path} was for {old.get('machine', {}).get('host')} "
-                    f"({old.get('machine', {}).get('cpu_model')}): replaced")
+            note = (
+                f"the previous profile at {path} was for {old.get('machine', {}).get('host')} "
+                f"({old.get('machine', {}).get('cpu_model')}): replaced"
+            )
     kernels.update(profile_entries(best))
-    profile = {"schema": PROFILE_SCHEMA, "machine": ident,
-               "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-               "benchmark": str(source), "kernels": kernels}
+    profile = {
+        "schema": PROFILE_SCHEMA,
+        "machine": ident,
+        "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "benchmark": str(source),
+        "kernels": kernels,
+    }
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=".tiles-", suffix=".json", delete=False) as f:
@@ -225,37 +260,66 @@ def write_profile(path: Path, machine: dict[str, Any], best: list[Best], source:
             tmp = Path(f.name)
         os.replace(tmp, path)
     except OSError as e:
-        raise InputError(f"cannot write the tile profile {path} ({e.strerror}): "
-                         "set PXQ_TILE_PROFILE to a writable path") from None
+        raise InputError(
+            f"cannot write the tile profile {path} ({e.strerror}): set PXQ_TILE_PROFILE to a writable path"
+        ) from None
     return profile, note
 
 
 # ---- pxq tune ----
 
+
 def kernels_for(target: str | None) -> tuple[str, ...]:
+    kernels = registry.tile_kernels()
     if target is None or target == "all":
-        return KERNELS
-    if target in APP_KERNELS:
-        return APP_KERNELS[target]
-    if target in KERNELS:
+        return kernels
+    if target in registry.apps():
+        return tuple(registry.app(target)["bench_kernels"])
+    if target in kernels:
         return (target,)
-    raise InputError(f"unknown app or kernel '{target}': use one of {', '.join((*APP_KERNELS, *KERNELS))} or all")
+    raise InputError(f"unknown app or kernel '{target}': use one of {', '.join((*registry.apps(), *kernels))} or all")
 
 
-def bench_command(kernels: tuple[str, ...], tiles: list[int], threads: list[int], repeat: int,
-                  min_time: float, out: Path) -> list[str]:
+def __getattr__(name: str) -> tuple[str, ...]:
+    """KERNELS: every tile kernel, from the registry (read when first asked for)."""
+    if name == "KERNELS":
+        return registry.tile_kernels()
+    raise AttributeError(name)
+
+
+def bench_command(
+    kernels: tuple[str, ...], tiles: list[int], threads: list[int], repeat: int, min_time: float, out: Path
+) -> list[str]:
     exe = binary("bench-tiling")
     if not exe.exists():
         raise InputError(f"{exe} is missing: build pxq with -DPXQ_ENABLE_BENCHMARKS=ON (./pxq build)")
-    pattern = (f"^({'|'.join(kernels)})/tile:({'|'.join(str(t) for t in tiles)})"
-               f"/threads:({'|'.join(str(t) for t in threads)})/")
-    return [str(exe), f"--benchmark_filter={pattern}", f"--benchmark_repetitions={repeat}",
-            "--benchmark_enable_random_interleaving=true", f"--benchmark_min_time={min_time}",
-            "--benchmark_report_aggregates_only=false", f"--benchmark_out={out}", "--benchmark_out_format=json"]
+    pattern = (
+        f"^({'|'.join(kernels)})/tile:({'|'.join(str(t) for t in tiles)})"
+        f"/threads:({'|'.join(str(t) for t in threads)})/"
+    )
+    return [
+        str(exe),
+        f"--benchmark_filter={pattern}",
+        f"--benchmark_repetitions={repeat}",
+        "--benchmark_enable_random_interleaving=true",
+        f"--benchmark_min_time={min_time}",
+        "--benchmark_report_aggregates_only=false",
+        f"--benchmark_out={out}",
+        "--benchmark_out_format=json",
+    ]
 
 
-def tune(console: Console, target: str | None, tiles_text: str | None, threads_text: str | None, repeat: int,
-         min_time: float, out: Path, profile: Path, replace: bool = False) -> int:
+def tune(
+    console: Console,
+    target: str | None,
+    tiles_text: str | None,
+    threads_text: str | None,
+    repeat: int,
+    min_time: float,
+    out: Path,
+    profile: Path,
+    replace: bool = False,
+) -> int:
     kernels = kernels_for(target)
     tiles = [parse_bytes(t) for t in tiles_text.split(",")] if tiles_text else list(DEFAULT_TILES)
     if any(t < 8 for t in tiles):
@@ -276,9 +340,11 @@ def tune(console: Console, target: str | None, tiles_text: str | None, threads_t
     out.parent.mkdir(parents=True, exist_ok=True)
     cmd = bench_command(kernels, tiles, threads, repeat, min_time, out)
     count = len(kernels) * len(tiles) * len(threads)
-    console.print(f"[bold]pxq tune[/bold]: {len(kernels)} kernel(s) x {len(tiles)} tiles x {len(threads)} thread "
-                  f"count(s) x {repeat} repetitions, interleaved at random ({count * repeat} runs of "
-                  f">= {min_time} s) -> {out}")
+    console.print(
+        f"[bold]pxq tune[/bold]: {len(kernels)} kernel(s) x {len(tiles)} tiles x {len(threads)} thread "
+        f"count(s) x {repeat} repetitions, interleaved at random ({count * repeat} runs of "
+        f">= {min_time} s) -> {out}"
+    )
     env = dict(os.environ, OMP_WAIT_POLICY=os.environ.get("OMP_WAIT_POLICY", "passive"))
     p = procs.run(cmd, env, uuid.uuid4().hex, None, capture=False)
     if p.returncode != 0:

@@ -39,7 +39,7 @@ class PeerTraffic {
 
 // One step of a pairwise exchange, as NAS codes write it: post the receive, send, wait.
 // Throws std::runtime_error when MPI reports an error.
-void exchange(MPI_Comm comm, const double* send, int send_count, double* recv, int recv_count,
-              int partner, int tag, PeerTraffic& traffic);
+void exchange(MPI_Comm comm, const double* send, int send_count, double* recv, int recv_count, int partner, int tag,
+              PeerTraffic& traffic);
 
 }  // namespace pxq::comm

@@ -13,8 +13,8 @@ namespace pxq::comm {
 
 struct ThreadPlacement {
   int thread = 0;
-  int cpu = -1;               // where the thread was running when observed
-  std::vector<int> affinity;  // the cpus it may run on
+  int cpu = -1;                        // where the thread was running when observed
+  std::vector<int> affinity;           // the cpus it may run on
   int l2 = -1, l3 = -1, package = -1;  // hwloc logical indices of the cpu's ancestors
 };
 

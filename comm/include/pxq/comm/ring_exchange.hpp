@@ -15,8 +15,7 @@ namespace pxq::comm {
 class RingExchange {
  public:
   // Plans the messages of one block of `block_elems` doubles cut into `tile_elems` tiles.
-  RingExchange(MPI_Comm comm, int left, int right, std::size_t block_elems,
-               std::size_t tile_elems);
+  RingExchange(MPI_Comm comm, int left, int right, std::size_t block_elems, std::size_t tile_elems);
   ~RingExchange();
   RingExchange(const RingExchange&) = delete;
   RingExchange& operator=(const RingExchange&) = delete;

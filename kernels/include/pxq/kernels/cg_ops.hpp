@@ -26,13 +26,11 @@ class CgOps {
   // sum x[i] * y[i]
   virtual double dot(const double* x, const double* y, std::size_t n) const = 0;
   // z += alpha p; r -= alpha q (one sweep, as NAS)
-  virtual void update_zr(double* z, double* r, const double* p, const double* q, double alpha,
-                         std::size_t n) const = 0;
+  virtual void update_zr(double* z, double* r, const double* p, const double* q, double alpha, std::size_t n) const = 0;
   // p = r + beta p
   virtual void update_p(double* p, const double* r, double beta, std::size_t n) const = 0;
   // {x.z, z.z} in one sweep
-  virtual std::pair<double, double> dot2(const double* x, const double* z,
-                                         std::size_t n) const = 0;
+  virtual std::pair<double, double> dot2(const double* x, const double* z, std::size_t n) const = 0;
   // x = s z
   virtual void scale(double* x, double s, const double* z, std::size_t n) const = 0;
   // sum (x[i] - y[i])^2
@@ -40,21 +38,18 @@ class CgOps {
   // w += q
   virtual void add(double* w, const double* q, std::size_t n) const = 0;
   // q = 0, z = 0, r = x, p = x
-  virtual void start(const double* x, double* q, double* z, double* r, double* p,
-                     std::size_t n) const = 0;
+  virtual void start(const double* x, double* q, double* z, double* r, double* p, std::size_t n) const = 0;
 
   // ---- fused sweeps (tiled variant) ----
   // start() and r.r in one sweep
-  virtual double start_norm(const double* x, double* q, double* z, double* r, double* p,
-                            std::size_t n) const = 0;
+  virtual double start_norm(const double* x, double* q, double* z, double* r, double* p, std::size_t n) const = 0;
   // update_zr() then r.r, tile by tile
-  virtual double update_zr_norm(double* z, double* r, const double* p, const double* q,
-                                double alpha, std::size_t n) const = 0;
+  virtual double update_zr_norm(double* z, double* r, const double* p, const double* q, double alpha,
+                                std::size_t n) const = 0;
   // y = A x with the column-blocked matrix
   virtual void spmv_blocked(const BlockedCsr& a, const double* x, double* y) const = 0;
   // p = r + beta p window by window, each window consumed by its block of y = A p at once
-  virtual void update_p_spmv(const BlockedCsr& a, double* p, const double* r, double beta,
-                             double* y) const = 0;
+  virtual void update_p_spmv(const BlockedCsr& a, double* p, const double* r, double beta, double* y) const = 0;
 };
 
 // The executor for a backend: `threads` threads; `tile` elements per tile for the fused

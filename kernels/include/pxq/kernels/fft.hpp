@@ -30,9 +30,9 @@ class FftPlan {
 
  private:
   struct Stage {
-    int radix;        // 4 or 2
-    int butterflies;  // L / radix
-    int stride;       // s: lines of length L interleaved so far, times the radix of earlier stages
+    int radix;            // 4 or 2
+    int butterflies;      // L / radix
+    int stride;           // s: lines of length L interleaved so far, times the radix of earlier stages
     std::size_t twiddle;  // offset of this stage's factors in tw_
   };
   int n_;

@@ -56,8 +56,8 @@ void ring_passes_reference(double* x, std::size_t n, const RingParams& p);
 
 // Runs ring_passes on [begin, end) of each of `workers` blocks, one worker per thread of
 // the chosen backend. blocks[w] is worker w's block.
-void ring_passes_workers(Backend backend, double* const* blocks, int workers, std::size_t begin,
-                         std::size_t end, const RingParams& p);
+void ring_passes_workers(Backend backend, double* const* blocks, int workers, std::size_t begin, std::size_t end,
+                         const RingParams& p);
 
 // Closed form of m updates: x_m = scale * x_0 + shift.
 struct AffinePower {

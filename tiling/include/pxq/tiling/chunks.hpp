@@ -8,9 +8,7 @@
 
 namespace pxq::tiling {
 
-inline std::size_t tile_count(std::size_t n, std::size_t tile) {
-  return tile == 0 ? 0 : (n + tile - 1) / tile;
-}
+inline std::size_t tile_count(std::size_t n, std::size_t tile) { return tile == 0 ? 0 : (n + tile - 1) / tile; }
 
 // fn(begin, end) for each tile in order.
 template <class Fn>

@@ -19,6 +19,8 @@ std::string format_bytes(std::size_t bytes);
 
 // The smallest tile accepted: 8 cache lines (below that, loop overhead swamps every kernel).
 inline constexpr std::size_t kMinTileBytes = 512;
+// The largest byte size accepted anywhere: 1 PiB (anything larger is a typo).
+inline constexpr unsigned long long kMaxBytes = 1ull << 50;
 
 struct TilePolicy {
   enum class Kind { off, bytes, automatic };
@@ -37,17 +39,17 @@ inline constexpr double kAutoL2Fraction = 0.5;
 inline constexpr std::size_t kAutoFallbackBytes = 256 * 1024;
 
 struct TileResolution {
-  bool tiled = false;         // false: one chunk, the whole buffer
-  std::size_t bytes = 0;      // tile bytes actually used (whole buffer when untiled)
-  std::size_t elements = 0;   // tile length in elements
-  std::string source;         // "off", "user", "auto:L2", "auto:fallback", "auto:profile"
-  std::string profile;        // the machine tile profile's path when source is auto:profile
-  std::string warning;        // non-empty when the request was clamped or rounded
+  bool tiled = false;        // false: one chunk, the whole buffer
+  std::size_t bytes = 0;     // tile bytes actually used (whole buffer when untiled)
+  std::size_t elements = 0;  // tile length in elements
+  std::string source;        // "off", "user", "auto:L2", "auto:fallback", "auto:profile"
+  std::string profile;       // the machine tile profile's path when source is auto:profile
+  std::string warning;       // non-empty when the request was clamped or rounded
 };
 
 // Turns a policy into a tile for one buffer: tiles never exceed the buffer (clamped, with
 // a warning) and are a whole number of elements (rounded down, at least one element).
-TileResolution resolve_tile(const TilePolicy& policy, std::size_t buffer_bytes,
-                            std::size_t element_bytes, const CacheInfo& caches);
+TileResolution resolve_tile(const TilePolicy& policy, std::size_t buffer_bytes, std::size_t element_bytes,
+                            const CacheInfo& caches);
 
 }  // namespace pxq::tiling

@@ -48,8 +48,8 @@ struct NodePlacement {
 };
 
 struct PlacementPlan {
-  std::string mode;                 // packed, spread or custom
-  std::vector<NodePlacement> nodes;  // per node
+  std::string mode;                   // packed, spread or custom
+  std::vector<NodePlacement> nodes;   // per node
   std::vector<std::string> warnings;  // where the mode could not be honoured as asked
 };
 
@@ -63,8 +63,7 @@ struct PlacementPlan {
 // L3s, then L2s, then cores; custom takes `custom_cpus` (OS cpu numbers, threads per rank,
 // rank by rank, node by node for virtual nodes). Throws std::invalid_argument naming the
 // problem and the fix when the request cannot be met.
-PlacementPlan plan_placement(const Topology& topo, const std::string& mode, int nodes,
-                             int ranks_per_node, int threads, bool virtual_nodes,
-                             const std::vector<int>& custom_cpus = {});
+PlacementPlan plan_placement(const Topology& topo, const std::string& mode, int nodes, int ranks_per_node, int threads,
+                             bool virtual_nodes, const std::vector<int>& custom_cpus = {});
 
 }  // namespace pxq::tiling

@@ -40,16 +40,16 @@ struct Step {
 
 // Steps where the time per access rises by more than `ratio` from one size to the next and
 // stays up at the size after (a single slow point is noise, not a cache); rises at
-// consecutive sizes merge into one gradual step. Sizes ascending, one time each. Throws std::invalid_argument when the lengths differ
-// or ratio <= 1.
+// consecutive sizes merge into one gradual step. Sizes ascending, one time each. Throws std::invalid_argument when the
+// lengths differ or ratio <= 1.
 std::vector<Step> detect_steps(const std::vector<std::size_t>& sizes, const std::vector<double>& ns, double ratio);
 
 struct CacheMatch {
-  std::string level;         // "L1d", "L2", "L3"
-  std::size_t bytes = 0;     // hwloc's size
-  bool found = false;        // a step lies near it
-  Step step;                 // the nearest step
-  double octaves = 0;        // log2 distance from the cache size to the step's interval (0: inside)
+  std::string level;      // "L1d", "L2", "L3"
+  std::size_t bytes = 0;  // hwloc's size
+  bool found = false;     // a step lies near it
+  Step step;              // the nearest step
+  double octaves = 0;     // log2 distance from the cache size to the step's interval (0: inside)
 };
 
 // For each cache level, the detected step nearest to its size (on a log scale) and how far

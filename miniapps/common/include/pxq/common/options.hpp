@@ -47,8 +47,7 @@ std::string mode_of(int threads, bool tiled);
 // option winning (so the driver's defaults yield to the user's app options), then `run` in
 // run_miniapp's frame (MPI start-up, errors, exit codes).
 template <class AppOptions, class Add, class Run>
-int miniapp_main(int argc, char** argv, const std::string& description, const std::string& name, Add add,
-                 Run run) {
+int miniapp_main(int argc, char** argv, const std::string& description, const std::string& name, Add add, Run run) {
   CLI::App app{description, name};
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   CommonOptions common;

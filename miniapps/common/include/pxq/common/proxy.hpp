@@ -25,8 +25,8 @@ namespace pxq::common {
 
 // What the lifecycle measured, handed to the proxy's summary.
 struct Measured {
-  double total = 0.0;  // the timed iterations, slowest rank
-  double setup = 0.0;  // the set-up, slowest rank (not in total)
+  double total = 0.0;                    // the timed iterations, slowest rank
+  double setup = 0.0;                    // the set-up, slowest rank (not in total)
   std::map<std::string, double> phases;  // per phase, slowest rank
   nlohmann::json messages;               // comm::PeerTraffic::summarize
   double phase(const std::string& name) const;
@@ -39,18 +39,18 @@ using Line = std::pair<std::string, std::string>;
 // adds what every proxy shares (time, processes, layout, variant, tile, Mop/s, MPI traffic,
 // notes, the verdict) in the same place for all.
 struct Summary {
-  std::string preamble;          // printed before the title (e.g. CG's iteration table)
-  std::string title;             // "CG": the banner opens with " CG Benchmark Completed."
-  std::vector<Line> head;        // Class, Size, Iterations, ...
-  std::string setup_what;        // what the set-up did ("matrix generation"); "": no setup line
-  std::string grid;              // the "Process grid" line
-  std::string tile_detail;       // appended to the tile, e.g. "3 column window(s)"
-  std::vector<Line> variant;     // after the tile line (e.g. FT's lines per batch)
-  double operations = 0.0;       // NAS operation count; 0: no Mop/s lines
-  std::vector<Line> metrics;     // phases and bandwidths
+  std::string preamble;            // printed before the title (e.g. CG's iteration table)
+  std::string title;               // "CG": the banner opens with " CG Benchmark Completed."
+  std::vector<Line> head;          // Class, Size, Iterations, ...
+  std::string setup_what;          // what the set-up did ("matrix generation"); "": no setup line
+  std::string grid;                // the "Process grid" line
+  std::string tile_detail;         // appended to the tile, e.g. "3 column window(s)"
+  std::vector<Line> variant;       // after the tile line (e.g. FT's lines per batch)
+  double operations = 0.0;         // NAS operation count; 0: no Mop/s lines
+  std::vector<Line> metrics;       // phases and bandwidths
   std::vector<std::string> notes;  // beyond the start notes
-  std::string tables;            // per-step or per-level tables (the proxy honours --quiet)
-  std::vector<Line> checks;      // the verification figures, before the verdict
+  std::string tables;              // per-step or per-level tables (the proxy honours --quiet)
+  std::vector<Line> checks;        // the verification figures, before the verdict
   nlohmann::json size = nlohmann::json::object();
   nlohmann::json time = nlohmann::json::object();  // phases; total and setup are added
   nlohmann::json metrics_json = nlohmann::json::object();
@@ -67,9 +67,8 @@ class Proxy {
   Proxy(const Proxy&) = delete;
   Proxy& operator=(const Proxy&) = delete;
 
-  // The bytes the tile bounds, and the kernel's name in pxq-bench-tiling (--tile auto).
+  // The bytes the tile bounds (--tile auto takes the app's tile kernel from the registry).
   virtual std::size_t tile_buffer_bytes() const = 0;
-  virtual std::string tile_kernel() const = 0;
   // Builds the problem once the tile is known; timed as the set-up.
   virtual void set_up(const RunStart& start) = 0;
   // One untimed round that touches every page, leaving the state the timed run starts from.
@@ -102,13 +101,12 @@ int run_proxy(const MpiWorld& w, const CommonOptions& co, const std::string& app
 
 // The NAS-style banner of a summary.
 std::string banner(const Summary& s, const Measured& m, const CommonOptions& co, const Variant& v,
-                   const RunStart& start, int ranks, const std::vector<std::string>& notes,
-                   bool passed);
+                   const RunStart& start, int ranks, const std::vector<std::string>& notes, bool passed);
 
 // The probes' epilogue, the same for every probe: rank 0 prints `text`, and appends the
 // record (the shared frame plus `body`) when --json was given; the exit code follows `passed`.
 int finish_probe(const MpiWorld& w, const CommonOptions& co, const Variant& v, const RunStart& start,
-                 const std::string& app, bool passed, const std::string& text,
-                 const std::vector<std::string>& notes, const nlohmann::json& body);
+                 const std::string& app, bool passed, const std::string& text, const std::vector<std::string>& notes,
+                 const nlohmann::json& body);
 
 }  // namespace pxq::common

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "pxq/comm/placement.hpp"
 #include "pxq/common/app.hpp"
 #include "pxq/common/options.hpp"
-#include "pxq/comm/placement.hpp"
 #include "pxq/kernels/backend.hpp"
 #include "pxq/tiling/cache_info.hpp"
 #include "pxq/tiling/tile_policy.hpp"
@@ -27,8 +27,7 @@ struct LayoutFacts {
   int ranks_per_node = 1;  // as the driver said, else ranks / observed nodes
   int observed_nodes = 1;
 };
-LayoutFacts layout_facts(const CommonOptions& o, int ranks,
-                         const std::vector<comm::RankPlacement>& placement);
+LayoutFacts layout_facts(const CommonOptions& o, int ranks, const std::vector<comm::RankPlacement>& placement);
 
 // The record's "layout" object.
 nlohmann::json layout_json(const CommonOptions& o, const LayoutFacts& f, int ranks, int threads);
@@ -63,8 +62,8 @@ struct RunStart {
 // `--tile auto` takes the machine tile profile's best tile for `tile_kernel` (the name in
 // pxq-bench-tiling) when the profile was made on rank 0's machine, else the cache-size rule;
 // rank 0 decides for every rank.
-RunStart start_run(const MpiWorld& w, const CommonOptions& o, const Variant& v,
-                   std::size_t tile_buffer_bytes, const std::string& tile_kernel);
+RunStart start_run(const MpiWorld& w, const CommonOptions& o, const Variant& v, std::size_t tile_buffer_bytes,
+                   const std::string& tile_kernel);
 
 // The notes every run starts with: the layout's (launcher and observation disagree) and the
 // tile's (clamped, rounded, or a tile profile that does not apply), as "tile: ...".

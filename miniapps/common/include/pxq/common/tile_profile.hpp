@@ -36,7 +36,6 @@ struct ProfileChoice {
 // thread count) when the profile at `path` was made on `me`. No file: bytes 0 and no note.
 // Another machine, or no entry for the kernel: bytes 0 and a note. A file that is not a
 // valid profile: std::invalid_argument naming the file, the problem and the fix.
-ProfileChoice profile_tile(const std::string& path, const std::string& kernel, int threads,
-                           const MachineIdentity& me);
+ProfileChoice profile_tile(const std::string& path, const std::string& kernel, int threads, const MachineIdentity& me);
 
 }  // namespace pxq::common

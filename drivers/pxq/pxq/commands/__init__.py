@@ -1,0 +1,12 @@
+"""The driver's commands, one module each. A module has NAME, HELP, `add(parser)` that
+registers its options, `handle(args, app_args, console)` that runs it and returns the exit
+code, and APP_ARGS (True when it passes arguments after `--` on). A new command is a new
+module listed in COMMANDS."""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from pxq.commands import demo, env, msgdist, probe, profile, repair, report, run, study, sweep, tune
+
+COMMANDS: tuple[ModuleType, ...] = (run, sweep, report, repair, probe, study, tune, profile, msgdist, env, demo)

@@ -1,0 +1,78 @@
+"""`pxq run APP`: one miniapp on one layout, repeated."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import subprocess
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+
+from rich.console import Console
+
+from pxq import records, registry, report, runner
+from pxq.errors import InputError
+from pxq.layout import parse_layout
+from pxq.options import add_launch_options, app_help, base_spec, check_app, check_backends, check_repeat
+from pxq.paths import binary, results_path
+
+NAME = "run"
+HELP = "run one miniapp on one layout"
+APP_ARGS = True
+
+
+def add(p: argparse.ArgumentParser) -> None:
+    p.add_argument("app", help=app_help())
+    p.add_argument("--layout", default="1x1", help="PxQ[xT]: nodes x ranks per node [x threads per rank]")
+    p.add_argument("--mode", choices=registry.modes(), help="variant preset")
+    p.add_argument("--threads", type=int, help="threads per rank (overrides the layout's T)")
+    p.add_argument("--tile", help="tile size: off, auto, or bytes such as 256K")
+    p.add_argument("--backend", choices=registry.backends(), default="openmp")
+    p.add_argument("--repeat", type=int, default=1, help="runs of the same configuration")
+    p.add_argument("--dry-run", action="store_true", help="print the exact launch command only")
+    add_launch_options(p)
+
+
+def _dry_run(spec: runner.RunSpec, console: Console) -> int:
+    with tempfile.TemporaryDirectory(prefix="pxq-dry-") as tmp:
+        plan, argv = runner.build(spec, Path(tmp), "dry-run")
+        for path, content in plan.files.items():
+            console.print(f"# {path}:\n{content}", markup=False)
+        env = " ".join(f"{k}={v}" for k, v in plan.env.items())
+        print(f"{env} {shlex.join(argv)}")
+    return 0
+
+
+def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> int:
+    check_app(args.app)
+    layout = parse_layout(args.layout)
+    if args.threads is not None:
+        if args.threads < 1:
+            raise InputError(f"--threads {args.threads}: must be at least 1")
+        layout = layout.with_threads(args.threads)
+    check_repeat(args.repeat)
+    check_backends([args.backend])
+    if "--help" in app_args or "-h" in app_args:
+        return subprocess.run([str(binary(args.app)), "--help"]).returncode
+    results = results_path(args.results, f"{args.app}.jsonl")
+    spec = replace(
+        base_spec(args, app_args, results), layout=layout, mode=args.mode, tile=args.tile, backend=args.backend
+    )
+    spec.resolved()  # validates mode/threads/tile before anything runs
+    if args.dry_run:
+        return _dry_run(spec, console)
+    recs = []
+    for rep in range(args.repeat):
+        result = runner.execute(replace(spec, repeat=rep), echo=True)
+        if result.status == "bad-input":
+            console.print("[red]the app refused the run as bad input[/red] (exit code 2; no record written)")
+            return records.EXIT_BAD_INPUT
+        if result.status != "ok":
+            runner.say_failure(console, "run", result, results)
+        recs.append(result.record)
+    rows = report.summarize(recs)
+    if rows:
+        report.print_table(rows, f"pxq run {args.app} -> {results}", console)
+    report.print_failures(recs, console)
+    return records.exit_code(recs)

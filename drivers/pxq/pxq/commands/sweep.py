@@ -1,0 +1,73 @@
+"""`pxq sweep APP`: the cross product of layouts x modes x tiles x backends, interleaved."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.console import Console
+
+from pxq import records, registry, runner
+from pxq import sweep as sweeps
+from pxq.errors import InputError
+from pxq.layout import parse_layouts, parse_tile
+from pxq.options import add_launch_options, app_help, base_spec, check_app, check_backends, check_repeat
+from pxq.paths import results_path
+
+NAME = "sweep"
+HELP = "run the cross product of layouts x modes x tiles x backends"
+APP_ARGS = True
+
+
+def add(p: argparse.ArgumentParser) -> None:
+    p.add_argument("app", help=app_help())
+    p.add_argument("--layouts", default="1x2,2x1,1x1x2")
+    p.add_argument("--modes", default="flat,hybrid,tiled")
+    p.add_argument("--tiles", default="256K", help="tile sizes for the tiled mode, e.g. 64K,256K,1M")
+    p.add_argument("--threads", help="threads per rank to sweep (overrides the layouts' T), e.g. 1,2")
+    p.add_argument("--backends", default="openmp")
+    p.add_argument("--repeat", type=int, default=3, help="interleaved repeats of every configuration")
+    p.add_argument("--resume", action="store_true", help="skip runs the results file already holds")
+    add_launch_options(p)
+
+
+def _threads(text: str | None) -> list[int] | None:
+    if not text:
+        return None
+    try:
+        threads = [int(t) for t in text.split(",")]
+    except ValueError:
+        raise InputError(f"--threads {text}: use integers such as 1,2") from None
+    if any(t < 1 for t in threads):
+        raise InputError(f"--threads {text}: every value must be at least 1")
+    return threads
+
+
+def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> int:
+    check_app(args.app)
+    layouts = parse_layouts(args.layouts)
+    modes = [m for m in args.modes.split(",") if m]
+    for m in modes:
+        if m not in registry.modes():
+            raise InputError(f"unknown mode '{m}': use {', '.join(registry.modes())}")
+    tiles = [parse_tile(t) for t in args.tiles.split(",") if t]
+    backends = [b for b in args.backends.split(",") if b]
+    check_backends(backends)
+    threads = _threads(args.threads)
+    check_repeat(args.repeat)
+    results = results_path(args.results, f"{args.app}.jsonl")
+    configs, notes = sweeps.plan(base_spec(args, app_args, results), layouts, modes, tiles, backends, threads)
+    for note in notes:
+        console.print(f"[dim]{note}[/dim]")
+    if not configs:
+        raise InputError("nothing to run: every layout/mode combination was skipped")
+    for spec in configs:  # layouts that cannot run here fail now, not mid-sweep
+        runner.build(spec, Path("/nonexistent"), "check")
+    runs = sweeps.interleave(configs, args.repeat)
+    console.print(f"{len(configs)} configurations x {args.repeat} repeats = {len(runs)} runs -> {results}")
+    recs = sweeps.run(runs, results, args.resume, console)
+    sweeps.summarize_and_print(recs, console, f"pxq sweep {args.app} ({results})")
+    if len(recs) != len(runs):
+        console.print(f"[red]{len(runs) - len(recs)} run(s) have no record in {results}[/red]")
+        return records.EXIT_RUN_FAILED
+    return records.exit_code(recs)
