@@ -9,10 +9,10 @@ namespace pxq::common {
 
 struct AppInfo {
   const char* name;
-  const char* classes;       // NAS classes, one letter each ("" when the app has none)
-  const char* tile_kernel;   // the tile profile's kernel for --tile auto
-  const char* bench_kernels; // space-separated kernels pxq-bench-tiling measures
-  const char* headline;      // the record's headline metric
+  const char* classes;        // NAS classes, one letter each ("" when the app has none)
+  const char* tile_kernel;    // the tile profile's kernel for --tile auto
+  const char* bench_kernels;  // space-separated kernels pxq-bench-tiling measures
+  const char* headline;       // the record's headline metric
   const char* unit;
   const char* what;
 };
