@@ -152,16 +152,9 @@ def _export_flags(env: dict[str, str]) -> list[str]:
     return flags
 
 
-def plan_launch(req: LaunchRequest, mpirun: str, workdir: Path) -> LaunchPlan:
-    """The mpirun command line (without the program) and environment for a layout."""
+def _oversubscribed(req: LaunchRequest, launcher: str) -> bool:
+    """Whether the run oversubscribes the cores; InputError where cores or placement forbid it."""
     layout = req.layout
-    launcher = choose_launcher(req)
-    env = _omp_env(layout.threads)
-    env["PMIX_MCA_gds"] = "hash"
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        env["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
-        env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
-
     if launcher in ("local", "virtual"):
         if layout.cores > req.cores and not req.oversubscribe:
             raise InputError(
@@ -176,6 +169,47 @@ def plan_launch(req: LaunchRequest, mpirun: str, workdir: Path) -> LaunchPlan:
         )
     if req.placement_cpus and req.placement != "custom":
         raise InputError("--cores goes with --placement custom")
+    return oversubscribed
+
+
+def _real_nodes_argv(req: LaunchRequest, launcher: str, layout: Layout, oversubscribed: bool) -> list[str]:
+    """Hostfile or Slurm: Open MPI's mapping on the real nodes."""
+    argv: list[str] = []
+    if launcher == "hostfile":
+        if not req.hostfile or not Path(req.hostfile).is_file():
+            raise InputError(f"hostfile '{req.hostfile}' not found: give an existing file")
+        argv += ["--hostfile", req.hostfile]
+    mapping = f"ppr:{layout.ranks_per_node}:node:PE={layout.threads}"
+    if req.placement == "spread":
+        # Open MPI's mapper spreads over the nodes' sockets; the record shows what it did.
+        mapping = f"socket:PE={layout.threads}"
+        argv += ["--npernode", str(layout.ranks_per_node)]
+    if req.placement == "custom":
+        if layout.threads != 1 or len(req.placement_cpus or []) != layout.ranks_per_node:
+            raise InputError(
+                "--placement custom on real nodes takes one thread per rank and one core per "
+                "rank of a node (the same on every node): give --cores with q entries"
+            )
+        argv += ["--cpu-list", ",".join(str(c) for c in req.placement_cpus or []), "--bind-to", "cpu-list:ordered"]
+    else:
+        argv += ["--map-by", mapping, "--bind-to", "core"]
+    argv += ["--rank-by", "node" if req.alloc == "cyclic" else "slot"]
+    if oversubscribed:
+        argv += ["--oversubscribe"]
+    return argv
+
+
+def plan_launch(req: LaunchRequest, mpirun: str, workdir: Path) -> LaunchPlan:
+    """The mpirun command line (without the program) and environment for a layout."""
+    layout = req.layout
+    launcher = choose_launcher(req)
+    env = _omp_env(layout.threads)
+    env["PMIX_MCA_gds"] = "hash"
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        env["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
+        env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+
+    oversubscribed = _oversubscribed(req, launcher)
     argv = [mpirun, "-np", str(layout.ranks)]
     files: dict[str, str] = {}
     links: dict[str, str] = {}
@@ -208,27 +242,7 @@ def plan_launch(req: LaunchRequest, mpirun: str, workdir: Path) -> LaunchPlan:
         if oversubscribed:
             argv += ["--oversubscribe", "--bind-to", "core:overload-allowed"]
     else:  # hostfile or slurm: the real nodes
-        if launcher == "hostfile":
-            if not req.hostfile or not Path(req.hostfile).is_file():
-                raise InputError(f"hostfile '{req.hostfile}' not found: give an existing file")
-            argv += ["--hostfile", req.hostfile]
-        mapping = f"ppr:{layout.ranks_per_node}:node:PE={layout.threads}"
-        if req.placement == "spread":
-            # Open MPI's mapper spreads over the nodes' sockets; the record shows what it did.
-            mapping = f"socket:PE={layout.threads}"
-            argv += ["--npernode", str(layout.ranks_per_node)]
-        if req.placement == "custom":
-            if layout.threads != 1 or len(req.placement_cpus or []) != layout.ranks_per_node:
-                raise InputError(
-                    "--placement custom on real nodes takes one thread per rank and one core per "
-                    "rank of a node (the same on every node): give --cores with q entries"
-                )
-            argv += ["--cpu-list", ",".join(str(c) for c in req.placement_cpus or []), "--bind-to", "cpu-list:ordered"]
-        else:
-            argv += ["--map-by", mapping, "--bind-to", "core"]
-        argv += ["--rank-by", "node" if req.alloc == "cyclic" else "slot"]
-        if oversubscribed:
-            argv += ["--oversubscribe"]
+        argv += _real_nodes_argv(req, launcher, layout, oversubscribed)
     argv += _export_flags(env)
     if req.placement and placement is None:
         placement = {

@@ -98,6 +98,29 @@ def stride_argv(
     return argv
 
 
+def _plot_blocks(ax: Any, rec: dict[str, Any], copies: int) -> None:
+    """The block variant's panel: GB/s by block size, alone and with every copy."""
+    det = rec["detection"]
+    blocks = rec["blocks"]
+    ax.plot([b["bytes"] for b in blocks], [b["gbs"] for b in blocks], "o-", markersize=3, label="alone")
+    if copies > 1:
+        ax.plot(
+            [b["bytes"] for b in blocks],
+            [sum(b["gbs_copies"]) / len(b["gbs_copies"]) for b in blocks],
+            "s--",
+            markersize=3,
+            label=f"per copy, {copies} at once",
+        )
+    for cache in det["caches"]:
+        if cache["bytes"]:
+            ax.axvline(cache["bytes"], color="red", linestyle=":", linewidth=1)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("block (bytes)")
+    ax.set_ylabel("GB/s (read + write)")
+    ax.set_title("block variant", fontsize=9)
+    ax.legend(fontsize=7)
+
+
 def plot_stride(rec: dict[str, Any], path: Path) -> Path:
     """Time per access against stride (one line per array size), the detection stride's curve
     over sizes with hwloc's caches and the steps, contention ratios and the block variant."""
@@ -160,25 +183,7 @@ def plot_stride(rec: dict[str, Any], path: Path) -> Path:
     ax.legend(fontsize=7)
 
     if rec["blocks"]:
-        ax = axes[2]
-        blocks = rec["blocks"]
-        ax.plot([b["bytes"] for b in blocks], [b["gbs"] for b in blocks], "o-", markersize=3, label="alone")
-        if copies > 1:
-            ax.plot(
-                [b["bytes"] for b in blocks],
-                [sum(b["gbs_copies"]) / len(b["gbs_copies"]) for b in blocks],
-                "s--",
-                markersize=3,
-                label=f"per copy, {copies} at once",
-            )
-        for cache in det["caches"]:
-            if cache["bytes"]:
-                ax.axvline(cache["bytes"], color="red", linestyle=":", linewidth=1)
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("block (bytes)")
-        ax.set_ylabel("GB/s (read + write)")
-        ax.set_title("block variant", fontsize=9)
-        ax.legend(fontsize=7)
+        _plot_blocks(axes[2], rec, copies)
     place = rec["placement"]
     fig.suptitle(
         f"pxq probe stride: {copies} cop{'y' if copies == 1 else 'ies'} on cpu(s) {place['cpus']} "

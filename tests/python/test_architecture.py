@@ -1,0 +1,86 @@
+"""The shape of the house, checked: the registries match the folders, no function in miniapps/
+or drivers/ is longer than 80 lines, and the sources are formatted and linted."""
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pxq import registry
+
+ROOT = Path(__file__).resolve().parents[2]
+MAX_FUNCTION_LINES = 80
+
+
+def test_every_registered_app_has_its_folder_and_binary():
+    folders = {p.name for p in (ROOT / "miniapps").iterdir() if (p / "CMakeLists.txt").exists()} - {"common"}
+    assert set(registry.apps()) == folders
+    for app in registry.apps():
+        info = registry.app(app)
+        assert info["binary"] == f"pxq-{app}"
+        assert info["tile_kernel"] in info["bench_kernels"]
+        assert info["headline"] and info["unit"]
+
+
+def test_every_available_backend_has_its_four_executors():
+    kernels = ROOT / "kernels"
+    for name in registry.available_backends():
+        for kernel in ("ring_update", "cg_ops", "mg_ops", "ft_ops"):
+            assert (kernels / f"{kernel}_{name}.cpp").exists(), f"{name}: kernels/{kernel}_{name}.cpp"
+    assert "openmp" in registry.available_backends()
+
+
+def test_the_driver_resolves_sizes_and_modes_as_the_binaries_do():
+    from pxq.layout import InputError, parse_bytes, resolve_mode
+
+    assert parse_bytes("256K") == 262144
+    for bad in ("256IB", "256 K", "1.5M", "2000000T"):
+        with pytest.raises(InputError):
+            parse_bytes(bad)
+    assert resolve_mode(None, 2, "64K") == ("tiled", 2, "64K")
+    with pytest.raises(InputError, match="mode flat"):
+        resolve_mode("flat", 2, None)
+
+
+def _tool(name: str) -> str:
+    exe = Path(sys.executable).parent / name
+    found = str(exe) if exe.exists() else shutil.which(name)
+    assert found, f"{name} is missing: it is in drivers/requirements.txt (./pxq installs it)"
+    return found
+
+
+def test_no_function_over_80_lines():
+    out = subprocess.run(
+        [_tool("lizard"), "-L", str(MAX_FUNCTION_LINES), "-w", "miniapps", "drivers"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    # lizard warns on its other thresholds too: keep the functions whose length is over the limit.
+    long = [
+        line
+        for line in out.stdout.splitlines()
+        if (m := re.search(r"(\d+) length", line)) and int(m.group(1)) > MAX_FUNCTION_LINES
+    ]
+    assert not long, "functions over 80 lines:\n" + "\n".join(long)
+
+
+def test_cpp_is_clang_formatted():
+    files = subprocess.run(
+        ["git", "ls-files", "*.cpp", "*.hpp", "*.h"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.split()
+    if not files:
+        pytest.fail("no C++ files listed by git (run the tests from a git checkout)")
+    out = subprocess.run(
+        [_tool("clang-format"), "--dry-run", "--Werror", *files], cwd=ROOT, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+
+
+def test_python_is_ruff_clean():
+    for args in (["check", "drivers", "tests"], ["format", "--check", "drivers", "tests"]):
+        out = subprocess.run([_tool("ruff"), *args], cwd=ROOT, capture_output=True, text=True)
+        assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-1000:]
