@@ -304,6 +304,22 @@ void FtPlan::build_forward(bool fused) {
   s.push_back(fft("z-FFT", nz, dir, my2, mx1, zsrc, zsm, Buffer::c, c_lines));
 }
 
+// The evolution as a step of its own (untiled): C -> C1, elementwise by the three factors.
+Step FtPlan::evolve_step(int mx1, int nz, int my2) const {
+  Step e;
+  e.kind = Step::Kind::evolve;
+  e.what = "evolve";
+  e.src = Buffer::c;
+  e.dst = Buffer::c1;
+  e.n1 = mx1;
+  e.n2 = nz;
+  e.n3 = my2;
+  e.f1 = ex_.data();
+  e.f2 = ez_.data();
+  e.f3 = ey_.data();
+  return e;
+}
+
 // evolve C -> z-FFT -> (column exchange) -> B -> y-FFT -> (row exchange) -> A -> x-FFT.
 void FtPlan::build_inverse(bool fused) {
   const FtGrid& g = grid_;
@@ -317,18 +333,7 @@ void FtPlan::build_inverse(bool fused) {
   const LineMap c_lines{std::int64_t{nz} * mx1, 1, table(strided(nz, mx1))};
   Buffer zsrc = Buffer::c;
   if (!fused) {
-    Step e;
-    e.kind = Step::Kind::evolve;
-    e.what = "evolve";
-    e.src = Buffer::c;
-    e.dst = Buffer::c1;
-    e.n1 = mx1;
-    e.n2 = nz;
-    e.n3 = my2;
-    e.f1 = ex_.data();
-    e.f2 = ez_.data();
-    e.f3 = ey_.data();
-    s.push_back(e);
+    s.push_back(evolve_step(mx1, nz, my2));
     zsrc = Buffer::c1;
   }
   Step z;

@@ -117,6 +117,7 @@ class FtPlan {
   void use(Buffer b) { used_[static_cast<std::size_t>(b)] = true; }
   void build_forward(bool fused);
   void build_inverse(bool fused);
+  Step evolve_step(int mx1, int nz, int my2) const;
 
   FtGrid grid_;
   std::map<int, std::unique_ptr<kernels::FftPlan>> plans_;
