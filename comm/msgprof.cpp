@@ -290,30 +290,23 @@ static int counted_nb(IsendFn f, const void* buf, int count, MPI_Datatype type, 
   send(comm, dst, count, type);
   return f(buf, count, type, dst, tag, comm, req);
 }
-int MPI_Send(const void* buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm) {
-  return counted(PMPI_Send, buf, count, type, dst, tag, comm);
-}
-int MPI_Bsend(const void* buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm) {
-  return counted(PMPI_Bsend, buf, count, type, dst, tag, comm);
-}
-int MPI_Ssend(const void* buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm) {
-  return counted(PMPI_Ssend, buf, count, type, dst, tag, comm);
-}
-int MPI_Rsend(const void* buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm) {
-  return counted(PMPI_Rsend, buf, count, type, dst, tag, comm);
-}
-int MPI_Isend(const void* buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm, MPI_Request* req) {
-  return counted_nb(PMPI_Isend, buf, count, type, dst, tag, comm, req);
-}
-int MPI_Ibsend(const void* buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm, MPI_Request* req) {
-  return counted_nb(PMPI_Ibsend, buf, count, type, dst, tag, comm, req);
-}
-int MPI_Issend(const void* buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm, MPI_Request* req) {
-  return counted_nb(PMPI_Issend, buf, count, type, dst, tag, comm, req);
-}
-int MPI_Irsend(const void* buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm, MPI_Request* req) {
-  return counted_nb(PMPI_Irsend, buf, count, type, dst, tag, comm, req);
-}
+// The sends of one signature share their wrapper, written once.
+#define PXQ_BLOCKING_SEND(name)                                                                    \
+  int MPI_##name(const void* buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm) { \
+    return counted(PMPI_##name, buf, count, type, dst, tag, comm);                                 \
+  }
+#define PXQ_REQUEST_SEND(name, through)                                                                              \
+  int MPI_##name(const void* buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm, MPI_Request* req) { \
+    return through(PMPI_##name, buf, count, type, dst, tag, comm, req);                                              \
+  }
+PXQ_BLOCKING_SEND(Send)
+PXQ_BLOCKING_SEND(Bsend)
+PXQ_BLOCKING_SEND(Ssend)
+PXQ_BLOCKING_SEND(Rsend)
+PXQ_REQUEST_SEND(Isend, counted_nb)
+PXQ_REQUEST_SEND(Ibsend, counted_nb)
+PXQ_REQUEST_SEND(Issend, counted_nb)
+PXQ_REQUEST_SEND(Irsend, counted_nb)
 int MPI_Sendrecv(const void* sbuf, int scount, MPI_Datatype stype, int dst, int stag, void* rbuf, int rcount,
                  MPI_Datatype rtype, int src, int rtag, MPI_Comm comm, MPI_Status* status) {
   send(comm, dst, scount, stype);
@@ -335,18 +328,10 @@ static int persistent(IsendFn f, const void* buf, int count, MPI_Datatype type, 
   if (ready(s)) s.persistent[*req] = {to_world(s, comm, dst), bytes_of(count, type)};
   return rc;
 }
-int MPI_Send_init(const void* buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm, MPI_Request* req) {
-  return persistent(PMPI_Send_init, buf, count, type, dst, tag, comm, req);
-}
-int MPI_Bsend_init(const void* buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm, MPI_Request* req) {
-  return persistent(PMPI_Bsend_init, buf, count, type, dst, tag, comm, req);
-}
-int MPI_Ssend_init(const void* buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm, MPI_Request* req) {
-  return persistent(PMPI_Ssend_init, buf, count, type, dst, tag, comm, req);
-}
-int MPI_Rsend_init(const void* buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm, MPI_Request* req) {
-  return persistent(PMPI_Rsend_init, buf, count, type, dst, tag, comm, req);
-}
+PXQ_REQUEST_SEND(Send_init, persistent)
+PXQ_REQUEST_SEND(Bsend_init, persistent)
+PXQ_REQUEST_SEND(Ssend_init, persistent)
+PXQ_REQUEST_SEND(Rsend_init, persistent)
 static void started(MPI_Request req) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.m);

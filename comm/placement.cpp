@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <iterator>
 #include <set>
 
 #include "pxq/comm/mpi_check.hpp"
@@ -53,17 +54,9 @@ std::vector<ThreadPlacement> observe_threads(int threads) {
 }  // namespace
 
 const char* channel_name(Channel c) {
-  switch (c) {
-    case Channel::self:
-      return "self";
-    case Channel::intra_cmp:
-      return "intra_cmp";
-    case Channel::inter_cmp:
-      return "inter_cmp";
-    case Channel::inter_node:
-      return "inter_node";
-  }
-  return "unknown";
+  static constexpr const char* kNames[] = {"self", "intra_cmp", "inter_cmp", "inter_node"};  // in the enum's order
+  const auto i = static_cast<std::size_t>(c);
+  return i < std::size(kNames) ? kNames[i] : "unknown";
 }
 
 nlohmann::json to_json(const RankPlacement& p) {

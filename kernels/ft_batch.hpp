@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "pxq/kernels/executor.hpp"
 #include "pxq/kernels/ft_ops.hpp"
 
 namespace pxq::kernels::detail {
@@ -142,5 +143,23 @@ inline void run_batch(Complex* src, Complex* dst, const FftPass& pass, const Bat
   const int x0 = g.first(t);
   transform_batch(src, dst, pass, g.outer(t), x0, std::min(g.lines, pass.line_count - x0), buf);
 }
+
+// What every FT executor shares: the lines per batch from the tile, and the cut of a pass
+// into batches; an executor only runs the batches (run_batches) in its own parallel way.
+class FtExecutor : public FtOps, protected ExecutorShape {
+ public:
+  using ExecutorShape::ExecutorShape;
+
+  int batch_lines(int n, bool rows) const override { return ft_batch_lines(tile_bytes_, n, rows); }
+
+  void fft(Complex* src, Complex* dst, const FftPass& pass) const override {
+    if (pass.outer_count <= 0 || pass.line_count <= 0) return;
+    run_batches(src, dst, pass, batch_geometry(*this, pass));
+  }
+
+ protected:
+  // Every batch of `pass` cut by `g` (run_batch for t in 0 .. g.count-1).
+  virtual void run_batches(Complex* src, Complex* dst, const FftPass& pass, const BatchGeometry& g) const = 0;
+};
 
 }  // namespace pxq::kernels::detail

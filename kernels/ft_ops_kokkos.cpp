@@ -8,6 +8,7 @@
 
 #include "backend_impls.hpp"
 #include "ft_batch.hpp"
+#include "pxq/kernels/executor.hpp"
 
 namespace pxq::kernels {
 namespace {
@@ -16,15 +17,11 @@ using Space = Kokkos::OpenMP;
 using Teams = Kokkos::TeamPolicy<Space>;
 using Flat = Kokkos::RangePolicy<Space, Kokkos::IndexType<std::int64_t>>;
 
-class KokkosFtOps final : public FtOps {
+class KokkosFtOps final : public detail::FtExecutor {
  public:
-  KokkosFtOps(int threads, std::size_t tile_bytes) : threads_(std::max(1, threads)), tile_bytes_(tile_bytes) {}
+  using FtExecutor::FtExecutor;
 
-  int batch_lines(int n, bool rows) const override { return ft_batch_lines(tile_bytes_, n, rows); }
-
-  void fft(Complex* src, Complex* dst, const FftPass& pass) const override {
-    if (pass.outer_count <= 0 || pass.line_count <= 0) return;
-    const detail::BatchGeometry g = detail::batch_geometry(*this, pass);
+  void run_batches(Complex* src, Complex* dst, const FftPass& pass, const detail::BatchGeometry& g) const override {
     const std::size_t bytes = g.doubles * sizeof(double);
     const FftPass p = pass;
     Kokkos::parallel_for(
@@ -51,10 +48,6 @@ class KokkosFtOps final : public FtOps {
         KOKKOS_LAMBDA(std::int64_t r) { detail::evolve_row(u0, u1, n1, n2, f1, f2, f3, r); });
     Kokkos::fence();
   }
-
- private:
-  int threads_;
-  std::size_t tile_bytes_;
 };
 
 }  // namespace

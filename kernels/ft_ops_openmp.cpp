@@ -8,19 +8,16 @@
 
 #include "backend_impls.hpp"
 #include "ft_batch.hpp"
+#include "pxq/kernels/executor.hpp"
 
 namespace pxq::kernels {
 namespace {
 
-class OpenMpFtOps final : public FtOps {
+class OpenMpFtOps final : public detail::FtExecutor {
  public:
-  OpenMpFtOps(int threads, std::size_t tile_bytes) : threads_(std::max(1, threads)), tile_bytes_(tile_bytes) {}
+  using FtExecutor::FtExecutor;
 
-  int batch_lines(int n, bool rows) const override { return ft_batch_lines(tile_bytes_, n, rows); }
-
-  void fft(Complex* src, Complex* dst, const FftPass& pass) const override {
-    if (pass.outer_count <= 0 || pass.line_count <= 0) return;
-    const detail::BatchGeometry g = detail::batch_geometry(*this, pass);
+  void run_batches(Complex* src, Complex* dst, const FftPass& pass, const detail::BatchGeometry& g) const override {
     if (work_.size() < g.doubles * static_cast<std::size_t>(threads_))
       work_.assign(g.doubles * static_cast<std::size_t>(threads_), 0.0);
     double* work = work_.data();
@@ -46,8 +43,6 @@ class OpenMpFtOps final : public FtOps {
   }
 
  private:
-  int threads_;
-  std::size_t tile_bytes_;
   mutable std::vector<double> work_;  // one batch buffer per thread, grown on demand
 };
 

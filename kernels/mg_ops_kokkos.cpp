@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "backend_impls.hpp"
+#include "pxq/kernels/executor.hpp"
 
 namespace pxq::kernels {
 namespace {
@@ -34,9 +35,9 @@ KOKKOS_INLINE_FUNCTION Sums neighbour_sums(const double* x, const Box& b, int i1
   return {face, edge, corner};
 }
 
-class KokkosMgOps final : public MgOps {
+class KokkosMgOps final : public MgOps, private ExecutorShape {
  public:
-  KokkosMgOps(int threads, std::size_t tile_bytes) : threads_(std::max(1, threads)), tile_bytes_(tile_bytes) {}
+  using ExecutorShape::ExecutorShape;
 
   void resid(const double* u, const double* v, double* r, Box b, const Stencil& a) const override {
     const Stencil s = a;
@@ -171,9 +172,6 @@ class KokkosMgOps final : public MgOps {
     return Range3({p0, r0, q0}, {std::max(p0, p1), std::max(r0, r1), std::max(q0, q1)},
                   {tile_planes, tile_rows, points});
   }
-
-  int threads_;
-  std::size_t tile_bytes_;
 };
 
 }  // namespace

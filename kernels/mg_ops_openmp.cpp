@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "backend_impls.hpp"
+#include "pxq/kernels/executor.hpp"
 
 namespace pxq::kernels {
 namespace {
@@ -40,9 +41,9 @@ inline Range thread_range(int lo, int hi, int t, int nt) {
   return {b, b + base + (t < extra ? 1 : 0)};
 }
 
-class OpenMpMgOps final : public MgOps {
+class OpenMpMgOps final : public MgOps, private ExecutorShape {
  public:
-  OpenMpMgOps(int threads, std::size_t tile_bytes) : threads_(std::max(1, threads)), tile_bytes_(tile_bytes) {}
+  using ExecutorShape::ExecutorShape;
 
   void resid(const double* u, const double* v, double* r, Box b, const Stencil& a) const override {
     sweep(b, b.n1, kStencilStreams, 2 * b.n1,
@@ -314,9 +315,6 @@ class OpenMpMgOps final : public MgOps {
 #pragma omp parallel num_threads(nt)
     body(omp_get_thread_num(), omp_get_num_threads());
   }
-
-  int threads_;
-  std::size_t tile_bytes_;
 };
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <hwloc.h>
 
 #include <algorithm>
+#include <iterator>
 #include <set>
 #include <stdexcept>
 
@@ -156,19 +157,10 @@ Topology topology_from_xml(const std::string& path) {
 }
 
 const char* sharing_name(Sharing s) {
-  switch (s) {
-    case Sharing::same_core:
-      return "same_core";
-    case Sharing::same_l2:
-      return "same_l2";
-    case Sharing::same_l3:
-      return "same_l3";
-    case Sharing::same_package:
-      return "same_package";
-    case Sharing::other_package:
-      return "other_package";
-  }
-  return "unknown";
+  static constexpr const char* kNames[] = {"same_core", "same_l2", "same_l3", "same_package",
+                                           "other_package"};  // in the enum's order
+  const auto i = static_cast<std::size_t>(s);
+  return i < std::size(kNames) ? kNames[i] : "unknown";
 }
 
 Sharing sharing_between(const Core& a, const Core& b) {
@@ -181,24 +173,10 @@ Sharing sharing_between(const Core& a, const Core& b) {
 
 PairSharing pair_sharing(const std::vector<Core>& first) {
   PairSharing s;
+  int* count[] = {&s.same_core, &s.same_l2, &s.same_l3, &s.same_package, &s.other_package};  // Sharing's order
   for (std::size_t i = 0; i < first.size(); ++i)
-    for (std::size_t j = i + 1; j < first.size(); ++j) switch (sharing_between(first[i], first[j])) {
-        case Sharing::same_core:
-          ++s.same_core;
-          break;
-        case Sharing::same_l2:
-          ++s.same_l2;
-          break;
-        case Sharing::same_l3:
-          ++s.same_l3;
-          break;
-        case Sharing::same_package:
-          ++s.same_package;
-          break;
-        case Sharing::other_package:
-          ++s.other_package;
-          break;
-      }
+    for (std::size_t j = i + 1; j < first.size(); ++j)
+      ++*count[static_cast<std::size_t>(sharing_between(first[i], first[j]))];
   return s;
 }
 

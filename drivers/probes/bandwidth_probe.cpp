@@ -29,11 +29,17 @@ using pxq::common::fmt;
 using pxq::probes::StreamKernel;
 
 struct ProbeOptions {
-  std::string array = "auto";
-  std::string kernels = "copy,scale,add,triad";
+  std::string array = "auto", kernels = "copy,scale,add,triad";
   int repeat = 5;
-  double fraction = 0.9;
+  double fraction = 0.9;  // of the best total: saturation
 };
+
+void add_probe_options(CLI::App& app, ProbeOptions& o) {
+  app.add_option("--array", o.array, "bytes per array per core (default auto: 4 x the last-level cache)");
+  app.add_option("--kernels", o.kernels, "comma-separated: copy, scale, add, triad (default all)");
+  app.add_option("--repeat", o.repeat, "timed passes per kernel and core count; the fastest counts (default 5)");
+  app.add_option("--saturation", o.fraction, "share of the best total that marks saturation (default 0.9)");
+}
 
 std::vector<StreamKernel> parse_kernels(const std::string& text) {
   std::vector<StreamKernel> out;
@@ -180,13 +186,6 @@ int run(const pxq::common::MpiWorld& w, const pxq::common::CommonOptions& co, co
                                {"kernels", results}};
   return pxq::common::finish_probe(w, co, variant, start, "probe-bandwidth", true, out.str(),
                                    pxq::common::start_notes(start), body);
-}
-
-void add_probe_options(CLI::App& app, ProbeOptions& o) {
-  app.add_option("--array", o.array, "bytes per array per core (default auto: 4 x the last-level cache)");
-  app.add_option("--kernels", o.kernels, "comma-separated: copy, scale, add, triad (default all)");
-  app.add_option("--repeat", o.repeat, "timed passes per kernel and core count; the fastest counts (default 5)");
-  app.add_option("--saturation", o.fraction, "share of the best total that marks saturation (default 0.9)");
 }
 
 }  // namespace

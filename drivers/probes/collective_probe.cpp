@@ -29,13 +29,19 @@ using pxq::common::fmt;
 const std::vector<std::string> kOps{"allreduce", "bcast", "alltoall", "barrier"};
 
 struct ProbeOptions {
-  std::string op = "allreduce";
-  std::string size = "16K";
-  long calls = 2000;
-  long warmup = 50;
-  double gap = 1.5;
-  double tail = 0.05;
+  std::string op = "allreduce", size = "16K";
+  long calls = 2000, warmup = 50;
+  double gap = 1.5, tail = 0.05;  // cluster gap ratio; the slowest share reported
 };
+
+void add_probe_options(CLI::App& app, ProbeOptions& o) {
+  app.add_option("--op", o.op, "allreduce (doubles, sum), bcast, alltoall (--size per peer) or barrier");
+  app.add_option("--size", o.size, "message size, e.g. 8, 16K, 1M (default 16K)");
+  app.add_option("--calls", o.calls, "timed calls (default 2000)");
+  app.add_option("--warmup", o.warmup, "untimed calls first (default 50)");
+  app.add_option("--cluster-gap", o.gap, "split clusters where a call takes over this many times the previous");
+  app.add_option("--tail", o.tail, "the slowest share of calls whose share of the time is reported (0.05)");
+}
 
 struct Buffers {
   std::vector<char> send, recv;
@@ -176,15 +182,6 @@ int run(const pxq::common::MpiWorld& w, const pxq::common::CommonOptions& co, co
   return pxq::common::finish_probe(w, co, variant, start, "probe-collective", true,
                                    report(st, o, bytes, w.size, start.facts), pxq::common::start_notes(start),
                                    body_of(st, o, bytes, slowest, all, w.size));
-}
-
-void add_probe_options(CLI::App& app, ProbeOptions& o) {
-  app.add_option("--op", o.op, "allreduce (doubles, sum), bcast, alltoall (--size per peer) or barrier");
-  app.add_option("--size", o.size, "message size, e.g. 8, 16K, 1M (default 16K)");
-  app.add_option("--calls", o.calls, "timed calls (default 2000)");
-  app.add_option("--warmup", o.warmup, "untimed calls first (default 50)");
-  app.add_option("--cluster-gap", o.gap, "split clusters where a call takes over this many times the previous");
-  app.add_option("--tail", o.tail, "the slowest share of calls whose share of the time is reported (0.05)");
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <stdexcept>
 
@@ -115,17 +116,9 @@ std::vector<CacheMatch> match_caches(const std::vector<Step>& steps,
 namespace pxq::probes {
 
 const char* stream_name(StreamKernel k) {
-  switch (k) {
-    case StreamKernel::copy:
-      return "copy";
-    case StreamKernel::scale:
-      return "scale";
-    case StreamKernel::add:
-      return "add";
-    case StreamKernel::triad:
-      return "triad";
-  }
-  return "unknown";
+  static constexpr const char* kNames[] = {"copy", "scale", "add", "triad"};  // in the enum's order
+  const auto i = static_cast<std::size_t>(k);
+  return i < std::size(kNames) ? kNames[i] : "unknown";
 }
 
 StreamKernel stream_kernel_named(const std::string& name) {

@@ -43,6 +43,17 @@ struct ProbeOptions {
   bool validate = false, rankpairs = false;
 };
 
+void add_probe_options(CLI::App& app, ProbeOptions& o) {
+  app.add_option("--min", o.min, "smallest message (default 0)");
+  app.add_option("--max", o.max, "largest message (default 4M)");
+  app.add_option("--window", o.window, "non-blocking sends in flight per bandwidth window (default 64)");
+  app.add_option("--scale", o.scale, "iteration counts x this (default 1)");
+  app.add_flag("--validate", o.validate, "check every received byte against the pattern sent");
+  app.add_flag("--rankpairs", o.rankpairs, "time every ordered rank pair instead (a throughput matrix)");
+  app.add_option("--size", o.size, "--rankpairs: bytes each pair sends (default 64M)");
+  app.add_option("--repeat", o.repeat, "--rankpairs: timed sends per pair, best counts (default 3)");
+}
+
 struct Pair {
   std::string channel, detail;
   int a = -1, b = -1;
@@ -363,17 +374,6 @@ int run(const pxq::common::MpiWorld& w, const pxq::common::CommonOptions& co, co
       {"validation", {{"on", o.validate}, {"bytes_checked", sums[0]}, {"wrong", sums[1]}}}};
   return pxq::common::finish_probe(w, co, variant, start, o.rankpairs ? "probe-rankpairs" : "probe-pingpong",
                                    w.rank != 0 || valid, text, notes, body);
-}
-
-void add_probe_options(CLI::App& app, ProbeOptions& o) {
-  app.add_option("--min", o.min, "smallest message (default 0)");
-  app.add_option("--max", o.max, "largest message (default 4M)");
-  app.add_option("--window", o.window, "non-blocking sends in flight per bandwidth window (default 64)");
-  app.add_option("--scale", o.scale, "iteration counts x this (default 1)");
-  app.add_flag("--validate", o.validate, "check every received byte against the pattern sent");
-  app.add_flag("--rankpairs", o.rankpairs, "time every ordered rank pair instead (a throughput matrix)");
-  app.add_option("--size", o.size, "--rankpairs: bytes each pair sends (default 64M)");
-  app.add_option("--repeat", o.repeat, "--rankpairs: timed sends per pair, best counts (default 3)");
 }
 
 }  // namespace

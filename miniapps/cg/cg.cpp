@@ -193,13 +193,12 @@ namespace {
 class CgProxy final : public common::Proxy {
  public:
   CgProxy(const MpiWorld& w, const common::Variant& v, const CgOptions& o)
-      : Proxy(w), v_(v), o_(o), cls_(cg_class(o.cls)), grid_(make_grid(cls_.na, w.size, w.rank)) {}
+      : Proxy(w, v), o_(o), cls_(cg_class(o.cls)), grid_(make_grid(cls_.na, w.size, w.rank)) {}
 
   // The tile is a window of the source vector (and a chunk of every vector sweep).
   std::size_t tile_buffer_bytes() const override { return static_cast<std::size_t>(grid_.ncols()) * sizeof(double); }
 
   void set_up(const common::RunStart& start) override {
-    tile_ = start.tile;
     a_ = std::make_unique<kernels::CsrMatrix>(make_matrix(cls_, grid_));
     if (tile_.tiled)
       blocked_ = std::make_unique<kernels::BlockedCsr>(
@@ -286,11 +285,9 @@ class CgProxy final : public common::Proxy {
   }
 
  private:
-  common::Variant v_;
   CgOptions o_;
   const CgClass& cls_;
   CgGrid grid_;
-  tiling::TileResolution tile_;
   std::unique_ptr<kernels::CsrMatrix> a_;
   std::unique_ptr<kernels::BlockedCsr> blocked_;
   std::unique_ptr<kernels::CgOps> ops_;

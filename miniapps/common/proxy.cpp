@@ -110,7 +110,7 @@ int run_proxy(const MpiWorld& w, const CommonOptions& co, const std::string& app
 
   Measured m;
   const double t_setup = synced_time(w.comm);
-  proxy->set_up(start);
+  proxy->begin(start);
   m.setup = slowest(MPI_Wtime() - t_setup, w.comm);
 
   proxy->warm_up();

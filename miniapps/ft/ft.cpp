@@ -137,8 +137,7 @@ namespace {
 class FtProxy final : public common::Proxy {
  public:
   FtProxy(const MpiWorld& w, const common::Variant& v, const FtOptions& o)
-      : Proxy(w),
-        v_(v),
+      : Proxy(w, v),
         o_(o),
         cls_(ft_class(o.cls)),
         grid_(make_ft_grid(cls_.nx, cls_.ny, cls_.nz, o.decomp, w.size, w.rank)) {}
@@ -149,7 +148,6 @@ class FtProxy final : public common::Proxy {
   }
 
   void set_up(const common::RunStart& start) override {
-    tile_ = start.tile;
     const std::size_t tile_bytes = tile_.tiled ? std::max<std::size_t>(sizeof(double), tile_.bytes) : 0;
     ops_ = kernels::make_ft_ops(v_.backend, v_.threads, tile_bytes);
     plan_ = std::make_unique<FtPlan>(grid_, tile_.tiled);
@@ -226,11 +224,9 @@ class FtProxy final : public common::Proxy {
   nlohmann::json step_json(const common::Measured& m) const;
   nlohmann::json checksum_json() const;
 
-  common::Variant v_;
   FtOptions o_;
   const FtClass& cls_;
   FtGrid grid_;
-  tiling::TileResolution tile_;
   std::unique_ptr<kernels::FtOps> ops_;
   std::unique_ptr<FtPlan> plan_;
   std::unique_ptr<Transform> fft_;

@@ -293,8 +293,7 @@ namespace {
 class MgProxy final : public common::Proxy {
  public:
   MgProxy(const MpiWorld& w, const common::Variant& v, const MgOptions& o)
-      : Proxy(w),
-        v_(v),
+      : Proxy(w, v),
         o_(o),
         cls_(mg_class(o.cls)),
         grid_(make_proc_grid(cls_, w.size, w.rank)),
@@ -306,7 +305,6 @@ class MgProxy final : public common::Proxy {
 
   // The hierarchy and the right-hand side.
   void set_up(const common::RunStart& start) override {
-    tile_ = start.tile;
     tile_bytes_ = tile_.tiled ? std::max<std::size_t>(sizeof(double), tile_.bytes) : 0;
     ops_ = kernels::make_mg_ops(v_.backend, v_.threads, tile_bytes_);
     mg_ = std::make_unique<Multigrid>(w_.comm, cls_, levels_, *ops_, tile_.tiled, timers_, traffic_);
@@ -366,13 +364,11 @@ class MgProxy final : public common::Proxy {
   std::string level_table(const common::Measured& m) const;
   nlohmann::json level_json(const common::Measured& m) const;
 
-  common::Variant v_;
   MgOptions o_;
   const MgClass& cls_;
   ProcGrid grid_;
   std::vector<Level> levels_;
   const Level& finest_;
-  tiling::TileResolution tile_;
   std::size_t tile_bytes_ = 0;
   std::unique_ptr<kernels::MgOps> ops_;
   std::unique_ptr<Multigrid> mg_;

@@ -127,7 +127,7 @@ std::size_t block_bytes_of(const std::string& text) {
 class RingProxy final : public common::Proxy {
  public:
   RingProxy(const MpiWorld& w, const common::Variant& v, const RingOptions& o)
-      : Proxy(w), v_(v), o_(o), bytes_(block_bytes_of(o.block)), elems_(bytes_ / sizeof(double)) {
+      : Proxy(w, v), o_(o), bytes_(block_bytes_of(o.block)), elems_(bytes_ / sizeof(double)) {
     params_.passes = o.passes;
     params_.flops = o.flops;
   }
@@ -136,7 +136,6 @@ class RingProxy final : public common::Proxy {
 
   // Each worker first-touches its own block.
   void set_up(const common::RunStart& start) override {
-    tile_ = start.tile;
     const int T = v_.threads;
     const bool mpi_ring = w_.size > 1;
     for (int t = 0; t < T + (mpi_ring ? 1 : 0); ++t) storage_.push_back(allocate_block(elems_));
@@ -189,11 +188,9 @@ class RingProxy final : public common::Proxy {
  private:
   void iteration(common::PhaseTimers& tm);
 
-  common::Variant v_;
   RingOptions o_;
   std::size_t bytes_, elems_;
   kernels::RingParams params_;
-  tiling::TileResolution tile_;
   std::vector<Block> storage_;
   std::vector<double*> blocks_;
   double* spare_ = nullptr;

@@ -18,19 +18,15 @@ sys.path.insert(0, str(ROOT / "drivers" / "pxq"))
 BUILD = Path(os.environ.get("PXQ_BUILD_DIR", ROOT / "build"))
 PYTHON = sys.executable
 
+from pxq import procs  # noqa: E402
+
 
 def tagged(tag: str) -> list[tuple[int, str]]:
-    needle = f"PXQ_FAULT_TEST={tag}".encode()
     found = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
+    for pid in procs.pids_with_env("PXQ_FAULT_TEST", tag):
         try:
-            with open(f"/proc/{entry.name}/environ", "rb") as f:
-                if needle not in f.read().split(b"\0"):
-                    continue
-            with open(f"/proc/{entry.name}/cmdline", "rb") as f:
-                found.append((int(entry.name), f.read().replace(b"\0", b" ").decode(errors="replace")[:120]))
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                found.append((pid, f.read().replace(b"\0", b" ").decode(errors="replace")[:120]))
         except OSError:
             continue
     return found

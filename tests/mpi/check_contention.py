@@ -102,22 +102,8 @@ def main() -> None:
     if cores >= 2:
         res = work / "placed.jsonl"
         for mode, extra in (("spread", []), ("custom", ["--cores", "1,0"])):
-            p = pxq(
-                "run",
-                "ring",
-                "--layout",
-                "1x2",
-                "--placement",
-                mode,
-                *extra,
-                "--results",
-                str(res),
-                "--",
-                "--block",
-                "1M",
-                "--iterations",
-                "2",
-            )
+            small = "--block 1M --iterations 2".split()
+            p = pxq(*"run ring --layout 1x2 --placement".split(), mode, *extra, "--results", str(res), "--", *small)
             if p.returncode != 0:
                 fail(f"run --placement {mode} exited {p.returncode}\n{p.stdout}{p.stderr}")
         spread, custom = read(res)
@@ -132,20 +118,8 @@ def main() -> None:
 
         # ---- the contention study: 1x2 packed and spread, 2x1 ----
         res = work / "study.jsonl"
-        p = pxq(
-            "study",
-            "contention",
-            "ring",
-            "--repeat",
-            "1",
-            "--results",
-            str(res),
-            "--",
-            "--block",
-            "1M",
-            "--iterations",
-            "2",
-        )
+        args = "study contention ring --repeat 1 --results".split()
+        p = pxq(*args, str(res), "--", *"--block 1M --iterations 2".split())
         if p.returncode != 0 or "vs qx1" not in p.stdout:
             fail(f"study exited {p.returncode}\n{p.stdout}{p.stderr}")
         seen = sorted(

@@ -8,6 +8,7 @@ and draws the rank x rank throughput matrix as a heatmap, on-node pairs outlined
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -101,18 +102,25 @@ def _check_layout(layout: Layout) -> None:
         raise InputError(f"layout {layout}: the probe runs one thread per rank; use a layout PxQ")
 
 
+def _execute(console: Console, base: runner.RunSpec, args: list[str]) -> tuple[dict[str, Any] | None, int]:
+    """One run of pxq-probe-pingpong (flat, on base's layout): its record, or None and the exit code."""
+    spec = replace(base, app="probe-pingpong", mode="flat", app_args=args)
+    records.check_writable(spec.results)
+    return runner.execute_probe(spec, console)
+
+
 def run_pingpong(
     console: Console,
-    layout: Layout,
+    base: runner.RunSpec,
+    plot_path: Path,
     min_size: str,
     max_size: str,
     window: int,
     scale: float,
     validate: bool,
-    results: Path,
-    plot_path: Path,
-    base: runner.RunSpec,
 ) -> int:
+    """The channels' latency and bandwidth on base's layout, into base's results file."""
+    layout, results = base.layout, base.results
     _check_layout(layout)
     if window < 1:
         raise InputError(f"--window {window}: use at least 1")
@@ -125,18 +133,7 @@ def run_pingpong(
     args = ["--min", min_size, "--max", max_size, "--window", str(window), "--scale", str(scale)]
     if validate:
         args.append("--validate")
-    spec = runner.RunSpec(
-        **{
-            **base.__dict__,
-            "app": "probe-pingpong",
-            "layout": layout,
-            "mode": "flat",
-            "results": results,
-            "app_args": args,
-        }
-    )
-    records.check_writable(spec.results)
-    rec, code = runner.execute_probe(spec, console)
+    rec, code = _execute(console, base, args)
     if rec is None:
         return code
     t = Table(title="channels: latency (us) and bandwidth (GB/s), medians")
@@ -164,32 +161,16 @@ def run_pingpong(
 
 
 def run_rankpairs(
-    console: Console,
-    layout: Layout,
-    size: str,
-    repeat: int,
-    validate: bool,
-    results: Path,
-    plot_path: Path,
-    base: runner.RunSpec,
+    console: Console, base: runner.RunSpec, plot_path: Path, size: str, repeat: int, validate: bool
 ) -> int:
+    """Every ordered rank pair's throughput on base's layout, into base's results file."""
+    layout, results = base.layout, base.results
     _check_layout(layout)
     if repeat < 1:
         raise InputError(f"--repeat {repeat}: use at least 1")
     parse_bytes(size)
     args = ["--rankpairs", "--size", size, "--repeat", str(repeat)] + (["--validate"] if validate else [])
-    spec = runner.RunSpec(
-        **{
-            **base.__dict__,
-            "app": "probe-pingpong",
-            "layout": layout,
-            "mode": "flat",
-            "results": results,
-            "app_args": args,
-        }
-    )
-    records.check_writable(spec.results)
-    rec, code = runner.execute_probe(spec, console)
+    rec, code = _execute(console, base, args)
     if rec is None:
         return code
     t = Table(title="rank pairs by channel (GB/s)")

@@ -98,19 +98,19 @@ def stride_argv(
     return argv
 
 
+def _alone_and_together(ax: Any, points: list[dict[str, Any]], key: str, copies: int, label: str) -> None:
+    """A curve by size for one copy alone and, with several copies, their mean at once."""
+    sizes = [p["bytes"] for p in points]
+    ax.plot(sizes, [p[key] for p in points], "o-", markersize=3, label="alone")
+    if copies > 1:
+        together = [sum(p[f"{key}_copies"]) / len(p[f"{key}_copies"]) for p in points]
+        ax.plot(sizes, together, "s--", markersize=3, label=label)
+
+
 def _plot_blocks(ax: Any, rec: dict[str, Any], copies: int) -> None:
     """The block variant's panel: GB/s by block size, alone and with every copy."""
     det = rec["detection"]
-    blocks = rec["blocks"]
-    ax.plot([b["bytes"] for b in blocks], [b["gbs"] for b in blocks], "o-", markersize=3, label="alone")
-    if copies > 1:
-        ax.plot(
-            [b["bytes"] for b in blocks],
-            [sum(b["gbs_copies"]) / len(b["gbs_copies"]) for b in blocks],
-            "s--",
-            markersize=3,
-            label=f"per copy, {copies} at once",
-        )
+    _alone_and_together(ax, rec["blocks"], "gbs", copies, f"per copy, {copies} at once")
     for cache in det["caches"]:
         if cache["bytes"]:
             ax.axvline(cache["bytes"], color="red", linestyle=":", linewidth=1)
@@ -153,15 +153,7 @@ def plot_stride(rec: dict[str, Any], path: Path) -> Path:
 
     ax = axes[1]
     row = sorted((p for p in pts if p["stride"] == det["stride"]), key=lambda p: p["bytes"])
-    ax.plot([p["bytes"] for p in row], [p["ns"] for p in row], "o-", markersize=3, label="alone")
-    if copies > 1:
-        ax.plot(
-            [p["bytes"] for p in row],
-            [sum(p["ns_copies"]) / len(p["ns_copies"]) for p in row],
-            "s--",
-            markersize=3,
-            label=f"{copies} copies at once",
-        )
+    _alone_and_together(ax, row, "ns", copies, f"{copies} copies at once")
     for cache in det["caches"]:
         if cache["bytes"]:
             ax.axvline(cache["bytes"], color="red", linestyle=":", linewidth=1)

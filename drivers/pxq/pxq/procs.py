@@ -50,7 +50,12 @@ def install_signal_handlers() -> None:
 
 def tagged_pids(run_id: str) -> list[int]:
     """Processes whose environment carries PXQ_RUN_ID=run_id (not this process)."""
-    needle = f"{RUN_TAG}={run_id}".encode()
+    return pids_with_env(RUN_TAG, run_id)
+
+
+def pids_with_env(key: str, value: str) -> list[int]:
+    """Processes whose environment carries key=value (not this process)."""
+    needle = f"{key}={value}".encode()
     pids = []
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit() or int(entry.name) == os.getpid():

@@ -4,6 +4,7 @@ hierarchy (stride) and bandwidth per active core."""
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 
 from rich.console import Console
@@ -160,23 +161,11 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     )
     results = results_path(args.results, f"probe-{args.op}.jsonl")
     plot = figure_path(args.plot, results)
-    if args.op == "pingpong":
-        return chanprobe.run_pingpong(
-            console,
-            parse_layout(args.layout),
-            args.min,
-            args.max,
-            args.window,
-            args.scale,
-            args.validate,
-            results,
-            plot,
-            base,
-        )
-    if args.op == "rankpairs":
-        return chanprobe.run_rankpairs(
-            console, parse_layout(args.layout), args.size, args.repeat, args.validate, results, plot, base
-        )
+    if args.op in ("pingpong", "rankpairs"):
+        on = replace(base, layout=parse_layout(args.layout), results=results)
+        if args.op == "pingpong":
+            return chanprobe.run_pingpong(console, on, plot, args.min, args.max, args.window, args.scale, args.validate)
+        return chanprobe.run_rankpairs(console, on, plot, args.size, args.repeat, args.validate)
     if args.op == "bandwidth":
         return memprobe.run_bandwidth(
             console,

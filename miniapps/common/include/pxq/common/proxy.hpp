@@ -62,7 +62,7 @@ struct Summary {
 // and does no MPI communication.
 class Proxy {
  public:
-  explicit Proxy(const MpiWorld& w) : w_(w), traffic_(w.size) {}
+  Proxy(const MpiWorld& w, const Variant& v) : w_(w), v_(v), traffic_(w.size) {}
   virtual ~Proxy() = default;
   Proxy(const Proxy&) = delete;
   Proxy& operator=(const Proxy&) = delete;
@@ -85,11 +85,18 @@ class Proxy {
   // Rank 0: the banner lines and the record's keys.
   virtual Summary summarize(const Measured& m, bool quiet) const = 0;
 
+  // Keeps the resolved tile (tile_), then set_up.
+  void begin(const RunStart& start) {
+    tile_ = start.tile;
+    set_up(start);
+  }
   PhaseTimers& timers() { return timers_; }
   comm::PeerTraffic& traffic() { return traffic_; }
 
  protected:
   const MpiWorld& w_;
+  const Variant v_;
+  tiling::TileResolution tile_;
   PhaseTimers timers_;
   comm::PeerTraffic traffic_;
 };
