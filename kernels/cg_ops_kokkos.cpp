@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "backend_impls.hpp"
+#include "cg_body.hpp"
 
 namespace pxq::kernels {
 namespace {
@@ -15,9 +16,7 @@ using Policy = Kokkos::RangePolicy<Space, Kokkos::Schedule<Kokkos::Static>, Kokk
 
 KOKKOS_INLINE_FUNCTION double row_dot(const double* val, const std::int32_t* col, std::int64_t b, std::int64_t e,
                                       const double* x) {
-  double sum = 0.0;
-  for (std::int64_t k = b; k < e; ++k) sum += val[k] * x[col[k]];
-  return sum;
+  return cg_body::row_dot<false>(val, col, b, e, x);
 }
 
 Policy range(std::size_t n) { return Policy(0, static_cast<std::int64_t>(n)); }
@@ -36,20 +35,19 @@ class KokkosCgOps final : public CgOps {
   double dot(const double* x, const double* y, std::size_t n) const override {
     double sum = 0.0;
     Kokkos::parallel_reduce(
-        "pxq::cg::dot", range(n), KOKKOS_LAMBDA(const std::int64_t i, double& s) { s += x[i] * y[i]; }, sum);
+        "pxq::cg::dot", range(n), KOKKOS_LAMBDA(const std::int64_t i, double& s) { s += cg_body::dot_term(x, y, i); },
+        sum);
     return sum;
   }
   void update_zr(double* z, double* r, const double* p, const double* q, double alpha, std::size_t n) const override {
     Kokkos::parallel_for(
-        "pxq::cg::update_zr", range(n), KOKKOS_LAMBDA(const std::int64_t i) {
-          z[i] += alpha * p[i];
-          r[i] -= alpha * q[i];
-        });
+        "pxq::cg::update_zr", range(n),
+        KOKKOS_LAMBDA(const std::int64_t i) { cg_body::update_zr(z, r, p, q, alpha, i); });
     Kokkos::fence();
   }
   void update_p(double* p, const double* r, double beta, std::size_t n) const override {
     Kokkos::parallel_for(
-        "pxq::cg::update_p", range(n), KOKKOS_LAMBDA(const std::int64_t i) { p[i] = r[i] + beta * p[i]; });
+        "pxq::cg::update_p", range(n), KOKKOS_LAMBDA(const std::int64_t i) { cg_body::update_p(p, r, beta, i); });
     Kokkos::fence();
   }
   std::pair<double, double> dot2(const double* x, const double* z, std::size_t n) const override {
@@ -57,32 +55,24 @@ class KokkosCgOps final : public CgOps {
     return {dot(x, z, n), dot(z, z, n)};
   }
   void scale(double* x, double s, const double* z, std::size_t n) const override {
-    Kokkos::parallel_for("pxq::cg::scale", range(n), KOKKOS_LAMBDA(const std::int64_t i) { x[i] = s * z[i]; });
+    Kokkos::parallel_for(
+        "pxq::cg::scale", range(n), KOKKOS_LAMBDA(const std::int64_t i) { cg_body::scale(x, s, z, i); });
     Kokkos::fence();
   }
   double dist2(const double* x, const double* y, std::size_t n) const override {
     double sum = 0.0;
     Kokkos::parallel_reduce(
         "pxq::cg::dist2", range(n),
-        KOKKOS_LAMBDA(const std::int64_t i, double& s) {
-          const double d = x[i] - y[i];
-          s += d * d;
-        },
-        sum);
+        KOKKOS_LAMBDA(const std::int64_t i, double& s) { s += cg_body::dist2_term(x, y, i); }, sum);
     return sum;
   }
   void add(double* w, const double* q, std::size_t n) const override {
-    Kokkos::parallel_for("pxq::cg::add", range(n), KOKKOS_LAMBDA(const std::int64_t i) { w[i] += q[i]; });
+    Kokkos::parallel_for("pxq::cg::add", range(n), KOKKOS_LAMBDA(const std::int64_t i) { cg_body::add(w, q, i); });
     Kokkos::fence();
   }
   void start(const double* x, double* q, double* z, double* r, double* p, std::size_t n) const override {
     Kokkos::parallel_for(
-        "pxq::cg::start", range(n), KOKKOS_LAMBDA(const std::int64_t i) {
-          q[i] = 0.0;
-          z[i] = 0.0;
-          r[i] = x[i];
-          p[i] = x[i];
-        });
+        "pxq::cg::start", range(n), KOKKOS_LAMBDA(const std::int64_t i) { cg_body::start(x, q, z, r, p, i); });
     Kokkos::fence();
   }
   double start_norm(const double* x, double* q, double* z, double* r, double* p, std::size_t n) const override {
@@ -90,11 +80,8 @@ class KokkosCgOps final : public CgOps {
     Kokkos::parallel_reduce(
         "pxq::cg::start_norm", range(n),
         KOKKOS_LAMBDA(const std::int64_t i, double& s) {
-          q[i] = 0.0;
-          z[i] = 0.0;
-          r[i] = x[i];
-          p[i] = x[i];
-          s += x[i] * x[i];
+          cg_body::start(x, q, z, r, p, i);
+          s += cg_body::dot_term(r, r, i);
         },
         sum);
     return sum;
@@ -105,10 +92,8 @@ class KokkosCgOps final : public CgOps {
     Kokkos::parallel_reduce(
         "pxq::cg::update_zr_norm", range(n),
         KOKKOS_LAMBDA(const std::int64_t i, double& s) {
-          z[i] += alpha * p[i];
-          const double ri = r[i] - alpha * q[i];
-          r[i] = ri;
-          s += ri * ri;
+          cg_body::update_zr(z, r, p, q, alpha, i);
+          s += cg_body::dot_term(r, r, i);
         },
         sum);
     return sum;
@@ -120,7 +105,7 @@ class KokkosCgOps final : public CgOps {
     for (int blk = 0; blk < a.nblocks; ++blk) {
       Kokkos::parallel_for(
           "pxq::cg::update_p_window", Policy(a.block_begin(blk), a.block_end(blk)),
-          KOKKOS_LAMBDA(const std::int64_t j) { p[j] = r[j] + beta * p[j]; });
+          KOKKOS_LAMBDA(const std::int64_t j) { cg_body::update_p(p, r, beta, j); });
       Kokkos::fence();
       multiply_block(a, blk, p, y);
     }

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "backend_impls.hpp"
+#include "cg_body.hpp"
 
 namespace pxq::kernels {
 namespace {
@@ -26,13 +27,9 @@ inline Range thread_range(std::size_t n, int t, int nthreads) {
   return {begin, begin + base + (tt < extra ? 1 : 0)};
 }
 
-// One row of y = A x. omp simd lets the compiler keep several partial sums (gathers on
-// AVX-512), which breaks the add-latency chain a plain loop is bound by.
+// One row of y = A x, with several partial sums (cg_body.hpp).
 inline double row_dot(const double* val, const std::int32_t* col, std::int64_t b, std::int64_t e, const double* x) {
-  double sum = 0.0;
-#pragma omp simd reduction(+ : sum)
-  for (std::int64_t k = b; k < e; ++k) sum += val[k] * x[col[k]];
-  return sum;
+  return cg_body::row_dot<true>(val, col, b, e, x);
 }
 
 class OpenMpCgOps final : public CgOps {
@@ -56,7 +53,7 @@ class OpenMpCgOps final : public CgOps {
   void update_p(double* p, const double* r, double beta, std::size_t n) const override {
     for_ranges(n, [&](std::size_t b, std::size_t e) {
 #pragma omp simd
-      for (std::size_t i = b; i < e; ++i) p[i] = r[i] + beta * p[i];
+      for (std::size_t i = b; i < e; ++i) cg_body::update_p(p, r, beta, i);
     });
   }
 
@@ -65,8 +62,8 @@ class OpenMpCgOps final : public CgOps {
     auto body = [&](std::size_t b, std::size_t e, double& sxz, double& szz) {
 #pragma omp simd reduction(+ : sxz, szz)
       for (std::size_t i = b; i < e; ++i) {
-        sxz += x[i] * z[i];
-        szz += z[i] * z[i];
+        sxz += cg_body::dot_term(x, z, i);
+        szz += cg_body::dot_term(z, z, i);
       }
     };
     if (threads_ == 1) {
@@ -84,7 +81,7 @@ class OpenMpCgOps final : public CgOps {
   void scale(double* x, double s, const double* z, std::size_t n) const override {
     for_ranges(n, [&](std::size_t b, std::size_t e) {
 #pragma omp simd
-      for (std::size_t i = b; i < e; ++i) x[i] = s * z[i];
+      for (std::size_t i = b; i < e; ++i) cg_body::scale(x, s, z, i);
     });
   }
 
@@ -92,7 +89,7 @@ class OpenMpCgOps final : public CgOps {
     return sum_ranges(n, [&](std::size_t b, std::size_t e) {
       double sum = 0.0;
 #pragma omp simd reduction(+ : sum)
-      for (std::size_t i = b; i < e; ++i) sum += (x[i] - y[i]) * (x[i] - y[i]);
+      for (std::size_t i = b; i < e; ++i) sum += cg_body::dist2_term(x, y, i);
       return sum;
     });
   }
@@ -100,7 +97,7 @@ class OpenMpCgOps final : public CgOps {
   void add(double* w, const double* q, std::size_t n) const override {
     for_ranges(n, [&](std::size_t b, std::size_t e) {
 #pragma omp simd
-      for (std::size_t i = b; i < e; ++i) w[i] += q[i];
+      for (std::size_t i = b; i < e; ++i) cg_body::add(w, q, i);
     });
   }
 
@@ -134,7 +131,7 @@ class OpenMpCgOps final : public CgOps {
         a, y,
         [&](int c0, int c1) {
 #pragma omp for schedule(static)
-          for (int j = c0; j < c1; ++j) p[j] = r[j] + beta * p[j];
+          for (int j = c0; j < c1; ++j) cg_body::update_p(p, r, beta, static_cast<std::size_t>(j));
         },
         p);
   }
@@ -143,25 +140,17 @@ class OpenMpCgOps final : public CgOps {
   static double dot_range(const double* x, const double* y, std::size_t b, std::size_t e) {
     double sum = 0.0;
 #pragma omp simd reduction(+ : sum)
-    for (std::size_t i = b; i < e; ++i) sum += x[i] * y[i];
+    for (std::size_t i = b; i < e; ++i) sum += cg_body::dot_term(x, y, i);
     return sum;
   }
   static void zr_range(double* z, double* r, const double* p, const double* q, double alpha, std::size_t b,
                        std::size_t e) {
 #pragma omp simd
-    for (std::size_t i = b; i < e; ++i) {
-      z[i] += alpha * p[i];
-      r[i] -= alpha * q[i];
-    }
+    for (std::size_t i = b; i < e; ++i) cg_body::update_zr(z, r, p, q, alpha, i);
   }
   static void start_range(const double* x, double* q, double* z, double* r, double* p, std::size_t b, std::size_t e) {
 #pragma omp simd
-    for (std::size_t i = b; i < e; ++i) {
-      q[i] = 0.0;
-      z[i] = 0.0;
-      r[i] = x[i];
-      p[i] = x[i];
-    }
+    for (std::size_t i = b; i < e; ++i) cg_body::start(x, q, z, r, p, i);
   }
 
   // fn(begin, end) on each thread's range.

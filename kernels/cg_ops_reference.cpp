@@ -2,6 +2,7 @@
 // vectorisation, so the executors are checked against an independent path.
 #include <memory>
 
+#include "cg_body.hpp"
 #include "pxq/kernels/cg_ops.hpp"
 
 namespace pxq::kernels {
@@ -11,54 +12,41 @@ class ReferenceCgOps final : public CgOps {
  public:
   void spmv(const CsrMatrix& a, const double* x, double* y) const override {
     for (int i = 0; i < a.nrows; ++i) {
-      double sum = 0.0;
-      for (std::int64_t k = a.rowptr[i]; k < a.rowptr[i + 1]; ++k) sum += a.val[k] * x[a.col[k]];
-      y[i] = sum;
+      y[i] = cg_body::row_dot<false>(a.val.data(), a.col.data(), a.rowptr[i], a.rowptr[i + 1], x);
     }
   }
   double dot(const double* x, const double* y, std::size_t n) const override {
     double sum = 0.0;
-    for (std::size_t i = 0; i < n; ++i) sum += x[i] * y[i];
+    for (std::size_t i = 0; i < n; ++i) sum += cg_body::dot_term(x, y, i);
     return sum;
   }
   void update_zr(double* z, double* r, const double* p, const double* q, double alpha, std::size_t n) const override {
-    for (std::size_t i = 0; i < n; ++i) {
-      z[i] += alpha * p[i];
-      r[i] -= alpha * q[i];
-    }
+    for (std::size_t i = 0; i < n; ++i) cg_body::update_zr(z, r, p, q, alpha, i);
   }
   void update_p(double* p, const double* r, double beta, std::size_t n) const override {
-    for (std::size_t i = 0; i < n; ++i) p[i] = r[i] + beta * p[i];
+    for (std::size_t i = 0; i < n; ++i) cg_body::update_p(p, r, beta, i);
   }
   std::pair<double, double> dot2(const double* x, const double* z, std::size_t n) const override {
     double xz = 0.0, zz = 0.0;
     for (std::size_t i = 0; i < n; ++i) {
-      xz += x[i] * z[i];
-      zz += z[i] * z[i];
+      xz += cg_body::dot_term(x, z, i);
+      zz += cg_body::dot_term(z, z, i);
     }
     return {xz, zz};
   }
   void scale(double* x, double s, const double* z, std::size_t n) const override {
-    for (std::size_t i = 0; i < n; ++i) x[i] = s * z[i];
+    for (std::size_t i = 0; i < n; ++i) cg_body::scale(x, s, z, i);
   }
   double dist2(const double* x, const double* y, std::size_t n) const override {
     double sum = 0.0;
-    for (std::size_t i = 0; i < n; ++i) {
-      const double d = x[i] - y[i];
-      sum += d * d;
-    }
+    for (std::size_t i = 0; i < n; ++i) sum += cg_body::dist2_term(x, y, i);
     return sum;
   }
   void add(double* w, const double* q, std::size_t n) const override {
-    for (std::size_t i = 0; i < n; ++i) w[i] += q[i];
+    for (std::size_t i = 0; i < n; ++i) cg_body::add(w, q, i);
   }
   void start(const double* x, double* q, double* z, double* r, double* p, std::size_t n) const override {
-    for (std::size_t i = 0; i < n; ++i) {
-      q[i] = 0.0;
-      z[i] = 0.0;
-      r[i] = x[i];
-      p[i] = x[i];
-    }
+    for (std::size_t i = 0; i < n; ++i) cg_body::start(x, q, z, r, p, i);
   }
   double start_norm(const double* x, double* q, double* z, double* r, double* p, std::size_t n) const override {
     start(x, q, z, r, p, n);
@@ -74,9 +62,7 @@ class ReferenceCgOps final : public CgOps {
     for (int b = 0; b < a.nblocks; ++b) {
       const std::int64_t* rp = a.block_rowptr(b);
       for (int i = 0; i < a.nrows; ++i) {
-        double sum = 0.0;
-        for (std::int64_t k = rp[i]; k < rp[i + 1]; ++k) sum += a.val[k] * x[a.col[k]];
-        y[i] += sum;
+        y[i] += cg_body::row_dot<false>(a.val.data(), a.col.data(), rp[i], rp[i + 1], x);
       }
     }
   }

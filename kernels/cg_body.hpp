@@ -1,0 +1,59 @@
+// Internal: CG's arithmetic, written once. Every executor (reference, OpenMP, Kokkos) runs
+// these bodies; what differs between them is only how the indices are spread over threads and
+// whether a sum keeps several partial sums (Simd) or adds in NAS's order. Internal linkage
+// (an unnamed namespace): the reference is built without vectorisation, and its copies must
+// never stand in for the executors'.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#ifdef KOKKOS_INLINE_FUNCTION
+#define PXQ_CG_BODY KOKKOS_INLINE_FUNCTION
+#else
+#define PXQ_CG_BODY inline
+#endif
+
+namespace pxq::kernels::cg_body {
+namespace {
+
+// One row of y = A x over the nonzeros [b, e). Simd: several partial sums (gathers where the
+// CPU has them), which breaks the add-latency chain a plain loop is bound by.
+template <bool Simd>
+PXQ_CG_BODY double row_dot(const double* val, const std::int32_t* col, std::int64_t b, std::int64_t e,
+                           const double* x) {
+  double sum = 0.0;
+  if constexpr (Simd) {
+#pragma omp simd reduction(+ : sum)
+    for (std::int64_t k = b; k < e; ++k) sum += val[k] * x[col[k]];
+  } else {
+    for (std::int64_t k = b; k < e; ++k) sum += val[k] * x[col[k]];
+  }
+  return sum;
+}
+
+// The terms of the reductions.
+PXQ_CG_BODY double dot_term(const double* x, const double* y, std::size_t i) { return x[i] * y[i]; }
+PXQ_CG_BODY double dist2_term(const double* x, const double* y, std::size_t i) {
+  const double d = x[i] - y[i];
+  return d * d;
+}
+
+// The element updates of the sweeps.
+PXQ_CG_BODY void update_zr(double* z, double* r, const double* p, const double* q, double alpha, std::size_t i) {
+  z[i] += alpha * p[i];
+  r[i] -= alpha * q[i];
+}
+PXQ_CG_BODY void update_p(double* p, const double* r, double beta, std::size_t i) { p[i] = r[i] + beta * p[i]; }
+PXQ_CG_BODY void scale(double* x, double s, const double* z, std::size_t i) { x[i] = s * z[i]; }
+PXQ_CG_BODY void add(double* w, const double* q, std::size_t i) { w[i] += q[i]; }
+// NAS's start of conj_grad: q = z = 0, r = p = x.
+PXQ_CG_BODY void start(const double* x, double* q, double* z, double* r, double* p, std::size_t i) {
+  q[i] = 0.0;
+  z[i] = 0.0;
+  r[i] = x[i];
+  p[i] = x[i];
+}
+
+}  // namespace
+}  // namespace pxq::kernels::cg_body
