@@ -10,6 +10,7 @@
 
 #include "backend_impls.hpp"
 #include "cg_body.hpp"
+#include "pxq/tiling/chunks.hpp"
 
 namespace pxq::kernels {
 namespace {
@@ -183,7 +184,7 @@ class OpenMpCgOps final : public CgOps {
     return sum_ranges(n, [&](std::size_t b, std::size_t e) {
       if (tile_ == 0) return fn(b, e);
       double s = 0.0;
-      for (std::size_t t = b; t < e; t += tile_) s += fn(t, std::min(e, t + tile_));
+      tiling::for_each_tile(e - b, tile_, [&](std::size_t t0, std::size_t t1) { s += fn(b + t0, b + t1); });
       return s;
     });
   }

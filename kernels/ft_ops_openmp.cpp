@@ -9,6 +9,7 @@
 #include "backend_impls.hpp"
 #include "ft_batch.hpp"
 #include "pxq/kernels/executor.hpp"
+#include "pxq/tiling/chunks.hpp"
 
 namespace pxq::kernels {
 namespace {
@@ -50,8 +51,8 @@ class OpenMpFtOps final : public detail::FtExecutor {
 
 int ft_batch_lines(std::size_t tile_bytes, int n, bool rows) {
   if (tile_bytes == 0) return kNasFftBlock;
-  int lines = 1;
-  while (fft_batch_doubles(n, 2 * lines) * sizeof(double) <= tile_bytes) lines *= 2;
+  const int lines =
+      tiling::power_of_two_fitting(tile_bytes, [n](int k) { return fft_batch_doubles(n, k) * sizeof(double); });
   return rows ? std::min(lines, kTransposeLines) : lines;
 }
 

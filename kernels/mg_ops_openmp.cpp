@@ -16,6 +16,7 @@
 
 #include "backend_impls.hpp"
 #include "pxq/kernels/executor.hpp"
+#include "pxq/tiling/chunks.hpp"
 
 namespace pxq::kernels {
 namespace {
@@ -324,9 +325,8 @@ std::unique_ptr<MgOps> make_mg_ops_openmp(int threads, std::size_t tile_bytes) {
 }
 
 int rows_per_block(std::size_t tile_bytes, int n1, int streams, int n2_interior) {
-  const std::size_t row_bytes = static_cast<std::size_t>(std::max(1, n1)) * sizeof(double);
-  const std::size_t rows = tile_bytes / (row_bytes * static_cast<std::size_t>(std::max(1, streams)));
-  return static_cast<int>(std::clamp<std::size_t>(rows, 1, static_cast<std::size_t>(std::max(1, n2_interior))));
+  return tiling::rows_per_tile(tile_bytes, static_cast<std::size_t>(std::max(1, n1)) * sizeof(double), streams,
+                               n2_interior);
 }
 
 }  // namespace pxq::kernels

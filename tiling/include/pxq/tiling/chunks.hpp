@@ -25,4 +25,22 @@ void pipeline(std::size_t n, std::size_t tile, Compute&& compute, HandOff&& hand
   });
 }
 
+// ---- tile geometry: how a tile in bytes becomes a kernel's unit of work ----
+
+// Rows whose working set fits the tile: one row is `row_bytes` in each of `streams` streams
+// (the arrays a sweep reads and writes together); at least 1, at most `rows`.
+inline int rows_per_tile(std::size_t tile_bytes, std::size_t row_bytes, int streams, int rows) {
+  const std::size_t per_row = std::max<std::size_t>(1, row_bytes) * static_cast<std::size_t>(std::max(1, streams));
+  return static_cast<int>(
+      std::clamp<std::size_t>(tile_bytes / per_row, 1, static_cast<std::size_t>(std::max(1, rows))));
+}
+
+// The largest power of two k (at least 1) whose working set bytes_of(k) fits the tile.
+template <class BytesOf>
+int power_of_two_fitting(std::size_t tile_bytes, BytesOf&& bytes_of) {
+  int k = 1;
+  while (bytes_of(2 * k) <= tile_bytes) k *= 2;
+  return k;
+}
+
 }  // namespace pxq::tiling
