@@ -75,6 +75,7 @@ int print_resolution(const pxq::common::CommonOptions& o, const std::vector<std:
         {"mode", v.mode},
         {"threads", v.threads},
         {"backend", pxq::kernels::backend_name(v.backend)},
+        {"fused", v.fused},
         {"tile", v.tile.kind == pxq::tiling::TilePolicy::Kind::off         ? std::string("off")
                  : v.tile.kind == pxq::tiling::TilePolicy::Kind::automatic ? std::string("auto")
                                                                            : pxq::tiling::format_bytes(v.tile.bytes)}};
@@ -140,6 +141,7 @@ int main(int argc, char** argv) {
   res->add_option("--threads", common.threads, "threads per rank (0: from the mode)");
   res->add_option("--tile", common.tile, "off, auto or a size");
   res->add_option("--backend", common.backend, "a backend");
+  res->add_option("--fuse", common.fuse, "auto, on or off");
   res->add_option("--bytes", sizes, "byte sizes to parse, e.g. 256K")->delimiter(',');
   CLI11_PARSE(app, argc, argv);
   if (pl->parsed()) return place(mode, nodes, rpn, threads, virtual_nodes, cpus, xml);

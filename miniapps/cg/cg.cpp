@@ -40,9 +40,16 @@ struct Vectors {
 // fuses sweeps and multiplies with the column-blocked matrix.
 class Solver {
  public:
-  Solver(MPI_Comm comm, const CgGrid& g, const kernels::CsrMatrix& a, const kernels::BlockedCsr* blocked,
+  Solver(MPI_Comm comm, const CgGrid& g, const kernels::CsrMatrix& a, const kernels::BlockedCsr* blocked, bool fused,
          const kernels::CgOps& ops, common::PhaseTimers& timers, comm::PeerTraffic& traffic)
-      : comm_(comm), g_(g), a_(a), blocked_(blocked), ops_(ops), tm_(timers), traffic_(traffic) {}
+      : comm_(comm),
+        g_(g),
+        a_(a),
+        blocked_(blocked),
+        fused_(fused && blocked),
+        ops_(ops),
+        tm_(timers),
+        traffic_(traffic) {}
 
   // NAS conj_grad: returns ||x - A z|| after 25 iterations.
   double conj_grad(Vectors& v) const {
@@ -55,21 +62,21 @@ class Solver {
     double* w = v.w.data();
     double rho = 0.0;
     tm_.time("vector", [&] {
-      if (blocked_) {
+      if (fused_) {
         rho = ops_.start_norm(x, q, z, r, p, nc);
       } else {
         ops_.start(x, q, z, r, p, nc);
-        std::fill(v.w.begin(), v.w.end(), 0.0);
+        if (!blocked_) std::fill(v.w.begin(), v.w.end(), 0.0);
         rho = ops_.dot(r, r, nc);
       }
     });
     rho = reduce_scalar(rho);
-    double pending_beta = 0.0;  // tiled: p = r + beta p is applied inside the next SpMV
+    double pending_beta = 0.0;  // fused: p = r + beta p is applied inside the next SpMV
     for (int cgit = 1; cgit <= kCgIterations; ++cgit) {
       tm_.time("spmv", [&] {
         if (!blocked_)
           ops_.spmv(a_, p, w);
-        else if (cgit == 1)
+        else if (cgit == 1 || !fused_)
           ops_.spmv_blocked(*blocked_, p, w);
         else
           ops_.update_p_spmv(*blocked_, p, r, pending_beta, w);
@@ -85,7 +92,7 @@ class Solver {
       const double alpha = rho / d;
       const double rho0 = rho;
       tm_.time("vector", [&] {
-        if (blocked_) {
+        if (fused_) {
           rho = ops_.update_zr_norm(z, r, p, q, alpha, nc);
         } else {
           ops_.update_zr(z, r, p, q, alpha, nc);
@@ -94,7 +101,7 @@ class Solver {
       });
       rho = reduce_scalar(rho);
       const double beta = rho / rho0;
-      if (blocked_)
+      if (fused_)
         pending_beta = beta;
       else
         tm_.time("vector", [&] { ops_.update_p(p, r, beta, nc); });
@@ -168,6 +175,7 @@ class Solver {
   const CgGrid& g_;
   const kernels::CsrMatrix& a_;
   const kernels::BlockedCsr* blocked_;
+  const bool fused_;  // the vector sweeps fused (needs the column-blocked matrix)
   const kernels::CgOps& ops_;
   common::PhaseTimers& tm_;
   comm::PeerTraffic& traffic_;
@@ -200,12 +208,13 @@ class CgProxy final : public common::Proxy {
 
   void set_up(const common::RunStart& start) override {
     a_ = std::make_unique<kernels::CsrMatrix>(make_matrix(cls_, grid_));
-    if (tile_.tiled)
-      blocked_ = std::make_unique<kernels::BlockedCsr>(
-          kernels::block_columns(*a_, static_cast<int>(std::max<std::size_t>(1, tile_.elements))));
+    // Tiled: column windows of the tile. Fused without a tile: one window (the whole vector).
+    if (tile_.tiled || v_.fused)
+      blocked_ = std::make_unique<kernels::BlockedCsr>(kernels::block_columns(
+          *a_, tile_.tiled ? static_cast<int>(std::max<std::size_t>(1, tile_.elements)) : std::max(1, grid_.ncols())));
     ops_ = kernels::make_cg_ops(v_.backend, v_.threads, tile_.tiled ? tile_.elements : 0);
     vec_ = std::make_unique<Vectors>(static_cast<std::size_t>(std::max(grid_.nrows(), grid_.ncols())) + 1);
-    solver_ = std::make_unique<Solver>(w_.comm, grid_, *a_, blocked_.get(), *ops_, timers_, traffic_);
+    solver_ = std::make_unique<Solver>(w_.comm, grid_, *a_, blocked_.get(), v_.fused, *ops_, timers_, traffic_);
   }
 
   // One iteration touches every page and warms the code, then x starts over.
@@ -260,7 +269,7 @@ class CgProxy final : public common::Proxy {
         {"Phases (max)", "spmv " + common::fmt("%.4f", spmv) + " s, comm " + common::fmt("%.4f", m.phase("comm")) +
                              " s, vector " + common::fmt("%.4f", m.phase("vector")) + " s"},
         {"SpMV bandwidth", common::fmt("%.2f", spmv_gbs) + " GB/s (matrix + vectors, all ranks)"}};
-    if (v_.backend == kernels::Backend::kokkos && tile_.tiled)
+    if (v_.backend == kernels::Backend::kokkos && v_.fused)
       s.notes.push_back("kokkos: vector sweeps are fused per element; the tile sets the SpMV column window");
     if (!quiet) s.preamble = iterations_.str();
     s.checks = {{"Zeta", common::fmt("%20.13E", zeta_)},

@@ -17,6 +17,8 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
   for (const auto& b : kernels::backends()) names.push_back(b.name);
   app.add_option("--backend", o.backend, "Kernel backend: " + kernels::backend_names(" or "))
       ->check(CLI::IsMember(names));
+  app.add_option("--fuse", o.fuse, "Fuse sweeps into one pass: auto (when tiled), on or off")
+      ->check(CLI::IsMember({"auto", "on", "off"}));
   app.add_option("--json", o.json_path, "Append the run record (JSON line) to this file");
   app.add_option("--nodes", o.nodes, "Nodes the launcher used (checked against observation)")
       ->check(CLI::Range(1, 1 << 20));
@@ -66,6 +68,7 @@ Variant resolve_variant(const CommonOptions& o) {
   v.threads = threads;
   v.tile = tiling::parse_tile_policy(tile);
   v.mode = mode_of(threads, v.tile.kind != tiling::TilePolicy::Kind::off);
+  v.fused = o.fuse == "on" || (o.fuse == "auto" && v.tile.kind != tiling::TilePolicy::Kind::off);
   return v;
 }
 

@@ -81,7 +81,7 @@ std::string banner(const Summary& s, const Measured& m, const CommonOptions& co,
       std::to_string(start.facts.nodes) + "x" + std::to_string(start.facts.ranks_per_node) + "x" + std::to_string(T) +
           " (" + std::to_string(start.facts.observed_nodes) + " node(s) observed, " + co.alloc + ")");
   put(out, "Threads/process", std::to_string(T));
-  put(out, "Variant", v.mode + ", backend " + kernels::backend_name(v.backend));
+  put(out, "Variant", v.mode + ", backend " + kernels::backend_name(v.backend) + (v.fused ? ", fused" : ""));
   put(out, "Tile", tile_text(start.tile, s.tile_detail));
   put_all(out, s.variant);
   if (s.operations > 0) {

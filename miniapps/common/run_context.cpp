@@ -58,7 +58,8 @@ nlohmann::json variant_json(const Variant& v, const tiling::TileResolution& tile
           {"tile_request", v.tile.text},
           {"tile_source", tile.source},
           {"tile_profile", tile.profile.empty() ? nlohmann::json(nullptr) : nlohmann::json(tile.profile)},
-          {"backend", kernels::backend_name(v.backend)}};
+          {"backend", kernels::backend_name(v.backend)},
+          {"fused", v.fused}};
 }
 
 nlohmann::json placement_json(const std::vector<comm::RankPlacement>& placement) {

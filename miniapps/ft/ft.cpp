@@ -150,7 +150,7 @@ class FtProxy final : public common::Proxy {
   void set_up(const common::RunStart& start) override {
     const std::size_t tile_bytes = tile_.tiled ? std::max<std::size_t>(sizeof(double), tile_.bytes) : 0;
     ops_ = kernels::make_ft_ops(v_.backend, v_.threads, tile_bytes);
-    plan_ = std::make_unique<FtPlan>(grid_, tile_.tiled);
+    plan_ = std::make_unique<FtPlan>(grid_, v_.fused);
     fft_ = std::make_unique<Transform>(w_.comm, *plan_, *ops_, timers_, traffic_);
   }
 
@@ -308,9 +308,9 @@ common::Summary FtProxy::summarize(const common::Measured& m, bool quiet) const 
     phases += std::string(phases.empty() ? "" : ", ") + p + " " + common::fmt("%.4f", m.phase(p)) + " s";
   s.metrics = {{"Phases (max)", phases},
                {"All-to-all", common::fmt("%.1f", 100.0 * a2a_share) + "% of the time (slowest rank)"}};
-  if (tile_.tiled)
+  if (v_.fused)
     s.notes.push_back(
-        "tiled: FFTs write send buffers and read receive buffers directly (no pack/unpack); evolve is folded "
+        "fused: FFTs write send buffers and read receive buffers directly (no pack/unpack); evolve is folded "
         "into the first inverse pass and booked as fft");
   s.tables = (quiet ? std::string() : step_table(m)) + checksum_table();
   s.checks = {{"Max error", common::fmt("%.3E", max_error_) + " (tolerance " + common::fmt("%.0e", kChecksumTolerance) +

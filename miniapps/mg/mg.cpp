@@ -307,7 +307,7 @@ class MgProxy final : public common::Proxy {
   void set_up(const common::RunStart& start) override {
     tile_bytes_ = tile_.tiled ? std::max<std::size_t>(sizeof(double), tile_.bytes) : 0;
     ops_ = kernels::make_mg_ops(v_.backend, v_.threads, tile_bytes_);
-    mg_ = std::make_unique<Multigrid>(w_.comm, cls_, levels_, *ops_, tile_.tiled, timers_, traffic_);
+    mg_ = std::make_unique<Multigrid>(w_.comm, cls_, levels_, *ops_, v_.fused, timers_, traffic_);
     const Charges charges = find_charges(w_.comm, cls_, finest_, w_.size);
     place_charges(charges, finest_, cls_.nx, mg_->rhs().data());
     mg_->refresh_rhs();
@@ -403,11 +403,11 @@ nlohmann::json MgProxy::level_json(const common::Measured& m) const {
 }
 
 common::Summary MgProxy::summarize(const common::Measured& m, bool quiet) const {
-  // The finest residual's compulsory traffic: u and v read once, r written once. Untiled:
-  // one residual per V-cycle, one per iteration and one before the loop. Tiled: the
+  // The finest residual's compulsory traffic: u and v read once, r written once. Unfused:
+  // one residual per V-cycle, one per iteration and one before the loop. Fused: the
   // V-cycle's residual is fused into the smoothing pass and not counted here.
   const double n3 = static_cast<double>(cls_.nx) * cls_.nx * cls_.nx;
-  const double resid_calls = (tile_.tiled ? 1.0 : 2.0) * cls_.nit + 1.0;
+  const double resid_calls = (v_.fused ? 1.0 : 2.0) * cls_.nit + 1.0;
   const double resid_time = m.phase(Multigrid::level_key(cls_.lt, "residual"));
   const double resid_gbs = resid_time > 0 ? 3.0 * sizeof(double) * n3 * resid_calls / resid_time / 1e9 : 0.0;
   const int replicated = mg_->replicated_levels();
@@ -432,7 +432,7 @@ common::Summary MgProxy::summarize(const common::Measured& m, bool quiet) const 
   s.metrics = {
       {"Phases (max)", phases},
       {"Residual", common::fmt("%.2f", resid_gbs) + " GB/s (finest level; u, v read and r written once, all ranks)"}};
-  if (tile_.tiled) s.notes.push_back("tiled: each level's residual and smoothing run as one pass, booked as smooth");
+  if (v_.fused) s.notes.push_back("fused: each level's residual and smoothing run as one pass, booked as smooth");
   if (!quiet) s.tables = level_table(m);
   s.checks = {{"L2 norm", common::fmt("%20.13E", rnm2_)},
               {"Reference norm", common::fmt("%20.13E", cls_.rnm2)},

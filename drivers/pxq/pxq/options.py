@@ -50,6 +50,15 @@ def add_launch_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+def add_fuse_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--fuse",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="fused sweeps (one pass where the plain code makes several): auto = with the tile",
+    )
+
+
 def app_help() -> str:
     return f"miniapp: {', '.join(registry.apps())}"
 
@@ -127,4 +136,5 @@ def base_spec(args: argparse.Namespace, app_args: list[str], results: Path) -> r
         cores=envinfo.cores(),
         placement=args.placement,
         placement_cpus=parse_cpus(args.placement_cores),
+        fuse=getattr(args, "fuse", "auto"),
     )

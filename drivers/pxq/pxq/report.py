@@ -70,14 +70,17 @@ def summarize(recs: Iterable[dict[str, Any]]) -> list[Row]:
             continue
         v = rec["variant"]
         tile = format_bytes(v["tile_bytes"]) if v.get("tile_bytes") else "off"
-        key = (rec["app"], str(_layout_of(rec)), rec["layout"]["alloc"], v["mode"], tile, v["backend"], _size_text(rec))
+        mode = v["mode"]
+        if "fused" in v and v["fused"] != (tile != "off"):  # fusion chosen apart from the tile
+            mode += "+fused" if v["fused"] else " unfused"
+        key = (rec["app"], str(_layout_of(rec)), rec["layout"]["alloc"], mode, tile, v["backend"], _size_text(rec))
         row = groups.get(key)
         if row is None:
             row = groups[key] = Row(
                 rec["app"],
                 _layout_of(rec),
                 rec["layout"]["alloc"],
-                v["mode"],
+                mode,
                 tile,
                 v["backend"],
                 _size_text(rec),

@@ -41,6 +41,7 @@ class RunSpec:
     mode: str | None = None
     tile: str | None = None
     backend: str = "openmp"
+    fuse: str = "auto"  # fused sweeps: auto (with the tile), on, off
     app_args: list[str] = field(default_factory=list)
     results: Path = Path("results/ring.jsonl")
     oversubscribe: bool = False
@@ -93,6 +94,7 @@ def sweep_key(spec: RunSpec) -> str:
         "mode": mode,
         "tile": tile,
         "backend": spec.backend,
+        **({"fuse": spec.fuse} if spec.fuse != "auto" else {}),
         "args": spec.app_args,
         "repeat": spec.repeat,
     }
@@ -134,6 +136,8 @@ def build(spec: RunSpec, workdir: Path, run_id: str) -> tuple[LaunchPlan, list[s
         tile,
         "--backend",
         spec.backend,
+        "--fuse",
+        spec.fuse,
         "--nodes",
         str(layout.nodes),
         "--ranks-per-node",
@@ -163,6 +167,7 @@ DRIVER_OWNED = (
     "--threads",
     "--tile",
     "--backend",
+    "--fuse",
     "--nodes",
     "--ranks-per-node",
     "--alloc",
@@ -176,6 +181,7 @@ DRIVER_OPTION = {
     "--threads": "--threads or the layout's T",
     "--tile": "--tile",
     "--backend": "--backend",
+    "--fuse": "--fuse",
     "--nodes": "--layout",
     "--ranks-per-node": "--layout",
     "--alloc": "--alloc",

@@ -14,7 +14,15 @@ from rich.console import Console
 from pxq import records, registry, report, runner
 from pxq.errors import InputError
 from pxq.layout import parse_layout
-from pxq.options import add_launch_options, app_help, base_spec, check_app, check_backends, check_repeat
+from pxq.options import (
+    add_fuse_option,
+    add_launch_options,
+    app_help,
+    base_spec,
+    check_app,
+    check_backends,
+    check_repeat,
+)
 from pxq.paths import binary, results_path
 
 NAME = "run"
@@ -31,6 +39,7 @@ def add(p: argparse.ArgumentParser) -> None:
     p.add_argument("--backend", choices=registry.backends(), default="openmp")
     p.add_argument("--repeat", type=int, default=1, help="runs of the same configuration")
     p.add_argument("--dry-run", action="store_true", help="print the exact launch command only")
+    add_fuse_option(p)
     add_launch_options(p)
 
 

@@ -11,7 +11,15 @@ from pxq import records, registry, runner
 from pxq import sweep as sweeps
 from pxq.errors import InputError
 from pxq.layout import parse_layouts, parse_tile
-from pxq.options import add_launch_options, app_help, base_spec, check_app, check_backends, check_repeat
+from pxq.options import (
+    add_fuse_option,
+    add_launch_options,
+    app_help,
+    base_spec,
+    check_app,
+    check_backends,
+    check_repeat,
+)
 from pxq.paths import results_path
 
 NAME = "sweep"
@@ -28,6 +36,7 @@ def add(p: argparse.ArgumentParser) -> None:
     p.add_argument("--backends", default="openmp")
     p.add_argument("--repeat", type=int, default=3, help="interleaved repeats of every configuration")
     p.add_argument("--resume", action="store_true", help="skip runs the results file already holds")
+    add_fuse_option(p)
     add_launch_options(p)
 
 

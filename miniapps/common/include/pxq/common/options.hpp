@@ -17,7 +17,8 @@ struct CommonOptions {
   int threads = 0;   // 0: from the mode (1 unless OMP_NUM_THREADS says otherwise)
   std::string tile;  // "": from the mode
   std::string backend = "openmp";
-  std::string json_path;  // append the run record here ("" = no record)
+  std::string fuse = "auto";  // auto (with the tile), on, off
+  std::string json_path;      // append the run record here ("" = no record)
   // Layout facts the driver knows (the binary checks them against what it observes).
   int nodes = 0;           // 0: as observed
   int ranks_per_node = 0;  // 0: as observed
@@ -34,6 +35,10 @@ struct Variant {
   int threads = 1;
   tiling::TilePolicy tile;
   kernels::Backend backend = kernels::Backend::openmp;
+  // Sweeps fused into one pass where the plain code makes several (CG's vector updates with the
+  // SpMV, MG's residual with the smoothing, FT's evolve and packing with the FFTs). A choice of
+  // its own, recorded: by default it goes with the tile.
+  bool fused = false;
 };
 
 // Applies the mode preset and the explicit axes; throws std::invalid_argument with the
