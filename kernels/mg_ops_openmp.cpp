@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "backend_impls.hpp"
+#include "mg_body.hpp"
 #include "pxq/kernels/executor.hpp"
 #include "pxq/tiling/chunks.hpp"
 
@@ -48,7 +49,7 @@ class OpenMpMgOps final : public MgOps, private ExecutorShape {
 
   void resid(const double* u, const double* v, double* r, Box b, const Stencil& a) const override {
     sweep(b, b.n1, kStencilStreams, 2 * b.n1,
-          [&](int i2, int i3, double* buf) { resid_row(u, v, r, b, a, i2, i3, buf); });
+          [&](int i2, int i3, double* buf) { mg_body::resid_row(u, v, r, b, a, i2, i3, buf); });
   }
 
   void psinv(const double* r, double* u, Box b, const Stencil& c) const override { smooth<false>(r, u, b, c); }
@@ -58,33 +59,8 @@ class OpenMpMgOps final : public MgOps, private ExecutorShape {
   }
 
   void rprj3(const double* r, Box f, double* s, Box c) const override {
-    sweep(c, 2 * f.n1, kRestrictStreams, 2 * f.n1, [&](int j2, int j3, double* buf) {
-      double* x1 = buf;
-      double* y1 = buf + f.n1;
-      const int i2 = 2 * j2, i3 = 2 * j3;
-      const double* rm = r + f.at(0, i2 - 1, i3);
-      const double* rp = r + f.at(0, i2 + 1, i3);
-      const double* rb = r + f.at(0, i2, i3 - 1);
-      const double* rt = r + f.at(0, i2, i3 + 1);
-      const double* rmb = r + f.at(0, i2 - 1, i3 - 1);
-      const double* rmt = r + f.at(0, i2 - 1, i3 + 1);
-      const double* rpb = r + f.at(0, i2 + 1, i3 - 1);
-      const double* rpt = r + f.at(0, i2 + 1, i3 + 1);
-      const double* rc = r + f.at(0, i2, i3);
-      for (int j1 = 1; j1 < c.n1; ++j1) {
-        const int i = 2 * j1 - 1;
-        x1[i] = rm[i] + rp[i] + rb[i] + rt[i];
-        y1[i] = rmb[i] + rmt[i] + rpb[i] + rpt[i];
-      }
-      double* sc = s + c.at(0, j2, j3);
-      for (int j1 = 1; j1 < c.n1 - 1; ++j1) {
-        const int i = 2 * j1;
-        const double y2 = rmb[i] + rmt[i] + rpb[i] + rpt[i];
-        const double x2 = rm[i] + rp[i] + rb[i] + rt[i];
-        sc[j1] = 0.5 * rc[i] + 0.25 * (rc[i - 1] + rc[i + 1] + x2) + 0.125 * (x1[i - 1] + x1[i + 1] + y2) +
-                 0.0625 * (y1[i - 1] + y1[i + 1]);
-      }
-    });
+    sweep(c, 2 * f.n1, kRestrictStreams, 2 * f.n1,
+          [&](int j2, int j3, double* buf) { mg_body::restrict_row(r, f, s, c, j2, j3, buf); });
   }
 
   void interp(const double* z, Box c, double* u, Box f) const override { prolong<false>(z, c, u, f); }
@@ -99,7 +75,7 @@ class OpenMpMgOps final : public MgOps, private ExecutorShape {
     auto smooth_rows = [&](int i3, int lo, int hi, double* buf) {
       if (i3 < 2 || i3 > b.n3 - 3) return;
       for (int i2 = std::max(2, lo); i2 <= std::min(b.n2 - 3, hi); ++i2)
-        smooth_row<false>(r, u, b, c, i2, i3, 2, b.n1 - 2, buf);
+        mg_body::smooth_row<false>(r, u, b, c, i2, i3, 2, b.n1 - 2, buf);
     };
     auto body = [&](int t, int nt) {
       std::vector<double> buf(2 * static_cast<std::size_t>(b.n1));
@@ -112,7 +88,7 @@ class OpenMpMgOps final : public MgOps, private ExecutorShape {
         const int r1 = std::min(b.n2 - 1, r0 + rpb);
         const int lo = r0 == 1 ? 1 : r0 - 1, hi = r1 == b.n2 - 1 ? r1 - 1 : r1 - 2;
         for (int i3 = rg.begin; i3 < rg.end; ++i3) {
-          for (int i2 = r0; i2 < r1; ++i2) resid_row(u, v, r, b, a, i2, i3, buf.data());
+          for (int i2 = r0; i2 < r1; ++i2) mg_body::resid_row(u, v, r, b, a, i2, i3, buf.data());
           if (i3 - 1 > rg.begin) smooth_rows(i3 - 1, lo, hi, buf.data());
         }
       }
@@ -138,7 +114,7 @@ class OpenMpMgOps final : public MgOps, private ExecutorShape {
         const bool face_plane = i3 == 1 || i3 == b.n3 - 2;
         for (int i2 = 1; i2 < b.n2 - 1; ++i2) {
           if (face_plane || i2 == 1 || i2 == b.n2 - 2) {
-            smooth_row<false>(r, u, b, c, i2, i3, 1, b.n1 - 1, buf.data());
+            mg_body::smooth_row<false>(r, u, b, c, i2, i3, 1, b.n1 - 1, buf.data());
           } else {
             u[b.at(1, i2, i3)] += smoother_at(r, b, 1, i2, i3, c);
             if (b.n1 - 2 > 1) u[b.at(b.n1 - 2, i2, i3)] += smoother_at(r, b, b.n1 - 2, i2, i3, c);
@@ -180,58 +156,7 @@ class OpenMpMgOps final : public MgOps, private ExecutorShape {
   template <bool Assign>
   void smooth(const double* r, double* u, Box b, const Stencil& c) const {
     sweep(b, b.n1, kStencilStreams, 2 * b.n1,
-          [&](int i2, int i3, double* buf) { smooth_row<Assign>(r, u, b, c, i2, i3, 1, b.n1 - 1, buf); });
-  }
-
-  // NAS's line buffers for row (i2, i3) over points [lo, hi): s1 = the 4 face neighbours
-  // off the row (i2 +- 1, i3 +- 1), s2 = the 4 edge neighbours off it (both offsets).
-  static void line_sums(const double* x, Box b, int i2, int i3, int lo, int hi, double* s1, double* s2) {
-    const double* xm = x + b.at(0, i2 - 1, i3);
-    const double* xp = x + b.at(0, i2 + 1, i3);
-    const double* xb = x + b.at(0, i2, i3 - 1);
-    const double* xt = x + b.at(0, i2, i3 + 1);
-    const double* xmb = x + b.at(0, i2 - 1, i3 - 1);
-    const double* xpb = x + b.at(0, i2 + 1, i3 - 1);
-    const double* xmt = x + b.at(0, i2 - 1, i3 + 1);
-    const double* xpt = x + b.at(0, i2 + 1, i3 + 1);
-#pragma omp simd
-    for (int i1 = lo; i1 < hi; ++i1) {
-      s1[i1] = xm[i1] + xp[i1] + xb[i1] + xt[i1];
-      s2[i1] = xmb[i1] + xpb[i1] + xmt[i1] + xpt[i1];
-    }
-  }
-
-  // r = v - A u along one interior row; a[1] = 0 as in NAS.
-  static void resid_row(const double* u, const double* v, double* r, Box b, const Stencil& a, int i2, int i3,
-                        double* buf) {
-    const double a0 = a.w[0], a2 = a.w[2], a3 = a.w[3];
-    double* u1 = buf;
-    double* u2 = buf + b.n1;
-    line_sums(u, b, i2, i3, 0, b.n1, u1, u2);
-    const double* uc = u + b.at(0, i2, i3);
-    const double* vc = v + b.at(0, i2, i3);
-    double* rc = r + b.at(0, i2, i3);
-#pragma omp simd
-    for (int i1 = 1; i1 < b.n1 - 1; ++i1)
-      rc[i1] = vc[i1] - a0 * uc[i1] - a2 * (u2[i1] + u1[i1 - 1] + u1[i1 + 1]) - a3 * (u2[i1 - 1] + u2[i1 + 1]);
-  }
-
-  // u (+)= c0 r + c1 (faces) + c2 (edges) for points [lo, hi) of one interior row; c[3] = 0
-  // as in NAS.
-  template <bool Assign>
-  static void smooth_row(const double* r, double* u, Box b, const Stencil& c, int i2, int i3, int lo, int hi,
-                         double* buf) {
-    const double c0 = c.w[0], c1 = c.w[1], c2 = c.w[2];
-    double* r1 = buf;
-    double* r2 = buf + b.n1;
-    line_sums(r, b, i2, i3, lo - 1, hi + 1, r1, r2);
-    const double* rc = r + b.at(0, i2, i3);
-    double* uc = u + b.at(0, i2, i3);
-#pragma omp simd
-    for (int i1 = lo; i1 < hi; ++i1) {
-      const double du = c0 * rc[i1] + c1 * (rc[i1 - 1] + rc[i1 + 1] + r1[i1]) + c2 * (r2[i1] + r1[i1 - 1] + r1[i1 + 1]);
-      uc[i1] = Assign ? du : uc[i1] + du;
-    }
+          [&](int i2, int i3, double* buf) { mg_body::smooth_row<Assign>(r, u, b, c, i2, i3, 1, b.n1 - 1, buf); });
   }
 
   // interp: every fine point from the coarse block, two fine planes per coarse plane.
@@ -239,37 +164,8 @@ class OpenMpMgOps final : public MgOps, private ExecutorShape {
   void prolong(const double* z, Box c, double* u, Box f) const {
     // Coarse planes [0, n3-1) and rows [0, n2-1): sweep() walks [1, n-1), so shift by one.
     const Box shifted{c.n1, c.n2 + 1, c.n3 + 1};
-    sweep(shifted, 2 * f.n1, kInterpStreams, 3 * c.n1, [&](int row, int plane, double* buf) {
-      const int c2 = row - 1, c3 = plane - 1;
-      double* z1 = buf;
-      double* z2 = buf + c.n1;
-      double* z3 = buf + 2 * c.n1;
-      const double* z00 = z + c.at(0, c2, c3);
-      const double* z10 = z + c.at(0, c2 + 1, c3);
-      const double* z01 = z + c.at(0, c2, c3 + 1);
-      const double* z11 = z + c.at(0, c2 + 1, c3 + 1);
-#pragma omp simd
-      for (int i1 = 0; i1 < c.n1; ++i1) {
-        z1[i1] = z10[i1] + z00[i1];
-        z2[i1] = z01[i1] + z00[i1];
-        z3[i1] = z11[i1] + z01[i1] + z1[i1];
-      }
-      double* u00 = u + f.at(0, 2 * c2, 2 * c3);
-      double* u10 = u + f.at(0, 2 * c2 + 1, 2 * c3);
-      double* u01 = u + f.at(0, 2 * c2, 2 * c3 + 1);
-      double* u11 = u + f.at(0, 2 * c2 + 1, 2 * c3 + 1);
-      auto put = [](double& dst, double val) { dst = Assign ? val : dst + val; };
-      for (int i1 = 0; i1 < c.n1 - 1; ++i1) {
-        put(u00[2 * i1], z00[i1]);
-        put(u00[2 * i1 + 1], 0.5 * (z00[i1 + 1] + z00[i1]));
-        put(u10[2 * i1], 0.5 * z1[i1]);
-        put(u10[2 * i1 + 1], 0.25 * (z1[i1] + z1[i1 + 1]));
-        put(u01[2 * i1], 0.5 * z2[i1]);
-        put(u01[2 * i1 + 1], 0.25 * (z2[i1] + z2[i1 + 1]));
-        put(u11[2 * i1], 0.25 * z3[i1]);
-        put(u11[2 * i1 + 1], 0.125 * (z3[i1] + z3[i1 + 1]));
-      }
-    });
+    sweep(shifted, 2 * f.n1, kInterpStreams, 3 * c.n1,
+          [&](int row, int plane, double* buf) { mg_body::prolong_row<Assign>(z, c, u, f, row - 1, plane - 1, buf); });
   }
 
   // The six faces of a block set to zero.

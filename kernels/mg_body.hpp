@@ -1,0 +1,136 @@
+// Internal: MG's arithmetic, written once: NAS's row operators (the partial sums of the
+// neighbouring rows kept in two line buffers, so a stencil point costs 15 flops, not 27
+// multiply-adds). The OpenMP and Kokkos executors both run these rows; they differ only in
+// how the rows are spread over threads and tiles. The reference (mg_ops_reference.cpp) stays
+// an independent point-by-point definition to check them against. Internal linkage.
+#pragma once
+
+#include <cstddef>
+
+#include "pxq/kernels/mg_ops.hpp"
+
+#ifdef KOKKOS_INLINE_FUNCTION
+#define PXQ_MG_BODY KOKKOS_INLINE_FUNCTION
+#else
+#define PXQ_MG_BODY inline
+#endif
+
+namespace pxq::kernels::mg_body {
+namespace {
+
+// NAS's line buffers for row (i2, i3) over points [lo, hi): s1 = the 4 face neighbours
+// off the row (i2 +- 1, i3 +- 1), s2 = the 4 edge neighbours off it (both offsets).
+PXQ_MG_BODY void line_sums(const double* x, Box b, int i2, int i3, int lo, int hi, double* s1, double* s2) {
+  const double* xm = x + b.at(0, i2 - 1, i3);
+  const double* xp = x + b.at(0, i2 + 1, i3);
+  const double* xb = x + b.at(0, i2, i3 - 1);
+  const double* xt = x + b.at(0, i2, i3 + 1);
+  const double* xmb = x + b.at(0, i2 - 1, i3 - 1);
+  const double* xpb = x + b.at(0, i2 + 1, i3 - 1);
+  const double* xmt = x + b.at(0, i2 - 1, i3 + 1);
+  const double* xpt = x + b.at(0, i2 + 1, i3 + 1);
+#pragma omp simd
+  for (int i1 = lo; i1 < hi; ++i1) {
+    s1[i1] = xm[i1] + xp[i1] + xb[i1] + xt[i1];
+    s2[i1] = xmb[i1] + xpb[i1] + xmt[i1] + xpt[i1];
+  }
+}
+
+// r = v - A u along one interior row; a[1] = 0 as in NAS.
+PXQ_MG_BODY void resid_row(const double* u, const double* v, double* r, Box b, const Stencil& a, int i2, int i3,
+                           double* buf) {
+  const double a0 = a.w[0], a2 = a.w[2], a3 = a.w[3];
+  double* u1 = buf;
+  double* u2 = buf + b.n1;
+  line_sums(u, b, i2, i3, 0, b.n1, u1, u2);
+  const double* uc = u + b.at(0, i2, i3);
+  const double* vc = v + b.at(0, i2, i3);
+  double* rc = r + b.at(0, i2, i3);
+#pragma omp simd
+  for (int i1 = 1; i1 < b.n1 - 1; ++i1)
+    rc[i1] = vc[i1] - a0 * uc[i1] - a2 * (u2[i1] + u1[i1 - 1] + u1[i1 + 1]) - a3 * (u2[i1 - 1] + u2[i1 + 1]);
+}
+
+// u (+)= c0 r + c1 (faces) + c2 (edges) for points [lo, hi) of one interior row; c[3] = 0
+// as in NAS.
+template <bool Assign>
+PXQ_MG_BODY void smooth_row(const double* r, double* u, Box b, const Stencil& c, int i2, int i3, int lo, int hi,
+                            double* buf) {
+  const double c0 = c.w[0], c1 = c.w[1], c2 = c.w[2];
+  double* r1 = buf;
+  double* r2 = buf + b.n1;
+  line_sums(r, b, i2, i3, lo - 1, hi + 1, r1, r2);
+  const double* rc = r + b.at(0, i2, i3);
+  double* uc = u + b.at(0, i2, i3);
+#pragma omp simd
+  for (int i1 = lo; i1 < hi; ++i1) {
+    const double du = c0 * rc[i1] + c1 * (rc[i1 - 1] + rc[i1 + 1] + r1[i1]) + c2 * (r2[i1] + r1[i1 - 1] + r1[i1 + 1]);
+    uc[i1] = Assign ? du : uc[i1] + du;
+  }
+}
+
+// s = P r on coarse row (j2, j3) from the fine block; `buf` holds 2 f.n1 doubles.
+PXQ_MG_BODY void restrict_row(const double* r, Box f, double* s, Box c, int j2, int j3, double* buf) {
+  double* x1 = buf;
+  double* y1 = buf + f.n1;
+  const int i2 = 2 * j2, i3 = 2 * j3;
+  const double* rm = r + f.at(0, i2 - 1, i3);
+  const double* rp = r + f.at(0, i2 + 1, i3);
+  const double* rb = r + f.at(0, i2, i3 - 1);
+  const double* rt = r + f.at(0, i2, i3 + 1);
+  const double* rmb = r + f.at(0, i2 - 1, i3 - 1);
+  const double* rmt = r + f.at(0, i2 - 1, i3 + 1);
+  const double* rpb = r + f.at(0, i2 + 1, i3 - 1);
+  const double* rpt = r + f.at(0, i2 + 1, i3 + 1);
+  const double* rc = r + f.at(0, i2, i3);
+  for (int j1 = 1; j1 < c.n1; ++j1) {
+    const int i = 2 * j1 - 1;
+    x1[i] = rm[i] + rp[i] + rb[i] + rt[i];
+    y1[i] = rmb[i] + rmt[i] + rpb[i] + rpt[i];
+  }
+  double* sc = s + c.at(0, j2, j3);
+  for (int j1 = 1; j1 < c.n1 - 1; ++j1) {
+    const int i = 2 * j1;
+    const double y2 = rmb[i] + rmt[i] + rpb[i] + rpt[i];
+    const double x2 = rm[i] + rp[i] + rb[i] + rt[i];
+    sc[j1] = 0.5 * rc[i] + 0.25 * (rc[i - 1] + rc[i + 1] + x2) + 0.125 * (x1[i - 1] + x1[i + 1] + y2) +
+             0.0625 * (y1[i - 1] + y1[i + 1]);
+  }
+}
+
+// interp from coarse row (c2, c3) (halo included, up to n-2) into the four fine rows it
+// covers, added (or, Assign, assigned); `buf` holds 3 c.n1 doubles.
+template <bool Assign>
+PXQ_MG_BODY void prolong_row(const double* z, Box c, double* u, Box f, int c2, int c3, double* buf) {
+  double* z1 = buf;
+  double* z2 = buf + c.n1;
+  double* z3 = buf + 2 * c.n1;
+  const double* z00 = z + c.at(0, c2, c3);
+  const double* z10 = z + c.at(0, c2 + 1, c3);
+  const double* z01 = z + c.at(0, c2, c3 + 1);
+  const double* z11 = z + c.at(0, c2 + 1, c3 + 1);
+#pragma omp simd
+  for (int i1 = 0; i1 < c.n1; ++i1) {
+    z1[i1] = z10[i1] + z00[i1];
+    z2[i1] = z01[i1] + z00[i1];
+    z3[i1] = z11[i1] + z01[i1] + z1[i1];
+  }
+  double* u00 = u + f.at(0, 2 * c2, 2 * c3);
+  double* u10 = u + f.at(0, 2 * c2 + 1, 2 * c3);
+  double* u01 = u + f.at(0, 2 * c2, 2 * c3 + 1);
+  double* u11 = u + f.at(0, 2 * c2 + 1, 2 * c3 + 1);
+  auto put = [](double& dst, double val) { dst = Assign ? val : dst + val; };
+  for (int i1 = 0; i1 < c.n1 - 1; ++i1) {
+    put(u00[2 * i1], z00[i1]);
+    put(u00[2 * i1 + 1], 0.5 * (z00[i1 + 1] + z00[i1]));
+    put(u10[2 * i1], 0.5 * z1[i1]);
+    put(u10[2 * i1 + 1], 0.25 * (z1[i1] + z1[i1 + 1]));
+    put(u01[2 * i1], 0.5 * z2[i1]);
+    put(u01[2 * i1 + 1], 0.25 * (z2[i1] + z2[i1 + 1]));
+    put(u11[2 * i1], 0.25 * z3[i1]);
+    put(u11[2 * i1 + 1], 0.125 * (z3[i1] + z3[i1 + 1]));
+  }
+}
+
+}  // namespace
+}  // namespace pxq::kernels::mg_body
