@@ -53,9 +53,8 @@ class ReferenceMgOps final : public MgOps {
     for_interior(b, [&](int i1, int i2, int i3) { u[b.at(i1, i2, i3)] += stencil_sum(r, b, i1, i2, i3, c.w); });
   }
   void rprj3(const double* r, Box fine, double* s, Box coarse) const override {
-    static const double kP[4] = {0.5, 0.25, 0.125, 0.0625};
     for_interior(coarse, [&](int j1, int j2, int j3) {
-      s[coarse.at(j1, j2, j3)] = stencil_sum(r, fine, 2 * j1, 2 * j2, 2 * j3, kP);
+      s[coarse.at(j1, j2, j3)] = stencil_sum(r, fine, 2 * j1, 2 * j2, 2 * j3, kRestriction.w);
     });
   }
   void interp(const double* z, Box coarse, double* u, Box fine) const override {

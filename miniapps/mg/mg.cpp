@@ -48,9 +48,6 @@ struct LevelData {
   std::array<std::string, kPhaseCount> keys;
 };
 
-// Restriction weights by distance class (centre, face, edge, corner).
-constexpr double kRestrictWeights[4] = {0.5, 0.25, 0.125, 0.0625};
-
 class Multigrid {
  public:
   Multigrid(MPI_Comm comm, const MgClass& cls, const std::vector<Level>& levels, const kernels::MgOps& ops, bool fused,
@@ -201,12 +198,7 @@ class Multigrid {
     for (const auto& [j3, i3] : owned[2])
       for (const auto& [j2, i2] : owned[1])
         for (const auto& [j1, i1] : owned[0]) {
-          double sum = 0.0;
-          for (int d3 = -1; d3 <= 1; ++d3)
-            for (int d2 = -1; d2 <= 1; ++d2)
-              for (int d1 = -1; d1 <= 1; ++d1)
-                sum += kRestrictWeights[(d1 != 0) + (d2 != 0) + (d3 != 0)] * F.r[fb.at(i1 + d1, i2 + d2, i3 + d3)];
-          C.r[cb.at(j1, j2, j3)] = sum;
+          C.r[cb.at(j1, j2, j3)] = kernels::smoother_at(F.r.data(), fb, i1, i2, i3, kernels::kRestriction);
         }
     comm::check_mpi(MPI_Allreduce(MPI_IN_PLACE, C.r.data(), static_cast<int>(C.r.size()), MPI_DOUBLE, MPI_SUM, comm_),
                     "MPI_Allreduce (coarse level)");

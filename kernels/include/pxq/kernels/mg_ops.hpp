@@ -43,6 +43,9 @@ struct Stencil {
   double w[4];
 };
 
+// Full weighting (the restriction P) as a stencil: centre, face, edge, corner.
+inline constexpr Stencil kRestriction{{0.5, 0.25, 0.125, 0.0625}};
+
 class MgOps {
  public:
   virtual ~MgOps() = default;
@@ -83,8 +86,9 @@ inline bool on_shell(Box b, int i1, int i2, int i3) {
   return i1 == 1 || i2 == 1 || i3 == 1 || i1 == b.n1 - 2 || i2 == b.n2 - 2 || i3 == b.n3 - 2;
 }
 
-// c0 r + c1 (face sum) + c2 (edge sum) + c3 (corner sum) at one point: the smoother's
-// increment written out, for the shell and other short runs of points.
+// c0 r + c1 (face sum) + c2 (edge sum) + c3 (corner sum) at one point: a 27-point stencil
+// written out (the smoother's increment, or with kRestriction one restricted point), for the
+// shell, the replicated levels and other short runs of points.
 double smoother_at(const double* r, Box b, int i1, int i2, int i3, const Stencil& c);
 
 // The executor for a backend: `threads` threads; `tile_bytes` the working set of one block of
