@@ -76,27 +76,12 @@ class KokkosCgOps final : public CgOps {
     Kokkos::fence();
   }
   double start_norm(const double* x, double* q, double* z, double* r, double* p, std::size_t n) const override {
-    double sum = 0.0;
-    Kokkos::parallel_reduce(
-        "pxq::cg::start_norm", range(n),
-        KOKKOS_LAMBDA(const std::int64_t i, double& s) {
-          cg_body::start(x, q, z, r, p, i);
-          s += cg_body::dot_term(r, r, i);
-        },
-        sum);
-    return sum;
+    return sweep_norm("pxq::cg::start_norm", n, r, [=](std::int64_t i) { cg_body::start(x, q, z, r, p, i); });
   }
   double update_zr_norm(double* z, double* r, const double* p, const double* q, double alpha,
                         std::size_t n) const override {
-    double sum = 0.0;
-    Kokkos::parallel_reduce(
-        "pxq::cg::update_zr_norm", range(n),
-        KOKKOS_LAMBDA(const std::int64_t i, double& s) {
-          cg_body::update_zr(z, r, p, q, alpha, i);
-          s += cg_body::dot_term(r, r, i);
-        },
-        sum);
-    return sum;
+    return sweep_norm("pxq::cg::update_zr_norm", n, r,
+                      [=](std::int64_t i) { cg_body::update_zr(z, r, p, q, alpha, i); });
   }
   void spmv_blocked(const BlockedCsr& a, const double* x, double* y) const override {
     for (int blk = 0; blk < a.nblocks; ++blk) multiply_block(a, blk, x, y);
@@ -112,6 +97,20 @@ class KokkosCgOps final : public CgOps {
   }
 
  private:
+  // One fused pass: update(i) on every element, and the sum of r[i]^2 after it.
+  template <class Update>
+  static double sweep_norm(const char* name, std::size_t n, const double* r, Update update) {
+    double sum = 0.0;
+    Kokkos::parallel_reduce(
+        name, range(n),
+        KOKKOS_LAMBDA(const std::int64_t i, double& s) {
+          update(i);
+          s += cg_body::dot_term(r, r, i);
+        },
+        sum);
+    return sum;
+  }
+
   static void multiply_block(const BlockedCsr& a, int blk, const double* x, double* y) {
     const std::int64_t* rp = a.block_rowptr(blk);
     const std::int32_t* col = a.col.data();

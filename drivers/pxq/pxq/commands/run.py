@@ -11,18 +11,9 @@ from pathlib import Path
 
 from rich.console import Console
 
-from pxq import records, registry, report, runner
+from pxq import options, records, registry, report, runner
 from pxq.errors import InputError
 from pxq.layout import parse_layout
-from pxq.options import (
-    add_fuse_option,
-    add_launch_options,
-    app_help,
-    base_spec,
-    check_app,
-    check_backends,
-    check_repeat,
-)
 from pxq.paths import binary, results_path
 
 NAME = "run"
@@ -31,7 +22,7 @@ APP_ARGS = True
 
 
 def add(p: argparse.ArgumentParser) -> None:
-    p.add_argument("app", help=app_help())
+    p.add_argument("app", help=options.app_help())
     p.add_argument("--layout", default="1x1", help="PxQ[xT]: nodes x ranks per node [x threads per rank]")
     p.add_argument("--mode", choices=registry.modes(), help="variant preset")
     p.add_argument("--threads", type=int, help="threads per rank (overrides the layout's T)")
@@ -39,8 +30,8 @@ def add(p: argparse.ArgumentParser) -> None:
     p.add_argument("--backend", choices=registry.backends(), default="openmp")
     p.add_argument("--repeat", type=int, default=1, help="runs of the same configuration")
     p.add_argument("--dry-run", action="store_true", help="print the exact launch command only")
-    add_fuse_option(p)
-    add_launch_options(p)
+    options.add_fuse_option(p)
+    options.add_launch_options(p)
 
 
 def _dry_run(spec: runner.RunSpec, console: Console) -> int:
@@ -54,19 +45,19 @@ def _dry_run(spec: runner.RunSpec, console: Console) -> int:
 
 
 def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> int:
-    check_app(args.app)
+    options.check_app(args.app)
     layout = parse_layout(args.layout)
     if args.threads is not None:
         if args.threads < 1:
             raise InputError(f"--threads {args.threads}: must be at least 1")
         layout = layout.with_threads(args.threads)
-    check_repeat(args.repeat)
-    check_backends([args.backend])
+    options.check_repeat(args.repeat)
+    options.check_backends([args.backend])
     if "--help" in app_args or "-h" in app_args:
         return subprocess.run([str(binary(args.app)), "--help"]).returncode
     results = results_path(args.results, f"{args.app}.jsonl")
     spec = replace(
-        base_spec(args, app_args, results), layout=layout, mode=args.mode, tile=args.tile, backend=args.backend
+        options.base_spec(args, app_args, results), layout=layout, mode=args.mode, tile=args.tile, backend=args.backend
     )
     spec.resolved()  # validates mode/threads/tile before anything runs
     if args.dry_run:

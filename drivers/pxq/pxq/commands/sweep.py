@@ -7,19 +7,10 @@ from pathlib import Path
 
 from rich.console import Console
 
-from pxq import records, registry, runner
+from pxq import options, records, registry, runner
 from pxq import sweep as sweeps
 from pxq.errors import InputError
 from pxq.layout import parse_layouts, parse_tile
-from pxq.options import (
-    add_fuse_option,
-    add_launch_options,
-    app_help,
-    base_spec,
-    check_app,
-    check_backends,
-    check_repeat,
-)
 from pxq.paths import results_path
 
 NAME = "sweep"
@@ -28,7 +19,7 @@ APP_ARGS = True
 
 
 def add(p: argparse.ArgumentParser) -> None:
-    p.add_argument("app", help=app_help())
+    p.add_argument("app", help=options.app_help())
     p.add_argument("--layouts", default="1x2,2x1,1x1x2")
     p.add_argument("--modes", default="flat,hybrid,tiled")
     p.add_argument("--tiles", default="256K", help="tile sizes for the tiled mode, e.g. 64K,256K,1M")
@@ -36,8 +27,8 @@ def add(p: argparse.ArgumentParser) -> None:
     p.add_argument("--backends", default="openmp")
     p.add_argument("--repeat", type=int, default=3, help="interleaved repeats of every configuration")
     p.add_argument("--resume", action="store_true", help="skip runs the results file already holds")
-    add_fuse_option(p)
-    add_launch_options(p)
+    options.add_fuse_option(p)
+    options.add_launch_options(p)
 
 
 def _threads(text: str | None) -> list[int] | None:
@@ -53,7 +44,7 @@ def _threads(text: str | None) -> list[int] | None:
 
 
 def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> int:
-    check_app(args.app)
+    options.check_app(args.app)
     layouts = parse_layouts(args.layouts)
     modes = [m for m in args.modes.split(",") if m]
     for m in modes:
@@ -61,11 +52,11 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
             raise InputError(f"unknown mode '{m}': use {', '.join(registry.modes())}")
     tiles = [parse_tile(t) for t in args.tiles.split(",") if t]
     backends = [b for b in args.backends.split(",") if b]
-    check_backends(backends)
+    options.check_backends(backends)
     threads = _threads(args.threads)
-    check_repeat(args.repeat)
+    options.check_repeat(args.repeat)
     results = results_path(args.results, f"{args.app}.jsonl")
-    configs, notes = sweeps.plan(base_spec(args, app_args, results), layouts, modes, tiles, backends, threads)
+    configs, notes = sweeps.plan(options.base_spec(args, app_args, results), layouts, modes, tiles, backends, threads)
     for note in notes:
         console.print(f"[dim]{note}[/dim]")
     if not configs:
