@@ -16,12 +16,16 @@ int size_bin(std::uint64_t bytes) {
 
 std::uint64_t bin_upper_bytes(int bin) { return bin <= 0 ? 0 : std::uint64_t{1} << (bin - 1); }
 
+const std::vector<std::uint64_t>& coarse_range_uppers() {
+  static const std::vector<std::uint64_t> uppers = {256, 4096, 65536, 262144};  // the last range is open
+  return uppers;
+}
+
 int coarse_range(std::uint64_t bytes) {
-  if (bytes <= 256) return 0;
-  if (bytes <= 4096) return 1;
-  if (bytes <= 65536) return 2;
-  if (bytes <= 262144) return 3;
-  return 4;
+  const auto& uppers = coarse_range_uppers();
+  int k = 0;
+  while (k < static_cast<int>(uppers.size()) && bytes > uppers[static_cast<std::size_t>(k)]) ++k;
+  return k;
 }
 
 const std::vector<std::string>& coarse_range_names() {

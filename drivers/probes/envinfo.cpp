@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "pxq/comm/msgmodel.hpp"
 #include "pxq/common/apps.hpp"
 #include "pxq/common/options.hpp"
 #include "pxq/common/run_record.hpp"
@@ -29,6 +30,16 @@ nlohmann::json sharing_json(const pxq::tiling::PairSharing& s) {
           {"same_l3", s.same_l3},
           {"same_package", s.same_package},
           {"other_package", s.other_package}};
+}
+
+// The profiler's coarse message-size ranges: name and largest size (null: open above).
+nlohmann::json message_ranges() {
+  nlohmann::json out = nlohmann::json::array();
+  const auto& names = pxq::comm::coarse_range_names();
+  const auto& uppers = pxq::comm::coarse_range_uppers();
+  for (std::size_t k = 0; k < names.size(); ++k)
+    out.push_back({{"name", names[k]}, {"upper_bytes", k < uppers.size() ? nlohmann::json(uppers[k]) : nullptr}});
+  return out;
 }
 
 // The registries the driver and the tests read instead of keeping copies.
@@ -54,6 +65,7 @@ int print_registry() {
                             {"backends", backends},
                             {"modes", {"flat", "hybrid", "tiled"}},
                             {"allocations", {"block", "cyclic"}},
+                            {"message_ranges", message_ranges()},
                             {"min_tile_bytes", pxq::tiling::kMinTileBytes},
                             {"record_schema", pxq::common::kRecordSchema}};
   std::puts(j.dump(1).c_str());

@@ -21,22 +21,25 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from pxq import figures
+from pxq import figures, registry
 from pxq.layout import InputError, format_bytes
 from pxq.records import RecordError
 
 CHANNELS = ("intra_cmp", "inter_cmp", "inter_node")
 CHANNEL_TEXT = {"intra_cmp": "intra-CMP", "inter_cmp": "inter-CMP", "inter_node": "inter-node"}
-RANGES = ("<=256B", "256B-4K", "4K-64K", "64K-256K", ">256K")
 ALLOCATIONS = ("block", "cyclic")
 
 
+def ranges() -> tuple[str, ...]:
+    """The profiler's coarse size ranges ("<=256B" .. ">256K"), from the binaries' registry."""
+    return tuple(r["name"] for r in registry.registry()["message_ranges"])
+
+
 def coarse_range(nbytes: int) -> int:
-    """0 (<= 256 B) .. 4 (> 256 KiB), as the profiler's bins are unions of these."""
-    for i, top in enumerate((256, 4096, 65536, 262144)):
-        if nbytes <= top:
-            return i
-    return 4
+    """The coarse range of a size, 0 (<= 256 B) .. 4 (> 256 KiB): the profiler's bins are unions
+    of these ranges (pxq-envinfo registry gives their bounds)."""
+    uppers = [r["upper_bytes"] for r in registry.registry()["message_ranges"]]
+    return next((i for i, top in enumerate(uppers) if top is not None and nbytes <= top), len(uppers) - 1)
 
 
 @dataclass(frozen=True)
@@ -145,7 +148,7 @@ class Tally:
 
     @classmethod
     def empty(cls) -> Tally:
-        return cls([dict.fromkeys(CHANNELS, 0) for _ in RANGES], [dict.fromkeys(CHANNELS, 0) for _ in RANGES])
+        return cls([dict.fromkeys(CHANNELS, 0) for _ in ranges()], [dict.fromkeys(CHANNELS, 0) for _ in ranges()])
 
     def total(self) -> int:
         return sum(sum(r.values()) for r in self.count)
@@ -181,7 +184,7 @@ def print_tally(t: Tally, title: str, ranks: int, even: dict[str, float], consol
         table.add_column(f"msgs {CHANNEL_TEXT[c]}", justify="right")
     for c in CHANNELS:
         table.add_column(f"bytes {CHANNEL_TEXT[c]}", justify="right")
-    rows = [(name, t.count[i], t.nbytes[i]) for i, name in enumerate(RANGES)]
+    rows = [(name, t.count[i], t.nbytes[i]) for i, name in enumerate(ranges())]
     all_count = {c: sum(r[c] for r in t.count) for c in CHANNELS}
     all_bytes = {c: sum(r[c] for r in t.nbytes) for c in CHANNELS}
     rows.append(("all", all_count, all_bytes))
@@ -212,13 +215,13 @@ def plot(tallies: dict[str, Tally], even: dict[str, float], path: Path, title: s
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     colours = {"intra_cmp": "tab:green", "inter_cmp": "tab:orange", "inter_node": "tab:red"}
     for ax, data, label in ((axes[0], t.count, "messages"), (axes[1], t.nbytes, "bytes")):
-        labels = list(RANGES) + ["even"]
+        labels = list(ranges()) + ["even"]
         bottom = [0.0] * len(labels)
         share_of_all = [sum(r.values()) for r in t.count]
         total = sum(share_of_all)
         for c in CHANNELS:
             vals = []
-            for i in range(len(RANGES)):
+            for i in range(len(ranges())):
                 n = sum(data[i].values())
                 vals.append(100 * data[i][c] / n if n else 0.0)
             vals.append(100 * even[c])

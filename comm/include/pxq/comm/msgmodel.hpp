@@ -18,6 +18,8 @@ int size_bin(std::uint64_t bytes);
 std::uint64_t bin_upper_bytes(int bin);  // the largest size in the bin
 // The coarse range of a size: 0 (<= 256 B) .. 4 (> 256 KiB), and their names.
 int coarse_range(std::uint64_t bytes);
+// The largest size of each coarse range but the last (which is open above).
+const std::vector<std::uint64_t>& coarse_range_uppers();
 const std::vector<std::string>& coarse_range_names();
 
 // One modelled message: to `peer` (a rank of the communicator), `bytes` long.
