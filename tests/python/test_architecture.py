@@ -84,3 +84,11 @@ def test_python_is_ruff_clean():
     for args in (["check", "drivers", "tests"], ["format", "--check", "drivers", "tests"]):
         out = subprocess.run([_tool("ruff"), *args], cwd=ROOT, capture_output=True, text=True)
         assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-1000:]
+
+
+def test_the_ctest_backends_are_the_registry_s():
+    from pxq.paths import build_dir
+
+    cache = build_dir() / "CMakeCache.txt"
+    line = next(x for x in cache.read_text().splitlines() if x.startswith("PXQ_BACKENDS:"))
+    assert set(line.split("=", 1)[1].split(";")) == set(registry.available_backends())
