@@ -35,6 +35,28 @@ class Row:
     verified: bool
     mops: list[float] = field(default_factory=list)
     speedup: float | None = None
+    gbs_over_total: bool = False  # the GB/s metric is over the whole run (the ring's), not a phase
+
+    @property
+    def median_gbs(self) -> float | None:
+        """GB/s at the median time: bytes over the median time when the metric is over the whole
+        run, else the figure of the run with the median time (never a median of bandwidths)."""
+        if not self.gbs or len(self.gbs) != len(self.times):
+            return None
+        if self.gbs_over_total:
+            return statistics.median(g * t for g, t in zip(self.gbs, self.times)) / self.median
+        return self.gbs[self._median_run()]
+
+    @property
+    def median_mops(self) -> float | None:
+        """Mop/s at the median time: each run's operation count over the median time."""
+        if not self.mops or len(self.mops) != len(self.times) or self.median <= 0:
+            return None
+        return statistics.median(m * t for m, t in zip(self.mops, self.times)) / self.median
+
+    def _median_run(self) -> int:
+        order = sorted(range(len(self.times)), key=lambda i: self.times[i])
+        return order[(len(order) - 1) // 2]
 
     @property
     def median(self) -> float:
@@ -93,9 +115,10 @@ def summarize(recs: Iterable[dict[str, Any]]) -> list[Row]:
         row.comm.append(rec["time"].get("comm", 0.0))
         metrics = rec.get("metrics", {})
         # The ring's streamed bandwidth, CG's SpMV and MG's residual bandwidth; FT has none.
-        gbs = next((metrics[k] for k in GBS_METRICS if k in metrics), None)
-        if gbs is not None:
-            row.gbs.append(gbs)
+        gbs_key = next((k for k in GBS_METRICS if k in metrics), None)
+        if gbs_key is not None:
+            row.gbs.append(metrics[gbs_key])
+            row.gbs_over_total = gbs_key == "effective_gbs"
         if "mops_total" in metrics:
             row.mops.append(metrics["mops_total"])
         row.verified = row.verified and rec["status"] == "ok"
@@ -163,10 +186,10 @@ def table(rows: list[Row], title: str = "pxq results") -> Table:
             f"{100 * r.spread:.1f}%",
             f"{statistics.median(r.comm):.4f}",
             f"{100 * statistics.median(r.comm) / r.median:.1f}%" if r.median > 0 else "-",
-            f"{statistics.median(r.gbs):.1f}" if r.gbs else "-",
+            "-" if r.median_gbs is None else f"{r.median_gbs:.1f}",
         ]
         if with_mops:
-            cells.append(f"{statistics.median(r.mops):.0f}" if r.mops else "-")
+            cells.append("-" if r.median_mops is None else f"{r.median_mops:.0f}")
         cells += ["-" if r.speedup is None else f"{r.speedup:.2f}x", "yes" if r.verified else "[red]NO[/red]"]
         t.add_row(*cells)
     return t
