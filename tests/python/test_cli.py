@@ -107,3 +107,13 @@ def test_class_reaches_the_app_command_line(fake_build, capsys):
     out = capsys.readouterr().out
     assert code == 0
     assert "pxq-ft " in out and out.rstrip().endswith("--class B --decomp 2d")
+
+
+def test_dry_run_leaves_the_files_its_command_needs(fake_build, capsys):
+    results = fake_build / "results" / "ring.jsonl"
+    results.parent.mkdir(exist_ok=True)
+    code = cli.main(["run", "ring", "--layout", "2x1", "--dry-run", "--results", str(results)])
+    out = capsys.readouterr().out
+    rankfile = results.parent / "ring.dry-run" / "rankfile"
+    assert code == 0 and rankfile.is_file() and rankfile.read_text().startswith("rank 0=")
+    assert f"--rankfile {rankfile}" in out.splitlines()[-1]

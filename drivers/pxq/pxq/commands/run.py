@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import shlex
 import subprocess
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -35,12 +34,22 @@ def add(p: argparse.ArgumentParser) -> None:
 
 
 def _dry_run(spec: runner.RunSpec, console: Console) -> int:
-    with tempfile.TemporaryDirectory(prefix="pxq-dry-") as tmp:
-        plan, argv = runner.build(spec, Path(tmp), "dry-run")
-        for path, content in plan.files.items():
-            console.print(f"# {path}:\n{content}", markup=False)
-        env = " ".join(f"{k}={v}" for k, v in plan.env.items())
-        print(f"{env} {shlex.join(argv)}")
+    """Prints the exact launch; the files it needs (rankfile, agent link) are written into a
+    folder beside the results, so the printed command runs as it is."""
+    folder = spec.results.parent / f"{spec.results.stem}.dry-run"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise InputError(f"cannot create {folder} for the dry run's files ({e.strerror})") from None
+    plan, argv = runner.build(spec, folder, "dry-run")
+    for path, content in plan.files.items():
+        Path(path).write_text(content)
+        console.print(f"# {path}:\n{content}", markup=False)
+    for path, target in plan.links.items():
+        Path(path).unlink(missing_ok=True)
+        Path(path).symlink_to(target)
+    env = " ".join(f"{k}={v}" for k, v in plan.env.items())
+    print(f"{env} {shlex.join(argv)}")
     return 0
 
 
