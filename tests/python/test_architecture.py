@@ -92,3 +92,16 @@ def test_the_ctest_backends_are_the_registry_s():
     cache = build_dir() / "CMakeCache.txt"
     line = next(x for x in cache.read_text().splitlines() if x.startswith("PXQ_BACKENDS:"))
     assert set(line.split("=", 1)[1].split(";")) == set(registry.available_backends())
+
+
+def test_every_environment_variable_pxq_reads_is_in_the_readme():
+    pattern = re.compile(r"(?:environ(?:\.get)?\(?\[?\"|getenv\(\"|\$\{?)(PXQ_[A-Z_]+)")
+    read = set()
+    for folder in ("drivers", "miniapps", "comm", "tiling", "kernels"):
+        for path in (ROOT / folder).rglob("*"):
+            if path.suffix in (".py", ".cpp", ".hpp", ".sh"):
+                read |= set(pattern.findall(path.read_text(errors="replace")))
+    read |= set(pattern.findall((ROOT / "pxq").read_text()))
+    readme = (ROOT / "README.md").read_text()
+    assert "PXQ_RESULTS_DIR" in read and "PXQ_MSGPROF_DRIVER" in read  # the scan finds what it should
+    assert sorted(v for v in read if f"`{v}`" not in readme) == []

@@ -94,3 +94,18 @@ def test_root_gets_the_allow_run_as_root_variables(tmp_path, monkeypatch):
     assert plan(Layout(1, 1), tmp_path).env["OMPI_ALLOW_RUN_AS_ROOT"] == "1"
     monkeypatch.setattr(launch.os, "geteuid", lambda: 1000)
     assert "OMPI_ALLOW_RUN_AS_ROOT" not in plan(Layout(1, 1), tmp_path).env
+
+
+def test_the_user_s_omp_placement_is_kept_and_recorded(tmp_path, monkeypatch):
+    from pxq.launch import omp_record
+
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    monkeypatch.setenv("OMP_PLACES", "threads")
+    monkeypatch.setenv("OMP_PROC_BIND", "spread")
+    monkeypatch.setenv("OMP_NUM_THREADS", "8")
+    p = plan(Layout(1, 1, 2), tmp_path)
+    assert p.env["OMP_PLACES"] == "threads" and p.env["OMP_PROC_BIND"] == "spread"
+    assert p.env["OMP_NUM_THREADS"] == "2"  # the layout's T
+    rec = omp_record(p.env)
+    assert rec["from_environment"] == ["OMP_PLACES", "OMP_PROC_BIND"]
+    assert rec["replaced"] == {"OMP_NUM_THREADS": "8"}

@@ -141,8 +141,26 @@ def _placement_record(req: LaunchRequest, chosen: dict) -> dict:
     }
 
 
+# OpenMP's placement variables: the user's own when set (recorded as theirs), else pxq's.
+# OMP_NUM_THREADS always comes from the layout's T.
+OMP_DEFAULTS = {"OMP_PLACES": "cores", "OMP_PROC_BIND": "close"}
+
+
 def _omp_env(threads: int) -> dict[str, str]:
-    return {"OMP_NUM_THREADS": str(threads), "OMP_PLACES": "cores", "OMP_PROC_BIND": "close"}
+    env = {"OMP_NUM_THREADS": str(threads)}
+    for key, default in OMP_DEFAULTS.items():
+        env[key] = os.environ.get(key, "").strip() or default
+    return env
+
+
+def omp_record(env: dict[str, str]) -> dict[str, object]:
+    """The record's account of the OpenMP variables: the values used and whose they were."""
+    out: dict[str, object] = {key: env[key] for key in ("OMP_NUM_THREADS", *OMP_DEFAULTS)}
+    out["from_environment"] = [key for key in OMP_DEFAULTS if os.environ.get(key, "").strip()]
+    user_threads = os.environ.get("OMP_NUM_THREADS", "").strip()
+    if user_threads and user_threads != env["OMP_NUM_THREADS"]:
+        out["replaced"] = {"OMP_NUM_THREADS": user_threads}  # the layout's T wins
+    return out
 
 
 def _export_flags(env: dict[str, str]) -> list[str]:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from pxq import procs, records, registry
-from pxq.launch import LaunchPlan, LaunchRequest, find_mpirun, plan_launch
+from pxq.launch import LaunchPlan, LaunchRequest, find_mpirun, omp_record, plan_launch
 from pxq.layout import InputError, Layout, resolve_mode
 from pxq.paths import ROOT, binary
 
@@ -120,7 +120,7 @@ def build(spec: RunSpec, workdir: Path, run_id: str) -> tuple[LaunchPlan, list[s
         spec.placement_cpus,
     )
     plan = plan_launch(req, find_mpirun(), workdir)
-    driver = {"run_id": run_id, "repeat": spec.repeat, "layout": str(layout)}
+    driver = {"run_id": run_id, "repeat": spec.repeat, "layout": str(layout), "omp": omp_record(plan.env)}
     if plan.placement is not None:
         driver["placement"] = plan.placement
     if spec.sweep_key:
