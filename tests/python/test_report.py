@@ -38,3 +38,38 @@ def test_a_faster_configuration_never_shows_a_lower_whole_run_bandwidth():
     by_mode = {r.mode: r for r in report.summarize(slow + fast)}
     assert by_mode["hybrid"].median < by_mode["flat"].median
     assert by_mode["hybrid"].median_gbs > by_mode["flat"].median_gbs
+
+
+def write(path, recs):
+    import json
+
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs))
+
+
+def with_host(rec: dict, host: str) -> dict:
+    return {**rec, "context": {"host": host}}
+
+
+def test_report_reads_folders_and_globs_and_exports_flat_columns(tmp_path, capsys, fake_build):
+    import csv
+    import io
+    import json
+
+    from pxq import cli
+
+    write(tmp_path / "a.jsonl", [with_host(record(1.0, 6.0, 600.0), "n1"), with_host(record(3.0, 2.0, 200.0), "n1")])
+    write(tmp_path / "b.jsonl", [with_host(record(2.0, 3.0, 300.0), "n2")])
+    assert cli.main(["report", str(tmp_path), "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert len(rows) == 1 and rows[0]["runs"] == "3" and list(rows[0]) == list(report.COLUMNS)
+    assert float(rows[0]["median_s"]) == 2.0
+
+    # --group-by splits what differs in the named field; a glob picks the same files.
+    assert cli.main(["report", str(tmp_path / "*.jsonl"), "--format", "json", "--group-by", "context.host"]) == 0
+    by_host = {r["context.host"]: r for r in json.loads(capsys.readouterr().out)}
+    assert by_host["n1"]["runs"] == 2 and by_host["n2"]["runs"] == 1
+
+    out = tmp_path / "t.md"
+    assert cli.main(["report", str(tmp_path / "a.jsonl"), "--format", "markdown", "--out", str(out)]) == 0
+    lines = out.read_text().splitlines()
+    assert lines[0].startswith("| app | size |") and len(lines) == 3

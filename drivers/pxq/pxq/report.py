@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import statistics
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ class Row:
     verified: bool
     mops: list[float] = field(default_factory=list)
     speedup: float | None = None
+    extra: tuple[str, ...] = ()  # the values of the --group-by fields
     gbs_over_total: bool = False  # the GB/s metric is over the whole run (the ring's), not a phase
 
     @property
@@ -83,9 +85,21 @@ def _layout_of(rec: dict[str, Any]) -> Layout:
     return Layout(lay["nodes"], lay["ranks_per_node"], lay["threads"])
 
 
-def summarize(recs: Iterable[dict[str, Any]]) -> list[Row]:
-    """Groups ok/failed records by configuration; speedup against the flat rank-per-core run
-    with the same cores per node (p x q*T x 1) and the same problem."""
+def field_value(rec: dict[str, Any], path: str) -> str:
+    """A record's field by dotted path ("context.host", "placement_summary.requested"), as text;
+    "-" where the record has none."""
+    value: Any = rec
+    for part in path.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return "-"
+        value = value[part]
+    return json.dumps(value, sort_keys=True) if isinstance(value, (dict, list)) else str(value)
+
+
+def summarize(recs: Iterable[dict[str, Any]], group_by: Sequence[str] = ()) -> list[Row]:
+    """Groups ok/failed records by configuration (and the `group_by` fields); speedup against
+    the flat rank-per-core run with the same cores per node (p x q*T x 1), the same problem and
+    the same `group_by` values."""
     groups: dict[tuple, Row] = {}
     for rec in recs:
         if rec.get("status") not in ("ok", "failed") or "time" not in rec:
@@ -95,7 +109,17 @@ def summarize(recs: Iterable[dict[str, Any]]) -> list[Row]:
         mode = v["mode"]
         if "fused" in v and v["fused"] != (tile != "off"):  # fusion chosen apart from the tile
             mode += "+fused" if v["fused"] else " unfused"
-        key = (rec["app"], str(_layout_of(rec)), rec["layout"]["alloc"], mode, tile, v["backend"], _size_text(rec))
+        extra = tuple(field_value(rec, f) for f in group_by)
+        key = (
+            rec["app"],
+            str(_layout_of(rec)),
+            rec["layout"]["alloc"],
+            mode,
+            tile,
+            v["backend"],
+            _size_text(rec),
+            extra,
+        )
         row = groups.get(key)
         if row is None:
             row = groups[key] = Row(
@@ -110,6 +134,7 @@ def summarize(recs: Iterable[dict[str, Any]]) -> list[Row]:
                 [],
                 [],
                 True,
+                extra=extra,
             )
         row.times.append(rec["time"]["total"])
         row.comm.append(rec["time"].get("comm", 0.0))
@@ -132,6 +157,7 @@ def summarize(recs: Iterable[dict[str, Any]]) -> list[Row]:
                 and cand.app == row.app
                 and cand.size == row.size
                 and cand.alloc == row.alloc
+                and cand.extra == row.extra
             ):
                 row.speedup = cand.median / row.median
                 break
@@ -150,7 +176,7 @@ def summarize(recs: Iterable[dict[str, Any]]) -> list[Row]:
     return rows
 
 
-def table(rows: list[Row], title: str = "pxq results") -> Table:
+def table(rows: list[Row], title: str = "pxq results", group_by: Sequence[str] = ()) -> Table:
     t = Table(title=title)
     with_mops = any(r.mops for r in rows)
     with_size = any(r.app != "ring" for r in rows)
@@ -161,6 +187,7 @@ def table(rows: list[Row], title: str = "pxq results") -> Table:
         "mode",
         "tile",
         "backend",
+        *group_by,
         "runs",
         "median s",
         "spread",
@@ -181,6 +208,7 @@ def table(rows: list[Row], title: str = "pxq results") -> Table:
             r.mode,
             r.tile,
             r.backend,
+            *r.extra,
             str(len(r.times)),
             f"{r.median:.4f}",
             f"{100 * r.spread:.1f}%",
@@ -195,8 +223,88 @@ def table(rows: list[Row], title: str = "pxq results") -> Table:
     return t
 
 
-def print_table(rows: list[Row], title: str = "pxq results", console: Console | None = None) -> None:
-    (console or Console()).print(table(rows, title))
+def print_table(
+    rows: list[Row], title: str = "pxq results", console: Console | None = None, group_by: Sequence[str] = ()
+) -> None:
+    (console or Console()).print(table(rows, title, group_by))
+
+
+# The flat columns of `pxq report --format csv|json|markdown` (documented in the README).
+COLUMNS = (
+    "app",
+    "size",
+    "nodes",
+    "ranks_per_node",
+    "threads",
+    "alloc",
+    "mode",
+    "tile",
+    "backend",
+    "runs",
+    "median_s",
+    "min_s",
+    "max_s",
+    "spread",
+    "comm_s",
+    "comm_share",
+    "gbs",
+    "mops",
+    "speedup",
+    "verified",
+)
+
+
+def flat_rows(rows: list[Row], group_by: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """One dict per configuration with COLUMNS (and the group_by fields, by their paths)."""
+    out = []
+    for r in rows:
+        comm = statistics.median(r.comm) if r.comm else 0.0
+        d: dict[str, Any] = {
+            "app": r.app,
+            "size": r.size,
+            "nodes": r.layout.nodes,
+            "ranks_per_node": r.layout.ranks_per_node,
+            "threads": r.layout.threads,
+            "alloc": r.alloc,
+            "mode": r.mode,
+            "tile": r.tile,
+            "backend": r.backend,
+            "runs": len(r.times),
+            "median_s": r.median,
+            "min_s": min(r.times),
+            "max_s": max(r.times),
+            "spread": r.spread,
+            "comm_s": comm,
+            "comm_share": comm / r.median if r.median > 0 else None,
+            "gbs": r.median_gbs,
+            "mops": r.median_mops,
+            "speedup": r.speedup,
+            "verified": r.verified,
+        }
+        d.update(zip(group_by, r.extra))
+        out.append(d)
+    return out
+
+
+def export(rows: list[Row], fmt: str, group_by: Sequence[str] = ()) -> str:
+    """The rows as csv, json (a list of objects) or a markdown table."""
+    flat = flat_rows(rows, group_by)
+    names = [*COLUMNS, *group_by]
+    if fmt == "json":
+        return json.dumps(flat, indent=1) + "\n"
+    if fmt == "csv":
+        import csv
+        import io
+
+        buf = io.StringIO()
+        writer = csv.DictWriter(buf, fieldnames=names, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows({k: ("" if v is None else v) for k, v in d.items()} for d in flat)
+        return buf.getvalue()
+    cell = lambda v: "-" if v is None else (f"{v:.4g}" if isinstance(v, float) else str(v))  # noqa: E731
+    lines = ["| " + " | ".join(names) + " |", "|" + "---|" * len(names)]
+    lines += ["| " + " | ".join(cell(d[n]) for n in names) + " |" for d in flat]
+    return "\n".join(lines) + "\n"
 
 
 def failed_runs(recs: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
