@@ -73,3 +73,13 @@ def test_report_reads_folders_and_globs_and_exports_flat_columns(tmp_path, capsy
     assert cli.main(["report", str(tmp_path / "a.jsonl"), "--format", "markdown", "--out", str(out)]) == 0
     lines = out.read_text().splitlines()
     assert lines[0].startswith("| app | size |") and len(lines) == 3
+
+
+def test_weak_figures_are_flagged():
+    short = report.summarize([record(0.01, 1.0), record(0.012, 1.0), record(0.011, 1.0)])[0]
+    noisy = report.summarize([record(1.0, 1.0), record(2.0, 1.0)])[0]
+    single = report.summarize([record(1.0, 1.0)])[0]
+    steady = report.summarize([record(1.0, 1.0), record(1.05, 1.0), record(1.1, 1.0)])[0]
+    assert short.flags == ["short"] and noisy.flags == ["noisy"] and single.flags == ["single"]
+    assert steady.flags == []
+    assert report.flat_rows([noisy])[0]["flags"] == "noisy"

@@ -19,6 +19,13 @@ from pxq.records import FAILED_STATUSES
 
 # The bandwidth each app reports: the ring's pipeline, CG's SpMV, MG's finest residual.
 GBS_METRICS = ("effective_gbs", "spmv_gbs", "resid_gbs")
+MIN_SECONDS = 0.1  # below this a run's time is mostly launch and timer noise
+MAX_SPREAD = 0.25  # (max - min) / median above this: too noisy to compare without more runs
+FLAG_TEXT = {
+    "short": f"median under {MIN_SECONDS} s: launch and timer noise dominate; use a larger problem",
+    "noisy": f"spread above {MAX_SPREAD:.0%}: add repeats (--repeat) before comparing",
+    "single": "one run: no spread to judge it by; use --repeat 3 or more",
+}
 
 
 @dataclass
@@ -55,6 +62,19 @@ class Row:
         if not self.mops or len(self.mops) != len(self.times) or self.median <= 0:
             return None
         return statistics.median(m * t for m, t in zip(self.mops, self.times)) / self.median
+
+    @property
+    def flags(self) -> list[str]:
+        """What makes this row's figures weak: `short` (median under MIN_SECONDS: launch and timer
+        noise), `noisy` (spread above MAX_SPREAD), `single` (one run: no spread to judge)."""
+        out = []
+        if self.median < MIN_SECONDS:
+            out.append("short")
+        if len(self.times) > 1 and self.spread > MAX_SPREAD:
+            out.append("noisy")
+        if len(self.times) == 1:
+            out.append("single")
+        return out
 
     def _median_run(self) -> int:
         order = sorted(range(len(self.times)), key=lambda i: self.times[i])
@@ -226,7 +246,21 @@ def table(rows: list[Row], title: str = "pxq results", group_by: Sequence[str] =
 def print_table(
     rows: list[Row], title: str = "pxq results", console: Console | None = None, group_by: Sequence[str] = ()
 ) -> None:
-    (console or Console()).print(table(rows, title, group_by))
+    console = console or Console()
+    console.print(table(rows, title, group_by))
+    print_flags(rows, console)
+
+
+def print_flags(rows: list[Row], console: Console) -> None:
+    """One line per weakness the rows share, naming the rows: figures a careful reader discounts."""
+    for flag, text in FLAG_TEXT.items():
+        hit = [r for r in rows if flag in r.flags]
+        if hit:
+            names = ", ".join(
+                f"{r.app} {r.layout} {r.mode}" + (f" {r.tile}" if r.tile != "off" else "") for r in hit[:6]
+            )
+            more = f" and {len(hit) - 6} more" if len(hit) > 6 else ""
+            console.print(f"[yellow]note:[/yellow] {text}: {names}{more}")
 
 
 # The flat columns of `pxq report --format csv|json|markdown` (documented in the README).
@@ -251,6 +285,7 @@ COLUMNS = (
     "mops",
     "speedup",
     "verified",
+    "flags",
 )
 
 
@@ -280,6 +315,7 @@ def flat_rows(rows: list[Row], group_by: Sequence[str] = ()) -> list[dict[str, A
             "mops": r.median_mops,
             "speedup": r.speedup,
             "verified": r.verified,
+            "flags": " ".join(r.flags),
         }
         d.update(zip(group_by, r.extra))
         out.append(d)
