@@ -25,6 +25,7 @@ struct Entry {
   std::unique_ptr<FtOps> (*ft)(int threads, std::size_t tile_bytes);
   void (*start)(int threads);  // the runtime's start (null: nothing to start)
   void (*stop)();
+  bool (*running)();  // already started (by a test harness, say): then left to its owner
 };
 
 #ifdef PXQ_HAVE_KOKKOS
@@ -53,6 +54,7 @@ const std::vector<Entry>& entries() {
        make_mg_ops_openmp,
        make_ft_ops_openmp,
        nullptr,
+       nullptr,
        nullptr},
 #ifdef PXQ_HAVE_KOKKOS
       // Kokkos fuses CG's sweeps per element; the tile only sets the SpMV column window.
@@ -62,9 +64,10 @@ const std::vector<Entry>& entries() {
        make_mg_ops_kokkos,
        make_ft_ops_kokkos,
        kokkos_start,
-       kokkos_stop},
+       kokkos_stop,
+       kokkos_running},
 #else
-      {{Backend::kokkos, "kokkos", "Kokkos", "", false}, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr},
+      {{Backend::kokkos, "kokkos", "Kokkos", "", false}, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr},
 #endif
   };
   return table;
@@ -130,10 +133,7 @@ std::string kokkos_version() {
 
 ScopedRuntime::ScopedRuntime(Backend b, int threads) {
   const Entry& e = usable(b);
-  if (!e.start) return;
-#ifdef PXQ_HAVE_KOKKOS
-  if (b == Backend::kokkos && kokkos_running()) return;  // a test harness started it already
-#endif
+  if (!e.start || (e.running && e.running())) return;
   e.start(threads);
   stop_ = e.stop;
 }

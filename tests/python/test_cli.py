@@ -2,7 +2,7 @@
 
 import pytest
 
-from pxq import cli, envinfo
+from pxq import cli, envinfo, registry
 
 
 def run_cli(argv, capsys):
@@ -39,7 +39,7 @@ def test_unknown_mode_and_backend_are_rejected_by_the_parser(fake_build, capsys)
 
 
 def test_kokkos_in_a_build_without_kokkos(fake_build, capsys, monkeypatch):
-    monkeypatch.setattr(envinfo, "machine", lambda: {"backends": ["openmp"]})
+    monkeypatch.setattr(registry, "available_backends", lambda: ("openmp",))
     code, err = run_cli(["run", "ring", "--backend", "kokkos"], capsys)
     assert code == 2 and "no Kokkos" in err
 

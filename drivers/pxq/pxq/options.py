@@ -74,8 +74,7 @@ def check_backends(backends: list[str]) -> None:
     for b in backends:
         if b not in registry.backends():
             raise InputError(f"unknown backend '{b}': use {' or '.join(registry.backends())}")
-    for b in set(backends) - {"openmp"}:
-        if b not in envinfo.machine()["backends"]:  # the backends this build carries
+        if b not in registry.available_backends():  # the backends this build carries
             raise InputError(
                 f"backend {b}: this pxq build has no {registry.backend_label(b)}; use --backend "
                 "openmp, or rebuild with it (./pxq build builds Kokkos, or -DKokkos_ROOT=...)"

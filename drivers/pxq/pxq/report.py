@@ -14,7 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from pxq import figures
-from pxq.layout import Layout, format_bytes, parse_bytes
+from pxq.layout import Layout, format_bytes
 from pxq.records import FAILED_STATUSES
 
 # The bandwidth each app reports: the ring's pipeline, CG's SpMV, MG's finest residual.
@@ -44,6 +44,7 @@ class Row:
     mops: list[float] = field(default_factory=list)
     speedup: float | None = None
     extra: tuple[str, ...] = ()  # the values of the --group-by fields
+    tile_bytes: int = 0  # the tile as a number, for ordering
     gbs_over_total: bool = False  # the GB/s metric is over the whole run (the ring's), not a phase
 
     @property
@@ -155,6 +156,7 @@ def summarize(recs: Iterable[dict[str, Any]], group_by: Sequence[str] = ()) -> l
                 [],
                 True,
                 extra=extra,
+                tile_bytes=v.get("tile_bytes") or 0,
             )
         row.times.append(rec["time"]["total"])
         row.comm.append(rec["time"].get("comm", 0.0))
@@ -189,7 +191,7 @@ def summarize(recs: Iterable[dict[str, Any]], group_by: Sequence[str] = ()) -> l
             r.layout.cores,
             str(r.layout),
             order.get(r.mode, 3),
-            0 if r.tile == "off" else parse_bytes(r.tile),
+            r.tile_bytes,
             r.backend,
         )
     )
