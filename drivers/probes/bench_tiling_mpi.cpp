@@ -103,6 +103,14 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  // Only rank 0 writes --benchmark_out: a second rank opening the same file would truncate it
+  // under rank 0's feet (the file then starts with zeros and is no JSON).
+  if (rank != 0) {
+    int kept = 1;
+    for (int i = 1; i < argc; ++i)
+      if (std::string(argv[i]).rfind("--benchmark_out", 0) != 0) argv[kept++] = argv[i];
+    argc = kept;
+  }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) {
     MPI_Finalize();
@@ -119,8 +127,8 @@ int main(int argc, char** argv) {
   if (rank == 0) {
     benchmark::RunSpecifiedBenchmarks();
   } else {
-    NullReporter quiet, quiet_file;
-    benchmark::RunSpecifiedBenchmarks(&quiet, &quiet_file);
+    NullReporter quiet;
+    benchmark::RunSpecifiedBenchmarks(&quiet);
   }
   benchmark::Shutdown();
   MPI_Finalize();
