@@ -2,6 +2,7 @@
 // that two-socket and shared-L2 machines are tested on any machine.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -132,6 +133,7 @@ TEST(Topology, UnsatisfiableRequestsNameTheProblem) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find(bad), std::string::npos);
   }
+  std::remove(bad.c_str());
 }
 
 TEST(Topology, ThisMachineHasCoresAndOneCopyOfSpreadPerNode) {
