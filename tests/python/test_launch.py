@@ -40,6 +40,24 @@ def test_virtual_nodes_use_the_agent_and_disjoint_cores(tmp_path, monkeypatch):
     assert rankfile.splitlines() == ["rank 0=n0 slot=0", "rank 1=n1 slot=1"]
 
 
+def test_the_agent_gives_each_virtual_node_its_own_session_folder(tmp_path):
+    # mpirun hands every daemon its own "-mca orte_tmpdir_base DIR"; daemons of two virtual
+    # nodes sharing DIR race to create one job-family folder, so the agent replaces it.
+    import subprocess
+
+    env = {"PATH": "/usr/bin:/bin", "PXQ_VNODE_DIR": str(tmp_path / "vn")}
+    words = ["-mca", "orte_tmpdir_base", '"/shared/session"', "-mca", "ess_base_vpid", "1"]
+    out = subprocess.run(
+        [str(launch.AGENT), "-x", "n3", "/usr/bin/printf", "%s\\n", *words],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    assert out == ["-mca", "orte_tmpdir_base", str(tmp_path / "vn" / "n3" / "session"), "-mca", "ess_base_vpid", "1"]
+    assert (tmp_path / "vn" / "n3" / "session").is_dir() and (tmp_path / "vn" / "n3" / "shm").is_dir()
+
+
 def test_block_and_cyclic_allocation(tmp_path):
     lay = Layout(2, 2)
     assert [n for n, _ in rank_cores(lay, "block", 4)] == [0, 0, 1, 1]

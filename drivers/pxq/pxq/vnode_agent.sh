@@ -51,17 +51,26 @@ if [[ "$first" == *";"* ]]; then
   first="$(trim "${statements[$last]}")"
 fi
 
+base="${PXQ_VNODE_DIR:-${TMPDIR:-/tmp}/pxq-vnodes-$(id -u)}/$host"
+mkdir -p "$base/shm" "$base/session"
+
+# mpirun passes its own "-mca orte_tmpdir_base DIR" to every daemon, and that beats the
+# environment: daemons of virtual nodes on one host would then race to create the same
+# job-family folder ("mkdir ... File exists" and orte_init fails). Each gets its own.
 argv=("$first")
+previous=""
 for word in "$@"; do
   word="$(trim "$word")"
   if [[ ${#word} -ge 2 && "$word" == \"*\" ]]; then
     word="${word:1:${#word}-2}"
   fi
+  if [[ "$previous" == "orte_tmpdir_base" ]]; then
+    word="$base/session"
+  fi
   argv+=("$word")
+  previous="$word"
 done
 
-base="${PXQ_VNODE_DIR:-${TMPDIR:-/tmp}/pxq-vnodes-$(id -u)}/$host"
-mkdir -p "$base/shm" "$base/session"
 export PXQ_VNODE="$host"
 export OMPI_MCA_btl_vader_backing_directory="$base/shm"
 export OMPI_MCA_orte_tmpdir_base="$base/session"
