@@ -239,7 +239,8 @@ void write_record(State& s) {
   std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
   const char* driver = std::getenv("PXQ_MSGPROF_DRIVER");
   nlohmann::json rec = {
-      {"schema", 1},
+      {"kind", "profile"},
+      {"schema", 2},
       {"app", "msgprof"},
       {"status", "ok"},
       {"program", program()},

@@ -324,7 +324,8 @@ nlohmann::json record_of(const Options& o, const Plan& plan, const std::vector<P
                   {"fits", m.step.fits},
                   {"spills", m.step.spills},
                   {"octaves", m.octaves}});
-  return {{"schema", pxq::common::kRecordSchema},
+  return {{"kind", "probe"},
+          {"schema", pxq::common::kRecordSchema},
           {"app", "probe-stride"},
           {"status", "ok"},
           {"size",

@@ -173,7 +173,8 @@ std::vector<std::string> start_notes(const RunStart& s) {
 
 nlohmann::json record_frame(const std::string& app, bool passed, const CommonOptions& o, const Variant& v,
                             const RunStart& s, int ranks, const std::vector<std::string>& notes) {
-  return {{"schema", kRecordSchema},
+  return {{"kind", record_kind(app)},
+          {"schema", kRecordSchema},
           {"app", app},
           {"status", passed ? "ok" : "failed"},
           {"variant", variant_json(v, s.tile)},

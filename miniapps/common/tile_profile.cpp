@@ -65,8 +65,12 @@ ProfileChoice profile_tile(const std::string& path, const std::string& kernel, i
     invalid(path, std::string("not JSON: ") + e.what());
   }
   try {
-    if (!j.is_object() || j.value("schema", "") != kTileProfileSchema)
-      invalid(path, std::string("no \"schema\": \"") + kTileProfileSchema + "\"");
+    const bool current = j.is_object() && j.value("kind", "") == kTileProfileKind && j.contains("schema") &&
+                         j["schema"] == kTileProfileSchema;
+    const bool legacy = j.is_object() && j.contains("schema") && j["schema"] == kTileProfileLegacy;
+    if (!current && !legacy)
+      invalid(path, std::string("not a tile profile (no \"kind\": \"") + kTileProfileKind +
+                        "\" with \"schema\": " + std::to_string(kTileProfileSchema) + ")");
     const auto& m = j.at("machine");
     const auto& c = m.at("caches");
     const std::string host = m.at("host").get<std::string>(), cpu = m.at("cpu_model").get<std::string>();

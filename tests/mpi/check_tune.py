@@ -74,7 +74,11 @@ def main() -> int:
         fail(f"pxq tune exited {code}")
     data = json.loads(profile.read_text())
     entry = data["kernels"]["ring_pass"]["1"]
-    if data["schema"] != "pxq-tile-profile/1" or entry["tile"] not in (16384, 65536) or entry["repetitions"] != 2:
+    if (
+        (data["kind"], data["schema"]) != ("tile-profile", 2)
+        or entry["tile"] not in (16384, 65536)
+        or entry["repetitions"] != 2
+    ):
         fail(f"unexpected profile {data}")
 
     rec_path = work / "r1.jsonl"
@@ -104,11 +108,13 @@ def main() -> int:
             f"{rec.get('notes')}\n{p.stdout}{p.stderr}"
         )
 
-    profile.write_text('{"schema": "pxq-tile-profile/1", "machine": ')
+    good = profile.read_text()
+    profile.write_text('{"kind": "tile-profile", "schema": 2, "machine": ')
     rec_path = work / "r3.jsonl"
     p = ring(mpirun, rec_path)
     if p.returncode != 2 or "is not valid" not in p.stderr or str(profile) not in p.stderr or rec_path.exists():
         fail(f"a corrupt profile should be a clear error (exit 2, no record): exit {p.returncode}\n{p.stderr}")
+    profile.write_text(good)  # the folder keeps a whole profile for records.schema to check
     print(f"PASS: tuned ring_pass -> {entry['tile']} B; auto took it; other machine ignored; corrupt rejected")
     return 0
 

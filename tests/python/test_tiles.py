@@ -91,7 +91,7 @@ def test_profile_keeps_other_kernels_on_the_same_machine_and_replaces_another_ma
     assert note == "" and set(written["kernels"]) == {"mg_resid"}
     written, _ = tiles.write_profile(profile, MACHINE, [b for b in best if b.kernel == "ring_pass"], Path("x"))
     data = json.loads(profile.read_text())
-    assert data["schema"] == tiles.PROFILE_SCHEMA
+    assert (data["kind"], data["schema"]) == ("tile-profile", 2)
     assert set(data["kernels"]) == {"mg_resid", "ring_pass"}
     assert data["kernels"]["ring_pass"]["2"]["tile"] == 1048576
     assert data["machine"] == {
@@ -192,3 +192,12 @@ def test_tune_runs_the_benchmark_and_writes_the_profile(fake_build, tmp_path, ca
     assert not (tmp_path / "args").exists()
     code = cli.main(["tune", "lu", "--profile", str(profile)])
     assert code == 2 and "unknown app or kernel" in capsys.readouterr().err
+
+
+def test_version_one_profiles_are_still_read(tmp_path):
+    profile = tmp_path / "tiles.json"
+    profile.write_text(json.dumps({"schema": tiles.PROFILE_LEGACY, "machine": MACHINE, "kernels": {}}))
+    assert tiles.read_profile(profile)["kernels"] == {}
+    profile.write_text(json.dumps({"kind": "tile-profile", "schema": 3, "machine": MACHINE, "kernels": {}}))
+    with pytest.raises(InputError, match='"schema": 2'):
+        tiles.read_profile(profile)

@@ -34,11 +34,10 @@ std::string write(const std::string& name, const std::string& text) {
   return path.string();
 }
 
-std::string profile(const std::string& host, const std::string& kernels) {
-  return std::string(R"({"schema": "pxq-tile-profile/1", "date": "2026-11-21",
-    "machine": {"host": ")") +
-         host + R"(", "cpu_model": "Example CPU 9000",
-                "caches": {"l1d": 49152, "l2": 2097152, "l3": 110100480}},
+std::string profile(const std::string& host, const std::string& kernels,
+                    const std::string& header = R"("kind": "tile-profile", "schema": 2)") {
+  return "{" + header + R"(, "date": "2026-11-21", "machine": {"host": ")" + host +
+         R"(", "cpu_model": "Example CPU 9000", "caches": {"l1d": 49152, "l2": 2097152, "l3": 110100480}},
     "kernels": )" +
          kernels + "}";
 }
@@ -54,6 +53,11 @@ TEST(TileProfile, GivesTheBestTileForTheNearestThreadCountOnItsMachine) {
   EXPECT_EQ(profile_tile(path, "ring_pass", 8, kHere).bytes, 131072u);
   EXPECT_EQ(profile_tile(path, "mg_resid", 1, kHere).bytes, 65536u);
   EXPECT_TRUE(profile_tile(path, "ring_pass", 1, kHere).note.empty());
+}
+
+TEST(TileProfile, VersionOneProfilesAreStillRead) {
+  const auto path = write("legacy", profile("node7", kKernels, R"("schema": "pxq-tile-profile/1")"));
+  EXPECT_EQ(profile_tile(path, "ring_pass", 1, kHere).bytes, 524288u);
 }
 
 TEST(TileProfile, AnotherMachineOrAMissingKernelGivesNothingWithANote) {
@@ -80,7 +84,9 @@ TEST(TileProfile, CorruptProfilesAreClearErrors) {
   for (const auto& [name, text] :
        {std::pair<std::string, std::string>{"truncated", profile("node7", kKernels).substr(0, 60)},
         {"schema", R"({"schema": "other", "kernels": {}})"},
-        {"no-machine", R"({"schema": "pxq-tile-profile/1", "kernels": {}})"},
+        {"kind", profile("node7", kKernels, R"("kind": "run", "schema": 2)")},
+        {"version", profile("node7", kKernels, R"("kind": "tile-profile", "schema": 3)")},
+        {"no-machine", R"({"kind": "tile-profile", "schema": 2, "kernels": {}})"},
         {"zero-tile", profile("node7", R"({"ring_pass": {"1": {"tile": 0}}})")},
         {"no-threads", profile("node7", R"({"ring_pass": {}})")}}) {
     const auto path = write(name, text);

@@ -41,6 +41,33 @@ def results_path(given: Path | None, default_name: str) -> Path:
     return given
 
 
+def expand(items: list[str], patterns: tuple[str, ...] = ("*.jsonl",)) -> list[Path]:
+    """Files as given, folders as their files matching `patterns`, anything else as a glob;
+    each item must match something (InputError naming it)."""
+    import glob
+
+    from pxq.errors import InputError
+
+    out: list[Path] = []
+    for item in items:
+        path = Path(item)
+        if path.is_dir():
+            found = sorted({f for pattern in patterns for f in path.glob(pattern) if f.is_file()})
+            if not found:
+                raise InputError(
+                    f"{item} is a directory without results files ({', '.join(patterns)}): give a results file, "
+                    "or a folder that holds some"
+                )
+        elif path.exists():
+            found = [path]
+        else:
+            found = sorted(Path(p) for p in glob.glob(item) if Path(p).is_file())
+            if not found:
+                raise InputError(f"{item}: no such file, folder or files matching it")
+        out += [p for p in found if p not in out]
+    return out
+
+
 def figure_path(given: Path | None, results: Path) -> Path:
     """A figure: --plot as given, else next to its results file (same name, .png)."""
     return given or results.with_suffix(".png")

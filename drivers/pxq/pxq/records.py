@@ -24,7 +24,7 @@ from typing import Any
 
 from pxq.layout import InputError
 
-SCHEMA = 1
+SCHEMA = 2  # the version of every record kind's schema (schemas/, docs/RESULTS.md)
 
 # The exit codes of every pxq command (documented in the README).
 EXIT_OK = 0  # everything ran and verified

@@ -301,6 +301,7 @@ def error_record(spec: RunSpec, status: str, run_id: str) -> dict[str, Any]:
     if spec.sweep_key:
         driver.update(sweep_key=spec.sweep_key, sweep_id=spec.sweep_id, sweep_plan=spec.sweep_plan)
     return {
+        "kind": "probe" if spec.app.startswith("probe-") else "run",
         "schema": records.SCHEMA,
         "app": spec.app,
         "status": status,

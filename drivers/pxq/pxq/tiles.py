@@ -23,7 +23,9 @@ from pxq import envinfo, figures, procs, registry
 from pxq.layout import InputError, format_bytes, parse_bytes
 from pxq.paths import binary
 
-PROFILE_SCHEMA = "pxq-tile-profile/1"
+PROFILE_KIND = "tile-profile"
+PROFILE_SCHEMA = 2
+PROFILE_LEGACY = "pxq-tile-profile/1"  # version 1, still read
 DEFAULT_TILES = tuple(4096 << i for i in range(15))  # 4K .. 64M; 256K, the reference, among them
 REFERENCE_TILE = 256 * 1024
 
@@ -208,9 +210,11 @@ def read_profile(path: Path) -> dict[str, Any] | None:
         raise InputError(
             f"tile profile {path} is not valid ({e}): delete it, or run pxq tune with --replace-profile"
         ) from None
-    if not isinstance(data, dict) or data.get("schema") != PROFILE_SCHEMA or not isinstance(data.get("kernels"), dict):
+    current = isinstance(data, dict) and data.get("kind") == PROFILE_KIND and data.get("schema") == PROFILE_SCHEMA
+    legacy = isinstance(data, dict) and data.get("schema") == PROFILE_LEGACY
+    if not (current or legacy) or not isinstance(data.get("kernels"), dict):
         raise InputError(
-            f'tile profile {path} is not valid (no "schema": "{PROFILE_SCHEMA}" and '
+            f'tile profile {path} is not valid (no "kind": "{PROFILE_KIND}" with "schema": {PROFILE_SCHEMA} and '
             '"kernels"): delete it, or run pxq tune with --replace-profile'
         )
     return data
@@ -247,6 +251,7 @@ def write_profile(
             )
     kernels.update(profile_entries(best))
     profile = {
+        "kind": PROFILE_KIND,
         "schema": PROFILE_SCHEMA,
         "machine": ident,
         "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),

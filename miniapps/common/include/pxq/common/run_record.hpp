@@ -8,7 +8,13 @@
 
 namespace pxq::common {
 
-inline constexpr int kRecordSchema = 1;
+// Every record names its kind ("run", "probe", "profile", "tile-profile", "study") and the
+// version of that kind's schema (schemas/<kind>.schema.json, docs/RESULTS.md). Version 1
+// records (before "kind" existed) are still read.
+inline constexpr int kRecordSchema = 2;
+
+// "probe" for the probes' records (app "probe-..."), "run" for the proxies'.
+inline std::string record_kind(const std::string& app) { return app.rfind("probe-", 0) == 0 ? "probe" : "run"; }
 
 // Throws std::runtime_error naming the path and the fix when a record could not be
 // appended there (directory missing or not writable, file not writable). Creates nothing.

@@ -10,7 +10,10 @@
 
 namespace pxq::common {
 
-inline constexpr const char* kTileProfileSchema = "pxq-tile-profile/1";
+inline constexpr const char* kTileProfileKind = "tile-profile";
+inline constexpr int kTileProfileSchema = 2;
+// The version 1 form, still read: {"schema": "pxq-tile-profile/1", ...}.
+inline constexpr const char* kTileProfileLegacy = "pxq-tile-profile/1";
 
 // What makes two machines the same for a tile: host name, CPU model and cache sizes.
 struct MachineIdentity {

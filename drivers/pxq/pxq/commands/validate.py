@@ -1,0 +1,66 @@
+"""`pxq validate PATH...`: check records against their kind's schema (schemas/, docs/RESULTS.md)."""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+
+from rich.console import Console
+
+from pxq import paths, records, schemas
+from pxq.errors import InputError
+
+NAME = "validate"
+HELP = "check results files (runs, probes, profiles, tile profiles, studies) against the record schemas"
+APP_ARGS = False
+
+
+def add(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "paths", nargs="+", help="results files, folders (every *.jsonl and *.json in them and below) or globs"
+    )
+    p.add_argument(
+        "--require",
+        default="",
+        help="kinds that must be present, comma-separated (e.g. run,probe,profile,tile-profile,study)",
+    )
+
+
+def _required(text: str) -> list[str]:
+    kinds = [k.strip() for k in text.split(",") if k.strip()]
+    unknown = [k for k in kinds if k not in schemas.KINDS]
+    if unknown:
+        raise InputError(f"--require {','.join(unknown)}: not a record kind; use {', '.join(schemas.KINDS)}")
+    return kinds
+
+
+def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> int:
+    required = _required(args.require)
+    files = paths.expand(args.paths, ("**/*.jsonl", "**/*.json"))
+    seen: Counter[tuple[str, int]] = Counter()
+    bad = 0
+    for path in files:
+        loaded = schemas.load(path)
+        if path.suffix == ".json" and len(loaded) == 1 and schemas.kind_of(loaded[0][1]) is None:
+            console.print(f"{path}: not a pxq record (another tool's JSON), skipped", highlight=False)
+            continue
+        for where, rec in loaded:
+            if isinstance(rec, ValueError):
+                console.print(f"[red]{where}[/red]: not JSON ({rec}); `pxq repair {path}` sets it aside", markup=True)
+                bad += 1
+                continue
+            found = schemas.problems(rec, where)
+            kind = schemas.kind_of(rec)
+            if kind:
+                seen[(kind, rec.get("schema") if isinstance(rec.get("schema"), int) else 1)] += 1
+            for p in found[:5]:
+                console.print(
+                    f"[red]{p.where}[/red] ({p.kind or 'unknown'}): {p.message}", markup=True, highlight=False
+                )
+            bad += bool(found)
+    summary = ", ".join(f"{n} {kind} (version {v})" for (kind, v), n in sorted(seen.items())) or "no records"
+    console.print(f"{len(files)} file(s): {summary}; {bad} invalid")
+    missing = [k for k in required if not any(kind == k for kind, _ in seen)]
+    if missing:
+        console.print(f"[red]no {', '.join(missing)} record[/red] among them (--require)")
+    return records.EXIT_VERIFICATION if bad or missing else records.EXIT_OK

@@ -1,0 +1,92 @@
+"""The record schemas (schemas/) and `pxq validate`: every kind has a valid schema, what the
+driver writes matches it, damaged records are caught and named."""
+
+import copy
+import json
+from pathlib import Path
+
+from pxq import cli, procs, runner, schemas, study, tiles
+from pxq.layout import Layout
+
+RUN = json.loads((Path(__file__).parent / "data" / "run-record.json").read_text())
+
+
+def messages(rec):
+    return [p.message for p in schemas.problems(rec, "x")]
+
+
+def test_every_kind_has_a_valid_schema_of_the_current_version():
+    import jsonschema
+
+    for kind in schemas.KINDS:
+        doc = json.loads((schemas.SCHEMA_DIR / f"{kind}.schema.json").read_text())
+        jsonschema.Draft202012Validator.check_schema(doc)
+        assert doc["$id"] == f"urn:pxq:schema:{kind}:{schemas.VERSION}"
+        assert doc["properties"]["kind"] == {"const": kind}
+
+
+def test_a_run_record_from_a_real_run_is_valid_and_damage_is_named():
+    assert messages(RUN) == []
+    wrong = copy.deepcopy(RUN)
+    wrong["verification"]["passed"] = False  # status ok, but did not verify
+    assert any("verification/passed" in m for m in messages(wrong))
+    no_time = {k: v for k, v in RUN.items() if k != "time"}
+    assert any("'time' is a required property" in m for m in messages(no_time))
+    zero = copy.deepcopy(RUN)
+    zero["layout"]["nodes"] = 0
+    assert any(m.startswith("layout/nodes") for m in messages(zero))
+    assert messages(dict(RUN, kind="runs")) == [
+        'unknown kind "runs" (pxq writes run, probe, profile, tile-profile, study)'
+    ]
+    assert "not a pxq record" in messages({"app": "ring"})[0]
+
+
+def test_version_one_records_are_read_as_their_kind_and_not_checked():
+    old = {k: v for k, v in RUN.items() if k != "kind"} | {"schema": 1}
+    assert schemas.kind_of(old) == "run" and messages(old) == []
+    assert schemas.kind_of({"schema": 1, "app": "probe-stride"}) == "probe"
+    assert schemas.kind_of({"schema": 1, "app": "msgprof"}) == "profile"
+    assert schemas.kind_of({"schema": tiles.PROFILE_LEGACY}) == "tile-profile"
+
+
+def test_the_driver_s_failure_record_is_a_valid_run_and_probe_record():
+    for app, kind in (("ring", "run"), ("probe-stride", "probe")):
+        spec = runner.RunSpec(app=app, layout=Layout(2, 1), mode="flat", tile="off")
+        rec = runner.error_record(spec, "timeout", "abc")
+        rec["status"] = "timeout"
+        rec["error"] = runner._error_block(procs.Finished(-1, "killed\n", 1.5, True), "timeout")
+        assert rec["kind"] == kind and messages(rec) == []
+        del rec["error"]
+        assert any("'error' is a required property" in m for m in messages(rec))
+
+
+def test_study_and_tile_profile_records_are_valid(tmp_path):
+    runs = [
+        dict(RUN, layout=dict(RUN["layout"], nodes=n, ranks_per_node=2 // n), driver={"run_id": f"r{n}{i}"})
+        for n in (1, 2)
+        for i in range(2)
+    ]
+    rows = study.summarize(runs)
+    rec = json.loads(json.dumps(study.study_record("contention", "ring", "t", rows, runs, [])))
+    assert messages(rec) == [] and rec["status"] == "ok" and len(rec["run_ids"]) == 4
+    machine = {"host": "h", "cpu_model": "c", "caches": {k: {"bytes": 1 << 20} for k in ("l1d", "l2", "l3")}}
+    best = [tiles.Best("ring_pass", 1, 262144, 50.0, 0.02, 3, 50.0, None, None)]
+    profile, _ = tiles.write_profile(tmp_path / "tiles.json", machine, best, Path("bench.json"))
+    assert messages(profile) == []
+    assert any("tile" in m for m in messages(json.loads(json.dumps(profile).replace("262144", "0"))))
+
+
+def test_validate_exits_0_1_2_and_names_the_line(tmp_path, capsys):
+    good = tmp_path / "good.jsonl"
+    good.write_text(json.dumps(RUN) + "\n")
+    assert cli.main(["validate", str(good)]) == 0
+    assert cli.main(["validate", str(good), "--require", "run,probe"]) == 1
+    assert "no probe record" in capsys.readouterr().out
+    bad = tmp_path / "sub" / "bad.jsonl"
+    bad.parent.mkdir()
+    bad.write_text(json.dumps(RUN) + "\n" + json.dumps(dict(RUN, status="done")) + "\n{half\n")
+    assert cli.main(["validate", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert f"{bad}:2" in out and "status: 'done' is not one of" in out and f"{bad}:3" in out and "2 invalid" in out
+    assert cli.main(["validate", str(tmp_path / "none.jsonl")]) == 2
+    assert cli.main(["validate", str(good), "--require", "runs"]) == 2
