@@ -122,12 +122,21 @@ def main() -> None:
         p = pxq(*args, str(res), "--", *"--block 1M --iterations 2".split())
         if p.returncode != 0 or "vs qx1" not in p.stdout:
             fail(f"study exited {p.returncode}\n{p.stdout}{p.stderr}")
+        recs = read(res)
+        runs = [r for r in recs if r.get("kind") == "run"]
         seen = sorted(
-            (f"{r['layout']['nodes']}x{r['layout']['ranks_per_node']}", r["driver"]["placement"]["mode"])
-            for r in read(res)
+            (f"{r['layout']['nodes']}x{r['layout']['ranks_per_node']}", r["driver"]["placement"]["mode"]) for r in runs
         )
         if seen != [("1x2", "packed"), ("1x2", "spread"), ("2x1", "packed")]:
             fail(f"study runs {seen}")
+        # After its runs, the study's own record: the rows as printed and the runs they came from.
+        study = recs[-1]
+        if study.get("kind") != "study" or sorted(study["run_ids"]) != sorted(r["driver"]["run_id"] for r in runs):
+            fail(f"the study record does not follow its runs: {study.get('kind')}")
+        redraw = work / "study-again.png"
+        p = pxq("report", str(res), "--plot", str(redraw))
+        if p.returncode != 0 or not redraw.is_file():
+            fail(f"report did not redraw the study's chart: exit {p.returncode}\n{p.stdout}{p.stderr}")
 
     # ---- bad input: exit 2, no record ----
     bad = work / "bad.jsonl"

@@ -239,6 +239,34 @@ def plot(tallies: dict[str, Tally], even: dict[str, float], path: Path, title: s
     return figures.save(fig, path)
 
 
+def plot_profile(rec: dict[str, Any], path: Path) -> Path:
+    """A profile's figure as `pxq profile` drew it: shares per channel, observed placement."""
+    places, how = classify(rec, None, "block")
+    tallies = {"all": tally(rec, places, "all")}
+    return plot(tallies, even_distribution(places), path, f"{program_name(rec)}, {rec['ranks']} ranks: {how}")
+
+
+def plot_allocations(rows: list[dict[str, Any]], path: Path, title: str) -> Path:
+    """Channel shares of messages and bytes under each allocation, the even shares beside."""
+    plt = figures.pyplot()
+
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.8))
+    colours = {"intra_cmp": "tab:green", "inter_cmp": "tab:orange", "inter_node": "tab:red"}
+    for ax, what in zip(axes, ("count", "bytes")):
+        labels = [r["alloc"] for r in rows] + ["even"]
+        bottom = [0.0] * len(labels)
+        for c in CHANNELS:
+            vals = [100 * r[what][c] / (sum(r[what].values()) or 1) for r in rows] + [100 * rows[0]["even"][c]]
+            ax.bar(labels, vals, bottom=bottom, color=colours[c], label=CHANNEL_TEXT[c])
+            bottom = [b + v for b, v in zip(bottom, vals)]
+        ax.set_ylim(0, 100)
+        ax.set_ylabel(f"% of {'messages' if what == 'count' else 'bytes'}")
+        ax.set_xlabel("allocation of ranks to nodes")
+    axes[0].legend(fontsize=8, loc="lower left")
+    fig.suptitle(title, fontsize=10)
+    return figures.save(fig, path)
+
+
 def program_name(rec: dict[str, Any]) -> str:
     """The profiled program's name (its path's last part), for titles."""
     words = str(rec.get("program", "?")).split()
@@ -343,12 +371,16 @@ def profile(console: Console, command: list[str], results: Path, plot_path: Path
     return proc.returncode
 
 
-def allocation_study(console: Console, rec: dict[str, Any], model: Model, oversubscribed: bool) -> None:
-    rows = compare_allocations(rec, model)
-    t = Table(
-        title=f"{program_name(rec)}: {rec['ranks']} ranks on model {model}, "
+def allocation_title(rec: dict[str, Any], model: Model) -> str:
+    return (
+        f"Allocation: {program_name(rec)}, {rec['ranks']} ranks on model {model}, "
         "block versus cyclic (point-to-point + collectives as modelled)"
     )
+
+
+def allocation_study(console: Console, rec: dict[str, Any], model: Model, oversubscribed: bool) -> list[dict[str, Any]]:
+    rows = compare_allocations(rec, model)
+    t = Table(title=allocation_title(rec, model))
     for col in (
         "allocation",
         "messages",
@@ -383,3 +415,4 @@ def allocation_study(console: Console, rec: dict[str, Any], model: Model, oversu
             "note: the ranks oversubscribed the cores for this profile: its timings mean nothing, "
             "its message counts are exact"
         )
+    return rows

@@ -5,6 +5,8 @@ run, where no two ranks share a node's caches or memory bus."""
 
 from __future__ import annotations
 
+import datetime as dt
+import socket
 import statistics
 from dataclasses import replace
 from pathlib import Path
@@ -125,6 +127,30 @@ def print_rows(rows: list[dict[str, Any]], title: str, console: Console) -> None
     console.print("compute: total minus the app's exposed communication, where shared caches and memory show")
 
 
+def study_record(
+    study: str, app: str, title: str, rows: list[dict[str, Any]], recs: list[dict[str, Any]], notes: list[str]
+) -> dict[str, Any]:
+    """The summary a study appends after its runs (schemas/study.schema.json): its rows as
+    printed, the runs they came from, and a status by the same rule as every exit code."""
+    code = records.exit_code(recs) if recs else records.EXIT_OK
+    status = {records.EXIT_OK: "ok", records.EXIT_VERIFICATION: "failed"}.get(code, "error")
+    return {
+        "kind": "study",
+        "schema": records.SCHEMA,
+        "study": study,
+        "app": app,
+        "status": status,
+        "title": title,
+        "rows": rows,
+        "run_ids": [r["driver"]["run_id"] for r in recs if r.get("driver", {}).get("run_id")],
+        "notes": notes,
+        "context": {
+            "host": socket.gethostname(),
+            "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        },
+    }
+
+
 def plot(rows: list[dict[str, Any]], path: Path, title: str) -> Path:
     plt = figures.pyplot()
 
@@ -165,11 +191,12 @@ def contention(
     if not rows:
         console.print(f"[red]no run finished[/red]: the records in {results} say why")
         return records.EXIT_RUN_FAILED
-    title = f"pxq study contention {base.app} on {q} cores ({results})"
+    title = f"Contention: {base.app} on {q} cores, packed and spread"
     print_rows(rows, title, console)
     notes = sorted({w for r in rows for w in r["warnings"]})
     for n in notes:
         console.print(f"note: {n}")
+    records.append(results, study_record("contention", base.app, title, rows, recs, notes))
     console.print(f"chart: {plot(rows, plot_path, title)}")
     if len(recs) != len(runs):
         return records.EXIT_RUN_FAILED

@@ -4,14 +4,15 @@ export (csv, json, markdown); `report tiles FILE...` for tile benchmark results.
 from __future__ import annotations
 
 import argparse
-import glob
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
-from pxq import records, registry, report, tiles
+from pxq import paths as paths_mod
+from pxq import plots, records, report, schemas, tiles
 from pxq.errors import InputError
+from pxq.paths import figure_path
 
 NAME = "report"
 HELP = "table, chart or export (csv, json, markdown) of results files, folders or globs; `report tiles FILE...`"
@@ -34,28 +35,6 @@ def add(p: argparse.ArgumentParser) -> None:
     )
 
 
-def expand(items: list[str]) -> list[Path]:
-    """Files as given, folders as their *.jsonl, anything else as a glob; each must match something."""
-    out: list[Path] = []
-    for item in items:
-        path = Path(item)
-        if path.is_dir():
-            found = sorted(path.glob("*.jsonl"))
-            if not found:
-                raise InputError(
-                    f"{item} is a directory without results files (*.jsonl): give a results file, "
-                    "or a folder that holds some"
-                )
-        elif path.exists():
-            found = [path]
-        else:
-            found = sorted(Path(p) for p in glob.glob(item) if Path(p).is_file())
-            if not found:
-                raise InputError(f"{item}: no such file, folder or files matching it")
-        out += [p for p in found if p not in out]
-    return out
-
-
 def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> int:
     if args.results[0] == "tiles":
         if len(args.results) < 2:
@@ -66,14 +45,22 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     if args.out:
         records.check_writable(args.out)
     group_by = [f.strip() for f in args.group_by.split(",") if f.strip()]
-    paths = expand(args.results)
+    paths = paths_mod.expand(args.results)
     recs: list[dict[str, Any]] = []
     for path in paths:
         recs += records.final(records.read(path, must_exist=True))
-    rows = report.summarize(recs, group_by)
+    runs = [r for r in recs if schemas.kind_of(r) == "run"]
+    others = [r for r in recs if plots.figure_key(r)]
+    group_by = report.split_fields(runs, group_by)
+    rows = report.summarize(runs, group_by)
     title = str(paths[0]) if len(paths) == 1 else f"{len(paths)} results files"
-    if not rows and not report.failed_runs(recs):
-        raise InputError(f"{title}: no run records to report (probe records are reported by their probe)")
+    if not rows and not report.failed_runs(runs):
+        if others and args.format == "table":
+            return _redraw(others, args.plot or figure_path(None, paths[0]), console)
+        raise InputError(
+            f"{title}: no run records to report"
+            + (" (probe, profile and study records: their figures are redrawn with --format table)" if others else "")
+        )
     if args.format != "table":
         text = report.export(rows, args.format, group_by)
         if args.out:
@@ -84,7 +71,17 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     else:
         if rows:
             report.print_table(rows, title, console, group_by)
-        report.print_failures(recs, console)
-    if args.plot and rows:
+        report.print_failures(runs, console)
+    studies = [r for r in others if schemas.kind_of(r) == "study"]
+    if studies and args.format == "table":
+        _redraw(studies, args.plot or figure_path(None, paths[0]), console)
+    elif args.plot and rows:
         console.print(f"chart: {report.bar_chart(rows, args.plot, title)}")
-    return records.exit_code(r for r in recs if r.get("app") in registry.apps())
+    return records.exit_code(runs)
+
+
+def _redraw(recs: list[dict[str, Any]], path: Path, console: Console) -> int:
+    """The figures of probe, profile and study records, drawn again from the records."""
+    for drawn in plots.redraw(recs, path):
+        console.print(f"chart: {drawn}")
+    return records.exit_code(r for r in recs if schemas.kind_of(r) != "profile")

@@ -35,6 +35,7 @@ def add(p: argparse.ArgumentParser) -> None:
     sa.add_argument("app", help=app_help())
     sa.add_argument("--ranks", type=int, required=True, help="ranks to profile (oversubscribed if above the cores)")
     sa.add_argument("--model", required=True, help="machine model NODESxSOCKETSxCORES, e.g. 4x2x2")
+    sa.add_argument("--plot", type=Path, help="bar chart PNG (default next to the results)")
     add_launch_options(sa)
 
 
@@ -66,8 +67,12 @@ def allocation(args: argparse.Namespace, app_args: list[str], console: Console) 
         console.print(result.output[-2000:], markup=False)
         runner.say_failure(console, "run", result, results)
         return runner.STATUS_EXIT[result.status]
-    msgdist.allocation_study(console, msgdist.load(profile_path), model, spec.oversubscribe)
+    profile = msgdist.load(profile_path)
+    rows = msgdist.allocation_study(console, profile, model, spec.oversubscribe)
+    title = msgdist.allocation_title(profile, model)
+    records.append(results, studies.study_record("allocation", args.app, title, rows, [result.record], []))
     console.print(f"profile: {profile_path}")
+    console.print(f"chart: {msgdist.plot_allocations(rows, figure_path(args.plot, results), title)}")
     return 0
 
 
