@@ -133,6 +133,19 @@ for argv, what in (
     (["tune", "--tiles", "12Q"], "12Q"),
     (["demo", "--repeat", "0"], "--repeat 0"),
     (["env", "--", "x"], "no arguments after --"),
+    (["compare", "nonexistent.jsonl", "b.jsonl"], "nonexistent.jsonl: no such file"),
+    (["compare", MIDDLE], "NEW with --reference"),
+    (["compare", MIDDLE, MIDDLE, MIDDLE], "give BASE and NEW"),
+    (["compare", MIDDLE, MIDDLE, "--confidence", "2"], "--confidence 2"),
+    (["compare", MIDDLE, MIDDLE, "--threshold", "1.5"], "--threshold 1.5"),
+    (["compare", GARBAGE, GARBAGE], "not a JSON record"),
+    (["compare", PROFILE, PROFILE], "no finished runs"),
+    (["compare", PROFILE, "--reference", "nonexistent.json"], "nonexistent.json: no such file"),
+    (["compare", PROFILE, "--reference", GARBAGE], "not JSON"),
+    (["validate", "nonexistent.jsonl"], "no such file"),
+    (["validate", RES], "is a directory without results files"),
+    (["validate", PROFILE, "--require", "runs"], "not a record kind"),
+    (["report", PROFILE, "--format", "csv"], "no run records"),
 ):
     case("-".join(a.strip("-/@") for a in argv), argv, what)
 

@@ -7,6 +7,20 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from pxq.commands import demo, env, msgdist, probe, profile, repair, report, run, study, sweep, tune
+from pxq.commands import compare, demo, env, msgdist, probe, profile, repair, report, run, study, sweep, tune, validate
 
-COMMANDS: tuple[ModuleType, ...] = (run, sweep, report, repair, probe, study, tune, profile, msgdist, env, demo)
+COMMANDS: tuple[ModuleType, ...] = (
+    run,
+    sweep,
+    report,
+    compare,
+    repair,
+    probe,
+    study,
+    tune,
+    profile,
+    msgdist,
+    validate,
+    env,
+    demo,
+)

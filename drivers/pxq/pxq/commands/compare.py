@@ -1,0 +1,154 @@
+"""`pxq compare BASE NEW`: NEW's median time over BASE's per configuration, with a confidence
+interval, marked significant or not; `--reference FILE` checks medians against expected values
+per system. Exit 1 on a significant regression or a reference missed (a CI gate)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from pxq import compare, paths, records, schemas
+from pxq.errors import InputError
+
+NAME = "compare"
+HELP = "NEW over BASE per configuration with confidence intervals; exit 1 on a significant regression"
+APP_ARGS = False
+COLOURS = {"regression": "red", "improvement": "green"}
+
+
+def add(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "results", nargs="+", metavar="PATH", help="BASE NEW (files, folders or globs); or NEW with --reference"
+    )
+    p.add_argument("--confidence", type=float, default=0.95, help="confidence level (default 0.95)")
+    p.add_argument(
+        "--threshold",
+        type=float,
+        default=0.05,
+        help="smallest change that counts as a regression or improvement, relative (default 0.05: 5%%)",
+    )
+    p.add_argument("--reference", type=Path, help="expected medians with tolerances per system (JSON; see README)")
+    p.add_argument("--format", choices=("table", "json"), default="table", help="table (default) or json")
+
+
+def _runs(item: str) -> list[dict[str, Any]]:
+    recs: list[dict[str, Any]] = []
+    for path in paths.expand([item]):
+        recs += records.final(records.read(path, must_exist=True))
+    runs = [r for r in recs if schemas.kind_of(r) == "run" and r.get("status") in ("ok", "failed") and "time" in r]
+    if not runs:
+        raise InputError(f"{item}: no finished runs to compare")
+    return runs
+
+
+def _check_args(args: argparse.Namespace) -> None:
+    if not 0.5 <= args.confidence < 1:
+        raise InputError(f"--confidence {args.confidence}: use a level between 0.5 and 1, e.g. 0.95")
+    if not 0 <= args.threshold < 1:
+        raise InputError(f"--threshold {args.threshold}: use a fraction between 0 and 1, e.g. 0.05")
+    want = 1 if args.reference else 2
+    if len(args.results) != want and not (args.reference and len(args.results) == 2):
+        raise InputError("give BASE and NEW (files, folders or globs), or NEW with --reference FILE")
+
+
+def _table(rows: list[compare.Comparison], confidence: float) -> Table:
+    t = Table(title="NEW / BASE median time per configuration (above 1: NEW is slower)")
+    for col in ("configuration", "runs", "BASE s", "NEW s", "NEW/BASE", f"{confidence:.0%} CI", "p", "verdict"):
+        t.add_column(col, justify="left" if col in ("configuration", "verdict") else "right")
+    for c in rows:
+        colour = COLOURS.get(c.verdict)
+        t.add_row(
+            c.label,
+            f"{len(c.base)}/{len(c.new)}",
+            f"{_median(c.base):.4f}",
+            f"{_median(c.new):.4f}",
+            f"{c.ratio:.3f}",
+            "-" if c.low is None else f"{c.low:.3f}-{c.high:.3f}",
+            "-" if c.p is None else f"{c.p:.3f}",
+            f"[{colour}]{c.verdict}[/{colour}]" if colour else c.verdict,
+        )
+    return t
+
+
+def _median(xs: list[float]) -> float:
+    import statistics
+
+    return statistics.median(xs)
+
+
+def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> int:
+    _check_args(args)
+    refs = compare.read_references(args.reference) if args.reference else []
+    base = _runs(args.results[0]) if len(args.results) == 2 else []
+    new = _runs(args.results[-1])
+    rows: list[compare.Comparison] = []
+    only_base: list[str] = []
+    only_new: list[str] = []
+    if base:
+        rows, only_base, only_new = compare.compare(base, new, args.confidence, args.threshold)
+        if not rows:
+            raise InputError(
+                f"{args.results[0]} and {args.results[1]} have no configuration in common "
+                "(same app, problem, layout, variant and backend): nothing to compare"
+            )
+    checks = compare.check_references(new, refs) if refs else []
+    if refs and not checks:
+        raise InputError(
+            f"--reference {args.reference}: no entry matches a configuration and host of {args.results[-1]}"
+        )
+    if args.format == "json":
+        print(
+            json.dumps(
+                {
+                    "comparisons": [c.__dict__ for c in rows],
+                    "references": [{**c.__dict__, "passed": c.passed} for c in checks],
+                    "only_base": only_base,
+                    "only_new": only_new,
+                },
+                indent=1,
+            )
+        )
+    else:
+        _print(console, rows, only_base, only_new, checks, args)
+    failed = any(c.verdict == "regression" for c in rows) or any(not c.passed for c in checks)
+    return records.EXIT_VERIFICATION if failed else records.EXIT_OK
+
+
+def _print(
+    console: Console,
+    rows: list[compare.Comparison],
+    only_base: list[str],
+    only_new: list[str],
+    checks: list[compare.Check],
+    args: argparse.Namespace,
+) -> None:
+    if rows:
+        console.print(_table(rows, args.confidence))
+        console.print(
+            "significant: the bootstrap interval of the ratio excludes 1 and Mann-Whitney "
+            f"p < {1 - args.confidence:.2f}; "
+            f"a regression or improvement is also beyond {args.threshold:.0%}; "
+            "'too few runs': fewer than 4 runs on a side (use --repeat 4 or more)"
+        )
+    for what, labels in (("only in BASE", only_base), ("only in NEW", only_new)):
+        for label in labels:
+            console.print(f"[dim]{what}: {label}[/dim]")
+    if checks:
+        t = Table(title=f"references ({args.reference})")
+        for col in ("configuration", "host", "median s", "expected s", "tolerance", "result"):
+            t.add_column(col)
+        for c in checks:
+            t.add_row(
+                c.label,
+                c.host,
+                f"{c.median:.4f}",
+                f"{c.expected:.4f}",
+                f"{c.lower:+.0%} / {c.upper:+.0%}",
+                "[green]pass[/green]" if c.passed else "[red]FAIL[/red]",
+            )
+        console.print(t)

@@ -1,0 +1,67 @@
+"""`pxq compare`: ratios of medians with confidence, significance, references, exit codes."""
+
+import json
+
+from test_report import record, with_host, write
+
+from pxq import cli, compare
+
+
+def runs(times, host="n1", mode="flat"):
+    return [dict(with_host(record(t, 6.0 / t), host), variant={**record(1, 1)["variant"], "mode": mode}) for t in times]
+
+
+BASE = [1.00, 1.02, 0.98, 1.01, 0.99, 1.03]
+
+
+def test_a_clear_slowdown_is_a_significant_regression_and_exit_1(tmp_path, capsys):
+    write(tmp_path / "base.jsonl", runs(BASE))
+    write(tmp_path / "new.jsonl", runs([t * 1.5 for t in BASE]))
+    assert cli.main(["compare", str(tmp_path / "base.jsonl"), str(tmp_path / "new.jsonl")]) == 1
+    out = capsys.readouterr().out
+    assert "regression" in out and "1.500" in out
+    (c,) = compare.compare(runs(BASE), runs([t * 1.5 for t in BASE]), 0.95, 0.05)[0]
+    assert c.verdict == "regression" and c.low > 1.3 and c.high < 1.7 and c.p < 0.01
+
+
+def test_noise_a_small_change_an_improvement_and_too_few_runs_pass(tmp_path):
+    same = compare.compare(runs(BASE), runs(list(reversed(BASE))), 0.95, 0.05)[0][0]
+    assert same.verdict == "same" and same.low < 1 < same.high
+    tight = [1 + (t - 1) / 10 for t in BASE]  # 0.5% noise: a 3% slowdown is real, but below 5%
+    small = compare.compare(runs(tight), runs([t * 1.03 for t in tight]), 0.95, 0.05)[0][0]
+    assert small.verdict == "within threshold"
+    faster = compare.compare(runs(BASE), runs([t * 0.6 for t in BASE]), 0.95, 0.05)[0][0]
+    assert faster.verdict == "improvement"
+    few = compare.compare(runs(BASE[:3]), runs([t * 2 for t in BASE[:3]]), 0.95, 0.05)[0][0]
+    assert few.verdict == "too few runs" and few.ratio == 2.0
+    write(tmp_path / "b.jsonl", runs(BASE[:3]))
+    write(tmp_path / "n.jsonl", runs([t * 2 for t in BASE[:3]]))
+    assert cli.main(["compare", str(tmp_path / "b.jsonl"), str(tmp_path / "n.jsonl")]) == 0
+
+
+def test_configurations_on_one_side_only_are_listed_and_none_in_common_is_bad_input(tmp_path, capsys):
+    write(tmp_path / "b.jsonl", runs(BASE) + runs(BASE, mode="hybrid"))
+    write(tmp_path / "n.jsonl", runs(BASE))
+    assert cli.main(["compare", str(tmp_path / "b.jsonl"), str(tmp_path / "n.jsonl")]) == 0
+    assert "only in BASE: cg" in capsys.readouterr().out
+    write(tmp_path / "h.jsonl", runs(BASE, mode="tiled"))
+    assert cli.main(["compare", str(tmp_path / "b.jsonl"), str(tmp_path / "h.jsonl")]) == 2
+    assert "no configuration in common" in capsys.readouterr().err
+    for bad in (["--confidence", "2"], ["--threshold", "-1"]):
+        assert cli.main(["compare", str(tmp_path / "b.jsonl"), str(tmp_path / "n.jsonl"), *bad]) == 2
+    assert cli.main(["compare", str(tmp_path / "b.jsonl")]) == 2
+
+
+def test_references_per_system_pass_or_fail(tmp_path, capsys):
+    write(tmp_path / "n.jsonl", runs(BASE, host="node7"))
+    ref = tmp_path / "ref.json"
+    entry = {"system": "node*", "app": "cg", "layout": "1x2", "mode": "flat", "lower": -0.1, "upper": 0.1}
+    ref.write_text(json.dumps({"references": [dict(entry, median_s=1.0)]}))
+    assert cli.main(["compare", str(tmp_path / "n.jsonl"), "--reference", str(ref)]) == 0
+    ref.write_text(json.dumps({"references": [dict(entry, median_s=0.8)]}))
+    assert cli.main(["compare", str(tmp_path / "n.jsonl"), "--reference", str(ref)]) == 1
+    assert "FAIL" in capsys.readouterr().out
+    ref.write_text(json.dumps({"references": [dict(entry, system="other", median_s=1.0)]}))
+    assert cli.main(["compare", str(tmp_path / "n.jsonl"), "--reference", str(ref)]) == 2
+    ref.write_text(json.dumps({"references": [dict(entry, median_s=1.0, lower=0.2)]}))
+    assert cli.main(["compare", str(tmp_path / "n.jsonl"), "--reference", str(ref)]) == 2
