@@ -6,6 +6,8 @@ from pxq import report
 def record(seconds: float, gbs: float, mops: float | None = None, metric: str = "effective_gbs") -> dict:
     metrics = {metric: gbs, **({"mops_total": mops} if mops is not None else {})}
     return {
+        "kind": "run",
+        "schema": 2,
         "app": "cg",
         "status": "ok",
         "size": {"class": "S"},
@@ -58,14 +60,18 @@ def test_report_reads_folders_and_globs_and_exports_flat_columns(tmp_path, capsy
     from pxq import cli
 
     write(tmp_path / "a.jsonl", [with_host(record(1.0, 6.0, 600.0), "n1"), with_host(record(3.0, 2.0, 200.0), "n1")])
-    write(tmp_path / "b.jsonl", [with_host(record(2.0, 3.0, 300.0), "n2")])
+    write(tmp_path / "b.jsonl", [with_host(record(2.0, 3.0, 300.0), "n1")])
     assert cli.main(["report", str(tmp_path), "--format", "csv"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert len(rows) == 1 and rows[0]["runs"] == "3" and list(rows[0]) == list(report.COLUMNS)
     assert float(rows[0]["median_s"]) == 2.0
 
     # --group-by splits what differs in the named field; a glob picks the same files.
-    assert cli.main(["report", str(tmp_path / "*.jsonl"), "--format", "json", "--group-by", "context.host"]) == 0
+    assert cli.main(["report", str(tmp_path / "*.jsonl"), "--format", "json", "--group-by", "layout.alloc"]) == 0
+    assert [r["runs"] for r in json.loads(capsys.readouterr().out)] == [3]
+    # Runs from another host are never merged: the host becomes a column of its own.
+    write(tmp_path / "b.jsonl", [with_host(record(2.0, 3.0, 300.0), "n2")])
+    assert cli.main(["report", str(tmp_path / "*.jsonl"), "--format", "json"]) == 0
     by_host = {r["context.host"]: r for r in json.loads(capsys.readouterr().out)}
     assert by_host["n1"]["runs"] == 2 and by_host["n2"]["runs"] == 1
 
@@ -83,3 +89,22 @@ def test_weak_figures_are_flagged():
     assert short.flags == ["short"] and noisy.flags == ["noisy"] and single.flags == ["single"]
     assert steady.flags == []
     assert report.flat_rows([noisy])[0]["flags"] == "noisy"
+
+
+def test_runs_that_differ_in_placement_or_host_are_never_merged():
+    packed = dict(record(1.0, 6.0), placement_summary={"requested": "packed"}, context={"host": "n1"})
+    spread = dict(record(2.0, 3.0), placement_summary={"requested": "spread"}, context={"host": "n1"})
+    split = report.split_fields([packed, spread])
+    assert split == ["placement_summary.requested"]
+    rows = report.summarize([packed, spread], split)
+    assert [(r.extra, len(r.times)) for r in rows] == [(("packed",), 1), (("spread",), 1)]
+    other_host = dict(packed, context={"host": "n2"})
+    assert report.split_fields([packed, other_host], ["layout.alloc"]) == ["layout.alloc", "context.host"]
+    assert report.split_fields([packed, dict(packed)]) == []
+
+
+def test_oversubscribed_runs_are_flagged():
+    over = dict(record(1.0, 1.0), layout={**record(1, 1)["layout"], "oversubscribed": True})
+    (row,) = report.summarize([over, record(1.1, 1.0)])
+    assert "oversubscribed" in row.flags
+    assert "oversubscribed" not in report.summarize([record(1.0, 1.0)])[0].flags

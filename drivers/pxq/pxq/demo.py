@@ -61,8 +61,9 @@ def run(console: Console, repeat: int = 3, block: str = "64M", iterations: int =
     configs, _ = sweep.plan(base, demo_layouts(n), ["flat", "hybrid", "tiled"], ["256K"], ["openmp"], None)
     runs = sweep.interleave(configs, repeat)  # a sweep id of its own: the summary is this demo's
     recs = sweep.run(runs, results, resume=False, console=console)
-    rows = report.summarize(recs)
-    report.print_table(rows, f"ring, {block} per worker, K=8, {repeat} interleaved repeats", console)
+    split = report.split_fields(recs)
+    rows = report.summarize(recs, split)
+    report.print_table(rows, f"ring, {block} per worker, K=8, {repeat} interleaved repeats", console, split)
     report.print_failures(recs, console)
     triad = triad_gbs(n)
     if triad:

@@ -231,6 +231,31 @@ def plot_bandwidth(recs: list[dict[str, Any]], path: Path) -> Path:
     return figures.save(fig, path)
 
 
+MAX_EFFICIENCY = 1.05  # more than perfect scaling, beyond noise: the one-core figure is suspect
+
+
+def bandwidth_warnings(recs: list[dict[str, Any]]) -> list[str]:
+    """Figures that cannot be taken at face value: scaling above 100% and saturation at one core."""
+    out = []
+    for rec in recs:
+        for k in rec["kernels"]:
+            best = max(k["rows"], key=lambda r: r["efficiency"])
+            if best["efficiency"] > MAX_EFFICIENCY:
+                out.append(
+                    f"{k['kernel']} as {rec['size']['as']}: {100 * best['efficiency']:.0f}% efficiency at "
+                    f"{best['cores']} cores is above perfect scaling, so the one-core figure is low (a short "
+                    "run, a clock still rising, a busy core): its saturation point is unreliable; use a larger "
+                    "--array or more --repeat"
+                )
+            if k["saturation"] == 1 and rec["size"]["workers"] > 1:
+                out.append(
+                    f"{k['kernel']} as {rec['size']['as']}: saturated at 1 core, so a second core added no "
+                    "bandwidth: check that the cores are not hyper-threads of one core or oversubscribed "
+                    "(the record's placement), and repeat"
+                )
+    return out
+
+
 def bandwidth_summary(recs: list[dict[str, Any]], console: Console) -> None:
     t = Table(title="bandwidth per active core (GB/s, total / per core)")
     t.add_column("kernel")
@@ -250,11 +275,13 @@ def bandwidth_summary(recs: list[dict[str, Any]], console: Console) -> None:
                 if not k["saturation"]:
                     sat = f"none within {workers}"
                 elif k["saturation"] < workers:
-                    sat = f"{k['saturation']} cores"
+                    sat = f"{k['saturation']} core{'s' if k['saturation'] > 1 else ''}"
                 else:
                     sat = f"starting at {workers} ({100 * k['efficiency_at_max']:.0f}%)"
                 t.add_row(name, rec["size"]["as"], *cells, sat)
     console.print(t)
+    for warning in bandwidth_warnings(recs):
+        console.print(f"[yellow]warning[/yellow]: {warning}")
     for rec in recs:
         triad = next((k for k in rec["kernels"] if k["kernel"] == "triad"), rec["kernels"][-1])
         best = max(r["total_gbs"] for r in triad["rows"])

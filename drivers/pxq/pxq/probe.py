@@ -117,6 +117,22 @@ def plot(rec: dict[str, Any], path: Path) -> Path:
     return figures.save(fig, path)
 
 
+def noise_overlap(rec: dict[str, Any], cores: list[int]) -> list[str]:
+    """Warnings for ranks whose cores the background load also uses: they then share a core
+    by time-slicing, which measures the scheduler rather than interference."""
+    out = []
+    for place in rec.get("placement", []):
+        used = {c for t in place.get("threads", []) for c in t.get("affinity", [t.get("cpu")])}
+        shared = sorted(used & set(cores))
+        if shared:
+            out.append(
+                f"the background load runs on core {','.join(map(str, shared))}, which rank {place['rank']} uses: "
+                "the probe then measures time-slicing, not interference; put the load on a core no rank uses "
+                "(--noise-cores, or a layout with fewer ranks than cores)"
+            )
+    return out
+
+
 def run(
     console: Console,
     op: str,
@@ -169,8 +185,12 @@ def run(
         rec, code = runner.execute_probe(spec, console)
     if rec is None:
         return code
+    for warning in noise_overlap(rec, cores):
+        console.print(f"[yellow]warning[/yellow]: {warning}")
     if base.oversubscribe:
-        console.print("note: ranks oversubscribe the cores, so call times include waiting for a core")
+        console.print(
+            "[yellow]warning[/yellow]: ranks oversubscribe the cores, so call times include waiting for a core"
+        )
     console.print(f"record: {results}")
     console.print(f"plot: {plot(rec, plot_path)}")
     return 0

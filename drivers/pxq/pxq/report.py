@@ -25,6 +25,7 @@ FLAG_TEXT = {
     "short": f"median under {MIN_SECONDS} s: launch and timer noise dominate; use a larger problem",
     "noisy": f"spread above {MAX_SPREAD:.0%}: add repeats (--repeat) before comparing",
     "single": "one run: no spread to judge it by; use --repeat 3 or more",
+    "oversubscribed": "more workers than cores: times include waiting for a core, not the variant's speed",
 }
 
 
@@ -46,6 +47,7 @@ class Row:
     extra: tuple[str, ...] = ()  # the values of the --group-by fields
     tile_bytes: int = 0  # the tile as a number, for ordering
     gbs_over_total: bool = False  # the GB/s metric is over the whole run (the ring's), not a phase
+    oversubscribed: bool = False  # a run had more workers than cores
 
     @property
     def median_gbs(self) -> float | None:
@@ -75,6 +77,8 @@ class Row:
             out.append("noisy")
         if len(self.times) == 1:
             out.append("single")
+        if self.oversubscribed:
+            out.append("oversubscribed")
         return out
 
     def _median_run(self) -> int:
@@ -115,6 +119,18 @@ def field_value(rec: dict[str, Any], path: str) -> str:
             return "-"
         value = value[part]
     return json.dumps(value, sort_keys=True) if isinstance(value, (dict, list)) else str(value)
+
+
+# Fields that make runs differ although app, layout, variant and problem agree: when they take
+# more than one value among the records, rows are split by them too (never merged).
+DISTINGUISH = ("placement_summary.requested", "context.host", "context.mpi_library", "context.git_commit")
+
+
+def split_fields(recs: Iterable[dict[str, Any]], group_by: Sequence[str] = ()) -> list[str]:
+    """`group_by` and every DISTINGUISH field whose value differs between the finished runs."""
+    done = [r for r in recs if r.get("status") in ("ok", "failed") and "time" in r]
+    auto = [f for f in DISTINGUISH if f not in group_by and len({field_value(r, f) for r in done}) > 1]
+    return [*group_by, *auto]
 
 
 def summarize(recs: Iterable[dict[str, Any]], group_by: Sequence[str] = ()) -> list[Row]:
@@ -169,6 +185,7 @@ def summarize(recs: Iterable[dict[str, Any]], group_by: Sequence[str] = ()) -> l
         if "mops_total" in metrics:
             row.mops.append(metrics["mops_total"])
         row.verified = row.verified and rec["status"] == "ok"
+        row.oversubscribed = row.oversubscribed or bool(rec["layout"].get("oversubscribed"))
     rows = list(groups.values())
     for row in rows:
         base_layout = Layout(row.layout.nodes, row.layout.ranks_per_node * row.layout.threads, 1)

@@ -127,7 +127,8 @@ def run(runs: list[RunSpec], results: Path, resume: bool, console: Console) -> l
 
 
 def summarize_and_print(recs: list[dict], console: Console, title: str) -> list[report.Row]:
-    rows = report.summarize(recs)
-    report.print_table(rows, title, console)
+    split = report.split_fields(recs)
+    rows = report.summarize(recs, split)
+    report.print_table(rows, title, console, split)
     report.print_failures(recs, console)
     return rows

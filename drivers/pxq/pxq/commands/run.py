@@ -80,8 +80,9 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
         if result.status != "ok":
             runner.say_failure(console, "run", result, results)
         recs.append(result.record)
-    rows = report.summarize(recs)
+    split = report.split_fields(recs)
+    rows = report.summarize(recs, split)
     if rows:
-        report.print_table(rows, f"pxq run {args.app} -> {results}", console)
+        report.print_table(rows, f"pxq run {args.app} -> {results}", console, split)
     report.print_failures(recs, console)
     return records.exit_code(recs)
