@@ -79,8 +79,8 @@ def test_best_tile_is_the_highest_median_with_its_spread(tmp_path):
     assert one.tile == 262144 and one.gbs == 76.0 and one.repetitions == 3
     assert abs(one.spread - 7.0 / 76.0) < 1e-12
     assert one.runner_up == 1048576 and one.runner_up_gbs == 74.0
-    two = best[("ring_pass", 2)]
-    assert two.tile == 1048576 and two.reference_gbs == 100.0
+    two = best[("ring_pass", 2)]  # 11% faster than 256K, every repetition above: it replaces 256K
+    assert two.tile == 1048576 and two.reference_gbs == 100.0 and two.faster_in_noise is None
     assert best[("mg_resid", 1)].reference_gbs is None
 
 
@@ -201,3 +201,19 @@ def test_version_one_profiles_are_still_read(tmp_path):
     profile.write_text(json.dumps({"kind": "tile-profile", "schema": 3, "machine": MACHINE, "kernels": {}}))
     with pytest.raises(InputError, match='"schema": 2'):
         tiles.read_profile(profile)
+
+
+def test_256k_stays_unless_the_winner_is_significantly_faster():
+    # 4% faster with overlapping repetitions: within the noise, 256K kept and the winner named.
+    close = {("ring_pass", 262144, 1): [100.0, 96.0, 103.0], ("ring_pass", 65536, 1): [104.0, 101.0, 108.0]}
+    samples = [tiles.Sample(k, t, th, g) for (k, t, th), gs in close.items() for g in gs]
+    (b,) = tiles.best_tiles(samples)
+    assert b.tile == 262144 and b.faster_in_noise == 65536 and b.runner_up == 65536
+    # 10% faster but one repetition below 256K's best: still not significant.
+    mixed = {("ring_pass", 262144, 1): [100.0, 99.0, 101.0], ("ring_pass", 65536, 1): [110.0, 100.5, 111.0]}
+    samples = [tiles.Sample(k, t, th, g) for (k, t, th), gs in mixed.items() for g in gs]
+    assert tiles.best_tiles(samples)[0].tile == 262144
+    # 10% faster, every repetition above: replaced.
+    clear = {("ring_pass", 262144, 1): [100.0, 99.0, 101.0], ("ring_pass", 65536, 1): [110.0, 109.0, 111.0]}
+    samples = [tiles.Sample(k, t, th, g) for (k, t, th), gs in clear.items() for g in gs]
+    assert tiles.best_tiles(samples)[0].tile == 65536

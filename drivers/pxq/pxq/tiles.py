@@ -67,6 +67,7 @@ class Best:
     reference_gbs: float | None  # the 256K tile's median, when measured
     runner_up: int | None  # the second-best tile
     runner_up_gbs: float | None
+    faster_in_noise: int | None = None  # a tile faster than 256K by less than the noise: 256K kept
 
 
 def read_results(paths: Iterable[Path]) -> Results:
@@ -100,17 +101,33 @@ def read_results(paths: Iterable[Path]) -> Results:
     return Results(samples, caches)
 
 
+MIN_GAIN = 0.05  # a tile must beat 256K by at least this much (and its noise) to replace it
+
+
+def beats_reference(best: list[float], ref: list[float]) -> bool:
+    """Whether `best` is significantly faster than the 256K reference: its median higher by
+    more than MIN_GAIN and than either spread, and every repetition above every one of 256K."""
+    gain = statistics.median(best) / statistics.median(ref) - 1
+    spreads = [(max(v) - min(v)) / statistics.median(v) for v in (best, ref)]
+    return gain > max(MIN_GAIN, *spreads) and min(best) > max(ref)
+
+
 def best_tiles(samples: list[Sample]) -> list[Best]:
-    """Per kernel and thread count, the tile with the highest median bandwidth."""
+    """Per kernel and thread count, the tile with the highest median bandwidth; 256K (the
+    reference tile) stays unless the winner is significantly faster (beats_reference)."""
     groups: dict[tuple[str, int], dict[int, list[float]]] = {}
     for s in samples:
         groups.setdefault((s.kernel, s.threads), {}).setdefault(s.tile, []).append(s.gbs)
     out = []
     for (kernel, threads), by_tile in sorted(groups.items()):
         medians = sorted(((statistics.median(v), t) for t, v in by_tile.items()), reverse=True)
+        ref = by_tile.get(REFERENCE_TILE)
+        in_noise = None
+        if ref and medians[0][1] != REFERENCE_TILE and not beats_reference(by_tile[medians[0][1]], ref):
+            in_noise = medians[0][1]
+            medians.sort(key=lambda m: (m[1] != REFERENCE_TILE, -m[0]))  # 256K first, then by speed
         gbs, tile = medians[0]
         reps = by_tile[tile]
-        ref = by_tile.get(REFERENCE_TILE)
         out.append(
             Best(
                 kernel,
@@ -122,6 +139,7 @@ def best_tiles(samples: list[Sample]) -> list[Best]:
                 statistics.median(ref) if ref else None,
                 medians[1][1] if len(medians) > 1 else None,
                 medians[1][0] if len(medians) > 1 else None,
+                in_noise,
             )
         )
     return out
@@ -144,6 +162,17 @@ def best_table(best: list[Best], title: str) -> Table:
             "-" if not b.reference_gbs else f"{b.gbs / b.reference_gbs:.2f}x",
         )
     return t
+
+
+def print_best(console: Console, best: list[Best], title: str) -> None:
+    console.print(best_table(best, title))
+    for b in best:
+        if b.faster_in_noise:
+            console.print(
+                f"note: {b.kernel} on {b.threads} thread(s): {format_bytes(b.faster_in_noise)} had a higher median "
+                f"than 256K but not beyond the noise (needs {MIN_GAIN:.0%} and every repetition above 256K's): "
+                "256K kept"
+            )
 
 
 def plot(results: Results, path: Path, title: str) -> Path:
@@ -358,7 +387,7 @@ def tune(
     results = read_results([out])
     best = best_tiles(results.samples)
     written, note = write_profile(profile, machine, best, out, replace)
-    console.print(best_table(best, f"best tiles on {written['machine']['host']} ({written['machine']['cpu_model']})"))
+    print_best(console, best, f"best tiles on {written['machine']['host']} ({written['machine']['cpu_model']})")
     if note:
         console.print(f"note: {note}")
     console.print(f"profile: {profile} (--tile auto now uses it on this machine)")
@@ -369,7 +398,7 @@ def tune(
 
 def report(console: Console, paths: list[Path], plot_path: Path | None) -> int:
     results = read_results(paths)
-    console.print(best_table(best_tiles(results.samples), "best tiles: " + ", ".join(str(p) for p in paths)))
+    print_best(console, best_tiles(results.samples), "best tiles: " + ", ".join(str(p) for p in paths))
     target = plot_path or Path(paths[0]).with_suffix(".png")
     console.print(f"curves: {plot(results, target, ', '.join(str(p) for p in paths))}")
     return 0
