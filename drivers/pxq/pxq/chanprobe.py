@@ -38,15 +38,15 @@ def plot_pingpong(rec: dict[str, Any], path: Path) -> Path:
             x, [p["min_gbs"] for p in ch["bandwidth"]], [p["max_gbs"] for p in ch["bandwidth"]], color=colour, alpha=0.2
         )
     for ax in (lat, bw):
-        ax.set_xscale("log", base=2)
+        figures.bytes_axis(ax, "x", every=2)
         ax.set_xlabel("message size (bytes)")
-    lat.set_yscale("log")
+    figures.log_axis(lat, "y")
     lat.set_ylabel("one-way latency (us), median and min-max")
     bw.set_ylabel(f"bandwidth (GB/s), window of {rec['size']['window']}")
     lat.legend(fontsize=7)
     missing = "; ".join(m.split(":")[0] for m in rec.get("missing", []))
     fig.suptitle(
-        f"pxq probe pingpong, layout {rec['driver'].get('layout', '')}"
+        f"Communication channels: ping-pong latency and bandwidth, layout {rec['driver'].get('layout', '')}"
         + (f" (not found: {missing})" if missing else ""),
         fontsize=10,
     )
@@ -89,7 +89,8 @@ def plot_rankpairs(rec: dict[str, Any], path: Path) -> Path:
     ax.set_xticks(range(n))
     ax.set_yticks(range(n))
     ax.set_title(
-        f"rank-pair throughput, {format_bytes(rec['size']['rankpairs_bytes'])} per send (white outline: same node)",
+        f"Rank pairs: throughput of {format_bytes(rec['size']['rankpairs_bytes'])} sends, layout "
+        f"{rec.get('driver', {}).get('layout', '')}\n(white outline: same node)",
         fontsize=9,
     )
     return figures.save(fig, path)

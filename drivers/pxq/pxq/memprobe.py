@@ -114,10 +114,26 @@ def _plot_blocks(ax: Any, rec: dict[str, Any], copies: int) -> None:
     for cache in det["caches"]:
         if cache["bytes"]:
             ax.axvline(cache["bytes"], color="red", linestyle=":", linewidth=1)
-    ax.set_xscale("log", base=2)
+    figures.bytes_axis(ax, "x", every=2)
     ax.set_xlabel("block (bytes)")
     ax.set_ylabel("GB/s (read + write)")
     ax.set_title("block variant", fontsize=9)
+    ax.legend(fontsize=7)
+
+
+def _plot_contention(ax: Any, row: list[dict[str, Any]], det: dict[str, Any], copies: int) -> None:
+    """Time per access with every copy running over time alone, by array size: where the
+    shared caches and memory bus make the copies wait on each other."""
+    sizes = [p["bytes"] for p in row]
+    ax.plot(sizes, [p["contention"] for p in row], "o-", markersize=3, color="tab:red", label=f"{copies} copies")
+    ax.axhline(1.0, color="grey", linestyle="--", linewidth=0.8)
+    for cache in det["caches"]:
+        if cache["bytes"]:
+            ax.axvline(cache["bytes"], color="red", linestyle=":", linewidth=1)
+    figures.bytes_axis(ax, "x", every=2)
+    ax.set_xlabel("array (bytes)")
+    ax.set_ylabel("time together / time alone")
+    ax.set_title(f"contention ratio at stride {det['stride']} B", fontsize=9)
     ax.legend(fontsize=7)
 
 
@@ -130,7 +146,7 @@ def plot_stride(rec: dict[str, Any], path: Path) -> Path:
     sizes = sorted({p["bytes"] for p in pts})
     det = rec["detection"]
     copies = rec["size"]["copies"]
-    panels = 3 if rec["blocks"] else 2
+    panels = 2 + bool(rec["blocks"]) + (copies > 1)
     fig, axes = plt.subplots(1, panels, figsize=(5.2 * panels, 4.2))
     cmap = plt.get_cmap("viridis")
     ax = axes[0]
@@ -144,8 +160,8 @@ def plot_stride(rec: dict[str, Any], path: Path) -> Path:
             linewidth=1,
             label=format_bytes(size) if i % max(1, len(sizes) // 8) == 0 else None,
         )
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
+    figures.bytes_axis(ax, "x", every=2)
+    figures.log_axis(ax, "y")
     ax.set_xlabel("stride (bytes)")
     ax.set_ylabel("ns per read+write access")
     ax.set_title("time per access by stride, one line per array size", fontsize=9)
@@ -168,17 +184,19 @@ def plot_stride(rec: dict[str, Any], path: Path) -> Path:
             )
     for step in det["steps"]:
         ax.axvspan(step["fits"], step["spills"], color="orange", alpha=0.25)
-    ax.set_xscale("log", base=2)
+    figures.bytes_axis(ax, "x", every=2)
     ax.set_xlabel("array (bytes); shaded: detected steps")
     ax.set_ylabel(f"ns per access at stride {det['stride']} B")
     ax.set_title("cache steps against hwloc's sizes", fontsize=9)
     ax.legend(fontsize=7)
 
+    if copies > 1:
+        _plot_contention(axes[2], row, det, copies)
     if rec["blocks"]:
-        _plot_blocks(axes[2], rec, copies)
+        _plot_blocks(axes[-1], rec, copies)
     place = rec["placement"]
     fig.suptitle(
-        f"pxq probe stride: {copies} cop{'y' if copies == 1 else 'ies'} on cpu(s) {place['cpus']} "
+        f"Memory hierarchy and contention (stride probe): {copies} cop{'y' if copies == 1 else 'ies'} on cpu(s) {place['cpus']} "
         f"({place['mode']}), {rec['context'].get('cpu_model', '')}",
         fontsize=10,
     )
@@ -227,7 +245,7 @@ def plot_bandwidth(recs: list[dict[str, Any]], path: Path) -> Path:
         ax.set_ylim(bottom=0)
         ax.xaxis.get_major_locator().set_params(integer=True)
     tot.legend(fontsize=7, ncol=2)
-    fig.suptitle("pxq probe bandwidth: STREAM kernels, ranks (solid) and threads (dashed)", fontsize=10)
+    fig.suptitle("Memory bandwidth scaling: STREAM kernels as ranks (solid) and threads (dashed)", fontsize=10)
     return figures.save(fig, path)
 
 

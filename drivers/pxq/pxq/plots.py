@@ -50,7 +50,7 @@ def _bandwidth(recs: list[dict[str, Any]], path: Path) -> Path:
 def _profile(recs: list[dict[str, Any]], path: Path) -> Path:
     from pxq import msgdist
 
-    return msgdist.plot_matrix(_last(recs), path)
+    return msgdist.plot_profile(_last(recs), path)
 
 
 def _study(recs: list[dict[str, Any]], path: Path) -> Path:

@@ -93,7 +93,7 @@ def plot(rec: dict[str, Any], path: Path) -> Path:
         ts.axhline(
             stats[name] * 1e6, color=colour, linestyle="--", linewidth=0.8, label=f"{name} {stats[name] * 1e6:.1f} us"
         )
-    ts.set_yscale("log")
+    figures.log_axis(ts, "y")
     ts.set_xlabel("call")
     ts.set_ylabel("us (slowest rank)")
     ts.legend(fontsize=7)
@@ -101,14 +101,14 @@ def plot(rec: dict[str, Any], path: Path) -> Path:
     hist.hist(us, bins=bins)
     for c in stats["clusters"]:
         hist.axvline(c["centre"] * 1e6, color="black", linewidth=0.8)
-    hist.set_xscale("log")
-    hist.set_yscale("log")
-    hist.set_xlabel("us")
+    figures.log_axis(hist, "x")
+    figures.log_axis(hist, "y")
+    hist.set_xlabel("call time (us)")
     hist.set_ylabel("calls")
     size = rec["size"]
     noise = rec.get("driver", {}).get("noise")
     title = (
-        f"MPI {size['op']}"
+        f"Collective variability: MPI {size['op']}"
         + (f" {format_bytes(size['bytes'])}" if size["op"] != "barrier" else "")
         + f", {size['calls']} calls, layout {rec['driver'].get('layout', '')}"
         + (f", noise {noise['mode']} on cores {noise['cores']} at {noise['intensity']}" if noise else ", no noise")

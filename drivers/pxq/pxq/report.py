@@ -395,38 +395,43 @@ def print_failures(recs: Iterable[dict[str, Any]], console: Console | None = Non
     return len(failed)
 
 
+def chart_title(rows: list[Row]) -> str:
+    """What a chart of these rows shows, in words: the apps and problems, not a file name."""
+    problems = sorted({f"{r.app} {r.size}".strip() for r in rows})
+    return "Speedup over flat MPI: " + ("; ".join(problems) if len(problems) <= 3 else f"{len(problems)} problems")
+
+
 def bar_chart(rows: list[Row], path: Path, title: str) -> Path:
-    """Speedup over the flat run of the same cores per node, one bar per configuration."""
+    """Speedup over the flat run of the same cores per node, one bar per configuration, the
+    interquartile range of the repeats as error bars, a legend for the variants' colours."""
     plt = figures.pyplot()
+    from matplotlib.patches import Patch
 
     shown = [r for r in rows if r.speedup is not None]
-    labels = [f"{r.layout}\n{r.mode}" + (f"\n{r.tile}" if r.mode == "tiled" else "") for r in shown]
+    labels = [f"{r.layout}\n{r.mode}" + (f"\n{r.tile}" if r.mode.startswith("tiled") else "") for r in shown]
     values = [r.speedup for r in shown]
     colors = {"flat": "#9e9e9e", "hybrid": "#1f77b4", "tiled": "#2ca02c"}
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(shown) + 2), 4.5))
-    bars = ax.bar(range(len(shown)), values, color=[colors.get(r.mode, "#555") for r in shown])
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(shown) + 3), 4.5))
+    bars = ax.bar(range(len(shown)), values, color=[colors.get(r.mode.split()[0].split("+")[0], "#555") for r in shown])
     for bar, r in zip(bars, shown):
-        lo, hi = r.median / max(r.times), r.median / min(r.times)
+        q1, q3 = (statistics.quantiles(r.times, n=4, method="inclusive") if len(r.times) > 1 else (r.median,) * 3)[::2]
         base = r.speedup
-        ax.errorbar(
-            bar.get_x() + bar.get_width() / 2,
-            base,
-            yerr=[[base - base * lo], [base * hi - base]],
-            color="black",
-            capsize=3,
-            linewidth=1,
-        )
+        lo, hi = base * r.median / q3, base * r.median / q1  # a slower quartile is a lower speedup
+        x = bar.get_x() + bar.get_width() / 2
+        ax.errorbar(x, base, yerr=[[base - lo], [hi - base]], color="black", capsize=3, linewidth=1)
         ax.annotate(
-            f"{base:.2f}x",
-            (bar.get_x() + bar.get_width() / 2, base),
-            ha="center",
-            va="bottom",
-            fontsize=8,
-            xytext=(0, 3),
-            textcoords="offset points",
+            f"{base:.2f}x", (x, hi), ha="center", va="bottom", fontsize=8, xytext=(0, 3), textcoords="offset points"
         )
     ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
     ax.set_xticks(range(len(shown)), labels, fontsize=8)
-    ax.set_ylabel("speedup vs flat (same cores per node)")
+    ax.set_xlabel("layout (nodes x ranks per node x threads), variant and tile")
+    ax.set_ylabel("speedup vs flat MPI (same cores per node)")
+    ax.legend(
+        handles=[Patch(color=c, label=m) for m, c in colors.items()],
+        fontsize=8,
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1),
+    )
     ax.set_title(title, fontsize=10)
+    figures.thin_ticks(fig, ax, "x")
     return figures.save(fig, path)

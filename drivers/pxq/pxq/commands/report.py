@@ -76,7 +76,7 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     if studies and args.format == "table":
         _redraw(studies, args.plot or figure_path(None, paths[0]), console)
     elif args.plot and rows:
-        console.print(f"chart: {report.bar_chart(rows, args.plot, title)}")
+        console.print(f"chart: {report.bar_chart(rows, args.plot, report.chart_title(rows))}")
     return records.exit_code(runs)
 
 

@@ -1,0 +1,74 @@
+"""Every figure kind drawn from a stored record (tests/python/data/figures/, records written
+by pxq's own probes, profiler and studies): a title that names the experiment, axes with
+labels (and units), readable ticks, a legend where colours mean something, no collisions."""
+
+import itertools
+from pathlib import Path
+
+import pytest
+
+from pxq import cli, figures
+
+DATA = Path(__file__).parent / "data" / "figures"
+KINDS = sorted(p.stem for p in DATA.glob("*.jsonl"))
+
+
+@pytest.fixture
+def drawn(monkeypatch):
+    """The figures that `figures.save` writes, kept open for inspection."""
+    kept = []
+    save = figures.save
+
+    def keep(fig, path, dpi=120):
+        fig.canvas.draw()
+        kept.append(_describe(fig))
+        return save(fig, path, dpi)
+
+    monkeypatch.setattr(figures, "save", keep)
+    return kept
+
+
+def _describe(fig):
+    fig.tight_layout()
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    axes = []
+    for ax in fig.axes:
+        if not ax.get_visible() or ax.get_label() == "<colorbar>":
+            continue
+        ticks = {}
+        for name, labels in (("x", ax.get_xticklabels()), ("y", ax.get_yticklabels())):
+            boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in labels if t.get_visible() and t.get_text()]
+            ticks[name] = boxes
+        axes.append(
+            {
+                "xlabel": ax.get_xlabel(),
+                "ylabel": ax.get_ylabel(),
+                "ticks": ticks,
+                "lines": len([ln for ln in ax.get_lines() if ln.get_label() and not ln.get_label().startswith("_")]),
+                "legend": ax.get_legend() is not None,
+                "title": ax.get_title(),
+            }
+        )
+    title = fig._suptitle.get_text() if fig._suptitle else ""
+    return {"title": title or " ".join(a["title"] for a in axes), "axes": axes}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_each_figure_kind_redraws_from_its_record(kind, tmp_path, drawn, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / f"{kind}.png"
+    assert cli.main(["report", str(DATA / f"{kind}.jsonl"), "--plot", str(out)]) == 0
+    assert out.is_file() and out.stat().st_size > 10_000
+    (fig,) = drawn
+    title = fig["title"]
+    assert len(title) > 15 and "/" not in title and ".jsonl" not in title, title
+    for ax in fig["axes"]:
+        assert ax["xlabel"] and ax["ylabel"], (kind, ax["xlabel"], ax["ylabel"])
+        for name, boxes in ax["ticks"].items():
+            texts = [t for t, _ in boxes]
+            assert not any("^" in t or "$" in t for t in texts), (kind, name, texts)  # 16K, not 2^14
+            for (ta, a), (tb, b) in itertools.combinations(boxes, 2):
+                assert not a.overlaps(b), f"{kind}: {name} tick labels {ta!r} and {tb!r} collide"
+        if ax["lines"] > 1:
+            assert ax["legend"] or any(o["legend"] for o in fig["axes"]), f"{kind}: lines without a legend"
