@@ -196,7 +196,8 @@ def plot_stride(rec: dict[str, Any], path: Path) -> Path:
         _plot_blocks(axes[-1], rec, copies)
     place = rec["placement"]
     fig.suptitle(
-        f"Memory hierarchy and contention (stride probe): {copies} cop{'y' if copies == 1 else 'ies'} on cpu(s) {place['cpus']} "
+        f"Memory hierarchy and contention (stride probe): {copies} cop{'y' if copies == 1 else 'ies'} "
+        f"on cpu(s) {place['cpus']} "
         f"({place['mode']}), {rec['context'].get('cpu_model', '')}",
         fontsize=10,
     )
