@@ -1,0 +1,45 @@
+"""The README's examples are the program's: every `./pxq ...` line parses with the driver's
+own parser, and every `pxq run` example resolves to a launch command (--dry-run)."""
+
+import shlex
+
+import pytest
+
+from pxq import cli
+from pxq.paths import ROOT
+
+WRAPPER_ONLY = {"demo", "test", "build", "setup"}  # handled by ./pxq itself (demo also by the driver)
+
+
+def examples() -> list[str]:
+    lines, inside = [], False
+    for line in (ROOT / "README.md").read_text().splitlines():
+        if line.startswith("```"):
+            inside = not inside
+        elif inside and line.startswith("./pxq "):
+            lines.append(line)
+    return lines
+
+
+EXAMPLES = examples()
+
+
+def test_the_readme_has_examples_of_every_command():
+    commands = {shlex.split(line, comments=True)[1] for line in EXAMPLES}
+    from pxq.commands import COMMANDS
+
+    assert {c.NAME for c in COMMANDS} - commands == set()
+
+
+@pytest.mark.parametrize("line", EXAMPLES)
+def test_each_example_parses_and_runs_dry(line, fake_build, monkeypatch, tmp_path):
+    words = shlex.split(line, comments=True)[1:]
+    if words[0] in WRAPPER_ONLY - {"demo"}:
+        return
+    own = words[: words.index("--")] if "--" in words else words
+    args = cli.parser().parse_args(own)  # an unknown option or command exits 2 here
+    assert args.command == words[0]
+    if words[0] == "run":
+        monkeypatch.chdir(tmp_path)
+        dry = own + ["--dry-run"] + (words[words.index("--") :] if "--" in words else [])
+        assert cli.main(dry) == 0, line
