@@ -107,13 +107,21 @@ def _alone_and_together(ax: Any, points: list[dict[str, Any]], key: str, copies:
         ax.plot(sizes, together, "s--", markersize=3, label=label)
 
 
+def _cache_lines(ax: Any, det: dict[str, Any], labelled: bool = False) -> None:
+    """hwloc's cache sizes as dotted lines on a panel of sizes (named when `labelled`)."""
+    for cache in det["caches"]:
+        if cache["bytes"]:
+            ax.axvline(cache["bytes"], color="red", linestyle=":", linewidth=1)
+            if labelled:
+                label = f" {cache['level']} (hwloc)"
+                ax.text(cache["bytes"], ax.get_ylim()[1], label, color="red", fontsize=7, va="top", rotation=90)
+
+
 def _plot_blocks(ax: Any, rec: dict[str, Any], copies: int) -> None:
     """The block variant's panel: GB/s by block size, alone and with every copy."""
     det = rec["detection"]
     _alone_and_together(ax, rec["blocks"], "gbs", copies, f"per copy, {copies} at once")
-    for cache in det["caches"]:
-        if cache["bytes"]:
-            ax.axvline(cache["bytes"], color="red", linestyle=":", linewidth=1)
+    _cache_lines(ax, det)
     figures.bytes_axis(ax, "x", every=2)
     ax.set_xlabel("block (bytes)")
     ax.set_ylabel("GB/s (read + write)")
@@ -127,9 +135,7 @@ def _plot_contention(ax: Any, row: list[dict[str, Any]], det: dict[str, Any], co
     sizes = [p["bytes"] for p in row]
     ax.plot(sizes, [p["contention"] for p in row], "o-", markersize=3, color="tab:red", label=f"{copies} copies")
     ax.axhline(1.0, color="grey", linestyle="--", linewidth=0.8)
-    for cache in det["caches"]:
-        if cache["bytes"]:
-            ax.axvline(cache["bytes"], color="red", linestyle=":", linewidth=1)
+    _cache_lines(ax, det)
     figures.bytes_axis(ax, "x", every=2)
     ax.set_xlabel("array (bytes)")
     ax.set_ylabel("time together / time alone")
@@ -170,18 +176,7 @@ def plot_stride(rec: dict[str, Any], path: Path) -> Path:
     ax = axes[1]
     row = sorted((p for p in pts if p["stride"] == det["stride"]), key=lambda p: p["bytes"])
     _alone_and_together(ax, row, "ns", copies, f"{copies} copies at once")
-    for cache in det["caches"]:
-        if cache["bytes"]:
-            ax.axvline(cache["bytes"], color="red", linestyle=":", linewidth=1)
-            ax.text(
-                cache["bytes"],
-                ax.get_ylim()[1],
-                f" {cache['level']} (hwloc)",
-                color="red",
-                fontsize=7,
-                va="top",
-                rotation=90,
-            )
+    _cache_lines(ax, det, labelled=True)
     for step in det["steps"]:
         ax.axvspan(step["fits"], step["spills"], color="orange", alpha=0.25)
     figures.bytes_axis(ax, "x", every=2)

@@ -206,6 +206,15 @@ def print_tally(t: Tally, title: str, ranks: int, even: dict[str, float], consol
     console.print(f"per process: {per}")
 
 
+CHANNEL_COLOURS = {"intra_cmp": "tab:green", "inter_cmp": "tab:orange", "inter_node": "tab:red"}
+
+
+def _stack(ax: Any, labels: list[str], vals: list[float], bottom: list[float], channel: str) -> list[float]:
+    """One channel's layer of stacked bars; returns the new bottoms."""
+    ax.bar(labels, vals, bottom=bottom, color=CHANNEL_COLOURS[channel], label=CHANNEL_TEXT[channel])
+    return [b + v for b, v in zip(bottom, vals)]
+
+
 def plot(tallies: dict[str, Tally], even: dict[str, float], path: Path, title: str) -> Path:
     """Stacked bars of the channel shares of messages (and bytes) per size range, the even
     distribution alongside."""
@@ -213,7 +222,6 @@ def plot(tallies: dict[str, Tally], even: dict[str, float], path: Path, title: s
 
     t = tallies["all"]
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    colours = {"intra_cmp": "tab:green", "inter_cmp": "tab:orange", "inter_node": "tab:red"}
     for ax, data, label in ((axes[0], t.count, "messages"), (axes[1], t.nbytes, "bytes")):
         labels = list(ranges()) + ["even"]
         bottom = [0.0] * len(labels)
@@ -225,8 +233,7 @@ def plot(tallies: dict[str, Tally], even: dict[str, float], path: Path, title: s
                 n = sum(data[i].values())
                 vals.append(100 * data[i][c] / n if n else 0.0)
             vals.append(100 * even[c])
-            ax.bar(labels, vals, bottom=bottom, color=colours[c], label=CHANNEL_TEXT[c])
-            bottom = [b + v for b, v in zip(bottom, vals)]
+            bottom = _stack(ax, labels, vals, bottom, c)
         if label == "messages":
             for i, n in enumerate(share_of_all):
                 if n:
@@ -251,14 +258,12 @@ def plot_allocations(rows: list[dict[str, Any]], path: Path, title: str) -> Path
     plt = figures.pyplot()
 
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.8))
-    colours = {"intra_cmp": "tab:green", "inter_cmp": "tab:orange", "inter_node": "tab:red"}
     for ax, what in zip(axes, ("count", "bytes")):
         labels = [r["alloc"] for r in rows] + ["even"]
         bottom = [0.0] * len(labels)
         for c in CHANNELS:
             vals = [100 * r[what][c] / (sum(r[what].values()) or 1) for r in rows] + [100 * rows[0]["even"][c]]
-            ax.bar(labels, vals, bottom=bottom, color=colours[c], label=CHANNEL_TEXT[c])
-            bottom = [b + v for b, v in zip(bottom, vals)]
+            bottom = _stack(ax, labels, vals, bottom, c)
         ax.set_ylim(0, 100)
         ax.set_ylabel(f"% of {'messages' if what == 'count' else 'bytes'}")
         ax.set_xlabel("allocation of ranks to nodes")
