@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from pxq import procs, records, registry
+from pxq import procs, records, registry, schemas
 from pxq.launch import LaunchPlan, LaunchRequest, find_mpirun, omp_record, plan_launch
 from pxq.layout import InputError, Layout, resolve_mode
 from pxq.paths import ROOT, binary
@@ -301,7 +301,7 @@ def error_record(spec: RunSpec, status: str, run_id: str) -> dict[str, Any]:
     if spec.sweep_key:
         driver.update(sweep_key=spec.sweep_key, sweep_id=spec.sweep_id, sweep_plan=spec.sweep_plan)
     return {
-        "kind": "probe" if spec.app.startswith("probe-") else "run",
+        "kind": schemas.kind_for_app(spec.app),
         "schema": records.SCHEMA,
         "app": spec.app,
         "status": status,

@@ -21,6 +21,14 @@ VERSION = 2
 KINDS = ("run", "probe", "profile", "tile-profile", "study")
 
 
+def kind_for_app(app: str) -> str:
+    """The kind of what an app writes: its probes "probe", the profiler "profile", proxies "run"
+    (the rule of record_kind in run_record.hpp)."""
+    if app == "msgprof":
+        return "profile"
+    return "probe" if app.startswith("probe-") else "run"
+
+
 def kind_of(rec: dict[str, Any]) -> str | None:
     """The record's kind, also for version 1 records; None for what is not a pxq record."""
     if not isinstance(rec, dict):
@@ -31,9 +39,7 @@ def kind_of(rec: dict[str, Any]) -> str | None:
         return "tile-profile"
     if rec.get("schema") != 1 or not isinstance(rec.get("app"), str):
         return None
-    if rec["app"] == "msgprof":
-        return "profile"
-    return "probe" if rec["app"].startswith("probe-") else "run"
+    return kind_for_app(rec["app"])
 
 
 @cache

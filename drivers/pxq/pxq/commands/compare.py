@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -51,8 +52,7 @@ def _check_args(args: argparse.Namespace) -> None:
         raise InputError(f"--confidence {args.confidence}: use a level between 0.5 and 1, e.g. 0.95")
     if not 0 <= args.threshold < 1:
         raise InputError(f"--threshold {args.threshold}: use a fraction between 0 and 1, e.g. 0.05")
-    want = 1 if args.reference else 2
-    if len(args.results) != want and not (args.reference and len(args.results) == 2):
+    if len(args.results) not in ((1, 2) if args.reference else (2,)):
         raise InputError("give BASE and NEW (files, folders or globs), or NEW with --reference FILE")
 
 
@@ -65,20 +65,14 @@ def _table(rows: list[compare.Comparison], confidence: float) -> Table:
         t.add_row(
             c.label,
             f"{len(c.base)}/{len(c.new)}",
-            f"{_median(c.base):.4f}",
-            f"{_median(c.new):.4f}",
+            f"{statistics.median(c.base):.4f}",
+            f"{statistics.median(c.new):.4f}",
             f"{c.ratio:.3f}",
             "-" if c.low is None else f"{c.low:.3f}-{c.high:.3f}",
             "-" if c.p is None else f"{c.p:.3f}",
             f"[{colour}]{c.verdict}[/{colour}]" if colour else c.verdict,
         )
     return t
-
-
-def _median(xs: list[float]) -> float:
-    import statistics
-
-    return statistics.median(xs)
 
 
 def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> int:
