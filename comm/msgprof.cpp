@@ -6,10 +6,17 @@
 // matrices and the observed placement of every rank. Link it, or LD_PRELOAD it into any MPI
 // program: C and C++ through the MPI_* symbols; Fortran (mpif.h and `use mpi`, gfortran's
 // names) through wrappers of the mpi_*_ symbols that count, then call the MPI library's own.
+//
+// It also times every wrapped call (the seconds spent inside it, by call name, summed over
+// ranks and on the busiest rank) and states what its own timing costs per call. Regions
+// between MPI_Pcontrol(0) and MPI_Pcontrol(1) are not counted (pxq's own bookkeeping, or
+// any region a user marks): the record says how many calls were left out that way.
 #include <dlfcn.h>
 #include <mpi.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -36,9 +43,17 @@ struct Pending {  // a persistent send: counted at every MPI_Start
   u64 bytes = 0;
 };
 
+struct Timing {  // one MPI call's calls and seconds inside it, on one rank
+  u64 calls = 0;
+  double seconds = 0.0;
+};
+
 struct State {
   std::mutex m;
-  bool ready = false, quiet = false;  // quiet: the profiler's own calls at finalize
+  bool ready = false, quiet = false;   // quiet: the profiler's own calls at finalize
+  bool paused = false;                 // between MPI_Pcontrol(0) and MPI_Pcontrol(1)
+  u64 excluded = 0;                    // calls made while paused
+  std::map<std::string, Timing> time;  // MPI call name -> calls, seconds
   int world_size = 0, world_rank = 0;
   std::vector<u64> p2p_count, p2p_bytes, model_count, model_bytes;  // [dst * kSizeBins + bin]
   std::map<std::string, std::pair<u64, u64>> calls;                 // collective -> calls, bytes given
@@ -112,10 +127,61 @@ void add(std::vector<u64>& count, std::vector<u64>& bytes, int dst_world, u64 b)
   bytes[i] += b;
 }
 
+// Whether a call is counted now (called with the lock held); calls in a paused region are
+// tallied as excluded.
+bool counting(State& s) {
+  if (!ready(s)) return false;
+  if (s.paused) ++s.excluded;
+  return !s.paused;
+}
+
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+// The seconds inside one MPI call, added to its name's total when it returns.
+class Timed {
+ public:
+  explicit Timed(const char* name) : name_(name), t0_(now()) {}
+  Timed(const Timed&) = delete;
+  Timed& operator=(const Timed&) = delete;
+  ~Timed() {
+    const double dt = now() - t0_;
+    State& s = state();
+    std::lock_guard<std::mutex> lock(s.m);
+    if (!ready(s) || s.paused) return;
+    Timing& t = s.time[name_];
+    ++t.calls;
+    t.seconds += dt;
+  }
+
+ private:
+  const char* name_;
+  double t0_;
+};
+
+// What timing one call costs: the best of several loops of what Timed does, in nanoseconds.
+double timer_overhead_ns() {
+  std::mutex m;
+  std::map<std::string, Timing> scratch;
+  double best = 1e30;
+  constexpr int kLoops = 5, kCalls = 20000;
+  for (int loop = 0; loop < kLoops; ++loop) {
+    const double t0 = now();
+    for (int i = 0; i < kCalls; ++i) {
+      const double t = now();
+      std::lock_guard<std::mutex> lock(m);
+      Timing& x = scratch["MPI_Overhead"];
+      ++x.calls;
+      x.seconds += now() - t;
+    }
+    best = std::min(best, (now() - t0) / kCalls * 1e9);
+  }
+  return best;
+}
+
 void send(MPI_Comm comm, int dst, int count, MPI_Datatype type) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.m);
-  if (!ready(s)) return;
+  if (!counting(s)) return;
   add(s.p2p_count, s.p2p_bytes, to_world(s, comm, dst), bytes_of(count, type));
 }
 
@@ -123,7 +189,7 @@ void send(MPI_Comm comm, int dst, int count, MPI_Datatype type) {
 void collective(const char* name, MPI_Comm comm, u64 given, const std::vector<ModelMessage>& model) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.m);
-  if (!ready(s)) return;
+  if (!counting(s)) return;
   auto& c = s.calls[name];
   ++c.first;
   c.second += given;
@@ -207,26 +273,61 @@ std::string program() {
   return text;
 }
 
-void write_record(State& s) {
-  const auto placement = pxq::comm::observe_placement(MPI_COMM_WORLD, 1);  // quiet: not counted
-  const auto p2p = gather_rows(rows(s, s.p2p_count, s.p2p_bytes), s.world_rank, s.world_size);
-  const auto model = gather_rows(rows(s, s.model_count, s.model_bytes), s.world_rank, s.world_size);
-  nlohmann::json mine = nlohmann::json::object();
-  for (const auto& [name, c] : s.calls) mine[name] = {c.first, c.second};
+// Every rank's call counts, times and exclusions merged on rank 0: {"collectives": ...,
+// "time": {call: {calls, seconds (summed over ranks), max_rank_seconds}}, "excluded": n}.
+nlohmann::json merge_ranks(const State& s) {
+  nlohmann::json mine = {{"calls", nlohmann::json::object()}, {"time", nlohmann::json::object()}};
+  for (const auto& [name, c] : s.calls) mine["calls"][name] = {c.first, c.second};
+  for (const auto& [name, t] : s.time) mine["time"][name] = {t.calls, t.seconds};
+  mine["excluded"] = s.excluded;
   std::vector<std::string> texts;
   gather_text(mine.dump(), s.world_rank, s.world_size, texts);
-  if (s.world_rank != 0) return;
-
-  nlohmann::json calls = nlohmann::json::object();
-  for (const auto& t : texts) {
-    const nlohmann::json theirs = nlohmann::json::parse(t);
-    for (const auto& [name, c] : theirs.items()) {
+  nlohmann::json calls = nlohmann::json::object(), time = nlohmann::json::object();
+  u64 excluded = 0;
+  for (const auto& text : texts) {
+    const nlohmann::json theirs = nlohmann::json::parse(text);
+    for (const auto& [name, c] : theirs["calls"].items()) {
       auto& dst = calls[name];
       if (dst.is_null()) dst = {{"calls", 0}, {"bytes", 0}};
       dst["calls"] = dst["calls"].get<u64>() + c[0].get<u64>();
       dst["bytes"] = dst["bytes"].get<u64>() + c[1].get<u64>();
     }
+    for (const auto& [name, t] : theirs["time"].items()) {
+      auto& dst = time[name];
+      if (dst.is_null()) dst = {{"calls", 0}, {"seconds", 0.0}, {"max_rank_seconds", 0.0}};
+      dst["calls"] = dst["calls"].get<u64>() + t[0].get<u64>();
+      dst["seconds"] = dst["seconds"].get<double>() + t[1].get<double>();
+      dst["max_rank_seconds"] = std::max(dst["max_rank_seconds"].get<double>(), t[1].get<double>());
+    }
+    excluded += theirs["excluded"].get<u64>();
   }
+  return {{"collectives", calls}, {"time", time}, {"excluded", excluded}};
+}
+
+// The cost of the timing itself, measured on this rank, against the time it measured.
+nlohmann::json overhead(const nlohmann::json& time, int ranks) {
+  const double per_call = timer_overhead_ns();
+  u64 calls = 0;
+  double inside = 0.0;
+  for (const auto& [name, t] : time.items()) {
+    calls += t["calls"].get<u64>();
+    inside += t["seconds"].get<double>();
+  }
+  const double seconds = static_cast<double>(calls) * per_call * 1e-9;
+  return {{"per_call_ns", per_call},
+          {"timed_calls", calls},
+          {"seconds_per_rank", ranks > 0 ? seconds / ranks : 0.0},
+          {"share_of_time_in_mpi", inside > 0 ? seconds / inside : 0.0},
+          {"how", "rank 0 times 5 loops of 20000 timer reads and tallies and keeps the fastest"}};
+}
+
+void write_record(State& s) {
+  const auto placement = pxq::comm::observe_placement(MPI_COMM_WORLD, 1);  // quiet: not counted
+  const auto p2p = gather_rows(rows(s, s.p2p_count, s.p2p_bytes), s.world_rank, s.world_size);
+  const auto model = gather_rows(rows(s, s.model_count, s.model_bytes), s.world_rank, s.world_size);
+  const nlohmann::json merged = merge_ranks(s);
+  if (s.world_rank != 0) return;
+
   nlohmann::json places = nlohmann::json::array();
   for (const auto& p : placement) places.push_back(pxq::comm::to_json(p));
   nlohmann::json upper = nlohmann::json::array();
@@ -235,8 +336,8 @@ void write_record(State& s) {
   int len = 0;
   PMPI_Get_library_version(version, &len);
   char date[32];
-  const std::time_t now = std::time(nullptr);
-  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  const std::time_t t = std::time(nullptr);
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
   const char* driver = std::getenv("PXQ_MSGPROF_DRIVER");
   nlohmann::json rec = {
       {"kind", "profile"},
@@ -249,7 +350,10 @@ void write_record(State& s) {
       {"columns", {"src", "dst", "bin", "count", "bytes"}},
       {"p2p", entries(p2p)},
       {"collective_model", entries(model)},
-      {"collectives", calls},
+      {"collectives", merged["collectives"]},
+      {"time_in_mpi", merged["time"]},
+      {"overhead", overhead(merged["time"], s.world_size)},
+      {"excluded", {{"calls", merged["excluded"]}, {"how", "calls between MPI_Pcontrol(0) and MPI_Pcontrol(1)"}}},
       {"model",
        "a model of what the MPI library probably sends: all-to-all one message to each peer, allreduce "
        "recursive doubling, bcast and reduce binomial trees, allgather a ring, gather and scatter linear, "
@@ -275,76 +379,179 @@ std::vector<u64> blocks(const int* counts, MPI_Datatype type, int n) {
   return out;
 }
 
+// ---- what each collective sends (the C and the Fortran wrappers share these) ----
+void note_barrier(MPI_Comm comm) {
+  const CommInfo c = info(comm);
+  collective("barrier", comm, 0, pxq::comm::barrier_sends(c.me, c.n));
+}
+void note_bcast(MPI_Comm comm, u64 b, int root) {
+  const CommInfo c = info(comm);
+  collective("bcast", comm, c.me == root ? b : 0, pxq::comm::bcast_sends(c.me, root, c.n, b));
+}
+void note_reduce(MPI_Comm comm, u64 b, int root) {
+  const CommInfo c = info(comm);
+  collective("reduce", comm, b, pxq::comm::reduce_sends(c.me, root, c.n, b));
+}
+void note_allreduce(MPI_Comm comm, u64 b) {
+  const CommInfo c = info(comm);
+  collective("allreduce", comm, b, pxq::comm::allreduce_sends(c.me, c.n, b));
+}
+void note_alltoall(MPI_Comm comm, u64 b) {  // b: bytes per peer
+  const CommInfo c = info(comm);
+  collective("alltoall", comm, b * static_cast<u64>(c.n > 0 ? c.n - 1 : 0), pxq::comm::alltoall_sends(c.me, c.n, b));
+}
+void note_alltoallv(MPI_Comm comm, const int* counts, MPI_Datatype type) {
+  const CommInfo c = info(comm);
+  const auto b = blocks(counts, type, c.n);
+  std::vector<ModelMessage> model;
+  u64 given = 0;
+  for (int k = 1; k < c.n; ++k) {
+    const int peer = (c.me + k) % c.n;
+    model.push_back({peer, b[static_cast<std::size_t>(peer)]});
+    given += b[static_cast<std::size_t>(peer)];
+  }
+  collective("alltoallv", comm, given, model);
+}
+void note_allgather(MPI_Comm comm, u64 b) {
+  const CommInfo c = info(comm);
+  collective("allgather", comm, b,
+             pxq::comm::allgather_sends(c.me, c.n, std::vector<u64>(static_cast<std::size_t>(c.n), b)));
+}
+void note_allgatherv(MPI_Comm comm, const int* counts, MPI_Datatype type) {
+  const CommInfo c = info(comm);
+  const auto b = blocks(counts, type, c.n);
+  collective("allgatherv", comm, c.n > 0 ? b[static_cast<std::size_t>(c.me)] : 0,
+             pxq::comm::allgather_sends(c.me, c.n, b));
+}
+void note_gather(const char* name, MPI_Comm comm, u64 b, int root) {
+  const CommInfo c = info(comm);
+  collective(name, comm, b, pxq::comm::gather_sends(c.me, root, c.n, b));
+}
+void note_scatter(MPI_Comm comm, u64 b, int root) {  // b: bytes per member, significant at the root
+  const CommInfo c = info(comm);
+  const u64 given = c.me == root ? b : 0;
+  collective("scatter", comm, given * static_cast<u64>(c.n > 0 ? c.n - 1 : 0),
+             pxq::comm::scatter_sends(c.me, root, c.n, std::vector<u64>(static_cast<std::size_t>(c.n), given)));
+}
+
+void pcontrol(int level) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.m);
+  if (level == 0) s.paused = true;
+  if (level == 1) s.paused = false;
+}
+
+void remember_persistent(MPI_Request req, MPI_Comm comm, int dst, int count, MPI_Datatype type) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.m);
+  if (ready(s)) s.persistent[req] = {to_world(s, comm, dst), bytes_of(count, type)};
+}
+
+void started(MPI_Request req) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.m);
+  if (!counting(s)) return;
+  auto it = s.persistent.find(req);
+  if (it != s.persistent.end()) add(s.p2p_count, s.p2p_bytes, it->second.dst_world, it->second.bytes);
+}
+
 }  // namespace
 
 extern "C" {
 
-// ---- point to point ----
-using SendFn = int (*)(const void*, int, MPI_Datatype, int, int, MPI_Comm);
-using IsendFn = int (*)(const void*, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request*);
-static int counted(SendFn f, const void* buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm) {
-  send(comm, dst, count, type);
-  return f(buf, count, type, dst, tag, comm);
-}
-static int counted_nb(IsendFn f, const void* buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
-                      MPI_Request* req) {
-  send(comm, dst, count, type);
-  return f(buf, count, type, dst, tag, comm, req);
-}
+// ---- point to point: sends counted and timed, receives, waits and tests timed ----
 // The sends of one signature share their wrapper, written once.
 #define PXQ_BLOCKING_SEND(name)                                                                    \
   int MPI_##name(const void* buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm) { \
-    return counted(PMPI_##name, buf, count, type, dst, tag, comm);                                 \
+    Timed timed("MPI_" #name);                                                                     \
+    send(comm, dst, count, type);                                                                  \
+    return PMPI_##name(buf, count, type, dst, tag, comm);                                          \
   }
-#define PXQ_REQUEST_SEND(name, through)                                                                              \
+#define PXQ_REQUEST_SEND(name)                                                                                       \
   int MPI_##name(const void* buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm, MPI_Request* req) { \
-    return through(PMPI_##name, buf, count, type, dst, tag, comm, req);                                              \
+    Timed timed("MPI_" #name);                                                                                       \
+    send(comm, dst, count, type);                                                                                    \
+    return PMPI_##name(buf, count, type, dst, tag, comm, req);                                                       \
+  }
+#define PXQ_PERSISTENT_SEND(name)                                                                                    \
+  int MPI_##name(const void* buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm, MPI_Request* req) { \
+    const int rc = PMPI_##name(buf, count, type, dst, tag, comm, req);                                               \
+    if (rc == MPI_SUCCESS) remember_persistent(*req, comm, dst, count, type);                                        \
+    return rc;                                                                                                       \
   }
 PXQ_BLOCKING_SEND(Send)
 PXQ_BLOCKING_SEND(Bsend)
 PXQ_BLOCKING_SEND(Ssend)
 PXQ_BLOCKING_SEND(Rsend)
-PXQ_REQUEST_SEND(Isend, counted_nb)
-PXQ_REQUEST_SEND(Ibsend, counted_nb)
-PXQ_REQUEST_SEND(Issend, counted_nb)
-PXQ_REQUEST_SEND(Irsend, counted_nb)
+PXQ_REQUEST_SEND(Isend)
+PXQ_REQUEST_SEND(Ibsend)
+PXQ_REQUEST_SEND(Issend)
+PXQ_REQUEST_SEND(Irsend)
+PXQ_PERSISTENT_SEND(Send_init)
+PXQ_PERSISTENT_SEND(Bsend_init)
+PXQ_PERSISTENT_SEND(Ssend_init)
+PXQ_PERSISTENT_SEND(Rsend_init)
 int MPI_Sendrecv(const void* sbuf, int scount, MPI_Datatype stype, int dst, int stag, void* rbuf, int rcount,
                  MPI_Datatype rtype, int src, int rtag, MPI_Comm comm, MPI_Status* status) {
+  Timed timed("MPI_Sendrecv");
   send(comm, dst, scount, stype);
   return PMPI_Sendrecv(sbuf, scount, stype, dst, stag, rbuf, rcount, rtype, src, rtag, comm, status);
 }
 int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dst, int stag, int src, int rtag, MPI_Comm comm,
                          MPI_Status* status) {
+  Timed timed("MPI_Sendrecv_replace");
   send(comm, dst, count, type);
   return PMPI_Sendrecv_replace(buf, count, type, dst, stag, src, rtag, comm, status);
 }
+int MPI_Recv(void* buf, int count, MPI_Datatype type, int src, int tag, MPI_Comm comm, MPI_Status* status) {
+  Timed timed("MPI_Recv");
+  return PMPI_Recv(buf, count, type, src, tag, comm, status);
+}
+int MPI_Irecv(void* buf, int count, MPI_Datatype type, int src, int tag, MPI_Comm comm, MPI_Request* req) {
+  Timed timed("MPI_Irecv");
+  return PMPI_Irecv(buf, count, type, src, tag, comm, req);
+}
+int MPI_Wait(MPI_Request* req, MPI_Status* status) {
+  Timed timed("MPI_Wait");
+  return PMPI_Wait(req, status);
+}
+int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[]) {
+  Timed timed("MPI_Waitall");
+  return PMPI_Waitall(n, reqs, statuses);
+}
+int MPI_Waitany(int n, MPI_Request reqs[], int* index, MPI_Status* status) {
+  Timed timed("MPI_Waitany");
+  return PMPI_Waitany(n, reqs, index, status);
+}
+int MPI_Waitsome(int n, MPI_Request reqs[], int* done, int indices[], MPI_Status statuses[]) {
+  Timed timed("MPI_Waitsome");
+  return PMPI_Waitsome(n, reqs, done, indices, statuses);
+}
+int MPI_Test(MPI_Request* req, int* flag, MPI_Status* status) {
+  Timed timed("MPI_Test");
+  return PMPI_Test(req, flag, status);
+}
+int MPI_Testall(int n, MPI_Request reqs[], int* flag, MPI_Status statuses[]) {
+  Timed timed("MPI_Testall");
+  return PMPI_Testall(n, reqs, flag, statuses);
+}
+int MPI_Probe(int src, int tag, MPI_Comm comm, MPI_Status* status) {
+  Timed timed("MPI_Probe");
+  return PMPI_Probe(src, tag, comm, status);
+}
+int MPI_Iprobe(int src, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
+  Timed timed("MPI_Iprobe");
+  return PMPI_Iprobe(src, tag, comm, flag, status);
+}
 
 // ---- persistent sends: counted at every start ----
-static int persistent(IsendFn f, const void* buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
-                      MPI_Request* req) {
-  const int rc = f(buf, count, type, dst, tag, comm, req);
-  if (rc != MPI_SUCCESS) return rc;
-  State& s = state();
-  std::lock_guard<std::mutex> lock(s.m);
-  if (ready(s)) s.persistent[*req] = {to_world(s, comm, dst), bytes_of(count, type)};
-  return rc;
-}
-PXQ_REQUEST_SEND(Send_init, persistent)
-PXQ_REQUEST_SEND(Bsend_init, persistent)
-PXQ_REQUEST_SEND(Ssend_init, persistent)
-PXQ_REQUEST_SEND(Rsend_init, persistent)
-static void started(MPI_Request req) {
-  State& s = state();
-  std::lock_guard<std::mutex> lock(s.m);
-  if (!ready(s)) return;
-  auto it = s.persistent.find(req);
-  if (it != s.persistent.end()) add(s.p2p_count, s.p2p_bytes, it->second.dst_world, it->second.bytes);
-}
 int MPI_Start(MPI_Request* req) {
+  Timed timed("MPI_Start");
   started(*req);
   return PMPI_Start(req);
 }
 int MPI_Startall(int n, MPI_Request reqs[]) {
+  Timed timed("MPI_Startall");
   for (int i = 0; i < n; ++i) started(reqs[i]);
   return PMPI_Startall(n, reqs);
 }
@@ -365,95 +572,83 @@ int MPI_Comm_free(MPI_Comm* comm) {
   return PMPI_Comm_free(comm);
 }
 
-// ---- collectives: counted by name, modelled as point-to-point messages ----
+// ---- regions left out: MPI_Pcontrol(0) pauses counting, MPI_Pcontrol(1) resumes it ----
+int MPI_Pcontrol(const int level, ...) {
+  pcontrol(level);
+  return MPI_SUCCESS;
+}
+
+// ---- collectives: counted by name, modelled as point-to-point messages, timed ----
 int MPI_Barrier(MPI_Comm comm) {
-  const CommInfo c = info(comm);
-  collective("barrier", comm, 0, pxq::comm::barrier_sends(c.me, c.n));
+  Timed timed("MPI_Barrier");
+  note_barrier(comm);
   return PMPI_Barrier(comm);
 }
 int MPI_Bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
-  const CommInfo c = info(comm);
-  const u64 b = bytes_of(count, type);
-  collective("bcast", comm, c.me == root ? b : 0, pxq::comm::bcast_sends(c.me, root, c.n, b));
+  Timed timed("MPI_Bcast");
+  note_bcast(comm, bytes_of(count, type), root);
   return PMPI_Bcast(buf, count, type, root, comm);
 }
 int MPI_Reduce(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm) {
-  const CommInfo c = info(comm);
-  const u64 b = bytes_of(count, type);
-  collective("reduce", comm, b, pxq::comm::reduce_sends(c.me, root, c.n, b));
+  Timed timed("MPI_Reduce");
+  note_reduce(comm, bytes_of(count, type), root);
   return PMPI_Reduce(sbuf, rbuf, count, type, op, root, comm);
 }
 int MPI_Allreduce(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-  const CommInfo c = info(comm);
-  const u64 b = bytes_of(count, type);
-  collective("allreduce", comm, b, pxq::comm::allreduce_sends(c.me, c.n, b));
+  Timed timed("MPI_Allreduce");
+  note_allreduce(comm, bytes_of(count, type));
   return PMPI_Allreduce(sbuf, rbuf, count, type, op, comm);
 }
 int MPI_Alltoall(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype,
                  MPI_Comm comm) {
-  const CommInfo c = info(comm);
-  const u64 b = sbuf == MPI_IN_PLACE ? bytes_of(rcount, rtype) : bytes_of(scount, stype);
-  collective("alltoall", comm, b * static_cast<u64>(c.n > 0 ? c.n - 1 : 0), pxq::comm::alltoall_sends(c.me, c.n, b));
+  Timed timed("MPI_Alltoall");
+  note_alltoall(comm, sbuf == MPI_IN_PLACE ? bytes_of(rcount, rtype) : bytes_of(scount, stype));
   return PMPI_Alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm);
 }
 int MPI_Alltoallv(const void* sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype, void* rbuf,
                   const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm) {
-  const CommInfo c = info(comm);
+  Timed timed("MPI_Alltoallv");
   const bool in_place = sbuf == MPI_IN_PLACE;
-  const auto b = blocks(in_place ? rcounts : scounts, in_place ? rtype : stype, c.n);
-  std::vector<ModelMessage> model;
-  u64 given = 0;
-  for (int k = 1; k < c.n; ++k) {
-    const int peer = (c.me + k) % c.n;
-    model.push_back({peer, b[static_cast<std::size_t>(peer)]});
-    given += b[static_cast<std::size_t>(peer)];
-  }
-  collective("alltoallv", comm, given, model);
+  note_alltoallv(comm, in_place ? rcounts : scounts, in_place ? rtype : stype);
   return PMPI_Alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm);
 }
 int MPI_Allgather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype,
                   MPI_Comm comm) {
-  const CommInfo c = info(comm);
-  const u64 b = sbuf == MPI_IN_PLACE ? bytes_of(rcount, rtype) : bytes_of(scount, stype);
-  collective("allgather", comm, b,
-             pxq::comm::allgather_sends(c.me, c.n, std::vector<u64>(static_cast<std::size_t>(c.n), b)));
+  Timed timed("MPI_Allgather");
+  note_allgather(comm, sbuf == MPI_IN_PLACE ? bytes_of(rcount, rtype) : bytes_of(scount, stype));
   return PMPI_Allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm);
 }
 int MPI_Allgatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, const int rcounts[],
                    const int displs[], MPI_Datatype rtype, MPI_Comm comm) {
-  const CommInfo c = info(comm);
-  const auto b = blocks(rcounts, rtype, c.n);
-  collective("allgatherv", comm, c.n > 0 ? b[static_cast<std::size_t>(c.me)] : 0,
-             pxq::comm::allgather_sends(c.me, c.n, b));
+  Timed timed("MPI_Allgatherv");
+  note_allgatherv(comm, rcounts, rtype);
   return PMPI_Allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm);
 }
 int MPI_Gather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype, int root,
                MPI_Comm comm) {
-  const CommInfo c = info(comm);
-  const u64 b = sbuf == MPI_IN_PLACE ? bytes_of(rcount, rtype) : bytes_of(scount, stype);
-  collective("gather", comm, b, pxq::comm::gather_sends(c.me, root, c.n, b));
+  Timed timed("MPI_Gather");
+  note_gather("gather", comm, sbuf == MPI_IN_PLACE ? bytes_of(rcount, rtype) : bytes_of(scount, stype), root);
   return PMPI_Gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
 }
 int MPI_Gatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, const int rcounts[], const int displs[],
                 MPI_Datatype rtype, int root, MPI_Comm comm) {
-  const CommInfo c = info(comm);
-  const u64 b = bytes_of(scount, stype);
-  collective("gatherv", comm, b, pxq::comm::gather_sends(c.me, root, c.n, b));
+  Timed timed("MPI_Gatherv");
+  note_gather("gatherv", comm, bytes_of(scount, stype), root);
   return PMPI_Gatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm);
 }
 int MPI_Scatter(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype, int root,
                 MPI_Comm comm) {
-  const CommInfo c = info(comm);
-  const u64 b = c.me == root ? bytes_of(scount, stype) : 0;
-  collective("scatter", comm, b * static_cast<u64>(c.n > 0 ? c.n - 1 : 0),
-             pxq::comm::scatter_sends(c.me, root, c.n, std::vector<u64>(static_cast<std::size_t>(c.n), b)));
+  Timed timed("MPI_Scatter");
+  note_scatter(comm, bytes_of(scount, stype), root);
   return PMPI_Scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
 }
 int MPI_Reduce_scatter(const void* sbuf, void* rbuf, const int rcounts[], MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  Timed timed("MPI_Reduce_scatter");
   collective("reduce_scatter (not modelled)", comm, 0, {});
   return PMPI_Reduce_scatter(sbuf, rbuf, rcounts, type, op, comm);
 }
 int MPI_Scan(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  Timed timed("MPI_Scan");
   collective("scan (not modelled)", comm, bytes_of(count, type), {});
   return PMPI_Scan(sbuf, rbuf, count, type, op, comm);
 }
@@ -471,77 +666,202 @@ int MPI_Finalize(void) {
   return PMPI_Finalize();
 }
 
-// ---- Fortran (gfortran names): count, then call the MPI library's own binding ----
+// ---- Fortran (gfortran's mpif.h and `use mpi` names): count and time, then call the MPI
+// library's own binding. Handles and counts arrive as MPI_Fint pointers. ----
 #define PXQ_NEXT(name, type)  \
   static type next = nullptr; \
   if (!next) next = reinterpret_cast<type>(dlsym(RTLD_NEXT, name))
+using F = MPI_Fint;
+static MPI_Comm fcomm(const F* c) { return MPI_Comm_f2c(*c); }
+static MPI_Datatype ftype(const F* t) { return MPI_Type_f2c(*t); }
 
-using FSend = void (*)(void*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*);
-using FIsend = void (*)(void*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*);
-void mpi_send_(void* b, MPI_Fint* n, MPI_Fint* t, MPI_Fint* d, MPI_Fint* tag, MPI_Fint* c, MPI_Fint* e) {
-  PXQ_NEXT("mpi_send_", FSend);
-  send(MPI_Comm_f2c(*c), *d, *n, MPI_Type_f2c(*t));
-  next(b, n, t, d, tag, c, e);
+using FSend = void (*)(void*, F*, F*, F*, F*, F*, F*);
+#define PXQ_F_SEND(fname, cname)                              \
+  void fname(void* b, F* n, F* t, F* d, F* tag, F* c, F* e) { \
+    PXQ_NEXT(#fname, FSend);                                  \
+    Timed timed(cname);                                       \
+    send(fcomm(c), *d, *n, ftype(t));                         \
+    next(b, n, t, d, tag, c, e);                              \
+  }
+PXQ_F_SEND(mpi_send_, "MPI_Send")
+PXQ_F_SEND(mpi_bsend_, "MPI_Bsend")
+PXQ_F_SEND(mpi_ssend_, "MPI_Ssend")
+PXQ_F_SEND(mpi_rsend_, "MPI_Rsend")
+
+using FIsend = void (*)(void*, F*, F*, F*, F*, F*, F*, F*);
+#define PXQ_F_ISEND(fname, cname)                                   \
+  void fname(void* b, F* n, F* t, F* d, F* tag, F* c, F* r, F* e) { \
+    PXQ_NEXT(#fname, FIsend);                                       \
+    Timed timed(cname);                                             \
+    send(fcomm(c), *d, *n, ftype(t));                               \
+    next(b, n, t, d, tag, c, r, e);                                 \
+  }
+PXQ_F_ISEND(mpi_isend_, "MPI_Isend")
+PXQ_F_ISEND(mpi_ibsend_, "MPI_Ibsend")
+PXQ_F_ISEND(mpi_issend_, "MPI_Issend")
+PXQ_F_ISEND(mpi_irsend_, "MPI_Irsend")
+
+#define PXQ_F_SEND_INIT(fname)                                                                   \
+  void fname(void* b, F* n, F* t, F* d, F* tag, F* c, F* r, F* e) {                              \
+    PXQ_NEXT(#fname, FIsend);                                                                    \
+    next(b, n, t, d, tag, c, r, e);                                                              \
+    if (*e == MPI_SUCCESS) remember_persistent(MPI_Request_f2c(*r), fcomm(c), *d, *n, ftype(t)); \
+  }
+PXQ_F_SEND_INIT(mpi_send_init_)
+PXQ_F_SEND_INIT(mpi_bsend_init_)
+PXQ_F_SEND_INIT(mpi_ssend_init_)
+PXQ_F_SEND_INIT(mpi_rsend_init_)
+
+using FStart = void (*)(F*, F*);
+void mpi_start_(F* r, F* e) {
+  PXQ_NEXT("mpi_start_", FStart);
+  Timed timed("MPI_Start");
+  started(MPI_Request_f2c(*r));
+  next(r, e);
 }
-void mpi_isend_(void* b, MPI_Fint* n, MPI_Fint* t, MPI_Fint* d, MPI_Fint* tag, MPI_Fint* c, MPI_Fint* r, MPI_Fint* e) {
-  PXQ_NEXT("mpi_isend_", FIsend);
-  send(MPI_Comm_f2c(*c), *d, *n, MPI_Type_f2c(*t));
-  next(b, n, t, d, tag, c, r, e);
+using FStartall = void (*)(F*, F*, F*);
+void mpi_startall_(F* n, F* r, F* e) {
+  PXQ_NEXT("mpi_startall_", FStartall);
+  Timed timed("MPI_Startall");
+  for (F i = 0; i < *n; ++i) started(MPI_Request_f2c(r[i]));
+  next(n, r, e);
 }
-using FSendrecv = void (*)(void*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, void*, MPI_Fint*, MPI_Fint*, MPI_Fint*,
-                           MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*);
-void mpi_sendrecv_(void* sb, MPI_Fint* sn, MPI_Fint* st, MPI_Fint* d, MPI_Fint* stag, void* rb, MPI_Fint* rn,
-                   MPI_Fint* rt, MPI_Fint* src, MPI_Fint* rtag, MPI_Fint* c, MPI_Fint* status, MPI_Fint* e) {
+
+using FSendrecv = void (*)(void*, F*, F*, F*, F*, void*, F*, F*, F*, F*, F*, F*, F*);
+void mpi_sendrecv_(void* sb, F* sn, F* st, F* d, F* stag, void* rb, F* rn, F* rt, F* src, F* rtag, F* c, F* status,
+                   F* e) {
   PXQ_NEXT("mpi_sendrecv_", FSendrecv);
-  send(MPI_Comm_f2c(*c), *d, *sn, MPI_Type_f2c(*st));
+  Timed timed("MPI_Sendrecv");
+  send(fcomm(c), *d, *sn, ftype(st));
   next(sb, sn, st, d, stag, rb, rn, rt, src, rtag, c, status, e);
 }
-using FAllreduce = void (*)(void*, void*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*);
-void mpi_allreduce_(void* sb, void* rb, MPI_Fint* n, MPI_Fint* t, MPI_Fint* op, MPI_Fint* c, MPI_Fint* e) {
-  PXQ_NEXT("mpi_allreduce_", FAllreduce);
-  const MPI_Comm comm = MPI_Comm_f2c(*c);
-  const CommInfo ci = info(comm);
-  const u64 b = bytes_of(*n, MPI_Type_f2c(*t));
-  collective("allreduce", comm, b, pxq::comm::allreduce_sends(ci.me, ci.n, b));
-  next(sb, rb, n, t, op, c, e);
+using FSendrecvReplace = void (*)(void*, F*, F*, F*, F*, F*, F*, F*, F*, F*);
+void mpi_sendrecv_replace_(void* b, F* n, F* t, F* d, F* stag, F* src, F* rtag, F* c, F* status, F* e) {
+  PXQ_NEXT("mpi_sendrecv_replace_", FSendrecvReplace);
+  Timed timed("MPI_Sendrecv_replace");
+  send(fcomm(c), *d, *n, ftype(t));
+  next(b, n, t, d, stag, src, rtag, c, status, e);
 }
-using FReduce = void (*)(void*, void*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*);
-void mpi_reduce_(void* sb, void* rb, MPI_Fint* n, MPI_Fint* t, MPI_Fint* op, MPI_Fint* root, MPI_Fint* c, MPI_Fint* e) {
-  PXQ_NEXT("mpi_reduce_", FReduce);
-  const MPI_Comm comm = MPI_Comm_f2c(*c);
-  const CommInfo ci = info(comm);
-  const u64 b = bytes_of(*n, MPI_Type_f2c(*t));
-  collective("reduce", comm, b, pxq::comm::reduce_sends(ci.me, *root, ci.n, b));
-  next(sb, rb, n, t, op, root, c, e);
+using FRecv = void (*)(void*, F*, F*, F*, F*, F*, F*, F*);
+void mpi_recv_(void* b, F* n, F* t, F* src, F* tag, F* c, F* status, F* e) {
+  PXQ_NEXT("mpi_recv_", FRecv);
+  Timed timed("MPI_Recv");
+  next(b, n, t, src, tag, c, status, e);
 }
-using FBcast = void (*)(void*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*);
-void mpi_bcast_(void* buf, MPI_Fint* n, MPI_Fint* t, MPI_Fint* root, MPI_Fint* c, MPI_Fint* e) {
-  PXQ_NEXT("mpi_bcast_", FBcast);
-  const MPI_Comm comm = MPI_Comm_f2c(*c);
-  const CommInfo ci = info(comm);
-  const u64 b = bytes_of(*n, MPI_Type_f2c(*t));
-  collective("bcast", comm, ci.me == *root ? b : 0, pxq::comm::bcast_sends(ci.me, *root, ci.n, b));
-  next(buf, n, t, root, c, e);
+void mpi_irecv_(void* b, F* n, F* t, F* src, F* tag, F* c, F* r, F* e) {
+  PXQ_NEXT("mpi_irecv_", FRecv);
+  Timed timed("MPI_Irecv");
+  next(b, n, t, src, tag, c, r, e);
 }
-using FAlltoall = void (*)(void*, MPI_Fint*, MPI_Fint*, void*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*);
-void mpi_alltoall_(void* sb, MPI_Fint* sn, MPI_Fint* st, void* rb, MPI_Fint* rn, MPI_Fint* rt, MPI_Fint* c,
-                   MPI_Fint* e) {
-  PXQ_NEXT("mpi_alltoall_", FAlltoall);
-  const MPI_Comm comm = MPI_Comm_f2c(*c);
-  const CommInfo ci = info(comm);
-  const u64 b = bytes_of(*sn, MPI_Type_f2c(*st));
-  collective("alltoall", comm, b * static_cast<u64>(ci.n > 0 ? ci.n - 1 : 0),
-             pxq::comm::alltoall_sends(ci.me, ci.n, b));
-  next(sb, sn, st, rb, rn, rt, c, e);
+using FWait = void (*)(F*, F*, F*);
+void mpi_wait_(F* r, F* status, F* e) {
+  PXQ_NEXT("mpi_wait_", FWait);
+  Timed timed("MPI_Wait");
+  next(r, status, e);
 }
-using FBarrier = void (*)(MPI_Fint*, MPI_Fint*);
-void mpi_barrier_(MPI_Fint* c, MPI_Fint* e) {
+using FWaitall = void (*)(F*, F*, F*, F*);
+void mpi_waitall_(F* n, F* r, F* statuses, F* e) {
+  PXQ_NEXT("mpi_waitall_", FWaitall);
+  Timed timed("MPI_Waitall");
+  next(n, r, statuses, e);
+}
+
+using FPcontrol = void (*)(F*);
+void mpi_pcontrol_(F* level) {
+  PXQ_NEXT("mpi_pcontrol_", FPcontrol);
+  pcontrol(*level);
+  if (next) next(level);
+}
+
+using FBarrier = void (*)(F*, F*);
+void mpi_barrier_(F* c, F* e) {
   PXQ_NEXT("mpi_barrier_", FBarrier);
-  const MPI_Comm comm = MPI_Comm_f2c(*c);
-  const CommInfo ci = info(comm);
-  collective("barrier", comm, 0, pxq::comm::barrier_sends(ci.me, ci.n));
+  Timed timed("MPI_Barrier");
+  note_barrier(fcomm(c));
   next(c, e);
 }
-void mpi_finalize_(MPI_Fint* e) { *e = MPI_Finalize(); }
+using FBcast = void (*)(void*, F*, F*, F*, F*, F*);
+void mpi_bcast_(void* buf, F* n, F* t, F* root, F* c, F* e) {
+  PXQ_NEXT("mpi_bcast_", FBcast);
+  Timed timed("MPI_Bcast");
+  note_bcast(fcomm(c), bytes_of(*n, ftype(t)), *root);
+  next(buf, n, t, root, c, e);
+}
+using FReduce = void (*)(void*, void*, F*, F*, F*, F*, F*, F*);
+void mpi_reduce_(void* sb, void* rb, F* n, F* t, F* op, F* root, F* c, F* e) {
+  PXQ_NEXT("mpi_reduce_", FReduce);
+  Timed timed("MPI_Reduce");
+  note_reduce(fcomm(c), bytes_of(*n, ftype(t)), *root);
+  next(sb, rb, n, t, op, root, c, e);
+}
+using FAllreduce = void (*)(void*, void*, F*, F*, F*, F*, F*);
+void mpi_allreduce_(void* sb, void* rb, F* n, F* t, F* op, F* c, F* e) {
+  PXQ_NEXT("mpi_allreduce_", FAllreduce);
+  Timed timed("MPI_Allreduce");
+  note_allreduce(fcomm(c), bytes_of(*n, ftype(t)));
+  next(sb, rb, n, t, op, c, e);
+}
+// (the receive count and type: in place, the send pair is not significant)
+using FAlltoall = void (*)(void*, F*, F*, void*, F*, F*, F*, F*);
+void mpi_alltoall_(void* sb, F* sn, F* st, void* rb, F* rn, F* rt, F* c, F* e) {
+  PXQ_NEXT("mpi_alltoall_", FAlltoall);
+  Timed timed("MPI_Alltoall");
+  note_alltoall(fcomm(c), bytes_of(*rn, ftype(rt)));
+  next(sb, sn, st, rb, rn, rt, c, e);
+}
+void mpi_allgather_(void* sb, F* sn, F* st, void* rb, F* rn, F* rt, F* c, F* e) {
+  PXQ_NEXT("mpi_allgather_", FAlltoall);
+  Timed timed("MPI_Allgather");
+  note_allgather(fcomm(c), bytes_of(*rn, ftype(rt)));
+  next(sb, sn, st, rb, rn, rt, c, e);
+}
+using FAlltoallv = void (*)(void*, F*, F*, F*, void*, F*, F*, F*, F*, F*);
+void mpi_alltoallv_(void* sb, F* sc, F* sd, F* st, void* rb, F* rc, F* rd, F* rt, F* c, F* e) {
+  PXQ_NEXT("mpi_alltoallv_", FAlltoallv);
+  Timed timed("MPI_Alltoallv");
+  note_alltoallv(fcomm(c), rc, ftype(rt));  // receive counts: what each peer sends here, known in place too
+  next(sb, sc, sd, st, rb, rc, rd, rt, c, e);
+}
+using FAllgatherv = void (*)(void*, F*, F*, void*, F*, F*, F*, F*, F*);
+void mpi_allgatherv_(void* sb, F* sn, F* st, void* rb, F* rc, F* displs, F* rt, F* c, F* e) {
+  PXQ_NEXT("mpi_allgatherv_", FAllgatherv);
+  Timed timed("MPI_Allgatherv");
+  note_allgatherv(fcomm(c), rc, ftype(rt));
+  next(sb, sn, st, rb, rc, displs, rt, c, e);
+}
+using FGather = void (*)(void*, F*, F*, void*, F*, F*, F*, F*, F*);
+void mpi_gather_(void* sb, F* sn, F* st, void* rb, F* rn, F* rt, F* root, F* c, F* e) {
+  PXQ_NEXT("mpi_gather_", FGather);
+  Timed timed("MPI_Gather");
+  note_gather("gather", fcomm(c), bytes_of(*sn, ftype(st)), *root);
+  next(sb, sn, st, rb, rn, rt, root, c, e);
+}
+void mpi_scatter_(void* sb, F* sn, F* st, void* rb, F* rn, F* rt, F* root, F* c, F* e) {
+  PXQ_NEXT("mpi_scatter_", FGather);
+  Timed timed("MPI_Scatter");
+  note_scatter(fcomm(c), bytes_of(*sn, ftype(st)), *root);
+  next(sb, sn, st, rb, rn, rt, root, c, e);
+}
+using FGatherv = void (*)(void*, F*, F*, void*, F*, F*, F*, F*, F*, F*);
+void mpi_gatherv_(void* sb, F* sn, F* st, void* rb, F* rc, F* displs, F* rt, F* root, F* c, F* e) {
+  PXQ_NEXT("mpi_gatherv_", FGatherv);
+  Timed timed("MPI_Gatherv");
+  note_gather("gatherv", fcomm(c), bytes_of(*sn, ftype(st)), *root);
+  next(sb, sn, st, rb, rc, displs, rt, root, c, e);
+}
+using FReduceScatter = void (*)(void*, void*, F*, F*, F*, F*, F*);
+void mpi_reduce_scatter_(void* sb, void* rb, F* rc, F* t, F* op, F* c, F* e) {
+  PXQ_NEXT("mpi_reduce_scatter_", FReduceScatter);
+  Timed timed("MPI_Reduce_scatter");
+  collective("reduce_scatter (not modelled)", fcomm(c), 0, {});
+  next(sb, rb, rc, t, op, c, e);
+}
+void mpi_scan_(void* sb, void* rb, F* n, F* t, F* op, F* c, F* e) {
+  PXQ_NEXT("mpi_scan_", FAllreduce);
+  Timed timed("MPI_Scan");
+  collective("scan (not modelled)", fcomm(c), bytes_of(*n, ftype(t)), {});
+  next(sb, rb, n, t, op, c, e);
+}
+void mpi_finalize_(F* e) { *e = MPI_Finalize(); }
 
 }  // extern "C"

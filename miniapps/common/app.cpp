@@ -5,6 +5,8 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "pxq/comm/uncounted.hpp"
+
 namespace pxq::common {
 namespace {
 
@@ -40,6 +42,7 @@ void root_check(const MpiWorld& w, const std::function<void()>& check) {
       error = e.what();
     }
   }
+  const comm::Uncounted bookkeeping;
   int len = static_cast<int>(error.size());
   MPI_Bcast(&len, 1, MPI_INT, 0, w.comm);
   error.resize(static_cast<std::size_t>(len));

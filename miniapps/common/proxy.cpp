@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "pxq/comm/uncounted.hpp"
 #include "pxq/common/apps.hpp"
 #include "pxq/common/run_record.hpp"
 #include "pxq/kernels/backend.hpp"
@@ -30,6 +31,7 @@ std::string tile_text(const tiling::TileResolution& tile, const std::string& det
 }
 
 double slowest(double local, MPI_Comm comm) {
+  const comm::Uncounted bookkeeping;
   double out = 0.0;
   MPI_Allreduce(&local, &out, 1, MPI_DOUBLE, MPI_MAX, comm);
   return out;
@@ -104,12 +106,21 @@ std::string banner(const Summary& s, const Measured& m, const CommonOptions& co,
 int run_proxy(const MpiWorld& w, const CommonOptions& co, const std::string& app, bool quiet,
               const std::function<std::unique_ptr<Proxy>(const Variant&)>& make) {
   // ---- validate everything before any MPI work ----
+  // pxq's own exchanges (placement, tiles, timer barriers, phase and traffic reductions) are
+  // comm::Uncounted: a message profile of a proxy holds the application's messages only.
   const Variant variant = resolve_variant(co);
   const std::unique_ptr<Proxy> proxy = make(variant);
-  const RunStart start = start_run(w, co, variant, proxy->tile_buffer_bytes(), app_info(app).tile_kernel);
+  const RunStart start = [&] {
+    const comm::Uncounted bookkeeping;
+    return start_run(w, co, variant, proxy->tile_buffer_bytes(), app_info(app).tile_kernel);
+  }();
+  const auto synced = [&] {
+    const comm::Uncounted bookkeeping;
+    return synced_time(w.comm);
+  };
 
   Measured m;
-  const double t_setup = synced_time(w.comm);
+  const double t_setup = synced();
   proxy->begin(start);
   m.setup = slowest(MPI_Wtime() - t_setup, w.comm);
 
@@ -118,12 +129,15 @@ int run_proxy(const MpiWorld& w, const CommonOptions& co, const std::string& app
   proxy->traffic().reset();
   for (const auto& phase : proxy->phases()) proxy->timers().add(phase, 0.0);
 
-  const double t0 = synced_time(w.comm);
+  const double t0 = synced();
   proxy->iterate();
   m.total = slowest(MPI_Wtime() - t0, w.comm);
   proxy->after_timing();
-  m.phases = proxy->timers().max_over_ranks(w.comm);
-  m.messages = proxy->traffic().summarize(w.comm, start.placement);
+  {
+    const comm::Uncounted bookkeeping;
+    m.phases = proxy->timers().max_over_ranks(w.comm);
+    m.messages = proxy->traffic().summarize(w.comm, start.placement);
+  }
 
   const bool passed = proxy->verify();
   const int code = passed ? kExitOk : kExitVerificationFailed;

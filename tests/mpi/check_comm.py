@@ -147,8 +147,19 @@ def main() -> None:
         fail(f"{len(recs)} profiles, expected 2 (preloaded, linked)")
     b = bin_of(1024)
     for rec in recs:
-        if sorted(map(tuple, rec["p2p"])) != [(r, (r + 1) % 3, b, 4, 4096) for r in range(3)]:
-            fail(f"ring matrix {rec['p2p']}")
+        expected = sorted([(r, (r + 1) % 3, b, 4, 4096) for r in range(3)] + [(r, r, b, 1, 1024) for r in range(3)])
+        if sorted(map(tuple, rec["p2p"])) != expected:
+            fail(f"ring matrix (with one self message per rank) {rec['p2p']}")
+        if rec["excluded"]["calls"] != 6:  # a barrier and an allreduce per rank in MPI_Pcontrol(0) .. (1)
+            fail(f"calls left out by MPI_Pcontrol: {rec['excluded']}, expected 6")
+        time = rec["time_in_mpi"]
+        for call, calls in (("MPI_Alltoall", 3), ("MPI_Send", 6), ("MPI_Start", 3), ("MPI_Sendrecv", 3)):
+            if time.get(call, {}).get("calls") != calls or not time[call]["seconds"] > 0:
+                fail(f"time in {call}: {time.get(call)}, expected {calls} calls with their seconds")
+        if "MPI_Allreduce" in time or "MPI_Barrier" in time:
+            fail(f"calls in an MPI_Pcontrol(0) region were timed: {sorted(time)}")
+        if not 0 < rec["overhead"]["per_call_ns"] < 1e5:
+            fail(f"timer overhead {rec['overhead']}")
         expected = sorted((s, d, b, 1, 1024) for s in range(3) for d in range(3) if s != d)
         if sorted(map(tuple, rec["collective_model"])) != expected:
             fail(f"all-to-all model {rec['collective_model']}")
@@ -167,10 +178,18 @@ def main() -> None:
         if p.returncode != 0:
             fail(f"profile of the Fortran program exited {p.returncode}\n{p.stdout}{p.stderr}")
         (rec,) = read(fprof)
-        if sorted(map(tuple, rec["p2p"])) != [(r, (r + 1) % 3, b, 3, 3072) for r in range(3)]:
-            fail(f"Fortran ring matrix {rec['p2p']}")
-        if rec["collectives"] != {"alltoall": {"calls": 3, "bytes": 3 * 2048}, "allreduce": {"calls": 3, "bytes": 24}}:
-            fail(f"Fortran collective calls {rec['collectives']}")
+        if sorted(map(tuple, rec["p2p"])) != [(r, (r + 1) % 3, b, 4, 4096) for r in range(3)]:
+            fail(f"Fortran ring matrix (mpi_send, mpi_isend, mpi_sendrecv, mpi_ssend) {rec['p2p']}")
+        expected_calls = {
+            "alltoall": {"calls": 3, "bytes": 3 * 2048},
+            "allreduce": {"calls": 3, "bytes": 24},
+            "allgather": {"calls": 3, "bytes": 3 * 1024},
+            "gather": {"calls": 3, "bytes": 3 * 1024},
+        }
+        if rec["collectives"] != expected_calls:
+            fail(f"Fortran collective calls {rec['collectives']}, expected {expected_calls}")
+        if rec["excluded"]["calls"] != 3 or rec["time_in_mpi"].get("MPI_Ssend", {}).get("calls") != 3:
+            fail(f"Fortran mpi_pcontrol or mpi_ssend: {rec['excluded']} {rec['time_in_mpi']}")
         if not any(e[2] == bin_of(8) for e in rec["collective_model"]):
             fail("Fortran allreduce not modelled")
 

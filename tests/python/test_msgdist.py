@@ -51,7 +51,7 @@ def test_even_distribution_on_4x2x2():
     assert {c: round(100 * v, 1) for c, v in even.items()} == {"intra_cmp": 6.7, "inter_cmp": 13.3, "inter_node": 80.0}
 
 
-def test_sizes_fall_in_their_coarse_ranges_and_self_messages_are_left_out():
+def test_sizes_fall_in_their_coarse_ranges_and_self_messages_are_their_own_channel():
     rec = ring_profile(4)
     rec["p2p"] = [
         [0, 1, bin_of(256), 2, 512],
@@ -60,8 +60,21 @@ def test_sizes_fall_in_their_coarse_ranges_and_self_messages_are_left_out():
         [2, 2, bin_of(8), 5, 40],
     ]
     t = msgdist.tally(rec, msgdist.place(msgdist.parse_model("1x1x4"), 4, "block"), "p2p")
-    assert [sum(r.values()) for r in t.count] == [2, 1, 0, 0, 1]
+    assert [sum(r.values()) for r in t.count] == [7, 1, 0, 0, 1]
+    assert t.count[0]["self"] == 5 and t.nbytes[0]["self"] == 40
     assert t.nbytes[4]["intra_cmp"] == 300000
+
+
+def test_allocation_verdicts_follow_bytes_and_messages_apart():
+    """Many small messages to a near rank, few large ones to a far one: block wins by
+    messages, cyclic by bytes, and the verdict says they disagree."""
+    rec = ring_profile(4)
+    rec["p2p"] = [[0, 1, bin_of(8), 100, 800], [0, 2, bin_of(1 << 20), 1, 1 << 20]]
+    rows = msgdist.compare_allocations(rec, msgdist.parse_model("2x1x2"))
+    assert msgdist.better_allocation(rows, "count") == "block"
+    assert msgdist.better_allocation(rows, "bytes") == "cyclic"
+    text = " ".join(msgdist.allocation_verdicts(rows))
+    assert "by bytes: cyclic" in text and "by messages: block" in text and "disagree" in text
 
 
 def test_collectives_are_reported_apart_and_included():

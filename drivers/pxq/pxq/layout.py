@@ -84,6 +84,14 @@ def format_bytes(n: int) -> str:
     return f"{n}T"
 
 
+def format_volume(n: float) -> str:
+    """An amount of data with its unit: 512 B, 4.7 KiB, 1.2 MiB, 3.0 GiB."""
+    for unit, size in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n:.0f} B"
+
+
 def parse_tile(text: str) -> str:
     """Validates a tile policy ('off', 'auto' or a size) and returns it normalised ('256K')."""
     t = text.strip()

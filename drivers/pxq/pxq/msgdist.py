@@ -22,11 +22,12 @@ from rich.console import Console
 from rich.table import Table
 
 from pxq import figures, registry
-from pxq.layout import InputError, format_bytes
+from pxq.layout import InputError, format_volume
 from pxq.records import RecordError
 
-CHANNELS = ("intra_cmp", "inter_cmp", "inter_node")
-CHANNEL_TEXT = {"intra_cmp": "intra-CMP", "inter_cmp": "inter-CMP", "inter_node": "inter-node"}
+CHANNELS = ("intra_cmp", "inter_cmp", "inter_node")  # the channels between two ranks
+ALL_CHANNELS = ("self", *CHANNELS)  # with a rank's messages to itself, shown as their own row
+CHANNEL_TEXT = {"self": "self", "intra_cmp": "intra-CMP", "inter_cmp": "inter-CMP", "inter_node": "inter-node"}
 ALLOCATIONS = ("block", "cyclic")
 
 
@@ -148,14 +149,17 @@ class Tally:
 
     @classmethod
     def empty(cls) -> Tally:
-        return cls([dict.fromkeys(CHANNELS, 0) for _ in ranges()], [dict.fromkeys(CHANNELS, 0) for _ in ranges()])
+        return cls(
+            [dict.fromkeys(ALL_CHANNELS, 0) for _ in ranges()], [dict.fromkeys(ALL_CHANNELS, 0) for _ in ranges()]
+        )
 
     def total(self) -> int:
         return sum(sum(r.values()) for r in self.count)
 
 
 def tally(rec: dict[str, Any], places: list[tuple[int, int]], which: str) -> Tally:
-    """Messages per size range and channel: which is p2p, collectives (the model) or all."""
+    """Messages per size range and channel (self included): which is p2p, collectives (the
+    model) or all."""
     upper = rec["bins"]["upper_bytes"]
     rows = (rec["p2p"] if which in ("p2p", "all") else []) + (
         rec["collective_model"] if which in ("collectives", "all") else []
@@ -163,8 +167,6 @@ def tally(rec: dict[str, Any], places: list[tuple[int, int]], which: str) -> Tal
     t = Tally.empty()
     for src, dst, b, count, nbytes in rows:
         ch = channel(places, src, dst)
-        if ch == "self":
-            continue
         rng = coarse_range(upper[b])
         t.count[rng][ch] += count
         t.nbytes[rng][ch] += nbytes
@@ -180,33 +182,34 @@ def print_tally(t: Tally, title: str, ranks: int, even: dict[str, float], consol
     table = Table(title=title)
     table.add_column("size range")
     table.add_column("of all msgs", justify="right")
-    for c in CHANNELS:
+    for c in ALL_CHANNELS:
         table.add_column(f"msgs {CHANNEL_TEXT[c]}", justify="right")
-    for c in CHANNELS:
+    for c in ALL_CHANNELS:
         table.add_column(f"bytes {CHANNEL_TEXT[c]}", justify="right")
     rows = [(name, t.count[i], t.nbytes[i]) for i, name in enumerate(ranges())]
-    all_count = {c: sum(r[c] for r in t.count) for c in CHANNELS}
-    all_bytes = {c: sum(r[c] for r in t.nbytes) for c in CHANNELS}
+    all_count = {c: sum(r[c] for r in t.count) for c in ALL_CHANNELS}
+    all_bytes = {c: sum(r[c] for r in t.nbytes) for c in ALL_CHANNELS}
     rows.append(("all", all_count, all_bytes))
     for name, cnt, nb in rows:
         n, b = sum(cnt.values()), sum(nb.values())
         table.add_row(
             name,
             _pct(n, total),
-            *(_pct(cnt[c], n) for c in CHANNELS),
-            *(_pct(nb[c], b) for c in CHANNELS),
+            *(_pct(cnt[c], n) for c in ALL_CHANNELS),
+            *(_pct(nb[c], b) for c in ALL_CHANNELS),
             style="bold" if name == "all" else None,
         )
-    table.add_row("even", "", *(f"{100 * even[c]:.1f}%" for c in CHANNELS), "", "", "", style="dim")
+    table.add_row("even", "", "", *(f"{100 * even[c]:.1f}%" for c in CHANNELS), "", "", "", "", style="dim")
     console.print(table)
     per = ", ".join(
-        f"{CHANNEL_TEXT[c]} {all_count[c] / ranks:.1f} msgs / {format_bytes(int(all_bytes[c] / ranks))}"
-        for c in CHANNELS
+        f"{CHANNEL_TEXT[c]} {all_count[c] / ranks:.1f} msgs / {format_volume(int(all_bytes[c] / ranks))}"
+        for c in ALL_CHANNELS
     )
-    console.print(f"per process: {per}")
+    console.print(f"per process: {per} (total {format_volume(sum(all_bytes.values()))})")
+    console.print("[dim]even: one message from every rank to every other rank (no self messages)[/dim]")
 
 
-CHANNEL_COLOURS = {"intra_cmp": "tab:green", "inter_cmp": "tab:orange", "inter_node": "tab:red"}
+CHANNEL_COLOURS = {"self": "tab:blue", "intra_cmp": "tab:green", "inter_cmp": "tab:orange", "inter_node": "tab:red"}
 
 
 def _stack(ax: Any, labels: list[str], vals: list[float], bottom: list[float], channel: str) -> list[float]:
@@ -227,12 +230,12 @@ def plot(tallies: dict[str, Tally], even: dict[str, float], path: Path, title: s
         bottom = [0.0] * len(labels)
         share_of_all = [sum(r.values()) for r in t.count]
         total = sum(share_of_all)
-        for c in CHANNELS:
+        for c in ALL_CHANNELS:
             vals = []
             for i in range(len(ranges())):
                 n = sum(data[i].values())
                 vals.append(100 * data[i][c] / n if n else 0.0)
-            vals.append(100 * even[c])
+            vals.append(100 * even.get(c, 0.0))
             bottom = _stack(ax, labels, vals, bottom, c)
         if label == "messages":
             for i, n in enumerate(share_of_all):
@@ -261,8 +264,8 @@ def plot_allocations(rows: list[dict[str, Any]], path: Path, title: str) -> Path
     for ax, what in zip(axes, ("count", "bytes")):
         labels = [r["alloc"] for r in rows] + ["even"]
         bottom = [0.0] * len(labels)
-        for c in CHANNELS:
-            vals = [100 * r[what][c] / (sum(r[what].values()) or 1) for r in rows] + [100 * rows[0]["even"][c]]
+        for c in ALL_CHANNELS:
+            vals = [100 * r[what][c] / (sum(r[what].values()) or 1) for r in rows] + [100 * rows[0]["even"].get(c, 0)]
             bottom = _stack(ax, labels, vals, bottom, c)
         ax.set_ylim(0, 100)
         ax.set_ylabel(f"% of {'messages' if what == 'count' else 'bytes'}")
@@ -302,12 +305,49 @@ def report(console: Console, path: Path, model_text: str | None, alloc: str, plo
             print_tally(tallies[which], f"{name}: {tallies[which].total()} messages", rec["ranks"], even, console)
     calls = rec.get("collectives") or {}
     if calls:
-        console.print("collective calls: " + ", ".join(f"{k} {v['calls']}" for k, v in sorted(calls.items())))
+        console.print(
+            "collective calls: "
+            + ", ".join(f"{k} {v['calls']} ({format_volume(v['bytes'])} given)" for k, v in sorted(calls.items()))
+        )
         console.print(f"[dim]the collectives' messages are a model: {rec.get('model', '')}[/dim]")
+    print_time(rec, console)
+    excluded = (rec.get("excluded") or {}).get("calls", 0)
+    if excluded:
+        console.print(f"left out: {excluded} calls between MPI_Pcontrol(0) and MPI_Pcontrol(1) (bookkeeping)")
     if plot_path is not None and tallies["all"].total():
         title = f"{program_name(rec)}, {rec['ranks']} ranks: {how}"
         console.print(f"plot: {plot(tallies, even, plot_path, title)}")
     return 0
+
+
+def print_time(rec: dict[str, Any], console: Console) -> None:
+    """Seconds inside each MPI call (summed over ranks, and on the busiest rank), and what the
+    profiler's timing cost, as measured in the same run."""
+    time = rec.get("time_in_mpi") or {}
+    if not time:
+        return
+    total = sum(t["seconds"] for t in time.values())
+    table = Table(title=f"time in MPI by call: {1e3 * total:.3f} ms over {rec['ranks']} ranks")
+    for col in ("call", "calls", "ms (all ranks)", "busiest rank ms", "per call", "share"):
+        table.add_column(col, justify="left" if col == "call" else "right")
+    for name, t in sorted(time.items(), key=lambda kv: -kv[1]["seconds"]):
+        per_call = t["seconds"] / t["calls"] if t["calls"] else 0.0
+        table.add_row(
+            name,
+            str(t["calls"]),
+            f"{1e3 * t['seconds']:.3f}",
+            f"{1e3 * t['max_rank_seconds']:.3f}",
+            f"{1e6 * per_call:.2f} us",
+            _pct(t["seconds"], total),
+        )
+    console.print(table)
+    over = rec.get("overhead") or {}
+    if over:
+        console.print(
+            f"profiler timing overhead: {over['per_call_ns']:.0f} ns per call, {over['timed_calls']} calls: "
+            f"about {1e3 * over['seconds_per_rank']:.3f} ms per rank, "
+            f"{100 * over['share_of_time_in_mpi']:.2f}% of the time measured in MPI"
+        )
 
 
 def compare_allocations(rec: dict[str, Any], model: Model) -> list[dict[str, Any]]:
@@ -316,8 +356,8 @@ def compare_allocations(rec: dict[str, Any], model: Model) -> list[dict[str, Any
     for alloc in ALLOCATIONS:
         places = place(model, rec["ranks"], alloc)
         t = tally(rec, places, "all")
-        count = {c: sum(r[c] for r in t.count) for c in CHANNELS}
-        nbytes = {c: sum(r[c] for r in t.nbytes) for c in CHANNELS}
+        count = {c: sum(r[c] for r in t.count) for c in ALL_CHANNELS}
+        nbytes = {c: sum(r[c] for r in t.nbytes) for c in ALL_CHANNELS}
         out.append({"alloc": alloc, "count": count, "bytes": nbytes, "even": even_distribution(places)})
     return out
 
@@ -383,6 +423,38 @@ def allocation_title(rec: dict[str, Any], model: Model) -> str:
     )
 
 
+def better_allocation(rows: list[dict[str, Any]], what: str) -> str | None:
+    """The allocation with fewer inter-node messages (what="count") or bytes ("bytes"), or None
+    when they tie."""
+    block, cyclic = (next(r for r in rows if r["alloc"] == a) for a in ALLOCATIONS)
+    b, c = block[what]["inter_node"], cyclic[what]["inter_node"]
+    return None if b == c else ("block" if b < c else "cyclic")
+
+
+def allocation_verdicts(rows: list[dict[str, Any]]) -> list[str]:
+    """The verdict by bytes (what the network carries) and by messages (what its latency
+    sees), and whether they disagree."""
+    out = []
+    by = {what: better_allocation(rows, what) for what in ("bytes", "count")}
+    for what, unit in (("bytes", "inter-node bytes"), ("count", "inter-node messages")):
+        vals = {r["alloc"]: r[what]["inter_node"] for r in rows}
+        text = {a: format_volume(v) if what == "bytes" else str(v) for a, v in vals.items()}
+        if by[what] is None:
+            out.append(f"by {unit.split()[1]}: block and cyclic tie ({text['block']} {unit} each)")
+        else:
+            other = "cyclic" if by[what] == "block" else "block"
+            out.append(
+                f"by {unit.split()[1]}: {by[what]} keeps more on the node ({text[by[what]]} {unit} against "
+                f"{text[other]} with {other})"
+            )
+    if by["bytes"] and by["count"] and by["bytes"] != by["count"]:
+        out.append(
+            f"the two disagree: {by['bytes']} moves fewer bytes between nodes, {by['count']} fewer messages; "
+            "bandwidth-bound traffic follows the bytes"
+        )
+    return out
+
+
 def allocation_study(console: Console, rec: dict[str, Any], model: Model, oversubscribed: bool) -> list[dict[str, Any]]:
     rows = compare_allocations(rec, model)
     t = Table(title=allocation_title(rec, model))
@@ -404,17 +476,12 @@ def allocation_study(console: Console, rec: dict[str, Any], model: Model, oversu
             _pct(r["count"]["intra_cmp"], n),
             _pct(r["count"]["inter_cmp"], n),
             f"{r['count']['inter_node']} ({_pct(r['count']['inter_node'], n)})",
-            f"{format_bytes(r['bytes']['inter_node'])} ({_pct(r['bytes']['inter_node'], b)})",
+            f"{format_volume(r['bytes']['inter_node'])} ({_pct(r['bytes']['inter_node'], b)})",
             f"{100 * r['even']['inter_node']:.1f}%",
         )
     console.print(t)
-    block, cyclic = rows
-    bn, cn = block["count"]["inter_node"], cyclic["count"]["inter_node"]
-    if bn != cn:
-        better = "block" if bn < cn else "cyclic"
-        console.print(
-            f"{better} keeps more traffic on the node: {min(bn, cn)} inter-node messages against {max(bn, cn)}"
-        )
+    for line in allocation_verdicts(rows):
+        console.print(line)
     if oversubscribed:
         console.print(
             "note: the ranks oversubscribed the cores for this profile: its timings mean nothing, "

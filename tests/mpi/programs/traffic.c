@@ -1,6 +1,8 @@
 /* A plain MPI program, not built with pxq, for the message profiler's tests: every rank
    sends `rounds` messages of `bytes` to its right neighbour (blocking, non-blocking,
-   sendrecv and persistent sends in turn), then one MPI_Alltoall of `bytes` per peer.
+   sendrecv and persistent sends in turn), then one MPI_Alltoall of `bytes` per peer, then
+   a barrier and an allreduce between MPI_Pcontrol(0) and MPI_Pcontrol(1) (left out of a
+   profile), then one message of `bytes` to itself.
    usage: pxq-traffic ROUNDS BYTES */
 #include <mpi.h>
 #include <stdio.h>
@@ -39,7 +41,16 @@ int main(int argc, char** argv) {
   }
   MPI_Request_free(&psend);
   MPI_Alltoall(out, bytes, MPI_BYTE, in, bytes, MPI_BYTE, MPI_COMM_WORLD);
-  if (rank == 0) printf("traffic: %d ranks, %d rounds of %d bytes, one alltoall\n", size, rounds, bytes);
+  MPI_Pcontrol(0);
+  double x = 1.0, y = 0.0;
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Pcontrol(1);
+  MPI_Irecv(in, bytes, MPI_BYTE, rank, 9, MPI_COMM_WORLD, &rreq);
+  MPI_Send(out, bytes, MPI_BYTE, rank, 9, MPI_COMM_WORLD);
+  MPI_Wait(&rreq, MPI_STATUS_IGNORE);
+  if (rank == 0) printf("traffic: %d ranks, %d rounds of %d bytes, one alltoall, one self message (sum %g)\n", size, rounds,
+                       bytes, y);
   free(out);
   free(in);
   MPI_Finalize();

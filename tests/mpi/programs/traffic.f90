@@ -1,6 +1,8 @@
 ! A plain Fortran MPI program for the message profiler's Fortran bindings: every rank sends
 ! `rounds` messages of `nbytes` to its right neighbour (mpi_send, mpi_isend, mpi_sendrecv in
-! turn), then one mpi_alltoall of `nbytes` per peer and one mpi_allreduce of one double.
+! turn), then one mpi_alltoall of `nbytes` per peer and one mpi_allreduce of one double, a
+! barrier between mpi_pcontrol(0) and mpi_pcontrol(1) (left out of a profile), one
+! mpi_allgather and one mpi_gather of `nbytes`, and one mpi_ssend of `nbytes` to the right.
 ! usage: pxq-traffic-f ROUNDS BYTES
 program traffic
   use mpi
@@ -38,6 +40,14 @@ program traffic
   call mpi_alltoall(out, nbytes, MPI_BYTE, in, nbytes, MPI_BYTE, MPI_COMM_WORLD, ierr)
   x = 1.0d0
   call mpi_allreduce(x, y, 1, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD, ierr)
+  call mpi_pcontrol(0)
+  call mpi_barrier(MPI_COMM_WORLD, ierr)
+  call mpi_pcontrol(1)
+  call mpi_allgather(out, nbytes, MPI_BYTE, in, nbytes, MPI_BYTE, MPI_COMM_WORLD, ierr)
+  call mpi_gather(out, nbytes, MPI_BYTE, in, nbytes, MPI_BYTE, 0, MPI_COMM_WORLD, ierr)
+  call mpi_irecv(in, nbytes, MPI_BYTE, left, 8, MPI_COMM_WORLD, rreq, ierr)
+  call mpi_ssend(out, nbytes, MPI_BYTE, right, 8, MPI_COMM_WORLD, ierr)
+  call mpi_wait(rreq, MPI_STATUS_IGNORE, ierr)
   if (rank == 0) print '(a,i0,a)', 'traffic (Fortran): ', nprocs, ' ranks'
   call mpi_finalize(ierr)
 end program traffic

@@ -16,6 +16,13 @@ APP_ARGS = True
 
 
 def add(p: argparse.ArgumentParser) -> None:
+    p.usage = "pxq profile [--results FILE] [--plot PNG] -- mpirun -np N [mpirun options] ./program [args]"
+    p.description = (
+        "Runs an MPI program with libpxq-msgprof preloaded in every rank (C, C++ and Fortran), "
+        "then shows its messages by channel and size range and the time in each MPI call. "
+        "Regions between MPI_Pcontrol(0) and MPI_Pcontrol(1) are left out."
+    )
+    p.epilog = "example: ./pxq profile -- mpirun -np 4 ./build/bin/pxq-cg --class S"
     p.add_argument("--results", type=Path, help="profile file (default results/msgprof.jsonl)")
     p.add_argument("--plot", type=Path, help="stacked bars per size range (default next to the results)")
 
