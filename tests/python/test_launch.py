@@ -96,6 +96,17 @@ def test_more_ranks_than_cores_needs_oversubscribe(tmp_path, monkeypatch):
     assert p.oversubscribed and "--oversubscribe" in p.argv
 
 
+def test_oversubscribed_ranks_yield_their_core(tmp_path, monkeypatch):
+    """Virtual nodes get as many slots as ranks, so Open MPI cannot tell they oversubscribe the
+    cores: pxq tells it, or the ranks busy-poll (85 s instead of 1 s for CG class S on 4x4)."""
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    for layout in (Layout(4, 4), Layout(1, 4)):
+        p = plan(layout, tmp_path, oversubscribe=True)
+        i = p.argv.index("mpi_yield_when_idle")
+        assert p.argv[i - 1] == "--mca" and p.argv[i + 1] == "1"
+    assert "mpi_yield_when_idle" not in plan(Layout(2, 1), tmp_path).argv
+
+
 def test_mpirun_missing_or_wrong(monkeypatch):
     monkeypatch.delenv("PXQ_MPIRUN", raising=False)
     monkeypatch.setenv("PATH", "/nonexistent")

@@ -54,12 +54,11 @@ def _profile(recs: list[dict[str, Any]], path: Path) -> Path:
 
 
 def _study(recs: list[dict[str, Any]], path: Path) -> Path:
-    from pxq import msgdist, study
+    """Each study draws its figure from its study record alone (pxq.studies)."""
+    from pxq import studies
 
     rec = _last(recs)
-    if rec["study"] == "allocation":
-        return msgdist.plot_allocations(rec["rows"], path, rec["title"])
-    return study.plot(rec["rows"], path, rec["title"])
+    return studies.get(rec["study"]).plot(rec, path)
 
 
 DRAW: dict[str, Draw] = {

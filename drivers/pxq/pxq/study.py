@@ -1,12 +1,11 @@
-"""`pxq study contention APP`: the same app and problem on q cores arranged as 1xq, (q/2)x2 and
+"""The contention study's plan, summary, table and figure (pxq.studies.contention runs it):
+the same app and problem on q cores arranged as 1xq, (q/2)x2 and
 qx1 (virtual or real nodes), with the ranks of a node packed (on cores sharing caches) or
 spread (as far apart as the node allows), repeats interleaved; times normalised to the qx1
 run, where no two ranks share a node's caches or memory bus."""
 
 from __future__ import annotations
 
-import datetime as dt
-import socket
 import statistics
 from dataclasses import replace
 from pathlib import Path
@@ -15,7 +14,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from pxq import figures, records, report, runner, sweep
+from pxq import figures, runner
 from pxq.layout import InputError, Layout
 
 PLACEMENTS = ("packed", "spread")
@@ -127,30 +126,6 @@ def print_rows(rows: list[dict[str, Any]], title: str, console: Console) -> None
     console.print("compute: total minus the app's exposed communication, where shared caches and memory show")
 
 
-def study_record(
-    study: str, app: str, title: str, rows: list[dict[str, Any]], recs: list[dict[str, Any]], notes: list[str]
-) -> dict[str, Any]:
-    """The summary a study appends after its runs (schemas/study.schema.json): its rows as
-    printed, the runs they came from, and a status by the same rule as every exit code."""
-    code = records.exit_code(recs) if recs else records.EXIT_OK
-    status = {records.EXIT_OK: "ok", records.EXIT_VERIFICATION: "failed"}.get(code, "error")
-    return {
-        "kind": "study",
-        "schema": records.SCHEMA,
-        "study": study,
-        "app": app,
-        "status": status,
-        "title": title,
-        "rows": rows,
-        "run_ids": [r["driver"]["run_id"] for r in recs if r.get("driver", {}).get("run_id")],
-        "notes": notes,
-        "context": {
-            "host": socket.gethostname(),
-            "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        },
-    }
-
-
 def _quartiles(values: list[float]) -> tuple[float, float]:
     if len(values) < 2:
         return values[0], values[0]
@@ -202,39 +177,3 @@ def plot(rows: list[dict[str, Any]], path: Path, title: str) -> Path:
     )
     ax.set_title(title, fontsize=10)
     return figures.save(fig, path)
-
-
-def contention(
-    console: Console, base: runner.RunSpec, q: int, placements: list[str], repeat: int, results: Path, plot_path: Path
-) -> int:
-    if repeat < 1:
-        raise InputError(f"--repeat {repeat}: use at least 1")
-    if q > base.cores and not base.oversubscribe:
-        raise InputError(
-            f"--ranks {q}: this machine has {base.cores} cores; use at most {base.cores} "
-            "(or real nodes with --hostfile)"
-        )
-    configs = plan(base, q, placements)
-    for spec in configs:  # placements and layouts that cannot run here fail now, not mid-study
-        runner.build(spec, Path("/nonexistent"), "check")
-    runs = sweep.interleave(configs, repeat)
-    console.print(
-        f"contention study of {base.app}: {len(configs)} configurations x {repeat} repeats "
-        f"= {len(runs)} runs -> {results}"
-    )
-    recs = sweep.run(runs, results, False, console)
-    rows = summarize([r for r in recs if r.get("status") in ("ok", "failed")])
-    report.print_failures(recs, console)
-    if not rows:
-        console.print(f"[red]no run finished[/red]: the records in {results} say why")
-        return records.EXIT_RUN_FAILED
-    title = f"Contention: {base.app} on {q} cores, packed and spread"
-    print_rows(rows, title, console)
-    notes = sorted({w for r in rows for w in r["warnings"]})
-    for n in notes:
-        console.print(f"note: {n}")
-    records.append(results, study_record("contention", base.app, title, rows, recs, notes))
-    console.print(f"chart: {plot(rows, plot_path, title)}")
-    if len(recs) != len(runs):
-        return records.EXIT_RUN_FAILED
-    return records.exit_code(recs)

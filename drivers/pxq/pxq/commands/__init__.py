@@ -7,7 +7,22 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from pxq.commands import compare, demo, env, msgdist, probe, profile, repair, report, run, study, sweep, tune, validate
+from pxq.commands import (
+    compare,
+    demo,
+    env,
+    msgdist,
+    probe,
+    profile,
+    repair,
+    report,
+    reproduce,
+    run,
+    study,
+    sweep,
+    tune,
+    validate,
+)
 
 COMMANDS: tuple[ModuleType, ...] = (
     run,
@@ -17,6 +32,7 @@ COMMANDS: tuple[ModuleType, ...] = (
     repair,
     probe,
     study,
+    reproduce,
     tune,
     profile,
     msgdist,

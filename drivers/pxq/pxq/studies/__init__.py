@@ -1,0 +1,159 @@
+"""The published studies, one module each: `pxq study NAME` and `pxq reproduce` find them here.
+
+A study module has NAME, HELP, SECTION (its part of pxq/data/published.json), MINUTES (a rough
+quick-mode duration, for the progress bar's first estimate), APPS (True when it takes an app
+argument), `add(parser)` for its own options (all defaulting to None), `defaults(quick)`, `run(ctx,
+opts) -> Outcome` and `plot(record, path)`, which draws its figure from its study record alone,
+so `pxq report` can redraw it."""
+
+from __future__ import annotations
+
+import datetime as dt
+import socket
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from rich.console import Console
+
+from pxq import findings, records, runner
+from pxq.errors import InputError
+
+
+@dataclass
+class Context:
+    console: Console
+    results: Path  # the study's runs, probes and its study record, in this order
+    base: runner.RunSpec  # launch options (layout, app and results are set per run)
+    quick: bool = True
+    app: str | None = None  # the app given on the command line (None: the study's defaults)
+    plot: Path | None = None  # the study's figure (default next to the results)
+
+    def aux(self, name: str, suffix: str = ".jsonl") -> Path:
+        """A file beside the results: profiles, the probes' own figures."""
+        return self.results.with_name(f"{self.results.stem}-{name}{suffix}")
+
+    def spec(self, app: str, **kw: Any) -> runner.RunSpec:
+        return replace(self.base, app=app, results=self.results, **kw)
+
+
+@dataclass
+class Outcome:
+    title: str
+    rows: list[dict[str, Any]]  # the study's own table, as printed: what plot() draws from
+    comparison: list[findings.Comparison] = field(default_factory=list)
+    found: list[findings.Finding] = field(default_factory=list)
+    recs: list[dict[str, Any]] = field(default_factory=list)  # the runs and probes it used
+    notes: list[str] = field(default_factory=list)
+    data: dict[str, Any] = field(default_factory=dict)  # more for the figure
+    code: int | None = None  # None: from the runs' records
+
+
+def registry() -> list[ModuleType]:
+    from pxq.studies import (
+        allocation,
+        channels,
+        contention,
+        msgshare,
+        scalability,
+        sharing,
+        stride,
+        tiling,
+        variability,
+    )
+
+    return [channels, msgshare, contention, sharing, tiling, scalability, allocation, variability, stride]
+
+
+def get(name: str) -> ModuleType:
+    for mod in registry():
+        if mod.NAME == name:
+            return mod
+    raise InputError(f"unknown study '{name}': use one of {', '.join(m.NAME for m in registry())}")
+
+
+def record(name: str, app: str, out: Outcome) -> dict[str, Any]:
+    """The study record (schemas/study.schema.json): rows, findings, the runs it came from."""
+    code = out.code if out.code is not None else (records.exit_code(out.recs) if out.recs else records.EXIT_OK)
+    status = {records.EXIT_OK: "ok", records.EXIT_VERIFICATION: "failed"}.get(code, "error")
+    return {
+        "kind": "study",
+        "schema": records.SCHEMA,
+        "study": name,
+        "app": app,
+        "status": status,
+        "title": out.title,
+        "rows": out.rows,
+        **findings.as_json(out.comparison, out.found),
+        "source": findings.source(get(name).SECTION),
+        "data": out.data,
+        "run_ids": [r["driver"]["run_id"] for r in out.recs if r.get("driver", {}).get("run_id")],
+        "notes": out.notes,
+        "context": {
+            "host": socket.gethostname(),
+            "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        },
+    }
+
+
+def finish(ctx: Context, name: str, app: str, out: Outcome) -> tuple[int, dict, Path]:
+    """Prints the paper-beside-here table and the verdicts, appends the study record after the
+    study's runs, draws the figure. Returns the exit code, the record and the figure."""
+    mod = get(name)
+    findings.print_comparison(ctx.console, out.title, out.comparison, out.found, findings.source(mod.SECTION))
+    for note in out.notes:
+        ctx.console.print(f"note: {note}")
+    rec = record(name, app, out)
+    records.append(ctx.results, rec)
+    figure = mod.plot(rec, ctx.plot or ctx.results.with_suffix(".png"))
+    ctx.console.print(f"record: {ctx.results}")
+    ctx.console.print(f"figure: {figure}")
+    code = out.code if out.code is not None else (records.exit_code(out.recs) if out.recs else records.EXIT_OK)
+    return code, rec, figure
+
+
+def measure(ctx: Context, configs: list[runner.RunSpec], repeat: int, what: str) -> tuple[list[dict[str, Any]], int]:
+    """Runs the configurations with their repeats interleaved (after checking every one can
+    run here); returns the final records and the number of runs planned."""
+    from pxq import report, sweep
+
+    if repeat < 1:
+        raise InputError(f"--repeat {repeat}: use at least 1")
+    for spec in configs:
+        runner.build(spec, Path("/nonexistent"), "check")
+    runs = sweep.interleave(configs, repeat)
+    ctx.console.print(f"{what}: {len(configs)} configurations x {repeat} repeats = {len(runs)} runs -> {ctx.results}")
+    recs = sweep.run(runs, ctx.results, False, ctx.console)
+    report.print_failures(recs, ctx.console)
+    return recs, len(runs)
+
+
+def group(recs: list[dict[str, Any]], key: Any) -> dict[Any, dict[str, Any]]:
+    """Runs that finished, grouped by key(record): their total and communication times, the
+    medians of both, the spread, and whether every one verified."""
+    import statistics
+
+    out: dict[Any, dict[str, Any]] = {}
+    for rec in recs:
+        if rec.get("status") not in ("ok", "failed") or "time" not in rec:
+            continue
+        g = out.setdefault(key(rec), {"times": [], "comm": [], "verified": True})
+        g["times"].append(rec["time"]["total"])
+        g["comm"].append(rec["time"].get("comm", 0.0))
+        g["verified"] = g["verified"] and rec["status"] == "ok"
+    for g in out.values():
+        g["median"] = statistics.median(g["times"])
+        g["comm_median"] = statistics.median(g["comm"])
+        g["spread"] = findings.spread(g["times"])
+    return out
+
+
+def exit_code(recs: list[dict[str, Any]], planned: int) -> int | None:
+    """None (the records decide) when every planned run left a record, else a run failure."""
+    return None if len(recs) == planned and recs else records.EXIT_RUN_FAILED
+
+
+def layout_text(rec: dict[str, Any]) -> str:
+    lay = rec["layout"]
+    return f"{lay['nodes']}x{lay['ranks_per_node']}"

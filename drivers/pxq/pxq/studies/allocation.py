@@ -1,0 +1,159 @@
+"""`pxq study allocation [APP]`: profile an app once and compare block and cyclic allocation
+on a machine model, by bytes and by messages, beside Narayanaswamy et al.'s findings (CG
+better block, MG better cyclic, FT about the same)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from pxq import envinfo, figures, findings, msgdist, records, runner
+from pxq.errors import InputError
+from pxq.findings import Comparison, Finding
+from pxq.layout import format_volume, parse_layout
+from pxq.studies import Context, Outcome
+
+NAME = "allocation"
+HELP = "profile an app once, compare block and cyclic allocation on a machine model, by bytes and messages"
+SECTION = "allocation"
+MINUTES = 1.0
+APPS = True
+
+
+def add(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--ranks", type=int, help="ranks to profile (default 16 quick, 64 full; oversubscribed if above the cores)"
+    )
+    p.add_argument("--model", help="machine model NODESxSOCKETSxCORES (default 4x2x2 quick, 16x2x2 full)")
+
+
+def defaults(quick: bool) -> dict[str, Any]:
+    return {"ranks": 16 if quick else 64, "model": "4x2x2" if quick else "16x2x2", "cls": "S" if quick else "B"}
+
+
+def check(ranks: int, model: msgdist.Model) -> None:
+    if ranks < 2:
+        raise InputError(f"--ranks {ranks}: use at least 2")
+    if ranks > model.slots:
+        raise InputError(
+            f"model {model} has {model.slots} cores for {ranks} ranks: use a model with at least {ranks} cores"
+        )
+
+
+def _profile(ctx: Context, app: str, ranks: int, cls: str | None) -> tuple[dict | None, dict | None]:
+    path = ctx.aux(f"{app}-msgprof")
+    records.check_writable(path)
+    over = ranks > envinfo.cores()
+    kw: dict[str, Any] = {} if cls is None else {"app_args": runner.class_args(app, cls)}
+    spec = ctx.spec(
+        app,
+        layout=parse_layout(f"1x{ranks}"),
+        mode="flat",
+        oversubscribe=over or ctx.base.oversubscribe,
+        profile=path,
+        **kw,
+    )
+    ctx.console.print(
+        f"profiling {app} on {ranks} ranks" + (f" (oversubscribing {envinfo.cores()} cores)" if over else "")
+    )
+    result = runner.execute(spec)
+    if result.status != "ok":
+        ctx.console.print(result.output[-2000:], markup=False)
+        runner.say_failure(ctx.console, "run", result, spec.results)
+        return None, result.record
+    return msgdist.load(path), result.record
+
+
+def _finding(app: str, rows: list[dict[str, Any]]) -> Finding | None:
+    paper = findings.section(SECTION)["findings"]
+    block, cyclic = (next(r for r in rows if r["alloc"] == a) for a in ("block", "cyclic"))
+    b, c = block["bytes"]["inter_node"], cyclic["bytes"]["inter_node"]
+    here = f"inter-node bytes block {format_volume(b)}, cyclic {format_volume(c)}"
+    ratio = b / c if c else float("inf")
+    if app == "cg":
+        return Finding(
+            paper[0],
+            "block / cyclic network bytes = 0.5",
+            f"{here} ({ratio:.2f}x)",
+            "reproduced" if ratio <= 0.6 else "not reproduced",
+            "block at most 0.6x cyclic",
+        )
+    if app == "mg":
+        return Finding(
+            paper[1],
+            "cyclic keeps more on the node",
+            f"{here} ({ratio:.2f}x)",
+            "reproduced" if ratio > 1.0 else "not reproduced",
+            "cyclic fewer inter-node bytes than block",
+        )
+    if app in ("ft", "is"):
+        return Finding(
+            paper[2],
+            "about the same",
+            f"{here} ({ratio:.2f}x)",
+            "reproduced" if 0.9 <= ratio <= 1.1 else "not reproduced",
+            "within 10%",
+        )
+    return None
+
+
+def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
+    model = msgdist.parse_model(opts["model"])
+    check(opts["ranks"], model)
+    apps = [ctx.app] if ctx.app else ["cg", "mg", "ft"]
+    rows: list[dict[str, Any]] = []
+    found, recs, comparison = [], [], []
+    for app in apps:
+        prof, rec = _profile(ctx, app, opts["ranks"], None if ctx.app else opts["cls"])
+        if rec is not None:
+            recs.append(rec)
+        if prof is None:
+            continue
+        mine = msgdist.allocation_study(ctx.console, prof, model, opts["ranks"] > envinfo.cores())
+        rows += [{"app": app, **r} for r in mine]
+        f = _finding(app, mine)
+        if f:
+            found.append(f)
+        for what in ("bytes", "count"):
+            better = msgdist.better_allocation(mine, what) or "tie"
+            comparison.append(
+                Comparison(f"{app}: fewer inter-node {'bytes' if what == 'bytes' else 'messages'}", "", better)
+            )
+    title = f"Allocation: {', '.join(apps)} on {opts['ranks']} ranks, model {model}, block vs cyclic"
+    notes = ["the paper: 64 processes on 16 nodes x 4 cores, class B"]
+    return Outcome(
+        title,
+        rows or [{"app": "-"}],
+        comparison,
+        found,
+        recs,
+        notes,
+        {"model": str(model)},
+        None if rows else records.EXIT_RUN_FAILED,
+    )
+
+
+def plot(rec: dict[str, Any], path: Path) -> Path:
+    """Per app, the inter-node share of messages and bytes under block and cyclic, even dashed."""
+    plt = figures.pyplot()
+    rows = [{"app": rec["app"], **r} for r in rec["rows"] if "alloc" in r]  # (one-app records name it once)
+    apps = list(dict.fromkeys(r["app"] for r in rows))
+    fig, axes = plt.subplots(1, 2, figsize=(2 * max(1, len(apps)) + 6, 4))
+    for ax, what, label in zip(axes, ("count", "bytes"), ("messages", "bytes")):
+        for k, (alloc, colour) in enumerate((("block", "tab:blue"), ("cyclic", "tab:orange"))):
+            vals = []
+            for app in apps:
+                r = next(x for x in rows if x["app"] == app and x["alloc"] == alloc)
+                vals.append(100 * r[what]["inter_node"] / (sum(r[what].values()) or 1))
+            ax.bar([i + (k - 0.5) * 0.38 for i in range(len(apps))], vals, 0.38, color=colour, label=alloc)
+        if rows:
+            ax.axhline(100 * rows[0]["even"]["inter_node"], color="grey", ls="--", lw=0.8, label="even")
+        ax.set_xticks(range(len(apps)))
+        ax.set_xticklabels(apps)
+        ax.set_ylim(0, 100)
+        ax.set_ylabel(f"inter-node % of {label}")
+        ax.set_xlabel("application (profiled once, classified both ways)")
+        ax.legend(fontsize=7)
+    fig.suptitle(rec["title"], fontsize=9)
+    return figures.save(fig, path)

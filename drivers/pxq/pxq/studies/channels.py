@@ -1,0 +1,159 @@
+"""`pxq study channels`: latency and bandwidth of each channel (intra-CMP, inter-CMP,
+inter-node) from the ping-pong probe, beside Chai et al.'s 0.42/0.89/2.83 us and
+6684/1258/1532 MB/s."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from pxq import chanprobe, figures, findings, records
+from pxq.findings import Comparison, Finding
+from pxq.layout import parse_layout
+from pxq.studies import Context, Outcome
+
+NAME = "channels"
+HELP = "latency and bandwidth per channel (intra-CMP, inter-CMP, inter-node) beside the paper's"
+SECTION = "channels"
+MINUTES = 1.0
+APPS = False
+CHANNELS = ("intra_cmp", "inter_cmp", "inter_node")
+TEXT = {"intra_cmp": "intra-CMP", "inter_cmp": "inter-CMP", "inter_node": "inter-node"}
+SMALL = 8  # bytes: the small-message latency compared with the paper's
+
+
+def add(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--scale", type=float, help="iteration counts x this (default 0.2 quick, 1 full)")
+    p.add_argument("--max", help="largest message (default 4M)")
+
+
+def defaults(quick: bool) -> dict[str, Any]:
+    return {"scale": 0.2 if quick else 1.0, "max": "4M"}
+
+
+def _probe(ctx: Context, layout: str, opts: dict[str, Any]) -> dict[str, Any] | None:
+    spec = ctx.spec("probe", layout=parse_layout(layout))
+    path = spec.results
+    before = len(records.read(path)) if path.exists() else 0
+    chanprobe.run_pingpong(
+        ctx.console, spec, ctx.aux(f"pingpong-{layout}", ".png"), "0", opts["max"], 64, opts["scale"], False
+    )
+    recs = records.read(path) if path.exists() else []
+    return recs[-1] if len(recs) > before else None
+
+
+def _rows(recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per channel found (the first layout that offered it)."""
+    rows: dict[str, dict[str, Any]] = {}
+    for rec in recs:
+        for ch in rec.get("channels", []):
+            if ch["channel"] in rows or not ch["latency"]:
+                continue
+            lat = {p["bytes"]: p["median_us"] for p in ch["latency"]}
+            rows[ch["channel"]] = {
+                "channel": ch["channel"],
+                "detail": ch.get("detail", ""),
+                "latency_us": [[p["bytes"], p["median_us"]] for p in ch["latency"]],
+                "bandwidth_MBps": [[p["bytes"], 1000 * p["median_gbs"]] for p in ch["bandwidth"]],
+                "small_us": lat.get(SMALL, lat[min(lat)]),
+                "medium_us": lat.get(65536),
+                "peak_MBps": max((1000 * p["median_gbs"] for p in ch["bandwidth"]), default=0.0),
+            }
+    return [rows[c] for c in CHANNELS if c in rows]
+
+
+def _findings(rows: list[dict[str, Any]], paper: dict[str, Any], virtual: bool) -> list[Finding]:
+    by = {r["channel"]: r for r in rows}
+    out = []
+    lat = paper["latency_us_small"]
+    others = [c for c in ("inter_cmp", "inter_node") if c in by]
+    first = paper["findings"][0]
+    paper_text = f"{lat['intra_cmp']} us vs {lat['inter_cmp']} and {lat['inter_node']} us"
+    if "intra_cmp" not in by or not others:
+        out.append(Finding(first, paper_text, "-", "cannot be tested here", "needs intra-CMP and another channel"))
+    else:
+        ratios = [by[c]["small_us"] / by["intra_cmp"]["small_us"] for c in others]
+        here = ", ".join(f"{TEXT[c]} {r:.1f}x intra-CMP" for c, r in zip(others, ratios))
+        verdict = "reproduced" if min(ratios) >= 1.5 else "not reproduced"
+        why = "" if verdict == "reproduced" else "the other channels are less than 1.5x slower at 8 B"
+        if "inter_cmp" not in by:
+            why = (why + "; " if why else "") + "one package here: no inter-CMP channel to compare"
+        out.append(Finding(first, paper_text, here, verdict, why))
+    second = paper["findings"][1]
+    bw = paper["peak_bandwidth_MBps"]
+    paper_text = f"inter-CMP {bw['inter_cmp']} MB/s < inter-node {bw['inter_node']} MB/s"
+    if "inter_cmp" not in by:
+        why = "one package, so intra- and inter-CMP are the same channel"
+        out.append(Finding(second, paper_text, "-", "cannot be tested here", why))
+    elif "inter_node" not in by or virtual:
+        why = "the inter-node channel here is TCP between virtual nodes on one host, not an RDMA network"
+        out.append(Finding(second, paper_text, "-", "cannot be tested here", why))
+    else:
+        a, b = by["inter_cmp"]["peak_MBps"], by["inter_node"]["peak_MBps"]
+        verdict = "reproduced" if a < b else "not reproduced"
+        out.append(Finding(second, paper_text, f"{a:.0f} vs {b:.0f} MB/s", verdict))
+    return out
+
+
+def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
+    cores = ctx.base.cores
+    layouts = [f"1x{min(cores, 4)}" if cores >= 2 else None, "2x1"]
+    recs = [r for r in (_probe(ctx, lay, opts) for lay in layouts if lay) if r is not None]
+    rows = _rows(recs)
+    paper = findings.section(SECTION)
+    virtual = any(r.get("layout", {}).get("virtual_nodes") for r in recs)
+    comparison = []
+    for r in rows:
+        c = r["channel"]
+        comparison.append(
+            Comparison(
+                f"{TEXT[c]} latency ({SMALL} B)", f"{paper['latency_us_small'][c]} us", f"{r['small_us']:.2f} us"
+            )
+        )
+        comparison.append(
+            Comparison(
+                f"{TEXT[c]} peak bandwidth",
+                f"{paper['peak_bandwidth_MBps'][c]} MB/s",
+                f"{r['peak_MBps']:.0f} MB/s",
+                r["detail"],
+            )
+        )
+    missing = [TEXT[c] for c in CHANNELS if c not in {r["channel"] for r in rows}]
+    notes = [f"not measured here: {', '.join(missing)}"] if missing else []
+    return Outcome(
+        "Channels: latency and bandwidth per channel",
+        rows,
+        comparison,
+        _findings(rows, paper, virtual),
+        recs,
+        notes,
+        {"paper": paper},
+        code=None if recs else records.EXIT_RUN_FAILED,
+    )
+
+
+def plot(rec: dict[str, Any], path: Path) -> Path:
+    """Latency and bandwidth by message size per channel, the paper's figures as dashed lines."""
+    plt = figures.pyplot()
+    colours = {"intra_cmp": "tab:green", "inter_cmp": "tab:orange", "inter_node": "tab:red"}
+    fig, (ax_l, ax_b) = plt.subplots(1, 2, figsize=(11, 4))
+    paper = rec.get("data", {}).get("paper", {})
+    for r in rec["rows"]:
+        c = r["channel"]
+        sizes = [max(b, 1) for b, _ in r["latency_us"]]
+        ax_l.plot(sizes, [u for _, u in r["latency_us"]], "o-", ms=3, color=colours[c], label=f"{TEXT[c]} here")
+        if r["bandwidth_MBps"]:
+            ax_b.plot(*zip(*r["bandwidth_MBps"]), "o-", ms=3, color=colours[c], label=f"{TEXT[c]} here")
+    for c in CHANNELS:
+        if paper:
+            ax_l.axhline(paper["latency_us_small"][c], color=colours[c], ls="--", lw=0.8, label=f"{TEXT[c]} paper")
+            ax_b.axhline(paper["peak_bandwidth_MBps"][c], color=colours[c], ls="--", lw=0.8, label=f"{TEXT[c]} paper")
+    for ax, ylabel in ((ax_l, "latency (us, median)"), (ax_b, "bandwidth (MB/s, MB = 10^6 B)")):
+        figures.bytes_axis(ax, "x", every=2)
+        figures.log_axis(ax, "y")
+        ax.set_xlabel("message size (bytes)")
+        ax.set_ylabel(ylabel)
+        ax.legend(fontsize=7)
+    fig.suptitle(f"{rec['title']} (dashed: {rec.get('source', 'the paper')})", fontsize=10)
+    return figures.save(fig, path)

@@ -1,0 +1,174 @@
+"""`pxq study msgdist`: the share of messages and bytes on each channel for CG, MG and FT (or
+any MPI program's profile) on a machine model, block allocation, beside Chai et al.'s table
+(NAS class B, 16 processes on 4 nodes x 2 chips x 2 cores) and the even distribution."""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+from pathlib import Path
+from typing import Any
+
+from pxq import envinfo, figures, findings, msgdist, records, runner
+from pxq.errors import InputError
+from pxq.findings import Comparison, Finding
+from pxq.layout import parse_layout
+from pxq.studies import Context, Outcome
+
+NAME = "msgdist"
+HELP = "message and byte shares per channel for CG, MG and FT (or any profile) beside the paper's table"
+SECTION = "message_distribution"
+MINUTES = 1.0
+APPS = False
+CH = msgdist.CHANNELS
+CLOSE = 10.0  # percentage points: a channel's share "matches" the paper's within this
+
+
+def add(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", help="machine model NODESxSOCKETSxCORES (default 4x2x2, the paper's)")
+    p.add_argument("--apps", help="proxies to profile (default cg,mg,ft)")
+    p.add_argument("--profiles", nargs="+", type=Path, help="classify these pxq profile files instead of running")
+
+
+def defaults(quick: bool) -> dict[str, Any]:
+    return {"model": "4x2x2", "apps": "cg,mg,ft", "cls": "S" if quick else "B", "profiles": None}
+
+
+def _profile(ctx: Context, app: str, ranks: int, cls: str) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """One profile of the app on `ranks` ranks of one node (oversubscribed where needed: the
+    message counts are exact, the timings meaningless)."""
+    path = ctx.aux(f"{app}-msgprof")
+    records.check_writable(path)
+    spec = ctx.spec(
+        app,
+        layout=parse_layout(f"1x{ranks}"),
+        mode="flat",
+        oversubscribe=ranks > envinfo.cores() or ctx.base.oversubscribe,
+        app_args=runner.class_args(app, cls),
+        profile=path,
+    )
+    ctx.console.print(f"profiling {app} class {cls} on {ranks} ranks")
+    result = runner.execute(spec)
+    if result.status != "ok":
+        runner.say_failure(ctx.console, "run", result, spec.results)
+        return None, result.record
+    return msgdist.load(path), result.record
+
+
+def shares(rec: dict[str, Any], model: msgdist.Model) -> dict[str, Any]:
+    """Per channel, % of messages and of bytes between ranks (self apart), block allocation."""
+    t = msgdist.tally(rec, msgdist.place(model, rec["ranks"], "block"), "all")
+    count = {c: sum(r[c] for r in t.count) for c in msgdist.ALL_CHANNELS}
+    nbytes = {c: sum(r[c] for r in t.nbytes) for c in msgdist.ALL_CHANNELS}
+    n, b = sum(count[c] for c in CH) or 1, sum(nbytes[c] for c in CH) or 1
+    return {
+        "messages": [round(100 * count[c] / n, 1) for c in CH],
+        "bytes": [round(100 * nbytes[c] / b, 1) for c in CH],
+        "self_bytes_percent": round(100 * nbytes["self"] / max(1, sum(nbytes.values())), 1),
+    }
+
+
+def _text(v: list[float]) -> str:
+    return " / ".join(f"{x:.0f}" for x in v)
+
+
+def _app_finding(app: str, here: dict[str, Any], paper: dict[str, Any]) -> Finding:
+    key = app.upper()
+    if key not in paper["messages_percent"]:
+        return Finding(
+            f"{app}: shares per channel", "-", _text(here["messages"]), "cannot be tested here", "no paper row"
+        )
+    pm, pb = paper["messages_percent"][key], paper["bytes_percent"][key]
+    gap = max(abs(a - b) for a, b in zip(here["messages"] + here["bytes"], pm + pb))
+    verdict = "reproduced" if gap <= CLOSE else "not reproduced"
+    why = f"largest gap {gap:.0f} points" + ("" if verdict == "reproduced" else f" (> {CLOSE:.0f})")
+    return Finding(
+        f"{key}: % of messages (bytes) intra-CMP / inter-CMP / inter-node",
+        f"{_text(pm)} ({_text(pb)})",
+        f"{_text(here['messages'])} ({_text(here['bytes'])})",
+        verdict,
+        why,
+    )
+
+
+def _summary(rows: list[dict[str, Any]], paper: dict[str, Any], even: list[float]) -> Finding:
+    on_node = [r["messages"][0] + r["messages"][1] for r in rows]
+    mean = statistics.mean(on_node)
+    even_on = even[0] + even[1]
+    verdict = "reproduced" if mean >= 2 * even_on else "not reproduced"
+    return Finding(
+        paper["findings"][0],
+        "about 50% on the node vs 20% even",
+        f"{mean:.0f}% on the node vs {even_on:.0f}% even (mean of {', '.join(r['app'] for r in rows)})",
+        verdict,
+        "" if verdict == "reproduced" else "less than twice the even share stays on the node",
+    )
+
+
+def _profiles(ctx: Context, opts: dict[str, Any], model: msgdist.Model) -> tuple[list[tuple[str, dict]], list[dict]]:
+    if opts.get("profiles"):
+        return [(msgdist.program_name(p), p) for p in (msgdist.load(f) for f in opts["profiles"])], []
+    out, recs = [], []
+    for app in [a for a in opts["apps"].split(",") if a]:
+        prof, rec = _profile(ctx, app, model.slots, opts["cls"])
+        if rec is not None:
+            recs.append(rec)
+        if prof is not None:
+            out.append((app, prof))
+    return out, recs
+
+
+def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
+    model = msgdist.parse_model(opts["model"])
+    paper = findings.section(SECTION)
+    got, recs = _profiles(ctx, opts, model)
+    for name, prof in got:
+        if prof["ranks"] > model.slots:
+            raise InputError(f"{name}: {prof['ranks']} ranks do not fit model {model}: use a larger --model")
+    rows = [{"app": name, "ranks": prof["ranks"], **shares(prof, model)} for name, prof in got]
+    even_d = msgdist.even_distribution(msgdist.place(model, model.slots, "block"))
+    even = [round(100 * even_d[c], 1) for c in CH]
+    comparison = [Comparison("even distribution", _text(paper["even_distribution_percent"]), _text(even), str(model))]
+    found = [_app_finding(r["app"], r, paper) for r in rows]
+    if rows:
+        found.append(_summary(rows, paper, even))
+    for r in rows:
+        if r["self_bytes_percent"]:
+            comparison.append(
+                Comparison(f"{r['app']}: bytes a rank sends itself", "-", f"{r['self_bytes_percent']}%", "shown apart")
+            )
+    cls = "" if opts.get("profiles") else f", class {opts['cls']}"
+    title = f"Message distribution on model {model} (block{cls}): % intra-CMP / inter-CMP / inter-node"
+    notes = ["the profiles ran oversubscribed where ranks exceed cores: counts are exact, times are not"]
+    code = None if got else records.EXIT_RUN_FAILED
+    return Outcome(title, rows, comparison, found, recs, notes, {"paper": paper, "even": even}, code)
+
+
+def plot(rec: dict[str, Any], path: Path) -> Path:
+    """Stacked channel shares per app, the paper's bar beside this machine's, the even one last."""
+    plt = figures.pyplot()
+    paper = rec.get("data", {}).get("paper", {})
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    for ax, what in zip(axes, ("messages", "bytes")):
+        labels, stacks = [], []
+        for r in rec["rows"]:
+            key = r["app"].upper()
+            if key in paper.get(f"{what}_percent", {}):
+                labels.append(f"{key}\npaper")
+                stacks.append(paper[f"{what}_percent"][key])
+            labels.append(f"{key}\nhere")
+            stacks.append(r[what])
+        labels.append("even")
+        stacks.append(rec.get("data", {}).get("even", [0, 0, 0]))
+        bottom = [0.0] * len(labels)
+        for i, c in enumerate(CH):
+            vals = [s[i] for s in stacks]
+            ax.bar(labels, vals, bottom=bottom, color=msgdist.CHANNEL_COLOURS[c], label=msgdist.CHANNEL_TEXT[c])
+            bottom = [b + v for b, v in zip(bottom, vals)]
+        ax.set_ylim(0, 100)
+        ax.set_ylabel(f"% of {what} between ranks")
+        ax.set_xlabel("benchmark: the paper's shares beside this machine's")
+        ax.tick_params(axis="x", labelsize=7)
+    axes[0].legend(fontsize=7, loc="lower left")
+    fig.suptitle(rec["title"], fontsize=9)
+    return figures.save(fig, path)

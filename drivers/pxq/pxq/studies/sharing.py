@@ -1,0 +1,166 @@
+"""`pxq study sharing`: a constant number of ranks over layouts with more ranks per node (the
+paper's 16x1, 8x2 and 4x4, scaled to this machine with virtual nodes): time and time in MPI per
+layout for CG, MG and FT, beside Narayanaswamy et al.'s network-sharing findings."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from pxq import envinfo, figures, findings, runner
+from pxq.errors import InputError
+from pxq.findings import Comparison, Finding
+from pxq.layout import parse_layout
+from pxq.studies import Context, Outcome, exit_code, group, layout_text, measure
+
+NAME = "sharing"
+HELP = "a constant rank count over layouts with more ranks per node: time and time in MPI per layout"
+SECTION = "network_sharing"
+MINUTES = 2.0
+APPS = False
+
+
+def add(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--ranks", type=int, help="ranks in all (default: every core)")
+    p.add_argument("--apps", help="proxies (default cg,mg,ft)")
+    p.add_argument("--repeat", type=int, help="interleaved repeats (default 5 quick, 7 full)")
+
+
+def defaults(quick: bool) -> dict[str, Any]:
+    return {"ranks": None, "apps": "cg,mg,ft", "cls": "A" if quick else "B", "repeat": 5 if quick else 7}
+
+
+def layouts(n: int) -> list[str]:
+    """n x 1, n/2 x 2, ... 1 x n: every power-of-two split of n ranks."""
+    if n < 2:
+        raise InputError(f"--ranks {n}: network sharing needs at least 2 ranks")
+    out, q = [], 1
+    while q <= n:
+        if n % q == 0:
+            out.append(f"{n // q}x{q}")
+        q *= 2
+    return out
+
+
+def off_node_chance(layout: str) -> float:
+    """The chance that a given peer of a rank is on another node."""
+    p, q = (int(x) for x in layout.split("x"))
+    n = p * q
+    return (n - q) / (n - 1) if n > 1 else 0.0
+
+
+def _findings(rows: list[dict[str, Any]], virtual: bool) -> list[Finding]:
+    paper = findings.section(SECTION)
+    one_per_node = {r["app"]: r for r in rows if r["layout"].endswith("x1")}
+    shared = {r["app"]: r for r in rows if not r["layout"].endswith("x1") and r["layout"].split("x")[1] == "2"}
+    pairs = [(one_per_node[a], shared[a]) for a in one_per_node if a in shared]
+    here = ", ".join(
+        f"{a['app']} {b['median'] / a['median']:.2f}x time, {b['comm_median'] / max(a['comm_median'], 1e-12):.2f}x MPI"
+        for a, b in pairs
+    )
+    claim = f"up to {paper['slowdown_16x1_to_8x2_max_percent']}% slower ({paper['slowdown_16x1_to_8x2_max_app']})"
+    if not pairs:
+        return [Finding(paper["findings"][0], claim, "-", "cannot be tested here", "no Nx1 and (N/2)x2 pair ran")]
+    if virtual:
+        why = (
+            "virtual nodes share no network card: their messages go over TCP through one kernel, so two ranks "
+            "per node move traffic to shared memory instead of sharing a link"
+        )
+        return [Finding(paper["findings"][0], claim, here, "cannot be tested here", why)]
+    slower = all(b["median"] / a["median"] > 1 + max(a["spread"], b["spread"]) / 2 for a, b in pairs)
+    return [Finding(paper["findings"][0], claim, here, "reproduced" if slower else "not reproduced")]
+
+
+def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
+    n = opts["ranks"] or envinfo.cores()
+    apps = [a for a in opts["apps"].split(",") if a]
+    configs = [
+        ctx.spec(app, layout=parse_layout(lay), mode="flat", app_args=runner.class_args(app, opts["cls"]))
+        for app in apps
+        for lay in layouts(n)
+    ]
+    recs, planned = measure(ctx, configs, opts["repeat"], f"network sharing, {n} ranks")
+    groups = group(recs, lambda r: (r["app"], layout_text(r)))
+    rows = []
+    for app in apps:
+        base = groups.get((app, f"{n}x1"))
+        for lay in layouts(n):
+            g = groups.get((app, lay))
+            if g is None:
+                continue
+            rows.append(
+                {
+                    "app": app,
+                    "layout": lay,
+                    "runs": len(g["times"]),
+                    "median": g["median"],
+                    "comm_median": g["comm_median"],
+                    "spread": g["spread"],
+                    "normalised": g["median"] / base["median"] if base else None,
+                    "off_node_chance": off_node_chance(lay),
+                    "verified": g["verified"],
+                }
+            )
+    virtual = any(r.get("layout", {}).get("virtual_nodes") for r in recs)
+    comparison = [
+        Comparison(
+            f"{r['app']} {r['layout']}",
+            "",
+            f"{r['median']:.3f} s, MPI {r['comm_median']:.3f} s",
+            f"{r['normalised']:.2f}x of {n}x1, spread {100 * r['spread']:.0f}%" if r["normalised"] else "",
+        )
+        for r in rows
+    ]
+    for lay, pct in (("8x2", 93), ("4x4", 80)):
+        comparison.append(
+            Comparison(
+                f"chance a peer is off the node, {lay}", f"{pct}%", f"{100 * off_node_chance(lay):.0f}%", "arithmetic"
+            )
+        )
+    title = f"Network sharing: {n} ranks as " + ", ".join(layouts(n)) + f" (class {opts['cls']})"
+    notes = ["virtual nodes: the inter-node channel is TCP on one host"] if virtual else []
+    if n > ctx.base.cores:
+        notes.append("ranks oversubscribe the cores: times mean little")
+    return Outcome(
+        title,
+        rows or [{"app": "-"}],
+        comparison,
+        _findings(rows, virtual),
+        recs,
+        notes,
+        {"ranks": n},
+        exit_code(recs, planned),
+    )
+
+
+def plot(rec: dict[str, Any], path: Path) -> Path:
+    """Time per layout over the one-rank-per-node time, per app; hatched: the time in MPI."""
+    plt = figures.pyplot()
+    from matplotlib.patches import Patch
+
+    rows = [r for r in rec["rows"] if r.get("normalised")]
+    apps = list(dict.fromkeys(r["app"] for r in rows))
+    lays = list(dict.fromkeys(r["layout"] for r in rows))
+    colours = dict(zip(lays, ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")))
+    fig, ax = plt.subplots(figsize=(2.2 * max(1, len(apps)) + 2.5, 4))
+    width = 0.8 / max(1, len(lays))
+    base_of = {r["app"]: r["median"] / r["normalised"] for r in rows}
+    for i, app in enumerate(apps):
+        for j, lay in enumerate(lays):
+            r = next((x for x in rows if x["app"] == app and x["layout"] == lay), None)
+            if r is None:
+                continue
+            x = i + (j - (len(lays) - 1) / 2) * width
+            ax.bar(x, r["normalised"], width, color=colours[lay], edgecolor="black", linewidth=0.5)
+            ax.bar(x, r["comm_median"] / base_of[app], width, color="none", hatch="//", edgecolor="black", linewidth=0)
+    ax.axhline(1.0, color="grey", ls="--", lw=0.8)
+    ax.set_xticks(range(len(apps)))
+    ax.set_xticklabels(apps)
+    ax.set_xlabel("application")
+    ax.set_ylabel("median time / one-rank-per-node median")
+    handles = [Patch(color=colours[lay], label=lay) for lay in lays]
+    handles.append(Patch(facecolor="white", edgecolor="black", hatch="//", label="time in MPI"))
+    ax.legend(handles=handles, fontsize=7, title="layout (nodes x ranks)", title_fontsize=7)
+    ax.set_title(rec["title"], fontsize=9)
+    return figures.save(fig, path)

@@ -1,0 +1,154 @@
+"""`pxq study variability`: the distribution of back-to-back allreduce calls, quiet and beside a
+background load: median, p95, the slowest 5%'s share of the total time and the clusters of
+call times, beside the published Opteron figures (median 363 us, slowest 5% = 93% of the time)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from pxq import envinfo, figures, findings, probe, records
+from pxq.findings import Comparison, Finding
+from pxq.layout import parse_layout
+from pxq.studies import Context, Outcome
+
+NAME = "variability"
+HELP = "allreduce call times quiet and beside a background load: median, p95, tail share, clusters"
+SECTION = "collective_variability"
+MINUTES = 0.5
+APPS = False
+
+
+def add(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--calls", type=int, help="timed calls (default 2000, the paper's)")
+    p.add_argument("--size", help="bytes per rank (default 16K, the paper's)")
+    p.add_argument("--noise", choices=probe.NOISE_MODES, help="the background load (default memory)")
+
+
+def defaults(quick: bool) -> dict[str, Any]:
+    return {"calls": 2000, "size": "16K", "noise": "memory"}
+
+
+def _probe(ctx: Context, opts: dict[str, Any], noise: str | None) -> dict[str, Any] | None:
+    before = len(records.read(ctx.results)) if ctx.results.exists() else 0
+    layout = parse_layout(f"1x{max(2, envinfo.cores())}")
+    name = f"allreduce-{noise or 'quiet'}"
+    probe.run(
+        ctx.console,
+        "allreduce",
+        layout,
+        opts["calls"],
+        opts["size"],
+        50,
+        noise,
+        None,
+        1.0,
+        ctx.results,
+        ctx.aux(name, ".png"),
+        ctx.base,
+    )
+    recs = records.read(ctx.results) if ctx.results.exists() else []
+    return recs[-1] if len(recs) > before and recs[-1].get("app") == "probe-collective" else None
+
+
+def _row(rec: dict[str, Any], label: str) -> dict[str, Any]:
+    st = rec["stats"]
+    return {
+        "condition": label,
+        "median_us": 1e6 * st["median"],
+        "p95_us": 1e6 * st["p95"],
+        "max_us": 1e6 * st["max"],
+        "tail_share": st["tail_share"],
+        "clusters": [[1e6 * c["centre"], c["count"]] for c in st["clusters"]],
+        "samples_us": [1e6 * t for t in rec["samples"]["slowest_rank"]],
+    }
+
+
+def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
+    paper = findings.section(SECTION)
+    got = [
+        (label, _probe(ctx, opts, noise))
+        for label, noise in (("quiet", None), (f"{opts['noise']} load", opts["noise"]))
+    ]
+    recs = [r for _, r in got if r is not None]
+    rows = [_row(r, label) for label, r in got if r is not None]
+    comparison = [
+        Comparison(
+            "calls x bytes per rank",
+            "2000 x 16 KB, 32 ranks",
+            f"{opts['calls']} x {opts['size']}, {recs[0]['layout']['ranks'] if recs else '-'} ranks",
+        )
+    ]
+    for r in rows:
+        comparison += [
+            Comparison(f"{r['condition']}: median", f"{paper['median_us']} us", f"{r['median_us']:.1f} us"),
+            Comparison(f"{r['condition']}: p95", "< 500 us (95% of calls)", f"{r['p95_us']:.1f} us"),
+            Comparison(
+                f"{r['condition']}: slowest 5% share of time",
+                f"{paper['slowest_5_percent_share_of_total_time_percent']}%",
+                f"{100 * r['tail_share']:.0f}%",
+            ),
+            Comparison(f"{r['condition']}: clusters", "distinct levels", str(len(r["clusters"]))),
+        ]
+    found = []
+    claim = paper["findings"][0]
+    for r in rows:
+        heavy = r["tail_share"] >= 0.5
+        found.append(
+            Finding(
+                f"a heavy tail ({r['condition']})",
+                "slowest 5% = 93% of the time",
+                f"{100 * r['tail_share']:.0f}%",
+                "reproduced" if heavy else "not reproduced",
+                "" if heavy else "the slowest 5% take less than half of the time",
+            )
+        )
+    if rows:
+        levels = max(len(r["clusters"]) for r in rows)
+        found.append(
+            Finding(
+                claim,
+                "distinct levels",
+                f"up to {levels} clusters",
+                "reproduced" if levels >= 2 else "not reproduced",
+                "one level of call times"
+                if levels < 2
+                else f"{levels} levels; the cause here need not be inter-socket links",
+            )
+        )
+    title = f"Variability: {opts['calls']} back-to-back allreduce calls of {opts['size']}, quiet and beside a load"
+    return Outcome(
+        title,
+        rows or [{"condition": "-"}],
+        comparison,
+        found,
+        recs,
+        [],
+        {},
+        None if len(recs) == 2 else records.EXIT_RUN_FAILED,
+    )
+
+
+def plot(rec: dict[str, Any], path: Path) -> Path:
+    """Call times in order and their distribution, quiet and loaded, the paper's median dashed."""
+    plt = figures.pyplot()
+    rows = [r for r in rec["rows"] if "samples_us" in r]
+    fig, (ax_t, ax_h) = plt.subplots(1, 2, figsize=(11, 4))
+    for r, colour in zip(rows, ("tab:blue", "tab:red")):
+        ax_t.plot(r["samples_us"], ".", ms=2, color=colour, label=r["condition"])
+        ax_h.hist(
+            r["samples_us"], bins=60, color=colour, alpha=0.6, label=f"{r['condition']}: median {r['median_us']:.0f} us"
+        )
+    paper = findings.section(SECTION)["median_us"]
+    ax_t.axhline(paper, color="grey", ls="--", lw=0.8, label=f"paper median {paper} us")
+    figures.log_axis(ax_t, "y")
+    ax_t.set_xlabel("call")
+    ax_t.set_ylabel("time of the slowest rank (us)")
+    ax_h.set_xscale("log")
+    ax_h.set_xlabel("call time (us)")
+    ax_h.set_ylabel("calls")
+    ax_t.legend(fontsize=7)
+    ax_h.legend(fontsize=7)
+    fig.suptitle(rec["title"], fontsize=9)
+    return figures.save(fig, path)
