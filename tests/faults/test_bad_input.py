@@ -106,6 +106,13 @@ case("study-contention-placement", ["study", "contention", "ring", "--placement"
 case("study-contention-app", ["study", "contention", "lu"], "unknown app 'lu'")
 case("study-allocation-ranks-1", ["study", "allocation", "cg", "--ranks", "1", "--model", "4x2x2"], "--ranks 1")
 case("study-allocation-model", ["study", "allocation", "cg", "--ranks", "4", "--model", "4x2"], "model")
+case("study-msgdist-model", ["study", "msgdist", "--model", "4x2"], "model '4x2'")
+case("study-msgdist-profile", ["study", "msgdist", "--profiles", "/nonexistent.jsonl"], "no such file")
+case("study-tiling-block", ["study", "tiling", "--block", "64Q"], "64Q")
+case("study-sharing-ranks", ["study", "sharing", "--ranks", "1"], "--ranks 1")
+case("study-unknown", ["study", "nas"], "invalid choice")
+case("reproduce-only", ["reproduce", "--only", "channels,nas"], "unknown study 'nas'")
+case("reproduce-only-empty", ["reproduce", "--only", ","], "--only is empty")
 case("study-allocation-small", ["study", "allocation", "cg", "--ranks", "64", "--model", "2x2x2"], "cores for 64")
 for argv, what in (
     (["report", "nonexistent.jsonl"], "no such file"),

@@ -215,7 +215,7 @@ def main() -> None:
     )
     if p.returncode != 0 or "block" not in p.stdout or "cyclic" not in p.stdout:
         fail(f"study allocation exited {p.returncode}\n{p.stdout}{p.stderr}")
-    (alloc,) = [r for r in read(work / "alloc-msgprof.jsonl") if r["app"] == "msgprof"]
+    (alloc,) = [r for r in read(work / "alloc-ring-msgprof.jsonl") if r["app"] == "msgprof"]
     if alloc["ranks"] != 4 or not alloc["p2p"]:
         fail("the allocation study's profile is empty")
 

@@ -10,7 +10,9 @@ import pytest
 from pxq import cli, figures
 
 DATA = Path(__file__).parent / "data" / "figures"
-KINDS = sorted(p.stem for p in DATA.glob("*.jsonl"))
+STUDIES = Path(__file__).parent / "data" / "studies"  # one study record per study, from pxq study NAME
+FILES = {p.stem: p for p in DATA.glob("*.jsonl")} | {f"study-{p.stem}": p for p in STUDIES.glob("*.jsonl")}
+KINDS = sorted(FILES)
 
 
 @pytest.fixture
@@ -58,7 +60,7 @@ def _describe(fig):
 def test_each_figure_kind_redraws_from_its_record(kind, tmp_path, drawn, monkeypatch):
     monkeypatch.chdir(tmp_path)
     out = tmp_path / f"{kind}.png"
-    assert cli.main(["report", str(DATA / f"{kind}.jsonl"), "--plot", str(out)]) == 0
+    assert cli.main(["report", str(FILES[kind]), "--plot", str(out)]) == 0
     assert out.is_file() and out.stat().st_size > 10_000
     (fig,) = drawn
     title = fig["title"]

@@ -9,11 +9,14 @@ a second call with the same folder and mode carries on where the first stopped).
 from __future__ import annotations
 
 import base64
+import contextlib
 import datetime as dt
 import html
 import json
 import os
+import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -76,12 +79,32 @@ def base_spec(folder: Path, args: Any) -> runner.RunSpec:
     )
 
 
+@contextlib.contextmanager
+def output_to(f: Any) -> Iterator[None]:
+    """Standard output and error (this process's and its children's) into f for a while."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    try:
+        os.dup2(f.fileno(), 1)
+        os.dup2(f.fileno(), 2)
+        yield
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        os.close(saved[0])
+        os.close(saved[1])
+
+
 def run_one(mod: Any, folder: Path, base: runner.RunSpec, quick: bool) -> dict[str, Any]:
-    """One study, its output into logs/NAME.log; what progress.json keeps of it."""
+    """One study, all its output (the probes' and the apps' too) into logs/NAME.log; what
+    progress.json keeps of it."""
     results = folder / "records" / f"{mod.NAME}.jsonl"
     log = folder / "logs" / f"{mod.NAME}.log"
     t0 = time.monotonic()
-    with log.open("w", encoding="utf-8") as f:
+    with log.open("w", encoding="utf-8") as f, output_to(f):
         console = Console(file=f, width=160, force_terminal=False)
         ctx = studies.Context(console, results, base, quick, None, folder / "figures" / f"{mod.NAME}.png")
         try:
@@ -119,15 +142,22 @@ def reproduce(console: Console, folder: Path, quick: bool, only: str | None, arg
     if len(todo) < len(mods):
         console.print(f"resuming {folder}: {len(mods) - len(todo)} of {len(mods)} studies already done")
     base = base_spec(folder, args)
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TextColumn("{task.fields[count]}"),
-        TimeElapsedColumn(),
-        TextColumn("left"),
-        TimeRemainingColumn(),
-        console=console,
-    ) as progress:
+    # The progress bar writes to the terminal through its own copy of standard output, which
+    # each study's redirection (output_to) leaves alone.
+    term = os.fdopen(os.dup(sys.stdout.fileno()), "w", buffering=1)
+    screen = Console(file=term, force_terminal=term.isatty() or None, width=console.width)
+    with (
+        term,
+        Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TextColumn("{task.fields[count]}"),
+            TimeElapsedColumn(),
+            TextColumn("left"),
+            TimeRemainingColumn(),
+            console=screen,
+        ) as progress,
+    ):
         task = progress.add_task("reproduce", total=sum(m.MINUTES for m in todo) or 1, count="")
         for i, mod in enumerate(todo):
             progress.update(task, description=f"{mod.NAME} ({mode})", count=f"{i + 1}/{len(todo)}")

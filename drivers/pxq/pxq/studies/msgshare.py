@@ -138,7 +138,7 @@ def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
                 Comparison(f"{r['app']}: bytes a rank sends itself", "-", f"{r['self_bytes_percent']}%", "shown apart")
             )
     cls = "" if opts.get("profiles") else f", class {opts['cls']}"
-    title = f"Message distribution on model {model} (block{cls}): % intra-CMP / inter-CMP / inter-node"
+    title = f"Message distribution on model {model} (block allocation{cls}): shares per channel"
     notes = ["the profiles ran oversubscribed where ranks exceed cores: counts are exact, times are not"]
     code = None if got else records.EXIT_RUN_FAILED
     return Outcome(title, rows, comparison, found, recs, notes, {"paper": paper, "even": even}, code)

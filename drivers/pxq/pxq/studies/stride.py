@@ -95,7 +95,7 @@ def plot(rec: dict[str, Any], path: Path) -> Path:
     ax.axvspan(LOW, HIGH, color="tab:grey", alpha=0.2, label="paper: about 2x in this range")
     ax.axhline(2.0, color="grey", ls="--", lw=0.8)
     ax.axhline(1.0, color="black", lw=0.6)
-    figures.bytes_axis(ax, "x")
+    figures.bytes_axis(ax, "x", every=2)
     ax.set_xlabel("stride (bytes)")
     ax.set_ylabel("time per access, together / alone")
     ax.legend(fontsize=7)

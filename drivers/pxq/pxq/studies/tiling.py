@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from pxq import envinfo, figures, findings
+from pxq.errors import InputError
 from pxq.findings import Comparison, Finding
-from pxq.layout import parse_layout
+from pxq.layout import parse_bytes, parse_layout, parse_tile
 from pxq.studies import Context, Outcome, exit_code, group, layout_text, measure
 
 NAME = "tiling"
@@ -51,6 +52,10 @@ def paper_condition(layout: str) -> str:
 
 
 def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
+    parse_bytes(opts["block"])  # bad sizes are refused here, with the binaries' own message
+    parse_tile(opts["tile"])
+    if opts["iterations"] < 1:
+        raise InputError(f"--iterations {opts['iterations']}: use at least 1")
     lays = fitting_layouts(envinfo.cores() if not ctx.base.hostfile else 16)
     ring = ["--block", opts["block"], "--iterations", str(opts["iterations"])]
     configs = [
