@@ -118,6 +118,23 @@ def check_plot_path(path: Path | None) -> None:
         raise InputError(f"--plot {path}: folder '{parent}' does not exist or is not writable: pick another path")
 
 
+def launch_spec(args: argparse.Namespace, results: Path | None = None) -> runner.RunSpec:
+    """The launch options alone (probes and app-less studies set the app and layout per run)."""
+    return runner.RunSpec(
+        app="probe",
+        layout=parse_layout("1x1"),
+        alloc=getattr(args, "alloc", "block"),
+        results=results or Path("results/probe.jsonl"),
+        oversubscribe=args.oversubscribe,
+        hostfile=args.hostfile,
+        launcher=getattr(args, "launcher", None),
+        timeout=check_timeout(args.timeout),
+        cores=envinfo.cores(),
+        placement=getattr(args, "placement", None),
+        placement_cpus=parse_cpus(getattr(args, "placement_cores", None)),
+    )
+
+
 def base_spec(args: argparse.Namespace, app_args: list[str], results: Path) -> runner.RunSpec:
     """The run every app command starts from: launch options, class and app arguments."""
     runner.check_app_args(app_args)

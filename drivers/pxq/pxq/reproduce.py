@@ -25,7 +25,6 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, Ti
 
 from pxq import envinfo, findings, records, runner, studies
 from pxq.errors import InputError
-from pxq.layout import parse_layout
 from pxq.records import RecordError
 
 PROGRESS = "progress.json"
@@ -67,16 +66,9 @@ def save_progress(folder: Path, state: dict[str, Any]) -> None:
 
 
 def base_spec(folder: Path, args: Any) -> runner.RunSpec:
-    return runner.RunSpec(
-        app="probe",
-        layout=parse_layout("1x1"),
-        results=folder / "records" / "x.jsonl",
-        oversubscribe=getattr(args, "oversubscribe", False),
-        hostfile=getattr(args, "hostfile", None),
-        launcher=getattr(args, "launcher", None),
-        timeout=getattr(args, "timeout", 600.0),
-        cores=envinfo.cores(),
-    )
+    from pxq.options import launch_spec
+
+    return launch_spec(args, folder / "records" / "x.jsonl")
 
 
 @contextlib.contextmanager

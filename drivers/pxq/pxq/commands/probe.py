@@ -9,11 +9,11 @@ from pathlib import Path
 
 from rich.console import Console
 
-from pxq import chanprobe, envinfo, memprobe, probe, runner
+from pxq import chanprobe, envinfo, memprobe, probe
 from pxq.errors import InputError
 from pxq.launch import PLACEMENTS
 from pxq.layout import parse_layout
-from pxq.options import add_launch_options, check_timeout, parse_cpus
+from pxq.options import add_launch_options, launch_spec, parse_cpus
 from pxq.paths import figure_path, results_path
 
 NAME = "probe"
@@ -147,18 +147,7 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
         raise InputError("--class: the probes have no problem classes")
     if args.op == "bandwidth" and args.max_cores is not None and args.max_cores < 1:
         raise InputError(f"--max-cores {args.max_cores}: measure at least 1 core (default: every core)")
-    base = runner.RunSpec(
-        app="probe",
-        layout=parse_layout("1x1"),
-        alloc=args.alloc,
-        oversubscribe=args.oversubscribe,
-        hostfile=args.hostfile,
-        launcher=args.launcher,
-        timeout=check_timeout(args.timeout),
-        cores=envinfo.cores(),
-        placement=args.placement,
-        placement_cpus=parse_cpus(args.placement_cores),
-    )
+    base = launch_spec(args)
     results = results_path(args.results, f"probe-{args.op}.jsonl")
     plot = figure_path(args.plot, results)
     if args.op in ("pingpong", "rankpairs"):

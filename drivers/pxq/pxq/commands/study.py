@@ -9,9 +9,8 @@ from typing import Any
 
 from rich.console import Console
 
-from pxq import envinfo, runner, studies
-from pxq.layout import parse_layout
-from pxq.options import add_launch_options, app_help, base_spec, check_app, check_timeout, parse_cpus
+from pxq import runner, studies
+from pxq.options import add_launch_options, app_help, base_spec, check_app, launch_spec
 from pxq.paths import results_path
 
 NAME = "study"
@@ -50,19 +49,7 @@ def base(args: argparse.Namespace, app_args: list[str], app: str | None) -> runn
     results = results_path(args.results, f"study-{args.study}{'-' + app if app else ''}.jsonl")
     if app:
         return base_spec(args, app_args, results)
-    return runner.RunSpec(
-        app="probe",
-        layout=parse_layout("1x1"),
-        alloc=args.alloc,
-        results=results,
-        oversubscribe=args.oversubscribe,
-        hostfile=args.hostfile,
-        launcher=args.launcher,
-        timeout=check_timeout(args.timeout),
-        cores=envinfo.cores(),
-        placement=args.placement,
-        placement_cpus=parse_cpus(args.placement_cores),
-    )
+    return launch_spec(args, results)
 
 
 def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> int:
