@@ -26,6 +26,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -50,10 +51,10 @@ struct Timing {  // one MPI call's calls and seconds inside it, on one rank
 
 struct State {
   std::mutex m;
-  bool ready = false, quiet = false;   // quiet: the profiler's own calls at finalize
-  bool paused = false;                 // between MPI_Pcontrol(0) and MPI_Pcontrol(1)
-  u64 excluded = 0;                    // calls made while paused
-  std::map<std::string, Timing> time;  // MPI call name -> calls, seconds
+  bool ready = false, quiet = false;                // quiet: the profiler's own calls at finalize
+  bool paused = false;                              // between MPI_Pcontrol(0) and MPI_Pcontrol(1)
+  u64 excluded = 0;                                 // calls made while paused
+  std::map<std::string, Timing, std::less<>> time;  // MPI call name -> calls, seconds
   int world_size = 0, world_rank = 0;
   std::vector<u64> p2p_count, p2p_bytes, model_count, model_bytes;  // [dst * kSizeBins + bin]
   std::map<std::string, std::pair<u64, u64>> calls;                 // collective -> calls, bytes given
@@ -148,9 +149,10 @@ class Timed {
     State& s = state();
     std::lock_guard<std::mutex> lock(s.m);
     if (!ready(s) || s.paused) return;
-    Timing& t = s.time[name_];
-    ++t.calls;
-    t.seconds += dt;
+    auto it = s.time.find(std::string_view(name_));  // no string built once the name is known
+    if (it == s.time.end()) it = s.time.emplace(name_, Timing{}).first;
+    ++it->second.calls;
+    it->second.seconds += dt;
   }
 
  private:
@@ -161,7 +163,7 @@ class Timed {
 // What timing one call costs: the best of several loops of what Timed does, in nanoseconds.
 double timer_overhead_ns() {
   std::mutex m;
-  std::map<std::string, Timing> scratch;
+  std::map<std::string, Timing, std::less<>> scratch;
   double best = 1e30;
   constexpr int kLoops = 5, kCalls = 20000;
   for (int loop = 0; loop < kLoops; ++loop) {
@@ -169,9 +171,10 @@ double timer_overhead_ns() {
     for (int i = 0; i < kCalls; ++i) {
       const double t = now();
       std::lock_guard<std::mutex> lock(m);
-      Timing& x = scratch["MPI_Overhead"];
-      ++x.calls;
-      x.seconds += now() - t;
+      auto it = scratch.find(std::string_view("MPI_Overhead"));
+      if (it == scratch.end()) it = scratch.emplace("MPI_Overhead", Timing{}).first;
+      ++it->second.calls;
+      it->second.seconds += now() - t;
     }
     best = std::min(best, (now() - t0) / kCalls * 1e9);
   }

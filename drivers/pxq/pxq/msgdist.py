@@ -256,25 +256,6 @@ def plot_profile(rec: dict[str, Any], path: Path) -> Path:
     return plot(tallies, even_distribution(places), path, f"{program_name(rec)}, {rec['ranks']} ranks: {how}")
 
 
-def plot_allocations(rows: list[dict[str, Any]], path: Path, title: str) -> Path:
-    """Channel shares of messages and bytes under each allocation, the even shares beside."""
-    plt = figures.pyplot()
-
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.8))
-    for ax, what in zip(axes, ("count", "bytes")):
-        labels = [r["alloc"] for r in rows] + ["even"]
-        bottom = [0.0] * len(labels)
-        for c in ALL_CHANNELS:
-            vals = [100 * r[what][c] / (sum(r[what].values()) or 1) for r in rows] + [100 * rows[0]["even"].get(c, 0)]
-            bottom = _stack(ax, labels, vals, bottom, c)
-        ax.set_ylim(0, 100)
-        ax.set_ylabel(f"% of {'messages' if what == 'count' else 'bytes'}")
-        ax.set_xlabel("allocation of ranks to nodes")
-    axes[0].legend(fontsize=8, loc="lower left")
-    fig.suptitle(title, fontsize=10)
-    return figures.save(fig, path)
-
-
 def program_name(rec: dict[str, Any]) -> str:
     """The profiled program's name (its path's last part), for titles."""
     words = str(rec.get("program", "?")).split()

@@ -25,6 +25,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, Ti
 
 from pxq import envinfo, findings, records, runner, studies
 from pxq.errors import InputError
+from pxq.options import launch_spec
 from pxq.records import RecordError
 
 PROGRESS = "progress.json"
@@ -63,12 +64,6 @@ def save_progress(folder: Path, state: dict[str, Any]) -> None:
     tmp = folder / f".{PROGRESS}.{os.getpid()}"
     tmp.write_text(json.dumps(state, indent=1), encoding="utf-8")
     tmp.replace(folder / PROGRESS)
-
-
-def base_spec(folder: Path, args: Any) -> runner.RunSpec:
-    from pxq.options import launch_spec
-
-    return launch_spec(args, folder / "records" / "x.jsonl")
 
 
 @contextlib.contextmanager
@@ -133,7 +128,7 @@ def reproduce(console: Console, folder: Path, quick: bool, only: str | None, arg
     todo = [m for m in mods if m.NAME not in state["done"]]
     if len(todo) < len(mods):
         console.print(f"resuming {folder}: {len(mods) - len(todo)} of {len(mods)} studies already done")
-    base = base_spec(folder, args)
+    base = launch_spec(args, folder / "records" / "x.jsonl")  # each study sets its own results
     # The progress bar writes to the terminal through its own copy of standard output, which
     # each study's redirection (output_to) leaves alone.
     term = os.fdopen(os.dup(sys.stdout.fileno()), "w", buffering=1)

@@ -73,9 +73,16 @@ def get(name: str) -> ModuleType:
     raise InputError(f"unknown study '{name}': use one of {', '.join(m.NAME for m in registry())}")
 
 
+def outcome_code(out: Outcome) -> int:
+    """The study's exit code: its own, else the one its runs' records give."""
+    if out.code is not None:
+        return out.code
+    return records.exit_code(out.recs) if out.recs else records.EXIT_OK
+
+
 def record(name: str, app: str, out: Outcome) -> dict[str, Any]:
     """The study record (schemas/study.schema.json): rows, findings, the runs it came from."""
-    code = out.code if out.code is not None else (records.exit_code(out.recs) if out.recs else records.EXIT_OK)
+    code = outcome_code(out)
     status = {records.EXIT_OK: "ok", records.EXIT_VERIFICATION: "failed"}.get(code, "error")
     return {
         "kind": "study",
@@ -109,8 +116,7 @@ def finish(ctx: Context, name: str, app: str, out: Outcome) -> tuple[int, dict, 
     figure = mod.plot(rec, ctx.plot or ctx.results.with_suffix(".png"))
     ctx.console.print(f"record: {ctx.results}")
     ctx.console.print(f"figure: {figure}")
-    code = out.code if out.code is not None else (records.exit_code(out.recs) if out.recs else records.EXIT_OK)
-    return code, rec, figure
+    return outcome_code(out), rec, figure
 
 
 def measure(ctx: Context, configs: list[runner.RunSpec], repeat: int, what: str) -> tuple[list[dict[str, Any]], int]:
@@ -157,3 +163,45 @@ def exit_code(recs: list[dict[str, Any]], planned: int) -> int | None:
 def layout_text(rec: dict[str, Any]) -> str:
     lay = rec["layout"]
     return f"{lay['nodes']}x{lay['ranks_per_node']}"
+
+
+def count(path: Path) -> int:
+    """Records in a file so far (0 when there is none): what appended() compares with."""
+    return len(records.read(path)) if path.exists() else 0
+
+
+def appended(path: Path, before: int, app: str) -> dict[str, Any] | None:
+    """The record a probe appended after `before` records, if it wrote one of `app`."""
+    recs = records.read(path) if path.exists() else []
+    return recs[-1] if len(recs) > before and recs[-1].get("app") == app else None
+
+
+def profile_app(
+    ctx: Context, app: str, ranks: int, app_args: list[str] | None
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """One message profile of the app on `ranks` ranks of one node, oversubscribed where the
+    ranks exceed the cores (its counts exact, its timings meaningless): the profile (None if
+    the run failed) and the run's record."""
+    from pxq import envinfo, msgdist
+    from pxq.layout import parse_layout
+
+    path = ctx.aux(f"{app}-msgprof")
+    records.check_writable(path)
+    over = ranks > envinfo.cores()
+    spec = ctx.spec(
+        app,
+        layout=parse_layout(f"1x{ranks}"),
+        mode="flat",
+        oversubscribe=over or ctx.base.oversubscribe,
+        profile=path,
+        **({} if app_args is None else {"app_args": app_args}),
+    )
+    ctx.console.print(
+        f"profiling {app} on {ranks} ranks" + (f" (oversubscribing {envinfo.cores()} cores)" if over else "")
+    )
+    result = runner.execute(spec)
+    if result.status != "ok":
+        ctx.console.print(result.output[-2000:], markup=False)
+        runner.say_failure(ctx.console, "run", result, spec.results)
+        return None, result.record
+    return msgdist.load(path), result.record

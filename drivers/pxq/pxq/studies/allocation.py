@@ -11,8 +11,8 @@ from typing import Any
 from pxq import envinfo, figures, findings, msgdist, records, runner
 from pxq.errors import InputError
 from pxq.findings import Comparison, Finding
-from pxq.layout import format_volume, parse_layout
-from pxq.studies import Context, Outcome
+from pxq.layout import format_volume
+from pxq.studies import Context, Outcome, profile_app
 
 NAME = "allocation"
 HELP = "profile an app once, compare block and cyclic allocation on a machine model, by bytes and messages"
@@ -39,30 +39,6 @@ def check(ranks: int, model: msgdist.Model) -> None:
         raise InputError(
             f"model {model} has {model.slots} cores for {ranks} ranks: use a model with at least {ranks} cores"
         )
-
-
-def _profile(ctx: Context, app: str, ranks: int, cls: str | None) -> tuple[dict | None, dict | None]:
-    path = ctx.aux(f"{app}-msgprof")
-    records.check_writable(path)
-    over = ranks > envinfo.cores()
-    kw: dict[str, Any] = {} if cls is None else {"app_args": runner.class_args(app, cls)}
-    spec = ctx.spec(
-        app,
-        layout=parse_layout(f"1x{ranks}"),
-        mode="flat",
-        oversubscribe=over or ctx.base.oversubscribe,
-        profile=path,
-        **kw,
-    )
-    ctx.console.print(
-        f"profiling {app} on {ranks} ranks" + (f" (oversubscribing {envinfo.cores()} cores)" if over else "")
-    )
-    result = runner.execute(spec)
-    if result.status != "ok":
-        ctx.console.print(result.output[-2000:], markup=False)
-        runner.say_failure(ctx.console, "run", result, spec.results)
-        return None, result.record
-    return msgdist.load(path), result.record
 
 
 def _finding(app: str, rows: list[dict[str, Any]]) -> Finding | None:
@@ -105,7 +81,8 @@ def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
     rows: list[dict[str, Any]] = []
     found, recs, comparison = [], [], []
     for app in apps:
-        prof, rec = _profile(ctx, app, opts["ranks"], None if ctx.app else opts["cls"])
+        args = None if ctx.app else runner.class_args(app, opts["cls"])  # the command line's class, else the preset's
+        prof, rec = profile_app(ctx, app, opts["ranks"], args)
         if rec is not None:
             recs.append(rec)
         if prof is None:

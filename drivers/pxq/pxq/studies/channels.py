@@ -11,7 +11,7 @@ from typing import Any
 from pxq import chanprobe, figures, findings, records
 from pxq.findings import Comparison, Finding
 from pxq.layout import parse_layout
-from pxq.studies import Context, Outcome
+from pxq.studies import Context, Outcome, appended, count
 
 NAME = "channels"
 HELP = "latency and bandwidth per channel (intra-CMP, inter-CMP, inter-node) beside the paper's"
@@ -34,13 +34,11 @@ def defaults(quick: bool) -> dict[str, Any]:
 
 def _probe(ctx: Context, layout: str, opts: dict[str, Any]) -> dict[str, Any] | None:
     spec = ctx.spec("probe", layout=parse_layout(layout))
-    path = spec.results
-    before = len(records.read(path)) if path.exists() else 0
+    before = count(spec.results)
     chanprobe.run_pingpong(
         ctx.console, spec, ctx.aux(f"pingpong-{layout}", ".png"), "0", opts["max"], 64, opts["scale"], False
     )
-    recs = records.read(path) if path.exists() else []
-    return recs[-1] if len(recs) > before else None
+    return appended(spec.results, before, "probe-pingpong")
 
 
 def _rows(recs: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -9,10 +9,10 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from pxq import envinfo, findings, report, runner, study, sweep
+from pxq import envinfo, findings, runner, study
 from pxq.errors import InputError
 from pxq.findings import Comparison, Finding
-from pxq.studies import Context, Outcome
+from pxq.studies import Context, Outcome, exit_code, measure
 
 NAME = "contention"
 HELP = "an app on 1xq, (q/2)x2 and qx1, packed and spread, normalised to qx1, with the paper's conclusions"
@@ -89,21 +89,14 @@ def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
     if opts["ranks"] is not None and opts["ranks"] < 1:
         raise InputError(f"--ranks {opts['ranks']}: use at least 1 (default: every core)")
     q = opts["ranks"] or envinfo.cores()
-    if opts["repeat"] < 1:
-        raise InputError(f"--repeat {opts['repeat']}: use at least 1")
     if q > ctx.base.cores and not ctx.base.oversubscribe:
         raise InputError(
             f"--ranks {q}: this machine has {ctx.base.cores} cores; use at most {ctx.base.cores} (or --hostfile)"
         )
     base = ctx.spec(app) if ctx.app else ctx.spec(app, app_args=runner.class_args(app, opts["cls"]))
     configs = study.plan(base, q, [p for p in opts["placements"].split(",") if p])
-    for spec in configs:  # placements and layouts that cannot run here fail now, not mid-study
-        runner.build(spec, Path("/nonexistent"), "check")
-    runs = sweep.interleave(configs, opts["repeat"])
-    ctx.console.print(f"contention study of {app}: {len(configs)} configurations x {opts['repeat']} repeats")
-    recs = sweep.run(runs, base.results, False, ctx.console)
+    recs, planned = measure(ctx, configs, opts["repeat"], f"contention study of {app}")
     rows = study.summarize([r for r in recs if r.get("status") in ("ok", "failed")])
-    report.print_failures(recs, ctx.console)
     if not rows:
         return Outcome(f"Contention: {app}", [{"layout": "-", "placement": "-"}], recs=recs, code=3)
     title = f"Contention: {app} on {q} cores, packed and spread"
@@ -114,7 +107,7 @@ def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
         if r["normalised"]
     ]
     notes = sorted({w for r in rows for w in r["warnings"]})
-    code = None if len(recs) == len(runs) else 3
+    code = exit_code(recs, planned)
     out = Outcome(title, rows, comparison, _findings(rows, recs, q), recs, notes, {"median_of": "repeats"}, code)
     return out
 

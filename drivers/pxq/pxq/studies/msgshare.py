@@ -9,11 +9,10 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from pxq import envinfo, figures, findings, msgdist, records, runner
+from pxq import figures, findings, msgdist, records, runner
 from pxq.errors import InputError
 from pxq.findings import Comparison, Finding
-from pxq.layout import parse_layout
-from pxq.studies import Context, Outcome
+from pxq.studies import Context, Outcome, profile_app
 
 NAME = "msgdist"
 HELP = "message and byte shares per channel for CG, MG and FT (or any profile) beside the paper's table"
@@ -32,27 +31,6 @@ def add(p: argparse.ArgumentParser) -> None:
 
 def defaults(quick: bool) -> dict[str, Any]:
     return {"model": "4x2x2", "apps": "cg,mg,ft", "cls": "S" if quick else "B", "profiles": None}
-
-
-def _profile(ctx: Context, app: str, ranks: int, cls: str) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-    """One profile of the app on `ranks` ranks of one node (oversubscribed where needed: the
-    message counts are exact, the timings meaningless)."""
-    path = ctx.aux(f"{app}-msgprof")
-    records.check_writable(path)
-    spec = ctx.spec(
-        app,
-        layout=parse_layout(f"1x{ranks}"),
-        mode="flat",
-        oversubscribe=ranks > envinfo.cores() or ctx.base.oversubscribe,
-        app_args=runner.class_args(app, cls),
-        profile=path,
-    )
-    ctx.console.print(f"profiling {app} class {cls} on {ranks} ranks")
-    result = runner.execute(spec)
-    if result.status != "ok":
-        runner.say_failure(ctx.console, "run", result, spec.results)
-        return None, result.record
-    return msgdist.load(path), result.record
 
 
 def shares(rec: dict[str, Any], model: msgdist.Model) -> dict[str, Any]:
@@ -110,7 +88,7 @@ def _profiles(ctx: Context, opts: dict[str, Any], model: msgdist.Model) -> tuple
         return [(msgdist.program_name(p), p) for p in (msgdist.load(f) for f in opts["profiles"])], []
     out, recs = [], []
     for app in [a for a in opts["apps"].split(",") if a]:
-        prof, rec = _profile(ctx, app, model.slots, opts["cls"])
+        prof, rec = profile_app(ctx, app, model.slots, runner.class_args(app, opts["cls"]))
         if rec is not None:
             recs.append(rec)
         if prof is not None:

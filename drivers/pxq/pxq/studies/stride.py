@@ -11,7 +11,7 @@ from typing import Any
 
 from pxq import envinfo, figures, findings, memprobe, records
 from pxq.findings import Comparison, Finding
-from pxq.studies import Context, Outcome
+from pxq.studies import Context, Outcome, appended, count
 
 NAME = "stride"
 HELP = "the stride kernel alone vs one copy per core: the time ratio by stride beside the paper's 2x"
@@ -57,10 +57,9 @@ def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
         ctx.results,
         {"command": "pxq study stride"},
     )
-    before = len(records.read(ctx.results)) if ctx.results.exists() else 0
+    before = count(ctx.results)
     code = memprobe.run_stride(ctx.console, argv, ctx.results, ctx.aux("probe", ".png"))
-    recs = records.read(ctx.results) if ctx.results.exists() else []
-    rec = recs[-1] if len(recs) > before and recs[-1].get("app") == "probe-stride" else None
+    rec = appended(ctx.results, before, "probe-stride")
     if rec is None:
         return Outcome("Stride", [{"stride": 0}], code=code or records.EXIT_RUN_FAILED)
     rows = by_stride(rec)

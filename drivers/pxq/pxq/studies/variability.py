@@ -11,7 +11,7 @@ from typing import Any
 from pxq import envinfo, figures, findings, probe, records
 from pxq.findings import Comparison, Finding
 from pxq.layout import parse_layout
-from pxq.studies import Context, Outcome
+from pxq.studies import Context, Outcome, appended, count
 
 NAME = "variability"
 HELP = "allreduce call times quiet and beside a background load: median, p95, tail share, clusters"
@@ -31,7 +31,7 @@ def defaults(quick: bool) -> dict[str, Any]:
 
 
 def _probe(ctx: Context, opts: dict[str, Any], noise: str | None) -> dict[str, Any] | None:
-    before = len(records.read(ctx.results)) if ctx.results.exists() else 0
+    before = count(ctx.results)
     layout = parse_layout(f"1x{max(2, envinfo.cores())}")
     name = f"allreduce-{noise or 'quiet'}"
     probe.run(
@@ -48,8 +48,7 @@ def _probe(ctx: Context, opts: dict[str, Any], noise: str | None) -> dict[str, A
         ctx.aux(name, ".png"),
         ctx.base,
     )
-    recs = records.read(ctx.results) if ctx.results.exists() else []
-    return recs[-1] if len(recs) > before and recs[-1].get("app") == "probe-collective" else None
+    return appended(ctx.results, before, "probe-collective")
 
 
 def _row(rec: dict[str, Any], label: str) -> dict[str, Any]:
