@@ -132,12 +132,20 @@ def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
 def plot(rec: dict[str, Any], path: Path) -> Path:
     """Call times in order and their distribution, quiet and loaded, the paper's median dashed."""
     plt = figures.pyplot()
+    import numpy as np
+
     rows = [r for r in rec["rows"] if "samples_us" in r]
     fig, (ax_t, ax_h) = plt.subplots(1, 2, figsize=(11, 4))
+    every = [t for r in rows for t in r["samples_us"] if t > 0]
+    bins = np.geomspace(min(every), max(every) * 1.01, 60) if every else 60  # even widths on the log axis
     for r, colour in zip(rows, ("tab:blue", "tab:red")):
         ax_t.plot(r["samples_us"], ".", ms=2, color=colour, label=r["condition"])
         ax_h.hist(
-            r["samples_us"], bins=60, color=colour, alpha=0.6, label=f"{r['condition']}: median {r['median_us']:.0f} us"
+            r["samples_us"],
+            bins=bins,
+            color=colour,
+            alpha=0.6,
+            label=f"{r['condition']}: median {r['median_us']:.0f} us",
         )
     paper = findings.section(SECTION)["median_us"]
     ax_t.axhline(paper, color="grey", ls="--", lw=0.8, label=f"paper median {paper} us")
@@ -146,7 +154,8 @@ def plot(rec: dict[str, Any], path: Path) -> Path:
     ax_t.set_ylabel("time of the slowest rank (us)")
     figures.log_axis(ax_h, "x")
     ax_h.set_xlabel("call time (us)")
-    ax_h.set_ylabel("calls")
+    ax_h.set_ylabel("calls (log)")
+    ax_h.set_yscale("log")
     ax_t.legend(fontsize=7)
     ax_h.legend(fontsize=7)
     fig.suptitle(rec["title"], fontsize=9)
