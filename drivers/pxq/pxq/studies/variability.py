@@ -155,7 +155,7 @@ def plot(rec: dict[str, Any], path: Path) -> Path:
     figures.log_axis(ax_h, "x")
     ax_h.set_xlabel("call time (us)")
     ax_h.set_ylabel("calls (log)")
-    ax_h.set_yscale("log")
+    figures.log_axis(ax_h, "y")
     ax_t.legend(fontsize=7)
     ax_h.legend(fontsize=7)
     fig.suptitle(rec["title"], fontsize=9)
