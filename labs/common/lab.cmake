@@ -1,0 +1,53 @@
+# pxq labs: one build for a lab's starter, its solution or a student's copy.
+#   cmake -S labs/04-tile-ring -B build/labs/04 -DLAB_SOURCE=begin        (the default)
+#   cmake -S labs/04-tile-ring -B build/labs/04 -DLAB_SOURCE=solution
+#   cmake -S labs/04-tile-ring -B lab-work/04/build -DLAB_SOURCE=$PWD/lab-work/04
+# The lab's harness (the files beside its CMakeLists.txt) is shared; LAB_SOURCE holds only the
+# files the student edits.
+cmake_minimum_required(VERSION 3.18)
+
+if(NOT CMAKE_BUILD_TYPE)
+  set(CMAKE_BUILD_TYPE Release CACHE STRING "Build type" FORCE)
+endif()
+set(LAB_SOURCE begin CACHE STRING "begin, solution, or the folder of a student's copy")
+if(LAB_SOURCE STREQUAL "begin" OR LAB_SOURCE STREQUAL "solution")
+  set(LAB_SOURCE_DIR ${CMAKE_CURRENT_SOURCE_DIR}/${LAB_SOURCE})
+else()
+  get_filename_component(LAB_SOURCE_DIR "${LAB_SOURCE}" ABSOLUTE)
+endif()
+if(NOT IS_DIRECTORY "${LAB_SOURCE_DIR}")
+  message(FATAL_ERROR "LAB_SOURCE=${LAB_SOURCE}: no such folder (use begin, solution or your copy's folder)")
+endif()
+
+set(LAB_COMMON_DIR ${CMAKE_CURRENT_LIST_DIR})
+find_package(MPI REQUIRED COMPONENTS CXX)
+find_package(OpenMP REQUIRED COMPONENTS CXX)
+find_package(nlohmann_json 3.9 REQUIRED)
+find_package(CLI11 2.0 REQUIRED)
+
+# pxq_lab(TARGET HARNESS files... STUDENT files... [KOKKOS])
+function(pxq_lab target)
+  cmake_parse_arguments(LAB "KOKKOS" "" "HARNESS;STUDENT" ${ARGN})
+  set(sources)
+  foreach(f IN LISTS LAB_HARNESS)
+    list(APPEND sources ${CMAKE_CURRENT_SOURCE_DIR}/${f})
+  endforeach()
+  foreach(f IN LISTS LAB_STUDENT)
+    if(NOT EXISTS "${LAB_SOURCE_DIR}/${f}")
+      message(FATAL_ERROR "${LAB_SOURCE_DIR}/${f} is missing: start again with ./pxq lab start")
+    endif()
+    list(APPEND sources ${LAB_SOURCE_DIR}/${f})
+  endforeach()
+  add_executable(${target} ${sources})
+  target_compile_features(${target} PRIVATE cxx_std_17)
+  target_include_directories(${target} PRIVATE ${LAB_COMMON_DIR} ${CMAKE_CURRENT_SOURCE_DIR}
+                                               ${LAB_SOURCE_DIR})
+  target_compile_options(${target} PRIVATE -Wall -Wextra -ffp-contract=off $<$<CONFIG:Release>:-march=native>)
+  target_link_libraries(${target} PRIVATE MPI::MPI_CXX OpenMP::OpenMP_CXX nlohmann_json::nlohmann_json
+                                          CLI11::CLI11)
+  if(LAB_KOKKOS)
+    find_package(Kokkos REQUIRED)
+    target_link_libraries(${target} PRIVATE Kokkos::kokkos)
+  endif()
+  set_target_properties(${target} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
+endfunction()

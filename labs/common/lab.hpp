@@ -1,0 +1,112 @@
+// The pxq labs' shared harness: MPI start-up, timing, and the result line the checker reads.
+// Students never edit this file; each lab's own harness (main.cpp) uses it.
+#pragma once
+
+#include <mpi.h>
+
+#include <CLI/CLI.hpp>
+#include <cctype>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace lab {
+
+using Json = nlohmann::json;
+
+// Exit codes, as pxq's proxies use them.
+constexpr int kVerified = 0;
+constexpr int kWrongResult = 1;
+constexpr int kBadInput = 2;
+
+struct World {
+  int rank = 0;
+  int size = 1;
+  int provided = MPI_THREAD_SINGLE;  // the thread level MPI gave
+  MPI_Comm comm = MPI_COMM_WORLD;
+};
+
+inline const char* thread_level_name(int level) {
+  switch (level) {
+    case MPI_THREAD_SINGLE:
+      return "MPI_THREAD_SINGLE";
+    case MPI_THREAD_FUNNELED:
+      return "MPI_THREAD_FUNNELED";
+    case MPI_THREAD_SERIALIZED:
+      return "MPI_THREAD_SERIALIZED";
+    default:
+      return "MPI_THREAD_MULTIPLE";
+  }
+}
+
+// The line pxq lab check reads: "LAB-RESULT {json}", printed by rank 0 only.
+inline void emit(const World& w, const Json& result) {
+  if (w.rank == 0) {
+    std::printf("LAB-RESULT %s\n", result.dump().c_str());
+    std::fflush(stdout);
+  }
+}
+
+// Runs body(world) between MPI_Init_thread(required) and MPI_Finalize. Bad command-line
+// input exits 2 with CLI11's message; an exception thrown by any rank exits 2 with its text;
+// body returns kVerified or kWrongResult.
+template <class Parse, class Body>
+int run(int argc, char** argv, int required, Parse&& parse, Body&& body) {
+  CLI::App app;
+  parse(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? kVerified : kBadInput;
+  }
+  World w;
+  MPI_Init_thread(&argc, &argv, required, &w.provided);
+  MPI_Comm_rank(w.comm, &w.rank);
+  MPI_Comm_size(w.comm, &w.size);
+  int code = kVerified;
+  try {
+    code = std::forward<Body>(body)(w);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error (rank %d): %s\n", w.rank, e.what());
+    std::fflush(stderr);
+    MPI_Abort(w.comm, kBadInput);
+  }
+  int worst = 0;
+  MPI_Allreduce(&code, &worst, 1, MPI_INT, MPI_MAX, w.comm);
+  MPI_Finalize();
+  return worst;
+}
+
+// "256K", "32M", "1G" or a plain byte count; throws std::invalid_argument naming the option.
+inline std::size_t parse_bytes(const std::string& option, const std::string& text) {
+  std::size_t digits = 0;
+  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
+  const std::string unit = text.substr(digits);
+  std::uint64_t scale = 1;
+  if (unit == "K" || unit == "k" || unit == "KiB")
+    scale = 1ull << 10;
+  else if (unit == "M" || unit == "MiB")
+    scale = 1ull << 20;
+  else if (unit == "G" || unit == "GiB")
+    scale = 1ull << 30;
+  else if (!unit.empty())
+    digits = 0;
+  if (digits == 0 || digits > 12)
+    throw std::invalid_argument(option + " " + text + ": give a size such as 4096, 256K or 32M");
+  return static_cast<std::size_t>(std::stoull(text.substr(0, digits)) * scale);
+}
+
+// Verification as the proxies print it; returns the exit code.
+inline int report_verification(const World& w, bool passed, const std::string& detail) {
+  if (w.rank == 0) {
+    std::printf("Verification %s: %s\n", passed ? "SUCCESSFUL" : "FAILED", detail.c_str());
+    std::fflush(stdout);
+  }
+  return passed ? kVerified : kWrongResult;
+}
+
+}  // namespace lab
