@@ -1,0 +1,179 @@
+// Lab 5 harness: the heat proxy. Runs --iterations steps of your step(), then checks the grid
+// bit for bit against a one-process computation on rank 0. Reports the time, the memory of
+// all ranks together, the threads that relaxed rows and the MPI thread level.
+#include <omp.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+
+#include "heat.hpp"
+
+namespace heat {
+namespace {
+
+std::atomic<unsigned long> threads_seen{0};  // bit t: OpenMP thread t relaxed a row
+
+double kappa_at(int i, int j) { return 0.1 + 0.1 * ((i * 7 + j * 13) % 17) / 17.0; }
+double boundary(int i, int j, int n) { return i == 0 ? 1.0 : (j == 0 || j == n - 1 || i == n - 1) ? 0.0 : 0.0; }
+
+// The one update both the proxy and the reference use.
+inline double relaxed(const double* up, const double* mid, const double* down, double k, int j) {
+  return mid[j] + k * (up[j] + down[j] + mid[j - 1] + mid[j + 1] - 4.0 * mid[j]);
+}
+
+Grid make_grid(const lab::World& w, int n) {
+  Grid g;
+  g.n = n;
+  const int interior = n - 2, base = interior / w.size, extra = interior % w.size;
+  g.rows = base + (w.rank < extra ? 1 : 0);
+  g.first_row = 1 + w.rank * base + std::min(w.rank, extra);
+  g.u.assign(static_cast<std::size_t>(g.rows + 2) * n, 0.0);
+  for (int r = 0; r < g.rows + 2; ++r)
+    for (int j = 0; j < n; ++j) g.u[static_cast<std::size_t>(r) * n + j] = boundary(g.first_row - 1 + r, j, n);
+  g.next = g.u;
+  g.kappa.resize(static_cast<std::size_t>(n) * n);  // replicated: every rank reads the whole table
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) g.kappa[static_cast<std::size_t>(i) * n + j] = kappa_at(i, j);
+  return g;
+}
+
+}  // namespace
+
+double relax_row(Grid& g, int r) {
+  threads_seen.fetch_or(1ul << (omp_get_thread_num() % 64), std::memory_order_relaxed);
+  const int n = g.n;
+  const double* up = &g.u[static_cast<std::size_t>(r - 1) * n];
+  const double* mid = up + n;
+  const double* down = mid + n;
+  const double* k = &g.kappa[static_cast<std::size_t>(g.first_row - 1 + r) * n];
+  double* out = &g.next[static_cast<std::size_t>(r) * n];
+  double change = 0;
+  for (int j = 1; j < n - 1; ++j) {
+    out[j] = relaxed(up, mid, down, k[j], j);
+    change = std::max(change, std::fabs(out[j] - mid[j]));
+  }
+  return change;
+}
+
+void exchange_halos(Grid& g, const lab::World& w) {
+  const int n = g.n;
+  const int above = w.rank > 0 ? w.rank - 1 : MPI_PROC_NULL;
+  const int below = w.rank + 1 < w.size ? w.rank + 1 : MPI_PROC_NULL;
+  double* u = g.u.data();
+  MPI_Sendrecv(u + n, n, MPI_DOUBLE, above, 0, u + static_cast<std::size_t>(g.rows + 1) * n, n, MPI_DOUBLE, below, 0,
+               w.comm, MPI_STATUS_IGNORE);
+  MPI_Sendrecv(u + static_cast<std::size_t>(g.rows) * n, n, MPI_DOUBLE, below, 1, u, n, MPI_DOUBLE, above, 1, w.comm,
+               MPI_STATUS_IGNORE);
+}
+
+namespace {
+
+// The whole grid on one process, the plain way: what every decomposition must reproduce.
+std::vector<double> reference(int n, int iterations, double* last_change) {
+  std::vector<double> u(static_cast<std::size_t>(n) * n), next;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) u[static_cast<std::size_t>(i) * n + j] = boundary(i, j, n);
+  next = u;
+  for (int it = 0; it < iterations; ++it) {
+    double change = 0;
+    for (int i = 1; i < n - 1; ++i) {
+      const double* mid = &u[static_cast<std::size_t>(i) * n];
+      for (int j = 1; j < n - 1; ++j) {
+        next[static_cast<std::size_t>(i) * n + j] = relaxed(mid - n, mid, mid + n, kappa_at(i, j), j);
+        change = std::max(change, std::fabs(next[static_cast<std::size_t>(i) * n + j] - mid[j]));
+      }
+    }
+    std::swap(u, next);
+    *last_change = change;
+  }
+  return u;
+}
+
+bool verify(const lab::World& w, const Grid& g, int iterations, double change) {
+  std::vector<int> counts(w.size), displs(w.size);
+  const int mine = g.rows * g.n;
+  MPI_Gather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, w.comm);
+  std::vector<double> all;
+  if (w.rank == 0) {
+    for (int r = 1; r < w.size; ++r) displs[r] = displs[r - 1] + counts[r - 1];
+    all.resize(static_cast<std::size_t>(g.n - 2) * g.n);
+  }
+  MPI_Gatherv(g.u.data() + g.n, mine, MPI_DOUBLE, all.data(), counts.data(), displs.data(), MPI_DOUBLE, 0, w.comm);
+  int ok = 1;
+  if (w.rank == 0) {
+    double ref_change = 0;
+    const std::vector<double> ref = reference(g.n, iterations, &ref_change);
+    ok = std::memcmp(all.data(), ref.data() + g.n, all.size() * sizeof(double)) == 0 && change == ref_change;
+  }
+  MPI_Bcast(&ok, 1, MPI_INT, 0, w.comm);
+  return ok == 1;
+}
+
+struct Options {
+  int n = 2048, iterations = 40;
+};
+
+int run(const lab::World& w, const Options& o) {
+  if (w.size > o.n - 2) throw std::invalid_argument("more ranks than grid rows: use a larger --n");
+  Grid g = make_grid(w, o.n);
+  const int threads = omp_get_max_threads();
+  if (threads > 1 && w.provided < MPI_THREAD_FUNNELED && w.rank == 0)
+    std::printf(
+        "warning: %d OpenMP threads per rank, but MPI gave %s: ask for MPI_THREAD_FUNNELED before threads run (LAB "
+        "1)\n",
+        threads, lab::thread_level_name(w.provided));
+  double change = 0;
+  MPI_Barrier(w.comm);
+  const double t0 = MPI_Wtime();
+  for (int it = 0; it < o.iterations; ++it) {
+    const double mine = step(g, w);
+    MPI_Allreduce(&mine, &change, 1, MPI_DOUBLE, MPI_MAX, w.comm);
+  }
+  double seconds = MPI_Wtime() - t0, slowest = 0;
+  MPI_Allreduce(&seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, w.comm);
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  double rss = static_cast<double>(ru.ru_maxrss) * 1024.0, rss_all = 0;  // before verification
+  MPI_Allreduce(&rss, &rss_all, 1, MPI_DOUBLE, MPI_SUM, w.comm);
+  const int used = __builtin_popcountl(threads_seen.load());
+  int used_max = 0;
+  MPI_Allreduce(&used, &used_max, 1, MPI_INT, MPI_MAX, w.comm);
+  const bool ok = verify(w, g, o.iterations, change);
+  if (w.rank == 0)
+    std::printf(
+        "heat: %d ranks x %d threads (%d of them relaxed rows), %d x %d grid, %d steps: %.3f s, memory %.0f MiB\n",
+        w.size, threads, used_max, o.n, o.n, o.iterations, slowest, rss_all / 1048576.0);
+  lab::emit(w, {{"lab", "05-hybrid"},
+                {"verified", ok},
+                {"ranks", w.size},
+                {"threads", threads},
+                {"threads_used", used_max},
+                {"thread_level", lab::thread_level_name(w.provided)},
+                {"thread_level_ok", used_max <= 1 || w.provided >= MPI_THREAD_FUNNELED},
+                {"n", o.n},
+                {"iterations", o.iterations},
+                {"seconds", slowest},
+                {"memory_bytes", rss_all},
+                {"table_bytes", static_cast<double>(g.kappa.size() * sizeof(double))}});
+  return lab::report_verification(w, ok,
+                                  ok ? "the grid matches the one-process computation bit for bit"
+                                     : "the grid differs from the one-process computation");
+}
+
+}  // namespace
+}  // namespace heat
+
+int main(int argc, char** argv) {
+  heat::Options o;
+  return lab::run(
+      argc, argv, heat::thread_level(),
+      [&](CLI::App& app) {
+        app.description("Lab 5: the heat proxy, flat or hybrid (your heat_step.cpp)");
+        app.add_option("--n", o.n, "grid points per side")->check(CLI::Range(16, 16384));
+        app.add_option("--iterations", o.iterations, "steps")->check(CLI::Range(1, 100000));
+      },
+      [&](const lab::World& w) { return heat::run(w, o); });
+}
