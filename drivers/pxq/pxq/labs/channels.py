@@ -1,0 +1,78 @@
+"""Lab 1, three channels: the student's ping-pong between two ranks on one node (sharing an L3 or
+an L2), on two sockets where there are two, and on two (virtual) nodes; latency and bandwidth
+per channel beside the published ones."""
+
+from __future__ import annotations
+
+import statistics
+
+from rich.table import Table
+
+from pxq import findings, labs
+
+NUMBER = 1
+FOLDER = "01-channels"
+TITLE = "Three channels"
+MINUTES = 25
+PROGRAM = "lab-pingpong"
+KOKKOS = False
+SMALL, LARGE = 8, 2 << 20
+
+
+def _at(result: dict, nbytes: int) -> dict:
+    return next(s for s in result["sizes"] if s["bytes"] == nbytes)
+
+
+def configs(ctx: labs.Context) -> list[tuple[str, dict]]:
+    """The channels this machine has: the node's (packed), another socket's, another node's."""
+    shared = "L2" if ctx.machine["caches"]["l2"].get("shared_by", 1) > 1 else "L3"
+    out = [(f"same node (cores sharing the {shared})", {"layout": "1x2", "placement": "packed"})]
+    if ctx.machine.get("packages", 1) > 1:
+        out.append(("another socket", {"layout": "1x2", "placement": "spread"}))
+    out.append(("another node (virtual nodes: TCP)", {"layout": "2x1"}))
+    return out
+
+
+def measure(ctx: labs.Context) -> labs.Outcome:
+    runs = ctx.interleaved(configs(ctx))
+    paper = findings.section("channels")
+    t = Table(title="ping-pong, one way: median of repeats (published: Chai et al.'s dual-core cluster)")
+    for col in ("channel", "8 B latency us", "2 MiB MB/s", "round trips timed"):
+        t.add_column(col, justify="left" if col == "channel" else "right")
+    lat: dict[str, list[float]] = {}
+    for name, results in runs.items():
+        lat[name] = [_at(r, SMALL)["seconds"] * 1e6 for r in results]
+        bw = statistics.median(LARGE / _at(r, LARGE)["seconds"] / 1e6 for r in results)
+        trips = min(s["round_trips"] for s in results[0]["sizes"])
+        t.add_row(name, f"{statistics.median(lat[name]):.2f}", f"{bw:.0f}", str(trips))
+    for key, label in (
+        ("intra_cmp", "published: same chip"),
+        ("inter_cmp", "published: another chip"),
+        ("inter_node", "published: another node"),
+    ):
+        t.add_row(label, f"{paper['latency_us_small'][key]}", f"{paper['peak_bandwidth_MBps'][key]}", "")
+    trips = min(s["round_trips"] for s in runs[next(iter(runs))][0]["sizes"])
+    starter = trips <= 1
+    note = (
+        "one round trip timed per size: single-shot numbers, set-up and cold caches included"
+        if starter
+        else f"at least {trips} round trips per size (warm-up included)"
+    )
+    names = list(runs)
+    ratio, noise = labs.ratio_of(lat[names[-1]], lat[names[0]])
+    order = sorted(names, key=lambda n: statistics.median(lat[n]))
+    effect = labs.effect_of(
+        f"an 8-byte message to another node takes {ratio:.1f}x as long as one within the node "
+        f"(fastest first: {'; '.join(order)})",
+        ratio,
+        noise,
+        1.0,
+        "virtual nodes on one host talk over TCP loopback, which is far faster than a real "
+        "network, and single-shot timings are dominated by set-up costs",
+        f"{paper['latency_us_small']['inter_node'] / paper['latency_us_small']['intra_cmp']:.1f}x "
+        f"({findings.source('channels')})",
+    )
+    notes = (
+        [] if ctx.machine.get("packages", 1) > 1 else ["one socket here: the other-socket channel cannot be measured"]
+    )
+    return labs.Outcome(t, note, starter, effect, notes, {"round_trips": trips})

@@ -1,0 +1,97 @@
+"""Lab 3, contention: the stride kernel alone and on every core (the student's run_copies), ns per
+access by array size, the sizes placed in the caches; packed against spread where the machine
+has more than one socket or shared L2."""
+
+from __future__ import annotations
+
+import statistics
+
+from rich.table import Table
+
+from pxq import findings, labs
+from pxq.labs.tiling import _cache_of
+from pxq.layout import format_bytes
+
+NUMBER = 3
+FOLDER = "03-contention"
+TITLE = "Contention"
+MINUTES = 25
+PROGRAM = "lab-stride"
+KOKKOS = False
+DOUBLED = 1.8  # "the per-access time doubles": at least this ratio
+
+
+def largest(ctx: labs.Context) -> str:
+    """The largest array: at least twice the last-level cache (so the last sizes are in
+    memory), 64M at least, 1G at most."""
+    l3 = max(ctx.machine["caches"][level].get("bytes") or 0 for level in ("l2", "l3"))
+    size = 64 << 20
+    while size < 2 * l3 and size < (1 << 30):
+        size *= 4
+    return f"{size >> 20}M"
+
+
+def configs(ctx: labs.Context) -> list[tuple[str, dict]]:
+    args = ["--max", largest(ctx)]
+    out = [(f"every core (1x{ctx.cores})", {"layout": f"1x{ctx.cores}", "args": args})]
+    shared_l2 = ctx.machine["caches"]["l2"].get("shared_by", 1) > 1
+    if ctx.cores >= 2 and (ctx.machine.get("packages", 1) > 1 or shared_l2):
+        out += [
+            ("2 copies packed", {"layout": "1x2", "placement": "packed", "args": args}),
+            ("2 copies spread", {"layout": "1x2", "placement": "spread", "args": args}),
+        ]
+    return out
+
+
+def measure(ctx: labs.Context) -> labs.Outcome:
+    runs = ctx.interleaved(configs(ctx))
+    caches = ctx.machine["caches"]
+    first = next(iter(runs))
+    sizes = [s["bytes"] for s in runs[first][0]["sizes"]]
+    t = Table(title=f"ns per access, stride {runs[first][0]['stride']} B: median of {ctx.repeat} run(s)")
+    t.add_column("array")
+    t.add_column("fits in")
+    t.add_column("alone", justify="right")
+    for name in runs:
+        t.add_column(name, justify="right")
+        t.add_column("ratio", justify="right")
+    ratio_at: dict[int, list[float]] = {}
+    for i, nbytes in enumerate(sizes):
+        alone = [r["sizes"][i]["alone_ns"] for r in runs[first]]
+        cells = [format_bytes(nbytes), _cache_of(nbytes, caches), f"{statistics.median(alone):.2f}"]
+        for name, results in runs.items():
+            every = [r["sizes"][i]["all_ns"] for r in results]
+            ratio = statistics.median(every) / statistics.median(alone)
+            cells += [f"{statistics.median(every):.2f}", f"{ratio:.2f}"]
+            if name == first:
+                ratio_at[nbytes] = [r["sizes"][i]["all_ns"] / r["sizes"][i]["alone_ns"] for r in results]
+        t.add_row(*cells)
+    ranks = runs[first][0]["ranks"]
+    copies = max(s["copies"] for r in runs[first] for s in r["sizes"])
+    starter = copies <= 1 < ranks
+    note = (
+        f"only {copies} of {ranks} copies ran at once: 'every core' is measured alone"
+        if starter
+        else f"all {copies} copies ran at once"
+    )
+    largest = sizes[-1]
+    ratio = statistics.median(ratio_at[largest])
+    doubled = next((format_bytes(b) for b in sizes if statistics.median(ratio_at[b]) >= DOUBLED), None)
+    notes = [
+        f"the per-access time doubles from {doubled} on"
+        if doubled
+        else f"the per-access time never doubles up to {format_bytes(largest)} here"
+    ]
+    if len(configs(ctx)) == 1:
+        notes.append("one socket and private L2s here: packed and spread place the copies alike")
+    pub = findings.section("memory_stride")["findings"][1]
+    effect = labs.effect_of(
+        f"on every core each access to a {format_bytes(largest)} array takes {ratio:.2f}x as long as alone",
+        ratio,
+        findings.spread(ratio_at[largest]),
+        0.2,
+        "a server chip's memory system may serve two streams nearly as fast as one, and cloud "
+        "hosts move times by 20-50% between runs; a laptop with one memory channel shows more",
+        f"{pub} ({findings.source('memory_stride')})",
+    )
+    return labs.Outcome(t, note, starter, effect, notes, {"copies": copies, "ratio": ratio})

@@ -1,0 +1,68 @@
+"""Lab 5, go hybrid: the heat proxy as ranks (1xN) and as one rank's threads (1x1xN), interleaved:
+time, the memory of all ranks together, the threads that worked and MPI's thread level."""
+
+from __future__ import annotations
+
+import statistics
+
+from rich.table import Table
+
+from pxq import labs
+from pxq.layout import format_bytes, format_volume
+
+NUMBER = 5
+FOLDER = "05-hybrid"
+TITLE = "Go hybrid"
+MINUTES = 30
+PROGRAM = "lab-heat"
+KOKKOS = False
+
+
+def measure(ctx: labs.Context) -> labs.Outcome:
+    flat, hybrid = f"1x{ctx.cores}", f"1x1x{ctx.cores}"
+    runs = ctx.interleaved([(flat, {"layout": flat}), (hybrid, {"layout": hybrid})])
+    t = Table(title=f"the heat proxy, {runs[flat][0]['n']}^2 points: median of {ctx.repeat} run(s)")
+    for col in ("layout", "ranks x threads", "threads that worked", "MPI thread level", "seconds", "memory"):
+        t.add_column(col, justify="left" if col in ("layout", "MPI thread level") else "right")
+    for name, results in runs.items():
+        r0 = results[0]
+        t.add_row(
+            name,
+            f"{r0['ranks']} x {r0['threads']}",
+            str(r0["threads_used"]),
+            r0["thread_level"],
+            f"{statistics.median(r['seconds'] for r in results):.3f}",
+            format_volume(statistics.median(r["memory_bytes"] for r in results)),
+        )
+    h0 = runs[hybrid][0]
+    if not h0["thread_level_ok"]:
+        raise labs.LabFailure(
+            f"{h0['threads_used']} threads ran inside a rank that asked MPI for {h0['thread_level']} only: "
+            "thread_level() must return MPI_THREAD_FUNNELED (LAB 1)",
+            1,
+        )
+    starter = h0["threads_used"] < h0["threads"]
+    note = (
+        f"at {hybrid} only {h0['threads_used']} of {h0['threads']} threads relaxed rows: the loop is not shared yet"
+        if starter
+        else f"at {hybrid} all {h0['threads']} threads relaxed rows ({h0['thread_level']})"
+    )
+    speed, noise = labs.ratio_of([r["seconds"] for r in runs[flat]], [r["seconds"] for r in runs[hybrid]])
+    memory = statistics.median(r["memory_bytes"] for r in runs[flat]) / statistics.median(
+        r["memory_bytes"] for r in runs[hybrid]
+    )
+    notes = [
+        f"{flat} holds {h0['ranks'] * ctx.cores} copies of the {format_bytes(int(h0['table_bytes']))} "
+        f"conductivity table, {hybrid} one: {hybrid} uses {1 / memory:.2f}x the memory of {flat}"
+    ]
+    if ctx.cores < 2:
+        return labs.Outcome(t, note, starter, None, [*notes, "one core here: 1x1x1 and 1x1 are the same run"])
+    effect = labs.effect_of(
+        f"{hybrid} runs at {speed:.2f}x the speed of {flat} and needs {1 / memory:.2f}x its memory",
+        memory if not starter else speed,
+        noise,
+        0.15,
+        "threads save memory (one table, no halo copies between them) more surely than time: "
+        "with one thread working, the hybrid run uses one core of two",
+    )
+    return labs.Outcome(t, note, starter, effect, notes, {"speed": speed, "memory": memory})

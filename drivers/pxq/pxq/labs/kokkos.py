@@ -1,0 +1,50 @@
+"""Lab 6, port a kernel to Kokkos: the student's step() on Kokkos's Serial and OpenMP backends,
+checked bit for bit against plain loops; the kernels it launches counted by Kokkos's tool
+callbacks."""
+
+from __future__ import annotations
+
+import statistics
+
+from rich.table import Table
+
+from pxq import labs
+
+NUMBER = 6
+FOLDER = "06-kokkos"
+TITLE = "Port a kernel to Kokkos"
+MINUTES = 30
+PROGRAM = "lab-smooth"
+KOKKOS = True
+
+
+def measure(ctx: labs.Context) -> labs.Outcome:
+    layout = f"1x1x{ctx.cores}"
+    runs = ctx.interleaved([("both backends", {"layout": layout})])["both backends"]
+    serial = [r["serial_s"] for r in runs]
+    omp = [r["openmp_s"] for r in runs]
+    r0 = runs[0]
+    t = Table(title=f"smooth: {r0['n']} points, {r0['steps']} steps, median of {len(runs)} run(s)")
+    for col in ("backend", "threads", "seconds", "kernels launched"):
+        t.add_column(col, justify="left" if col == "backend" else "right")
+    t.add_row("Kokkos::Serial", "1", f"{statistics.median(serial):.3f}", str(r0["serial_kernels"]))
+    t.add_row("Kokkos::OpenMP", str(r0["threads"]), f"{statistics.median(omp):.3f}", str(r0["openmp_kernels"]))
+    kernels = r0["openmp_kernels"]
+    starter = kernels == 0
+    note = (
+        "step() launches no Kokkos kernel: it still runs plain loops, on one thread in either backend"
+        if starter
+        else f"step() launches {kernels // r0['steps']} Kokkos kernel(s) per step"
+    )
+    ratio, noise = labs.ratio_of(serial, omp)
+    if ctx.cores < 2:
+        return labs.Outcome(t, note, starter, None, ["one core here: the OpenMP backend cannot run faster"])
+    effect = labs.effect_of(
+        f"the OpenMP backend with {r0['threads']} threads is {ratio:.2f}x as fast as Serial",
+        ratio,
+        noise,
+        0.2,
+        "this kernel reads and writes memory with little arithmetic, so two cores that share one "
+        "memory bus gain less than 2x; a busy host steals cycles from the second thread",
+    )
+    return labs.Outcome(t, note, starter, effect, data={"kernels": kernels})

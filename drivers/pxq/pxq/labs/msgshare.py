@@ -1,0 +1,98 @@
+"""Lab 2, message distribution: the student's 2-D stencil on 16 ranks under the message profiler,
+classified on the paper's 4 nodes x 2 chips x 2 cores with block allocation, beside the
+row-major decomposition; and pxq's CG the same way, beside the published table."""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+from pxq import findings, labs, msgdist, paths
+
+NUMBER = 2
+FOLDER = "02-msgdist"
+TITLE = "Message distribution"
+MINUTES = 30
+PROGRAM = "lab-stencil"
+KOKKOS = False
+RANKS, MODEL = 16, "4x2x2"
+
+
+def shares(rec: dict, model: msgdist.Model, alloc: str) -> dict[str, float]:
+    """Point-to-point messages per channel (self left out), as fractions."""
+    t = msgdist.tally(rec, msgdist.place(model, rec["ranks"], alloc), "p2p")
+    count = {c: sum(r[c] for r in t.count) for c in msgdist.CHANNELS}
+    total = sum(count.values())
+    return {c: (count[c] / total if total else 0.0) for c in msgdist.CHANNELS}
+
+
+def neighbour_shares(cells: list[list[int]], q: int) -> float:
+    """The share of a 5-point stencil's halo messages between ranks of one node (block order)."""
+    where = {(r, c): rank for rank, (r, c) in enumerate(cells)}
+    same = total = 0
+    for rank, (r, c) in enumerate(cells):
+        for dr, dc in ((1, 0), (-1, 0), (0, 1), (0, -1)):
+            peer = where.get((r + dr, c + dc))
+            if peer is not None:
+                total += 1
+                same += peer // q == rank // q
+    return same / total if total else 0.0
+
+
+def profile(ctx: labs.Context, program, args: list[str], name: str) -> tuple[dict, dict]:
+    """One run under the message profiler: the program's result and its profile."""
+    path = paths.build_dir() / "labs" / f"{FOLDER}-{name}-msgprof.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.unlink(missing_ok=True)
+    ctx.console.print(f"  profiling {name} on {RANKS} ranks")
+    result = ctx.run(f"1x{RANKS}", args, profile=path, program=program, lab_result=program == ctx.program)
+    try:
+        return result, msgdist.load(path)
+    finally:
+        path.unlink(missing_ok=True)
+
+
+def measure(ctx: labs.Context) -> labs.Outcome:
+    model = msgdist.parse_model(MODEL)
+    q = model.sockets * model.cores
+    result, rec = profile(ctx, ctx.program, ["--ranks-per-node", str(q)], "stencil")
+    rows = {"stencil, your decomposition": rec}
+    cg = paths.binary("cg")
+    if cg.exists():
+        rows["CG class S (pxq)"] = profile(ctx, cg, ["--class", "S", "--quiet"], "cg")[1]
+    t = Table(title=f"point-to-point messages by channel, {RANKS} ranks on {MODEL} (nodes x chips x cores)")
+    for col in ("program", "allocation", "same chip", "other chip", "other node"):
+        t.add_column(col, justify="left" if col in ("program", "allocation") else "right")
+    for name, r in rows.items():
+        for alloc in msgdist.ALLOCATIONS:
+            s = shares(r, model, alloc)
+            t.add_row(name, alloc, *(f"{100 * s[c]:.1f}%" for c in msgdist.CHANNELS))
+    paper = findings.section("message_distribution")["messages_percent"]["CG"]
+    t.add_row("CG class B (published)", "block", *(f"{v}%" for v in paper))
+    mine = shares(rec, model, "block")
+    on_node = 1 - mine["inter_node"]
+    rows_major = [[i // result["grid"][1], i % result["grid"][1]] for i in range(RANKS)]
+    base = neighbour_shares(rows_major, q)
+    if abs(neighbour_shares(result["cells"], q) - on_node) > 1e-9:
+        raise labs.LabFailure("the profile and the stencil's own cells disagree: run the check again", 3)
+    starter = result["cells"] == rows_major
+    note = (
+        f"row-major cells: a node owns a 1 x {q} strip; {100 * on_node:.1f}% of halo messages stay on a node"
+        if starter
+        else f"{100 * on_node:.1f}% of halo messages stay on a node (row-major: {100 * base:.1f}%)"
+    )
+    ratio = (1 - base) / (1 - on_node) if on_node < 1 else float("inf")
+    sentence = (
+        f"your decomposition sends {ratio:.2f}x fewer halo messages off the node than row-major"
+        if ratio > 1
+        else "your decomposition sends as many halo messages off the node as row-major, or more"
+    )
+    effect = labs.effect_of(
+        sentence,
+        ratio,
+        0.0,
+        0.1,
+        "a message count does not vary run to run: the cells your cell_of() gives are laid out as "
+        "row-major, or as another order with the same neighbours off the node",
+        counted=True,
+    )
+    return labs.Outcome(t, note, starter, effect, data={"on_node": on_node, "row_major": base})
