@@ -1,0 +1,97 @@
+"""The teaching labs without MPI: the registry, each lab's folder (worksheet, starter with LAB
+markers, solution of the same files), `start` and its refusals, and bad input to `check`.
+The labs are built and checked end to end by CTest's labs.check."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from rich.console import Console
+
+from pxq import labs
+from pxq.cli import main
+from pxq.errors import InputError
+from pxq.labs import msgshare
+
+
+def quiet() -> Console:
+    return Console(file=io.StringIO(), width=200)
+
+
+def test_six_labs_in_order_each_with_a_worksheet_starter_and_solution():
+    mods = labs.registry()
+    assert [m.NUMBER for m in mods] == [1, 2, 3, 4, 5, 6]
+    for mod in mods:
+        folder = labs.folder(mod)
+        readme = (folder / "README.md").read_text()
+        for part in ("**Goal.**", "**Time:**", "## Steps", "## Questions", "## Teacher's note", "Answers."):
+            assert part in readme, (mod.FOLDER, part)
+        assert (folder / "CMakeLists.txt").is_file()
+        files = labs.student_files(mod)
+        assert files and files == sorted(p.name for p in (folder / "solution").iterdir())
+        for name in files:
+            assert "// LAB" in (folder / "begin" / name).read_text(), (mod.FOLDER, name)
+            assert "// LAB" not in (folder / "solution" / name).read_text(), (mod.FOLDER, name)
+        assert 0 < mod.MINUTES <= 30
+    index = (labs.LABS / "README.md").read_text()
+    assert all(f"({m.FOLDER}/README.md)" in index for m in mods)
+
+
+@pytest.mark.parametrize("key", ["4", "04", "04-tile-ring", "tile-ring", " 4 "])
+def test_a_lab_is_found_by_number_or_name(key):
+    assert labs.get(key).FOLDER == "04-tile-ring"
+
+
+def test_unknown_lab_names_the_six():
+    with pytest.raises(InputError, match="unknown lab '9'.*1 \\(01-channels\\)"):
+        labs.get("9")
+
+
+def test_start_copies_the_starter_and_never_overwrites_work(tmp_path):
+    dest = tmp_path / "mine"
+    assert labs.start(labs.get("4"), dest, quiet()) == 0
+    assert (dest / "ring_compute.cpp").read_text() == (
+        labs.folder(labs.get("4")) / "begin/ring_compute.cpp"
+    ).read_text()
+    assert json.loads((dest / labs.MARKER).read_text()) == {"lab": "04-tile-ring"}
+    with pytest.raises(InputError, match="not empty.*lab check 4 --dir"):
+        labs.start(labs.get("4"), dest, quiet())
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(InputError, match="cannot make"):
+        labs.start(labs.get("4"), blocker / "sub", quiet())
+    assert not (blocker / "sub").exists()
+
+
+def test_check_refuses_a_missing_copy_another_labs_copy_and_missing_files(tmp_path):
+    with pytest.raises(InputError, match="no such folder.*lab start 4"):
+        labs.source_of(labs.get("4"), "copy", tmp_path / "none")
+    dest = tmp_path / "c"
+    labs.start(labs.get("5"), dest, quiet())
+    with pytest.raises(InputError, match="a copy of lab 05-hybrid, not of 04-tile-ring"):
+        labs.source_of(labs.get("4"), "copy", dest)
+    (dest / labs.MARKER).unlink()
+    with pytest.raises(InputError, match="lacks ring_compute.cpp"):
+        labs.source_of(labs.get("4"), "copy", dest)
+    with pytest.raises(InputError, match="--repeat 0"):
+        labs.check(labs.get("4"), "solution", None, 0, quiet())
+
+
+def test_cli_bad_input_exits_2_without_a_traceback(capsys, tmp_path):
+    assert main(["lab", "check", "7"]) == 2
+    assert main(["lab", "start", "x", "--dir", str(tmp_path / "d")]) == 2
+    err = capsys.readouterr()
+    assert "Traceback" not in err.out + err.err
+    assert "unknown lab '7'" in err.out + err.err
+    assert main(["lab", "list"]) == 0
+
+
+def test_on_node_share_of_a_stencil_by_decomposition():
+    row_major = [[i // 4, i % 4] for i in range(16)]
+    blocks = [[(i // 8) * 2 + (i % 4) // 2, ((i // 4) % 2) * 2 + i % 2] for i in range(16)]
+    assert sorted(map(tuple, blocks)) == sorted(map(tuple, row_major))
+    assert msgshare.neighbour_shares(row_major, 4) == pytest.approx(0.5)
+    assert msgshare.neighbour_shares(blocks, 4) == pytest.approx(2 / 3)
+    assert msgshare.neighbour_shares(row_major, 8) == pytest.approx(40 / 48)
