@@ -57,45 +57,34 @@ def test_what_the_starter_and_solution_do_differs_as_the_labs_say():
     assert solution.effect.verdict == "reproduced" and begin.effect.verdict != "reproduced"
 
 
-def start_copy(number: int, tmp_path: Path) -> Path:
+def edited_copy(number: int, tmp_path: Path, name: str, old: str, new: str) -> Path:
+    """A student's copy of the lab's starter with one edit made in `name`."""
     dest = tmp_path / f"lab{number}"
     assert labs.start(labs.get(str(number)), dest, Console(file=io.StringIO())) == 0
+    text = (dest / name).read_text()
+    assert old in text, name
+    (dest / name).write_text(text.replace(old, new))
     return dest
 
 
 def test_a_copy_that_does_not_compile_exits_4_with_the_compiler_message(tmp_path):
-    dest = start_copy(4, tmp_path)
-    src = dest / "ring_compute.cpp"
-    src.write_text(src.read_text().replace("update(block, elems);", "update(block, elems)"))
+    dest = edited_copy(4, tmp_path, "ring_compute.cpp", "update(block, elems);", "update(block, elems)")
     code, out, text = check(4, "copy", dest)
     assert code == labs.EXIT_BUILD and out is None
     assert "ring_compute.cpp" in text and "error" in text and "does not compile" in text
 
 
 def test_a_copy_with_a_wrong_result_exits_1(tmp_path):
-    dest = start_copy(4, tmp_path)
-    src = dest / "ring_compute.cpp"
     # A loop that leaves the last element out of every pass after the first.
-    src.write_text(
-        src.read_text().replace(
-            "for (int p = 0; p < passes; ++p) update(block, elems);",
-            "for (int p = 0; p < passes; ++p) update(block, elems - (p > 0 ? 1 : 0));",
-        )
-    )
+    dest = edited_copy(4, tmp_path, "ring_compute.cpp", "update(block, elems);", "update(block, elems - (p > 0));")
     code, out, text = check(4, "copy", dest)
     assert code == 1 and out is None
     assert "not correct" in text and "wrong result" in text and "Verification FAILED" in text
 
 
-def test_a_copy_that_fails_the_mpi_thread_level_exits_1(tmp_path):
-    dest = start_copy(5, tmp_path)
-    src = dest / "heat_step.cpp"
-    src.write_text(
-        src.read_text().replace(
-            "  for (int r = 1; r <= g.rows; ++r)",
-            "#pragma omp parallel for reduction(max : change)\n  for (int r = 1; r <= g.rows; ++r)",
-        )
-    )
+def test_a_copy_whose_threads_run_with_mpi_thread_single_exits_1(tmp_path):
+    loop = "  for (int r = 1; r <= g.rows; ++r)"
+    dest = edited_copy(5, tmp_path, "heat_step.cpp", loop, "#pragma omp parallel for reduction(max : change)\n" + loop)
     code, out, text = check(5, "copy", dest)
     assert code == 1, text
     assert "MPI_THREAD_FUNNELED" in text
