@@ -278,3 +278,19 @@ def plan_launch(req: LaunchRequest, mpirun: str, workdir: Path) -> LaunchPlan:
             ],
         }
     return LaunchPlan(launcher, argv, env, files, links, oversubscribed, placement)
+
+
+def stage(plan: LaunchPlan, folder: Path) -> dict[str, str]:
+    """Writes the plan's files and links (a link already there is replaced) and returns the
+    environment of a run in `folder`: the plan's, its virtual nodes' folders and Open MPI's
+    session folder inside it, so nothing outlives the run."""
+    for path, content in plan.files.items():
+        Path(path).write_text(content)
+    for path, target in plan.links.items():
+        Path(path).unlink(missing_ok=True)
+        Path(path).symlink_to(target)
+    env = dict(os.environ)
+    env.update(plan.env)
+    env["PXQ_VNODE_DIR"] = str(folder / "vnodes")
+    env["OMPI_MCA_orte_tmpdir_base"] = str(folder / "session")
+    return env

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from pxq import procs, records, registry, schemas
-from pxq.launch import LaunchPlan, LaunchRequest, find_mpirun, omp_record, plan_launch
+from pxq.launch import LaunchPlan, LaunchRequest, find_mpirun, omp_record, plan_launch, stage
 from pxq.layout import InputError, Layout, resolve_mode
 from pxq.paths import ROOT, binary
 
@@ -238,16 +238,8 @@ def execute(spec: RunSpec, echo: bool = False) -> RunResult:
     with procs.workdir() as tmp:
         private = tmp / "record.jsonl"
         plan, argv = build(replace(spec, results=private), tmp, run_id)
-        for path, content in plan.files.items():
-            Path(path).write_text(content)
-        for path, target in plan.links.items():
-            os.symlink(target, path)
-        env = dict(os.environ)
-        env.update(plan.env)
+        env = stage(plan, tmp)
         env["PXQ_GIT_COMMIT"] = git_commit()
-        env["PXQ_VNODE_DIR"] = str(tmp / "vnodes")
-        # Open MPI's session folder inside the run's own, so nothing outlives the run.
-        env["OMPI_MCA_orte_tmpdir_base"] = str(tmp / "session")
         finished = procs.run(argv, env, run_id, spec.timeout)
         try:
             found = records.by_run_id(records.read(private), run_id)

@@ -6,12 +6,12 @@ import argparse
 import shlex
 import subprocess
 from dataclasses import replace
-from pathlib import Path
 
 from rich.console import Console
 
 from pxq import options, records, registry, report, runner
 from pxq.errors import InputError
+from pxq.launch import stage
 from pxq.layout import parse_layout
 from pxq.paths import binary, results_path
 
@@ -42,12 +42,9 @@ def _dry_run(spec: runner.RunSpec, console: Console) -> int:
     except OSError as e:
         raise InputError(f"cannot create {folder} for the dry run's files ({e.strerror})") from None
     plan, argv = runner.build(spec, folder, "dry-run")
+    stage(plan, folder)
     for path, content in plan.files.items():
-        Path(path).write_text(content)
         console.print(f"# {path}:\n{content}", markup=False)
-    for path, target in plan.links.items():
-        Path(path).unlink(missing_ok=True)
-        Path(path).symlink_to(target)
     env = " ".join(f"{k}={v}" for k, v in plan.env.items())
     print(f"{env} {shlex.join(argv)}")
     return 0

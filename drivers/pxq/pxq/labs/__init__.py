@@ -11,7 +11,6 @@ is never a failure: it is "no clear effect", with the spread and the reasons it 
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -229,17 +228,12 @@ class Context:
         run_id = uuid.uuid4().hex
         with procs.workdir("pxq-lab-") as tmp:
             plan = launch.plan_launch(req, launch.find_mpirun(), tmp)
-            for path, content in plan.files.items():
-                Path(path).write_text(content)
-            for path, target in plan.links.items():
-                os.symlink(target, path)
+            env = launch.stage(plan, tmp)
             argv = list(plan.argv)
             if profile is not None:
                 from pxq.msgdist import preload_flags
 
                 argv[1:1] = preload_flags(profile)
-            env = {**os.environ, **plan.env, "PXQ_VNODE_DIR": str(tmp / "vnodes")}
-            env["OMPI_MCA_orte_tmpdir_base"] = str(tmp / "session")
             done = procs.run([*argv, str(program or self.program), *(args or [])], env, run_id, timeout)
         found = RESULT.findall(done.output)
         tail = "\n".join(done.output.strip().splitlines()[-15:])
@@ -273,6 +267,15 @@ def effect_of(
 ) -> Effect:
     """An effect the lab expects above 1 by `threshold`: shown, or not clearly (never a failure)."""
     return Effect(sentence, ratio, noise, findings.effect(ratio, noise, True, threshold), why, published, counted)
+
+
+def cache_of(nbytes: int, caches: dict[str, Any]) -> str:
+    """The smallest cache (pxq env's description) that holds nbytes, else "memory"."""
+    for level in ("l1d", "l2", "l3"):
+        size = caches.get(level, {}).get("bytes") or 0
+        if size and nbytes <= size:
+            return level.upper()
+    return "memory"
 
 
 def ratio_of(base: list[float], new: list[float]) -> tuple[float, float]:

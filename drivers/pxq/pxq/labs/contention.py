@@ -9,7 +9,6 @@ import statistics
 from rich.table import Table
 
 from pxq import findings, labs
-from pxq.labs.tiling import _cache_of
 from pxq.layout import format_bytes
 
 NUMBER = 3
@@ -44,7 +43,8 @@ def configs(ctx: labs.Context) -> list[tuple[str, dict]]:
 
 
 def measure(ctx: labs.Context) -> labs.Outcome:
-    runs = ctx.interleaved(configs(ctx))
+    chosen = configs(ctx)
+    runs = ctx.interleaved(chosen)
     caches = ctx.machine["caches"]
     first = next(iter(runs))
     sizes = [s["bytes"] for s in runs[first][0]["sizes"]]
@@ -58,7 +58,7 @@ def measure(ctx: labs.Context) -> labs.Outcome:
     ratio_at: dict[int, list[float]] = {}
     for i, nbytes in enumerate(sizes):
         alone = [r["sizes"][i]["alone_ns"] for r in runs[first]]
-        cells = [format_bytes(nbytes), _cache_of(nbytes, caches), f"{statistics.median(alone):.2f}"]
+        cells = [format_bytes(nbytes), labs.cache_of(nbytes, caches), f"{statistics.median(alone):.2f}"]
         for name, results in runs.items():
             every = [r["sizes"][i]["all_ns"] for r in results]
             ratio = statistics.median(every) / statistics.median(alone)
@@ -82,7 +82,7 @@ def measure(ctx: labs.Context) -> labs.Outcome:
         if doubled
         else f"the per-access time never doubles up to {format_bytes(largest)} here"
     ]
-    if len(configs(ctx)) == 1:
+    if len(chosen) == 1:
         notes.append("one socket and private L2s here: packed and spread place the copies alike")
     pub = findings.section("memory_stride")["findings"][1]
     effect = labs.effect_of(

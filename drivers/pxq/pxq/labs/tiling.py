@@ -19,14 +19,6 @@ KOKKOS = False
 TILES = ("32K", "256K", "2M", "8M")
 
 
-def _cache_of(nbytes: int, caches: dict) -> str:
-    for level in ("l1d", "l2", "l3"):
-        size = caches.get(level, {}).get("bytes") or 0
-        if size and nbytes <= size:
-            return level.upper()
-    return "memory"
-
-
 def measure(ctx: labs.Context) -> labs.Outcome:
     layout = f"1x{ctx.cores}"
     runs = ctx.interleaved(
@@ -46,7 +38,7 @@ def measure(ctx: labs.Context) -> labs.Outcome:
         t.add_row(
             name,
             format_bytes(r0["tile_bytes"]) if tiled else "-",
-            _cache_of(r0["tile_bytes"] if tiled else r0["block_bytes"], caches),
+            labs.cache_of(r0["tile_bytes"] if tiled else r0["block_bytes"], caches),
             f"{s:.3f}",
             f"{_rate(r0, s):.1f}",
             format_bytes(r0["largest_span_bytes"]),
@@ -55,7 +47,7 @@ def measure(ctx: labs.Context) -> labs.Outcome:
         t.add_row(
             "yours, tile sweep",
             tile,
-            _cache_of(r["tile_bytes"], caches),
+            labs.cache_of(r["tile_bytes"], caches),
             f"{r['compute_s']:.3f}",
             f"{_rate(r, r['compute_s']):.1f}",
             format_bytes(r["largest_span_bytes"]),
@@ -87,7 +79,7 @@ def measure(ctx: labs.Context) -> labs.Outcome:
         f"a ratio of {1 / (1 - pub / 100):.1f}x",
     )
     notes = [
-        f"best tile of the sweep: {best} ({_cache_of(sweep[best]['tile_bytes'], caches)}-sized); caches here: "
+        f"best tile of the sweep: {best} ({labs.cache_of(sweep[best]['tile_bytes'], caches)}-sized); caches here: "
         + ", ".join(f"{k.upper()} {format_bytes(v['bytes'])}" for k, v in caches.items() if isinstance(v, dict))
     ]
     return labs.Outcome(t, note, starter, effect, notes, {"span": span, "block": block, "best_tile": best})
