@@ -24,8 +24,9 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
       ->check(CLI::Range(1, 1 << 20));
   app.add_option("--ranks-per-node", o.ranks_per_node, "Ranks per node the launcher used")
       ->check(CLI::Range(1, 1 << 20));
-  app.add_option("--alloc", o.alloc, "Rank allocation used by the launcher: block or cyclic")
-      ->check(CLI::IsMember({"block", "cyclic"}));
+  app.add_option("--alloc", o.alloc,
+                 "Rank allocation used by the launcher: block, cyclic or order (the driver's --rank-order)")
+      ->check(CLI::IsMember({"block", "cyclic", "order"}));
   app.add_option("--launcher", o.launcher, "Launcher that started this run (for the record)");
   app.add_flag("--oversubscribed", o.oversubscribed, "The launcher allowed oversubscription");
   app.add_option("--driver-info", o.driver_info, "JSON object from the pxq driver (recorded)");

@@ -29,6 +29,7 @@ class LaunchRequest:
     cores: int = 1  # cores on this machine (local and virtual launchers)
     placement: str | None = None  # packed, spread or custom; None: the launcher's default
     placement_cpus: list[int] | None = None  # custom: OS cpu numbers, one per worker
+    rank_order: list[int] | None = None  # the ranks slot by slot (pxq.placement); None: alloc decides
 
 
 @dataclass
@@ -68,20 +69,40 @@ def choose_launcher(req: LaunchRequest) -> str:
     return "virtual" if req.layout.nodes > 1 else "local"
 
 
-def rank_slots(layout: Layout, alloc: str) -> list[tuple[int, int]]:
+def rank_slots(layout: Layout, alloc: str, order: list[int] | None = None) -> list[tuple[int, int]]:
     """For each rank: (node, rank on the node). Block: ranks 0..q-1 on node 0; cyclic: rank i
-    on node i mod p."""
+    on node i mod p; a rank order: order[s] sits in slot s, slot s on node s // q."""
     p, q = layout.nodes, layout.ranks_per_node
+    if order is not None:
+        slot = {rank: s for s, rank in enumerate(order)}
+        return [divmod(slot[r], q) for r in range(layout.ranks)]
     return [(r // q, r % q) if alloc == "block" else (r % p, r // p) for r in range(layout.ranks)]
 
 
-def rank_cores(layout: Layout, alloc: str, cores: int) -> list[tuple[int, list[int]]]:
+def rank_cores(layout: Layout, alloc: str, cores: int, order: list[int] | None = None) -> list[tuple[int, list[int]]]:
     """For each rank: (node, cores). Virtual nodes get disjoint core sets (wrapping only when
     oversubscribed)."""
     q, t = layout.ranks_per_node, layout.threads
     return [
-        (node, [((node * q + local) * t + k) % cores for k in range(t)]) for node, local in rank_slots(layout, alloc)
+        (node, [((node * q + local) * t + k) % cores for k in range(t)])
+        for node, local in rank_slots(layout, alloc, order)
     ]
+
+
+def check_rank_order(req: LaunchRequest) -> None:
+    """A rank order fits the layout and is the only allocation asked for."""
+    order = req.rank_order
+    if order is None:
+        return
+    if len(order) != req.layout.ranks:
+        raise InputError(
+            f"--rank-order lists {len(order)} ranks but layout {req.layout} runs {req.layout.ranks}: use a "
+            f"layout of {len(order)} ranks, or suggest an order for this one (pxq placement suggest)"
+        )
+    if sorted(order) != list(range(len(order))):
+        raise InputError("--rank-order: the order must list every rank 0..N-1 once")
+    if req.alloc != "block":
+        raise InputError(f"--rank-order places every rank itself: drop --alloc {req.alloc}")
 
 
 def choose_cores(req: LaunchRequest, virtual: bool) -> dict:
@@ -122,7 +143,7 @@ def _rankfile(workdir: Path, layout: Layout, req: LaunchRequest, chosen: dict | 
     without a placement, disjoint cores per virtual node)."""
     lines = []
     for rank, ((node, local), (_, cores)) in enumerate(
-        zip(rank_slots(layout, req.alloc), rank_cores(layout, req.alloc, req.cores))
+        zip(rank_slots(layout, req.alloc, req.rank_order), rank_cores(layout, req.alloc, req.cores, req.rank_order))
     ):
         if chosen is not None:
             cores = chosen["nodes"][node]["ranks"][local]["cores"]
@@ -131,7 +152,7 @@ def _rankfile(workdir: Path, layout: Layout, req: LaunchRequest, chosen: dict | 
 
 
 def _placement_record(req: LaunchRequest, chosen: dict) -> dict:
-    slots = rank_slots(req.layout, req.alloc)
+    slots = rank_slots(req.layout, req.alloc, req.rank_order)
     cpus = [chosen["nodes"][node]["ranks"][local]["cpus"] for node, local in slots]
     return {
         "mode": chosen["mode"],
@@ -223,6 +244,33 @@ def _real_nodes_argv(req: LaunchRequest, launcher: str, layout: Layout, oversubs
     return argv
 
 
+def _real_nodes_order(req: LaunchRequest, launcher: str, workdir: Path) -> dict[str, str]:
+    """A rank order on a hostfile's nodes: a rankfile naming the hostfile's hosts in order."""
+    if launcher != "hostfile":
+        raise InputError(
+            "--rank-order inside a Slurm allocation: launch with the files pxq placement suggest wrote "
+            "(SLURM_HOSTFILE=PREFIX.slurm-hosts srun --distribution=arbitrary, or mpirun --rankfile "
+            "PREFIX.rankfile --hosts yours), or use --hostfile"
+        )
+    if not req.hostfile or not Path(req.hostfile).is_file():
+        raise InputError(f"hostfile '{req.hostfile}' not found: give an existing file")
+    if req.placement:
+        raise InputError("--rank-order on real nodes binds ranks to their slots' cores itself: drop --placement")
+    words = [ln.split()[0] for ln in Path(req.hostfile).read_text().splitlines() if ln.split() and ln[0] != "#"]
+    hosts = list(dict.fromkeys(words))
+    if len(hosts) < req.layout.nodes:
+        raise InputError(
+            f"hostfile '{req.hostfile}' names {len(hosts)} host(s) for layout {req.layout}'s {req.layout.nodes} "
+            "nodes: give one line per node"
+        )
+    t = req.layout.threads
+    lines = [
+        f"rank {rank}={hosts[node]} slot={local * t}-{local * t + t - 1}\n"
+        for rank, (node, local) in enumerate(rank_slots(req.layout, req.alloc, req.rank_order))
+    ]
+    return {str(workdir / "rankfile"): "".join(lines)}
+
+
 def plan_launch(req: LaunchRequest, mpirun: str, workdir: Path) -> LaunchPlan:
     """The mpirun command line (without the program) and environment for a layout."""
     layout = req.layout
@@ -234,6 +282,7 @@ def plan_launch(req: LaunchRequest, mpirun: str, workdir: Path) -> LaunchPlan:
         env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
 
     oversubscribed = _oversubscribed(req, launcher)
+    check_rank_order(req)
     argv = [mpirun, "-np", str(layout.ranks)]
     files: dict[str, str] = {}
     links: dict[str, str] = {}
@@ -244,10 +293,12 @@ def plan_launch(req: LaunchRequest, mpirun: str, workdir: Path) -> LaunchPlan:
     if launcher == "local":
         if layout.nodes != 1:
             raise InputError("the local launcher runs one node: use the virtual launcher for p > 1")
-        if placement is not None:
+        if placement is not None or req.rank_order is not None:
             host = socket.gethostname()
             files.update(_rankfile(workdir, layout, req, chosen, lambda node: host))
             argv += ["--rankfile", str(workdir / "rankfile")]
+            if oversubscribed:
+                argv += ["--oversubscribe", "--bind-to", "core:overload-allowed", *YIELD]
         elif oversubscribed:
             argv += ["--oversubscribe", "--bind-to", "none", *YIELD]
         else:
@@ -265,6 +316,11 @@ def plan_launch(req: LaunchRequest, mpirun: str, workdir: Path) -> LaunchPlan:
         argv += ["--host", hosts, "--mca", "plm_rsh_agent", agent, "--rankfile", str(workdir / "rankfile")]
         if oversubscribed:
             argv += ["--oversubscribe", "--bind-to", "core:overload-allowed", *YIELD]
+    elif req.rank_order is not None:
+        files.update(_real_nodes_order(req, launcher, workdir))
+        argv += ["--hostfile", str(req.hostfile), "--rankfile", str(workdir / "rankfile")]
+        if oversubscribed:
+            argv += ["--oversubscribe"]
     else:  # hostfile or slurm: the real nodes
         argv += _real_nodes_argv(req, launcher, layout, oversubscribed)
     argv += _export_flags(env)

@@ -57,6 +57,10 @@ class RunSpec:
     placement: str | None = None  # packed, spread or custom (None: the launcher's default)
     placement_cpus: list[int] | None = None
     profile: Path | None = None  # preload the message profiler, its record to this file
+    rank_order: list[int] | None = None  # the ranks slot by slot (--rank-order); the record's alloc is "order"
+    # Measure the run's channels with the message profiler and record them beside this
+    # prediction ({"source", "model", "predicted"}; set with every rank order).
+    channels: dict[str, Any] | None = None
 
     def resolved(self) -> tuple[str, int, str]:
         return resolve_mode(self.mode, self.layout.threads, self.tile)
@@ -98,6 +102,8 @@ def sweep_key(spec: RunSpec) -> str:
         "args": spec.app_args,
         "repeat": spec.repeat,
     }
+    if spec.rank_order is not None:
+        key["rank_order"] = spec.rank_order
     if spec.placement:
         key["placement"] = spec.placement
         if spec.placement_cpus:
@@ -118,11 +124,14 @@ def build(spec: RunSpec, workdir: Path, run_id: str) -> tuple[LaunchPlan, list[s
         spec.cores,
         spec.placement,
         spec.placement_cpus,
+        spec.rank_order,
     )
     plan = plan_launch(req, find_mpirun(), workdir)
     driver = {"run_id": run_id, "repeat": spec.repeat, "layout": str(layout), "omp": omp_record(plan.env)}
     if plan.placement is not None:
         driver["placement"] = plan.placement
+    if spec.rank_order is not None:
+        driver["rank_order"] = {"ranks": spec.rank_order, "source": (spec.channels or {}).get("source")}
     if spec.sweep_key:
         driver.update(sweep_key=spec.sweep_key, sweep_id=spec.sweep_id, sweep_plan=spec.sweep_plan)
     driver.update(spec.driver_extra)
@@ -143,7 +152,7 @@ def build(spec: RunSpec, workdir: Path, run_id: str) -> tuple[LaunchPlan, list[s
         "--ranks-per-node",
         str(layout.ranks_per_node),
         "--alloc",
-        spec.alloc,
+        "order" if spec.rank_order is not None else spec.alloc,
         "--launcher",
         plan.launcher,
         "--json",
@@ -237,7 +246,8 @@ def execute(spec: RunSpec, echo: bool = False) -> RunResult:
     run_id = uuid.uuid4().hex
     with procs.workdir() as tmp:
         private = tmp / "record.jsonl"
-        plan, argv = build(replace(spec, results=private), tmp, run_id)
+        profile = spec.profile or (tmp / "msgprof.jsonl" if spec.channels is not None else None)
+        plan, argv = build(replace(spec, results=private, profile=profile), tmp, run_id)
         env = stage(plan, tmp)
         env["PXQ_GIT_COMMIT"] = git_commit()
         finished = procs.run(argv, env, run_id, spec.timeout)
@@ -245,6 +255,8 @@ def execute(spec: RunSpec, echo: bool = False) -> RunResult:
             found = records.by_run_id(records.read(private), run_id)
         except records.RecordError:
             found = []  # rank 0 died while writing: no record of its own
+        if found and spec.channels is not None:
+            found[-1]["channels"] = measured_channels(profile, spec.channels)
     if echo:
         print(finished.output, end="")
     status, rec = verdict(finished, found[-1] if found else None)
@@ -257,6 +269,21 @@ def execute(spec: RunSpec, echo: bool = False) -> RunResult:
         rec["error"] = _error_block(finished, status)
     records.append(spec.results, rec)
     return RunResult(status, finished.returncode, finished.seconds, finished.output, rec)
+
+
+def measured_channels(profile: Path | None, asked: dict[str, Any]) -> dict[str, Any]:
+    """The record's "channels": bytes and messages per channel as the run's own message profile
+    observed them (its placement), beside the prediction the order came with."""
+    from pxq import msgdist, placement
+
+    out: dict[str, Any] = {k: asked.get(k) for k in ("source", "model", "predicted")}
+    try:
+        prof = msgdist.load(profile) if profile is not None else None
+        out["observed"] = placement.channel_cost(prof, msgdist.observed_places(prof)) if prof else None
+    except (InputError, records.RecordError) as e:
+        out["observed"] = None
+        out["note"] = f"no channels measured: {e}"
+    return out
 
 
 # A run's status as an exit code (see records.py).
@@ -302,7 +329,7 @@ def error_record(spec: RunSpec, status: str, run_id: str) -> dict[str, Any]:
             "nodes": spec.layout.nodes,
             "ranks_per_node": spec.layout.ranks_per_node,
             "threads": threads,
-            "alloc": spec.alloc,
+            "alloc": "order" if spec.rank_order is not None else spec.alloc,
         },
         "driver": driver,
     }

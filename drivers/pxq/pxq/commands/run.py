@@ -6,10 +6,11 @@ import argparse
 import shlex
 import subprocess
 from dataclasses import replace
+from pathlib import Path
 
 from rich.console import Console
 
-from pxq import options, records, registry, report, runner
+from pxq import options, placement, records, registry, report, runner
 from pxq.errors import InputError
 from pxq.launch import stage
 from pxq.layout import parse_layout
@@ -29,6 +30,13 @@ def add(p: argparse.ArgumentParser) -> None:
     p.add_argument("--backend", choices=registry.backends(), default="openmp")
     p.add_argument("--repeat", type=int, default=1, help="runs of the same configuration")
     p.add_argument("--dry-run", action="store_true", help="print the exact launch command only")
+    p.add_argument(
+        "--rank-order",
+        type=Path,
+        metavar="FILE",
+        help="place the ranks slot by slot as FILE lists them (pxq placement suggest writes one); the run is "
+        "profiled and its record shows the channels measured beside the ones predicted",
+    )
     options.add_fuse_option(p)
     options.add_launch_options(p)
 
@@ -65,6 +73,8 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     spec = replace(
         options.base_spec(args, app_args, results), layout=layout, mode=args.mode, tile=args.tile, backend=args.backend
     )
+    if args.rank_order is not None:
+        spec = with_rank_order(spec, args.rank_order)
     spec.resolved()  # validates mode/threads/tile before anything runs
     if args.dry_run:
         return _dry_run(spec, console)
@@ -82,4 +92,20 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     if rows:
         report.print_table(rows, f"pxq run {args.app} -> {results}", console, split)
     report.print_failures(recs, console)
+    for rec in recs:
+        if rec and rec.get("channels"):
+            placement.print_channels(console, rec["channels"])
     return records.exit_code(recs)
+
+
+def with_rank_order(spec: runner.RunSpec, path: Path) -> runner.RunSpec:
+    """The run with the order a file gives, and the prediction its header carries."""
+    ranks, prediction = placement.read_order(path)
+    predicted = None
+    if prediction is not None:
+        predicted = (prediction.get("channels") or {}).get("suggested")
+    return replace(
+        spec,
+        rank_order=ranks,
+        channels={"source": str(path), "model": (prediction or {}).get("model"), "predicted": predicted},
+    )
