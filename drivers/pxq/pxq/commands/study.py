@@ -23,7 +23,7 @@ def add(p: argparse.ArgumentParser) -> None:
     for mod in studies.registry():
         sp = sub.add_parser(mod.NAME, help=mod.HELP, description=f"{mod.HELP}. The paper: {mod.__doc__.split(':')[0]}")
         if mod.APPS:
-            sp.add_argument("app", nargs="?" if mod.NAME == "allocation" else None, help=app_help())
+            sp.add_argument("app", nargs="?" if mod.APPS == "optional" else None, help=app_help())
         mod.add(sp)
         speed = sp.add_mutually_exclusive_group()
         speed.add_argument("--quick", dest="full", action="store_false", help="sizes for a 2-core laptop (default)")

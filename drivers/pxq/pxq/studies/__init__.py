@@ -2,9 +2,9 @@
 
 A study module has NAME, HELP, SECTION (its part of pxq/data/published.json), MINUTES (a rough
 quick-mode duration, for the progress bar's first estimate), APPS (True when it takes an app
-argument), `add(parser)` for its own options (all defaulting to None), `defaults(quick)`, `run(ctx,
-opts) -> Outcome` and `plot(record, path)`, which draws its figure from its study record alone,
-so `pxq report` can redraw it."""
+argument, "optional" when it may), `add(parser)` for its own options (all defaulting to None),
+`defaults(quick)`, `run(ctx, opts) -> Outcome` and `plot(record, path)`, which draws its figure
+from its study record alone, so `pxq report` can redraw it."""
 
 from __future__ import annotations
 
@@ -56,6 +56,7 @@ def registry() -> list[ModuleType]:
         channels,
         contention,
         msgshare,
+        placement,
         scalability,
         sharing,
         stride,
@@ -63,7 +64,7 @@ def registry() -> list[ModuleType]:
         variability,
     )
 
-    return [channels, msgshare, contention, sharing, tiling, scalability, allocation, variability, stride]
+    return [channels, msgshare, contention, sharing, tiling, scalability, allocation, placement, variability, stride]
 
 
 def get(name: str) -> ModuleType:

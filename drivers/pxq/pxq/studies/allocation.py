@@ -18,7 +18,7 @@ NAME = "allocation"
 HELP = "profile an app once, compare block and cyclic allocation on a machine model, by bytes and messages"
 SECTION = "allocation"
 MINUTES = 1.0
-APPS = True
+APPS = "optional"  # without one: cg, mg and ft
 
 
 def add(p: argparse.ArgumentParser) -> None:
