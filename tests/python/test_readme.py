@@ -41,5 +41,11 @@ def test_each_example_parses_and_runs_dry(line, fake_build, monkeypatch, tmp_pat
     assert args.command == words[0]
     if words[0] == "run":
         monkeypatch.chdir(tmp_path)
+        if args.rank_order is not None:  # the file placement suggest writes: here block's order
+            from pxq.layout import parse_layout
+
+            args.rank_order.parent.mkdir(parents=True, exist_ok=True)
+            ranks = parse_layout(args.layout).ranks
+            args.rank_order.write_text(",".join(str(r) for r in range(ranks)) + "\n")
         dry = own + ["--dry-run"] + (words[words.index("--") :] if "--" in words else [])
         assert cli.main(dry) == 0, line

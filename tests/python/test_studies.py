@@ -15,7 +15,18 @@ from pxq.errors import InputError
 from pxq.studies import allocation, channels, msgshare, sharing, stride, tiling
 
 STUDIES = Path(__file__).parent / "data" / "studies"
-NAMES = ["channels", "msgdist", "contention", "sharing", "tiling", "scalability", "allocation", "variability", "stride"]
+NAMES = [
+    "channels",
+    "msgdist",
+    "contention",
+    "sharing",
+    "tiling",
+    "scalability",
+    "allocation",
+    "placement",
+    "variability",
+    "stride",
+]
 
 
 def stored(name: str) -> dict:
