@@ -6,10 +6,9 @@ cores first). A rank order lists the ranks slot by slot: its i-th entry is the r
 in slot i (the convention of Cray MPICH's MPICH_RANK_ORDER file). Block is the order 0, 1,
 2, ...; the suggestion comes from METIS (through pymetis): the ranks' traffic graph, weighted
 by bytes or by messages, is cut into the nodes' exact sizes, then each node's part into its
-sockets'. A swap pass (Kernighan-Lin gains, best swap first) then refines each partition, and
-the block and cyclic orders refined the same way are kept as candidates: the suggestion is the
-candidate with the least traffic between nodes, then between sockets, so it is never worse
-than block or cyclic.
+sockets'. A swap pass (Kernighan-Lin gains, best swap first) then refines each cut. Block and
+cyclic stay candidates: the suggestion is the candidate with the least traffic between nodes,
+then between sockets, so it is never worse than either.
 """
 
 from __future__ import annotations
