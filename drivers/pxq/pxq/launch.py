@@ -244,6 +244,13 @@ def _real_nodes_argv(req: LaunchRequest, launcher: str, layout: Layout, oversubs
     return argv
 
 
+def hostfile_hosts(path: Path) -> list[str]:
+    """The hosts an MPI hostfile names, in order, once each (first word of a line, before any
+    ':'; comments and blank lines skipped)."""
+    words = [ln.split()[0] for ln in path.read_text().splitlines() if ln.split() and not ln.lstrip().startswith("#")]
+    return list(dict.fromkeys(w.split(":")[0] for w in words))
+
+
 def _real_nodes_order(req: LaunchRequest, launcher: str, workdir: Path) -> dict[str, str]:
     """A rank order on a hostfile's nodes: a rankfile naming the hostfile's hosts in order."""
     if launcher != "hostfile":
@@ -256,8 +263,7 @@ def _real_nodes_order(req: LaunchRequest, launcher: str, workdir: Path) -> dict[
         raise InputError(f"hostfile '{req.hostfile}' not found: give an existing file")
     if req.placement:
         raise InputError("--rank-order on real nodes binds ranks to their slots' cores itself: drop --placement")
-    words = [ln.split()[0] for ln in Path(req.hostfile).read_text().splitlines() if ln.split() and ln[0] != "#"]
-    hosts = list(dict.fromkeys(words))
+    hosts = hostfile_hosts(Path(req.hostfile))
     if len(hosts) < req.layout.nodes:
         raise InputError(
             f"hostfile '{req.hostfile}' names {len(hosts)} host(s) for layout {req.layout}'s {req.layout.nodes} "

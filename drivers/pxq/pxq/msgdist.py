@@ -173,7 +173,7 @@ def tally(rec: dict[str, Any], places: list[tuple[int, int]], which: str) -> Tal
     return t
 
 
-def _pct(part: float, whole: float) -> str:
+def pct(part: float, whole: float) -> str:
     return f"{100 * part / whole:.1f}%" if whole else "-"
 
 
@@ -194,9 +194,9 @@ def print_tally(t: Tally, title: str, ranks: int, even: dict[str, float], consol
         n, b = sum(cnt.values()), sum(nb.values())
         table.add_row(
             name,
-            _pct(n, total),
-            *(_pct(cnt[c], n) for c in ALL_CHANNELS),
-            *(_pct(nb[c], b) for c in ALL_CHANNELS),
+            pct(n, total),
+            *(pct(cnt[c], n) for c in ALL_CHANNELS),
+            *(pct(nb[c], b) for c in ALL_CHANNELS),
             style="bold" if name == "all" else None,
         )
     table.add_row("even", "", "", *(f"{100 * even[c]:.1f}%" for c in CHANNELS), "", "", "", "", style="dim")
@@ -319,7 +319,7 @@ def print_time(rec: dict[str, Any], console: Console) -> None:
             f"{1e3 * t['seconds']:.3f}",
             f"{1e3 * t['max_rank_seconds']:.3f}",
             f"{1e6 * per_call:.2f} us",
-            _pct(t["seconds"], total),
+            pct(t["seconds"], total),
         )
     console.print(table)
     over = rec.get("overhead") or {}
@@ -331,15 +331,21 @@ def print_time(rec: dict[str, Any], console: Console) -> None:
         )
 
 
+def channel_totals(rec: dict[str, Any], places: list[tuple[int, int]]) -> dict[str, dict[str, int]]:
+    """Bytes and messages per channel (self included) under a placement, every size range."""
+    t = tally(rec, places, "all")
+    return {
+        "bytes": {c: sum(r[c] for r in t.nbytes) for c in ALL_CHANNELS},
+        "count": {c: sum(r[c] for r in t.count) for c in ALL_CHANNELS},
+    }
+
+
 def compare_allocations(rec: dict[str, Any], model: Model) -> list[dict[str, Any]]:
     """Inter-node messages and bytes (and the other channels) under block and cyclic."""
     out = []
     for alloc in ALLOCATIONS:
         places = place(model, rec["ranks"], alloc)
-        t = tally(rec, places, "all")
-        count = {c: sum(r[c] for r in t.count) for c in ALL_CHANNELS}
-        nbytes = {c: sum(r[c] for r in t.nbytes) for c in ALL_CHANNELS}
-        out.append({"alloc": alloc, "count": count, "bytes": nbytes, "even": even_distribution(places)})
+        out.append({"alloc": alloc, **channel_totals(rec, places), "even": even_distribution(places)})
     return out
 
 
@@ -454,10 +460,10 @@ def allocation_study(console: Console, rec: dict[str, Any], model: Model, oversu
         t.add_row(
             r["alloc"],
             str(n),
-            _pct(r["count"]["intra_cmp"], n),
-            _pct(r["count"]["inter_cmp"], n),
-            f"{r['count']['inter_node']} ({_pct(r['count']['inter_node'], n)})",
-            f"{format_volume(r['bytes']['inter_node'])} ({_pct(r['bytes']['inter_node'], b)})",
+            pct(r["count"]["intra_cmp"], n),
+            pct(r["count"]["inter_cmp"], n),
+            f"{r['count']['inter_node']} ({pct(r['count']['inter_node'], n)})",
+            f"{format_volume(r['bytes']['inter_node'])} ({pct(r['bytes']['inter_node'], b)})",
             f"{100 * r['even']['inter_node']:.1f}%",
         )
     console.print(t)

@@ -24,7 +24,7 @@ import numpy as np
 
 from pxq import msgdist
 from pxq.errors import InputError
-from pxq.msgdist import ALL_CHANNELS, Model
+from pxq.msgdist import Model
 
 OBJECTIVES = ("bytes", "messages")
 PREDICTION_TAG = "# pxq-prediction "  # the order file's header line with the prediction (JSON)
@@ -238,17 +238,16 @@ class Suggestion:
         }
 
 
-def channel_cost(rec: dict[str, Any], places: list[tuple[int, int]]) -> dict[str, dict[str, int]]:
-    """Bytes and messages per channel (self included) under a placement."""
-    t = msgdist.tally(rec, places, "all")
-    return {
-        "bytes": {c: sum(r[c] for r in t.nbytes) for c in ALL_CHANNELS},
-        "count": {c: sum(r[c] for r in t.count) for c in ALL_CHANNELS},
-    }
+channel_cost = msgdist.channel_totals  # bytes and messages per channel under a placement
+
+
+def measure_of(objective: str) -> str:
+    """The key of a channel cost an objective counts: "bytes" or "count" (messages)."""
+    return "bytes" if objective == "bytes" else "count"
 
 
 def _key(cost: dict[str, dict[str, int]], objective: str) -> tuple[int, int, int]:
-    what = "bytes" if objective == "bytes" else "count"
+    what = measure_of(objective)
     other = "count" if what == "bytes" else "bytes"
     return cost[what]["inter_node"], cost[what]["inter_cmp"], cost[other]["inter_node"]
 
@@ -355,10 +354,10 @@ def hosts_of(spec: str | None, nodes: int) -> list[str]:
     (first word of each line), else node0, node1, ... to be replaced."""
     if spec is None:
         return [f"node{i}" for i in range(nodes)]
-    path = Path(spec)
-    if path.is_file():
-        words = [ln.split()[0] for ln in path.read_text().splitlines() if ln.strip() and not ln.startswith("#")]
-        names = list(dict.fromkeys(w.split(":")[0] for w in words))
+    from pxq.launch import hostfile_hosts
+
+    if Path(spec).is_file():
+        names = hostfile_hosts(Path(spec))
     else:
         names = [h.strip() for h in spec.split(",") if h.strip()]
     if len(names) < nodes:
@@ -410,26 +409,14 @@ def check_prefix(prefix: Path) -> None:
 
 
 def write_files(prefix: Path, files: dict[str, str]) -> None:
-    """Each file whole or not at all (a temporary file renamed into place)."""
-    import os
-    import tempfile
+    """Each file whole or not at all."""
+    from pxq.records import write_whole
 
-    written: list[Path] = []
     try:
         for kind, path in output_paths(prefix).items():
-            with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=f".{path.name}-", delete=False) as f:
-                f.write(files[kind])
-                tmp = Path(f.name)
-            written.append(tmp)
-            os.replace(tmp, path)
+            write_whole(path, files[kind])
     except OSError as e:
-        for tmp in written:
-            tmp.unlink(missing_ok=True)
         raise InputError(f"cannot write {prefix}.*: {e.strerror}: give another --out") from None
-
-
-def _pct(part: float, whole: float) -> str:
-    return f"{100 * part / whole:.1f}%" if whole else "-"
 
 
 def print_suggestion(console: Any, s: Suggestion, title: str) -> None:
@@ -446,10 +433,10 @@ def print_suggestion(console: Any, s: Suggestion, title: str) -> None:
         name = f"suggested (= {s.chosen})" if c.name == "suggested" else c.name
         table.add_row(
             name,
-            _pct(b["intra_cmp"], tb),
-            _pct(b["inter_cmp"], tb),
-            f"{format_volume(b['inter_node'])} ({_pct(b['inter_node'], tb)})",
-            f"{n['inter_node']} ({_pct(n['inter_node'], tn)})",
+            msgdist.pct(b["intra_cmp"], tb),
+            msgdist.pct(b["inter_cmp"], tb),
+            f"{format_volume(b['inter_node'])} ({msgdist.pct(b['inter_node'], tb)})",
+            f"{n['inter_node']} ({msgdist.pct(n['inter_node'], tn)})",
             str(tn),
             style="bold" if c.name == "suggested" else None,
         )
@@ -465,7 +452,7 @@ def verdict(s: Suggestion) -> list[str]:
     """How the suggestion compares with the better of block and cyclic, by the objective."""
     from pxq.layout import format_volume
 
-    what = "bytes" if s.objective == "bytes" else "count"
+    what = measure_of(s.objective)
     unit = "bytes" if what == "bytes" else "messages"
     show = format_volume if what == "bytes" else str
     mine = s.candidate("suggested").cost[what]["inter_node"]
@@ -502,7 +489,7 @@ def plot(rec: dict[str, Any], s: Suggestion, path: Path, title: str) -> Path:
         for edge in range(0, n + 1, per_node):
             ax.axhline(edge - 0.5, color="tab:red", lw=0.6)
             ax.axvline(edge - 0.5, color="tab:red", lw=0.6)
-        inter = s.candidate(name).cost["bytes" if s.objective == "bytes" else "count"]["inter_node"]
+        inter = s.candidate(name).cost[measure_of(s.objective)]["inter_node"]
         shown = format_volume(inter) if s.objective == "bytes" else f"{inter} messages"
         ax.set_title(f"{name}: {shown} between nodes", fontsize=9)
         ax.set_xlabel("slot (rank placed there)" if name == "suggested" else "rank = slot")
@@ -530,7 +517,7 @@ def print_channels(console: Any, channels: dict[str, Any]) -> None:
         console.print(f"[yellow]channels: {channels.get('note', 'not measured')}[/yellow]")
         return
     total = sum(seen["bytes"].values())
-    parts = ", ".join(f"{msgdist.CHANNEL_TEXT[c]} {_pct(seen['bytes'][c], total)}" for c in msgdist.CHANNELS)
+    parts = ", ".join(f"{msgdist.CHANNEL_TEXT[c]} {msgdist.pct(seen['bytes'][c], total)}" for c in msgdist.CHANNELS)
     line = f"channels measured (the run's message profile): {format_volume(seen['bytes']['inter_node'])} between nodes"
     console.print(f"{line} ({parts} of {format_volume(total)})")
     if predicted is not None:

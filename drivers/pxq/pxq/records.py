@@ -104,6 +104,22 @@ def _mend_tail(fd: int, path: Path, size: int) -> int:
     return start
 
 
+def write_whole(path: Path, text: str) -> None:
+    """Writes a file whole or not at all: a temporary file beside it, renamed into place
+    (OSError passes on; the temporary file never stays)."""
+    import tempfile
+
+    path = Path(path)
+    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(name, path)
+    except BaseException:
+        Path(name).unlink(missing_ok=True)
+        raise
+
+
 def append(path: Path, record: dict[str, Any]) -> None:
     """One line, one write, under an exclusive lock: concurrent writers never interleave and a
     failed write leaves the file as it was."""

@@ -9,7 +9,6 @@ import json
 import os
 import re
 import statistics
-import tempfile
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from pxq import envinfo, figures, procs, registry
+from pxq import envinfo, figures, procs, records, registry
 from pxq.layout import InputError, format_bytes, parse_bytes
 from pxq.paths import binary
 
@@ -289,10 +288,7 @@ def write_profile(
     }
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=".tiles-", suffix=".json", delete=False) as f:
-            json.dump(profile, f, indent=1)
-            tmp = Path(f.name)
-        os.replace(tmp, path)
+        records.write_whole(path, json.dumps(profile, indent=1))
     except OSError as e:
         raise InputError(
             f"cannot write the tile profile {path} ({e.strerror}): set PXQ_TILE_PROFILE to a writable path"

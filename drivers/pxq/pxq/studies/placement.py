@@ -51,8 +51,11 @@ def _configs(ctx: Context, app: str, model: msgdist.Model, s: placement.Suggesti
         base["app_args"] = args
     out = []
     for name in ORDERS:
-        channels = {"source": f"pxq study placement: {name}", "model": str(model), "predicted": None}
-        channels["predicted"] = prediction["channels"][name]
+        channels = {
+            "source": f"pxq study placement: {name}",
+            "model": str(model),
+            "predicted": prediction["channels"][name],
+        }
         order = {"rank_order": s.order} if name == "suggested" else {"alloc": name}
         out.append(ctx.spec(app, channels=channels, **order, **base))
     return out
@@ -74,7 +77,8 @@ def _measured(recs: list[dict[str, Any]], name: str) -> int | None:
 
 
 def _app_rows(app: str, s: placement.Suggestion, recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    groups = group([r for r in recs if r.get("app") == app], _order_name)
+    """The table's rows for one app, from that app's runs."""
+    groups = group(recs, _order_name)
     rows = []
     for name in ORDERS:
         g = groups.get(name)
@@ -83,7 +87,7 @@ def _app_rows(app: str, s: placement.Suggestion, recs: list[dict[str, Any]]) -> 
                 "app": app,
                 "order": name,
                 "predicted_inter_node_bytes": s.candidate(name).cost["bytes"]["inter_node"],
-                "measured_inter_node_bytes": _measured([r for r in recs if r.get("app") == app], name),
+                "measured_inter_node_bytes": _measured(recs, name),
                 "median_s": g["median"] if g else None,
                 "spread": g["spread"] if g else None,
                 "times": g["times"] if g else [],
