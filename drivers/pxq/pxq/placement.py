@@ -480,7 +480,7 @@ def plot(rec: dict[str, Any], s: Suggestion, path: Path, title: str) -> Path:
     w = traffic(rec, s.objective) / 2  # each direction once
     n = len(s.order)
     per_node = s.model.sockets * s.model.cores
-    fig, axes = plt.subplots(1, 2, figsize=(11, 5), constrained_layout=True)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 5.4), constrained_layout=True)
     top = w.max() if w.any() else 1.0
     norm = LogNorm(vmin=max(top * 1e-4, w[w > 0].min() if w.any() else 1.0), vmax=top)
     for ax, name, order in ((axes[0], "block", list(range(n))), (axes[1], "suggested", s.order)):
@@ -503,7 +503,7 @@ def plot(rec: dict[str, Any], s: Suggestion, path: Path, title: str) -> Path:
         bar.ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
     fig.suptitle(title + "; red squares: one node each", fontsize=9)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=120, bbox_inches="tight", pad_inches=0.15)
     plt.close(fig)
     return path
 
