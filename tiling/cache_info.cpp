@@ -4,6 +4,7 @@
 
 #include <hwloc.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -17,6 +18,8 @@ CacheLevel hwloc_level(hwloc_topology_t topo, hwloc_obj_type_t type) {
   if (obj == nullptr || obj->attr == nullptr) return out;
   out.bytes = static_cast<std::size_t>(obj->attr->cache.size);
   out.shared_by = obj->cpuset ? hwloc_bitmap_weight(obj->cpuset) : 0;
+  out.line = static_cast<int>(obj->attr->cache.linesize);
+  out.ways = obj->attr->cache.associativity;
   return out;
 }
 
@@ -89,6 +92,8 @@ CacheInfo discover_caches_sysfs(const std::string& root) {
     try {
       c.bytes = parse_sysfs_size(read_line(dir + "size"));
       c.shared_by = count_cpu_list(read_line(dir + "shared_cpu_list"));
+      c.line = std::atoi(read_line(dir + "coherency_line_size").c_str());  // 0 when missing
+      c.ways = std::atoi(read_line(dir + "ways_of_associativity").c_str());
     } catch (const std::exception&) {
       continue;  // an unreadable entry is skipped, not guessed
     }

@@ -30,6 +30,10 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
   app.add_option("--launcher", o.launcher, "Launcher that started this run (for the record)");
   app.add_flag("--oversubscribed", o.oversubscribed, "The launcher allowed oversubscription");
   app.add_option("--driver-info", o.driver_info, "JSON object from the pxq driver (recorded)");
+  app.add_option("--counters", o.counters,
+                 "Count the timed iterations: off, hw (PAPI or perf_event), sim (when run under pxq's cache "
+                 "simulator: pxq run --counters sim)")
+      ->check(CLI::IsMember({"off", "hw", "sim"}));
 }
 
 std::string mode_of(int threads, bool tiled) {

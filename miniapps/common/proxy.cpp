@@ -8,6 +8,7 @@
 
 #include "pxq/comm/uncounted.hpp"
 #include "pxq/common/apps.hpp"
+#include "pxq/common/run_counters.hpp"
 #include "pxq/common/run_record.hpp"
 #include "pxq/kernels/backend.hpp"
 #include "pxq/tiling/tile_policy.hpp"
@@ -59,6 +60,7 @@ nlohmann::json record(const Summary& s, const Measured& m, const std::string& ap
                             {"messages", m.messages},
                             {"verification", verification}});
   rec["variant"].update(s.variant_json);
+  if (!m.counters.is_null()) rec["counters"] = m.counters;
   return rec;
 }
 
@@ -96,6 +98,7 @@ std::string banner(const Summary& s, const Measured& m, const CommonOptions& co,
   put(out, "MPI",
       std::to_string(m.messages["messages"].get<std::uint64_t>()) + " messages, " +
           fmt("%.3f", m.messages["bytes"].get<std::uint64_t>() / 1e6) + " MB");
+  if (!m.counters.is_null()) put(out, "Counters", counters_line(m.counters));
   for (const auto& n : notes) put(out, "Note", n);
   out << s.tables;
   put_all(out, s.checks);
@@ -128,15 +131,26 @@ int run_proxy(const MpiWorld& w, const CommonOptions& co, const std::string& app
   proxy->timers().reset();
   proxy->traffic().reset();
   for (const auto& phase : proxy->phases()) proxy->timers().add(phase, 0.0);
+  RunCounters counters = [&] {
+    const comm::Uncounted bookkeeping;
+    return RunCounters(w.comm, co.counters);
+  }();
+  proxy->timers().count_with(counters.counters());
 
   const double t0 = synced();
+  counters.start();
   proxy->iterate();
+  counters.stop(w.rank);
   m.total = slowest(MPI_Wtime() - t0, w.comm);
+  proxy->timers().count_with(nullptr);
   proxy->after_timing();
   {
     const comm::Uncounted bookkeeping;
     m.phases = proxy->timers().max_over_ranks(w.comm);
     m.messages = proxy->traffic().summarize(w.comm, start.placement);
+    std::vector<std::string> names;
+    for (const auto& kv : m.phases) names.push_back(kv.first);
+    m.counters = counters.summarize(w.comm, w.rank, proxy->timers().counts(), names);
   }
 
   const bool passed = proxy->verify();

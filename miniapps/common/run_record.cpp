@@ -31,7 +31,12 @@ std::string dir_of(const std::string& path) {
   return path.substr(0, slash);
 }
 
-nlohmann::json cache_json(const tiling::CacheLevel& c) { return {{"bytes", c.bytes}, {"shared_by", c.shared_by}}; }
+nlohmann::json cache_json(const tiling::CacheLevel& c) {
+  nlohmann::json j = {{"bytes", c.bytes}, {"shared_by", c.shared_by}};
+  if (c.line > 0) j["line"] = c.line;
+  if (c.ways != 0) j["ways"] = c.ways;
+  return j;
+}
 
 }  // namespace
 

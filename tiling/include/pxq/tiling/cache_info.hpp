@@ -10,6 +10,8 @@ namespace pxq::tiling {
 struct CacheLevel {
   std::size_t bytes = 0;  // 0 when the level does not exist or could not be read
   int shared_by = 0;
+  int line = 0;  // bytes per line; 0 when not known
+  int ways = 0;  // associativity; 0 when not known, -1 fully associative
 };
 
 struct CacheInfo {

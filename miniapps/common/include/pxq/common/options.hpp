@@ -25,7 +25,8 @@ struct CommonOptions {
   std::string alloc = "block";
   std::string launcher = "mpirun";
   bool oversubscribed = false;
-  std::string driver_info;  // JSON object from the pxq driver, stored as given
+  std::string driver_info;       // JSON object from the pxq driver, stored as given
+  std::string counters = "off";  // off, hw (PAPI or perf_event), sim (under the driver's cache simulator)
 };
 
 void add_common_options(CLI::App& app, CommonOptions& o);

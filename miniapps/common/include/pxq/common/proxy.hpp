@@ -29,6 +29,7 @@ struct Measured {
   double setup = 0.0;                    // the set-up, slowest rank (not in total)
   std::map<std::string, double> phases;  // per phase, slowest rank
   nlohmann::json messages;               // comm::PeerTraffic::summarize
+  nlohmann::json counters;               // RunCounters::summarize (null without --counters)
   double phase(const std::string& name) const;
 };
 

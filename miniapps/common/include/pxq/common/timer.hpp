@@ -5,30 +5,53 @@
 
 #include <map>
 #include <string>
+#include <vector>
+
+#include "pxq/common/counters.hpp"
 
 namespace pxq::common {
 
 class PhaseTimers {
  public:
-  // Adds the time spent in `fn` to `phase`.
+  // Adds the time spent in `fn` to `phase`, and what the counters counted in it when set.
   template <class Fn>
   void time(const std::string& phase, Fn&& fn) {
+    if (counters_ == nullptr) {
+      const double t0 = MPI_Wtime();
+      fn();
+      seconds_[phase] += MPI_Wtime() - t0;
+      return;
+    }
+    const std::vector<double> before = counters_->read();
     const double t0 = MPI_Wtime();
     fn();
     seconds_[phase] += MPI_Wtime() - t0;
+    const std::vector<double> after = counters_->read();
+    std::vector<double>& sum = counts_[phase];
+    sum.resize(after.size(), 0.0);
+    for (std::size_t i = 0; i < after.size(); ++i) sum[i] += after[i] - before[i];
   }
+  // Counts every timed phase with `c` too (nullptr: time only). The counters outlive the timers' use.
+  void count_with(Counters* c) { counters_ = c; }
+  // Per phase timed with counters set, one value per counters event.
+  const std::map<std::string, std::vector<double>>& counts() const { return counts_; }
   void add(const std::string& phase, double s) { seconds_[phase] += s; }
   double get(const std::string& phase) const {
     auto it = seconds_.find(phase);
     return it == seconds_.end() ? 0.0 : it->second;
   }
-  void reset() { seconds_.clear(); }
+  void reset() {
+    seconds_.clear();
+    counts_.clear();
+  }
   // Per phase, the maximum over the ranks of `comm` (collective; phases must be the same
   // set on every rank).
   std::map<std::string, double> max_over_ranks(MPI_Comm comm) const;
 
  private:
   std::map<std::string, double> seconds_;
+  Counters* counters_ = nullptr;
+  std::map<std::string, std::vector<double>> counts_;
 };
 
 // Barrier, then the time: every rank starts a timed region together.
