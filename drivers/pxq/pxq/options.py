@@ -132,6 +132,7 @@ def launch_spec(args: argparse.Namespace, results: Path | None = None) -> runner
         cores=envinfo.cores(),
         placement=getattr(args, "placement", None),
         placement_cpus=parse_cpus(getattr(args, "placement_cores", None)),
+        counters=getattr(args, "counters", None),
     )
 
 
@@ -153,4 +154,5 @@ def base_spec(args: argparse.Namespace, app_args: list[str], results: Path) -> r
         placement=args.placement,
         placement_cpus=parse_cpus(args.placement_cores),
         fuse=getattr(args, "fuse", "auto"),
+        counters=getattr(args, "counters", None),
     )

@@ -26,6 +26,7 @@ FLAG_TEXT = {
     "noisy": f"spread above {MAX_SPREAD:.0%}: add repeats (--repeat) before comparing",
     "single": "one run: no spread to judge it by; use --repeat 3 or more",
     "oversubscribed": "more workers than cores: times include waiting for a core, not the variant's speed",
+    "simulated": "ran under the cache simulator (20-100x slower): compare its misses, not its time",
 }
 
 
@@ -48,6 +49,21 @@ class Row:
     tile_bytes: int = 0  # the tile as a number, for ordering
     gbs_over_total: bool = False  # the GB/s metric is over the whole run (the ring's), not a phase
     oversubscribed: bool = False  # a run had more workers than cores
+    misses: list[float] = field(default_factory=list)  # the outermost counted level's misses, per run
+    miss_level: str = ""  # its record name (l2_misses, llc_misses, ...)
+    moved: list[float] = field(default_factory=list)  # bytes the ring streamed, per run (misses per KiB)
+    simulated: bool = False  # the runs' counters came from the cache simulator
+
+    @property
+    def median_misses(self) -> float | None:
+        return statistics.median(self.misses) if self.misses and len(self.misses) == len(self.times) else None
+
+    @property
+    def misses_per_kib(self) -> float | None:
+        """Misses per KiB the ring streamed (K passes x read+write of every block), median over runs."""
+        if not self.moved or len(self.moved) != len(self.misses):
+            return None
+        return statistics.median(1024 * m / b for m, b in zip(self.misses, self.moved) if b > 0)
 
     @property
     def median_gbs(self) -> float | None:
@@ -79,6 +95,8 @@ class Row:
             out.append("single")
         if self.oversubscribed:
             out.append("oversubscribed")
+        if self.simulated:
+            out.append("simulated")
         return out
 
     def _median_run(self) -> int:
@@ -146,6 +164,9 @@ def summarize(recs: Iterable[dict[str, Any]], group_by: Sequence[str] = ()) -> l
         mode = v["mode"]
         if "fused" in v and v["fused"] != (tile != "off"):  # fusion chosen apart from the tile
             mode += "+fused" if v["fused"] else " unfused"
+        simulated = bool((rec.get("counters") or {}).get("simulated"))
+        if simulated:  # times under the simulator are not the variant's speed: never pooled with native runs
+            mode += " sim"
         extra = tuple(field_value(rec, f) for f in group_by)
         key = (
             rec["app"],
@@ -186,6 +207,7 @@ def summarize(recs: Iterable[dict[str, Any]], group_by: Sequence[str] = ()) -> l
             row.mops.append(metrics["mops_total"])
         row.verified = row.verified and rec["status"] == "ok"
         row.oversubscribed = row.oversubscribed or bool(rec["layout"].get("oversubscribed"))
+        _add_misses(row, rec, simulated)
     rows = list(groups.values())
     for row in rows:
         base_layout = Layout(row.layout.nodes, row.layout.ranks_per_node * row.layout.threads, 1)
@@ -215,10 +237,30 @@ def summarize(recs: Iterable[dict[str, Any]], group_by: Sequence[str] = ()) -> l
     return rows
 
 
+def _add_misses(row: Row, rec: dict[str, Any], simulated: bool) -> None:
+    """The run's misses at the outermost level its counters counted (none: nothing added)."""
+    from pxq.counters import misses
+
+    row.simulated = row.simulated or simulated
+    got = misses(rec)
+    if got is None:
+        return
+    row.miss_level = got[0]
+    row.misses.append(got[1])
+    if "effective_gbs" in rec.get("metrics", {}):
+        row.moved.append(rec["metrics"]["effective_gbs"] * rec["time"]["total"] * 1e9)
+
+
+def miss_label(level: str) -> str:
+    """ "l2_misses" -> "L2", "llc_misses" -> "LLC"."""
+    return level.removesuffix("_misses").upper() if level else "-"
+
+
 def table(rows: list[Row], title: str = "pxq results", group_by: Sequence[str] = ()) -> Table:
     t = Table(title=title)
     with_mops = any(r.mops for r in rows)
     with_size = any(r.app != "ring" for r in rows)
+    with_misses = any(r.median_misses is not None for r in rows)
     cols = [
         "app",
         *(["size"] if with_size else []),
@@ -234,6 +276,7 @@ def table(rows: list[Row], title: str = "pxq results", group_by: Sequence[str] =
         "comm %",
         "GB/s",
         *(["Mop/s"] if with_mops else []),
+        *(["misses", "miss/KiB"] if with_misses else []),
         "speedup",
         "verified",
     ]
@@ -257,6 +300,9 @@ def table(rows: list[Row], title: str = "pxq results", group_by: Sequence[str] =
         ]
         if with_mops:
             cells.append("-" if r.median_mops is None else f"{r.median_mops:.0f}")
+        if with_misses:
+            n, per = r.median_misses, r.misses_per_kib
+            cells += ["-" if n is None else f"{n:.3g} {miss_label(r.miss_level)}", "-" if per is None else f"{per:.2f}"]
         cells += ["-" if r.speedup is None else f"{r.speedup:.2f}x", "yes" if r.verified else "[red]NO[/red]"]
         t.add_row(*cells)
     return t
@@ -302,6 +348,9 @@ COLUMNS = (
     "comm_share",
     "gbs",
     "mops",
+    "misses",
+    "miss_level",
+    "misses_per_kib",
     "speedup",
     "verified",
     "flags",
@@ -332,6 +381,9 @@ def flat_rows(rows: list[Row], group_by: Sequence[str] = ()) -> list[dict[str, A
             "comm_share": comm / r.median if r.median > 0 else None,
             "gbs": r.median_gbs,
             "mops": r.median_mops,
+            "misses": r.median_misses,
+            "miss_level": r.miss_level or None,
+            "misses_per_kib": r.misses_per_kib,
             "speedup": r.speedup,
             "verified": r.verified,
             "flags": " ".join(r.flags),

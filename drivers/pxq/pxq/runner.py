@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from pxq import procs, records, registry, schemas
+from pxq import counters, procs, records, registry, schemas
 from pxq.launch import LaunchPlan, LaunchRequest, find_mpirun, omp_record, plan_launch, stage
 from pxq.layout import InputError, Layout, resolve_mode
 from pxq.paths import ROOT, binary
@@ -61,6 +61,7 @@ class RunSpec:
     # Measure the run's channels with the message profiler and record them beside this
     # prediction ({"source", "model", "predicted"}; set with every rank order).
     channels: dict[str, Any] | None = None
+    counters: str | None = None  # hw, sim or sim-llc (pxq.counters); None: not counted
 
     def resolved(self) -> tuple[str, int, str]:
         return resolve_mode(self.mode, self.layout.threads, self.tile)
@@ -104,6 +105,8 @@ def sweep_key(spec: RunSpec) -> str:
     }
     if spec.rank_order is not None:
         key["rank_order"] = spec.rank_order
+    if spec.counters:
+        key["counters"] = spec.counters
     if spec.placement:
         key["placement"] = spec.placement
         if spec.placement_cpus:
@@ -135,8 +138,9 @@ def build(spec: RunSpec, workdir: Path, run_id: str) -> tuple[LaunchPlan, list[s
     if spec.sweep_key:
         driver.update(sweep_key=spec.sweep_key, sweep_id=spec.sweep_id, sweep_plan=spec.sweep_plan)
     driver.update(spec.driver_extra)
+    sim = counters.simulating(spec.counters)
     app_argv = [
-        str(binary(spec.app)),
+        str(counters.sim_binary(spec.app) if sim else binary(spec.app)),
         "--mode",
         mode,
         "--threads",
@@ -162,7 +166,11 @@ def build(spec: RunSpec, workdir: Path, run_id: str) -> tuple[LaunchPlan, list[s
     ]
     if plan.oversubscribed:
         app_argv.append("--oversubscribed")
+    if spec.counters:
+        app_argv += ["--counters", "sim" if sim else "hw" if spec.counters == "hw" else "off"]
     launch = list(plan.argv)
+    if sim:
+        launch += counters.wrapper(*counters.simulated(spec.counters, counters.machine_caches()), workdir)
     if spec.profile is not None:
         from pxq.msgdist import preload_flags
 
@@ -244,6 +252,8 @@ def execute(spec: RunSpec, echo: bool = False) -> RunResult:
     written turns it into a failure) and appends exactly one record. A run refused as bad
     input (exit 2 with the app's message) leaves no record."""
     run_id = uuid.uuid4().hex
+    if counters.simulating(spec.counters):
+        counters.ensure_sim_build([spec.app])
     with procs.workdir() as tmp:
         private = tmp / "record.jsonl"
         profile = spec.profile or (tmp / "msgprof.jsonl" if spec.channels is not None else None)
@@ -257,6 +267,8 @@ def execute(spec: RunSpec, echo: bool = False) -> RunResult:
             found = []  # rank 0 died while writing: no record of its own
         if found and spec.channels is not None:
             found[-1]["channels"] = measured_channels(profile, spec.channels)
+        if found and spec.counters and spec.counters != "hw":
+            found[-1]["counters"] = counters.run_record(spec.counters, tmp, spec.layout.ranks)
     if echo:
         print(finished.output, end="")
     status, rec = verdict(finished, found[-1] if found else None)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from pxq import options, placement, records, registry, report, runner
+from pxq import counters, options, placement, records, registry, report, runner
 from pxq.errors import InputError
 from pxq.launch import stage
 from pxq.layout import parse_layout
@@ -39,6 +39,7 @@ def add(p: argparse.ArgumentParser) -> None:
     )
     options.add_fuse_option(p)
     options.add_launch_options(p)
+    counters.add_option(p)
 
 
 def _dry_run(spec: runner.RunSpec, console: Console) -> int:
@@ -78,6 +79,7 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     spec.resolved()  # validates mode/threads/tile before anything runs
     if args.dry_run:
         return _dry_run(spec, console)
+    counters.say_before(console, spec.counters)
     recs = []
     for rep in range(args.repeat):
         result = runner.execute(replace(spec, repeat=rep), echo=True)
@@ -95,6 +97,7 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     measured = [rec["channels"] for rec in recs if rec and rec.get("channels")]
     if measured:  # the same in every repeat: the order fixes them
         placement.print_channels(console, measured[-1])
+    counters.print_summary(console, recs)
     return records.exit_code(recs)
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from rich.console import Console
 
-from pxq import runner, studies
+from pxq import counters, runner, studies
 from pxq.options import add_launch_options, app_help, base_spec, check_app, launch_spec
 from pxq.paths import results_path
 
@@ -30,6 +30,8 @@ def add(p: argparse.ArgumentParser) -> None:
         speed.add_argument("--full", dest="full", action="store_true", help="the paper's sizes where possible")
         sp.add_argument("--plot", type=Path, help="the study's figure (default next to the results)")
         add_launch_options(sp)
+        if mod.APPS:  # the proxies count; the probe-only studies have no timed iterations to count
+            counters.add_option(sp)
         sp.set_defaults(full=False)
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from pxq import options, records, registry, runner
+from pxq import counters, options, records, registry, runner
 from pxq import sweep as sweeps
 from pxq.errors import InputError
 from pxq.layout import parse_layouts, parse_tile
@@ -29,6 +29,7 @@ def add(p: argparse.ArgumentParser) -> None:
     p.add_argument("--resume", action="store_true", help="skip runs the results file already holds")
     options.add_fuse_option(p)
     options.add_launch_options(p)
+    counters.add_option(p)
 
 
 def _threads(text: str | None) -> list[int] | None:
