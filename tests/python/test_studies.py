@@ -21,6 +21,7 @@ NAMES = [
     "contention",
     "sharing",
     "tiling",
+    "counters",
     "scalability",
     "allocation",
     "placement",

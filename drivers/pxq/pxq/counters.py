@@ -163,6 +163,19 @@ def _build_step(argv: list[str], log: Path, what: str) -> None:
         raise OSError(f"the simulator's {what} failed (see {log}); remove {log.parent} to start it again")
 
 
+def check(app: str, backend: str) -> None:
+    """What the simulator's build can run: the proxies, with the OpenMP backend."""
+    from pxq import registry
+
+    if app not in registry.apps():
+        raise InputError(f"--counters sim: {app} is not a proxy; count ring, cg, mg or ft")
+    if backend != "openmp":
+        raise InputError(
+            f"--counters sim with --backend {backend}: the simulator's build has the openmp backend only; "
+            "use --backend openmp"
+        )
+
+
 def wrapper(d1: Geometry, ll: Geometry, outdir: Path) -> list[str]:
     """The command every rank runs under: callgrind with the machine's caches, one dump per
     rank in `outdir` (named by process; the proxy labels its dump with its rank)."""
@@ -272,7 +285,9 @@ def misses(rec: dict[str, Any]) -> tuple[str, float] | None:
 def label(name: str) -> str:
     """A record name as a column title: "l2_misses" -> "L2 misses"."""
     head, _, rest = name.partition("_")
-    return f"{head.upper()} {rest}" if rest == "misses" else name.replace("_", " ")
+    if rest != "misses":
+        return name.replace("_", " ")
+    return ("L1d" if head == "l1d" else head.upper()) + " misses"
 
 
 def print_summary(console: Any, recs: list[dict[str, Any] | None]) -> None:

@@ -209,6 +209,26 @@ def summarize(recs: Iterable[dict[str, Any]], group_by: Sequence[str] = ()) -> l
         row.oversubscribed = row.oversubscribed or bool(rec["layout"].get("oversubscribed"))
         _add_misses(row, rec, simulated)
     rows = list(groups.values())
+    _speedups(rows)
+    order = {"flat": 0, "hybrid": 1, "tiled": 2}
+    rows.sort(
+        key=lambda r: (
+            r.app,
+            r.size,
+            r.layout.cores,
+            str(r.layout),
+            order.get(r.mode.split()[0], 3),
+            r.mode,
+            r.tile_bytes,
+            r.backend,
+        )
+    )
+    return rows
+
+
+def _speedups(rows: list[Row]) -> None:
+    """Each row's speedup over the flat rank-per-core row with the same cores per node, problem,
+    allocation and group."""
     for row in rows:
         base_layout = Layout(row.layout.nodes, row.layout.ranks_per_node * row.layout.threads, 1)
         for cand in rows:
@@ -222,19 +242,6 @@ def summarize(recs: Iterable[dict[str, Any]], group_by: Sequence[str] = ()) -> l
             ):
                 row.speedup = cand.median / row.median
                 break
-    order = {"flat": 0, "hybrid": 1, "tiled": 2}
-    rows.sort(
-        key=lambda r: (
-            r.app,
-            r.size,
-            r.layout.cores,
-            str(r.layout),
-            order.get(r.mode, 3),
-            r.tile_bytes,
-            r.backend,
-        )
-    )
-    return rows
 
 
 def _add_misses(row: Row, rec: dict[str, Any], simulated: bool) -> None:

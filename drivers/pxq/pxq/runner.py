@@ -139,6 +139,8 @@ def build(spec: RunSpec, workdir: Path, run_id: str) -> tuple[LaunchPlan, list[s
         driver.update(sweep_key=spec.sweep_key, sweep_id=spec.sweep_id, sweep_plan=spec.sweep_plan)
     driver.update(spec.driver_extra)
     sim = counters.simulating(spec.counters)
+    if sim:
+        counters.check(spec.app, spec.backend)
     app_argv = [
         str(counters.sim_binary(spec.app) if sim else binary(spec.app)),
         "--mode",

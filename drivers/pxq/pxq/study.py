@@ -14,7 +14,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from pxq import figures, runner
+from pxq import counters, figures, runner
 from pxq.layout import InputError, Layout
 
 PLACEMENTS = ("packed", "spread")
@@ -78,6 +78,10 @@ def summarize(recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         g["times"].append(rec["time"]["total"])
         g["comm"].append(rec["time"].get("comm", 0.0))
         g["verified"] = g["verified"] and rec["status"] == "ok"
+        counted = counters.misses(rec)  # with --counters: the outermost level counted
+        if counted:
+            g.setdefault("misses", []).append(counted[1])
+            g["miss_level"] = counted[0]
     rows = list(groups.values())
     ref = [r for r in rows if r["layout"].endswith("x1")]
     ref_median = statistics.median(ref[0]["times"]) if ref else None
@@ -87,11 +91,14 @@ def summarize(recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         r["compute"] = statistics.median([t - c for t, c in zip(r["times"], r["comm"])])
         r["normalised"] = r["median"] / ref_median if ref_median else None
         r["compute_normalised"] = r["compute"] / ref_compute if ref_compute else None
+        if r.get("misses"):
+            r["misses_median"] = statistics.median(r["misses"])
     return rows
 
 
 def print_rows(rows: list[dict[str, Any]], title: str, console: Console) -> None:
     t = Table(title=title)
+    with_misses = any(r.get("misses_median") is not None for r in rows)
     for col in (
         "layout",
         "placement",
@@ -103,6 +110,7 @@ def print_rows(rows: list[dict[str, Any]], title: str, console: Console) -> None
         "vs qx1",
         "compute s",
         "compute vs qx1",
+        *(["misses"] if with_misses else []),
         "verified",
     ):
         t.add_column(col, justify="left" if col in ("layout", "placement", "rank pairs on a node share") else "right")
@@ -120,10 +128,17 @@ def print_rows(rows: list[dict[str, Any]], title: str, console: Console) -> None
             f"{r['normalised']:.2f}x" if r["normalised"] else "-",
             f"{r['compute']:.4f}",
             f"{r['compute_normalised']:.2f}x" if r["compute_normalised"] else "-",
+            *([_misses_text(r)] if with_misses else []),
             "yes" if r["verified"] else "NO",
         )
     console.print(t)
     console.print("compute: total minus the app's exposed communication, where shared caches and memory show")
+
+
+def _misses_text(r: dict[str, Any]) -> str:
+    if r.get("misses_median") is None:
+        return "-"
+    return f"{r['misses_median']:.3g} {counters.label(r['miss_level'])}"
 
 
 def _quartiles(values: list[float]) -> tuple[float, float]:

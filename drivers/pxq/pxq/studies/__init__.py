@@ -55,6 +55,7 @@ def registry() -> list[ModuleType]:
         allocation,
         channels,
         contention,
+        counters,
         msgshare,
         placement,
         scalability,
@@ -64,7 +65,19 @@ def registry() -> list[ModuleType]:
         variability,
     )
 
-    return [channels, msgshare, contention, sharing, tiling, scalability, allocation, placement, variability, stride]
+    return [
+        channels,
+        msgshare,
+        contention,
+        sharing,
+        tiling,
+        counters,
+        scalability,
+        allocation,
+        placement,
+        variability,
+        stride,
+    ]
 
 
 def get(name: str) -> ModuleType:
