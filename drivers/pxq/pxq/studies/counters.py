@@ -24,7 +24,7 @@ NAME = "counters"
 HELP = "an app's variants timed and counted (hardware counters, else the cache simulator): misses beside time"
 SECTION = "tiling"
 MINUTES = 3.0
-APPS = True
+APPS = "optional"  # without one: the ring
 # Ring sizes: blocks four times this machine's L2 would be better still, but the simulator
 # runs 20-100x slower than natively; 8 MiB is four times a 2 MiB L2.
 RING_BLOCK = "8M"
@@ -173,6 +173,8 @@ def _compare(app: str, rows: list[dict[str, Any]], level: str | None) -> tuple[l
 def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
     app = ctx.app or "ring"
     parse_tile(opts["tile"])
+    if app == "ring":
+        parse_bytes(opts["block"])  # refused here, with the binaries' own rule
     if opts["repeat"] < 1:
         raise InputError(f"--repeat {opts['repeat']}: use at least 1")
     mode = _mode(ctx)
