@@ -31,13 +31,13 @@ RING_BLOCK = "8M"
 
 
 def add(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--repeat", type=int, help="interleaved native repeats for the times (default 3 quick, 5 full)")
+    p.add_argument("--repeat", type=int, help="interleaved native repeats for the times (default 5 quick, 7 full)")
     p.add_argument("--tile", help="tile size of the tiled variants (default 256K)")
     p.add_argument("--block", help="the ring's bytes per worker (default 8M)")
 
 
 def defaults(quick: bool) -> dict[str, Any]:
-    return {"repeat": 3 if quick else 5, "tile": "256K", "block": RING_BLOCK, "cls": "W" if quick else "A"}
+    return {"repeat": 5 if quick else 7, "tile": "256K", "block": RING_BLOCK, "cls": "W" if quick else "A"}
 
 
 def variants(app: str, tile: str) -> list[tuple[str, str, str | None]]:
