@@ -43,10 +43,11 @@ std::string sci(double v) {
 
 }  // namespace
 
-RunCounters::RunCounters(MPI_Comm comm, const std::string& how) : how_(how == "off" ? "" : how) {
+RunCounters::RunCounters(MPI_Comm comm, const std::string& how, const std::function<CounterOpen()>& open)
+    : how_(how == "off" ? "" : how) {
   int ok = 1;
   if (how_ == "hw") {
-    CounterOpen o = open_hardware_counters();
+    CounterOpen o = open();
     counters_ = std::move(o.counters);
     reason_ = o.reason;
     ok = counters_ ? 1 : 0;

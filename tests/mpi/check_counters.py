@@ -1,6 +1,6 @@
 """Counters end to end through the driver:
 
-- `--counters hw`: on a machine without a PMU the run goes ahead, and its record and output say
+- `--counters` (hw): on a machine without a PMU the run goes ahead, and its record and output say
   that no hardware counters are available and how to get simulated ones (never zeros); with a
   PMU, the record holds counted instructions;
 - `--counters sim` on the ring, blocks four times this machine's L2, untiled vs 256 KiB tiles:
@@ -38,7 +38,7 @@ def records(path: Path) -> list[dict]:
 
 def check_hw(work: Path) -> None:
     res = work / "hw.jsonl"
-    p = pxq("run", "ring", "--layout", "1x2", "--counters", "hw", "--results", str(res), "--", "--block", "1M")
+    p = pxq("run", "ring", "--layout", "1x2", "--counters", "--results", str(res), "--", "--block", "1M")  # hw
     if p.returncode != 0:
         fail(f"--counters hw exited {p.returncode}\n{p.stdout}{p.stderr}")
     (rec,) = records(res)

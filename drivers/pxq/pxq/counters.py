@@ -43,9 +43,11 @@ PMU_ROOT = Path("/sys/bus/event_source/devices")
 def add_option(p: Any) -> None:
     p.add_argument(
         "--counters",
+        nargs="?",
+        const="hw",
         choices=MODES,
-        help="count the timed iterations' cache misses: hw (PAPI or perf_event), sim (valgrind's cache simulator "
-        "with this machine's L1d and L2), sim-llc (L1d and the last-level cache)",
+        help="count the timed iterations' cache misses: hw (the default: PAPI or perf_event), sim (valgrind's "
+        "cache simulator with this machine's L1d and L2), sim-llc (L1d and the last-level cache)",
     )
 
 

@@ -6,6 +6,7 @@
 
 #include <mpi.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -20,7 +21,8 @@ class RunCounters {
  public:
   // `how`: "" or "off" (no counters), "hw" (PAPI or perf_event), "sim" (the ranks run under
   // valgrind's callgrind, started by the driver). Collective: every rank counts, or none does.
-  RunCounters(MPI_Comm comm, const std::string& how);
+  // `open` opens the hardware counters (the tests pass their own source).
+  RunCounters(MPI_Comm comm, const std::string& how, const std::function<CounterOpen()>& open = open_hardware_counters);
   bool on() const { return how_ == "hw" || how_ == "sim"; }
   Counters* counters() { return counters_.get(); }
   // Around the timed iterations. With "sim", callgrind's counts are zeroed at start and dumped
