@@ -8,25 +8,13 @@ usage: check_contention.py WORKDIR   (PYTHONPATH and PXQ_BUILD_DIR set by CTest)
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-
-def fail(msg: str) -> None:
-    print(f"FAIL: {msg}")
-    sys.exit(1)
-
-
-def pxq(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pxq", *args], capture_output=True, text=True, timeout=600)
-
-
-def read(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+from driver_check import fail, pxq, records
 
 
 def main() -> None:
@@ -53,7 +41,7 @@ def main() -> None:
     )
     if p.returncode != 0:
         fail(f"stride probe exited {p.returncode}\n{p.stdout}{p.stderr}")
-    (rec,) = read(res)
+    (rec,) = records(res)
     sizes = sorted({pt["bytes"] for pt in rec["points"]})
     if sizes != [4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152, 65536]:
         fail(f"array sizes {sizes}")
@@ -82,7 +70,7 @@ def main() -> None:
     p = pxq("probe", "bandwidth", "--array", "4M", "--repeat", "2", "--results", str(res))
     if p.returncode != 0:
         fail(f"bandwidth probe exited {p.returncode}\n{p.stdout}{p.stderr}")
-    recs = read(res)
+    recs = records(res)
     if [r["size"]["as"] for r in recs] != (["ranks", "threads"] if cores > 1 else ["ranks"]):
         fail(f"bandwidth records {[r['size'] for r in recs]}")
     for r in recs:
@@ -106,7 +94,7 @@ def main() -> None:
             p = pxq(*"run ring --layout 1x2 --placement".split(), mode, *extra, "--results", str(res), "--", *small)
             if p.returncode != 0:
                 fail(f"run --placement {mode} exited {p.returncode}\n{p.stdout}{p.stderr}")
-        spread, custom = read(res)
+        spread, custom = records(res)
         for r in (spread, custom):
             summary = r["placement_summary"]
             if summary["as_planned"] is not True or sum(summary["rank_pairs_on_a_node"].values()) != 1:
@@ -122,7 +110,7 @@ def main() -> None:
         p = pxq(*args, str(res), "--", *"--block 1M --iterations 2".split())
         if p.returncode != 0 or "vs qx1" not in p.stdout:
             fail(f"study exited {p.returncode}\n{p.stdout}{p.stderr}")
-        recs = read(res)
+        recs = records(res)
         runs = [r for r in recs if r.get("kind") == "run"]
         seen = sorted(
             (f"{r['layout']['nodes']}x{r['layout']['ranks_per_node']}", r["driver"]["placement"]["mode"]) for r in runs

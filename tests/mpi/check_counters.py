@@ -14,26 +14,14 @@ usage: check_counters.py WORKDIR   (PYTHONPATH and PXQ_BUILD_DIR set by CTest)""
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+from driver_check import fail, pxq, records
+
 from pxq import counters, envinfo, registry
-
-
-def fail(msg: str) -> None:
-    print(f"FAIL: {msg}")
-    sys.exit(1)
-
-
-def pxq(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pxq", *args], capture_output=True, text=True, timeout=1200)
-
-
-def records(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
 
 
 def check_hw(work: Path) -> None:

@@ -14,28 +14,15 @@ usage: check_placement.py WORKDIR   (PYTHONPATH and PXQ_BUILD_DIR set by CTest)"
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
+from driver_check import fail, pxq, records
+
 from pxq import msgdist, placement
 from pxq.launch import find_mpirun
-
-
-def fail(msg: str) -> None:
-    print(f"FAIL: {msg}")
-    sys.exit(1)
-
-
-def pxq(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pxq", *args], capture_output=True, text=True, timeout=900)
-
-
-def records(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
 
 
 def profile(work: Path, app: str, ranks: int) -> Path:

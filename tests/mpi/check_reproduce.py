@@ -13,14 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-
-def fail(msg: str) -> None:
-    print(f"FAIL: {msg}")
-    sys.exit(1)
-
-
-def pxq(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pxq", *args], capture_output=True, text=True, timeout=900)
+from driver_check import fail, pxq
 
 
 def main() -> None:
