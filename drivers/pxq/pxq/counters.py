@@ -132,11 +132,16 @@ def valgrind() -> str | None:
     return shutil.which("valgrind")
 
 
+_SIM_BUILT: set[tuple[Path, str]] = set()
+
+
 def ensure_sim_build(apps: list[str], say: Any = print) -> None:
     """Builds the proxies without AVX-512 in build/sim (once; later calls are up-to-date checks)."""
     folder = sim_dir()
     log = folder / "build.log"
-    targets = [f"pxq-{a}" for a in sorted(set(apps))]
+    targets = [f"pxq-{a}" for a in sorted(set(apps)) if (folder, a) not in _SIM_BUILT]
+    if not targets:  # checked once per driver process: a sweep does not re-run the build per run
+        return
     if not (folder / "CMakeCache.txt").exists():
         say(f"building the simulator's binaries in {folder} (once, about 2 minutes): valgrind cannot run AVX-512")
         folder.mkdir(parents=True, exist_ok=True)
@@ -156,6 +161,7 @@ def ensure_sim_build(apps: list[str], say: Any = print) -> None:
         ]
         _build_step(configure, log, "configure")
     _build_step(["cmake", "--build", str(folder), "--target", *targets], log, "build")
+    _SIM_BUILT.update((folder, a) for a in apps)
 
 
 def _build_step(argv: list[str], log: Path, what: str) -> None:
