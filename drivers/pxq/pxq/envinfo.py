@@ -12,13 +12,13 @@ from rich.table import Table
 
 from pxq.launch import find_mpirun
 from pxq.layout import InputError, Layout, format_bytes
-from pxq.paths import binary
+from pxq.paths import binary, build_hint
 
 
 def machine() -> dict[str, Any]:
     exe = binary("envinfo")
     if not exe.exists():
-        raise InputError(f"{exe} is missing: run ./pxq build first")
+        raise InputError(f"{exe} is missing: {build_hint()}")
     out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60, check=True)
     return json.loads(out.stdout)
 

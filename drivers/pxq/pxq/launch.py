@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pxq.layout import InputError, Layout
-from pxq.paths import AGENT, binary
+from pxq.paths import AGENT, binary, build_hint
 
 PLACEMENTS = ("packed", "spread", "custom")
 
@@ -110,7 +110,7 @@ def choose_cores(req: LaunchRequest, virtual: bool) -> dict:
     rank on the node, with the warnings where the mode cannot be honoured here."""
     exe = binary("envinfo")
     if not exe.exists():
-        raise InputError(f"{exe} is missing: run ./pxq build first")
+        raise InputError(f"{exe} is missing: {build_hint()}")
     lay = req.layout
     argv = [
         str(exe),

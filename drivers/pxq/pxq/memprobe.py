@@ -21,7 +21,7 @@ from rich.table import Table
 
 from pxq import figures, procs, records, runner
 from pxq.layout import InputError, Layout, format_bytes, parse_bytes
-from pxq.paths import binary
+from pxq.paths import binary, build_hint
 
 PLACEMENTS = ("packed", "spread", "custom")
 KERNELS = ("copy", "scale", "add", "triad")
@@ -201,7 +201,7 @@ def plot_stride(rec: dict[str, Any], path: Path) -> Path:
 
 def run_stride(console: Console, argv: list[str], results: Path, plot_path: Path) -> int:
     if not Path(argv[0]).exists():
-        raise InputError(f"{argv[0]} is missing: run ./pxq build first")
+        raise InputError(f"{argv[0]} is missing: {build_hint()}")
     records.check_writable(results)
     before = len(records.read(results)) if results.exists() else 0
     proc = procs.run(argv, dict(os.environ), uuid.uuid4().hex, None, capture=False)

@@ -23,6 +23,7 @@ from rich.table import Table
 
 from pxq import figures, registry
 from pxq.layout import InputError, format_volume
+from pxq.paths import build_hint
 from pxq.records import RecordError
 
 CHANNELS = ("intra_cmp", "inter_cmp", "inter_node")  # the channels between two ranks
@@ -357,7 +358,7 @@ def profiler_library() -> Path:
 
     lib = build_dir() / "lib" / "libpxq-msgprof.so"
     if not lib.exists():
-        raise InputError(f"{lib} is missing: run ./pxq build first")
+        raise InputError(f"{lib} is missing: {build_hint()}")
     return lib
 
 

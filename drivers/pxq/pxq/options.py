@@ -11,7 +11,7 @@ from pxq import envinfo, registry, runner
 from pxq.errors import InputError
 from pxq.launch import PLACEMENTS
 from pxq.layout import parse_layout
-from pxq.paths import binary
+from pxq.paths import binary, build_hint
 
 
 def add_launch_options(p: argparse.ArgumentParser) -> None:
@@ -67,7 +67,7 @@ def check_app(app: str) -> None:
     if app not in registry.apps():
         raise InputError(f"unknown app '{app}': pxq has {', '.join(registry.apps())}")
     if not binary(app).exists():
-        raise InputError(f"{binary(app)} is missing: run ./pxq build (or ./pxq with any command)")
+        raise InputError(f"{binary(app)} is missing: {build_hint()}")
 
 
 def check_backends(backends: list[str]) -> None:

@@ -1,15 +1,54 @@
-"""Where pxq's pieces live: the checkout, the build, the results."""
+"""Where pxq's pieces live: the checkout, the build, the results.
+
+The driver runs from one of three places: a checkout (drivers/pxq, the binaries in build/),
+a CMake install tree (PREFIX/share/pxq/driver, the binaries in PREFIX/bin, found through the
+data/installed.json that `cmake --install` writes), or a pip install (no binaries: it reads
+records; PXQ_BUILD_DIR points it at a build or install prefix to run them).
+"""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[3]
+PACKAGE = Path(__file__).resolve().parent
+ROOT = PACKAGE.parents[2]
+IN_CHECKOUT = (ROOT / "CMakeLists.txt").is_file() and (ROOT / "drivers" / "pxq" / "pxq") == PACKAGE
+INSTALLED = PACKAGE / "data" / "installed.json"
+
+
+def installed_facts() -> dict:
+    """What `cmake --install` wrote about this tree (prefix, version, commit); {} elsewhere."""
+    try:
+        facts = json.loads(INSTALLED.read_text())
+    except (OSError, ValueError):
+        return {}
+    return facts if isinstance(facts, dict) else {}
+
+
+def _install_prefix() -> Path | None:
+    """The prefix of a CMake install tree this driver belongs to, else None."""
+    prefix = installed_facts().get("prefix")
+    return (INSTALLED.parent / prefix).resolve() if isinstance(prefix, str) else None
 
 
 def build_dir() -> Path:
-    return Path(os.environ.get("PXQ_BUILD_DIR", ROOT / "build"))
+    """PXQ_BUILD_DIR, else the checkout's build/, else the install prefix (its bin/ holds the
+    binaries as a build's does), else build/ under the current folder (which has none)."""
+    given = os.environ.get("PXQ_BUILD_DIR")
+    if given:
+        return Path(given)
+    if IN_CHECKOUT:
+        return ROOT / "build"
+    return _install_prefix() or Path.cwd() / "build"
+
+
+def build_hint() -> str:
+    """How to get the binaries, said the way this driver was installed."""
+    if IN_CHECKOUT:
+        return "run ./pxq build first"
+    return "point PXQ_BUILD_DIR at a pxq build folder or install prefix (its bin/ holds pxq-envinfo and the apps)"
 
 
 def binary(app: str) -> Path:
@@ -17,10 +56,14 @@ def binary(app: str) -> Path:
 
 
 def results_dir() -> Path:
-    return Path(os.environ.get("PXQ_RESULTS_DIR", ROOT / "results"))
+    """PXQ_RESULTS_DIR, else the checkout's results/, else results/ under the current folder."""
+    given = os.environ.get("PXQ_RESULTS_DIR")
+    if given:
+        return Path(given)
+    return ROOT / "results" if IN_CHECKOUT else Path.cwd() / "results"
 
 
-AGENT = Path(__file__).resolve().parent / "vnode_agent.sh"
+AGENT = PACKAGE / "vnode_agent.sh"
 
 
 def results_path(given: Path | None, default_name: str) -> Path:

@@ -15,7 +15,7 @@ from rich.console import Console
 
 from pxq import figures, records, runner
 from pxq.layout import InputError, Layout, format_bytes, parse_bytes
-from pxq.paths import binary
+from pxq.paths import binary, build_hint
 
 COLLECTIVES = ("allreduce", "bcast", "alltoall", "barrier")
 NOISE_MODES = ("memory", "compute", "network")
@@ -44,7 +44,7 @@ class Noise:
 
     def __enter__(self) -> Noise:
         if not Path(self.argv[0]).exists():
-            raise InputError(f"{self.argv[0]} is missing: run ./pxq build first")
+            raise InputError(f"{self.argv[0]} is missing: {build_hint()}")
         self.proc = subprocess.Popen(
             self.argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True
         )

@@ -13,7 +13,7 @@ from typing import Any
 from pxq import counters, procs, records, registry, schemas
 from pxq.launch import LaunchPlan, LaunchRequest, find_mpirun, omp_record, plan_launch, stage
 from pxq.layout import InputError, Layout, resolve_mode
-from pxq.paths import ROOT, binary
+from pxq.paths import IN_CHECKOUT, ROOT, binary, installed_facts
 
 EXIT_VERIFICATION = records.EXIT_VERIFICATION
 EXIT_BAD_INPUT = records.EXIT_BAD_INPUT
@@ -77,6 +77,9 @@ class RunResult:
 
 
 def git_commit() -> str:
+    """The checkout's commit, or the one an install tree was built from."""
+    if not IN_CHECKOUT:
+        return str(installed_facts().get("commit", "unknown"))
     try:
         out = subprocess.run(
             ["git", "describe", "--always", "--dirty", "--abbrev=12"],

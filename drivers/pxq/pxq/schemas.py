@@ -14,9 +14,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from pxq.paths import ROOT
-
-SCHEMA_DIR = ROOT / "schemas"
+# schemas/ in the checkout, reached through the package's data/schemas link so that an
+# installed driver (pip install .) carries them too.
+SCHEMA_DIR = Path(__file__).resolve().parent / "data" / "schemas"
 VERSION = 2
 KINDS = ("run", "probe", "profile", "tile-profile", "study")
 

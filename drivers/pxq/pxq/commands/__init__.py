@@ -1,7 +1,9 @@
 """The driver's commands, one module each. A module has NAME, HELP, `add(parser)` that
 registers its options, `handle(args, app_args, console)` that runs it and returns the exit
-code, and APP_ARGS (True when it passes arguments after `--` on). A new command is a new
-module listed in COMMANDS."""
+code, and APP_ARGS (True when it passes arguments after `--` on); NEEDS_BUILD = False marks
+a command that only reads records (./pxq lists the same ones in RECORD_COMMANDS and starts
+them at once, without installing or building anything). A new command is a new module listed
+in COMMANDS."""
 
 from __future__ import annotations
 

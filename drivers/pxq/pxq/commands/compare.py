@@ -19,6 +19,7 @@ from pxq.errors import InputError
 NAME = "compare"
 HELP = "NEW over BASE per configuration with confidence intervals; exit 1 on a significant regression"
 APP_ARGS = False
+NEEDS_BUILD = False  # reads records only: ./pxq starts it without checking the build
 COLOURS = {"regression": "red", "improvement": "green"}
 
 

@@ -14,6 +14,7 @@ from pxq.paths import figure_path
 NAME = "msgdist"
 HELP = "messages by channel and size range from a message profile"
 APP_ARGS = False
+NEEDS_BUILD = False  # reads records only: ./pxq starts it without checking the build
 
 
 def add(p: argparse.ArgumentParser) -> None:

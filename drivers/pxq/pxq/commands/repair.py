@@ -12,6 +12,7 @@ from pxq import records
 NAME = "repair"
 HELP = "keep a results file's good records, set damaged lines aside (FILE.damaged)"
 APP_ARGS = False
+NEEDS_BUILD = False  # reads records only: ./pxq starts it without checking the build
 
 
 def add(p: argparse.ArgumentParser) -> None:

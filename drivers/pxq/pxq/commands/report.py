@@ -17,6 +17,7 @@ from pxq.paths import figure_path
 NAME = "report"
 HELP = "table, chart or export (csv, json, markdown) of results files, folders or globs; `report tiles FILE...`"
 APP_ARGS = False
+NEEDS_BUILD = False  # reads records only: ./pxq starts it without checking the build
 FORMATS = ("table", "csv", "json", "markdown")
 
 

@@ -13,6 +13,7 @@ from pxq.errors import InputError
 NAME = "validate"
 HELP = "check results files (runs, probes, profiles, tile profiles, studies) against the record schemas"
 APP_ARGS = False
+NEEDS_BUILD = False  # reads records only: ./pxq starts it without checking the build
 
 
 def add(p: argparse.ArgumentParser) -> None:
