@@ -81,7 +81,7 @@ def test_cpp_is_clang_formatted():
 
 
 def test_python_is_ruff_clean():
-    for args in (["check", "drivers", "tests"], ["format", "--check", "drivers", "tests"]):
+    for args in (["check", "drivers", "tests", "packaging"], ["format", "--check", "drivers", "tests", "packaging"]):
         out = subprocess.run([_tool("ruff"), *args], cwd=ROOT, capture_output=True, text=True)
         assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-1000:]
 

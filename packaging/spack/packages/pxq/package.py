@@ -1,0 +1,56 @@
+# A Spack package for pxq, for a checkout of your own (Spack's mirrors hold no pxq):
+#   spack repo add packaging/spack
+#   spack develop --path "$PWD" --no-clone pxq@main
+#   spack add pxq@main +kokkos && spack install
+# It builds the miniapps, probes, profiler and driver with Spack's MPI, hwloc and Kokkos, and
+# installs the tree `cmake --install` gives (PREFIX/bin/pxq, find_package(pxq)).
+from spack.package import *
+
+
+class Pxq(CMakePackage):
+    """Hybrid MPI+OpenMP mini-application kit: CG, FT and MG proxies of the NAS Parallel
+    Benchmarks and a ring, as flat MPI, MPI+OpenMP or tiled kernels across p x q layouts,
+    with communication probes, a message profiler, tile benchmarks and the studies."""
+
+    maintainers("pxq-developers")
+
+    version("main")
+
+    variant("kokkos", default=True, description="Kokkos kernel backend (OpenMP execution space)")
+    variant("benchmarks", default=True, description="Google Benchmark tile benchmarks (pxq tune)")
+    variant("native", default=False, description="Compile for the build machine's CPU (-march=native)")
+    variant("papi", default=True, description="Hardware counters through PAPI (pxq run --counters)")
+
+    depends_on("cmake@3.18:", type="build")
+    depends_on("ninja", type="build")
+    depends_on("c", type="build")
+    depends_on("cxx", type="build")
+    depends_on("mpi")
+    depends_on("hwloc@2:")
+    depends_on("nlohmann-json@3.9:")
+    depends_on("cli11@2:")
+    depends_on("pkgconfig", type="build")
+    depends_on("kokkos@3.4: +openmp", when="+kokkos")
+    depends_on("benchmark", when="+benchmarks")
+    depends_on("papi", when="+papi")
+    depends_on("googletest", type="test")
+    # The driver (PREFIX/bin/pxq) and its requirements (drivers/pxq/pyproject.toml).
+    depends_on("python@3.10:", type="run")
+    depends_on("py-rich", type="run")
+    depends_on("py-matplotlib", type="run")
+    depends_on("py-jsonschema", type="run")
+    depends_on("py-scipy", type="run")
+    depends_on("py-numpy", type="run")
+
+    generator("ninja")
+
+    def cmake_args(self):
+        return [
+            self.define_from_variant("PXQ_ENABLE_KOKKOS", "kokkos"),
+            self.define_from_variant("PXQ_ENABLE_BENCHMARKS", "benchmarks"),
+            self.define_from_variant("PXQ_NATIVE", "native"),
+            self.define("PXQ_ENABLE_TESTS", self.run_tests),
+        ]
+
+    def setup_run_environment(self, env):
+        env.set("PXQ_PYTHON", self.spec["python"].command.path)
