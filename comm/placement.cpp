@@ -115,7 +115,11 @@ std::vector<RankPlacement> observe_placement(MPI_Comm comm, int threads) {
   char host[256] = {0};
   gethostname(host, sizeof(host) - 1);
   me.host = host;
-  if (const char* v = std::getenv("PXQ_VNODE")) me.vnode = v;
+  if (const char* v = std::getenv("PXQ_VNODE")) {
+    me.vnode = v;
+  } else if (const char* s = std::getenv("SLURMD_NODENAME"); s && me.host != s) {
+    me.vnode = s;  // several Slurm node names on one host (multiple slurmd)
+  }
   me.threads = observe_threads(threads);
 
   const std::string text = to_json(me).dump();

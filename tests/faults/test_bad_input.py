@@ -173,6 +173,10 @@ for argv, what in (
     (["validate", RES], "is a directory without results files"),
     (["validate", PROFILE, "--require", "runs"], "not a record kind"),
     (["report", PROFILE, "--format", "csv"], "no run records"),
+    (["sweep", "ring", "--collect"], "no submitted sweep"),
+    (["sweep", "ring", "--submit", "--collect"], "two steps"),
+    (["sweep", "ring", "--dry-run"], "--dry-run goes with --submit"),
+    (["run", "ring", "--launcher", "slurm"], "outside an allocation"),
 ):
     case("-".join(a.strip("-/@") for a in argv), argv, what)
 

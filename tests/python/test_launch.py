@@ -75,9 +75,53 @@ def test_hostfile_and_slurm_use_the_real_nodes(tmp_path, monkeypatch):
     assert p.argv[p.argv.index("--hostfile") + 1] == str(hostfile)
     assert "ppr:4:node:PE=2" in p.argv
     assert p.argv[p.argv.index("--rank-by") + 1] == "node"
+
+
+@pytest.fixture
+def allocation(monkeypatch):
+    """Inside a Slurm job on nodes a..d (scontrol's expansion stood in for), built with Open MPI."""
     monkeypatch.setenv("SLURM_JOB_ID", "42")
-    s = plan(Layout(4, 2), tmp_path)
-    assert s.launcher == "slurm" and "--hostfile" not in s.argv and "ppr:2:node:PE=1" in s.argv
+    monkeypatch.setenv("SLURM_JOB_NODELIST", "a,b,c,d")
+    monkeypatch.delenv("SLURM_MPI_TYPE", raising=False)
+    monkeypatch.setattr(launch, "slurm_nodes", lambda: ["a", "b", "c", "d"])
+    monkeypatch.setattr(launch, "mpi_flavour", lambda: "open-mpi")
+    monkeypatch.setattr(launch.shutil, "which", lambda name: f"/usr/bin/{name}")
+
+
+def test_inside_slurm_srun_starts_the_layout_on_the_allocation(tmp_path, allocation):
+    s = plan(Layout(2, 2, 2), tmp_path)
+    assert s.launcher == "slurm" and s.argv[0] == "/usr/bin/srun"
+    for flag in ("--nodes=2", "--ntasks=4", "--ntasks-per-node=2", "--cpus-per-task=2", "--cpu-bind=cores"):
+        assert flag in s.argv
+    assert "--distribution=block:block" in s.argv and "--mpi=pmix" in s.argv and "--kill-on-bad-exit=1" in s.argv
+    assert "-x" not in s.argv and "mpirun" not in " ".join(s.argv)  # srun passes the environment on
+    assert s.env["OMP_NUM_THREADS"] == "2" and s.env["OMP_PLACES"] == "cores"
+    spread = plan(Layout(2, 2), tmp_path, alloc="cyclic", placement="spread")
+    assert "--distribution=cyclic:cyclic" in spread.argv
+    custom = plan(Layout(1, 2), tmp_path, placement="custom", placement_cpus=[0, 6])
+    assert "--cpu-bind=map_cpu:0,6" in custom.argv
+    over = plan(Layout(1, 8), tmp_path, oversubscribe=True)
+    assert "--overcommit" in over.argv
+
+
+def test_inside_slurm_the_site_s_mpi_type_and_mpich_are_honoured(tmp_path, allocation, monkeypatch):
+    monkeypatch.setattr(launch, "mpi_flavour", lambda: "mpich")
+    assert "--mpi=pmi2" in plan(Layout(1, 2), tmp_path).argv
+    monkeypatch.setenv("SLURM_MPI_TYPE", "pmix_v4")
+    assert not any(a.startswith("--mpi") for a in plan(Layout(1, 2), tmp_path).argv)
+
+
+def test_inside_slurm_a_layout_larger_than_the_allocation_is_refused(tmp_path, allocation):
+    with pytest.raises(InputError, match="allocation has 4 .*salloc -N 5"):
+        plan(Layout(5, 1), tmp_path)
+
+
+def test_inside_slurm_a_rank_order_goes_through_slurm_hostfile(tmp_path, allocation):
+    s = plan(Layout(2, 2), tmp_path, rank_order=[3, 1, 0, 2])
+    hosts = tmp_path / "slurm-hosts"
+    assert s.env["SLURM_HOSTFILE"] == str(hosts) and "--distribution=arbitrary" in s.argv
+    # slot s on node s // 2; rank r sits in the slot where the order lists it
+    assert s.files[str(hosts)].splitlines() == ["b", "a", "b", "a"]
 
 
 def test_missing_hostfile_is_an_error(tmp_path, monkeypatch):

@@ -5,6 +5,7 @@ Only builds commands and environments; running them is runner.py's job.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -244,6 +245,119 @@ def _real_nodes_argv(req: LaunchRequest, launcher: str, layout: Layout, oversubs
     return argv
 
 
+def find_srun() -> str:
+    found = shutil.which("srun")
+    if found is None:
+        raise InputError("srun not found inside a Slurm allocation: load your site's Slurm module, or use --launcher")
+    return found
+
+
+def slurm_nodes() -> list[str]:
+    """The allocation's node names in order (scontrol expands SLURM_JOB_NODELIST)."""
+    nodelist = os.environ.get("SLURM_JOB_NODELIST") or os.environ.get("SLURM_NODELIST")
+    if not nodelist:
+        raise InputError("--launcher slurm outside an allocation: start pxq inside salloc or sbatch")
+    scontrol = shutil.which("scontrol")
+    if scontrol is None:
+        raise InputError("scontrol not found: load your site's Slurm module")
+    out = subprocess.run([scontrol, "show", "hostnames", nodelist], capture_output=True, text=True, timeout=60)
+    if out.returncode != 0:
+        raise InputError(f"scontrol show hostnames {nodelist} failed: {out.stderr.strip()}")
+    return out.stdout.split()
+
+
+def slurm_job() -> dict[str, object]:
+    """The allocation a run used, for the record: the job, its nodes and what each offers."""
+    env = os.environ
+    job: dict[str, object] = {"job_id": env.get("SLURM_JOB_ID", ""), "nodes": slurm_nodes()}
+    for key, name in (
+        ("SLURM_JOB_PARTITION", "partition"),
+        ("SLURM_JOB_CPUS_PER_NODE", "cpus_per_node"),
+        ("SLURM_CLUSTER_NAME", "cluster"),
+        ("SLURM_MPI_TYPE", "mpi"),
+    ):
+        if env.get(key):
+            job[name] = env[key]
+    return job
+
+
+def _slurm_bind(req: LaunchRequest) -> list[str]:
+    """srun's binding and distribution for the placement: packed keeps a node's ranks on
+    neighbouring cores (block:block), spread deals them out over the sockets (block:cyclic),
+    custom binds rank i of a node to the i-th core given; cyclic allocation deals ranks over
+    the nodes."""
+    layout = req.layout
+    over_nodes = "cyclic" if req.alloc == "cyclic" else "block"
+    if req.placement == "custom":
+        cpus = req.placement_cpus or []
+        if layout.threads != 1 or len(cpus) != layout.ranks_per_node:
+            raise InputError(
+                "--placement custom on real nodes takes one thread per rank and one core per "
+                "rank of a node (the same on every node): give --cores with q entries"
+            )
+        return [f"--cpu-bind=map_cpu:{','.join(str(c) for c in cpus)}", f"--distribution={over_nodes}:block"]
+    within = "cyclic" if req.placement == "spread" else "block"
+    return ["--cpu-bind=cores", f"--distribution={over_nodes}:{within}"]
+
+
+def _slurm_plan(req: LaunchRequest, workdir: Path, oversubscribed: bool) -> tuple[list[str], dict[str, str], dict]:
+    """srun inside the allocation: p nodes, q tasks per node, T cpus per task, bound to cores;
+    a rank order through SLURM_HOSTFILE (line i: the node of rank i)."""
+    layout = req.layout
+    nodes = slurm_nodes()
+    if layout.nodes > len(nodes):
+        raise InputError(
+            f"layout {layout} needs {layout.nodes} nodes but the allocation has {len(nodes)} "
+            f"({', '.join(nodes)}): salloc -N {layout.nodes} --ntasks-per-node {layout.ranks_per_node} "
+            f"--cpus-per-task {layout.threads}"
+        )
+    argv = [find_srun(), f"--nodes={layout.nodes}", f"--ntasks={layout.ranks}"]
+    argv += [f"--ntasks-per-node={layout.ranks_per_node}", f"--cpus-per-task={layout.threads}"]
+    env: dict[str, str] = {}
+    files: dict[str, str] = {}
+    if req.rank_order is not None:
+        if req.placement:
+            raise InputError("--rank-order on real nodes binds ranks to their slots' cores itself: drop --placement")
+        hosts = "".join(f"{nodes[node]}\n" for node, _ in rank_slots(layout, req.alloc, req.rank_order))
+        files[str(workdir / "slurm-hosts")] = hosts
+        env["SLURM_HOSTFILE"] = str(workdir / "slurm-hosts")
+        argv += ["--distribution=arbitrary", "--cpu-bind=cores"]
+    else:
+        argv += _slurm_bind(req)
+    if oversubscribed:
+        argv.append("--overcommit")
+    if not os.environ.get("SLURM_MPI_TYPE"):
+        argv.append(f"--mpi={srun_mpi()}")
+    # A rank that dies ends the step (as mpirun does), and the output is not buffered per task.
+    argv += ["--kill-on-bad-exit=1", "--unbuffered"]
+    return argv, env, files
+
+
+def srun_mpi() -> str:
+    """srun's --mpi for the MPI pxq was built with: Open MPI starts under PMIx, MPICH under PMI-2."""
+    return "pmi2" if mpi_flavour() == "mpich" else "pmix"
+
+
+@functools.lru_cache(maxsize=4)
+def _mpi_library(exe: str) -> str:
+    out = subprocess.run([exe], capture_output=True, text=True, timeout=60)
+    try:
+        return str(json.loads(out.stdout).get("mpi_library", ""))
+    except json.JSONDecodeError:
+        return ""
+
+
+def mpi_flavour() -> str:
+    """The MPI this build of pxq uses, as pxq-envinfo reports it: open-mpi, mpich or unknown."""
+    exe = binary("envinfo")
+    if not exe.exists():
+        raise InputError(f"{exe} is missing: {build_hint()}")
+    lib = _mpi_library(str(exe)).lower()
+    if "open mpi" in lib:
+        return "open-mpi"
+    return "mpich" if "mpich" in lib else "unknown"
+
+
 def hostfile_hosts(path: Path) -> list[str]:
     """The hosts an MPI hostfile names, in order, once each (first word of a line, before any
     ':'; comments and blank lines skipped)."""
@@ -251,14 +365,8 @@ def hostfile_hosts(path: Path) -> list[str]:
     return list(dict.fromkeys(w.split(":")[0] for w in words))
 
 
-def _real_nodes_order(req: LaunchRequest, launcher: str, workdir: Path) -> dict[str, str]:
+def _real_nodes_order(req: LaunchRequest, workdir: Path) -> dict[str, str]:
     """A rank order on a hostfile's nodes: a rankfile naming the hostfile's hosts in order."""
-    if launcher != "hostfile":
-        raise InputError(
-            "--rank-order inside a Slurm allocation: launch with the files pxq placement suggest wrote "
-            "(SLURM_HOSTFILE=PREFIX.slurm-hosts srun --distribution=arbitrary, or mpirun --rankfile "
-            "PREFIX.rankfile --hosts yours), or use --hostfile"
-        )
     if not req.hostfile or not Path(req.hostfile).is_file():
         raise InputError(f"hostfile '{req.hostfile}' not found: give an existing file")
     if req.placement:
@@ -322,21 +430,26 @@ def plan_launch(req: LaunchRequest, mpirun: str, workdir: Path) -> LaunchPlan:
         argv += ["--host", hosts, "--mca", "plm_rsh_agent", agent, "--rankfile", str(workdir / "rankfile")]
         if oversubscribed:
             argv += ["--oversubscribe", "--bind-to", "core:overload-allowed", *YIELD]
+    elif launcher == "slurm":
+        argv, slurm_env, slurm_files = _slurm_plan(req, workdir, oversubscribed)
+        env.update(slurm_env)
+        files.update(slurm_files)
     elif req.rank_order is not None:
-        files.update(_real_nodes_order(req, launcher, workdir))
+        files.update(_real_nodes_order(req, workdir))
         argv += ["--hostfile", str(req.hostfile), "--rankfile", str(workdir / "rankfile")]
         if oversubscribed:
             argv += ["--oversubscribe"]
     else:  # hostfile or slurm: the real nodes
         argv += _real_nodes_argv(req, launcher, layout, oversubscribed)
-    argv += _export_flags(env)
+    if launcher != "slurm":
+        argv += _export_flags(env)  # srun passes the whole environment on
     if req.placement and placement is None:
         placement = {
             "mode": req.placement,
             "cpus": None,
             "warnings": [
-                f"{req.placement} on real nodes is left to Open MPI's mapper: "
-                "the record's placement shows the cores used"
+                f"{req.placement} on real nodes is left to {'srun' if launcher == 'slurm' else 'Open MPI'}'s "
+                "binding: the record's placement shows the cores used"
             ],
         }
     return LaunchPlan(launcher, argv, env, files, links, oversubscribed, placement)

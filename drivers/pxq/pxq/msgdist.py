@@ -362,9 +362,14 @@ def profiler_library() -> Path:
     return lib
 
 
+def preload_env(results: Path) -> dict[str, str]:
+    """The environment that loads the profiler into every rank and points it at the results."""
+    return {"LD_PRELOAD": str(profiler_library()), "PXQ_MSGPROF_OUT": str(Path(results).resolve())}
+
+
 def preload_flags(results: Path) -> list[str]:
-    """mpirun flags that load the profiler into every rank and point it at the results."""
-    return ["-x", f"LD_PRELOAD={profiler_library()}", "-x", f"PXQ_MSGPROF_OUT={Path(results).resolve()}"]
+    """mpirun flags that pass preload_env on to every rank."""
+    return [flag for key, value in preload_env(results).items() for flag in ("-x", f"{key}={value}")]
 
 
 def _profiles(path: Path) -> int:

@@ -11,7 +11,16 @@ from pathlib import Path
 from typing import Any
 
 from pxq import counters, procs, records, registry, schemas
-from pxq.launch import LaunchPlan, LaunchRequest, find_mpirun, omp_record, plan_launch, stage
+from pxq.launch import (
+    LaunchPlan,
+    LaunchRequest,
+    choose_launcher,
+    find_mpirun,
+    omp_record,
+    plan_launch,
+    slurm_job,
+    stage,
+)
 from pxq.layout import InputError, Layout, resolve_mode
 from pxq.paths import IN_CHECKOUT, ROOT, binary, installed_facts
 
@@ -132,8 +141,10 @@ def build(spec: RunSpec, workdir: Path, run_id: str) -> tuple[LaunchPlan, list[s
         spec.placement_cpus,
         spec.rank_order,
     )
-    plan = plan_launch(req, find_mpirun(), workdir)
+    plan = plan_launch(req, find_mpirun() if choose_launcher(req) != "slurm" else "", workdir)
     driver = {"run_id": run_id, "repeat": spec.repeat, "layout": str(layout), "omp": omp_record(plan.env)}
+    if plan.launcher == "slurm":
+        driver["slurm"] = slurm_job()
     if plan.placement is not None:
         driver["placement"] = plan.placement
     if spec.rank_order is not None:
@@ -177,9 +188,12 @@ def build(spec: RunSpec, workdir: Path, run_id: str) -> tuple[LaunchPlan, list[s
     if sim:
         launch += counters.wrapper(*counters.simulated(spec.counters, counters.machine_caches()), workdir)
     if spec.profile is not None:
-        from pxq.msgdist import preload_flags
+        from pxq.msgdist import preload_env, preload_flags
 
-        launch[1:1] = preload_flags(spec.profile)
+        if plan.launcher == "slurm":  # srun passes the environment on
+            plan.env.update(preload_env(spec.profile))
+        else:
+            launch[1:1] = preload_flags(spec.profile)
     return plan, launch + app_argv + list(spec.app_args)
 
 

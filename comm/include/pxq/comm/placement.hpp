@@ -21,7 +21,7 @@ struct ThreadPlacement {
 struct RankPlacement {
   int rank = 0;
   std::string host;   // gethostname
-  std::string vnode;  // virtual node name ("" on real nodes)
+  std::string vnode;  // virtual node name: pxq's, or Slurm's when it is not the host ("" on real nodes)
   int node = 0;       // node index: ranks sharing memory share it
   int local_rank = 0;
   std::vector<ThreadPlacement> threads;

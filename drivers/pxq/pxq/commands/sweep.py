@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from pxq import counters, options, records, registry, runner
+from pxq import batch, counters, options, records, registry, runner
 from pxq import sweep as sweeps
 from pxq.errors import InputError
 from pxq.layout import parse_layouts, parse_tile
@@ -27,6 +27,17 @@ def add(p: argparse.ArgumentParser) -> None:
     p.add_argument("--backends", default="openmp")
     p.add_argument("--repeat", type=int, default=3, help="interleaved repeats of every configuration")
     p.add_argument("--resume", action="store_true", help="skip runs the results file already holds")
+    p.add_argument(
+        "--submit",
+        action="store_true",
+        help="submit the sweep to Slurm instead: one sbatch job per layout (scripts in RESULTS.jobs/)",
+    )
+    p.add_argument(
+        "--collect",
+        action="store_true",
+        help="wait for the jobs --submit started and gather their records into the results file",
+    )
+    p.add_argument("--dry-run", action="store_true", help="with --submit: print the job scripts, submit nothing")
     options.add_fuse_option(p)
     options.add_launch_options(p)
     counters.add_option(p)
@@ -46,6 +57,12 @@ def _threads(text: str | None) -> list[int] | None:
 
 def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> int:
     options.check_app(args.app)
+    if args.submit and args.collect:
+        raise InputError("--submit and --collect are two steps: submit first, then collect")
+    if args.dry_run and not args.submit:
+        raise InputError("--dry-run goes with --submit (it prints the job scripts)")
+    if args.collect:
+        return _collect(args, console)
     layouts = parse_layouts(args.layouts)
     modes = [m for m in args.modes.split(",") if m]
     for m in modes:
@@ -62,6 +79,8 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
         console.print(f"[dim]{note}[/dim]")
     if not configs:
         raise InputError("nothing to run: every layout/mode combination was skipped")
+    if args.submit:  # the jobs' own allocations decide what fits: nothing is checked against this host
+        return batch.submit(args, app_args, configs, results, console)
     for spec in configs:  # layouts that cannot run here fail now, not mid-sweep
         runner.build(spec, Path("/nonexistent"), "check")
     runs = sweeps.interleave(configs, args.repeat)
@@ -70,5 +89,17 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     sweeps.summarize_and_print(recs, console, f"pxq sweep {args.app} ({results})")
     if len(recs) != len(runs):
         console.print(f"[red]{len(runs) - len(recs)} run(s) have no record in {results}[/red]")
+        return records.EXIT_RUN_FAILED
+    return records.exit_code(recs)
+
+
+def _collect(args: argparse.Namespace, console: Console) -> int:
+    results = results_path(args.results, f"{args.app}.jsonl")
+    recs, problems = batch.collect(args.app, results, console)
+    if recs:
+        sweeps.summarize_and_print(recs, console, f"pxq sweep {args.app} --collect ({results})")
+    for problem in problems:
+        console.print(f"[red]{problem}[/red]")
+    if problems:
         return records.EXIT_RUN_FAILED
     return records.exit_code(recs)

@@ -1,7 +1,10 @@
 # A Spack package for pxq, for a checkout of your own (Spack's mirrors hold no pxq):
 #   spack repo add packaging/spack
+#   spack env create -d spack-env && spack env activate -d spack-env
 #   spack develop --path "$PWD" --no-clone pxq@main
 #   spack add pxq@main +kokkos && spack install
+# (Spack's mirrors are out of pxq's CI's reach: tests/python/test_install.py checks this recipe
+# against a stand-in for spack.package; it has not been built by a real Spack.)
 # It builds the miniapps, probes, profiler and driver with Spack's MPI, hwloc and Kokkos, and
 # installs the tree `cmake --install` gives (PREFIX/bin/pxq, find_package(pxq)).
 from spack.package import *

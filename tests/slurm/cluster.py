@@ -1,0 +1,174 @@
+"""A private Slurm cluster on this machine for the tests: slurmctld and one slurmd per node name
+(n0, n1, ...: several slurmd on one host, each with its own port and spool), all in one folder,
+with their own configuration (SLURM_CONF), ports and logs, stopped and removed afterwards.
+
+Authentication is auth/none (there is one host and one user; munge is left out), so nothing
+outside the folder is touched. `Cluster.start()` raises Unavailable with the reason when Slurm
+cannot run here (no packages, no multiple-slurmd support, daemons that do not come up)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+DAEMONS = ("slurmctld", "slurmd")
+CLIENTS = ("srun", "sbatch", "salloc", "squeue", "sinfo", "scontrol")
+
+
+class Unavailable(Exception):
+    """Slurm cannot run here; the message says why."""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _find(name: str) -> str | None:
+    return shutil.which(name) or next(
+        (str(p) for p in (Path("/usr/sbin") / name, Path("/usr/local/sbin") / name) if p.exists()), None
+    )
+
+
+class Cluster:
+    def __init__(self, folder: Path, nodes: int = 2, cpus: int | None = None):
+        self.folder = folder.resolve()
+        self.nodes = [f"n{i}" for i in range(nodes)]
+        self.cpus = cpus or os.cpu_count() or 1
+        self.conf = self.folder / "slurm.conf"
+        self.procs: list[subprocess.Popen] = []
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The environment of a client of this cluster (srun, sbatch, ./pxq inside salloc)."""
+        return dict(os.environ, SLURM_CONF=str(self.conf))
+
+    def _write_conf(self) -> None:
+        host = socket.gethostname()
+        ctld_port = _free_port()
+        lines = [
+            "ClusterName=pxqtest",
+            f"SlurmctldHost={host}",
+            f"SlurmctldPort={ctld_port}",
+            "SlurmUser=root",
+            "SlurmdUser=root",
+            "AuthType=auth/none",
+            "CredType=cred/none",
+            "MpiDefault=none",
+            "ProctrackType=proctrack/linuxproc",
+            "TaskPlugin=task/affinity",
+            "SelectType=select/cons_tres",
+            "SelectTypeParameters=CR_Core",
+            "SchedulerType=sched/builtin",
+            "ReturnToService=2",
+            "SlurmdParameters=config_overrides",
+            "JobCompType=jobcomp/none",
+            "JobAcctGatherType=jobacct_gather/none",
+            "AccountingStorageType=accounting_storage/none",
+            "MaxJobCount=1000",
+            "InactiveLimit=0",
+            "KillWait=5",
+            "MinJobAge=300",
+            "SlurmctldTimeout=30",
+            "SlurmdTimeout=30",
+            "MessageTimeout=20",
+            f"StateSaveLocation={self.folder}/state",
+            f"SlurmdSpoolDir={self.folder}/spool/%n",
+            # Each node's own temporary folder: PMIx's per-step folders live in it, and two
+            # nodes on one host would otherwise make the same one.
+            f"TmpFS={self.folder}/tmp/%n",
+            f"SlurmctldPidFile={self.folder}/slurmctld.pid",
+            f"SlurmdPidFile={self.folder}/slurmd-%n.pid",
+            f"SlurmctldLogFile={self.folder}/slurmctld.log",
+            f"SlurmdLogFile={self.folder}/slurmd-%n.log",
+            "SlurmctldDebug=info",
+            "SlurmdDebug=info",
+        ]
+        for name in self.nodes:
+            lines.append(
+                f"NodeName={name} NodeHostname={host} NodeAddr=127.0.0.1 Port={_free_port()} "
+                f"CPUs={self.cpus} Sockets=1 CoresPerSocket={self.cpus} ThreadsPerCore=1 RealMemory=1000 State=UNKNOWN"
+            )
+        lines.append(f"PartitionName=pxq Nodes={','.join(self.nodes)} Default=YES MaxTime=INFINITE State=UP")
+        self.conf.write_text("\n".join(lines) + "\n")
+
+    def start(self, timeout: float = 60) -> Cluster:
+        missing = [n for n in (*DAEMONS, *CLIENTS) if _find(n) is None]
+        if missing:
+            raise Unavailable(
+                f"Slurm is not installed ({', '.join(missing)} missing): apt-get install slurmctld slurmd"
+            )
+        out = subprocess.run([_find("slurmd"), "-h"], capture_output=True, text=True)
+        help_text = out.stdout + out.stderr
+        if len(self.nodes) > 1 and "-N node" not in help_text:
+            raise Unavailable("this slurmd cannot run several nodes on one host (built without multiple-slurmd)")
+        shutil.rmtree(self.folder, ignore_errors=True)
+        for sub in ("state", *(f"spool/{n}" for n in self.nodes), *(f"tmp/{n}" for n in self.nodes)):
+            (self.folder / sub).mkdir(parents=True)
+        self._write_conf()
+        self._spawn([_find("slurmctld"), "-D", "-i", "-f", str(self.conf)], "slurmctld.out")
+        for name in self.nodes:
+            self._spawn([_find("slurmd"), "-D", "-N", name, "-f", str(self.conf)], f"slurmd-{name}.out")
+        try:
+            self._wait_idle(timeout)
+        except Unavailable:
+            self.stop()
+            raise
+        return self
+
+    def _spawn(self, argv: list, out: str) -> None:
+        log = open(self.folder / out, "w")  # noqa: SIM115 (kept open for the daemon's life)
+        self.procs.append(
+            subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=self.env, start_new_session=True)
+        )
+
+    def _wait_idle(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        state = ""
+        while time.monotonic() < deadline:
+            dead = [p.args[0] for p in self.procs if p.poll() is not None]
+            if dead:
+                raise Unavailable(f"{', '.join(dead)} exited at start: {self.log_tail()}")
+            out = subprocess.run(
+                ["sinfo", "-h", "-N", "-o", "%N %t"], env=self.env, capture_output=True, text=True, timeout=20
+            )
+            state = out.stdout.strip()
+            if out.returncode == 0 and state and all(ln.split()[1] == "idle" for ln in state.splitlines()):
+                if len(state.splitlines()) == len(self.nodes):
+                    return
+            time.sleep(0.5)
+        raise Unavailable(f"the nodes did not come up in {timeout:.0f} s (sinfo: {state!r}): {self.log_tail()}")
+
+    def log_tail(self, lines: int = 15) -> str:
+        out = []
+        for log in sorted(self.folder.glob("*.log")) + sorted(self.folder.glob("*.out")):
+            text = log.read_text(errors="replace").splitlines()[-lines:]
+            out.append(f"--- {log.name}\n" + "\n".join(text))
+        return "\n".join(out)
+
+    def stop(self) -> None:
+        """Stops every daemon (and what it started: its session), then removes nothing else."""
+        for p in self.procs:
+            if p.poll() is None:
+                try:
+                    os.killpg(p.pid, signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+        for p in self.procs:
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+
+    def __enter__(self) -> Cluster:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
