@@ -137,3 +137,31 @@ def test_table_shows_the_comm_share_and_keeps_decompositions_apart(tmp_path):
     text = console.export_text()
     assert "25.0%" in text and "50.0%" in text
     assert all(line.count(" - ") >= 1 for line in text.splitlines() if "A 1d" in line or "A 2d" in line)
+
+
+def test_submit_collect_manifests_damaged_or_of_another_app_are_refused(tmp_path, capsys):
+    from pxq import cli
+
+    results = tmp_path / "ring.jsonl"
+    jobs = tmp_path / "ring.jobs"
+    jobs.mkdir()
+    (jobs / "manifest.json").write_text("{not json")
+    assert cli.main(["sweep", "ring", "--collect", "--results", str(results)]) == 2
+    assert "is damaged" in capsys.readouterr().err and not results.exists()
+    (jobs / "manifest.json").write_text('{"app": "cg", "results": "x", "jobs": []}')
+    assert cli.main(["sweep", "ring", "--collect", "--results", str(results)]) == 2
+    assert "sweep of cg" in capsys.readouterr().err
+
+
+def test_submit_dry_run_prints_one_script_per_layout_and_writes_nothing(tmp_path, fake_build, capsys):
+    from pxq import cli
+
+    results = tmp_path / "mg.jsonl"
+    argv = ["sweep", "mg", "--layouts", "1x2,2x1x2", "--modes", "flat,tiled", "--repeat", "3", "--results"]
+    assert cli.main([*argv, str(results), "--submit", "--dry-run", "--", "--class", "W"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("#!/bin/bash") == 2
+    assert "#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n#SBATCH --cpus-per-task=2" in out
+    assert "--layouts 2x1x2 --modes flat,tiled" in out and "--repeat 3" in out and "-- --class W" in out
+    assert "--resume" in out and "(6 runs)" in out and "(3 runs)" in out  # 1x2: flat+tiled; 2x1x2: tiled
+    assert not (tmp_path / "mg.jobs").exists() and not results.exists()
