@@ -19,6 +19,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -91,6 +92,20 @@ def check_sweep(results: Path, collected: subprocess.CompletedProcess, again: su
         fail("collecting again changed the results file")
 
 
+def leftovers(work: Path, grace: float = 30) -> list[str]:
+    """Slurm's processes or anything started in the check's folder still alive after the cluster
+    stopped (a step may take a few seconds to end after its daemon: allowed the grace)."""
+    deadline = time.monotonic() + grace
+    while True:
+        found = subprocess.run(
+            ["pgrep", "-a", "-f", f"{work}|slurmstepd|slurmd|slurmctld"], capture_output=True, text=True
+        ).stdout.splitlines()
+        left = [ln for ln in found if int(ln.split()[0]) != os.getpid()]
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.5)
+
+
 def main() -> int:
     work = Path(sys.argv[1]).resolve()
     shutil.rmtree(work, ignore_errors=True)
@@ -132,8 +147,7 @@ def main() -> int:
             fail(f"pxq validate:\n{valid.stdout}")
     finally:
         cluster.stop()
-    found = subprocess.run(["pgrep", "-f", f"{work}|slurmstepd"], capture_output=True, text=True).stdout.split()
-    left = [pid for pid in found if int(pid) != os.getpid()]
+    left = leftovers(work)
     if left:
         fail(f"processes left behind: {left}")
     print(

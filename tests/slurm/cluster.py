@@ -153,7 +153,13 @@ class Cluster:
         return "\n".join(out)
 
     def stop(self) -> None:
-        """Stops every daemon (and what it started: its session), then removes nothing else."""
+        """Cancels what is still queued or running, waits for its steps to end, then stops every
+        daemon (and what it started: its session)."""
+        if any(p.poll() is None for p in self.procs):
+            try:
+                self._drain()
+            except (OSError, subprocess.SubprocessError):
+                pass  # the daemons are stopped below whatever the queue says
         for p in self.procs:
             if p.poll() is None:
                 try:
@@ -166,6 +172,18 @@ class Cluster:
             except subprocess.TimeoutExpired:
                 os.killpg(p.pid, signal.SIGKILL)
                 p.wait()
+
+    def _drain(self, timeout: float = 30) -> None:
+        ids = subprocess.run(["squeue", "-h", "-o", "%i"], env=self.env, capture_output=True, text=True, timeout=20)
+        if ids.stdout.split():
+            subprocess.run(["scancel", *ids.stdout.split()], env=self.env, capture_output=True, timeout=20)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            left = subprocess.run(["squeue", "-h"], env=self.env, capture_output=True, text=True, timeout=20)
+            steps = subprocess.run(["pgrep", "-x", "slurmstepd"], capture_output=True, text=True).stdout
+            if not left.stdout.strip() and not steps.strip():
+                return
+            time.sleep(0.5)
 
     def __enter__(self) -> Cluster:
         return self.start()
