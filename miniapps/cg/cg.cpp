@@ -206,7 +206,7 @@ class CgProxy final : public common::Proxy {
   // The tile is a window of the source vector (and a chunk of every vector sweep).
   std::size_t tile_buffer_bytes() const override { return static_cast<std::size_t>(grid_.ncols()) * sizeof(double); }
 
-  void set_up(const common::RunStart& start) override {
+  void set_up(const common::RunStart& /*start*/) override {
     a_ = std::make_unique<kernels::CsrMatrix>(make_matrix(cls_, grid_));
     // Tiled: column windows of the tile. Fused without a tile: one window (the whole vector).
     if (tile_.tiled || v_.fused)

@@ -147,7 +147,7 @@ class FtProxy final : public common::Proxy {
     return static_cast<std::size_t>(grid_.local_points()) * sizeof(Complex);
   }
 
-  void set_up(const common::RunStart& start) override {
+  void set_up(const common::RunStart& /*start*/) override {
     const std::size_t tile_bytes = tile_.tiled ? std::max<std::size_t>(sizeof(double), tile_.bytes) : 0;
     ops_ = kernels::make_ft_ops(v_.backend, v_.threads, tile_bytes);
     plan_ = std::make_unique<FtPlan>(grid_, v_.fused);

@@ -296,7 +296,7 @@ class MgProxy final : public common::Proxy {
   std::size_t tile_buffer_bytes() const override { return finest_.box.size() * sizeof(double); }
 
   // The hierarchy and the right-hand side.
-  void set_up(const common::RunStart& start) override {
+  void set_up(const common::RunStart& /*start*/) override {
     tile_bytes_ = tile_.tiled ? std::max<std::size_t>(sizeof(double), tile_.bytes) : 0;
     ops_ = kernels::make_mg_ops(v_.backend, v_.threads, tile_bytes_);
     mg_ = std::make_unique<Multigrid>(w_.comm, cls_, levels_, *ops_, v_.fused, timers_, traffic_);

@@ -135,7 +135,7 @@ class RingProxy final : public common::Proxy {
   std::size_t tile_buffer_bytes() const override { return bytes_; }
 
   // Each worker first-touches its own block.
-  void set_up(const common::RunStart& start) override {
+  void set_up(const common::RunStart& /*start*/) override {
     const int T = v_.threads;
     const bool mpi_ring = w_.size > 1;
     for (int t = 0; t < T + (mpi_ring ? 1 : 0); ++t) storage_.push_back(allocate_block(elems_));
