@@ -15,11 +15,8 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-
-
-def fail(msg: str) -> None:
-    print(f"FAIL: {msg}")
-    sys.exit(1)
+sys.path.insert(0, str(HERE.parent / "mpi"))
+from driver_check import fail, records  # noqa: E402
 
 
 def run(argv: list, cwd: Path, env: dict | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
@@ -27,10 +24,6 @@ def run(argv: list, cwd: Path, env: dict | None = None, timeout: float = 600) ->
     if out.returncode != 0:
         fail(f"{' '.join(str(a) for a in argv)} exited {out.returncode}:\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}")
     return out
-
-
-def records(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def main() -> None:

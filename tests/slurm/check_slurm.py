@@ -13,7 +13,6 @@ usage: check_slurm.py WORKDIR   (PXQ_BUILD_DIR and PYTHONPATH as for the other d
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -24,17 +23,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-sys.path.insert(0, str(HERE))
+sys.path[:0] = [str(HERE), str(HERE.parent / "mpi")]
 from cluster import Cluster, Unavailable  # noqa: E402
-
-
-def fail(msg: str) -> None:
-    print(f"FAIL: {msg}")
-    sys.exit(1)
-
-
-def records(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+from driver_check import fail, records  # noqa: E402
 
 
 def readme_commands() -> list[str]:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from pxq import records
+from pxq import procs, records
 from pxq.errors import InputError
 from pxq.layout import Layout
 from pxq.paths import PACKAGE, build_dir
@@ -196,6 +196,15 @@ def _queued(job_ids: list[str]) -> dict[str, str]:
 
 def wait(jobs: list[Job], console: Console, poll: float = 2.0) -> None:
     ids = [j.job_id for j in jobs]
+    try:
+        _poll(ids, console, poll)
+    except (KeyboardInterrupt, procs.Interrupted):
+        # The driver's stop message follows; what is stopped here is only the waiting.
+        console.print(f"[yellow]stopped waiting: jobs {', '.join(ids)} run on in Slurm; collect again later[/yellow]")
+        raise
+
+
+def _poll(ids: list[str], console: Console, poll: float) -> None:
     with console.status("waiting for the jobs") as status:
         while True:
             queued = _queued(ids)

@@ -218,8 +218,23 @@ def _oversubscribed(req: LaunchRequest, launcher: str) -> bool:
     return oversubscribed
 
 
+def _check_custom_on_real_nodes(req: LaunchRequest) -> list[int]:
+    """The cores of --placement custom on real nodes (hostfile or Slurm): one per rank of a
+    node, one thread per rank, the same on every node."""
+    cpus = req.placement_cpus or []
+    if req.layout.threads != 1 or len(cpus) != req.layout.ranks_per_node:
+        raise InputError(
+            "--placement custom on real nodes takes one thread per rank and one core per "
+            "rank of a node (the same on every node): give --cores with q entries"
+        )
+    return cpus
+
+
+RANK_ORDER_NOT_PLACEMENT = "--rank-order on real nodes binds ranks to their slots' cores itself: drop --placement"
+
+
 def _real_nodes_argv(req: LaunchRequest, launcher: str, layout: Layout, oversubscribed: bool) -> list[str]:
-    """Hostfile or Slurm: Open MPI's mapping on the real nodes."""
+    """A hostfile: Open MPI's mapping on the real nodes."""
     argv: list[str] = []
     if launcher == "hostfile":
         if not req.hostfile or not Path(req.hostfile).is_file():
@@ -231,11 +246,7 @@ def _real_nodes_argv(req: LaunchRequest, launcher: str, layout: Layout, oversubs
         mapping = f"socket:PE={layout.threads}"
         argv += ["--npernode", str(layout.ranks_per_node)]
     if req.placement == "custom":
-        if layout.threads != 1 or len(req.placement_cpus or []) != layout.ranks_per_node:
-            raise InputError(
-                "--placement custom on real nodes takes one thread per rank and one core per "
-                "rank of a node (the same on every node): give --cores with q entries"
-            )
+        _check_custom_on_real_nodes(req)
         argv += ["--cpu-list", ",".join(str(c) for c in req.placement_cpus or []), "--bind-to", "cpu-list:ordered"]
     else:
         argv += ["--map-by", mapping, "--bind-to", "core"]
@@ -257,13 +268,19 @@ def slurm_nodes() -> list[str]:
     nodelist = os.environ.get("SLURM_JOB_NODELIST") or os.environ.get("SLURM_NODELIST")
     if not nodelist:
         raise InputError("--launcher slurm outside an allocation: start pxq inside salloc or sbatch")
+    return list(_hostnames(nodelist))
+
+
+@functools.lru_cache(maxsize=8)
+def _hostnames(nodelist: str) -> tuple[str, ...]:
+    """scontrol's expansion of a node list, asked once per list (a sweep plans many runs)."""
     scontrol = shutil.which("scontrol")
     if scontrol is None:
         raise InputError("scontrol not found: load your site's Slurm module")
     out = subprocess.run([scontrol, "show", "hostnames", nodelist], capture_output=True, text=True, timeout=60)
     if out.returncode != 0:
         raise InputError(f"scontrol show hostnames {nodelist} failed: {out.stderr.strip()}")
-    return out.stdout.split()
+    return tuple(out.stdout.split())
 
 
 def slurm_job() -> dict[str, object]:
@@ -286,15 +303,9 @@ def _slurm_bind(req: LaunchRequest) -> list[str]:
     neighbouring cores (block:block), spread deals them out over the sockets (block:cyclic),
     custom binds rank i of a node to the i-th core given; cyclic allocation deals ranks over
     the nodes."""
-    layout = req.layout
     over_nodes = "cyclic" if req.alloc == "cyclic" else "block"
     if req.placement == "custom":
-        cpus = req.placement_cpus or []
-        if layout.threads != 1 or len(cpus) != layout.ranks_per_node:
-            raise InputError(
-                "--placement custom on real nodes takes one thread per rank and one core per "
-                "rank of a node (the same on every node): give --cores with q entries"
-            )
+        cpus = _check_custom_on_real_nodes(req)
         return [f"--cpu-bind=map_cpu:{','.join(str(c) for c in cpus)}", f"--distribution={over_nodes}:block"]
     within = "cyclic" if req.placement == "spread" else "block"
     return ["--cpu-bind=cores", f"--distribution={over_nodes}:{within}"]
@@ -317,7 +328,7 @@ def _slurm_plan(req: LaunchRequest, workdir: Path, oversubscribed: bool) -> tupl
     files: dict[str, str] = {}
     if req.rank_order is not None:
         if req.placement:
-            raise InputError("--rank-order on real nodes binds ranks to their slots' cores itself: drop --placement")
+            raise InputError(RANK_ORDER_NOT_PLACEMENT)
         hosts = "".join(f"{nodes[node]}\n" for node, _ in rank_slots(layout, req.alloc, req.rank_order))
         files[str(workdir / "slurm-hosts")] = hosts
         env["SLURM_HOSTFILE"] = str(workdir / "slurm-hosts")
@@ -339,20 +350,15 @@ def srun_mpi() -> str:
 
 
 @functools.lru_cache(maxsize=4)
-def _mpi_library(exe: str) -> str:
-    out = subprocess.run([exe], capture_output=True, text=True, timeout=60)
-    try:
-        return str(json.loads(out.stdout).get("mpi_library", ""))
-    except json.JSONDecodeError:
-        return ""
+def _mpi_library(exe: Path) -> str:
+    from pxq import envinfo  # envinfo imports this module
+
+    return str(envinfo.machine().get("mpi_library", ""))
 
 
 def mpi_flavour() -> str:
     """The MPI this build of pxq uses, as pxq-envinfo reports it: open-mpi, mpich or unknown."""
-    exe = binary("envinfo")
-    if not exe.exists():
-        raise InputError(f"{exe} is missing: {build_hint()}")
-    lib = _mpi_library(str(exe)).lower()
+    lib = _mpi_library(binary("envinfo")).lower()
     if "open mpi" in lib:
         return "open-mpi"
     return "mpich" if "mpich" in lib else "unknown"
@@ -370,7 +376,7 @@ def _real_nodes_order(req: LaunchRequest, workdir: Path) -> dict[str, str]:
     if not req.hostfile or not Path(req.hostfile).is_file():
         raise InputError(f"hostfile '{req.hostfile}' not found: give an existing file")
     if req.placement:
-        raise InputError("--rank-order on real nodes binds ranks to their slots' cores itself: drop --placement")
+        raise InputError(RANK_ORDER_NOT_PLACEMENT)
     hosts = hostfile_hosts(Path(req.hostfile))
     if len(hosts) < req.layout.nodes:
         raise InputError(
@@ -439,7 +445,7 @@ def plan_launch(req: LaunchRequest, mpirun: str, workdir: Path) -> LaunchPlan:
         argv += ["--hostfile", str(req.hostfile), "--rankfile", str(workdir / "rankfile")]
         if oversubscribed:
             argv += ["--oversubscribe"]
-    else:  # hostfile or slurm: the real nodes
+    else:  # a hostfile's real nodes
         argv += _real_nodes_argv(req, launcher, layout, oversubscribed)
     if launcher != "slurm":
         argv += _export_flags(env)  # srun passes the whole environment on
