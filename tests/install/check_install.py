@@ -38,6 +38,19 @@ def main() -> None:
     pxq = prefix / "bin" / "pxq"
     facts = json.loads((prefix / "share/pxq/driver/pxq/data/installed.json").read_text())
 
+    # A Python without the driver's requirements: exit 2 and what to install, no traceback.
+    run([sys.executable, "-m", "venv", "--without-pip", work / "bare"], work)
+    bare = subprocess.run(
+        [pxq, "report"],
+        cwd=work,
+        env=dict(env, PXQ_PYTHON=str(work / "bare/bin/python")),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    if bare.returncode != 2 or "pip install" not in bare.stderr or "Traceback" in bare.stderr:
+        fail(f"bin/pxq on a bare Python: exit {bare.returncode}\n{bare.stderr}")
+
     run([pxq, "run", "ring", "--layout", "2x1", "--repeat", "2", "--", "--block", "1M", "--iterations", "3"], work, env)
     recs = records(work / "results" / "ring.jsonl")
     if len(recs) != 2 or any(r["status"] != "ok" for r in recs):
