@@ -47,8 +47,8 @@ install(FILES ${PROJECT_BINARY_DIR}/pxqConfig.cmake ${PROJECT_BINARY_DIR}/pxqCon
 set(_pxq_driver share/pxq/driver)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/drivers/pxq/pxq DESTINATION ${_pxq_driver}
         PATTERN __pycache__ EXCLUDE PATTERN schemas EXCLUDE PATTERN installed.json EXCLUDE
-        PATTERN vnode_agent.sh PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE
-                                           WORLD_READ WORLD_EXECUTE)
+        PATTERN *.sh PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE
+                                 WORLD_READ WORLD_EXECUTE)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/schemas/ DESTINATION ${_pxq_driver}/pxq/data/schemas)
 file(WRITE ${PROJECT_BINARY_DIR}/pxq-installed.json
      "{\"prefix\": \"../../../../..\", \"version\": \"${PROJECT_VERSION}\", \"commit\": \"${PXQ_GIT_COMMIT}\"}\n")

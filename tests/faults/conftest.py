@@ -21,6 +21,23 @@ PYTHON = sys.executable
 from pxq import procs  # noqa: E402
 
 
+def build_mpirun() -> str:
+    """The launcher of the build under test: Open MPI's mpirun or MPICH's mpiexec."""
+    env = dict(os.environ, PXQ_BUILD_DIR=str(BUILD), PYTHONPATH=str(ROOT / "drivers" / "pxq"))
+    env.pop("PXQ_MPIRUN", None)
+    code = "from pxq.launch import find_mpirun; print(find_mpirun())"
+    return subprocess.run([PYTHON, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.strip()
+
+
+def fake_launcher(path: Path, body: str) -> Path:
+    """A launcher script standing in for the build's: `--version` (asked to learn whose MPI it
+    is) goes to the real one, anything else to BODY, where $REAL is the real launcher."""
+    real = build_mpirun()
+    path.write_text(f'#!/bin/sh\nREAL={real}\n[ "$1" = --version ] && exec "$REAL" --version\n{body}\n')
+    path.chmod(0o755)
+    return path
+
+
 def tagged(tag: str) -> list[tuple[int, str]]:
     found = []
     for pid in procs.pids_with_env("PXQ_FAULT_TEST", tag):

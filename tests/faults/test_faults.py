@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, leftovers
+from conftest import ROOT, fake_launcher, leftovers
 
 LONG = ["--", "--block", "4M", "--iterations", "100000"]  # minutes unless stopped
 SHORT = ["--", "--block", "1M", "--iterations", "3", "--passes", "2"]
@@ -109,13 +109,12 @@ def test_signals_to_the_wrapper_reach_the_driver(driver, sig, code):
 def test_resume_reruns_the_failures_and_then_passes(driver, tmp_path):
     # An mpirun that fails its first two calls, then is the real one.
     count = tmp_path / "calls"
-    fake = tmp_path / "flaky-mpirun"
-    fake.write_text(
-        f"#!/bin/sh\nn=$(cat {count} 2>/dev/null || echo 0)\necho $((n + 1)) > {count}\n"
+    fake = fake_launcher(
+        tmp_path / "flaky-mpirun",
+        f"n=$(cat {count} 2>/dev/null || echo 0)\necho $((n + 1)) > {count}\n"
         f"[ $n -lt 2 ] && {{ echo 'flaky: start-up failed' >&2; exit 1; }}\n"
-        f'exec {shutil.which("mpirun")} "$@"\n'
+        'exec "$REAL" "$@"',
     )
-    fake.chmod(0o755)
     res = driver.results / "ring.jsonl"
     args = [
         "sweep",
@@ -175,9 +174,7 @@ def test_launcher_start_up_failure_is_a_run_failure_not_bad_input(driver):
 
 def test_a_crash_after_the_record_is_not_ok(driver, tmp_path):
     # An mpirun that runs the job, then fails: the app's ok record must not stand.
-    fake = tmp_path / "crashy-mpirun"
-    fake.write_text(f'#!/bin/sh\n{shutil.which("mpirun")} "$@"\nexit 139\n')
-    fake.chmod(0o755)
+    fake = fake_launcher(tmp_path / "crashy-mpirun", '"$REAL" "$@"\nexit 139')
     res = driver.results / "ring.jsonl"
     out = driver.run(["run", "ring", "--results", str(res), *SHORT], env={"PXQ_MPIRUN": str(fake)})
     assert out.returncode == 3, out.stdout + out.stderr

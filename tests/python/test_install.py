@@ -59,7 +59,7 @@ def test_the_installed_driver_carries_its_data_and_no_checkout(installed: Path):
         p.name for p in (ROOT / "schemas").glob("*.json")
     )
     assert (pkg / "data" / "registry.json").is_file() and (pkg / "data" / "published.json").is_file()
-    assert os.access(pkg / "vnode_agent.sh", os.R_OK)
+    assert os.access(pkg / "vnode_agent.sh", os.R_OK) and os.access(pkg / "bind_rank.sh", os.R_OK)
     assert not (pkg / "data" / "schemas").is_symlink()  # copies, not links into a checkout
     assert not list(installed.glob("*.so")) and not list(installed.glob("*.a")), "build outputs got into the package"
 

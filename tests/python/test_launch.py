@@ -182,3 +182,99 @@ def test_the_user_s_omp_placement_is_kept_and_recorded(tmp_path, monkeypatch):
     rec = omp_record(p.env)
     assert rec["from_environment"] == ["OMP_PLACES", "OMP_PROC_BIND"]
     assert rec["replaced"] == {"OMP_NUM_THREADS": "8"}
+
+
+# MPICH: Hydra's mpiexec with pxq's agent for virtual nodes and bind_rank.sh for planned cores.
+
+
+def hydra(layout, tmp_path, **kw):
+    kw.setdefault("cores", 2)
+    return plan_launch(LaunchRequest(layout, mpi="mpich", **kw), "/usr/bin/mpiexec.hydra", tmp_path)
+
+
+def test_mpich_local_runs_bind_through_hydra(tmp_path, monkeypatch):
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    p = hydra(Layout(1, 1, 2), tmp_path)
+    assert p.mpi == "mpich" and p.launcher == "local"
+    assert p.argv == ["/usr/bin/mpiexec.hydra", "-np", "1", "-bind-to", "core:2"]
+    assert p.env["OMP_NUM_THREADS"] == "2" and "-x" not in p.argv  # Hydra passes the environment on
+    over = hydra(Layout(1, 4), tmp_path, oversubscribe=True)
+    assert over.argv[-2:] == ["-bind-to", "none"] and over.oversubscribed
+
+
+def test_mpich_virtual_nodes_get_the_agent_and_disjoint_cores(tmp_path, monkeypatch):
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    monkeypatch.delenv("UCX_TLS", raising=False)
+    p = hydra(Layout(2, 1), tmp_path)
+    assert p.launcher == "virtual"
+    assert p.argv[p.argv.index("-hosts") + 1 :][:3] == ["n0,n1", "-ppn", "1"]
+    assert Path(p.argv[p.argv.index("-launcher-exec") + 1]) == launch.AGENT
+    # Hydra would bind rank 0 of both nodes to the first core: bind_rank.sh binds instead.
+    assert p.argv[-3:] == ["-bind-to", "none", str(launch.BIND_WRAPPER)]
+    assert p.env["PXQ_BIND_CPUS"] == "0;1"
+    assert "UCX_TLS" not in p.env  # UCX's choice (or the user's): its tcp can hang in MPI_Finalize
+
+
+def test_mpich_block_and_cyclic_deal_hosts(tmp_path, monkeypatch):
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text("# cluster\nnodeA slots=4\nnodeB:4\nnodeC\n")
+    block = hydra(Layout(2, 2), tmp_path, hostfile=str(hostfile))
+    assert block.launcher == "hostfile" and block.argv[block.argv.index("-hosts") + 1 :][:3] == [
+        "nodeA,nodeB",
+        "-ppn",
+        "2",
+    ]
+    assert block.argv[-2:] == ["-bind-to", "core:1"]
+    cyclic = hydra(Layout(2, 2), tmp_path, hostfile=str(hostfile), alloc="cyclic")
+    assert cyclic.argv[cyclic.argv.index("-ppn") + 1] == "1"  # Hydra deals the ranks round the nodes
+    custom = hydra(Layout(2, 2), tmp_path, hostfile=str(hostfile), placement="custom", placement_cpus=[3, 1])
+    assert custom.argv[-2:] == ["-bind-to", "user:3,1"]
+    assert "MPICH's binding" in custom.placement["warnings"][0]
+    with pytest.raises(InputError, match="names 3 host"):
+        hydra(Layout(4, 1), tmp_path, hostfile=str(hostfile))
+
+
+def test_mpich_rank_order_binds_on_one_node_and_is_refused_across_nodes(tmp_path, monkeypatch):
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    p = hydra(Layout(1, 2), tmp_path, rank_order=[1, 0])
+    assert p.env["PXQ_BIND_CPUS"] == "1;0"  # rank 0 sits in slot 1
+    with pytest.raises(InputError, match="Open MPI's rankfile"):
+        hydra(Layout(2, 1), tmp_path, rank_order=[1, 0])
+
+
+def test_bind_rank_binds_the_rank_to_its_cores(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    mine = sorted(os.sched_getaffinity(0))
+    show = [sys.executable, "-c", "import os; print(sorted(os.sched_getaffinity(0)))"]
+    env = {"PATH": os.environ["PATH"], "PXQ_BIND_CPUS": f"{mine[0]};{mine[-1]}", "PMI_RANK": "1"}
+    out = subprocess.run([str(launch.BIND_WRAPPER), *show], env=env, capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip() == str([mine[-1]])
+    env["PMI_RANK"] = "5"
+    out = subprocess.run([str(launch.BIND_WRAPPER), *show], env=env, capture_output=True, text=True)
+    assert out.returncode == 2 and "no cores planned for rank 5" in out.stderr
+
+
+def test_the_launcher_must_belong_to_the_build_s_mpi(tmp_path, monkeypatch):
+    fake = {}
+    for name, version in (("mpirun", "mpirun (Open MPI) 4.1.4"), ("mpiexec.hydra", "HYDRA build details:")):
+        exe = tmp_path / name
+        exe.write_text(f"#!/bin/sh\necho '{version}'\n")
+        exe.chmod(0o755)
+        fake[name] = str(exe)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("PXQ_MPIRUN", raising=False)
+    launch.launcher_flavour.cache_clear()
+    assert find_mpirun("mpich") == fake["mpiexec.hydra"]  # not the alternatives' mpirun (Open MPI's here)
+    assert find_mpirun("open-mpi") == fake["mpirun"]
+    monkeypatch.setenv("PXQ_MPIRUN", fake["mpirun"])
+    with pytest.raises(InputError, match="is Open MPI's launcher but pxq .* was built with MPICH"):
+        find_mpirun("mpich")
+    monkeypatch.delenv("PXQ_MPIRUN")
+    (tmp_path / "mpiexec.hydra").unlink()
+    with pytest.raises(InputError, match="apt-get install mpich"):
+        find_mpirun("mpich")
+    launch.launcher_flavour.cache_clear()

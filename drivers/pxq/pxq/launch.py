@@ -5,6 +5,7 @@ Only builds commands and environments; running them is runner.py's job.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import os
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pxq.layout import InputError, Layout
-from pxq.paths import AGENT, binary, build_hint
+from pxq.paths import AGENT, BIND_WRAPPER, binary, build_dir, build_hint
 
 PLACEMENTS = ("packed", "spread", "custom")
 
@@ -31,6 +32,7 @@ class LaunchRequest:
     placement: str | None = None  # packed, spread or custom; None: the launcher's default
     placement_cpus: list[int] | None = None  # custom: OS cpu numbers, one per worker
     rank_order: list[int] | None = None  # the ranks slot by slot (pxq.placement); None: alloc decides
+    mpi: str = "open-mpi"  # the MPI pxq was built with (mpi_flavour()): open-mpi or mpich
 
 
 @dataclass
@@ -42,22 +44,60 @@ class LaunchPlan:
     links: dict[str, str] = field(default_factory=dict)  # path -> target: symlinks to make first
     oversubscribed: bool = False
     placement: dict | None = None  # mode, per-rank planned cpus, warnings (for the record)
+    mpi: str = "open-mpi"  # whose launcher argv is: open-mpi (mpirun) or mpich (Hydra's mpiexec)
 
 
-def find_mpirun() -> str:
-    """PXQ_MPIRUN, else mpirun on PATH; a clear error when neither exists."""
+MPI_NAMES = {"open-mpi": "Open MPI", "mpich": "MPICH"}
+# The launchers tried, in order, for the MPI pxq was built with: Debian names each MPI's own
+# (mpirun.openmpi, mpiexec.mpich) beside the alternatives' mpirun, which may be the other MPI's.
+MPIRUN_NAMES = {
+    "open-mpi": ("mpirun", "mpirun.openmpi", "mpiexec.openmpi"),
+    "mpich": ("mpiexec.hydra", "mpiexec.mpich", "mpirun.mpich", "mpiexec", "mpirun"),
+}
+
+
+@functools.lru_cache(maxsize=8)
+def launcher_flavour(path: str) -> str:
+    """The MPI a launcher belongs to, from its --version: open-mpi, mpich (Hydra) or unknown."""
+    try:
+        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    text = out.stdout + out.stderr
+    if "Open MPI" in text or "OpenRTE" in text:
+        return "open-mpi"
+    return "mpich" if "HYDRA" in text else "unknown"
+
+
+def find_mpirun(flavour: str | None = None) -> str:
+    """PXQ_MPIRUN, else the launcher of the MPI pxq was built with (Open MPI's mpirun, MPICH's
+    mpiexec); a clear error when there is none or PXQ_MPIRUN belongs to the other MPI."""
+    flavour = flavour or mpi_flavour()
     explicit = os.environ.get("PXQ_MPIRUN")
     if explicit:
         if shutil.which(explicit) is None:
             raise InputError(f"PXQ_MPIRUN={explicit} is not an executable: point it at your MPI's mpirun")
+        found = launcher_flavour(shutil.which(explicit) or explicit)
+        if flavour in MPI_NAMES and found in MPI_NAMES and found != flavour:
+            raise InputError(
+                f"PXQ_MPIRUN={explicit} is {MPI_NAMES[found]}'s launcher but pxq in {build_dir()} was built with "
+                f"{MPI_NAMES[flavour]}: point PXQ_MPIRUN at {MPI_NAMES[flavour]}'s, or PXQ_BUILD_DIR at a "
+                f"build with {MPI_NAMES[found]}"
+            )
         return explicit
-    found = shutil.which("mpirun")
-    if found is None:
+    for name in MPIRUN_NAMES.get(flavour, ("mpirun",)):
+        path = shutil.which(name)
+        if path and (flavour not in MPI_NAMES or launcher_flavour(path) == flavour):
+            return path
+    if flavour == "mpich":
         raise InputError(
-            "mpirun not found: install Open MPI (apt-get install openmpi-bin), "
-            "`module load` your MPI, or set PXQ_MPIRUN=/path/to/mpirun"
+            f"pxq in {build_dir()} was built with MPICH but MPICH's mpiexec is not on PATH: install it "
+            "(apt-get install mpich), `module load` it, or set PXQ_MPIRUN=/path/to/mpiexec"
         )
-    return found
+    raise InputError(
+        "mpirun not found: install Open MPI (apt-get install openmpi-bin), "
+        "`module load` your MPI, or set PXQ_MPIRUN=/path/to/mpirun"
+    )
 
 
 def choose_launcher(req: LaunchRequest) -> str:
@@ -391,6 +431,90 @@ def _real_nodes_order(req: LaunchRequest, workdir: Path) -> dict[str, str]:
     return {str(workdir / "rankfile"): "".join(lines)}
 
 
+RANK_ORDER_NEEDS_RANKFILE = (
+    "--rank-order across nodes needs Open MPI's rankfile: MPICH's Hydra puts ranks on nodes by --alloc block or "
+    "cyclic only. Drop --rank-order, or use a build of pxq with Open MPI"
+)
+
+
+def _virtual_agent(workdir: Path, links: dict[str, str]) -> str:
+    """The virtual-node agent's path, through a link without white space when it has some
+    (Open MPI and Hydra split the agent at white space)."""
+    agent = str(AGENT)
+    if any(c.isspace() for c in agent):
+        agent = str(workdir / "vnode-agent")
+        links[agent] = str(AGENT)
+    return agent
+
+
+def _hydra_hosts(req: LaunchRequest, launcher: str) -> list[str]:
+    """The nodes of a Hydra launch: the virtual nodes n0..n(p-1), or a hostfile's first p hosts."""
+    if launcher == "virtual":
+        return [f"n{i}" for i in range(req.layout.nodes)]
+    if not req.hostfile or not Path(req.hostfile).is_file():
+        raise InputError(f"hostfile '{req.hostfile}' not found: give an existing file")
+    hosts = hostfile_hosts(Path(req.hostfile))
+    if len(hosts) < req.layout.nodes:
+        raise InputError(
+            f"hostfile '{req.hostfile}' names {len(hosts)} host(s) for layout {req.layout}'s {req.layout.nodes} "
+            "nodes: give one line per node"
+        )
+    return hosts[: req.layout.nodes]
+
+
+def _hydra_binding(req: LaunchRequest, launcher: str, chosen: dict | None, oversubscribed: bool) -> list[str]:
+    """Hydra's binding flags. Where pxq planned every rank's cores (a placement, or virtual
+    nodes, which Hydra would bind alike) Hydra binds nothing and bind_rank.sh binds each rank."""
+    t = req.layout.threads
+    if oversubscribed:
+        return ["-bind-to", "none"]
+    if chosen is not None:
+        return ["-bind-to", "none", str(BIND_WRAPPER)]
+    if req.placement == "custom":  # real nodes: rank i of every node on the i-th core given
+        return ["-bind-to", "user:" + ",".join(str(c) for c in _check_custom_on_real_nodes(req))]
+    if req.placement == "spread":
+        return ["-bind-to", f"core:{t}", "-map-by", "socket"]
+    return ["-bind-to", f"core:{t}"]
+
+
+def _hydra_plan(req: LaunchRequest, mpiexec: str, workdir: Path, launcher: str, oversubscribed: bool) -> LaunchPlan:
+    """MPICH's Hydra: -hosts with -ppn q (block) or -ppn 1, dealt round (cyclic); on
+    virtual nodes the pxq agent stands in for ssh. MPICH then treats them as nodes, but UCX
+    picks its own transports between them: shared memory on one host. UCX_TLS=tcp,self would
+    make them talk TCP as Open MPI's do, but UCX 1.13's tcp transport can hang in
+    MPI_Finalize (openucx/ucx#8738: a third of oversubscribed runs here), so that is left to
+    the user. Hydra passes the whole environment on."""
+    layout = req.layout
+    if req.rank_order is not None and layout.nodes > 1:
+        raise InputError(RANK_ORDER_NEEDS_RANKFILE)
+    env = _omp_env(layout.threads)
+    argv = [mpiexec, "-np", str(layout.ranks)]
+    links: dict[str, str] = {}
+    if launcher in ("virtual", "hostfile"):
+        ppn = 1 if req.alloc == "cyclic" else layout.ranks_per_node
+        argv += ["-hosts", ",".join(_hydra_hosts(req, launcher)), "-ppn", str(ppn)]
+    if launcher == "virtual":
+        argv += ["-launcher", "ssh", "-launcher-exec", _virtual_agent(workdir, links)]
+    chosen, placement = None, None
+    if launcher in ("local", "virtual") and not oversubscribed and (req.placement or launcher == "virtual"):
+        chosen = choose_cores(_packed_unless_placed(req), virtual=launcher == "virtual")
+        if req.placement:
+            placement = _placement_record(req, chosen)
+    elif launcher == "local" and req.rank_order is not None:
+        chosen = choose_cores(_packed_unless_placed(req), virtual=False)
+    if chosen is not None:
+        slots = rank_slots(layout, req.alloc, req.rank_order)
+        cpus = [chosen["nodes"][node]["ranks"][local]["cpus"] for node, local in slots]
+        env["PXQ_BIND_CPUS"] = ";".join(",".join(str(c) for c in rank) for rank in cpus)
+    argv += _hydra_binding(req, launcher, chosen, oversubscribed)
+    return LaunchPlan(launcher, argv, env, {}, links, oversubscribed, placement, mpi="mpich")
+
+
+def _packed_unless_placed(req: LaunchRequest) -> LaunchRequest:
+    """The request with packed placement when it names none (pxq's default cores)."""
+    return req if req.placement else dataclasses.replace(req, placement="packed")
+
+
 def plan_launch(req: LaunchRequest, mpirun: str, workdir: Path) -> LaunchPlan:
     """The mpirun command line (without the program) and environment for a layout."""
     layout = req.layout
@@ -403,6 +527,10 @@ def plan_launch(req: LaunchRequest, mpirun: str, workdir: Path) -> LaunchPlan:
 
     oversubscribed = _oversubscribed(req, launcher)
     check_rank_order(req)
+    if req.mpi == "mpich" and launcher != "slurm":
+        plan = _hydra_plan(req, mpirun, workdir, launcher, oversubscribed)
+        plan.env.update({k: v for k, v in env.items() if k not in plan.env})
+        return _placement_note(req, plan)
     argv = [mpirun, "-np", str(layout.ranks)]
     files: dict[str, str] = {}
     links: dict[str, str] = {}
@@ -428,11 +556,7 @@ def plan_launch(req: LaunchRequest, mpirun: str, workdir: Path) -> LaunchPlan:
         files.update(
             _rankfile(workdir, layout, req, chosen if placement is not None else None, lambda node: f"n{node}")
         )
-        agent = str(AGENT)
-        if any(c.isspace() for c in agent):
-            # Open MPI splits the agent at white space (it may be "ssh -x"): a link without any.
-            agent = str(workdir / "vnode-agent")
-            links[agent] = str(AGENT)
+        agent = _virtual_agent(workdir, links)
         argv += ["--host", hosts, "--mca", "plm_rsh_agent", agent, "--rankfile", str(workdir / "rankfile")]
         if oversubscribed:
             argv += ["--oversubscribe", "--bind-to", "core:overload-allowed", *YIELD]
@@ -449,16 +573,21 @@ def plan_launch(req: LaunchRequest, mpirun: str, workdir: Path) -> LaunchPlan:
         argv += _real_nodes_argv(req, launcher, layout, oversubscribed)
     if launcher != "slurm":
         argv += _export_flags(env)  # srun passes the whole environment on
-    if req.placement and placement is None:
-        placement = {
+    return _placement_note(req, LaunchPlan(launcher, argv, env, files, links, oversubscribed, placement))
+
+
+def _placement_note(req: LaunchRequest, plan: LaunchPlan) -> LaunchPlan:
+    """A placement pxq did not plan core by core (real nodes) is left to the launcher's binding."""
+    if req.placement and plan.placement is None:
+        who = {"slurm": "srun"}.get(plan.launcher, MPI_NAMES.get(plan.mpi, "the launcher"))
+        plan.placement = {
             "mode": req.placement,
             "cpus": None,
             "warnings": [
-                f"{req.placement} on real nodes is left to {'srun' if launcher == 'slurm' else 'Open MPI'}'s "
-                "binding: the record's placement shows the cores used"
+                f"{req.placement} on real nodes is left to {who}'s binding: the record's placement shows the cores used"
             ],
         }
-    return LaunchPlan(launcher, argv, env, files, links, oversubscribed, placement)
+    return plan
 
 
 def stage(plan: LaunchPlan, folder: Path) -> dict[str, str]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -387,14 +388,20 @@ def profile(console: Console, command: list[str], results: Path, plot_path: Path
 
     if not command:
         raise InputError("nothing to profile: pxq profile -- mpirun -np 4 ./app [args]")
-    if Path(command[0]).name not in LAUNCHERS:
+    if Path(command[0]).name.split(".")[0] not in LAUNCHERS:
         raise InputError(
             f"'{command[0]}' is not an MPI launcher: give the whole command, e.g. pxq profile -- mpirun -np 4 ./app"
         )
     records.check_writable(results)
     before = _profiles(results)
-    argv = [command[0], *preload_flags(results), *command[1:]]
+    from pxq.launch import launcher_flavour
+
     env = dict(os.environ)
+    if launcher_flavour(shutil.which(command[0]) or command[0]) == "mpich":  # Hydra passes the environment on
+        argv = list(command)
+        env.update(preload_env(results))
+    else:
+        argv = [command[0], *preload_flags(results), *command[1:]]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
         env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")

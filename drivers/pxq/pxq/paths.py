@@ -64,6 +64,7 @@ def results_dir() -> Path:
 
 
 AGENT = PACKAGE / "vnode_agent.sh"
+BIND_WRAPPER = PACKAGE / "bind_rank.sh"  # MPICH runs: binds a rank to its planned cores
 
 
 def results_path(given: Path | None, default_name: str) -> Path:

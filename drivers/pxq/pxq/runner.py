@@ -16,6 +16,7 @@ from pxq.launch import (
     LaunchRequest,
     choose_launcher,
     find_mpirun,
+    mpi_flavour,
     omp_record,
     plan_launch,
     slurm_job,
@@ -140,8 +141,9 @@ def build(spec: RunSpec, workdir: Path, run_id: str) -> tuple[LaunchPlan, list[s
         spec.placement,
         spec.placement_cpus,
         spec.rank_order,
+        mpi_flavour(),
     )
-    plan = plan_launch(req, find_mpirun() if choose_launcher(req) != "slurm" else "", workdir)
+    plan = plan_launch(req, find_mpirun(req.mpi) if choose_launcher(req) != "slurm" else "", workdir)
     driver = {"run_id": run_id, "repeat": spec.repeat, "layout": str(layout), "omp": omp_record(plan.env)}
     if plan.launcher == "slurm":
         driver["slurm"] = slurm_job()
@@ -190,7 +192,7 @@ def build(spec: RunSpec, workdir: Path, run_id: str) -> tuple[LaunchPlan, list[s
     if spec.profile is not None:
         from pxq.msgdist import preload_env, preload_flags
 
-        if plan.launcher == "slurm":  # srun passes the environment on
+        if plan.launcher == "slurm" or plan.mpi == "mpich":  # srun and Hydra pass the environment on
             plan.env.update(preload_env(spec.profile))
         else:
             launch[1:1] = preload_flags(spec.profile)

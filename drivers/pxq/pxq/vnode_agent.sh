@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# pxq virtual-node launch agent: Open MPI calls it as its rsh agent with
-# "[options] HOST COMMAND..."; it ignores where HOST is and starts COMMAND on this machine,
+# pxq virtual-node launch agent: Open MPI calls it as its rsh agent, and MPICH's Hydra as
+# its ssh (-launcher-exec), with "[options] HOST COMMAND..."; it ignores where HOST is and starts COMMAND on this machine,
 # giving each virtual node its own shared-memory backing and session directories (ranks
 # of different virtual nodes must not share them) and its name in PXQ_VNODE.
 #
@@ -49,6 +49,10 @@ if [[ "$first" == *";"* ]]; then
     fi
   done
   first="$(trim "${statements[$last]}")"
+fi
+# MPICH's Hydra quotes the program too ("/usr/bin/hydra_pmi_proxy").
+if [[ ${#first} -ge 2 && "$first" == \"*\" ]]; then
+  first="${first:1:${#first}-2}"
 fi
 
 base="${PXQ_VNODE_DIR:-${TMPDIR:-/tmp}/pxq-vnodes-$(id -u)}/$host"

@@ -224,16 +224,21 @@ class Context:
         from pxq.layout import parse_layout
 
         lay = parse_layout(layout)
-        req = launch.LaunchRequest(lay, cores=self.cores, oversubscribe=lay.cores > self.cores, placement=placement)
+        req = launch.LaunchRequest(
+            lay, cores=self.cores, oversubscribe=lay.cores > self.cores, placement=placement, mpi=launch.mpi_flavour()
+        )
         run_id = uuid.uuid4().hex
         with procs.workdir("pxq-lab-") as tmp:
-            plan = launch.plan_launch(req, launch.find_mpirun(), tmp)
+            plan = launch.plan_launch(req, launch.find_mpirun(req.mpi), tmp)
             env = launch.stage(plan, tmp)
             argv = list(plan.argv)
             if profile is not None:
-                from pxq.msgdist import preload_flags
+                from pxq.msgdist import preload_env, preload_flags
 
-                argv[1:1] = preload_flags(profile)
+                if plan.mpi == "mpich":  # Hydra passes the environment on
+                    env.update(preload_env(profile))
+                else:
+                    argv[1:1] = preload_flags(profile)
             done = procs.run([*argv, str(program or self.program), *(args or [])], env, run_id, timeout)
         found = RESULT.findall(done.output)
         tail = "\n".join(done.output.strip().splitlines()[-15:])
