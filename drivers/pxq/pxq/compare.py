@@ -74,8 +74,10 @@ def statistics_of(
 def compare(
     base_recs: list[dict[str, Any]], new_recs: list[dict[str, Any]], confidence: float, threshold: float
 ) -> tuple[list[Comparison], list[str], list[str]]:
-    """Comparisons of the configurations both sides ran, and the labels only one side has."""
-    group_by = report.split_fields([*base_recs, *new_recs])
+    """Comparisons of the configurations both sides ran, and the labels only one side has. A
+    field that tells runs apart within a side splits the rows; one that differs only between
+    the sides (another MPI library, host or commit) is what is being compared."""
+    group_by = list(dict.fromkeys([*report.split_fields(base_recs), *report.split_fields(new_recs)]))
     base = {_key(r): r for r in report.summarize(base_recs, group_by)}
     new = {_key(r): r for r in report.summarize(new_recs, group_by)}
     out = []
@@ -95,6 +97,17 @@ def compare(
     only_base = [_label(r, group_by) for k, r in base.items() if k not in new]
     only_new = [_label(r, group_by) for k, r in new.items() if k not in base]
     return out, only_base, only_new
+
+
+def differences(base_recs: list[dict[str, Any]], new_recs: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
+    """The fields that tell the runs apart (report.DISTINGUISH) with one value on each side and
+    a different one: (field, BASE's value, NEW's value)."""
+    out = []
+    for field in report.DISTINGUISH:
+        sides = [{" ".join(str(report.field_value(r, field)).split()) for r in recs} for recs in (base_recs, new_recs)]
+        if len(sides[0]) == 1 and len(sides[1]) == 1 and sides[0] != sides[1]:
+            out.append((field, sides[0].pop(), sides[1].pop()))
+    return out
 
 
 # ---- references: expected medians with tolerances per system ----

@@ -104,11 +104,14 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
                     "references": [{**c.__dict__, "passed": c.passed} for c in checks],
                     "only_base": only_base,
                     "only_new": only_new,
+                    "differences": [dict(zip(("field", "base", "new"), d)) for d in compare.differences(base, new)],
                 },
                 indent=1,
             )
         )
     else:
+        for field, was, now in compare.differences(base, new):
+            console.print(f"BASE and NEW differ in {field}: {was} -> {now}")
         _print(console, rows, only_base, only_new, checks, args)
     failed = any(c.verdict == "regression" for c in rows) or any(not c.passed for c in checks)
     return records.EXIT_VERIFICATION if failed else records.EXIT_OK
