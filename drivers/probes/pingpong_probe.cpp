@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <sstream>
@@ -82,6 +83,23 @@ long check(const std::vector<unsigned char>& buf, std::size_t n, long stamp) {
   return bad;
 }
 
+// How virtual nodes on one host talk: Open MPI's over TCP (its shared memory stays within a
+// node); MPICH's UCX picks its own transports, shared memory on one host, unless UCX_TLS
+// names tcp and no shared-memory transport.
+std::string virtual_nodes_detail() {
+  char lib[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
+  int len = 0;
+  MPI_Get_library_version(lib, &len);
+  if (std::string(lib, static_cast<std::size_t>(len)).find("Open MPI") != std::string::npos)
+    return "virtual nodes (TCP)";
+  const char* env = std::getenv("UCX_TLS");
+  const std::string tls = env ? env : "";
+  bool shared = tls.empty() || tls.find("tcp") == std::string::npos;
+  for (const char* t : {"all", "sm", "posix", "sysv", "cma", "xpmem", "knem", "shm"})
+    shared = shared || tls.find(t) != std::string::npos;
+  return shared ? "virtual nodes (UCX shared memory)" : "virtual nodes (TCP)";
+}
+
 std::vector<Pair> choose_pairs(const std::vector<pxq::comm::RankPlacement>& ranks, std::vector<std::string>& missing) {
   std::map<std::string, Pair> found;
   for (std::size_t i = 0; i < ranks.size(); ++i)
@@ -95,7 +113,7 @@ std::vector<Pair> choose_pairs(const std::vector<pxq::comm::RankPlacement>& rank
                    : pxq::comm::shares_cache(ranks[i], ranks[j], 3) ? "shared L3"
                                                                     : "same package";
       else if (ch == pxq::comm::Channel::inter_node)
-        p.detail = ranks[i].vnode.empty() ? "network" : "virtual nodes (TCP)";
+        p.detail = ranks[i].vnode.empty() ? "network" : virtual_nodes_detail();
       found[name] = p;
     }
   std::vector<Pair> out;
