@@ -28,6 +28,12 @@ def _rankpairs(recs: list[dict[str, Any]], path: Path) -> Path:
     return chanprobe.plot_rankpairs(_last(recs), path)
 
 
+def _osu(recs: list[dict[str, Any]], path: Path) -> Path:
+    from pxq import osuprobe
+
+    return osuprobe.plot(_last(recs), path)
+
+
 def _collective(recs: list[dict[str, Any]], path: Path) -> Path:
     from pxq import probe
 
@@ -65,6 +71,7 @@ DRAW: dict[str, Draw] = {
     "probe-pingpong": _pingpong,
     "probe-rankpairs": _rankpairs,
     "probe-collective": _collective,
+    "probe-osu": _osu,
     "probe-stride": _stride,
     "probe-bandwidth": _bandwidth,
     "profile": _profile,

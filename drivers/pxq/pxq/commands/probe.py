@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from pxq import chanprobe, envinfo, memprobe, probe
+from pxq import chanprobe, envinfo, memprobe, osuprobe, probe
 from pxq.errors import InputError
 from pxq.launch import PLACEMENTS
 from pxq.layout import parse_layout
@@ -19,7 +19,7 @@ from pxq.paths import figure_path, results_path
 NAME = "probe"
 HELP = (
     "probes: a collective's variability (allreduce, bcast, alltoall, barrier), channels (pingpong, "
-    "rankpairs), the memory hierarchy (stride), bandwidth per active core (bandwidth)"
+    "rankpairs), OSU-style tests (osu), the memory hierarchy (stride), bandwidth per active core (bandwidth)"
 )
 APP_ARGS = False
 
@@ -63,6 +63,24 @@ def _add_channels(probes: argparse._SubParsersAction) -> None:
     rk.add_argument("--validate", action="store_true", help="check every received byte")
     rk.add_argument("--plot", type=Path, help="PNG (default next to the results)")
     add_launch_options(rk)
+
+
+def _add_osu(probes: argparse._SubParsersAction) -> None:
+    po = probes.add_parser(
+        "osu",
+        help="OSU's flags and columns: latency, bw, bibw, mbw_mr, allreduce, bcast, alltoall, barrier",
+        epilog="example: ./pxq probe osu latency --layout 2x1 -m 1:4M -i 1000 -x 100",
+    )
+    po.add_argument("test", choices=osuprobe.TESTS, help="the OSU test")
+    po.add_argument("--layout", default="1x2", help="PxQ (default 1x2; 2x1 for two virtual nodes)")
+    po.add_argument("-m", dest="sizes", metavar="MIN:MAX", help="message sizes, as OSU's -m (MIN:MAX, MAX or MIN:)")
+    po.add_argument("-i", dest="iterations", type=int, help="timed iterations per size (default OSU's)")
+    po.add_argument("-x", dest="warmup_iterations", type=int, help="untimed iterations per size first (default OSU's)")
+    po.add_argument("-W", dest="window", type=int, default=64, help="window of messages in flight (default 64)")
+    po.add_argument("-f", dest="full", action="store_true", help="collectives: min, max and iterations columns")
+    po.add_argument("-c", dest="check", action="store_true", help="validate the data delivered")
+    po.add_argument("--plot", type=Path, help="PNG (default next to the results)")
+    add_launch_options(po)
 
 
 def _add_memory(probes: argparse._SubParsersAction) -> None:
@@ -118,6 +136,7 @@ def add(p: argparse.ArgumentParser) -> None:
     for op in probe.COLLECTIVES:
         _add_collective(probes, op)
     _add_channels(probes)
+    _add_osu(probes)
     _add_memory(probes)
 
 
@@ -150,6 +169,11 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     base = launch_spec(args)
     results = results_path(args.results, f"probe-{args.op}.jsonl")
     plot = figure_path(args.plot, results)
+    if args.op == "osu":
+        argv = osuprobe.argv_of(
+            args.test, args.sizes, args.iterations, args.warmup_iterations, args.window, args.full, args.check
+        )
+        return osuprobe.run(console, replace(base, layout=parse_layout(args.layout), results=results), plot, argv)
     if args.op in ("pingpong", "rankpairs"):
         on = replace(base, layout=parse_layout(args.layout), results=results)
         if args.op == "pingpong":
