@@ -1,0 +1,157 @@
+"""pxq with MPICH beside Open MPI: the README's MPICH commands as users type them, then the
+fault tests on the MPICH build.
+
+- a second build against Debian's MPICH (`mpicxx.mpich`) in a folder of its own;
+- the same sweep with both builds: every record says which MPI ran it, MPICH's runs were
+  started by Hydra's mpiexec (virtual nodes through pxq's agent, over TCP), each rank on the
+  cores pxq planned (the two virtual nodes on different cores), verified;
+- `pxq compare` holds the two builds' results side by side;
+- cyclic allocation on virtual nodes deals ranks round the nodes;
+- OSU's latency test (`pxq probe osu`) between MPICH's virtual nodes, validated;
+- a launcher of the other MPI is refused (exit 2, no record);
+- tests/faults (a rank killed, a stopped rank, signals, full disk...) pass on the MPICH build.
+
+Exit 77 (CTest's skip) when MPICH is not installed, with the reason.
+usage: check_mpich.py WORKDIR   (PXQ_BUILD_DIR: the Open MPI build; PYTHONPATH as for the other
+driver checks)"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(HERE.parent / "mpi"))
+from driver_check import fail, records  # noqa: E402
+
+
+def readme_commands() -> list[str]:
+    """The README's MPICH block (comments and blank lines left out)."""
+    text = (ROOT / "README.md").read_text()
+    block = re.search(r"<!-- mpich-commands -->\s*```bash\n(.*?)```", text, re.S)
+    if block is None:
+        fail("README.md has no MPICH block (<!-- mpich-commands --> then a bash block)")
+    return [ln for ln in block.group(1).splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+
+
+def as_here(cmd: str, work: Path) -> str:
+    """A README command with results/ and build-mpich/ standing for this check's own folders."""
+    cmd = cmd.replace("$PWD/build-mpich", str(work / "build-mpich"))
+    return re.sub(r"(?<![\w/])results/", f"{work}/results/", cmd)
+
+
+def shell(cmd: str, env: dict, timeout: float = 1500) -> subprocess.CompletedProcess:
+    out = subprocess.run(cmd, shell=True, env=env, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    print(f"$ {cmd}  -> {out.returncode}")
+    if out.returncode != 0:
+        fail(f"exit {out.returncode}:\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}")
+    return out
+
+
+def check_sweeps(work: Path) -> None:
+    """Both builds' records: verified, each naming its MPI; MPICH's placed as planned."""
+    for name, library in (("ring-openmpi", "Open MPI"), ("ring-mpich", "MPICH")):
+        recs = records(work / "results" / f"{name}.jsonl")
+        if len(recs) != 8 or any(r["status"] != "ok" or r["verification"]["passed"] is not True for r in recs):
+            fail(f"{name}: {len(recs)} records, {[r.get('status') for r in recs]}; expected 8 verified")
+        if any(not r["context"]["mpi_library"].startswith(library) for r in recs):
+            fail(f"{name}: records name {sorted({r['context']['mpi_library'] for r in recs})}, not {library}")
+    for rec in records(work / "results" / "ring-mpich.jsonl"):
+        lay = rec["layout"]
+        cpus = [t["cpu"] for p in rec["placement"] for t in p["threads"]]
+        if len(set(cpus)) != len(cpus):
+            fail(f"MPICH {rec['driver']['layout']}: workers share cpus {cpus} (each should have its own core)")
+        if rec["driver"]["layout"] == "2x1":
+            vnodes = [p["vnode"] for p in rec["placement"]]
+            if lay["launcher"] != "virtual" or lay["observed_nodes"] != 2 or vnodes != ["n0", "n1"]:
+                fail(f"MPICH 2x1: launcher {lay['launcher']}, {lay['observed_nodes']} nodes, vnodes {vnodes}")
+
+
+def check_cyclic(work: Path) -> None:
+    recs = records(work / "results" / "cyclic-mpich.jsonl")
+    if len(recs) != 1 or recs[0]["status"] != "ok":
+        fail(f"MPICH ring 2x2 cyclic: {[r.get('status') for r in recs]}")
+    nodes = [p["vnode"] for p in sorted(recs[0]["placement"], key=lambda p: p["rank"])]
+    if nodes != ["n0", "n1", "n0", "n1"] or recs[0]["layout"]["alloc"] != "cyclic":
+        fail(f"MPICH cyclic allocation put ranks 0..3 on {nodes}")
+
+
+def check_osu(work: Path, printed: str) -> None:
+    """OSU's latency test on MPICH between virtual nodes: OSU's columns, every size validated."""
+    recs = records(work / "results" / "osu-mpich.jsonl")
+    if len(recs) != 1 or recs[0]["status"] != "ok" or not recs[0]["context"]["mpi_library"].startswith("MPICH"):
+        fail(f"osu latency on MPICH: {[(r.get('status'), r.get('context', {}).get('mpi_library')) for r in recs]}")
+    rows = recs[0]["osu"]["rows"]
+    if [r["bytes"] for r in rows] != [1 << k for k in range(17)] or any(r["wrong"] != 0 for r in rows):
+        fail(f"osu latency on MPICH: rows {rows}")
+    if "# Size          Latency (us)        Validation" not in printed or recs[0]["layout"]["observed_nodes"] != 2:
+        fail(f"osu latency on MPICH printed:\n{printed[-2000:]}")
+
+
+def check_wrong_launcher(work: Path, env: dict) -> None:
+    """Open MPI's mpirun for an MPICH build: refused before anything runs."""
+    results = work / "results" / "wrong.jsonl"
+    bad = subprocess.run(
+        [sys.executable, "-m", "pxq", "run", "ring", "--layout", "1x2", "--results", str(results)],
+        env=dict(env, PXQ_BUILD_DIR=str(work / "build-mpich"), PXQ_MPIRUN="mpirun.openmpi"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    if bad.returncode != 2 or "built with MPICH" not in bad.stderr or "Traceback" in bad.stderr:
+        fail(f"Open MPI's mpirun for the MPICH build: exit {bad.returncode}\n{bad.stderr[-2000:]}")
+    if results.exists():
+        fail("the refused run wrote a record")
+
+
+def main() -> int:
+    work = Path(sys.argv[1]).resolve()
+    missing = [exe for exe in ("mpicxx.mpich", "mpiexec.mpich") if shutil.which(exe) is None]
+    if missing:
+        print(f"SKIP: MPICH is not installed ({', '.join(missing)} missing): apt-get install mpich libmpich-dev")
+        return 77
+    shutil.rmtree(work / "results", ignore_errors=True)
+    (work / "results").mkdir(parents=True)
+    env = dict(os.environ, PXQ_NO_INSTALL="1", PXQ_RESULTS_DIR=str(work / "results"))
+    outs = [shell(as_here(cmd, work), env) for cmd in readme_commands()]
+    if len(outs) != 6:
+        fail(f"the README's MPICH block has {len(outs)} commands; this check knows 6")
+    check_sweeps(work)
+    if "ring" not in outs[3].stdout or "differ in context.mpi_library" not in outs[3].stdout:
+        fail(f"pxq compare did not set the two MPIs side by side:\n{outs[3].stdout[-3000:]}")
+    check_cyclic(work)
+    check_osu(work, outs[5].stdout)
+    check_wrong_launcher(work, env)
+    valid = shell(f"{sys.executable} -m pxq validate {work / 'results'}", env)
+    if " 0 invalid" not in valid.stdout:
+        fail(f"pxq validate:\n{valid.stdout}")
+    faults = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            str(ROOT / "tests" / "faults" / "test_faults.py"),
+        ],
+        env=dict(env, PXQ_BUILD_DIR=str(work / "build-mpich")),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    print(faults.stdout.strip().splitlines()[-1] if faults.stdout.strip() else faults.stderr[-2000:])
+    if faults.returncode != 0:
+        fail(f"the fault tests on the MPICH build:\n{faults.stdout[-4000:]}")
+    print("PASS: MPICH build; sweeps with both MPIs verified and compared; Hydra's virtual nodes, cyclic allocation,")
+    print("      planned cores; the other MPI's launcher refused; the fault tests pass on MPICH")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
