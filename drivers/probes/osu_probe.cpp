@@ -21,12 +21,16 @@
 #include "pxq/common/options.hpp"
 #include "pxq/common/proxy.hpp"
 #include "pxq/common/run_context.hpp"
+#include "pxq/probes/pt2pt.hpp"
 #include "pxq/tiling/tile_policy.hpp"
 
 namespace {
 
 using pxq::comm::check_mpi;
 using pxq::common::fmt;
+using pxq::probes::fill;
+using pxq::probes::round_trip;
+using pxq::probes::wrong_bytes;
 
 const std::vector<std::string> kPointToPoint{"latency", "bw", "bibw", "mbw_mr"};
 const std::vector<std::string> kCollectives{"allreduce", "bcast", "alltoall", "barrier"};
@@ -34,9 +38,9 @@ constexpr std::size_t kLarge = 8192;  // OSU's large-message threshold for its d
 
 struct OsuOptions {
   std::string test = "latency";
-  std::string sizes;              // -m: MIN:MAX, MAX or MIN: (empty: OSU's default range)
+  std::string sizes;                 // -m: MIN:MAX, MAX or MIN: (empty: OSU's default range)
   long iterations = 0, warmup = -1;  // -i, -x (0 and -1: OSU's defaults for the size)
-  int window = 64;                // -W
+  int window = 64;                   // -W
   bool full = false, validate = false;
 };
 
@@ -53,7 +57,9 @@ void add_osu_options(CLI::App& app, OsuOptions& o) {
   app.add_flag("-c,--validation", o.validate, "check the data every size delivers (a Validation column)");
 }
 
-bool is_p2p(const std::string& test) { return test != "allreduce" && test != "bcast" && test != "alltoall" && test != "barrier"; }
+bool is_p2p(const std::string& test) {
+  return test != "allreduce" && test != "bcast" && test != "alltoall" && test != "barrier";
+}
 
 struct Plan {
   std::vector<std::size_t> sizes;
@@ -66,7 +72,8 @@ std::size_t parse_size(const std::string& text) { return text == "0" ? 0 : pxq::
 Plan plan_of(const pxq::common::MpiWorld& w, const OsuOptions& o) {
   const bool p2p = is_p2p(o.test);
   if (p2p && o.test != "mbw_mr" && w.size != 2)
-    throw std::invalid_argument("osu " + o.test + " runs on 2 ranks, as OSU's does: use --layout 1x2 (one node) or 2x1");
+    throw std::invalid_argument("osu " + o.test +
+                                " runs on 2 ranks, as OSU's does: use --layout 1x2 (one node) or 2x1");
   if (o.test == "mbw_mr" && w.size % 2 != 0)
     throw std::invalid_argument("osu mbw_mr pairs rank i with rank i + N/2: use an even number of ranks");
   if (p2p && o.full) throw std::invalid_argument("-f (full statistics) belongs to the collective tests, as in OSU");
@@ -95,7 +102,9 @@ Plan plan_of(const pxq::common::MpiWorld& w, const OsuOptions& o) {
   const std::size_t smallest = o.test == "allreduce" ? sizeof(double) : 1;
   for (std::size_t b = 1; b <= hi; b *= 2)
     if (b >= lo && b >= smallest) p.sizes.push_back(b);
-  if (p.sizes.empty()) throw std::invalid_argument("-m " + o.sizes + ": no power of two between MIN and MAX" + (o.test == "allreduce" ? " (allreduce: 8 bytes or more)" : ""));
+  if (p.sizes.empty())
+    throw std::invalid_argument("-m " + o.sizes + ": no power of two between MIN and MAX" +
+                                (o.test == "allreduce" ? " (allreduce: 8 bytes or more)" : ""));
   p.largest = p.sizes.back();
   return p;
 }
@@ -115,18 +124,6 @@ long warmup_for(const OsuOptions& o, std::size_t bytes) {
   return large ? 10 : 200;
 }
 
-unsigned char pattern(std::size_t i, long stamp) {
-  return static_cast<unsigned char>((i * 131 + static_cast<std::size_t>(stamp) * 7 + 1) & 0xff);
-}
-void fill(unsigned char* buf, std::size_t n, long stamp) {
-  for (std::size_t i = 0; i < n; ++i) buf[i] = pattern(i, stamp);
-}
-long wrong_bytes(const unsigned char* buf, std::size_t n, long stamp) {
-  long bad = 0;
-  for (std::size_t i = 0; i < n; ++i) bad += buf[i] != pattern(i, stamp);
-  return bad;
-}
-
 struct Row {
   std::size_t bytes = 0;
   double value = 0, min = 0, max = 0, rate = 0;  // us or MB/s; min/max over ranks; messages/s
@@ -142,18 +139,9 @@ struct Ctx {
 
 // After the timed loop, one message each way with a fresh pattern, checked on arrival.
 long validate_pair(Ctx& c, int peer, bool first, std::size_t bytes, long stamp) {
-  const int n = static_cast<int>(bytes);
-  long bad = 0;
   fill(c.s.data(), bytes, stamp);
-  if (first) {
-    MPI_Send(c.s.data(), n, MPI_BYTE, peer, 7, c.w.comm);
-    MPI_Recv(c.r.data(), n, MPI_BYTE, peer, 7, c.w.comm, MPI_STATUS_IGNORE);
-  } else {
-    MPI_Recv(c.r.data(), n, MPI_BYTE, peer, 7, c.w.comm, MPI_STATUS_IGNORE);
-    MPI_Send(c.s.data(), n, MPI_BYTE, peer, 7, c.w.comm);
-  }
-  bad += wrong_bytes(c.r.data(), bytes, stamp);
-  return bad;
+  round_trip(c.s.data(), c.r.data(), static_cast<int>(bytes), peer, first, 7, c.w.comm);
+  return wrong_bytes(c.r.data(), bytes, stamp);
 }
 
 // Rank 0 and 1: round trips; one-way latency in us (on rank 0).
@@ -165,13 +153,7 @@ Row latency(Ctx& c, std::size_t bytes) {
   double t0 = 0;
   for (long i = 0; i < iters + skip; ++i) {
     if (i == skip) t0 = MPI_Wtime();
-    if (first) {
-      MPI_Send(c.s.data(), n, MPI_BYTE, peer, 1, c.w.comm);
-      MPI_Recv(c.r.data(), n, MPI_BYTE, peer, 1, c.w.comm, MPI_STATUS_IGNORE);
-    } else {
-      MPI_Recv(c.r.data(), n, MPI_BYTE, peer, 1, c.w.comm, MPI_STATUS_IGNORE);
-      MPI_Send(c.s.data(), n, MPI_BYTE, peer, 1, c.w.comm);
-    }
+    round_trip(c.s.data(), c.r.data(), n, peer, first, 1, c.w.comm);
   }
   Row row{bytes, (MPI_Wtime() - t0) * 1e6 / (2.0 * static_cast<double>(iters))};
   row.iterations = iters;
@@ -333,7 +315,8 @@ int run(const pxq::common::MpiWorld& w, const pxq::common::CommonOptions& co, co
   const pxq::common::Variant variant = pxq::common::resolve_variant(co);
   if (variant.threads != 1 || variant.tile.kind != pxq::tiling::TilePolicy::Kind::off)
     throw std::invalid_argument("the OSU-style probe runs one thread per rank and no tiles: use --mode flat");
-  const pxq::common::RunStart start = pxq::common::start_run(w, co, variant, std::max<std::size_t>(8, plan.largest), "");
+  const pxq::common::RunStart start =
+      pxq::common::start_run(w, co, variant, std::max<std::size_t>(8, plan.largest), "");
   const std::size_t per_buffer = std::max<std::size_t>(8, plan.largest) * (o.test == "alltoall" ? w.size : 1);
   Ctx c{w, o, std::vector<unsigned char>(per_buffer, 1), std::vector<unsigned char>(per_buffer, 0)};
   std::vector<Row> rows;
@@ -366,16 +349,15 @@ int run(const pxq::common::MpiWorld& w, const pxq::common::CommonOptions& co, co
   const bool valid = !o.validate || wrong == 0;
   std::string text = table(rows, o, w.size);
   if (o.validate) text += " Validation      = " + std::string(valid ? "PASSED" : "FAILED") + "\n";
-  const nlohmann::json body = {
-      {"size",
-       {{"test", o.test},
-        {"min", plan.sizes.front()},
-        {"max", plan.sizes.back()},
-        {"window", o.window},
-        {"iterations", o.iterations},
-        {"warmup", o.warmup}}},
-      {"osu", {{"test", o.test}, {"unit", "MB = 10^6 bytes; us"}, {"rows", jrows}}},
-      {"validation", {{"on", o.validate}, {"wrong", wrong}}}};
+  const nlohmann::json body = {{"size",
+                                {{"test", o.test},
+                                 {"min", plan.sizes.front()},
+                                 {"max", plan.sizes.back()},
+                                 {"window", o.window},
+                                 {"iterations", o.iterations},
+                                 {"warmup", o.warmup}}},
+                               {"osu", {{"test", o.test}, {"unit", "MB = 10^6 bytes; us"}, {"rows", jrows}}},
+                               {"validation", {{"on", o.validate}, {"wrong", wrong}}}};
   return pxq::common::finish_probe(w, co, variant, start, "probe-osu", w.rank != 0 || valid, text,
                                    pxq::common::start_notes(start), body);
 }
@@ -384,6 +366,6 @@ int run(const pxq::common::MpiWorld& w, const pxq::common::CommonOptions& co, co
 
 int main(int argc, char** argv) {
   return pxq::common::miniapp_main<OsuOptions>(
-      argc, argv, "pxq probe osu: the ping-pong and collective probes with OSU's flags and columns",
-      "pxq-probe-osu", add_osu_options, run);
+      argc, argv, "pxq probe osu: the ping-pong and collective probes with OSU's flags and columns", "pxq-probe-osu",
+      add_osu_options, run);
 }

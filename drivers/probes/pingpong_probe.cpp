@@ -27,6 +27,7 @@
 #include "pxq/common/options.hpp"
 #include "pxq/common/proxy.hpp"
 #include "pxq/common/run_context.hpp"
+#include "pxq/probes/pt2pt.hpp"
 #include "pxq/probes/stats.hpp"
 #include "pxq/tiling/tile_policy.hpp"
 #include "pxq/tiling/topology.hpp"
@@ -71,16 +72,9 @@ int bandwidth_windows(std::size_t bytes, double scale) {
   return std::max(3, static_cast<int>((bytes <= 65536 ? 100 : bytes <= 1048576 ? 30 : 10) * scale));
 }
 
-unsigned char pattern(std::size_t i, long stamp) {
-  return static_cast<unsigned char>((i * 131 + static_cast<std::size_t>(stamp) * 7 + 1) & 0xff);
-}
-void fill(std::vector<unsigned char>& buf, std::size_t n, long stamp) {
-  for (std::size_t i = 0; i < n; ++i) buf[i] = pattern(i, stamp);
-}
+void fill(std::vector<unsigned char>& buf, std::size_t n, long stamp) { pxq::probes::fill(buf.data(), n, stamp); }
 long check(const std::vector<unsigned char>& buf, std::size_t n, long stamp) {
-  long bad = 0;
-  for (std::size_t i = 0; i < n; ++i) bad += buf[i] != pattern(i, stamp);
-  return bad;
+  return pxq::probes::wrong_bytes(buf.data(), n, stamp);
 }
 
 // How virtual nodes on one host talk: Open MPI's over TCP (its shared memory stays within a
@@ -162,15 +156,7 @@ std::vector<double> measure_latency(Ctx& c, const Pair& p, std::size_t bytes, in
   check_mpi(MPI_Barrier(c.w.comm), "MPI_Barrier");
   if (!a && c.w.rank != p.b) return one_way;
   const int peer = a ? p.b : p.a, n = static_cast<int>(bytes);
-  auto round_trip = [&] {
-    if (a) {
-      MPI_Send(c.sbuf.data(), n, MPI_BYTE, peer, 1, c.w.comm);
-      MPI_Recv(c.buf.data(), n, MPI_BYTE, peer, 1, c.w.comm, MPI_STATUS_IGNORE);
-    } else {
-      MPI_Recv(c.buf.data(), n, MPI_BYTE, peer, 1, c.w.comm, MPI_STATUS_IGNORE);
-      MPI_Send(c.sbuf.data(), n, MPI_BYTE, peer, 1, c.w.comm);
-    }
-  };
+  auto round_trip = [&] { pxq::probes::round_trip(c.sbuf.data(), c.buf.data(), n, peer, a, 1, c.w.comm); };
   for (int it = 0; it < std::max(10, per / 10); ++it) round_trip();  // warm-up
   for (int bt = 0; bt < batches; ++bt) {
     if (c.o.validate) fill(c.sbuf, bytes, bt);  // both ends send the batch's pattern
