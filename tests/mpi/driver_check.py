@@ -20,3 +20,15 @@ def pxq(*args: str, timeout: float = 1200) -> subprocess.CompletedProcess:
 
 def records(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+
+
+def readme_commands(marker: str) -> list[str]:
+    """The commands of the README's bash block after `<!-- marker -->`, as users copy them
+    (comments and blank lines left out)."""
+    import re
+
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    block = re.search(rf"<!-- {marker} -->\s*```bash\n(.*?)```", text, re.S)
+    if block is None:
+        fail(f"README.md has no block <!-- {marker} --> followed by a bash block")
+    return [ln for ln in block.group(1).splitlines() if ln.strip() and not ln.lstrip().startswith("#")]

@@ -8,6 +8,8 @@ fault tests on the MPICH build.
 - `pxq compare` holds the two builds' results side by side;
 - cyclic allocation on virtual nodes deals ranks round the nodes;
 - OSU's latency test (`pxq probe osu`) between MPICH's virtual nodes, validated;
+- inside a 2-node Slurm allocation (the private cluster of tests/slurm), srun --mpi=pmi2 runs
+  the MPICH build on both nodes (left out, saying why, where Slurm cannot run);
 - a launcher of the other MPI is refused (exit 2, no record);
 - tests/faults (a rank killed, a stopped rank, signals, full disk...) pass on the MPICH build.
 
@@ -26,17 +28,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-sys.path.insert(0, str(HERE.parent / "mpi"))
-from driver_check import fail, records  # noqa: E402
-
-
-def readme_commands() -> list[str]:
-    """The README's MPICH block (comments and blank lines left out)."""
-    text = (ROOT / "README.md").read_text()
-    block = re.search(r"<!-- mpich-commands -->\s*```bash\n(.*?)```", text, re.S)
-    if block is None:
-        fail("README.md has no MPICH block (<!-- mpich-commands --> then a bash block)")
-    return [ln for ln in block.group(1).splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+sys.path[:0] = [str(HERE.parent / "mpi"), str(HERE.parent / "slurm")]
+from cluster import Cluster, Unavailable  # noqa: E402
+from driver_check import fail, readme_commands, records  # noqa: E402
 
 
 def as_here(cmd: str, work: Path) -> str:
@@ -93,6 +87,35 @@ def check_osu(work: Path, printed: str) -> None:
         fail(f"osu latency on MPICH printed:\n{printed[-2000:]}")
 
 
+def check_slurm(work: Path, env: dict) -> str:
+    """The MPICH build inside a 2-node Slurm allocation (tests/slurm/cluster.py): srun with
+    --mpi=pmi2 starts it on both nodes. Returns what was checked, or why Slurm was left out."""
+    cluster = Cluster(work / "cluster", nodes=2)
+    try:
+        cluster.start()
+    except Unavailable as e:
+        return f"Slurm left out: it cannot run here ({e})"
+    results = work / "results" / "slurm-mpich.jsonl"
+    cmd = (
+        f"salloc -N 2 --ntasks-per-node 1 env PXQ_BUILD_DIR={work / 'build-mpich'} "
+        f"{sys.executable} -m pxq run ring --layout 2x1 --repeat 2 --results {results} -- --block 1M"
+    )
+    try:
+        out = subprocess.run(cmd, shell=True, env=dict(env, **cluster.env), cwd=ROOT, capture_output=True, text=True)
+        if out.returncode != 0:
+            fail(f"MPICH inside salloc: exit {out.returncode}\n{out.stdout[-2000:]}\n{out.stderr[-2000:]}")
+    finally:
+        cluster.stop()
+    recs = records(results)
+    rec = recs[-1] if recs else {}
+    if len(recs) != 2 or any(r["status"] != "ok" for r in recs) or rec["layout"]["launcher"] != "slurm":
+        fail(f"MPICH inside salloc: {[(r.get('status'), r.get('layout', {}).get('launcher')) for r in recs]}")
+    nodes = [p["vnode"] for p in rec["placement"]]
+    if not rec["context"]["mpi_library"].startswith("MPICH") or nodes != ["n0", "n1"]:
+        fail(f"MPICH inside salloc: {rec['context']['mpi_library']}, ranks on nodes {nodes}")
+    return "Slurm: srun --mpi=pmi2 ran the MPICH build on nodes n0 and n1"
+
+
 def check_wrong_launcher(work: Path, env: dict) -> None:
     """Open MPI's mpirun for an MPICH build: refused before anything runs."""
     results = work / "results" / "wrong.jsonl"
@@ -118,7 +141,7 @@ def main() -> int:
     shutil.rmtree(work / "results", ignore_errors=True)
     (work / "results").mkdir(parents=True)
     env = dict(os.environ, PXQ_NO_INSTALL="1", PXQ_RESULTS_DIR=str(work / "results"))
-    outs = [shell(as_here(cmd, work), env) for cmd in readme_commands()]
+    outs = [shell(as_here(cmd, work), env) for cmd in readme_commands("mpich-commands")]
     if len(outs) != 6:
         fail(f"the README's MPICH block has {len(outs)} commands; this check knows 6")
     check_sweeps(work)
@@ -127,6 +150,8 @@ def main() -> int:
     check_cyclic(work)
     check_osu(work, outs[5].stdout)
     check_wrong_launcher(work, env)
+    slurm = check_slurm(work, env)
+    print(slurm)
     valid = shell(f"{sys.executable} -m pxq validate {work / 'results'}", env)
     if " 0 invalid" not in valid.stdout:
         fail(f"pxq validate:\n{valid.stdout}")
@@ -148,6 +173,11 @@ def main() -> int:
     print(faults.stdout.strip().splitlines()[-1] if faults.stdout.strip() else faults.stderr[-2000:])
     if faults.returncode != 0:
         fail(f"the fault tests on the MPICH build:\n{faults.stdout[-4000:]}")
+    left = subprocess.run(
+        ["pgrep", "-a", "-f", f"{work}/build-mpich/bin|hydra_pmi_proxy"], capture_output=True, text=True
+    )
+    if left.stdout.strip():
+        fail(f"processes left behind:\n{left.stdout}")
     print("PASS: MPICH build; sweeps with both MPIs verified and compared; Hydra's virtual nodes, cyclic allocation,")
     print("      planned cores; the other MPI's launcher refused; the fault tests pass on MPICH")
     return 0

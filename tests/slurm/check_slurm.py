@@ -25,17 +25,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path[:0] = [str(HERE), str(HERE.parent / "mpi")]
 from cluster import Cluster, Unavailable  # noqa: E402
-from driver_check import fail, records  # noqa: E402
-
-
-def readme_commands() -> list[str]:
-    """The README's Slurm block: the commands a user copies (comments and blank lines left out),
-    with results/ standing for this check's own folder."""
-    text = (ROOT / "README.md").read_text()
-    block = re.search(r"<!-- slurm-commands -->\s*```bash\n(.*?)```", text, re.S)
-    if block is None:
-        fail("README.md has no Slurm block (<!-- slurm-commands --> then a bash block)")
-    return [ln for ln in block.group(1).splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+from driver_check import fail, readme_commands, records  # noqa: E402
 
 
 def as_here(cmd: str, results: Path) -> str:
@@ -110,7 +100,7 @@ def main() -> int:
         return 77
     env = dict(cluster.env, PXQ_RESULTS_DIR=str(results), PXQ_NO_INSTALL="1")
     try:
-        outs = [shell(as_here(cmd, results), env, ROOT) for cmd in readme_commands()]
+        outs = [shell(as_here(cmd, results), env, ROOT) for cmd in readme_commands("slurm-commands")]
         if len(outs) != 5:
             fail(f"the README's Slurm block has {len(outs)} commands; this check knows 5")
         for out in outs[:3] + outs[4:]:
