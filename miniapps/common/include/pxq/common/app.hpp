@@ -22,9 +22,11 @@ struct MpiWorld {
   int size = 1;
 };
 
-// Runs `parse` (registering options on `app`), then `run`. std::invalid_argument from
-// either is bad input (exit 2); other exceptions are runtime errors (exit 3).
-int run_miniapp(int argc, char** argv, CLI::App& app, const std::function<int(const MpiWorld&)>& run);
+// Parses `app`'s options, starts MPI at `thread_level()` (after the parse; default
+// MPI_THREAD_FUNNELED), then runs `run`. std::invalid_argument from the parse or from `run`
+// is bad input (exit 2); other exceptions are runtime errors (exit 3).
+int run_miniapp(int argc, char** argv, CLI::App& app, const std::function<int(const MpiWorld&)>& run,
+                const std::function<int()>& thread_level = {});
 
 // Makes every MPI error on `comm` (and communicators derived from it) fatal: the rank prints
 // the MPI error string and the job aborts with exit code 3.

@@ -60,7 +60,11 @@ int miniapp_main(int argc, char** argv, const std::string& description, const st
   AppOptions own;
   add_common_options(app, common);
   add(app, own);
-  return run_miniapp(argc, argv, app, [&](const MpiWorld& w) { return run(w, common, own); });
+  // One thread per rank needs no more than MPI_THREAD_SINGLE, and that is what MPI is asked for.
+  const auto thread_level = [&] {
+    return resolve_variant(common).threads > 1 ? MPI_THREAD_FUNNELED : MPI_THREAD_SINGLE;
+  };
+  return run_miniapp(argc, argv, app, [&](const MpiWorld& w) { return run(w, common, own); }, thread_level);
 }
 
 }  // namespace pxq::common
