@@ -241,6 +241,10 @@ def test_mpich_rank_order_binds_on_one_node_and_is_refused_across_nodes(tmp_path
     assert p.env["PXQ_BIND_CPUS"] == "1;0"  # rank 0 sits in slot 1
     with pytest.raises(InputError, match="Open MPI's rankfile"):
         hydra(Layout(2, 1), tmp_path, rank_order=[1, 0])
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text("nodeA\n")
+    with pytest.raises(InputError, match="Open MPI's rankfile"):  # real nodes: Hydra would ignore the order
+        hydra(Layout(1, 2), tmp_path, rank_order=[1, 0], hostfile=str(hostfile))
 
 
 def test_bind_rank_binds_the_rank_to_its_cores(tmp_path):

@@ -432,8 +432,8 @@ def _real_nodes_order(req: LaunchRequest, workdir: Path) -> dict[str, str]:
 
 
 RANK_ORDER_NEEDS_RANKFILE = (
-    "--rank-order across nodes needs Open MPI's rankfile: MPICH's Hydra puts ranks on nodes by --alloc block or "
-    "cyclic only. Drop --rank-order, or use a build of pxq with Open MPI"
+    "--rank-order on virtual or real nodes needs Open MPI's rankfile: MPICH's Hydra puts ranks on nodes by --alloc "
+    "block or cyclic only. Drop --rank-order, or use a build of pxq with Open MPI"
 )
 
 
@@ -485,7 +485,7 @@ def _hydra_plan(req: LaunchRequest, mpiexec: str, workdir: Path, launcher: str, 
     MPI_Finalize (openucx/ucx#8738: a third of oversubscribed runs here), so that is left to
     the user. Hydra passes the whole environment on."""
     layout = req.layout
-    if req.rank_order is not None and layout.nodes > 1:
+    if req.rank_order is not None and launcher != "local":  # on one node bind_rank.sh places the order
         raise InputError(RANK_ORDER_NEEDS_RANKFILE)
     env = _omp_env(layout.threads)
     argv = [mpiexec, "-np", str(layout.ranks)]
