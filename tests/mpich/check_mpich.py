@@ -8,6 +8,7 @@ fault tests on the MPICH build.
 - `pxq compare` holds the two builds' results side by side;
 - cyclic allocation on virtual nodes deals ranks round the nodes;
 - OSU's latency test (`pxq probe osu`) between MPICH's virtual nodes, validated;
+- the README's hostfile commands with both builds (launcher hostfile, this host);
 - inside a 2-node Slurm allocation (the private cluster of tests/slurm), srun --mpi=pmi2 runs
   the MPICH build on both nodes (left out, saying why, where Slurm cannot run);
 - a launcher of the other MPI is refused (exit 2, no record);
@@ -87,6 +88,18 @@ def check_osu(work: Path, printed: str) -> None:
         fail(f"osu latency on MPICH printed:\n{printed[-2000:]}")
 
 
+def check_hostfile(work: Path, env: dict) -> None:
+    """The README's hostfile block with both builds: launcher hostfile, verified, each its MPI."""
+    for cmd in readme_commands("hostfile-commands"):
+        shell(as_here(cmd, work), env)
+    recs = records(work / "results" / "ring.jsonl")
+    libraries = sorted(r["context"]["mpi_library"].split()[0] for r in recs)
+    if len(recs) != 4 or any(r["status"] != "ok" or r["layout"]["launcher"] != "hostfile" for r in recs):
+        fail(f"the hostfile runs: {[(r.get('status'), r.get('layout', {}).get('launcher')) for r in recs]}")
+    if libraries != ["MPICH", "MPICH", "Open", "Open"]:
+        fail(f"the hostfile runs used {libraries}, not two each of Open MPI and MPICH")
+
+
 def check_slurm(work: Path, env: dict) -> str:
     """The MPICH build inside a 2-node Slurm allocation (tests/slurm/cluster.py): srun with
     --mpi=pmi2 starts it on both nodes. Returns what was checked, or why Slurm was left out."""
@@ -149,6 +162,7 @@ def main() -> int:
         fail(f"pxq compare did not set the two MPIs side by side:\n{outs[3].stdout[-3000:]}")
     check_cyclic(work)
     check_osu(work, outs[5].stdout)
+    check_hostfile(work, env)
     check_wrong_launcher(work, env)
     slurm = check_slurm(work, env)
     print(slurm)
