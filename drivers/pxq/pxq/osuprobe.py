@@ -95,6 +95,7 @@ def plot(rec: dict[str, Any], path: Path) -> Path:
         x = [r["bytes"] for r in rows]
         if "mb_per_s" in rows[0]:
             ax.plot(x, [r["mb_per_s"] for r in rows], "o-", markersize=3, label=test)
+            figures.log_axis(ax, "y")  # small and large messages are orders of magnitude apart
             ax.set_ylabel("bandwidth (MB/s, MB = 10^6 bytes)")
         else:
             ax.plot(x, [r["latency_us"] for r in rows], "o-", markersize=3, label=f"{test}, average over ranks")
