@@ -47,5 +47,10 @@ def test_each_example_parses_and_runs_dry(line, fake_build, monkeypatch, tmp_pat
             args.rank_order.parent.mkdir(parents=True, exist_ok=True)
             ranks = parse_layout(args.layout).ranks
             args.rank_order.write_text(",".join(str(r) for r in range(ranks)) + "\n")
+        if getattr(args, "hostfile", None):  # the README writes it just before (printf ... > FILE)
+            from pathlib import Path
+
+            Path(args.hostfile).parent.mkdir(parents=True, exist_ok=True)
+            Path(args.hostfile).write_text("localhost slots=2\n")
         dry = own + ["--dry-run"] + (words[words.index("--") :] if "--" in words else [])
         assert cli.main(dry) == 0, line
