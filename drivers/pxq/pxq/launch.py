@@ -46,6 +46,12 @@ class LaunchPlan:
     placement: dict | None = None  # mode, per-rank planned cpus, warnings (for the record)
     mpi: str = "open-mpi"  # whose launcher argv is: open-mpi (mpirun) or mpich (Hydra's mpiexec)
 
+    @property
+    def passes_environment(self) -> bool:
+        """Whether the launcher hands the whole environment to the ranks (srun, Hydra), or
+        needs each variable named (Open MPI's mpirun -x)."""
+        return self.launcher == "slurm" or self.mpi == "mpich"
+
 
 MPI_NAMES = {"open-mpi": "Open MPI", "mpich": "MPICH"}
 # The launchers tried, in order, for the MPI pxq was built with: Debian names each MPI's own
@@ -75,9 +81,10 @@ def find_mpirun(flavour: str | None = None) -> str:
     flavour = flavour or mpi_flavour()
     explicit = os.environ.get("PXQ_MPIRUN")
     if explicit:
-        if shutil.which(explicit) is None:
+        path = shutil.which(explicit)
+        if path is None:
             raise InputError(f"PXQ_MPIRUN={explicit} is not an executable: point it at your MPI's mpirun")
-        found = launcher_flavour(shutil.which(explicit) or explicit)
+        found = launcher_flavour(path)
         if flavour in MPI_NAMES and found in MPI_NAMES and found != flavour:
             raise InputError(
                 f"PXQ_MPIRUN={explicit} is {MPI_NAMES[found]}'s launcher but pxq in {build_dir()} was built with "
@@ -477,17 +484,18 @@ def _hydra_binding(req: LaunchRequest, launcher: str, chosen: dict | None, overs
     return ["-bind-to", f"core:{t}"]
 
 
-def _hydra_plan(req: LaunchRequest, mpiexec: str, workdir: Path, launcher: str, oversubscribed: bool) -> LaunchPlan:
+def _hydra_plan(
+    req: LaunchRequest, mpiexec: str, workdir: Path, launcher: str, oversubscribed: bool, env: dict[str, str]
+) -> LaunchPlan:
     """MPICH's Hydra: -hosts with -ppn q (block) or -ppn 1, dealt round (cyclic); on
     virtual nodes the pxq agent stands in for ssh. MPICH then treats them as nodes, but UCX
     picks its own transports between them: shared memory on one host. UCX_TLS=tcp,self would
     make them talk TCP as Open MPI's do, but UCX 1.13's tcp transport can hang in
     MPI_Finalize (openucx/ucx#8738: a third of oversubscribed runs here), so that is left to
-    the user. Hydra passes the whole environment on."""
+    the user. Hydra passes the whole environment (`env` and the caller's) on."""
     layout = req.layout
     if req.rank_order is not None and launcher != "local":  # on one node bind_rank.sh places the order
         raise InputError(RANK_ORDER_NEEDS_RANKFILE)
-    env = _omp_env(layout.threads)
     argv = [mpiexec, "-np", str(layout.ranks)]
     links: dict[str, str] = {}
     if launcher in ("virtual", "hostfile"):
@@ -495,17 +503,16 @@ def _hydra_plan(req: LaunchRequest, mpiexec: str, workdir: Path, launcher: str, 
         argv += ["-hosts", ",".join(_hydra_hosts(req, launcher)), "-ppn", str(ppn)]
     if launcher == "virtual":
         argv += ["-launcher", "ssh", "-launcher-exec", _virtual_agent(workdir, links)]
-    chosen, placement = None, None
-    if launcher in ("local", "virtual") and not oversubscribed and (req.placement or launcher == "virtual"):
+    # pxq plans every rank's cores on this machine where Hydra cannot: a placement, a rank
+    # order, and virtual nodes (Hydra would bind the ranks of every node alike).
+    planned = launcher == "virtual" or req.placement is not None or req.rank_order is not None
+    chosen = None
+    if launcher in ("local", "virtual") and not oversubscribed and planned:
         chosen = choose_cores(_packed_unless_placed(req), virtual=launcher == "virtual")
-        if req.placement:
-            placement = _placement_record(req, chosen)
-    elif launcher == "local" and req.rank_order is not None:
-        chosen = choose_cores(_packed_unless_placed(req), virtual=False)
-    if chosen is not None:
         slots = rank_slots(layout, req.alloc, req.rank_order)
         cpus = [chosen["nodes"][node]["ranks"][local]["cpus"] for node, local in slots]
         env["PXQ_BIND_CPUS"] = ";".join(",".join(str(c) for c in rank) for rank in cpus)
+    placement = _placement_record(req, chosen) if chosen is not None and req.placement else None
     argv += _hydra_binding(req, launcher, chosen, oversubscribed)
     return LaunchPlan(launcher, argv, env, {}, links, oversubscribed, placement, mpi="mpich")
 
@@ -528,9 +535,7 @@ def plan_launch(req: LaunchRequest, mpirun: str, workdir: Path) -> LaunchPlan:
     oversubscribed = _oversubscribed(req, launcher)
     check_rank_order(req)
     if req.mpi == "mpich" and launcher != "slurm":
-        plan = _hydra_plan(req, mpirun, workdir, launcher, oversubscribed)
-        plan.env.update({k: v for k, v in env.items() if k not in plan.env})
-        return _placement_note(req, plan)
+        return _placement_note(req, _hydra_plan(req, mpirun, workdir, launcher, oversubscribed, env))
     argv = [mpirun, "-np", str(layout.ranks)]
     files: dict[str, str] = {}
     links: dict[str, str] = {}

@@ -22,14 +22,13 @@ def check_sizes(test: str, text: str | None) -> None:
     """-m as OSU takes it: MIN:MAX, MAX or MIN: (bytes with K, M, G suffixes)."""
     if text is None:
         return
-    lo, colon, hi = text.partition(":") if ":" in text else ("", ":", text)
+    lo, _, hi = text.rpartition(":") if ":" in text else ("", "", text)
     if not lo and not hi:
         raise InputError(f"-m {text}: give MIN:MAX, MAX or MIN:, e.g. -m 1:4M")
-    low = 0 if lo in ("", "0") else parse_bytes(lo)
-    high = parse_bytes(hi) if hi and hi != "0" else (0 if hi == "0" else None)
-    if high is not None and high < low:
+    low, high = (0 if p in ("", "0") else parse_bytes(p) for p in (lo, hi))
+    if hi and high < low:
         raise InputError(f"-m {text}: MAX is below MIN")
-    if test == "allreduce" and high is not None and high < 8:
+    if test == "allreduce" and hi and high < 8:
         raise InputError(f"-m {text}: allreduce sums doubles, so its sizes are 8 bytes or more")
 
 

@@ -192,7 +192,7 @@ def build(spec: RunSpec, workdir: Path, run_id: str) -> tuple[LaunchPlan, list[s
     if spec.profile is not None:
         from pxq.msgdist import preload_env, preload_flags
 
-        if plan.launcher == "slurm" or plan.mpi == "mpich":  # srun and Hydra pass the environment on
+        if plan.passes_environment:
             plan.env.update(preload_env(spec.profile))
         else:
             launch[1:1] = preload_flags(spec.profile)

@@ -235,7 +235,7 @@ class Context:
             if profile is not None:
                 from pxq.msgdist import preload_env, preload_flags
 
-                if plan.mpi == "mpich":  # Hydra passes the environment on
+                if plan.passes_environment:
                     env.update(preload_env(profile))
                 else:
                     argv[1:1] = preload_flags(profile)
