@@ -16,7 +16,7 @@ using Policy = Kokkos::RangePolicy<Space, Kokkos::Schedule<Kokkos::Static>, Kokk
 
 KOKKOS_INLINE_FUNCTION double row_dot(const double* val, const std::int32_t* col, std::int64_t b, std::int64_t e,
                                       const double* x) {
-  return cg_body::row_dot<false>(val, col, b, e, x);
+  return cg_body::row_dot<true>(val, col, b, e, x);
 }
 
 Policy range(std::size_t n) { return Policy(0, static_cast<std::int64_t>(n)); }
