@@ -16,6 +16,8 @@
 #include <string>
 #include <utility>
 
+#include "fft_fftw.hpp"
+
 namespace pxq::kernels {
 namespace {
 
@@ -67,9 +69,13 @@ void radix2(const double* __restrict xr, const double* __restrict xi, double* __
 
 }  // namespace
 
-FftPlan::FftPlan(int n) : n_(n) {
+FftPlan::FftPlan(int n, FftEngine engine) : n_(n), engine_(engine) {
   if (n < 1 || (n & (n - 1)) != 0)
     throw std::invalid_argument("FFT length " + std::to_string(n) + " is not a power of two");
+  if (engine == FftEngine::fftw) {
+    fftw_ = make_fftw_batches(n);
+    return;
+  }
   int L = n, s = 1;
   while (L >= 4) {
     const int m = L / 4;
@@ -86,7 +92,22 @@ FftPlan::FftPlan(int n) : n_(n) {
   if (L == 2) stages_.push_back({2, 1, s, tw_.size()});
 }
 
+const char* fft_engine_name(FftEngine e) { return e == FftEngine::fftw ? "fftw" : "pxq"; }
+
+FftEngine parse_fft_engine(const std::string& name) {
+  if (name == "pxq") return FftEngine::pxq;
+  if (name == "fftw") {
+    if (!fftw_available())
+      throw std::invalid_argument(
+          "--fft fftw: this build has no FFTW; install it (apt-get install libfftw3-dev, or spack install fftw) "
+          "and rebuild (./pxq build), or use --fft pxq");
+    return FftEngine::fftw;
+  }
+  throw std::invalid_argument("unknown --fft '" + name + "': use pxq (pxq's own FFT) or fftw");
+}
+
 bool FftPlan::run(double* re, double* im, double* wre, double* wim, int lines, FftDirection dir) const {
+  if (fftw_) return run_fftw(*fftw_, re, im, wre, wim, lines, dir);
   double* xr = re;
   double* xi = im;
   double* yr = wre;

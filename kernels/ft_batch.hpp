@@ -12,8 +12,74 @@
 
 namespace pxq::kernels::detail {
 
+// Where element i of line b sits in a batch of nb lines of length n: line-major for FFTW's
+// engine, interleaved by line for pxq's own (FftPlan::at, as a compile-time choice).
+template <bool LineMajor>
+inline std::size_t batch_at(int i, int b, int n, int nb) {
+  return LineMajor ? static_cast<std::size_t>(b) * static_cast<std::size_t>(n) + static_cast<std::size_t>(i)
+                   : static_cast<std::size_t>(i) * static_cast<std::size_t>(nb) + static_cast<std::size_t>(b);
+}
+
+// Gather line elements (i, b) from `base` (line b's element i at base + 2 (elem[i] + b line))
+// into the batch. Lines adjacent (line == 1): elements outer, lines inner, so reads are
+// sequential. Else pxq's layout transposes kTransposeLines lines at a time (the batch written
+// in whole cache lines, those lines read as sequential streams); FFTW's copies line by line.
+template <bool LineMajor>
+inline void gather(const double* base, const std::int64_t* elem, std::int64_t line, int n, int nb, double* re,
+                   double* im) {
+  if (line == 1) {
+    for (int i = 0; i < n; ++i) {
+      const double* p = base + 2 * elem[i];
+      for (int b = 0; b < nb; ++b) {
+        re[batch_at<LineMajor>(i, b, n, nb)] = p[2 * b];
+        im[batch_at<LineMajor>(i, b, n, nb)] = p[2 * b + 1];
+      }
+    }
+    return;
+  }
+  const int step = LineMajor ? 1 : kTransposeLines;
+  for (int b0 = 0; b0 < nb; b0 += step) {
+    const int b1 = b0 + step < nb ? b0 + step : nb;
+    for (int i = 0; i < n; ++i) {
+      const double* p = base + 2 * elem[i];
+      for (int b = b0; b < b1; ++b) {
+        re[batch_at<LineMajor>(i, b, n, nb)] = p[2 * b * line];
+        im[batch_at<LineMajor>(i, b, n, nb)] = p[2 * b * line + 1];
+      }
+    }
+  }
+}
+
+// The reverse of gather.
+template <bool LineMajor>
+inline void scatter(const double* re, const double* im, double* base, const std::int64_t* elem, std::int64_t line,
+                    int n, int nb) {
+  if (line == 1) {
+    for (int i = 0; i < n; ++i) {
+      double* p = base + 2 * elem[i];
+      for (int b = 0; b < nb; ++b) {
+        p[2 * b] = re[batch_at<LineMajor>(i, b, n, nb)];
+        p[2 * b + 1] = im[batch_at<LineMajor>(i, b, n, nb)];
+      }
+    }
+    return;
+  }
+  const int step = LineMajor ? 1 : kTransposeLines;
+  for (int b0 = 0; b0 < nb; b0 += step) {
+    const int b1 = b0 + step < nb ? b0 + step : nb;
+    for (int i = 0; i < n; ++i) {
+      double* p = base + 2 * elem[i];
+      for (int b = b0; b < b1; ++b) {
+        p[2 * b * line] = re[batch_at<LineMajor>(i, b, n, nb)];
+        p[2 * b * line + 1] = im[batch_at<LineMajor>(i, b, n, nb)];
+      }
+    }
+  }
+}
+
 // The batch of lines (o, x0 .. x0+nb-1); `buf` holds fft_batch_doubles(n, nb) doubles.
-inline void transform_batch(Complex* src, Complex* dst, const FftPass& pass, int o, int x0, int nb, double* buf) {
+template <bool LineMajor>
+inline void transform_batch_as(Complex* src, Complex* dst, const FftPass& pass, int o, int x0, int nb, double* buf) {
   const int n = pass.plan->size();
   const std::size_t len = static_cast<std::size_t>(n) * static_cast<std::size_t>(nb);
   double* re = buf;
@@ -24,8 +90,7 @@ inline void transform_batch(Complex* src, Complex* dst, const FftPass& pass, int
   double* sbase = reinterpret_cast<double*>(src + o * s.outer + static_cast<std::int64_t>(x0) * s.line);
   const EvolveFactors& ev = pass.evolve;
 
-  // Gather: element i of line b goes to re/im[i*nb + b].
-  if (ev.active()) {
+  if (ev.active()) {  // NAS's evolve, in place in the source, on the way in
     const double fo = ev.outer[o];
     for (int i = 0; i < n; ++i) {
       const double fi = fo * ev.elem[i];
@@ -34,59 +99,25 @@ inline void transform_batch(Complex* src, Complex* dst, const FftPass& pass, int
         const double f = fi * ev.line[x0 + b];
         p[0] *= f;
         p[1] *= f;
-        re[i * nb + b] = p[0];
-        im[i * nb + b] = p[1];
-      }
-    }
-  } else if (s.line == 1) {
-    for (int i = 0; i < n; ++i) {
-      const double* p = sbase + 2 * s.elem[i];
-      for (int b = 0; b < nb; ++b) {
-        re[i * nb + b] = p[2 * b];
-        im[i * nb + b] = p[2 * b + 1];
+        re[batch_at<LineMajor>(i, b, n, nb)] = p[0];
+        im[batch_at<LineMajor>(i, b, n, nb)] = p[1];
       }
     }
   } else {
-    // A transposition: kTransposeLines lines at a time, so the batch is written in whole
-    // cache lines while those lines are read as sequential streams.
-    for (int b0 = 0; b0 < nb; b0 += kTransposeLines) {
-      const int b1 = b0 + kTransposeLines < nb ? b0 + kTransposeLines : nb;
-      for (int i = 0; i < n; ++i) {
-        const double* p = sbase + 2 * s.elem[i];
-        for (int b = b0; b < b1; ++b) {
-          re[i * nb + b] = p[2 * b * s.line];
-          im[i * nb + b] = p[2 * b * s.line + 1];
-        }
-      }
-    }
+    gather<LineMajor>(sbase, s.elem, s.line, n, nb, re, im);
   }
 
   const bool in_work = pass.plan->run(re, im, wre, wim, nb, pass.dir);
-  const double* rr = in_work ? wre : re;
-  const double* ri = in_work ? wim : im;
-
   const LineMap& d = pass.dst;
   double* dbase = reinterpret_cast<double*>(dst + o * d.outer + static_cast<std::int64_t>(x0) * d.line);
-  if (d.line == 1) {
-    for (int i = 0; i < n; ++i) {
-      double* p = dbase + 2 * d.elem[i];
-      for (int b = 0; b < nb; ++b) {
-        p[2 * b] = rr[i * nb + b];
-        p[2 * b + 1] = ri[i * nb + b];
-      }
-    }
-  } else {
-    for (int b0 = 0; b0 < nb; b0 += kTransposeLines) {
-      const int b1 = b0 + kTransposeLines < nb ? b0 + kTransposeLines : nb;
-      for (int i = 0; i < n; ++i) {
-        double* p = dbase + 2 * d.elem[i];
-        for (int b = b0; b < b1; ++b) {
-          p[2 * b * d.line] = rr[i * nb + b];
-          p[2 * b * d.line + 1] = ri[i * nb + b];
-        }
-      }
-    }
-  }
+  scatter<LineMajor>(in_work ? wre : re, in_work ? wim : im, dbase, d.elem, d.line, n, nb);
+}
+
+inline void transform_batch(Complex* src, Complex* dst, const FftPass& pass, int o, int x0, int nb, double* buf) {
+  if (pass.plan->line_major())
+    transform_batch_as<true>(src, dst, pass, o, x0, nb, buf);
+  else
+    transform_batch_as<false>(src, dst, pass, o, x0, nb, buf);
 }
 
 // Row t of a block copy (t < count[0] * count[1] * count[2]).

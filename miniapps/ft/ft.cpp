@@ -128,6 +128,8 @@ void add_ft_options(CLI::App& app, FtOptions& o) {
   app.add_option("--class", o.cls, "NAS problem class: S, W, A, B or C");
   app.add_option("--decomp", o.decomp,
                  "1d (slabs), 2d (pencils) or auto (NAS's choice: 1d up to nz processes, else 2d)");
+  app.add_option("--fft", o.fft, "Who computes the 1-D FFTs: pxq (pxq's own Stockham FFT) or fftw (FFTW)")
+      ->check(CLI::IsMember({"pxq", "fftw"}));
   app.add_flag("--quiet", o.quiet, "No per-iteration lines and no per-step table");
 }
 
@@ -140,7 +142,8 @@ class FtProxy final : public common::Proxy {
       : Proxy(w, v),
         o_(o),
         cls_(ft_class(o.cls)),
-        grid_(make_ft_grid(cls_.nx, cls_.ny, cls_.nz, o.decomp, w.size, w.rank)) {}
+        grid_(make_ft_grid(cls_.nx, cls_.ny, cls_.nz, o.decomp, w.size, w.rank)),
+        engine_(kernels::parse_fft_engine(o.fft)) {}
 
   // The tile bounds one batch of lines (data and work space, real and imaginary).
   std::size_t tile_buffer_bytes() const override {
@@ -150,7 +153,7 @@ class FtProxy final : public common::Proxy {
   void set_up(const common::RunStart& /*start*/) override {
     const std::size_t tile_bytes = tile_.tiled ? std::max<std::size_t>(sizeof(double), tile_.bytes) : 0;
     ops_ = kernels::make_ft_ops(v_.backend, v_.threads, tile_bytes);
-    plan_ = std::make_unique<FtPlan>(grid_, v_.fused);
+    plan_ = std::make_unique<FtPlan>(grid_, v_.fused, engine_);
     fft_ = std::make_unique<Transform>(w_.comm, *plan_, *ops_, timers_, traffic_);
   }
 
@@ -219,6 +222,11 @@ class FtProxy final : public common::Proxy {
     comm::check_mpi(MPI_Allreduce(MPI_IN_PLACE, both, 2, MPI_DOUBLE, MPI_SUM, w_.comm), "MPI_Allreduce (checksum)");
     return Complex(both[0], both[1]) / (static_cast<double>(cls_.nx) * cls_.ny * cls_.nz);
   }
+  std::string fft_text() const {
+    return engine_ == kernels::FftEngine::fftw
+               ? "FFTW " + kernels::fftw_version() + " (guru split-array plans, measured)"
+               : "pxq's own (Stockham, radix 4)";
+  }
   std::string step_table(const common::Measured& m) const;
   std::string checksum_table() const;
   nlohmann::json step_json(const common::Measured& m) const;
@@ -227,6 +235,7 @@ class FtProxy final : public common::Proxy {
   FtOptions o_;
   const FtClass& cls_;
   FtGrid grid_;
+  kernels::FftEngine engine_;
   std::unique_ptr<kernels::FtOps> ops_;
   std::unique_ptr<FtPlan> plan_;
   std::unique_ptr<Transform> fft_;
@@ -301,7 +310,8 @@ common::Summary FtProxy::summarize(const common::Measured& m, bool quiet) const 
             {"Size", std::to_string(cls_.nx) + "x" + std::to_string(cls_.ny) + "x" + std::to_string(cls_.nz)},
             {"Iterations", std::to_string(cls_.niter)}};
   s.grid = grid_text(grid_);
-  s.variant = {{"Lines per batch", batches + (tile_.tiled ? " (sized by the tile)" : " (NAS's fftblock)")}};
+  s.variant = {{"Lines per batch", batches + (tile_.tiled ? " (sized by the tile)" : " (NAS's fftblock)")},
+               {"FFT", fft_text()}};
   s.operations = nas_operation_count(cls_);
   std::string phases;
   for (const char* p : {"fft", "pack", "alltoall", "evolve", "checksum", "setup"})
@@ -335,7 +345,9 @@ common::Summary FtProxy::summarize(const common::Measured& m, bool quiet) const 
                     {"max_error", max_error_},
                     {"tolerance", kChecksumTolerance},
                     {"method", "NAS FT checksum of 1024 points after every iteration, relative error of each"}};
-  s.variant_json = {{"lines_per_batch",
+  s.variant_json = {{"fft", kernels::fft_engine_name(engine_)},
+                    {"fft_library", engine_ == kernels::FftEngine::fftw ? "FFTW " + kernels::fftw_version() : "pxq"},
+                    {"lines_per_batch",
                      {{"x", ops_->batch_lines(cls_.nx, true)},
                       {"y", ops_->batch_lines(cls_.ny, false)},
                       {"z", ops_->batch_lines(cls_.nz, false)}}}};

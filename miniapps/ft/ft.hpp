@@ -11,6 +11,7 @@ namespace pxq::ft {
 struct FtOptions {
   std::string cls = "S";        // NAS problem class
   std::string decomp = "auto";  // 1d, 2d or auto
+  std::string fft = "pxq";      // who computes the 1-D FFTs: pxq or fftw
   bool quiet = false;           // no per-iteration lines and no per-step table
 };
 

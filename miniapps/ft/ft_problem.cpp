@@ -151,7 +151,7 @@ std::vector<double> evolve_factors(int n) {
   return f;
 }
 
-FtPlan::FtPlan(const FtGrid& grid, bool fused) : grid_(grid) {
+FtPlan::FtPlan(const FtGrid& grid, bool fused, kernels::FftEngine engine) : grid_(grid), engine_(engine) {
   const std::vector<double> fx = evolve_factors(grid.nx), fy = evolve_factors(grid.ny);
   ez_ = evolve_factors(grid.nz);
   const auto x0 = fx.begin() + static_cast<std::ptrdiff_t>(grid.me1) * grid.mx1();
@@ -177,7 +177,7 @@ const std::int64_t* FtPlan::table(std::vector<std::int64_t> t) {
 
 const kernels::FftPlan* FtPlan::plan(int n) {
   auto& p = plans_[n];
-  if (!p) p = std::make_unique<kernels::FftPlan>(n);
+  if (!p) p = std::make_unique<kernels::FftPlan>(n, engine_);
   return p.get();
 }
 

@@ -98,7 +98,7 @@ class FtPlan {
   // `fused`: the tiled variant's plan (transform straight into send buffers and out of receive
   // buffers, evolve folded into the first inverse pass, no u1 array); else NAS's order with
   // explicit pack and unpack copies and a separate evolve.
-  FtPlan(const FtGrid& grid, bool fused);
+  FtPlan(const FtGrid& grid, bool fused, kernels::FftEngine engine = kernels::FftEngine::pxq);
   FtPlan(const FtPlan&) = delete;
   FtPlan& operator=(const FtPlan&) = delete;
 
@@ -120,6 +120,7 @@ class FtPlan {
   Step evolve_step(int mx1, int nz, int my2) const;
 
   FtGrid grid_;
+  kernels::FftEngine engine_;
   std::map<int, std::unique_ptr<kernels::FftPlan>> plans_;
   std::deque<std::vector<std::int64_t>> tables_;  // element offsets; a deque keeps them in place
   std::vector<double> ex_, ey_, ez_;              // evolve factors of this rank's x, y, z ranges

@@ -227,3 +227,19 @@ def test_bad_input(name, argv, expect, tmp_path, monkeypatch, capsys):
     assert "Traceback" not in err
     assert os.listdir(res) == [], "a record or file was written"
     assert sorted(os.listdir(tmp_path)) == before
+
+
+@pytest.mark.parametrize("engine", ["fftw3", "FFTW", ""])
+def test_an_unknown_fft_engine_is_refused_by_the_app(engine, tmp_path, monkeypatch, capfd):
+    """pxq-ft refuses the engine itself: its message (naming --fft and the choices) reaches
+    the terminal, the driver exits 2 and says the app refused it, and nothing is written."""
+    res = tmp_path / "results"
+    res.mkdir()
+    monkeypatch.setenv("PXQ_RESULTS_DIR", str(res))
+    monkeypatch.chdir(tmp_path)
+    code = cli.main(["run", "ft", "--", "--fft", engine])
+    out = "".join(capfd.readouterr())
+    assert code == 2, out
+    assert "--fft" in out and "pxq,fftw" in out, out
+    assert "bad input" in out and "Traceback" not in out
+    assert os.listdir(res) == []

@@ -59,15 +59,16 @@ void expect_near_lines(const std::vector<Complex>& got, const std::vector<Comple
     ASSERT_LT(std::abs(got[i] - want[i]), 1e-13 * scale) << what << " at " << i << ": " << got[i] << " vs " << want[i];
 }
 
-// Runs the plan on `lines` lines held as (line b, element i) -> v[b*n + i].
+// Runs the plan on `lines` lines held as (line b, element i) -> v[b*n + i], batched in the
+// plan's layout (FftPlan::at).
 std::vector<Complex> batch_fft(const FftPlan& plan, const std::vector<Complex>& v, int lines, FftDirection dir) {
   const int n = plan.size();
   std::vector<double> buf(pxq::kernels::fft_batch_doubles(n, lines));
   const std::size_t len = static_cast<std::size_t>(n) * lines;
   for (int b = 0; b < lines; ++b)
     for (int i = 0; i < n; ++i) {
-      buf[static_cast<std::size_t>(i * lines + b)] = v[static_cast<std::size_t>(b * n + i)].real();
-      buf[len + static_cast<std::size_t>(i * lines + b)] = v[static_cast<std::size_t>(b * n + i)].imag();
+      buf[plan.at(i, b, lines)] = v[static_cast<std::size_t>(b * n + i)].real();
+      buf[len + plan.at(i, b, lines)] = v[static_cast<std::size_t>(b * n + i)].imag();
     }
   const bool in_work = plan.run(buf.data(), buf.data() + len, buf.data() + 2 * len, buf.data() + 3 * len, lines, dir);
   const double* re = buf.data() + (in_work ? 2 * len : 0);
@@ -75,8 +76,7 @@ std::vector<Complex> batch_fft(const FftPlan& plan, const std::vector<Complex>& 
   std::vector<Complex> out(v.size());
   for (int b = 0; b < lines; ++b)
     for (int i = 0; i < n; ++i)
-      out[static_cast<std::size_t>(b * n + i)] =
-          Complex(re[static_cast<std::size_t>(i * lines + b)], im[static_cast<std::size_t>(i * lines + b)]);
+      out[static_cast<std::size_t>(b * n + i)] = Complex(re[plan.at(i, b, lines)], im[plan.at(i, b, lines)]);
   return out;
 }
 
@@ -106,6 +106,32 @@ TEST(FtFft, ForwardThenInverseGivesNTimesTheInput) {
     for (auto& x : back) x /= n;
     expect_near_lines(back, v, 4.0, "round trip n=" + std::to_string(n));
   }
+}
+
+// FFTW's engine against pxq's own on the same lines, in each engine's batch layout, for
+// every width FT's batches take (1, odd, NAS's 16, a tiled 64) and both directions.
+TEST(FtFft, FftwEngineMatchesPxqsOwn) {
+  if (!pxq::kernels::fftw_available()) {
+    EXPECT_THROW(pxq::kernels::parse_fft_engine("fftw"), std::invalid_argument);
+    return;
+  }
+  EXPECT_EQ(pxq::kernels::parse_fft_engine("fftw"), pxq::kernels::FftEngine::fftw);
+  EXPECT_FALSE(pxq::kernels::fftw_version().empty());
+  for (int n = 1; n <= 512; n *= 2)
+    for (int lines : {1, 3, 16, 64}) {
+      const FftPlan own(n), fftw(n, pxq::kernels::FftEngine::fftw);
+      ASSERT_TRUE(fftw.line_major());
+      ASSERT_FALSE(own.line_major());
+      const auto v = random_complex(static_cast<std::size_t>(n) * lines, 300u + static_cast<unsigned>(n + lines));
+      for (const auto dir : {FftDirection::forward, FftDirection::inverse})
+        expect_near_lines(batch_fft(fftw, v, lines, dir), batch_fft(own, v, lines, dir), std::sqrt(n) * 8,
+                          "n=" + std::to_string(n) + " lines=" + std::to_string(lines));
+    }
+}
+
+TEST(FtFft, RejectsUnknownEngines) {
+  EXPECT_THROW(pxq::kernels::parse_fft_engine("fftw3"), std::invalid_argument);
+  EXPECT_EQ(pxq::kernels::parse_fft_engine("pxq"), pxq::kernels::FftEngine::pxq);
 }
 
 TEST(FtFft, RejectsLengthsThatAreNotPowersOfTwo) {

@@ -164,6 +164,8 @@ def summarize(recs: Iterable[dict[str, Any]], group_by: Sequence[str] = ()) -> l
         mode = v["mode"]
         if "fused" in v and v["fused"] != (tile != "off"):  # fusion chosen apart from the tile
             mode += "+fused" if v["fused"] else " unfused"
+        if v.get("fft", "pxq") != "pxq":  # FT's FFT engine (--fft): a variant of its own
+            mode += f"+{v['fft']}"
         simulated = bool((rec.get("counters") or {}).get("simulated"))
         if simulated:  # times under the simulator are not the variant's speed: never pooled with native runs
             mode += " sim"

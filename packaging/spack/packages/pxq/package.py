@@ -22,6 +22,7 @@ class Pxq(CMakePackage):
     variant("kokkos", default=True, description="Kokkos kernel backend (OpenMP execution space)")
     variant("benchmarks", default=True, description="Google Benchmark tile benchmarks (pxq tune)")
     variant("native", default=False, description="Compile for the build machine's CPU (-march=native)")
+    variant("fftw", default=True, description="FFTW as FT's second FFT engine (pxq run ft -- --fft fftw)")
     variant("papi", default=True, description="Hardware counters through PAPI (pxq run --counters)")
 
     depends_on("cmake@3.18:", type="build")
@@ -35,6 +36,7 @@ class Pxq(CMakePackage):
     depends_on("pkgconfig", type="build")
     depends_on("kokkos@3.4: +openmp", when="+kokkos")
     depends_on("benchmark", when="+benchmarks")
+    depends_on("fftw@3", when="+fftw")
     depends_on("papi", when="+papi")
     depends_on("googletest", type="test")
     # The driver (PREFIX/bin/pxq) and its requirements (drivers/pxq/pyproject.toml).
@@ -51,6 +53,7 @@ class Pxq(CMakePackage):
         return [
             self.define_from_variant("PXQ_ENABLE_KOKKOS", "kokkos"),
             self.define_from_variant("PXQ_ENABLE_BENCHMARKS", "benchmarks"),
+            self.define_from_variant("PXQ_ENABLE_FFTW", "fftw"),
             self.define_from_variant("PXQ_NATIVE", "native"),
             self.define("PXQ_ENABLE_TESTS", self.run_tests),
         ]
