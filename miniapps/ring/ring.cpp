@@ -23,6 +23,7 @@
 #include "pxq/comm/peer_traffic.hpp"
 #include "pxq/comm/placement.hpp"
 #include "pxq/comm/ring_exchange.hpp"
+#include "pxq/comm/ring_shm.hpp"
 #include "pxq/common/proxy.hpp"
 #include "pxq/common/timer.hpp"
 #include "pxq/kernels/ring_update.hpp"
@@ -105,6 +106,10 @@ void add_ring_options(CLI::App& app, RingOptions& o) {
       ->check(CLI::Range(1, 1 << 20));
   app.add_option("--iterations", o.iterations, "Timed iterations")->check(CLI::Range(1, 1 << 24));
   app.add_option("--warmup", o.warmup, "Untimed iterations before timing")->check(CLI::Range(0, 1 << 20));
+  app.add_option("--exchange", o.exchange,
+                 "Hand-over between ranks: p2p (messages, tile by tile) or shm (blocks in one MPI-3 shared-memory "
+                 "window, read in place; one node)")
+      ->check(CLI::IsMember({"p2p", "shm"}));
 }
 
 namespace {
@@ -126,10 +131,15 @@ std::size_t block_bytes_of(const std::string& text) {
 // The ring's steps in the common lifecycle.
 class RingProxy final : public common::Proxy {
  public:
-  RingProxy(const MpiWorld& w, const common::Variant& v, const RingOptions& o)
+  RingProxy(const MpiWorld& w, const common::Variant& v, const RingOptions& o, int nodes)
       : Proxy(w, v), o_(o), bytes_(block_bytes_of(o.block)), elems_(bytes_ / sizeof(double)) {
     params_.passes = o.passes;
     params_.flops = o.flops;
+    if (o.exchange == "shm" && nodes > 1)
+      throw std::invalid_argument(
+          "--exchange shm hands blocks over through one node's shared memory, but the "
+          "layout has " +
+          std::to_string(nodes) + " nodes: use a 1xQ layout, or --exchange p2p");
   }
 
   std::size_t tile_buffer_bytes() const override { return bytes_; }
@@ -137,10 +147,15 @@ class RingProxy final : public common::Proxy {
   // Each worker first-touches its own block.
   void set_up(const common::RunStart& /*start*/) override {
     const int T = v_.threads;
-    const bool mpi_ring = w_.size > 1;
-    for (int t = 0; t < T + (mpi_ring ? 1 : 0); ++t) storage_.push_back(allocate_block(elems_));
+    const bool mpi_ring = w_.size > 1 && o_.exchange == "p2p";
     blocks_.resize(static_cast<std::size_t>(T));
-    for (int t = 0; t < T; ++t) blocks_[t] = storage_[t].get();
+    if (w_.size > 1 && o_.exchange == "shm") {
+      shm_ = std::make_unique<comm::ShmRing>(w_.comm, T, elems_, tile_.elements);
+      place_shm_blocks(0);
+    } else {
+      for (int t = 0; t < T + (mpi_ring ? 1 : 0); ++t) storage_.push_back(allocate_block(elems_));
+      for (int t = 0; t < T; ++t) blocks_[t] = storage_[t].get();
+    }
     spare_ = mpi_ring ? storage_[T].get() : nullptr;
     const std::size_t elems = elems_;
     double* const* blocks = blocks_.data();
@@ -168,6 +183,7 @@ class RingProxy final : public common::Proxy {
   void iterate() override {
     for (int i = 0; i < o_.iterations; ++i) iteration(timers_);
     if (exchange_) timers_.time("comm", [&] { exchange_->wait_all(); });
+    if (shm_) timers_.time("comm", [&] { shm_->finish(iteration_); });
   }
 
   // Bytes that really moved, per channel: each rank sends only to its right neighbour.
@@ -187,6 +203,16 @@ class RingProxy final : public common::Proxy {
 
  private:
   void iteration(common::PhaseTimers& tm);
+  void shm_iteration(common::PhaseTimers& tm);
+  // Shared memory: thread t works on block (pos - g) mod W at iteration g.
+  void place_shm_blocks(long g) {
+    const int T = v_.threads;
+    const long workers = static_cast<long>(w_.size) * T;
+    for (int t = 0; t < T; ++t) {
+      const long pos = static_cast<long>(w_.rank) * T + (T - 1 - t);
+      blocks_[static_cast<std::size_t>(t)] = shm_->block(((pos - g) % workers + workers) % workers);
+    }
+  }
 
   RingOptions o_;
   std::size_t bytes_, elems_;
@@ -195,6 +221,8 @@ class RingProxy final : public common::Proxy {
   std::vector<double*> blocks_;
   double* spare_ = nullptr;
   std::unique_ptr<comm::RingExchange> exchange_;
+  std::unique_ptr<comm::ShmRing> shm_;
+  long iteration_ = 0;  // iterations run so far, warm-up included
   std::uint64_t warm_msgs_ = 0, warm_bytes_ = 0;
   Verification ver_;
 };
@@ -205,6 +233,10 @@ class RingProxy final : public common::Proxy {
 // iteration i, so this dataflow gives exactly the answer of the bulk-synchronous ring.
 void RingProxy::iteration(common::PhaseTimers& tm) {
   const int T = v_.threads;
+  if (shm_) {
+    shm_iteration(tm);
+    return;
+  }
   tiling::for_each_tile(elems_, tile_.elements, [&](std::size_t b, std::size_t e) {
     const std::size_t j = b / tile_.elements;
     if (exchange_) tm.time("comm", [&] { exchange_->wait_receive(j); });
@@ -228,6 +260,21 @@ void RingProxy::iteration(common::PhaseTimers& tm) {
   }
 }
 
+// Shared memory: tile j of the block the left neighbour finished last iteration is read in
+// place as soon as the neighbour has published it, and published in turn once computed.
+void RingProxy::shm_iteration(common::PhaseTimers& tm) {
+  const long g = iteration_;
+  place_shm_blocks(g);
+  tiling::for_each_tile(elems_, tile_.elements, [&](std::size_t b, std::size_t e) {
+    const std::size_t j = b / tile_.elements;
+    if (g > 0) tm.time("comm", [&] { shm_->wait_left(g, j); });
+    tm.time("compute", [&] { kernels::ring_passes_workers(v_.backend, blocks_.data(), v_.threads, b, e, params_); });
+    shm_->done(g, j);
+  });
+  ++iteration_;
+  place_shm_blocks(iteration_);
+}
+
 common::Summary RingProxy::summarize(const common::Measured& m, bool /*quiet*/) const {
   const long workers = static_cast<long>(w_.size) * v_.threads;
   const double streamed = static_cast<double>(workers) * bytes_ * 2.0 * params_.passes * o_.iterations;
@@ -244,6 +291,11 @@ common::Summary RingProxy::summarize(const common::Measured& m, bool /*quiet*/) 
                                     common::fmt("%.4f", m.phase("comm")) + " s"},
                {"Bandwidth", common::fmt("%.2f", gbs) + " GB/s effective (K passes x read+write of every block)"}};
   if (workers == 1) s.notes.push_back("ring of one worker: it only computes; nothing is handed over");
+  if (w_.size > 1)
+    s.variant = {{"Exchange", o_.exchange == "shm"
+                                  ? "shm (blocks in one MPI-3 shared-memory window, read in place by the next rank)"
+                                  : "p2p (MPI messages, tile by tile)"}};
+  s.variant_json = {{"exchange", o_.exchange}};
   s.checks = {{"Max rel error", common::fmt("%.3e", ver_.max_rel_error)},
               {"Checksum error", common::fmt("%.3e", ver_.checksum_rel_error) + " (relative; tolerance " +
                                      common::fmt("%.3e", ver_.tolerance) + ")"}};
@@ -265,7 +317,7 @@ common::Summary RingProxy::summarize(const common::Measured& m, bool /*quiet*/) 
 
 int run_ring(const MpiWorld& w, const common::CommonOptions& co, const RingOptions& ro) {
   return common::run_proxy(w, co, "ring", false,
-                           [&](const common::Variant& v) { return std::make_unique<RingProxy>(w, v, ro); });
+                           [&](const common::Variant& v) { return std::make_unique<RingProxy>(w, v, ro, co.nodes); });
 }
 
 }  // namespace pxq::ring

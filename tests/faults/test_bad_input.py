@@ -243,3 +243,24 @@ def test_an_unknown_fft_engine_is_refused_by_the_app(engine, tmp_path, monkeypat
     assert "--fft" in out and "pxq,fftw" in out, out
     assert "bad input" in out and "Traceback" not in out
     assert os.listdir(res) == []
+
+
+@pytest.mark.parametrize(
+    "argv,fragment",
+    [
+        (["--layout", "2x1", "--", "--exchange", "shm"], "--exchange shm"),
+        (["--layout", "1x2", "--", "--exchange", "mpi"], "--exchange"),
+    ],
+)
+def test_a_shared_memory_ring_across_nodes_is_refused(argv, fragment, tmp_path, monkeypatch, capfd):
+    """pxq-ring refuses --exchange shm on more than one node (and an unknown exchange): exit
+    2 with the fix named, no record."""
+    res = tmp_path / "results"
+    res.mkdir()
+    monkeypatch.setenv("PXQ_RESULTS_DIR", str(res))
+    monkeypatch.chdir(tmp_path)
+    code = cli.main(["run", "ring", "--oversubscribe", *argv])
+    out = "".join(capfd.readouterr())
+    assert code == 2, out
+    assert fragment in out and "Traceback" not in out, out
+    assert os.listdir(res) == []

@@ -166,6 +166,8 @@ def summarize(recs: Iterable[dict[str, Any]], group_by: Sequence[str] = ()) -> l
             mode += "+fused" if v["fused"] else " unfused"
         if v.get("fft", "pxq") != "pxq":  # FT's FFT engine (--fft): a variant of its own
             mode += f"+{v['fft']}"
+        if v.get("exchange", "p2p") != "p2p":  # the ring's hand-over (--exchange)
+            mode += f"+{v['exchange']}"
         simulated = bool((rec.get("counters") or {}).get("simulated"))
         if simulated:  # times under the simulator are not the variant's speed: never pooled with native runs
             mode += " sim"
