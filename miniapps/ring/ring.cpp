@@ -1,9 +1,10 @@
 // The ring: W = ranks x threads workers in a ring, each owning a block. Every iteration a
 // worker runs K passes of the update on its block, then the block moves one place along the
 // ring. Within a rank the move is an ownership change (no copy); between ranks it is an MPI
-// message, sent tile by tile when tiled. Ring order within rank r: thread T-1 receives from
-// rank r-1, blocks flow down to thread 0 (the thread that calls MPI), which sends to rank
-// r+1. So ring position of (rank r, thread t) is r*T + (T-1-t).
+// message, sent tile by tile when tiled, or with --exchange shm an ownership change too:
+// every block lives in one MPI-3 shared-memory window (comm/ring_shm.hpp). Ring order within rank r: thread T-1
+// receives from rank r-1, blocks flow down to thread 0 (the thread that calls MPI), which sends to rank r+1. So ring
+// position of (rank r, thread t) is r*T + (T-1-t).
 #include "ring.hpp"
 
 #include <omp.h>
@@ -295,7 +296,7 @@ common::Summary RingProxy::summarize(const common::Measured& m, bool /*quiet*/) 
     s.variant = {{"Exchange", o_.exchange == "shm"
                                   ? "shm (blocks in one MPI-3 shared-memory window, read in place by the next rank)"
                                   : "p2p (MPI messages, tile by tile)"}};
-  s.variant_json = {{"exchange", o_.exchange}};
+  if (w_.size > 1) s.variant_json = {{"exchange", o_.exchange}};  // one rank hands nothing to another
   s.checks = {{"Max rel error", common::fmt("%.3e", ver_.max_rel_error)},
               {"Checksum error", common::fmt("%.3e", ver_.checksum_rel_error) + " (relative; tolerance " +
                                      common::fmt("%.3e", ver_.tolerance) + ")"}};
