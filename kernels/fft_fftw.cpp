@@ -2,14 +2,15 @@
 // split real and imaginary) is one FFTW guru plan: a transform of length n at stride 1,
 // repeated for B lines n apart, split arrays, out of place into the work arrays. (FFTW is
 // 2-4x slower on pxq's own layout, lines interleaved: its codelets want each line
-// contiguous.) FFTW's split
-// interface computes the inverse transform when real and imaginary are swapped, so one plan
-// serves both directions.
+// contiguous.) FFTW's split interface computes the inverse transform when real and
+// imaginary are swapped, so one plan serves both directions.
 //
 // Plans are made on first use for each batch width, alignment and separation of the real
-// and imaginary arrays (FFTW reuses a plan only on arrays laid out alike), under a lock (FFTW's
-// planner is not thread-safe; executing a plan on new arrays is). FFTW_MEASURE times a few
-// candidate algorithms on scratch arrays, so planning never touches the caller's data.
+// and imaginary arrays (FFTW reuses a plan only on arrays laid out alike), under an exclusive
+// lock (FFTW's planner is not thread-safe); every batch after that only looks its plan up
+// under a shared lock, so threads running batches do not queue (executing a plan on new
+// arrays is thread-safe). FFTW_MEASURE times a few candidate algorithms on scratch arrays, so
+// planning never touches the caller's data.
 #include "fft_fftw.hpp"
 
 #include <stdexcept>
@@ -22,6 +23,7 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <shared_mutex>
 #include <tuple>
 #include <utility>
 #endif
@@ -71,8 +73,13 @@ class FftwBatches {
   };
 
   fftw_plan get(const Key& key) const {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    auto& plan = plans_[key];
+    {
+      const std::shared_lock<std::shared_mutex> look(mutex_);
+      const auto it = plans_.find(key);
+      if (it != plans_.end()) return it->second;
+    }
+    const std::unique_lock<std::shared_mutex> plan_it(mutex_);
+    auto& plan = plans_[key];  // another thread may have planned it meanwhile
     if (plan == nullptr) plan = make(key);
     return plan;
   }
@@ -98,7 +105,7 @@ class FftwBatches {
   }
 
   int n_;
-  mutable std::mutex mutex_;
+  mutable std::shared_mutex mutex_;
   mutable std::map<Key, fftw_plan> plans_;
 };
 

@@ -144,6 +144,12 @@ def field_value(rec: dict[str, Any], path: str) -> str:
 DISTINGUISH = ("placement_summary.requested", "context.host", "context.mpi_library", "context.git_commit")
 
 
+# An app's own variant choices, shown in the mode when not the default ("flat+fftw",
+# "tiled+shm") so runs that differ in them are never pooled: FT's FFT engine (--fft) and
+# the ring's hand-over between ranks (--exchange).
+APP_CHOICES = (("fft", "pxq"), ("exchange", "p2p"))
+
+
 def split_fields(recs: Iterable[dict[str, Any]], group_by: Sequence[str] = ()) -> list[str]:
     """`group_by` and every DISTINGUISH field whose value differs between the finished runs."""
     done = [r for r in recs if r.get("status") in ("ok", "failed") and "time" in r]
@@ -164,10 +170,9 @@ def summarize(recs: Iterable[dict[str, Any]], group_by: Sequence[str] = ()) -> l
         mode = v["mode"]
         if "fused" in v and v["fused"] != (tile != "off"):  # fusion chosen apart from the tile
             mode += "+fused" if v["fused"] else " unfused"
-        if v.get("fft", "pxq") != "pxq":  # FT's FFT engine (--fft): a variant of its own
-            mode += f"+{v['fft']}"
-        if v.get("exchange", "p2p") != "p2p":  # the ring's hand-over (--exchange)
-            mode += f"+{v['exchange']}"
+        for choice, default in APP_CHOICES:
+            if v.get(choice, default) != default:
+                mode += f"+{v[choice]}"
         simulated = bool((rec.get("counters") or {}).get("simulated"))
         if simulated:  # times under the simulator are not the variant's speed: never pooled with native runs
             mode += " sim"
