@@ -31,7 +31,7 @@ def _rankpairs(recs: list[dict[str, Any]], path: Path) -> Path:
 def _osu(recs: list[dict[str, Any]], path: Path) -> Path:
     from pxq import osuprobe
 
-    return osuprobe.plot(_last(recs), path)
+    return osuprobe.plot(recs, path)  # pxq's and an imported OSU run of the same test together
 
 
 def _collective(recs: list[dict[str, Any]], path: Path) -> Path:

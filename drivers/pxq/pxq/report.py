@@ -15,6 +15,7 @@ from rich.table import Table
 
 from pxq import figures
 from pxq.layout import Layout, format_bytes
+from pxq.peers import NAS_MODE
 from pxq.records import FAILED_STATUSES
 
 # The bandwidth each app reports: the ring's pipeline, CG's SpMV, MG's finest residual.
@@ -45,6 +46,7 @@ class Row:
     verified: bool
     mops: list[float] = field(default_factory=list)
     speedup: float | None = None
+    vs_nas: float | None = None  # Mop/s over the imported NAS run's on the same nodes and cores (pxq import)
     extra: tuple[str, ...] = ()  # the values of the --group-by fields
     tile_bytes: int = 0  # the tile as a number, for ordering
     gbs_over_total: bool = False  # the GB/s metric is over the whole run (the ring's), not a phase
@@ -153,7 +155,11 @@ APP_CHOICES = (("fft", "pxq"), ("exchange", "p2p"))
 def split_fields(recs: Iterable[dict[str, Any]], group_by: Sequence[str] = ()) -> list[str]:
     """`group_by` and every DISTINGUISH field whose value differs between the finished runs."""
     done = [r for r in recs if r.get("status") in ("ok", "failed") and "time" in r]
-    auto = [f for f in DISTINGUISH if f not in group_by and len({field_value(r, f) for r in done}) > 1]
+
+    def values(f: str) -> set[str]:  # an imported peer run has no pxq commit to differ by
+        return {field_value(r, f) for r in done if not (f == "context.git_commit" and "imported" in r)}
+
+    auto = [f for f in DISTINGUISH if f not in group_by and len(values(f)) > 1]
     return [*group_by, *auto]
 
 
@@ -219,6 +225,7 @@ def summarize(recs: Iterable[dict[str, Any]], group_by: Sequence[str] = ()) -> l
         _add_misses(row, rec, simulated)
     rows = list(groups.values())
     _speedups(rows)
+    _against_nas(rows)
     order = {"flat": 0, "hybrid": 1, "tiled": 2}
     rows.sort(
         key=lambda r: (
@@ -253,6 +260,21 @@ def _speedups(rows: list[Row]) -> None:
                 break
 
 
+def _against_nas(rows: list[Row]) -> None:
+    """Each pxq row's Mop/s over the imported NAS row's (pxq import) with the same app, problem,
+    nodes and cores per node: NAS's MPI codes run a rank per core."""
+    nas = [r for r in rows if r.mode == NAS_MODE and r.median_mops]
+    for row in rows:
+        if row.mode == NAS_MODE or row.median_mops is None:
+            continue
+        base = Layout(row.layout.nodes, row.layout.ranks_per_node * row.layout.threads, 1)
+        peer = next(
+            (n for n in nas if (n.app, n.size, n.layout, n.alloc) == (row.app, row.size, base, row.alloc)), None
+        )
+        if peer is not None and peer.median_mops:
+            row.vs_nas = row.median_mops / peer.median_mops
+
+
 def _add_misses(row: Row, rec: dict[str, Any], simulated: bool) -> None:
     """The run's misses at the outermost level its counters counted (none: nothing added)."""
     from pxq.counters import misses
@@ -277,6 +299,7 @@ def table(rows: list[Row], title: str = "pxq results", group_by: Sequence[str] =
     with_mops = any(r.mops for r in rows)
     with_size = any(r.app != "ring" for r in rows)
     with_misses = any(r.median_misses is not None for r in rows)
+    with_nas = any(r.vs_nas is not None for r in rows)
     cols = [
         "app",
         *(["size"] if with_size else []),
@@ -294,6 +317,7 @@ def table(rows: list[Row], title: str = "pxq results", group_by: Sequence[str] =
         *(["Mop/s"] if with_mops else []),
         *(["misses", "miss/KiB"] if with_misses else []),
         "speedup",
+        *(["x NAS"] if with_nas else []),
         "verified",
     ]
     for col in cols:
@@ -319,7 +343,10 @@ def table(rows: list[Row], title: str = "pxq results", group_by: Sequence[str] =
         if with_misses:
             n, per = r.median_misses, r.misses_per_kib
             cells += ["-" if n is None else f"{n:.3g} {miss_label(r.miss_level)}", "-" if per is None else f"{per:.2f}"]
-        cells += ["-" if r.speedup is None else f"{r.speedup:.2f}x", "yes" if r.verified else "[red]NO[/red]"]
+        cells.append("-" if r.speedup is None else f"{r.speedup:.2f}x")
+        if with_nas:
+            cells.append("-" if r.vs_nas is None else f"{r.vs_nas:.2f}")
+        cells.append("yes" if r.verified else "[red]NO[/red]")
         t.add_row(*cells)
     return t
 
@@ -368,6 +395,7 @@ COLUMNS = (
     "miss_level",
     "misses_per_kib",
     "speedup",
+    "vs_nas",
     "verified",
     "flags",
 )
@@ -401,6 +429,7 @@ def flat_rows(rows: list[Row], group_by: Sequence[str] = ()) -> list[dict[str, A
             "miss_level": r.miss_level or None,
             "misses_per_kib": r.misses_per_kib,
             "speedup": r.speedup,
+            "vs_nas": r.vs_nas,
             "verified": r.verified,
             "flags": " ".join(r.flags),
         }
