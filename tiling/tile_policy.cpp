@@ -1,6 +1,7 @@
 // Tile policy parsing and resolution: the single place where a tile size is decided.
 #include "pxq/tiling/tile_policy.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <limits>
 #include <stdexcept>
@@ -75,7 +76,7 @@ TilePolicy parse_tile_policy(const std::string& text) {
 }
 
 TileResolution resolve_tile(const TilePolicy& policy, std::size_t buffer_bytes, std::size_t element_bytes,
-                            const CacheInfo& caches) {
+                            const CacheInfo& caches, std::size_t l2_divisor) {
   if (element_bytes == 0) throw std::invalid_argument("element size must be > 0");
   if (buffer_bytes < element_bytes)
     throw std::invalid_argument("buffer of " + std::to_string(buffer_bytes) + " bytes holds no element of " +
@@ -95,8 +96,9 @@ TileResolution resolve_tile(const TilePolicy& policy, std::size_t buffer_bytes, 
       break;
     case TilePolicy::Kind::automatic:
       if (caches.l2.bytes > 0) {
-        want = static_cast<std::size_t>(static_cast<double>(caches.l2.bytes) * kAutoL2Fraction);
-        r.source = "auto:L2";
+        l2_divisor = std::max<std::size_t>(1, l2_divisor);
+        want = std::max(kMinTileBytes, caches.l2.bytes / l2_divisor);
+        r.source = "auto:L2/" + std::to_string(l2_divisor);
       } else {
         want = kAutoFallbackBytes;
         r.source = "auto:fallback";

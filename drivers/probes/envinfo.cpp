@@ -54,6 +54,7 @@ int print_registry() {
                     {"binary", std::string("pxq-") + a.name},
                     {"classes", classes},
                     {"tile_kernel", a.tile_kernel},
+                    {"auto_l2_divisor", a.auto_l2_divisor},
                     {"bench_kernels", kernels},
                     {"headline", a.headline},
                     {"unit", a.unit},

@@ -76,12 +76,18 @@ TEST(ResolveTile, SmallerThanAnElementBecomesOneElement) {
   EXPECT_EQ(r.bytes, 8u);
 }
 
-TEST(ResolveTile, AutoUsesHalfTheL2AndFallsBackWithoutCaches) {
+TEST(ResolveTile, AutoTakesTheKernelsShareOfTheL2AndFallsBackWithoutCaches) {
   CacheInfo c;
   c.l2.bytes = 2 << 20;
   const auto r = resolve_tile(parse_tile_policy("auto"), 64 << 20, 8, c);
-  EXPECT_EQ(r.bytes, static_cast<std::size_t>((2 << 20) * kAutoL2Fraction));
-  EXPECT_EQ(r.source, "auto:L2");
+  EXPECT_EQ(r.bytes, (2u << 20) / kAutoL2Divisor);
+  EXPECT_EQ(r.source, "auto:L2/2");
+  const auto q = resolve_tile(parse_tile_policy("auto"), 64 << 20, 8, c, 4);
+  EXPECT_EQ(q.bytes, 512u << 10);
+  EXPECT_EQ(q.source, "auto:L2/4");
+  EXPECT_EQ(resolve_tile(parse_tile_policy("auto"), 64 << 20, 8, c, 0).bytes, 2u << 20);  // 0 means 1
+  c.l2.bytes = 1024;  // a tiny L2 never gives a tile under the smallest one accepted
+  EXPECT_EQ(resolve_tile(parse_tile_policy("auto"), 64 << 20, 8, c, 4).bytes, kMinTileBytes);
   const auto f = resolve_tile(parse_tile_policy("auto"), 64 << 20, 8, CacheInfo{});
   EXPECT_EQ(f.bytes, kAutoFallbackBytes);
   EXPECT_EQ(f.source, "auto:fallback");

@@ -32,9 +32,10 @@ struct TilePolicy {
 // "off", "auto" or a byte size (parse_bytes). "0" and negatives are errors.
 TilePolicy parse_tile_policy(const std::string& text);
 
-// auto = this fraction of the per-core L2: a tile plus its neighbour in flight (the one
-// being sent while the next is computed) stay in L2 together.
-inline constexpr double kAutoL2Fraction = 0.5;
+// auto = the per-core L2 over a divisor each kernel chooses (miniapps/apps.def): a tile, its
+// neighbour in flight and what the kernel reads beside them stay in L2 together. Two when the
+// kernel names none.
+inline constexpr std::size_t kAutoL2Divisor = 2;
 // auto without any cache information.
 inline constexpr std::size_t kAutoFallbackBytes = 256 * 1024;
 
@@ -42,14 +43,15 @@ struct TileResolution {
   bool tiled = false;        // false: one chunk, the whole buffer
   std::size_t bytes = 0;     // tile bytes actually used (whole buffer when untiled)
   std::size_t elements = 0;  // tile length in elements
-  std::string source;        // "off", "user", "auto:L2", "auto:fallback", "auto:profile"
+  std::string source;        // "off", "user", "auto:L2/N", "auto:fallback", "auto:profile"
   std::string profile;       // the machine tile profile's path when source is auto:profile
   std::string warning;       // non-empty when the request was clamped or rounded
 };
 
 // Turns a policy into a tile for one buffer: tiles never exceed the buffer (clamped, with
-// a warning) and are a whole number of elements (rounded down, at least one element).
+// a warning) and are a whole number of elements (rounded down, at least one element). `auto`
+// takes the per-core L2 over `l2_divisor` (at least 1).
 TileResolution resolve_tile(const TilePolicy& policy, std::size_t buffer_bytes, std::size_t element_bytes,
-                            const CacheInfo& caches);
+                            const CacheInfo& caches, std::size_t l2_divisor = kAutoL2Divisor);
 
 }  // namespace pxq::tiling

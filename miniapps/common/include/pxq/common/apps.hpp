@@ -11,6 +11,7 @@ struct AppInfo {
   const char* name;
   const char* classes;        // NAS classes, one letter each ("" when the app has none)
   const char* tile_kernel;    // the tile profile's kernel for --tile auto
+  int auto_l2_divisor;        // --tile auto without a profile: the per-core L2 over this
   const char* bench_kernels;  // space-separated kernels pxq-bench-tiling measures
   const char* headline;       // the record's headline metric
   const char* unit;
@@ -19,7 +20,8 @@ struct AppInfo {
 
 inline const std::vector<AppInfo>& apps() {
   static const std::vector<AppInfo> list = {
-#define PXQ_APP(name, classes, tile, bench, headline, unit, what) {#name, classes, tile, bench, headline, unit, what},
+#define PXQ_APP(name, classes, tile, divisor, bench, headline, unit, what) \
+  {#name, classes, tile, divisor, bench, headline, unit, what},
 #include "../../../../apps.def"
 #undef PXQ_APP
   };
