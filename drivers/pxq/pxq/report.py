@@ -211,7 +211,8 @@ def summarize(recs: Iterable[dict[str, Any]], group_by: Sequence[str] = ()) -> l
                 tile_bytes=v.get("tile_bytes") or 0,
             )
         row.times.append(rec["time"]["total"])
-        row.comm.append(rec["time"].get("comm", 0.0))
+        if "comm" in rec["time"]:  # an imported peer run has no communication time
+            row.comm.append(rec["time"]["comm"])
         metrics = rec.get("metrics", {})
         # The ring's streamed bandwidth, CG's SpMV and MG's residual bandwidth; FT has none.
         gbs_key = next((k for k in GBS_METRICS if k in metrics), None)
@@ -334,8 +335,8 @@ def table(rows: list[Row], title: str = "pxq results", group_by: Sequence[str] =
             str(len(r.times)),
             f"{r.median:.4f}",
             f"{100 * r.spread:.1f}%",
-            f"{statistics.median(r.comm):.4f}",
-            f"{100 * statistics.median(r.comm) / r.median:.1f}%" if r.median > 0 else "-",
+            f"{statistics.median(r.comm):.4f}" if r.comm else "-",
+            f"{100 * statistics.median(r.comm) / r.median:.1f}%" if r.comm and r.median > 0 else "-",
             "-" if r.median_gbs is None else f"{r.median_gbs:.1f}",
         ]
         if with_mops:
@@ -405,7 +406,7 @@ def flat_rows(rows: list[Row], group_by: Sequence[str] = ()) -> list[dict[str, A
     """One dict per configuration with COLUMNS (and the group_by fields, by their paths)."""
     out = []
     for r in rows:
-        comm = statistics.median(r.comm) if r.comm else 0.0
+        comm = statistics.median(r.comm) if r.comm else None
         d: dict[str, Any] = {
             "app": r.app,
             "size": r.size,
@@ -422,7 +423,7 @@ def flat_rows(rows: list[Row], group_by: Sequence[str] = ()) -> list[dict[str, A
             "max_s": max(r.times),
             "spread": r.spread,
             "comm_s": comm,
-            "comm_share": comm / r.median if r.median > 0 else None,
+            "comm_share": comm / r.median if comm is not None and r.median > 0 else None,
             "gbs": r.median_gbs,
             "mops": r.median_mops,
             "misses": r.median_misses,
@@ -508,6 +509,8 @@ def bar_chart(rows: list[Row], path: Path, title: str) -> Path:
     labels = [f"{r.layout}\n{r.mode}" + (f"\n{r.tile}" if r.mode.startswith("tiled") else "") for r in shown]
     values = [r.speedup for r in shown]
     colors = {"flat": "#9e9e9e", "hybrid": "#1f77b4", "tiled": "#2ca02c"}
+    if any(r.mode == NAS_MODE for r in shown):
+        colors["NAS (imported)"] = colors[NAS_MODE] = "#d62728"
     fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(shown) + 3), 4.5))
     bars = ax.bar(range(len(shown)), values, color=[colors.get(r.mode.split()[0].split("+")[0], "#555") for r in shown])
     for bar, r in zip(bars, shown):
@@ -524,7 +527,7 @@ def bar_chart(rows: list[Row], path: Path, title: str) -> Path:
     ax.set_xlabel("layout (nodes x ranks per node x threads), variant and tile")
     ax.set_ylabel("speedup vs flat MPI (same cores per node)")
     ax.legend(
-        handles=[Patch(color=c, label=m) for m, c in colors.items()],
+        handles=[Patch(color=c, label=m) for m, c in colors.items() if m != NAS_MODE],
         fontsize=8,
         loc="upper left",
         bbox_to_anchor=(1.01, 1),
