@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from test_report import record as run_record
 
 from pxq import cli, peers, report, schemas
 from pxq.errors import InputError
@@ -76,18 +77,13 @@ def nas(seconds="1.40", mops="2000.00", verdict="SUCCESSFUL", text=NAS_CG):
 
 
 def pxq_run(mode: str, seconds: float, mops: float, layout=(1, 2, 1)) -> dict:
-    return {
-        "kind": "run",
-        "schema": 2,
-        "app": "cg",
-        "status": "ok",
-        "size": {"class": "A"},
-        "variant": {"mode": mode, "threads": layout[2], "tile_bytes": 0, "backend": "openmp"},
-        "layout": {"nodes": layout[0], "ranks_per_node": layout[1], "threads": layout[2], "alloc": "block"},
-        "context": {"host": "here", "date": "2026-11-23T00:00:00Z", "mpi_library": "Open MPI v4.1.4"},
-        "time": {"total": seconds, "comm": 0.0},
-        "metrics": {"mops_total": mops},
-    }
+    """test_report's run record, as CG class A in `mode` on `layout`."""
+    rec = run_record(seconds, 1.0, mops, metric="spmv_gbs")
+    rec["size"] = {"class": "A"}
+    rec["variant"].update(mode=mode, threads=layout[2])
+    rec["layout"] = {"nodes": layout[0], "ranks_per_node": layout[1], "threads": layout[2], "alloc": "block"}
+    rec["context"] = {"host": "here", "date": "2026-11-23T00:00:00Z", "mpi_library": "Open MPI v4.1.4"}
+    return rec
 
 
 def test_nas_output_becomes_a_schema_valid_run_record(tmp_path):
