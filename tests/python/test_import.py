@@ -200,6 +200,8 @@ def test_one_bad_file_writes_nothing(tmp_path, capsys, fake_build):
     assert cli.main(["import", str(tmp_path / "good.txt"), str(tmp_path / "bad.txt"), "--results", str(out)]) == 2
     assert "bad.txt" in capsys.readouterr().err and not out.exists()
     assert cli.main(["import", str(tmp_path / "nope.txt"), "--results", str(out)]) == 2
+    assert cli.main(["import", str(tmp_path), "--results", str(out)]) == 2
+    assert "a folder" in capsys.readouterr().err
     (tmp_path / "bin").write_bytes(b"\x7fELF\0\0\0")
     assert cli.main(["import", str(tmp_path / "bin"), "--results", str(out)]) == 2
     assert "not text" in capsys.readouterr().err and not out.exists()

@@ -66,7 +66,8 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     out = []
     for path in args.files:
         if not path.is_file():
-            raise InputError(f"{path}: no such file: give the file NAS or OSU printed (their standard output)")
+            what = "a folder" if path.is_dir() else "no such file"
+            raise InputError(f"{path}: {what}: give the files NAS or OSU printed (their standard output), one run each")
         text = peers.read_text(path)
         peer = peers.parse(path, text)
         lay = peers.check_layout(path, peer, layout)
