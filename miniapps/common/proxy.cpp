@@ -115,8 +115,8 @@ int run_proxy(const MpiWorld& w, const CommonOptions& co, const std::string& app
   const std::unique_ptr<Proxy> proxy = make(variant);
   const RunStart start = [&] {
     const comm::Uncounted bookkeeping;
-    return start_run(w, co, variant, proxy->tile_buffer_bytes(), app_info(app).tile_kernel,
-                     static_cast<std::size_t>(app_info(app).auto_l2_divisor));
+    const AppInfo& info = app_info(app);
+    return start_run(w, co, variant, proxy->tile_buffer_bytes(), info.tile_kernel, info.auto_l2_divisor);
   }();
   const auto synced = [&] {
     const comm::Uncounted bookkeeping;

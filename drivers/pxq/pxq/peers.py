@@ -20,17 +20,17 @@ NAS_APPS = ("cg", "mg", "ft")  # the NAS benchmarks pxq has a proxy of
 _NAS_DONE = re.compile(r"^\s*(\w+) Benchmark Completed\.?\s*$", re.M)
 _NAS_FIELD = re.compile(r"^\s*([A-Za-z][A-Za-z/ ]*?)\s*=\s*(.*?)\s*$")
 _OSU_TITLE = re.compile(r"^#\s*OSU MPI(?:-\w+)? (.+?) Test(?: v(\S+))?\s*$", re.M)
-# OSU's test titles, longest first (the collectives' titles hold "Latency" too).
-OSU_TESTS = (
-    ("Multiple Bandwidth / Message Rate", "mbw_mr"),
-    ("Bi-Directional Bandwidth", "bibw"),
-    ("All-to-All Personalized Exchange Latency", "alltoall"),
-    ("Allreduce Latency", "allreduce"),
-    ("Broadcast Latency", "bcast"),
-    ("Barrier Latency", "barrier"),
-    ("Bandwidth", "bw"),
-    ("Latency", "latency"),
-)
+# OSU's test titles (between "OSU MPI" and "Test") and pxq's names for the tests.
+OSU_TESTS = {
+    "Multiple Bandwidth / Message Rate": "mbw_mr",
+    "Bi-Directional Bandwidth": "bibw",
+    "All-to-All Personalized Exchange Latency": "alltoall",
+    "Allreduce Latency": "allreduce",
+    "Broadcast Latency": "bcast",
+    "Barrier Latency": "barrier",
+    "Bandwidth": "bw",
+    "Latency": "latency",
+}
 # OSU's column headings and pxq's names for them (pxq-probe-osu's rows use the same names).
 OSU_COLUMNS = {
     "size": "bytes",
@@ -147,9 +147,8 @@ def parse_nas(path: Path, text: str) -> Peer:
 
 
 def _osu_test(path: Path, title: str) -> str:
-    for words, test in OSU_TESTS:
-        if title == words:
-            return test
+    if title in OSU_TESTS:
+        return OSU_TESTS[title]
     raise InputError(
         f"{path}: OSU test '{title}' has no pxq counterpart: import "
         "latency, bw, bibw, mbw_mr, allreduce, bcast, alltoall or barrier"

@@ -243,35 +243,35 @@ def summarize(recs: Iterable[dict[str, Any]], group_by: Sequence[str] = ()) -> l
     return rows
 
 
+def _rank_per_core(row: Row, rows: list[Row], mode: str, same_group: bool = True) -> Row | None:
+    """The row of `mode` that ran `row`'s problem a rank per core on the same nodes and cores per
+    node (p x q*T x 1), with the same allocation (and group, unless `same_group` is False)."""
+    base = Layout(row.layout.nodes, row.layout.ranks_per_node * row.layout.threads, 1)
+    for cand in rows:
+        if (cand.mode, cand.layout, cand.app, cand.size, cand.alloc) == (mode, base, row.app, row.size, row.alloc) and (
+            cand.extra == row.extra or not same_group
+        ):
+            return cand
+    return None
+
+
 def _speedups(rows: list[Row]) -> None:
     """Each row's speedup over the flat rank-per-core row with the same cores per node, problem,
     allocation and group."""
     for row in rows:
-        base_layout = Layout(row.layout.nodes, row.layout.ranks_per_node * row.layout.threads, 1)
-        for cand in rows:
-            if (
-                cand.mode == "flat"
-                and cand.layout == base_layout
-                and cand.app == row.app
-                and cand.size == row.size
-                and cand.alloc == row.alloc
-                and cand.extra == row.extra
-            ):
-                row.speedup = cand.median / row.median
-                break
+        flat = _rank_per_core(row, rows, "flat")
+        if flat is not None:
+            row.speedup = flat.median / row.median
 
 
 def _against_nas(rows: list[Row]) -> None:
     """Each pxq row's Mop/s over the imported NAS row's (pxq import) with the same app, problem,
-    nodes and cores per node: NAS's MPI codes run a rank per core."""
-    nas = [r for r in rows if r.mode == NAS_MODE and r.median_mops]
+    nodes and cores per node: NAS's MPI codes run a rank per core. A NAS run's host, MPI library or
+    commit may differ from pxq's (that is the comparison), so the group is not matched."""
     for row in rows:
         if row.mode == NAS_MODE or row.median_mops is None:
             continue
-        base = Layout(row.layout.nodes, row.layout.ranks_per_node * row.layout.threads, 1)
-        peer = next(
-            (n for n in nas if (n.app, n.size, n.layout, n.alloc) == (row.app, row.size, base, row.alloc)), None
-        )
+        peer = _rank_per_core(row, rows, NAS_MODE, same_group=False)
         if peer is not None and peer.median_mops:
             row.vs_nas = row.median_mops / peer.median_mops
 
@@ -510,7 +510,7 @@ def bar_chart(rows: list[Row], path: Path, title: str) -> Path:
     values = [r.speedup for r in shown]
     colors = {"flat": "#9e9e9e", "hybrid": "#1f77b4", "tiled": "#2ca02c"}
     if any(r.mode == NAS_MODE for r in shown):
-        colors["NAS (imported)"] = colors[NAS_MODE] = "#d62728"
+        colors[NAS_MODE] = "#d62728"
     fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(shown) + 3), 4.5))
     bars = ax.bar(range(len(shown)), values, color=[colors.get(r.mode.split()[0].split("+")[0], "#555") for r in shown])
     for bar, r in zip(bars, shown):
@@ -527,7 +527,7 @@ def bar_chart(rows: list[Row], path: Path, title: str) -> Path:
     ax.set_xlabel("layout (nodes x ranks per node x threads), variant and tile")
     ax.set_ylabel("speedup vs flat MPI (same cores per node)")
     ax.legend(
-        handles=[Patch(color=c, label=m) for m, c in colors.items() if m != NAS_MODE],
+        handles=[Patch(color=c, label="NAS (imported)" if m == NAS_MODE else m) for m, c in colors.items()],
         fontsize=8,
         loc="upper left",
         bbox_to_anchor=(1.01, 1),

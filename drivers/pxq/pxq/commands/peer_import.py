@@ -43,11 +43,12 @@ def _this_mpi() -> str | None:
         return None
 
 
-def _context(path: Path, args: argparse.Namespace) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+def _context(path: Path, args: argparse.Namespace, mpi: str | None) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+    """What the peer ran on: the user's --host and --mpi, else this machine's (`mpi`), and the
+    file's date; with the list of what was assumed."""
     assumed = []
     if not args.host:
         assumed.append(("host", "this machine's; give --host"))
-    mpi = args.mpi or _this_mpi()
     if not args.mpi:
         assumed.append(("MPI library", "this machine's; give --mpi") if mpi else ("MPI library", "give --mpi"))
     when = datetime.datetime.fromtimestamp(path.stat().st_mtime, datetime.timezone.utc)
@@ -63,6 +64,7 @@ def _context(path: Path, args: argparse.Namespace) -> tuple[dict[str, Any], list
 def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> int:
     layout: Layout | None = parse_layout(args.layout) if args.layout else None
     results = paths.results_path(args.results, "peers.jsonl")
+    mpi = args.mpi or _this_mpi()  # asked once: pxq-envinfo is a process
     out = []
     for path in args.files:
         if not path.is_file():
@@ -71,7 +73,7 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
         text = peers.read_text(path)
         peer = peers.parse(path, text)
         lay = peers.check_layout(path, peer, layout)
-        context, assumed = _context(path, args)
+        context, assumed = _context(path, args, mpi)
         rec = peers.record(path, text, peer, lay, context, assumed)
         problems = schemas.problems(rec, str(path))
         if problems:  # pxq's own fault, never the user's: say so rather than write it

@@ -1,6 +1,7 @@
 // The app registry: miniapps/apps.def as C++ (pxq-envinfo exports it for the driver).
 #pragma once
 
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -9,11 +10,11 @@ namespace pxq::common {
 
 struct AppInfo {
   const char* name;
-  const char* classes;        // NAS classes, one letter each ("" when the app has none)
-  const char* tile_kernel;    // the tile profile's kernel for --tile auto
-  int auto_l2_divisor;        // --tile auto without a profile: the per-core L2 over this
-  const char* bench_kernels;  // space-separated kernels pxq-bench-tiling measures
-  const char* headline;       // the record's headline metric
+  const char* classes;          // NAS classes, one letter each ("" when the app has none)
+  const char* tile_kernel;      // the tile profile's kernel for --tile auto
+  std::size_t auto_l2_divisor;  // --tile auto without a profile: the per-core L2 over this
+  const char* bench_kernels;    // space-separated kernels pxq-bench-tiling measures
+  const char* headline;         // the record's headline metric
   const char* unit;
   const char* what;
 };
