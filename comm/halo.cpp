@@ -92,29 +92,33 @@ void HaloPlan::copy_periodic(double* u, int axis) const {
 }
 
 void HaloPlan::exchange(double* u, PeerTraffic& traffic) {
-  for (int axis = 0; axis < 3; ++axis) {
-    const int lo = nbr_.lower[axis], hi = nbr_.upper[axis];
-    if (lo == self_ && hi == self_) {
-      copy_periodic(u, axis);
-      continue;
-    }
-    const int count = face_size(axis);
-    // Tags name the direction of travel: "upward" messages fill the receiver's lower halo.
-    const int tag_up = tag_base_ + 2 * axis, tag_down = tag_base_ + 2 * axis + 1;
-    MPI_Request req[4];
-    check_mpi(MPI_Irecv(recv_lo_.data(), count, MPI_DOUBLE, lo, tag_up, comm_, &req[0]), "MPI_Irecv (halo)");
-    check_mpi(MPI_Irecv(recv_hi_.data(), count, MPI_DOUBLE, hi, tag_down, comm_, &req[1]), "MPI_Irecv (halo)");
-    pack(u, axis, true, send_hi_.data());
-    pack(u, axis, false, send_lo_.data());
-    check_mpi(MPI_Isend(send_hi_.data(), count, MPI_DOUBLE, hi, tag_up, comm_, &req[2]), "MPI_Isend (halo)");
-    check_mpi(MPI_Isend(send_lo_.data(), count, MPI_DOUBLE, lo, tag_down, comm_, &req[3]), "MPI_Isend (halo)");
-    check_mpi(MPI_Waitall(4, req, MPI_STATUSES_IGNORE), "MPI_Waitall (halo)");
-    const std::uint64_t bytes = static_cast<std::uint64_t>(count) * sizeof(double);
-    traffic.count(hi, bytes);
-    traffic.count(lo, bytes);
-    unpack(u, axis, false, recv_lo_.data());
-    unpack(u, axis, true, recv_hi_.data());
+  for (int axis = 0; axis < 3; ++axis) exchange_axis(u, axis, traffic);
+}
+
+void HaloPlan::exchange_axis(double* u, int axis, PeerTraffic& traffic) {
+  if (axis < 0 || axis > 2)
+    throw std::invalid_argument("halo plan: axis " + std::to_string(axis) + " is not 0, 1 or 2");
+  const int lo = nbr_.lower[axis], hi = nbr_.upper[axis];
+  if (lo == self_ && hi == self_) {
+    copy_periodic(u, axis);
+    return;
   }
+  const int count = face_size(axis);
+  // Tags name the direction of travel: "upward" messages fill the receiver's lower halo.
+  const int tag_up = tag_base_ + 2 * axis, tag_down = tag_base_ + 2 * axis + 1;
+  MPI_Request req[4];
+  check_mpi(MPI_Irecv(recv_lo_.data(), count, MPI_DOUBLE, lo, tag_up, comm_, &req[0]), "MPI_Irecv (halo)");
+  check_mpi(MPI_Irecv(recv_hi_.data(), count, MPI_DOUBLE, hi, tag_down, comm_, &req[1]), "MPI_Irecv (halo)");
+  pack(u, axis, true, send_hi_.data());
+  pack(u, axis, false, send_lo_.data());
+  check_mpi(MPI_Isend(send_hi_.data(), count, MPI_DOUBLE, hi, tag_up, comm_, &req[2]), "MPI_Isend (halo)");
+  check_mpi(MPI_Isend(send_lo_.data(), count, MPI_DOUBLE, lo, tag_down, comm_, &req[3]), "MPI_Isend (halo)");
+  check_mpi(MPI_Waitall(4, req, MPI_STATUSES_IGNORE), "MPI_Waitall (halo)");
+  const std::uint64_t bytes = static_cast<std::uint64_t>(count) * sizeof(double);
+  traffic.count(hi, bytes);
+  traffic.count(lo, bytes);
+  unpack(u, axis, false, recv_lo_.data());
+  unpack(u, axis, true, recv_hi_.data());
 }
 
 }  // namespace pxq::comm

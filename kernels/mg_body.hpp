@@ -36,19 +36,25 @@ PXQ_MG_BODY void line_sums(const double* x, Box b, int i2, int i3, int lo, int h
   }
 }
 
-// r = v - A u along one interior row; a[1] = 0 as in NAS.
-PXQ_MG_BODY void resid_row(const double* u, const double* v, double* r, Box b, const Stencil& a, int i2, int i3,
-                           double* buf) {
+// r = v - A u along one interior row into `rc` (the row's n1 points, interior written); a[1]
+// = 0 as in NAS.
+PXQ_MG_BODY void resid_row_to(const double* u, const double* v, double* rc, Box b, const Stencil& a, int i2, int i3,
+                              double* buf) {
   const double a0 = a.w[0], a2 = a.w[2], a3 = a.w[3];
   double* u1 = buf;
   double* u2 = buf + b.n1;
   line_sums(u, b, i2, i3, 0, b.n1, u1, u2);
   const double* uc = u + b.at(0, i2, i3);
   const double* vc = v + b.at(0, i2, i3);
-  double* rc = r + b.at(0, i2, i3);
 #pragma omp simd
   for (int i1 = 1; i1 < b.n1 - 1; ++i1)
     rc[i1] = vc[i1] - a0 * uc[i1] - a2 * (u2[i1] + u1[i1 - 1] + u1[i1 + 1]) - a3 * (u2[i1 - 1] + u2[i1 + 1]);
+}
+
+// The same, in place in r.
+PXQ_MG_BODY void resid_row(const double* u, const double* v, double* r, Box b, const Stencil& a, int i2, int i3,
+                           double* buf) {
+  resid_row_to(u, v, r + b.at(0, i2, i3), b, a, i2, i3, buf);
 }
 
 // u (+)= c0 r + c1 (faces) + c2 (edges) for points [lo, hi) of one interior row; c[3] = 0
@@ -69,26 +75,28 @@ PXQ_MG_BODY void smooth_row(const double* r, double* u, Box b, const Stencil& c,
   }
 }
 
-// s = P r on coarse row (j2, j3) from the fine block; `buf` holds 2 f.n1 doubles.
-PXQ_MG_BODY void restrict_row(const double* r, Box f, double* s, Box c, int j2, int j3, double* buf) {
+// s = P r on coarse row j2 into `sc` from three fine planes (n1 x n2 each, halo included):
+// `pm`, `pc`, `pp` the planes 2 j3 - 1, 2 j3 and 2 j3 + 1; `buf` holds 2 f.n1 doubles.
+PXQ_MG_BODY void restrict_row_from(const double* pm, const double* pc, const double* pp, Box f, double* sc, Box c,
+                                   int j2, double* buf) {
   double* x1 = buf;
   double* y1 = buf + f.n1;
-  const int i2 = 2 * j2, i3 = 2 * j3;
-  const double* rm = r + f.at(0, i2 - 1, i3);
-  const double* rp = r + f.at(0, i2 + 1, i3);
-  const double* rb = r + f.at(0, i2, i3 - 1);
-  const double* rt = r + f.at(0, i2, i3 + 1);
-  const double* rmb = r + f.at(0, i2 - 1, i3 - 1);
-  const double* rmt = r + f.at(0, i2 - 1, i3 + 1);
-  const double* rpb = r + f.at(0, i2 + 1, i3 - 1);
-  const double* rpt = r + f.at(0, i2 + 1, i3 + 1);
-  const double* rc = r + f.at(0, i2, i3);
+  const int i2 = 2 * j2;
+  const std::size_t row = static_cast<std::size_t>(f.n1);
+  const double* rm = pc + (i2 - 1) * row;
+  const double* rp = pc + (i2 + 1) * row;
+  const double* rb = pm + i2 * row;
+  const double* rt = pp + i2 * row;
+  const double* rmb = pm + (i2 - 1) * row;
+  const double* rmt = pp + (i2 - 1) * row;
+  const double* rpb = pm + (i2 + 1) * row;
+  const double* rpt = pp + (i2 + 1) * row;
+  const double* rc = pc + i2 * row;
   for (int j1 = 1; j1 < c.n1; ++j1) {
     const int i = 2 * j1 - 1;
     x1[i] = rm[i] + rp[i] + rb[i] + rt[i];
     y1[i] = rmb[i] + rmt[i] + rpb[i] + rpt[i];
   }
-  double* sc = s + c.at(0, j2, j3);
   for (int j1 = 1; j1 < c.n1 - 1; ++j1) {
     const int i = 2 * j1;
     const double y2 = rmb[i] + rmt[i] + rpb[i] + rpt[i];
@@ -96,6 +104,13 @@ PXQ_MG_BODY void restrict_row(const double* r, Box f, double* s, Box c, int j2, 
     sc[j1] = 0.5 * rc[i] + 0.25 * (rc[i - 1] + rc[i + 1] + x2) + 0.125 * (x1[i - 1] + x1[i + 1] + y2) +
              0.0625 * (y1[i - 1] + y1[i + 1]);
   }
+}
+
+// s = P r on coarse row (j2, j3) from the fine block; `buf` holds 2 f.n1 doubles.
+PXQ_MG_BODY void restrict_row(const double* r, Box f, double* s, Box c, int j2, int j3, double* buf) {
+  const int i3 = 2 * j3;
+  restrict_row_from(r + f.at(0, 0, i3 - 1), r + f.at(0, 0, i3), r + f.at(0, 0, i3 + 1), f, s + c.at(0, j2, j3), c, j2,
+                    buf);
 }
 
 // interp from coarse row (c2, c3) (halo included, up to n-2) into the four fine rows it

@@ -29,9 +29,10 @@ constexpr std::size_t kMinPointsPerThread = 4096;
 // Rows of a plane a sweep keeps in flight per input/output stream: the stencil input reads
 // three planes, the right-hand side and the output one each.
 constexpr int kStencilStreams = 5;
-constexpr int kRestrictStreams = 4;  // three fine planes read, one coarse plane written
-constexpr int kInterpStreams = 6;    // two coarse planes read, four fine rows written per row
-constexpr int kFusedStreams = 7;     // three planes of u and of r, one of v
+constexpr int kRestrictStreams = 4;       // three fine planes read, one coarse plane written
+constexpr int kInterpStreams = 6;         // two coarse planes read, four fine rows written per row
+constexpr int kFusedStreams = 7;          // three planes of u and of r, one of v
+constexpr int kResidRestrictStreams = 7;  // three planes of u and of the window of r, one of v
 
 struct Range {
   int begin, end;
@@ -104,6 +105,67 @@ class OpenMpMgOps final : public MgOps, private ExecutorShape {
     body(omp_get_thread_num(), omp_get_num_threads());
   }
 
+  // resid_psinv_core with the interpolation u = u + Q z run ahead of it: each fine plane pair
+  // (a coarse plane) and, tiled, each block's rows one row beyond the block, are interpolated
+  // just before the first residual that reads them, so u is read and written once. Every fine
+  // point is interpolated exactly once: the coarse planes at the slab edges, which two
+  // threads' residuals read, are interpolated whole by the upper slab's thread before the
+  // pipelines start.
+  void interp_resid_psinv_core(const double* z, Box cb, double* u, const double* v, double* r, Box b, const Stencil& a,
+                               const Stencil& c) const override {
+    const int planes = b.n3 - 2, rows = b.n2 - 2;
+    if (planes <= 0 || rows < 2 || b.n1 < 3 || b.n2 % 2 != 0 || b.n3 % 2 != 0)
+      return MgOps::interp_resid_psinv_core(z, cb, u, v, r, b, a, c);
+    int rpb = tile_bytes_ == 0 ? rows : rows_per_block(tile_bytes_, b.n1, kFusedStreams, rows);
+    rpb = std::min(rows, rpb + rpb % 2);  // even: a block's rows are interpolated in pairs
+    // Three planes or more per slab, so no two slab edges share a coarse plane.
+    const int nt = std::max(1, std::min(threads_for(b.size()), planes / 3));
+    auto slab = [&](int t) { return thread_range(1, b.n3 - 1, t, nt); };
+    // The coarse planes under a slab's first plane and the one below it (t > 0).
+    auto edge = [&](int cc) {
+      for (int t = 1; t < nt; ++t)
+        if (cc == (slab(t).begin - 1) / 2 || cc == slab(t).begin / 2) return true;
+      return false;
+    };
+    auto smooth_rows = [&](int i3, int lo, int hi, double* buf) {
+      if (i3 < 2 || i3 > b.n3 - 3) return;
+      for (int i2 = std::max(2, lo); i2 <= std::min(b.n2 - 3, hi); ++i2)
+        mg_body::smooth_row<false>(r, u, b, c, i2, i3, 2, b.n1 - 2, buf);
+    };
+    auto body = [&](int t) {
+      std::vector<double> buf(2 * static_cast<std::size_t>(std::max(b.n1, 2 * cb.n1)));
+      const Range rg = slab(t);
+      if (t > 0 && rg.end > rg.begin)
+        for (int cc = (rg.begin - 1) / 2; cc <= rg.begin / 2; ++cc)
+          for (int c2 = 0; c2 < cb.n2 - 1; ++c2) mg_body::prolong_row<false>(z, cb, u, b, c2, cc, buf.data());
+      if (nt > 1) {
+#pragma omp barrier
+      }
+      const int c_last = rg.end / 2;
+      for (int r0 = 1; r0 < b.n2 - 1 && rg.end > rg.begin; r0 += rpb) {
+        const int r1 = std::min(b.n2 - 1, r0 + rpb);
+        const int lo = r0 == 1 ? 1 : r0 - 1, hi = r1 == b.n2 - 1 ? r1 - 1 : r1 - 2;
+        const int ca = r0 == 1 ? 0 : (r0 + 1) / 2, cz = (r1 + 1) / 2;  // coarse rows: fine rows to r1
+        int next = t == 0 ? 0 : (rg.begin - 1) / 2;
+        for (int i3 = rg.begin; i3 < rg.end; ++i3) {
+          for (; next <= std::min((i3 + 1) / 2, c_last); ++next)
+            if (!edge(next))
+              for (int c2 = ca; c2 < cz; ++c2) mg_body::prolong_row<false>(z, cb, u, b, c2, next, buf.data());
+          for (int i2 = r0; i2 < r1; ++i2) mg_body::resid_row(u, v, r, b, a, i2, i3, buf.data());
+          if (i3 - 1 > rg.begin) smooth_rows(i3 - 1, lo, hi, buf.data());
+        }
+      }
+      if (nt > 1) {
+#pragma omp barrier
+      }
+      if (rg.end > rg.begin) smooth_rows(rg.begin, 1, b.n2 - 2, buf.data());
+      if (rg.end - 1 > rg.begin) smooth_rows(rg.end - 1, 1, b.n2 - 2, buf.data());
+    };
+    if (nt == 1) return body(0);
+#pragma omp parallel num_threads(nt)
+    body(omp_get_thread_num());
+  }
+
   void psinv_shell(const double* r, double* u, Box b, const Stencil& c) const override {
     const int nt = std::min(threads_for(b.size() / std::max(1, b.n1)), std::max(1, b.n3 - 2));
 #pragma omp parallel num_threads(nt) if (nt > 1)
@@ -122,6 +184,75 @@ class OpenMpMgOps final : public MgOps, private ExecutorShape {
         }
       }
     }
+  }
+
+  // Coarse plane by coarse plane: the three fine planes of r its restriction reads are
+  // computed into a window (the middle two new, the first carried over from the previous
+  // coarse plane), their i1 and i2 halos copied in the window, and never stored. Each thread
+  // takes a slab of coarse planes and computes the one fine plane below it again; tiled, the
+  // slab is walked in blocks of coarse rows (each computing one fine row below it again).
+  std::pair<double, double> resid_rprj3(const double* u, const double* v, double* r, Box f, double* s, Box c,
+                                        const Stencil& a) const override {
+    if (c.n3 < 3 || c.n2 < 3 || c.n1 < 3) return MgOps::resid_rprj3(u, v, r, f, s, c, a);
+    const std::size_t plane = static_cast<std::size_t>(f.n1) * static_cast<std::size_t>(f.n2);
+    const int coarse_rows = c.n2 - 2;
+    const int cpb = tile_bytes_ == 0
+                        ? coarse_rows
+                        : std::max(1, rows_per_block(tile_bytes_, f.n1, kResidRestrictStreams, f.n2 - 2) / 2);
+    // One thread's slab; returns its share of the norm.
+    auto body = [&](int t, int nt) {
+      double sum = 0.0, big = 0.0;
+      std::vector<double> win(3 * plane), buf(2 * static_cast<std::size_t>(f.n1));
+      // Fine rows [lo, hi] of plane i3 of r into `dst` (a plane), rows below `owned` counted in
+      // the norm when `count`. Row n2 - 1 is the halo: row 1 again.
+      auto fill = [&](int i3, double* dst, bool count, int lo, int hi, int owned) {
+        for (int i2 = lo; i2 <= hi; ++i2) {
+          double* row = dst + i2 * f.n1;
+          const int src = i2 == f.n2 - 1 ? 1 : i2;
+          if (i3 == f.n3 - 1) {
+            std::copy(r + f.at(0, src, i3), r + f.at(0, src + 1, i3), row);
+          } else {
+            mg_body::resid_row_to(u, v, row, f, a, src, i3, buf.data());
+          }
+          if (count && i2 < owned) {
+#pragma omp simd reduction(+ : sum) reduction(max : big)
+            for (int i1 = 1; i1 < f.n1 - 1; ++i1) {
+              sum += row[i1] * row[i1];
+              big = std::max(big, std::fabs(row[i1]));
+            }
+          }
+          row[0] = row[f.n1 - 2];
+          row[f.n1 - 1] = row[1];
+        }
+      };
+      const Range rg = thread_range(1, c.n3 - 1, t, nt);
+      for (int j2a = 1; j2a <= coarse_rows && rg.end > rg.begin; j2a += cpb) {
+        const int j2b = std::min(coarse_rows + 1, j2a + cpb);
+        const int lo = 2 * j2a - 1, hi = 2 * j2b - 1, owned = std::min(hi, f.n2 - 1);
+        double* pm = win.data();
+        double* pc = pm + plane;
+        double* pp = pc + plane;
+        fill(2 * rg.begin - 1, pm, true, lo, hi, owned);
+        for (int j3 = rg.begin; j3 < rg.end; ++j3) {
+          fill(2 * j3, pc, true, lo, hi, owned);
+          fill(2 * j3 + 1, pp, j3 + 1 < rg.end, lo, hi, owned);  // the next slab's first plane otherwise
+          for (int j2 = j2a; j2 < j2b; ++j2)
+            mg_body::restrict_row_from(pm, pc, pp, f, s + c.at(0, j2, j3), c, j2, buf.data());
+          std::swap(pm, pp);
+        }
+      }
+      return std::pair<double, double>{sum, big};
+    };
+    const int nt = std::min(threads_for(f.size()), c.n3 - 2);
+    if (nt == 1) return body(0, 1);
+    double sum = 0.0, big = 0.0;
+#pragma omp parallel num_threads(nt) reduction(+ : sum) reduction(max : big)
+    {
+      const auto [s_t, m_t] = body(omp_get_thread_num(), omp_get_num_threads());
+      sum += s_t;
+      big = std::max(big, m_t);
+    }
+    return {sum, big};
   }
 
   std::pair<double, double> norm2(const double* r, Box b) const override {

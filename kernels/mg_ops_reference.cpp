@@ -111,6 +111,29 @@ double smoother_at(const double* r, Box b, int i1, int i2, int i3, const Stencil
   return stencil_sum(r, b, i1, i2, i3, c.w);
 }
 
+std::pair<double, double> MgOps::resid_rprj3(const double* u, const double* v, double* r, Box f, double* s, Box c,
+                                             const Stencil& a) const {
+  resid(u, v, r, f, a);
+  // r's halo along i1 and i2, periodic, on every plane the restriction reads (the upper halo
+  // plane's interior is the caller's).
+  for (int i3 = 1; i3 < f.n3; ++i3) {
+    for (int i2 = 1; i2 < f.n2 - 1; ++i2) {
+      r[f.at(0, i2, i3)] = r[f.at(f.n1 - 2, i2, i3)];
+      r[f.at(f.n1 - 1, i2, i3)] = r[f.at(1, i2, i3)];
+    }
+    std::copy(r + f.at(0, f.n2 - 2, i3), r + f.at(0, f.n2 - 1, i3), r + f.at(0, 0, i3));
+    std::copy(r + f.at(0, 1, i3), r + f.at(0, 2, i3), r + f.at(0, f.n2 - 1, i3));
+  }
+  rprj3(r, f, s, c);
+  return norm2(r, f);
+}
+
+void MgOps::interp_resid_psinv_core(const double* z, Box coarse, double* u, const double* v, double* r, Box b,
+                                    const Stencil& a, const Stencil& c) const {
+  interp(z, coarse, u, b);
+  resid_psinv_core(u, v, r, b, a, c);
+}
+
 std::unique_ptr<MgOps> make_mg_ops_reference() { return std::make_unique<ReferenceMgOps>(); }
 
 }  // namespace pxq::kernels

@@ -37,6 +37,9 @@ class HaloPlan {
   // Refreshes the halo of `u` (n1*n2*n3 doubles). Counts every message in `traffic`.
   // Throws std::runtime_error when MPI reports an error.
   void exchange(double* u, PeerTraffic& traffic);
+  // One axis of exchange() (0 = i1, 1 = i2, 2 = i3): both faces of that axis only, for a
+  // caller that needs one face refreshed early. Throws std::invalid_argument for another axis.
+  void exchange_axis(double* u, int axis, PeerTraffic& traffic);
 
   // Messages and bytes one exchange() sends.
   std::uint64_t messages_per_exchange() const;

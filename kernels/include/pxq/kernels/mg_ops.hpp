@@ -79,6 +79,21 @@ class MgOps {
                                 const Stencil& c) const = 0;
   // u = u + C r on the shell: interior points with a halo neighbour.
   virtual void psinv_shell(const double* r, double* u, Box b, const Stencil& c) const = 0;
+  // interp then resid_psinv_core (u = u + Q z, then the pass above) in one pass: u is read
+  // and written once. The default runs the two one after the other.
+  virtual void interp_resid_psinv_core(const double* z, Box coarse, double* u, const double* v, double* r, Box b,
+                                       const Stencil& a, const Stencil& c) const;
+
+  // ---- fused across levels (tiled variant) ----
+  // The residual straight into the restriction: r = v - A u on the fine block and s = P r on
+  // the coarse interior; returns r's {sum of squares, max |r|} over the fine interior. For a
+  // block whose i1 and i2 neighbours are itself (one process along both), so r's halo along
+  // them is a periodic copy of its own faces. Along i3 the restriction reads r's upper halo
+  // plane (n3 - 1): the caller puts it there first (the upper neighbour's plane 1). r's other
+  // points are left unspecified (the fast executors never store r, which is the point). The
+  // default runs the operators it fuses one after the other.
+  virtual std::pair<double, double> resid_rprj3(const double* u, const double* v, double* r, Box fine, double* s,
+                                                Box coarse, const Stencil& a) const;
 };
 
 // True for an interior point of b next to the halo (the shell psinv_shell smooths).
