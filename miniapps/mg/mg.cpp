@@ -66,6 +66,10 @@ class Multigrid {
       for (int p = 0; p < kPhaseCount; ++p) L.keys[static_cast<std::size_t>(p)] = level_key(k, kPhaseNames[p]);
     }
     v_.assign(top().geo.box.size(), 0.0);
+    const LevelData& T = top();
+    const comm::HaloNeighbours& nb = T.geo.neighbours;
+    restrict_fused_ = fused_ && cls.lt >= 2 && T.geo.distributed && level(cls.lt - 1).geo.distributed &&
+                      nb.lower[0] == rank && nb.upper[0] == rank && nb.lower[1] == rank && nb.upper[1] == rank;
   }
 
   static std::string level_key(int k, const char* phase) { return "L" + std::to_string(k) + "." + phase; }
@@ -74,19 +78,38 @@ class Multigrid {
   const LevelData& level(int k) const { return lv_[static_cast<std::size_t>(k)]; }
   std::vector<double>& rhs() { return v_; }
   void refresh_rhs() { halo(cls_.lt, v_.data()); }
-  void zero_top() { std::fill(top().u.begin(), top().u.end(), 0.0); }
+  void zero_top() {
+    std::fill(top().u.begin(), top().u.end(), 0.0);
+    top_restricted_ = false;
+  }
+  bool residual_restricts() const { return restrict_fused_; }
 
-  // r = v - A u on the finest level, halo refreshed.
+  // r = v - A u on the finest level, halo refreshed. Fused (one process along i1 and i2),
+  // the residual goes straight into the next V-cycle's restriction and its norm, and r is
+  // never stored: only its plane 1 is computed first, for the lower neighbour's halo.
   void residual() {
     LevelData& T = top();
-    time(cls_.lt, kResidual, [&] { ops_.resid(T.u.data(), v_.data(), T.r.data(), T.geo.box, kOperatorA); });
-    halo(cls_.lt, T.r.data());
+    const Box b = T.geo.box;
+    if (!restrict_fused_) {
+      time(cls_.lt, kResidual, [&] { ops_.resid(T.u.data(), v_.data(), T.r.data(), b, kOperatorA); });
+      halo(cls_.lt, T.r.data());
+      return;
+    }
+    LevelData& C = lv_[static_cast<std::size_t>(cls_.lt - 1)];
+    time(cls_.lt, kResidual, [&] { ops_.resid(T.u.data(), v_.data(), T.r.data(), Box{b.n1, b.n2, 3}, kOperatorA); });
+    time(cls_.lt, kHalo, [&] { T.halo->exchange_axis(T.r.data(), 2, traffic_); });
+    time(cls_.lt, kResidual, [&] {
+      top_norm_ = ops_.resid_rprj3(T.u.data(), v_.data(), T.r.data(), b, C.r.data(), C.geo.box, kOperatorA);
+    });
+    halo(cls_.lt - 1, C.r.data());
+    top_restricted_ = true;
   }
 
   // NAS mg3P: one V-cycle.
   void vcycle() {
     const int lt = cls_.lt;
-    for (int k = lt; k >= 2; --k) restrict_down(k);
+    for (int k = top_restricted_ ? lt - 1 : lt; k >= 2; --k) restrict_down(k);
+    top_restricted_ = false;
     // Coarsest level: u = C r.
     LevelData& B = lv_[1];
     time(1, kSmooth, [&] {
@@ -103,8 +126,13 @@ class Multigrid {
       prolong_up(k, /*into_zero=*/true);
       resid_smooth(k, L.r.data());  // r = r - A u in place, as NAS
     }
-    prolong_up(lt, /*into_zero=*/false);
-    resid_smooth(lt, v_.data());
+    const LevelData& below = lv_[static_cast<std::size_t>(lt - 1)];
+    if (fused_ && below.geo.distributed) {
+      resid_smooth(lt, v_.data(), &below);  // the interpolation fused into the pass
+    } else {
+      prolong_up(lt, /*into_zero=*/false);
+      resid_smooth(lt, v_.data());
+    }
   }
 
   // NAS norm2u3 on the finest residual: {sqrt(sum r^2 / nx^3), max |r|}.
@@ -112,7 +140,7 @@ class Multigrid {
     std::pair<double, double> local{0.0, 0.0};
     double sums[2] = {0.0, 0.0};
     tm_.time("norm", [&] {
-      local = ops_.norm2(top().r.data(), top().geo.box);
+      local = top_restricted_ ? top_norm_ : ops_.norm2(top().r.data(), top().geo.box);
       comm::check_mpi(MPI_Allreduce(&local.second, &sums[1], 1, MPI_DOUBLE, MPI_MAX, comm_), "MPI_Allreduce (norm)");
       comm::check_mpi(MPI_Allreduce(&local.first, &sums[0], 1, MPI_DOUBLE, MPI_SUM, comm_), "MPI_Allreduce (norm)");
     });
@@ -139,12 +167,20 @@ class Multigrid {
 
   // r = v - A u, r's halo, u = u + C r, u's halo. The tiled variant runs the residual and
   // the smoothing of the core in one pass before r's halo is refreshed, then smooths the
-  // shell; that pass is booked as smoothing.
-  void resid_smooth(int k, const double* v) {
+  // shell; that pass is booked as smoothing. Given `interp_from` (fused only), the pass
+  // first adds the interpolation from that coarser level to u.
+  void resid_smooth(int k, const double* v, const LevelData* interp_from = nullptr) {
     LevelData& L = lv_[static_cast<std::size_t>(k)];
     const Box b = L.geo.box;
     if (fused_) {
-      time(k, kSmooth, [&] { ops_.resid_psinv_core(L.u.data(), v, L.r.data(), b, kOperatorA, cls_.smoother); });
+      time(k, kSmooth, [&] {
+        if (interp_from != nullptr) {
+          ops_.interp_resid_psinv_core(interp_from->u.data(), interp_from->geo.box, L.u.data(), v, L.r.data(), b,
+                                       kOperatorA, cls_.smoother);
+        } else {
+          ops_.resid_psinv_core(L.u.data(), v, L.r.data(), b, kOperatorA, cls_.smoother);
+        }
+      });
       halo(k, L.r.data());
       time(k, kSmooth, [&] { ops_.psinv_shell(L.r.data(), L.u.data(), b, cls_.smoother); });
     } else {
@@ -239,6 +275,9 @@ class Multigrid {
   const MgClass& cls_;
   const kernels::MgOps& ops_;
   bool fused_;
+  bool restrict_fused_ = false;  // the finest residual fused with the restriction (residual())
+  bool top_restricted_ = false;  // residual() has restricted it already
+  std::pair<double, double> top_norm_{0.0, 0.0};
   common::PhaseTimers& tm_;
   comm::PeerTraffic& traffic_;
   std::vector<LevelData> lv_;
@@ -395,13 +434,15 @@ nlohmann::json MgProxy::level_json(const common::Measured& m) const {
 }
 
 common::Summary MgProxy::summarize(const common::Measured& m, bool quiet) const {
-  // The finest residual's compulsory traffic: u and v read once, r written once. Unfused:
-  // one residual per V-cycle, one per iteration and one before the loop. Fused: the
-  // V-cycle's residual is fused into the smoothing pass and not counted here.
+  // The finest residual's compulsory traffic: u and v read once, r written once (not at all
+  // when it goes straight into the restriction). Unfused: one residual per V-cycle, one per
+  // iteration and one before the loop. Fused: the V-cycle's residual is fused into the
+  // smoothing pass and not counted here.
   const double n3 = static_cast<double>(cls_.nx) * cls_.nx * cls_.nx;
   const double resid_calls = (v_.fused ? 1.0 : 2.0) * cls_.nit + 1.0;
   const double resid_time = m.phase(Multigrid::level_key(cls_.lt, "residual"));
-  const double resid_gbs = resid_time > 0 ? 3.0 * sizeof(double) * n3 * resid_calls / resid_time / 1e9 : 0.0;
+  const double resid_arrays = mg_->residual_restricts() ? 2.0 : 3.0;
+  const double resid_gbs = resid_time > 0 ? resid_arrays * sizeof(double) * n3 * resid_calls / resid_time / 1e9 : 0.0;
   const int replicated = mg_->replicated_levels();
   const int rows = tile_.tiled ? kernels::rows_per_block(tile_bytes_, finest_.box.n1, 5, finest_.extent[1]) : 0;
   const std::string nx = std::to_string(cls_.nx);
@@ -421,10 +462,17 @@ common::Summary MgProxy::summarize(const common::Measured& m, bool quiet) const 
   std::string phases;
   for (const char* p : {"smooth", "residual", "restrict", "interpolate", "halo", "norm"})
     phases += std::string(phases.empty() ? "" : ", ") + p + " " + common::fmt("%.4f", m.phase(p)) + " s";
-  s.metrics = {
-      {"Phases (max)", phases},
-      {"Residual", common::fmt("%.2f", resid_gbs) + " GB/s (finest level; u, v read and r written once, all ranks)"}};
-  if (v_.fused) s.notes.push_back("fused: each level's residual and smoothing run as one pass, booked as smooth");
+  s.metrics = {{"Phases (max)", phases},
+               {"Residual",
+                common::fmt("%.2f", resid_gbs) + " GB/s (finest level; u, v read" +
+                    (mg_->residual_restricts() ? std::string(", r never stored") : std::string(" and r written once")) +
+                    ", all ranks)"}};
+  if (v_.fused)
+    s.notes.push_back(
+        "fused: each level's residual and smoothing run as one pass, booked as smooth (on the finest level with the "
+        "interpolation from the level below)");
+  if (mg_->residual_restricts())
+    s.notes.push_back("fused: the finest residual goes straight into the restriction, booked as residual");
   if (!quiet) s.tables = level_table(m);
   s.checks = {{"L2 norm", common::fmt("%20.13E", rnm2_)},
               {"Reference norm", common::fmt("%20.13E", cls_.rnm2)},
