@@ -69,101 +69,14 @@ class OpenMpMgOps final : public MgOps, private ExecutorShape {
 
   void resid_psinv_core(double* u, const double* v, double* r, Box b, const Stencil& a,
                         const Stencil& c) const override {
-    const int planes = b.n3 - 2, rows = b.n2 - 2;
-    if (planes <= 0 || rows <= 0 || b.n1 < 3) return;
-    const int rpb = tile_bytes_ == 0 ? rows : rows_per_block(tile_bytes_, b.n1, kFusedStreams, rows);
-    // Core rows [lo, hi] of plane i3 smoothed; nothing outside the core.
-    auto smooth_rows = [&](int i3, int lo, int hi, double* buf) {
-      if (i3 < 2 || i3 > b.n3 - 3) return;
-      for (int i2 = std::max(2, lo); i2 <= std::min(b.n2 - 3, hi); ++i2)
-        mg_body::smooth_row<false>(r, u, b, c, i2, i3, 2, b.n1 - 2, buf);
-    };
-    auto body = [&](int t, int nt) {
-      std::vector<double> buf(2 * static_cast<std::size_t>(b.n1));
-      const Range rg = thread_range(1, b.n3 - 1, t, nt);
-      // Block by block of rows, plane by plane: the residual of plane i3, then the smoothing
-      // of plane i3 - 1, whose r neighbours are all computed and whose u no residual still to
-      // come reads. A block's last row waits for the next block's first (it needs that r),
-      // and a slab's first and last planes wait for the neighbouring slabs (the barrier).
-      for (int r0 = 1; r0 < b.n2 - 1; r0 += rpb) {
-        const int r1 = std::min(b.n2 - 1, r0 + rpb);
-        const int lo = r0 == 1 ? 1 : r0 - 1, hi = r1 == b.n2 - 1 ? r1 - 1 : r1 - 2;
-        for (int i3 = rg.begin; i3 < rg.end; ++i3) {
-          for (int i2 = r0; i2 < r1; ++i2) mg_body::resid_row(u, v, r, b, a, i2, i3, buf.data());
-          if (i3 - 1 > rg.begin) smooth_rows(i3 - 1, lo, hi, buf.data());
-        }
-      }
-      if (nt > 1) {
-#pragma omp barrier
-      }
-      if (rg.end > rg.begin) smooth_rows(rg.begin, 1, b.n2 - 2, buf.data());
-      if (rg.end - 1 > rg.begin) smooth_rows(rg.end - 1, 1, b.n2 - 2, buf.data());
-    };
-    const int nt = std::min(threads_for(b.size()), planes);
-    if (nt == 1) return body(0, 1);
-#pragma omp parallel num_threads(nt)
-    body(omp_get_thread_num(), omp_get_num_threads());
+    pipeline(nullptr, Box{}, u, v, r, b, a, c);
   }
 
-  // resid_psinv_core with the interpolation u = u + Q z run ahead of it: each fine plane pair
-  // (a coarse plane) and, tiled, each block's rows one row beyond the block, are interpolated
-  // just before the first residual that reads them, so u is read and written once. Every fine
-  // point is interpolated exactly once: the coarse planes at the slab edges, which two
-  // threads' residuals read, are interpolated whole by the upper slab's thread before the
-  // pipelines start.
   void interp_resid_psinv_core(const double* z, Box cb, double* u, const double* v, double* r, Box b, const Stencil& a,
                                const Stencil& c) const override {
-    const int planes = b.n3 - 2, rows = b.n2 - 2;
-    if (planes <= 0 || rows < 2 || b.n1 < 3 || b.n2 % 2 != 0 || b.n3 % 2 != 0)
+    if (b.n3 - 2 <= 0 || b.n2 - 2 < 2 || b.n1 < 3 || b.n2 % 2 != 0 || b.n3 % 2 != 0)
       return MgOps::interp_resid_psinv_core(z, cb, u, v, r, b, a, c);
-    int rpb = tile_bytes_ == 0 ? rows : rows_per_block(tile_bytes_, b.n1, kFusedStreams, rows);
-    rpb = std::min(rows, rpb + rpb % 2);  // even: a block's rows are interpolated in pairs
-    // Three planes or more per slab, so no two slab edges share a coarse plane.
-    const int nt = std::max(1, std::min(threads_for(b.size()), planes / 3));
-    auto slab = [&](int t) { return thread_range(1, b.n3 - 1, t, nt); };
-    // The coarse planes under a slab's first plane and the one below it (t > 0).
-    auto edge = [&](int cc) {
-      for (int t = 1; t < nt; ++t)
-        if (cc == (slab(t).begin - 1) / 2 || cc == slab(t).begin / 2) return true;
-      return false;
-    };
-    auto smooth_rows = [&](int i3, int lo, int hi, double* buf) {
-      if (i3 < 2 || i3 > b.n3 - 3) return;
-      for (int i2 = std::max(2, lo); i2 <= std::min(b.n2 - 3, hi); ++i2)
-        mg_body::smooth_row<false>(r, u, b, c, i2, i3, 2, b.n1 - 2, buf);
-    };
-    auto body = [&](int t) {
-      std::vector<double> buf(2 * static_cast<std::size_t>(std::max(b.n1, 2 * cb.n1)));
-      const Range rg = slab(t);
-      if (t > 0 && rg.end > rg.begin)
-        for (int cc = (rg.begin - 1) / 2; cc <= rg.begin / 2; ++cc)
-          for (int c2 = 0; c2 < cb.n2 - 1; ++c2) mg_body::prolong_row<false>(z, cb, u, b, c2, cc, buf.data());
-      if (nt > 1) {
-#pragma omp barrier
-      }
-      const int c_last = rg.end / 2;
-      for (int r0 = 1; r0 < b.n2 - 1 && rg.end > rg.begin; r0 += rpb) {
-        const int r1 = std::min(b.n2 - 1, r0 + rpb);
-        const int lo = r0 == 1 ? 1 : r0 - 1, hi = r1 == b.n2 - 1 ? r1 - 1 : r1 - 2;
-        const int ca = r0 == 1 ? 0 : (r0 + 1) / 2, cz = (r1 + 1) / 2;  // coarse rows: fine rows to r1
-        int next = t == 0 ? 0 : (rg.begin - 1) / 2;
-        for (int i3 = rg.begin; i3 < rg.end; ++i3) {
-          for (; next <= std::min((i3 + 1) / 2, c_last); ++next)
-            if (!edge(next))
-              for (int c2 = ca; c2 < cz; ++c2) mg_body::prolong_row<false>(z, cb, u, b, c2, next, buf.data());
-          for (int i2 = r0; i2 < r1; ++i2) mg_body::resid_row(u, v, r, b, a, i2, i3, buf.data());
-          if (i3 - 1 > rg.begin) smooth_rows(i3 - 1, lo, hi, buf.data());
-        }
-      }
-      if (nt > 1) {
-#pragma omp barrier
-      }
-      if (rg.end > rg.begin) smooth_rows(rg.begin, 1, b.n2 - 2, buf.data());
-      if (rg.end - 1 > rg.begin) smooth_rows(rg.end - 1, 1, b.n2 - 2, buf.data());
-    };
-    if (nt == 1) return body(0);
-#pragma omp parallel num_threads(nt)
-    body(omp_get_thread_num());
+    pipeline(z, cb, u, v, r, b, a, c);
   }
 
   void psinv_shell(const double* r, double* u, Box b, const Stencil& c) const override {
@@ -288,6 +201,71 @@ class OpenMpMgOps final : public MgOps, private ExecutorShape {
   void smooth(const double* r, double* u, Box b, const Stencil& c) const {
     sweep(b, b.n1, kStencilStreams, 2 * b.n1,
           [&](int i2, int i3, double* buf) { mg_body::smooth_row<Assign>(r, u, b, c, i2, i3, 1, b.n1 - 1, buf); });
+  }
+
+  // resid_psinv_core and, given the coarse block z, interp_resid_psinv_core. Block by block
+  // of rows, plane by plane: the residual of plane i3, then the smoothing of plane i3 - 1,
+  // whose r neighbours are all computed and whose u no residual still to come reads. A
+  // block's last row waits for the next block's first (it needs that r), and a slab's first
+  // and last planes wait for the neighbouring slabs (the barrier).
+  //
+  // With z, the interpolation u = u + Q z runs ahead: each fine plane pair (a coarse plane)
+  // and each block's rows up to one row beyond the block are interpolated just before the
+  // first residual that reads them, so u is read and written once. Every fine point is
+  // interpolated exactly once: the coarse planes under a slab's first plane and the one below
+  // it, which two threads' residuals read, are interpolated whole by the upper slab's thread
+  // before the pipelines start.
+  void pipeline(const double* z, Box cb, double* u, const double* v, double* r, Box b, const Stencil& a,
+                const Stencil& c) const {
+    const int planes = b.n3 - 2, rows = b.n2 - 2;
+    if (planes <= 0 || rows <= 0 || b.n1 < 3) return;
+    int rpb = tile_bytes_ == 0 ? rows : rows_per_block(tile_bytes_, b.n1, kFusedStreams, rows);
+    if (z != nullptr) rpb = std::min(rows, rpb + rpb % 2);  // even: rows are interpolated in pairs
+    // With z, three planes or more per slab, so no two slab edges share a coarse plane.
+    const int nt = std::max(1, std::min(threads_for(b.size()), z != nullptr ? planes / 3 : planes));
+    auto slab = [&](int t) { return thread_range(1, b.n3 - 1, t, nt); };
+    auto edge = [&](int cc) {
+      for (int t = 1; t < nt; ++t)
+        if (cc == (slab(t).begin - 1) / 2 || cc == slab(t).begin / 2) return true;
+      return false;
+    };
+    // Core rows [lo, hi] of plane i3 smoothed; nothing outside the core.
+    auto smooth_rows = [&](int i3, int lo, int hi, double* buf) {
+      if (i3 < 2 || i3 > b.n3 - 3) return;
+      for (int i2 = std::max(2, lo); i2 <= std::min(b.n2 - 3, hi); ++i2)
+        mg_body::smooth_row<false>(r, u, b, c, i2, i3, 2, b.n1 - 2, buf);
+    };
+    auto body = [&](int t) {
+      std::vector<double> buf(2 * static_cast<std::size_t>(std::max(b.n1, 2 * cb.n1)));
+      const Range rg = slab(t);
+      if (z != nullptr && t > 0 && rg.end > rg.begin)
+        for (int cc = (rg.begin - 1) / 2; cc <= rg.begin / 2; ++cc)
+          for (int c2 = 0; c2 < cb.n2 - 1; ++c2) mg_body::prolong_row<false>(z, cb, u, b, c2, cc, buf.data());
+      if (z != nullptr && nt > 1) {
+#pragma omp barrier
+      }
+      for (int r0 = 1; r0 < b.n2 - 1 && rg.end > rg.begin; r0 += rpb) {
+        const int r1 = std::min(b.n2 - 1, r0 + rpb);
+        const int lo = r0 == 1 ? 1 : r0 - 1, hi = r1 == b.n2 - 1 ? r1 - 1 : r1 - 2;
+        const int ca = r0 == 1 ? 0 : (r0 + 1) / 2, cz = (r1 + 1) / 2;  // coarse rows: fine rows to r1
+        int next = t == 0 ? 0 : (rg.begin - 1) / 2;
+        for (int i3 = rg.begin; i3 < rg.end; ++i3) {
+          for (; z != nullptr && next <= std::min((i3 + 1) / 2, rg.end / 2); ++next)
+            if (!edge(next))
+              for (int c2 = ca; c2 < cz; ++c2) mg_body::prolong_row<false>(z, cb, u, b, c2, next, buf.data());
+          for (int i2 = r0; i2 < r1; ++i2) mg_body::resid_row(u, v, r, b, a, i2, i3, buf.data());
+          if (i3 - 1 > rg.begin) smooth_rows(i3 - 1, lo, hi, buf.data());
+        }
+      }
+      if (nt > 1) {
+#pragma omp barrier
+      }
+      if (rg.end > rg.begin) smooth_rows(rg.begin, 1, b.n2 - 2, buf.data());
+      if (rg.end - 1 > rg.begin) smooth_rows(rg.end - 1, 1, b.n2 - 2, buf.data());
+    };
+    if (nt == 1) return body(0);
+#pragma omp parallel num_threads(nt)
+    body(omp_get_thread_num());
   }
 
   // interp: every fine point from the coarse block, two fine planes per coarse plane.
