@@ -149,9 +149,10 @@ std::vector<Exec> fused_executors() {
 // The last is large enough for three threads (4096 points or more per thread).
 const std::vector<Box> kFusedBoxes = {{10, 10, 10}, {18, 6, 10}, {4, 8, 6}, {34, 18, 12}, {12, 10, 26}, {18, 10, 98}};
 
-// r's halo along i1 and i2 from its own faces (one process along both), on planes [from, to).
-void periodic_rows(std::vector<double>& r, const Box& b, int from, int to) {
-  for (int i3 = from; i3 < to; ++i3) {
+// r's halo along i1 and i2 from its own faces (one process along both), on every plane the
+// restriction reads (1 to n3 - 1).
+void periodic_rows(std::vector<double>& r, const Box& b) {
+  for (int i3 = 1; i3 < b.n3; ++i3) {
     for (int i2 = 1; i2 < b.n2 - 1; ++i2) {
       r[b.at(0, i2, i3)] = r[b.at(b.n1 - 2, i2, i3)];
       r[b.at(b.n1 - 1, i2, i3)] = r[b.at(1, i2, i3)];
@@ -163,48 +164,47 @@ void periodic_rows(std::vector<double>& r, const Box& b, int from, int to) {
   }
 }
 
-TEST(MgKernels, FusedResidualAndRestrictionEqualTheSweepsTheyReplace) {
-  const auto ref = pxq::kernels::make_mg_ops_reference();
+// fn(ops, fine block, coarse block, what) for every executor and fused block.
+template <class Fn>
+void for_each_fused_case(Fn&& fn) {
   for (const auto& ex : fused_executors()) {
     const auto ops = pxq::kernels::make_mg_ops(ex.backend, ex.threads, ex.tile_bytes);
-    for (const Box& f : kFusedBoxes) {
-      const Box c = coarse_of(f);
-      const std::string what = ex.name + " fine " + dims(f);
-      const auto u = random_field(f, 21), v = random_field(f, 22);
-      // r's upper halo plane is the upper neighbour's plane 1 (random here); the rest is junk.
-      auto r = random_field(f, 23), r_ref = r;
-      // The sweeps: resid, r's halo (periodic along i1 and i2, the given plane along i3), rprj3.
-      ref->resid(u.data(), v.data(), r_ref.data(), f, kA);
-      periodic_rows(r_ref, f, 1, f.n3);
-      auto s_ref = random_field(c, 24), s = s_ref;
-      ref->rprj3(r_ref.data(), f, s_ref.data(), c);
-      const auto n_ref = ref->norm2(r_ref.data(), f);
-      const auto n = ops->resid_rprj3(u.data(), v.data(), r.data(), f, s.data(), c, kA);
-      expect_close(s, s_ref, "resid_rprj3 " + what);
-      // The residuals themselves differ in the last bits (the reference sums point by point).
-      EXPECT_NEAR(n.first, n_ref.first, 1e-12 * n_ref.first) << what;
-      EXPECT_NEAR(n.second, n_ref.second, 1e-13 * n_ref.second) << what;
-    }
+    for (const Box& f : kFusedBoxes) fn(*ops, f, coarse_of(f), ex.name + " fine " + dims(f));
   }
+}
+
+TEST(MgKernels, FusedResidualAndRestrictionEqualTheSweepsTheyReplace) {
+  const auto ref = pxq::kernels::make_mg_ops_reference();
+  for_each_fused_case([&](const pxq::kernels::MgOps& ops, const Box& f, const Box& c, const std::string& what) {
+    const auto u = random_field(f, 21), v = random_field(f, 22);
+    // r's upper halo plane is the upper neighbour's plane 1 (random here); the rest is junk.
+    auto r = random_field(f, 23), r_ref = r;
+    // The sweeps: resid, r's halo (periodic along i1 and i2, the given plane along i3), rprj3.
+    ref->resid(u.data(), v.data(), r_ref.data(), f, kA);
+    periodic_rows(r_ref, f);
+    auto s_ref = random_field(c, 24), s = s_ref;
+    ref->rprj3(r_ref.data(), f, s_ref.data(), c);
+    const auto n_ref = ref->norm2(r_ref.data(), f);
+    const auto n = ops.resid_rprj3(u.data(), v.data(), r.data(), f, s.data(), c, kA);
+    expect_close(s, s_ref, "resid_rprj3 " + what);
+    // The residuals themselves differ in the last bits (the reference sums point by point).
+    EXPECT_NEAR(n.first, n_ref.first, 1e-12 * n_ref.first) << what;
+    EXPECT_NEAR(n.second, n_ref.second, 1e-13 * n_ref.second) << what;
+  });
 }
 
 TEST(MgKernels, FusedInterpolationResidualAndSmoothingEqualTheSweepsTheyReplace) {
   const auto ref = pxq::kernels::make_mg_ops_reference();
-  for (const auto& ex : fused_executors()) {
-    const auto ops = pxq::kernels::make_mg_ops(ex.backend, ex.threads, ex.tile_bytes);
-    for (const Box& f : kFusedBoxes) {
-      const Box c = coarse_of(f);
-      const std::string what = ex.name + " fine " + dims(f);
-      const auto z = random_field(c, 31), v = random_field(f, 32);
-      auto u_ref = random_field(f, 33), r_ref = random_field(f, 34);
-      auto u = u_ref, r = r_ref;
-      ref->interp(z.data(), c, u_ref.data(), f);
-      ref->resid_psinv_core(u_ref.data(), v.data(), r_ref.data(), f, kA, kC);
-      ops->interp_resid_psinv_core(z.data(), c, u.data(), v.data(), r.data(), f, kA, kC);
-      expect_close(r, r_ref, "fused r " + what);
-      expect_close(u, u_ref, "fused u " + what);
-    }
-  }
+  for_each_fused_case([&](const pxq::kernels::MgOps& ops, const Box& f, const Box& c, const std::string& what) {
+    const auto z = random_field(c, 31), v = random_field(f, 32);
+    auto u_ref = random_field(f, 33), r_ref = random_field(f, 34);
+    auto u = u_ref, r = r_ref;
+    ref->interp(z.data(), c, u_ref.data(), f);
+    ref->resid_psinv_core(u_ref.data(), v.data(), r_ref.data(), f, kA, kC);
+    ops.interp_resid_psinv_core(z.data(), c, u.data(), v.data(), r.data(), f, kA, kC);
+    expect_close(r, r_ref, "fused r " + what);
+    expect_close(u, u_ref, "fused u " + what);
+  });
 }
 
 // ---- the reference with a periodic halo against global, wrapped stencils ----
