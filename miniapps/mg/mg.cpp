@@ -467,8 +467,9 @@ common::Summary MgProxy::summarize(const common::Measured& m, bool quiet) const 
     phases += std::string(phases.empty() ? "" : ", ") + p + " " + common::fmt("%.4f", m.phase(p)) + " s";
   s.metrics = {{"Phases (max)", phases},
                {"Residual", common::fmt("%.2f", resid_gbs) + " GB/s (finest level; u, v read" +
-                                (mg_->residual_restricts() ? std::string(", r stored only by the last")
-                                                           : std::string(" and r written once")) +
+                                (mg_->residual_restricts()
+                                     ? std::string(", r stored only by the last; the restriction's time included")
+                                     : std::string(" and r written once")) +
                                 ", all ranks)"}};
   if (v_.fused)
     s.notes.push_back(
