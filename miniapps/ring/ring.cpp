@@ -228,28 +228,34 @@ class RingProxy final : public common::Proxy {
   Verification ver_;
 };
 
-// One iteration, tile by tile. With MPI, tile j of the incoming block is waited for just
-// before it is computed (so it arrives in cache), and sent on right after its K passes
-// (while it is still in cache). Tile j at iteration i+1 depends only on tile j at
-// iteration i, so this dataflow gives exactly the answer of the bulk-synchronous ring.
+// One iteration, tile by tile. Without MPI each worker walks its own block's tiles in one
+// call (the workers never wait for each other within an iteration). With MPI, tile j of the incoming block is waited
+// for just before it is computed (so it arrives in cache), and sent on right after its K passes (while it is still in
+// cache). Tile j at iteration i+1 depends only on tile j at iteration i, so this dataflow gives exactly the answer of
+// the bulk-synchronous ring.
 void RingProxy::iteration(common::PhaseTimers& tm) {
   const int T = v_.threads;
   if (shm_) {
     shm_iteration(tm);
     return;
   }
-  tiling::for_each_tile(elems_, tile_.elements, [&](std::size_t b, std::size_t e) {
-    const std::size_t j = b / tile_.elements;
-    if (exchange_) tm.time("comm", [&] { exchange_->wait_receive(j); });
-    tm.time("compute", [&] { kernels::ring_passes_workers(v_.backend, blocks_.data(), T, b, e, params_); });
-    if (exchange_)
+  if (!exchange_) {  // nothing leaves the rank: each worker walks all its tiles in one call
+    kernels::RingParams tiled = params_;
+    tiled.tile = tile_.elements;
+    tm.time("compute", [&] { kernels::ring_passes_workers(v_.backend, blocks_.data(), T, 0, elems_, tiled); });
+  } else {
+    tiling::for_each_tile(elems_, tile_.elements, [&](std::size_t b, std::size_t e) {
+      const std::size_t j = b / tile_.elements;
+      tm.time("comm", [&] { exchange_->wait_receive(j); });
+      tm.time("compute", [&] { kernels::ring_passes_workers(v_.backend, blocks_.data(), T, b, e, params_); });
       tm.time("comm", [&] {
         exchange_->wait_send(j);  // last round's send of spare's tile j is done: reuse it
         exchange_->send(blocks_[0], j);
         exchange_->post_receive(spare_, j);
         exchange_->progress();
       });
-  });
+    });
+  }
   // Hand-over: thread t+1's block goes to thread t; thread T-1 takes what arrives.
   double* outgoing = blocks_[0];
   for (int t = 0; t + 1 < T; ++t) blocks_[t] = blocks_[t + 1];

@@ -2,6 +2,7 @@
 // the closed form predicts the reference.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -58,6 +59,17 @@ TEST_P(RingKernel, ExecutorsAndTilesMatchTheReference) {
     for (int w = 0; w < c.workers; ++w)
       EXPECT_LE(max_rel_diff(blocks[w], refs[w]), 1e-14)
           << backend_name(b) << " worker " << w << " n=" << c.n << " tile=" << c.tile;
+    // The same tiles walked by each worker inside one call (RingParams::tile).
+    RingParams walked = p;
+    walked.tile = c.tile;
+    for (int w = 0; w < c.workers; ++w) {
+      const std::vector<double> fresh = initial(w, c.n);
+      std::copy(fresh.begin(), fresh.end(), blocks[w].begin());
+    }
+    ring_passes_workers(b, ptrs.data(), c.workers, 0, c.n, walked);
+    for (int w = 0; w < c.workers; ++w)
+      EXPECT_LE(max_rel_diff(blocks[w], refs[w]), 1e-14)
+          << backend_name(b) << " worker " << w << " n=" << c.n << " tile=" << c.tile << " walked in one call";
   }
 }
 

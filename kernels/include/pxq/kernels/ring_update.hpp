@@ -2,6 +2,7 @@
 // one loop body, several executors. No MPI, no tiling decisions here.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 
@@ -17,6 +18,10 @@ struct RingParams {
   int flops = 1;
   double a = 1.0 - 0x1p-20;
   double b = 0.5 * 0x1p-20;  // fixed point b / (1 - a) = 0.5
+  // Elements per tile: each tile of a call's range gets all its passes before the next
+  // tile starts (0: the whole range at once). A worker that walks its own tiles inside one
+  // call needs no fork, join or barrier between tiles.
+  std::size_t tile = 0;
 };
 
 // The loop body, written once: every executor calls this on its range. Elements are
@@ -24,7 +29,7 @@ struct RingParams {
 // and the F dependent updates of one element overlap with those of its neighbours.
 inline constexpr std::size_t kStrip = 64;
 
-inline void ring_passes(double* x, std::size_t n, const RingParams& p) {
+inline void ring_passes_tile(double* x, std::size_t n, const RingParams& p) {
   const double a = p.a, b = p.b;
   const int flops = p.flops;
   if (flops == 1) {  // the default: one streaming update, vectorised directly
@@ -48,6 +53,12 @@ inline void ring_passes(double* x, std::size_t n, const RingParams& p) {
       x[i] = v;
     }
   }
+}
+
+// Every element gets the same updates whatever the tiling, so the tiles only reorder work.
+inline void ring_passes(double* x, std::size_t n, const RingParams& p) {
+  const std::size_t tile = p.tile == 0 ? n : p.tile;
+  for (std::size_t b = 0; b < n; b += tile) ring_passes_tile(x + b, std::min(tile, n - b), p);
 }
 
 // Frozen reference path: the simplest correct form (element by element, one update at a
