@@ -3,6 +3,7 @@
 
 #include <sched.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <stdexcept>
 #include <string>
@@ -82,6 +83,17 @@ ShmRing::~ShmRing() {
 
 double* ShmRing::block(long id) const {
   return bases_[static_cast<std::size_t>(id / threads_)] + static_cast<std::size_t>(id % threads_) * block_elems_;
+}
+
+void ShmRing::map_all() const {
+  check_mpi(MPI_Barrier(comm_), "MPI_Barrier");
+  const long page = sysconf(_SC_PAGESIZE);
+  const std::size_t step = page > 0 ? static_cast<std::size_t>(page) / sizeof(double) : 512;
+  const std::size_t per_rank = static_cast<std::size_t>(threads_) * block_elems_;
+  double sum = 0;
+  for (const double* base : bases_)
+    for (std::size_t i = 0; i < per_rank; i += step) sum += static_cast<const volatile double*>(base)[i];
+  asm volatile("" : : "g"(sum));  // keep the reads
 }
 
 void ShmRing::wait_left(long g, std::size_t tile) const {

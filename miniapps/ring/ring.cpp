@@ -166,6 +166,7 @@ class RingProxy final : public common::Proxy {
       const long pos = static_cast<long>(rank) * T + (T - 1 - t);
       for (std::size_t i = 0; i < elems; ++i) blocks[t][i] = kernels::ring_initial_value(pos, i);
     }
+    if (shm_) shm_->map_all();
     if (spare_) std::fill(spare_, spare_ + elems_, 0.0);
     if (mpi_ring)
       exchange_ = std::make_unique<comm::RingExchange>(w_.comm, (w_.rank - 1 + w_.size) % w_.size,

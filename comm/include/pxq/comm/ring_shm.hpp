@@ -32,6 +32,10 @@ class ShmRing {
   std::size_t tiles() const { return tiles_; }
   // Block `id` (0 .. W-1, W = ranks x threads): slot id % threads of rank id / threads.
   double* block(long id) const;
+  // After every rank has first-touched its own blocks: waits for all ranks, then maps every
+  // page of every block into this process (one read per page), so the timed iterations
+  // take no page fault on the blocks that come round from other ranks.
+  void map_all() const;
   // Waits until the left neighbour has finished tile `tile` of iteration g - 1 (g >= 1).
   void wait_left(long g, std::size_t tile) const;
   // Publishes tile `tile` of iteration g as finished.
