@@ -40,10 +40,10 @@ def as_here(cmd: str, work: Path) -> str:
     return re.sub(r"(?<![\w/])results/", f"{work}/results/", cmd)
 
 
-def shell(cmd: str, env: dict, timeout: float = 1500) -> subprocess.CompletedProcess:
+def shell(cmd: str, env: dict, timeout: float = 1500, ok: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess:
     out = subprocess.run(cmd, shell=True, env=env, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
     print(f"$ {cmd}  -> {out.returncode}")
-    if out.returncode != 0:
+    if out.returncode not in ok:
         fail(f"exit {out.returncode}:\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}")
     return out
 
@@ -154,11 +154,21 @@ def main() -> int:
     shutil.rmtree(work / "results", ignore_errors=True)
     (work / "results").mkdir(parents=True)
     env = dict(os.environ, PXQ_NO_INSTALL="1", PXQ_RESULTS_DIR=str(work / "results"))
-    outs = [shell(as_here(cmd, work), env) for cmd in readme_commands("mpich-commands")]
+    # `pxq compare` exits 1 when NEW (MPICH) is significantly slower somewhere: a verdict on
+    # speed between two MPIs, which this check does not judge (it checks the table is there).
+    outs = [
+        shell(as_here(cmd, work), env, ok=(0, 1) if " compare " in cmd else (0,))
+        for cmd in readme_commands("mpich-commands")
+    ]
     if len(outs) != 6:
         fail(f"the README's MPICH block has {len(outs)} commands; this check knows 6")
     check_sweeps(work)
-    if "ring" not in outs[3].stdout or "differ in context.mpi_library" not in outs[3].stdout:
+    if (
+        "ring" not in outs[3].stdout
+        or "differ in context.mpi_library" not in outs[3].stdout
+        or "NEW/BASE" not in outs[3].stdout
+        or "Traceback" in outs[3].stderr
+    ):
         fail(f"pxq compare did not set the two MPIs side by side:\n{outs[3].stdout[-3000:]}")
     check_cyclic(work)
     check_osu(work, outs[5].stdout)
