@@ -36,6 +36,43 @@ PXQ_MG_BODY void line_sums(const double* x, Box b, int i2, int i3, int lo, int h
   }
 }
 
+// NAS's line buffers for the consecutive rows lo .. hi - 1 of plane i3, over points [p0, p1):
+// q(k) = x(k, i3 - 1) + x(k, i3 + 1) is kept for rows k = i2 - 1, i2, i2 + 1, so a row's s1
+// and s2 cost 4 additions and 4 loads off the row, not 6 and 8. row(i2, s1, s2) is called
+// for each row in order; `buf` holds 5 n1 doubles (three rows of q, s1, s2).
+template <class Row>
+PXQ_MG_BODY void rolling_line_sums(const double* x, Box b, int i3, int lo, int hi, int p0, int p1, double* buf,
+                                   Row&& row) {
+  const std::size_t n = static_cast<std::size_t>(b.n1);
+  double* q[3] = {buf, buf + n, buf + 2 * n};
+  double* s1 = buf + 3 * n;
+  double* s2 = buf + 4 * n;
+  for (int k = 0; k < 2; ++k) {
+    const double* xb = x + b.at(0, lo - 1 + k, i3 - 1);
+    const double* xt = x + b.at(0, lo - 1 + k, i3 + 1);
+    double* qk = q[k];
+#pragma omp simd
+    for (int i1 = p0; i1 < p1; ++i1) qk[i1] = xb[i1] + xt[i1];
+  }
+  for (int i2 = lo; i2 < hi; ++i2) {
+    const double* qm = q[(i2 - lo) % 3];
+    const double* qc = q[(i2 - lo + 1) % 3];
+    double* qp = q[(i2 - lo + 2) % 3];
+    const double* xb = x + b.at(0, i2 + 1, i3 - 1);
+    const double* xt = x + b.at(0, i2 + 1, i3 + 1);
+    const double* xm = x + b.at(0, i2 - 1, i3);
+    const double* xp = x + b.at(0, i2 + 1, i3);
+#pragma omp simd
+    for (int i1 = p0; i1 < p1; ++i1) {
+      const double qn = xb[i1] + xt[i1];
+      qp[i1] = qn;
+      s1[i1] = xm[i1] + xp[i1] + qc[i1];
+      s2[i1] = qm[i1] + qn;
+    }
+    row(i2, s1, s2);
+  }
+}
+
 // r = v - A u along one interior row into `rc` (the row's n1 points, interior written); a[1]
 // = 0 as in NAS.
 PXQ_MG_BODY void resid_row_to(const double* u, const double* v, double* rc, Box b, const Stencil& a, int i2, int i3,
@@ -57,6 +94,28 @@ PXQ_MG_BODY void resid_row(const double* u, const double* v, double* r, Box b, c
   resid_row_to(u, v, r + b.at(0, i2, i3), b, a, i2, i3, buf);
 }
 
+// r = v - A u along the consecutive interior rows i2 = lo .. hi - 1 of plane i3 into the
+// plane `out` (n1 x n2, row i2 at out + i2 n1; interior points written), the line sums
+// rolled from row to row (rolling_line_sums); `buf` holds 5 n1 doubles.
+PXQ_MG_BODY void resid_rows_to(const double* u, const double* v, double* out, Box b, const Stencil& a, int lo, int hi,
+                               int i3, double* buf) {
+  const double a0 = a.w[0], a2 = a.w[2], a3 = a.w[3];
+  rolling_line_sums(u, b, i3, lo, hi, 0, b.n1, buf, [&](int i2, const double* u1, const double* u2) {
+    const double* uc = u + b.at(0, i2, i3);
+    const double* vc = v + b.at(0, i2, i3);
+    double* rc = out + static_cast<std::size_t>(i2) * static_cast<std::size_t>(b.n1);
+#pragma omp simd
+    for (int i1 = 1; i1 < b.n1 - 1; ++i1)
+      rc[i1] = vc[i1] - a0 * uc[i1] - a2 * (u2[i1] + u1[i1 - 1] + u1[i1 + 1]) - a3 * (u2[i1 - 1] + u2[i1 + 1]);
+  });
+}
+
+// The same, in place in r.
+PXQ_MG_BODY void resid_rows(const double* u, const double* v, double* r, Box b, const Stencil& a, int lo, int hi,
+                            int i3, double* buf) {
+  resid_rows_to(u, v, r + b.at(0, 0, i3), b, a, lo, hi, i3, buf);
+}
+
 // u (+)= c0 r + c1 (faces) + c2 (edges) for points [lo, hi) of one interior row; c[3] = 0
 // as in NAS.
 template <bool Assign>
@@ -73,6 +132,24 @@ PXQ_MG_BODY void smooth_row(const double* r, double* u, Box b, const Stencil& c,
     const double du = c0 * rc[i1] + c1 * (rc[i1 - 1] + rc[i1 + 1] + r1[i1]) + c2 * (r2[i1] + r1[i1 - 1] + r1[i1 + 1]);
     uc[i1] = Assign ? du : uc[i1] + du;
   }
+}
+
+// The smoothing of points [lo, hi) of the consecutive interior rows i2 = r0 .. r1 - 1 of
+// plane i3, the line sums rolled from row to row; `buf` holds 5 n1 doubles.
+template <bool Assign>
+PXQ_MG_BODY void smooth_rows(const double* r, double* u, Box b, const Stencil& c, int r0, int r1, int i3, int lo,
+                             int hi, double* buf) {
+  const double c0 = c.w[0], c1 = c.w[1], c2 = c.w[2];
+  rolling_line_sums(r, b, i3, r0, r1, lo - 1, hi + 1, buf, [&](int i2, const double* r1s, const double* r2s) {
+    const double* rc = r + b.at(0, i2, i3);
+    double* uc = u + b.at(0, i2, i3);
+#pragma omp simd
+    for (int i1 = lo; i1 < hi; ++i1) {
+      const double du =
+          c0 * rc[i1] + c1 * (rc[i1 - 1] + rc[i1 + 1] + r1s[i1]) + c2 * (r2s[i1] + r1s[i1 - 1] + r1s[i1 + 1]);
+      uc[i1] = Assign ? du : uc[i1] + du;
+    }
+  });
 }
 
 // s = P r on coarse row j2 into `sc` from three fine planes (n1 x n2 each, halo included):

@@ -49,8 +49,8 @@ class OpenMpMgOps final : public MgOps, private ExecutorShape {
   using ExecutorShape::ExecutorShape;
 
   void resid(const double* u, const double* v, double* r, Box b, const Stencil& a) const override {
-    sweep(b, b.n1, kStencilStreams, 2 * b.n1,
-          [&](int i2, int i3, double* buf) { mg_body::resid_row(u, v, r, b, a, i2, i3, buf); });
+    sweep(b, b.n1, kStencilStreams, 5 * b.n1,
+          [&](int lo, int hi, int i3, double* buf) { mg_body::resid_rows(u, v, r, b, a, lo, hi, i3, buf); });
   }
 
   void psinv(const double* r, double* u, Box b, const Stencil& c) const override { smooth<false>(r, u, b, c); }
@@ -60,8 +60,9 @@ class OpenMpMgOps final : public MgOps, private ExecutorShape {
   }
 
   void rprj3(const double* r, Box f, double* s, Box c) const override {
-    sweep(c, 2 * f.n1, kRestrictStreams, 2 * f.n1,
-          [&](int j2, int j3, double* buf) { mg_body::restrict_row(r, f, s, c, j2, j3, buf); });
+    sweep(c, 2 * f.n1, kRestrictStreams, 2 * f.n1, [&](int lo, int hi, int j3, double* buf) {
+      for (int j2 = lo; j2 < hi; ++j2) mg_body::restrict_row(r, f, s, c, j2, j3, buf);
+    });
   }
 
   void interp(const double* z, Box c, double* u, Box f) const override { prolong<false>(z, c, u, f); }
@@ -115,16 +116,18 @@ class OpenMpMgOps final : public MgOps, private ExecutorShape {
     // One thread's slab; returns its share of the norm.
     auto body = [&](int t, int nt) {
       double sum = 0.0, big = 0.0;
-      std::vector<double> win(3 * plane), buf(2 * static_cast<std::size_t>(f.n1));
+      std::vector<double> win(3 * plane), buf(5 * static_cast<std::size_t>(f.n1));
       // Fine rows [lo, hi] of plane i3 of r into `dst` (a plane), rows below `owned` counted in
       // the norm when `count`. Row n2 - 1 is the halo: row 1 again.
       auto fill = [&](int i3, double* dst, bool count, int lo, int hi, int owned) {
+        const int top = std::min(hi, f.n2 - 2);  // the interior rows, computed in one run
+        if (i3 != f.n3 - 1 && top >= lo) mg_body::resid_rows_to(u, v, dst, f, a, lo, top + 1, i3, buf.data());
         for (int i2 = lo; i2 <= hi; ++i2) {
           double* row = dst + i2 * f.n1;
           const int src = i2 == f.n2 - 1 ? 1 : i2;
           if (i3 == f.n3 - 1) {
             std::copy(r + f.at(0, src, i3), r + f.at(0, src + 1, i3), row);
-          } else {
+          } else if (i2 > top) {
             mg_body::resid_row_to(u, v, row, f, a, src, i3, buf.data());
           }
           if (count && i2 < owned) {
@@ -199,8 +202,9 @@ class OpenMpMgOps final : public MgOps, private ExecutorShape {
  private:
   template <bool Assign>
   void smooth(const double* r, double* u, Box b, const Stencil& c) const {
-    sweep(b, b.n1, kStencilStreams, 2 * b.n1,
-          [&](int i2, int i3, double* buf) { mg_body::smooth_row<Assign>(r, u, b, c, i2, i3, 1, b.n1 - 1, buf); });
+    sweep(b, b.n1, kStencilStreams, 5 * b.n1, [&](int lo, int hi, int i3, double* buf) {
+      mg_body::smooth_rows<Assign>(r, u, b, c, lo, hi, i3, 1, b.n1 - 1, buf);
+    });
   }
 
   // resid_psinv_core and, given the coarse block z, interp_resid_psinv_core. Block by block
@@ -231,12 +235,12 @@ class OpenMpMgOps final : public MgOps, private ExecutorShape {
     };
     // Core rows [lo, hi] of plane i3 smoothed; nothing outside the core.
     auto smooth_rows = [&](int i3, int lo, int hi, double* buf) {
-      if (i3 < 2 || i3 > b.n3 - 3) return;
-      for (int i2 = std::max(2, lo); i2 <= std::min(b.n2 - 3, hi); ++i2)
-        mg_body::smooth_row<false>(r, u, b, c, i2, i3, 2, b.n1 - 2, buf);
+      const int first = std::max(2, lo), end = std::min(b.n2 - 3, hi) + 1;
+      if (i3 < 2 || i3 > b.n3 - 3 || end <= first) return;
+      mg_body::smooth_rows<false>(r, u, b, c, first, end, i3, 2, b.n1 - 2, buf);
     };
     auto body = [&](int t) {
-      std::vector<double> buf(2 * static_cast<std::size_t>(std::max(b.n1, 2 * cb.n1)));
+      std::vector<double> buf(static_cast<std::size_t>(std::max(5 * b.n1, 3 * cb.n1)));
       const Range rg = slab(t);
       if (z != nullptr && t > 0 && rg.end > rg.begin)
         for (int cc = (rg.begin - 1) / 2; cc <= rg.begin / 2; ++cc)
@@ -253,7 +257,7 @@ class OpenMpMgOps final : public MgOps, private ExecutorShape {
           for (; z != nullptr && next <= std::min((i3 + 1) / 2, rg.end / 2); ++next)
             if (!edge(next))
               for (int c2 = ca; c2 < cz; ++c2) mg_body::prolong_row<false>(z, cb, u, b, c2, next, buf.data());
-          for (int i2 = r0; i2 < r1; ++i2) mg_body::resid_row(u, v, r, b, a, i2, i3, buf.data());
+          mg_body::resid_rows(u, v, r, b, a, r0, r1, i3, buf.data());
           if (i3 - 1 > rg.begin) smooth_rows(i3 - 1, lo, hi, buf.data());
         }
       }
@@ -273,8 +277,9 @@ class OpenMpMgOps final : public MgOps, private ExecutorShape {
   void prolong(const double* z, Box c, double* u, Box f) const {
     // Coarse planes [0, n3-1) and rows [0, n2-1): sweep() walks [1, n-1), so shift by one.
     const Box shifted{c.n1, c.n2 + 1, c.n3 + 1};
-    sweep(shifted, 2 * f.n1, kInterpStreams, 3 * c.n1,
-          [&](int row, int plane, double* buf) { mg_body::prolong_row<Assign>(z, c, u, f, row - 1, plane - 1, buf); });
+    sweep(shifted, 2 * f.n1, kInterpStreams, 3 * c.n1, [&](int lo, int hi, int plane, double* buf) {
+      for (int row = lo; row < hi; ++row) mg_body::prolong_row<Assign>(z, c, u, f, row - 1, plane - 1, buf);
+    });
   }
 
   // The six faces of a block set to zero.
@@ -297,9 +302,9 @@ class OpenMpMgOps final : public MgOps, private ExecutorShape {
         std::clamp<std::size_t>(points / kMinPointsPerThread, 1, static_cast<std::size_t>(threads_)));
   }
 
-  // fn(i2, i3, scratch) for every interior row of `out` (planes and rows [1, n-1)), the
-  // planes split over the threads. One output row touches `row_points` points of each of
-  // `streams` streams: that sizes a tile's block of rows.
+  // fn(lo, hi, i3, scratch) for every interior row of `out` (planes and rows [1, n-1)), in
+  // runs of consecutive rows [lo, hi) of one plane, the planes split over the threads. One output row touches
+  // `row_points` points of each of `streams` streams: that sizes a tile's block of rows.
   template <class Fn>
   void sweep(Box out, int row_points, int streams, int scratch, Fn&& fn) const {
     const int planes = out.n3 - 2, rows = out.n2 - 2;
@@ -310,8 +315,7 @@ class OpenMpMgOps final : public MgOps, private ExecutorShape {
       const Range rg = thread_range(1, out.n3 - 1, t, nt);
       for (int r0 = 1; r0 < out.n2 - 1; r0 += rpb) {
         const int r1 = std::min(out.n2 - 1, r0 + rpb);
-        for (int i3 = rg.begin; i3 < rg.end; ++i3)
-          for (int i2 = r0; i2 < r1; ++i2) fn(i2, i3, buf.data());
+        for (int i3 = rg.begin; i3 < rg.end; ++i3) fn(r0, r1, i3, buf.data());
       }
     };
     const std::size_t points =
