@@ -73,19 +73,36 @@ PXQ_MG_BODY void rolling_line_sums(const double* x, Box b, int i3, int lo, int h
   }
 }
 
-// r = v - A u along one interior row into `rc` (the row's n1 points, interior written); a[1]
-// = 0 as in NAS.
+// The residual's arithmetic along one row, given the row's line sums u1 (faces) and u2
+// (edges): rc = vc - A uc on the interior points; a[1] = 0 as in NAS.
+PXQ_MG_BODY void resid_line(const double* uc, const double* vc, double* rc, const double* u1, const double* u2, int n1,
+                            const Stencil& a) {
+  const double a0 = a.w[0], a2 = a.w[2], a3 = a.w[3];
+#pragma omp simd
+  for (int i1 = 1; i1 < n1 - 1; ++i1)
+    rc[i1] = vc[i1] - a0 * uc[i1] - a2 * (u2[i1] + u1[i1 - 1] + u1[i1 + 1]) - a3 * (u2[i1 - 1] + u2[i1 + 1]);
+}
+
+// The smoother's arithmetic along one row for points [lo, hi), given the row's line sums
+// r1 (faces) and r2 (edges): uc (+)= c0 rc + c1 (faces) + c2 (edges); c[3] = 0 as in NAS.
+template <bool Assign>
+PXQ_MG_BODY void smooth_line(const double* rc, double* uc, const double* r1, const double* r2, int lo, int hi,
+                             const Stencil& c) {
+  const double c0 = c.w[0], c1 = c.w[1], c2 = c.w[2];
+#pragma omp simd
+  for (int i1 = lo; i1 < hi; ++i1) {
+    const double du = c0 * rc[i1] + c1 * (rc[i1 - 1] + rc[i1 + 1] + r1[i1]) + c2 * (r2[i1] + r1[i1 - 1] + r1[i1 + 1]);
+    uc[i1] = Assign ? du : uc[i1] + du;
+  }
+}
+
+// r = v - A u along one interior row into `rc` (the row's n1 points, interior written).
 PXQ_MG_BODY void resid_row_to(const double* u, const double* v, double* rc, Box b, const Stencil& a, int i2, int i3,
                               double* buf) {
-  const double a0 = a.w[0], a2 = a.w[2], a3 = a.w[3];
   double* u1 = buf;
   double* u2 = buf + b.n1;
   line_sums(u, b, i2, i3, 0, b.n1, u1, u2);
-  const double* uc = u + b.at(0, i2, i3);
-  const double* vc = v + b.at(0, i2, i3);
-#pragma omp simd
-  for (int i1 = 1; i1 < b.n1 - 1; ++i1)
-    rc[i1] = vc[i1] - a0 * uc[i1] - a2 * (u2[i1] + u1[i1 - 1] + u1[i1 + 1]) - a3 * (u2[i1 - 1] + u2[i1 + 1]);
+  resid_line(u + b.at(0, i2, i3), v + b.at(0, i2, i3), rc, u1, u2, b.n1, a);
 }
 
 // The same, in place in r.
@@ -99,14 +116,8 @@ PXQ_MG_BODY void resid_row(const double* u, const double* v, double* r, Box b, c
 // rolled from row to row (rolling_line_sums); `buf` holds 5 n1 doubles.
 PXQ_MG_BODY void resid_rows_to(const double* u, const double* v, double* out, Box b, const Stencil& a, int lo, int hi,
                                int i3, double* buf) {
-  const double a0 = a.w[0], a2 = a.w[2], a3 = a.w[3];
   rolling_line_sums(u, b, i3, lo, hi, 0, b.n1, buf, [&](int i2, const double* u1, const double* u2) {
-    const double* uc = u + b.at(0, i2, i3);
-    const double* vc = v + b.at(0, i2, i3);
-    double* rc = out + static_cast<std::size_t>(i2) * static_cast<std::size_t>(b.n1);
-#pragma omp simd
-    for (int i1 = 1; i1 < b.n1 - 1; ++i1)
-      rc[i1] = vc[i1] - a0 * uc[i1] - a2 * (u2[i1] + u1[i1 - 1] + u1[i1 + 1]) - a3 * (u2[i1 - 1] + u2[i1 + 1]);
+    resid_line(u + b.at(0, i2, i3), v + b.at(0, i2, i3), out + static_cast<std::size_t>(i2) * b.n1, u1, u2, b.n1, a);
   });
 }
 
@@ -116,39 +127,23 @@ PXQ_MG_BODY void resid_rows(const double* u, const double* v, double* r, Box b, 
   resid_rows_to(u, v, r + b.at(0, 0, i3), b, a, lo, hi, i3, buf);
 }
 
-// u (+)= c0 r + c1 (faces) + c2 (edges) for points [lo, hi) of one interior row; c[3] = 0
-// as in NAS.
+// u (+)= the smoothing of r for points [lo, hi) of one interior row.
 template <bool Assign>
 PXQ_MG_BODY void smooth_row(const double* r, double* u, Box b, const Stencil& c, int i2, int i3, int lo, int hi,
                             double* buf) {
-  const double c0 = c.w[0], c1 = c.w[1], c2 = c.w[2];
   double* r1 = buf;
   double* r2 = buf + b.n1;
   line_sums(r, b, i2, i3, lo - 1, hi + 1, r1, r2);
-  const double* rc = r + b.at(0, i2, i3);
-  double* uc = u + b.at(0, i2, i3);
-#pragma omp simd
-  for (int i1 = lo; i1 < hi; ++i1) {
-    const double du = c0 * rc[i1] + c1 * (rc[i1 - 1] + rc[i1 + 1] + r1[i1]) + c2 * (r2[i1] + r1[i1 - 1] + r1[i1 + 1]);
-    uc[i1] = Assign ? du : uc[i1] + du;
-  }
+  smooth_line<Assign>(r + b.at(0, i2, i3), u + b.at(0, i2, i3), r1, r2, lo, hi, c);
 }
 
-// The smoothing of points [lo, hi) of the consecutive interior rows i2 = r0 .. r1 - 1 of
-// plane i3, the line sums rolled from row to row; `buf` holds 5 n1 doubles.
+// The same for the consecutive interior rows i2 = r0 .. r1 - 1 of plane i3, the line sums
+// rolled from row to row; `buf` holds 5 n1 doubles.
 template <bool Assign>
 PXQ_MG_BODY void smooth_rows(const double* r, double* u, Box b, const Stencil& c, int r0, int r1, int i3, int lo,
                              int hi, double* buf) {
-  const double c0 = c.w[0], c1 = c.w[1], c2 = c.w[2];
   rolling_line_sums(r, b, i3, r0, r1, lo - 1, hi + 1, buf, [&](int i2, const double* r1s, const double* r2s) {
-    const double* rc = r + b.at(0, i2, i3);
-    double* uc = u + b.at(0, i2, i3);
-#pragma omp simd
-    for (int i1 = lo; i1 < hi; ++i1) {
-      const double du =
-          c0 * rc[i1] + c1 * (rc[i1 - 1] + rc[i1 + 1] + r1s[i1]) + c2 * (r2s[i1] + r1s[i1 - 1] + r1s[i1 + 1]);
-      uc[i1] = Assign ? du : uc[i1] + du;
-    }
+    smooth_line<Assign>(r + b.at(0, i2, i3), u + b.at(0, i2, i3), r1s, r2s, lo, hi, c);
   });
 }
 
