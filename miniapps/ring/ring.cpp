@@ -230,10 +230,11 @@ class RingProxy final : public common::Proxy {
 };
 
 // One iteration, tile by tile. Without MPI each worker walks its own block's tiles in one
-// call (the workers never wait for each other within an iteration). With MPI, tile j of the incoming block is waited
-// for just before it is computed (so it arrives in cache), and sent on right after its K passes (while it is still in
-// cache). Tile j at iteration i+1 depends only on tile j at iteration i, so this dataflow gives exactly the answer of
-// the bulk-synchronous ring.
+// call (the workers never wait for each other within an iteration). With MPI, tile j of the
+// incoming block is waited for just before it is computed (so it arrives in cache), and sent
+// on right after its K passes (while it is still in cache). Tile j at iteration i+1 depends
+// only on tile j at iteration i, so this dataflow gives exactly the answer of the
+// bulk-synchronous ring.
 void RingProxy::iteration(common::PhaseTimers& tm) {
   const int T = v_.threads;
   if (shm_) {
