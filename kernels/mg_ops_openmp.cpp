@@ -303,8 +303,9 @@ class OpenMpMgOps final : public MgOps, private ExecutorShape {
   }
 
   // fn(lo, hi, i3, scratch) for every interior row of `out` (planes and rows [1, n-1)), in
-  // runs of consecutive rows [lo, hi) of one plane, the planes split over the threads. One output row touches
-  // `row_points` points of each of `streams` streams: that sizes a tile's block of rows.
+  // runs of consecutive rows [lo, hi) of one plane, the planes split over the threads. One
+  // output row touches `row_points` points of each of `streams` streams: that sizes a
+  // tile's block of rows.
   template <class Fn>
   void sweep(Box out, int row_points, int streams, int scratch, Fn&& fn) const {
     const int planes = out.n3 - 2, rows = out.n2 - 2;
