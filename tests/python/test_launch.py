@@ -58,6 +58,36 @@ def test_the_agent_gives_each_virtual_node_its_own_session_folder(tmp_path):
     assert (tmp_path / "vn" / "n3" / "session").is_dir() and (tmp_path / "vn" / "n3" / "shm").is_dir()
 
 
+def test_the_agent_puts_each_virtual_node_s_segments_in_the_run_s_shm_folder(tmp_path):
+    import subprocess
+
+    env = {"PATH": "/usr/bin:/bin", "PXQ_VNODE_DIR": str(tmp_path / "vn"), "PXQ_VNODE_SHM": str(tmp_path / "shm")}
+    out = subprocess.run(
+        [str(launch.AGENT), "n1", "/usr/bin/env"], env=env, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    shm = str(tmp_path / "shm" / "n1")
+    assert f"OMPI_MCA_btl_vader_backing_directory={shm}" in out
+    assert f"OMPI_MCA_osc_sm_backing_directory={shm}" in out
+    assert Path(shm).is_dir() and not (tmp_path / "vn" / "n1" / "shm").exists()
+
+
+def test_staging_puts_open_mpi_s_segments_in_the_run_s_shm_folder(tmp_path, monkeypatch):
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    for key in launch.SHM_DIRS:
+        monkeypatch.delenv(key, raising=False)
+    shm = tmp_path / "shm"
+    local = launch.stage(plan(Layout(1, 2), tmp_path), tmp_path, shm)
+    assert all(local[key] == str(shm) for key in launch.SHM_DIRS)
+    virtual = launch.stage(plan(Layout(2, 1), tmp_path), tmp_path, shm)
+    assert virtual["PXQ_VNODE_SHM"] == str(shm)
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text("a slots=2\nb slots=2\n")
+    real = launch.stage(plan(Layout(2, 2), tmp_path, hostfile=str(hostfile)), tmp_path, shm)
+    assert not any(key in real for key in (*launch.SHM_DIRS, "PXQ_VNODE_SHM"))  # no such folder there
+    monkeypatch.setenv(launch.SHM_DIRS[0], "/scratch/mine")
+    assert launch.stage(plan(Layout(1, 2), tmp_path), tmp_path, shm)[launch.SHM_DIRS[0]] == "/scratch/mine"
+
+
 def test_block_and_cyclic_allocation(tmp_path):
     lay = Layout(2, 2)
     assert [n for n, _ in rank_cores(lay, "block", 4)] == [0, 0, 1, 1]

@@ -595,10 +595,18 @@ def _placement_note(req: LaunchRequest, plan: LaunchPlan) -> LaunchPlan:
     return plan
 
 
-def stage(plan: LaunchPlan, folder: Path) -> dict[str, str]:
+# Open MPI's shared-memory segments (the vader transport's, MPI-3 windows') go to /dev/shm by
+# default, named by job; ranks killed before mpirun cleans up leave them behind.
+SHM_DIRS = ("OMPI_MCA_btl_vader_backing_directory", "OMPI_MCA_osc_sm_backing_directory")
+
+
+def stage(plan: LaunchPlan, folder: Path, shm: Path | None = None) -> dict[str, str]:
     """Writes the plan's files and links (a link already there is replaced) and returns the
     environment of a run in `folder`: the plan's, its virtual nodes' folders and Open MPI's
-    session folder inside it, so nothing outlives the run."""
+    session folder inside it, and Open MPI's shared-memory segments in `shm` (a folder of the
+    run's own on this machine's memory-backed file system) when every rank runs here, so
+    nothing outlives the run. A user's own backing folder is kept on one node; virtual nodes
+    need one each."""
     for path, content in plan.files.items():
         Path(path).write_text(content)
     for path, target in plan.links.items():
@@ -608,4 +616,9 @@ def stage(plan: LaunchPlan, folder: Path) -> dict[str, str]:
     env.update(plan.env)
     env["PXQ_VNODE_DIR"] = str(folder / "vnodes")
     env["OMPI_MCA_orte_tmpdir_base"] = str(folder / "session")
+    if shm is not None and plan.mpi == "open-mpi" and plan.launcher == "local":
+        for key in SHM_DIRS:
+            env.setdefault(key, str(shm))
+    if shm is not None and plan.launcher == "virtual":
+        env["PXQ_VNODE_SHM"] = str(shm)  # the agent gives each virtual node a folder in it
     return env

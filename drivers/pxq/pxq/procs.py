@@ -153,13 +153,14 @@ def unwatch(run_id: str) -> None:
 
 
 @contextlib.contextmanager
-def workdir(prefix: str = "pxq-run-") -> Iterator[Path]:
-    """A temporary folder removed when the block ends, or by the watchdog should the driver
-    die first. Open MPI splits some paths at white space, so a TMPDIR holding any falls back
-    to /tmp."""
-    base = tempfile.gettempdir()
-    if any(c.isspace() for c in base) and os.path.isdir("/tmp"):
-        base = "/tmp"
+def workdir(prefix: str = "pxq-run-", base: str | None = None) -> Iterator[Path]:
+    """A temporary folder (in `base`, else the temporary folder) removed when the block ends,
+    or by the watchdog should the driver die first. Open MPI splits some paths at white space,
+    so a TMPDIR holding any falls back to /tmp."""
+    if base is None:
+        base = tempfile.gettempdir()
+        if any(c.isspace() for c in base) and os.path.isdir("/tmp"):
+            base = "/tmp"
     path = tempfile.mkdtemp(prefix=prefix, dir=base)
     _watchdog.send({"op": "tmp", "path": path})
     try:
@@ -167,6 +168,21 @@ def workdir(prefix: str = "pxq-run-") -> Iterator[Path]:
     finally:
         shutil.rmtree(path, ignore_errors=True)
         _watchdog.send({"op": "tmpdone", "path": path})
+
+
+SHM = "/dev/shm"
+
+
+@contextlib.contextmanager
+def shm_workdir() -> Iterator[Path | None]:
+    """A folder of the run's own in the memory-backed file system (None where there is none
+    to write in), for the MPI library's shared-memory segments: an interrupted job's segments
+    then go with the folder, whichever process died first."""
+    if not (os.path.isdir(SHM) and os.access(SHM, os.W_OK | os.X_OK)):
+        yield None
+        return
+    with workdir("pxq-shm-", base=SHM) as path:
+        yield path
 
 
 @dataclass

@@ -275,11 +275,11 @@ def execute(spec: RunSpec, echo: bool = False) -> RunResult:
     run_id = uuid.uuid4().hex
     if counters.simulating(spec.counters):
         counters.ensure_sim_build([spec.app])
-    with procs.workdir() as tmp:
+    with procs.workdir() as tmp, procs.shm_workdir() as shm:
         private = tmp / "record.jsonl"
         profile = spec.profile or (tmp / "msgprof.jsonl" if spec.channels is not None else None)
         plan, argv = build(replace(spec, results=private, profile=profile), tmp, run_id)
-        env = stage(plan, tmp)
+        env = stage(plan, tmp, shm)
         env["PXQ_GIT_COMMIT"] = git_commit()
         finished = procs.run(argv, env, run_id, spec.timeout)
         try:

@@ -56,7 +56,13 @@ if [[ ${#first} -ge 2 && "$first" == \"*\" ]]; then
 fi
 
 base="${PXQ_VNODE_DIR:-${TMPDIR:-/tmp}/pxq-vnodes-$(id -u)}/$host"
-mkdir -p "$base/shm" "$base/session"
+# Shared-memory segments in the run's own folder of /dev/shm when the driver gives one.
+if [[ -n "${PXQ_VNODE_SHM:-}" ]]; then
+  shm="$PXQ_VNODE_SHM/$host"
+else
+  shm="$base/shm"
+fi
+mkdir -p "$shm" "$base/session"
 
 # mpirun passes its own "-mca orte_tmpdir_base DIR" to every daemon, and that beats the
 # environment: daemons of virtual nodes on one host would then race to create the same
@@ -76,7 +82,8 @@ for word in "$@"; do
 done
 
 export PXQ_VNODE="$host"
-export OMPI_MCA_btl_vader_backing_directory="$base/shm"
+export OMPI_MCA_btl_vader_backing_directory="$shm"
+export OMPI_MCA_osc_sm_backing_directory="$shm"
 export OMPI_MCA_orte_tmpdir_base="$base/session"
 export PMIX_MCA_gds=hash
 # Daemons that map hwloc's shared topology into a "hole" next to their stack crash now and
