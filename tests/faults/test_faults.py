@@ -7,6 +7,7 @@ import os
 import shutil
 import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -86,6 +87,42 @@ def test_sigkill_to_the_driver_leaves_the_watchdog_to_clean_up(driver):
     proc.kill()
     proc.wait()
     assert leftovers(driver.tag, wait=15) == []
+    assert driver.temp_left() == []
+
+
+def shm_segments(pids: list[int]) -> set[str]:
+    """The files in /dev/shm the processes have mapped."""
+    found = set()
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/maps") as f:
+                found |= {line.split()[-1] for line in f if " /dev/shm/" in line}
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
+def test_shared_memory_segments_go_with_the_run(driver, sig):
+    # Open MPI puts its segments in /dev/shm; ranks that die before mpirun cleans up (or a
+    # driver killed outright) would leave them there. Each run keeps them in a folder of its own.
+    proc = driver.start(["run", "ring", "--layout", "1x2", "--results", str(driver.results / "r.jsonl"), *LONG])
+    ranks = driver.wait_for_ranks(2)
+    deadline = time.monotonic() + 60  # past MPI_Init
+    while not all(shm_segments([r]) for r in ranks) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    segments = shm_segments(ranks)
+    assert segments, "the ranks map no shared memory in /dev/shm"
+    folders = {str(Path(s).parent) for s in segments}
+    assert len(folders) == 1 and Path(folders.pop()).name.startswith("pxq-shm-"), segments
+    proc.send_signal(sig)
+    proc.communicate(timeout=60)
+    assert leftovers(driver.tag, wait=15) == []
+    deadline = time.monotonic() + 15  # SIGKILL: the watchdog removes the folder
+    while any(os.path.lexists(p) for p in segments) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert [p for p in segments if os.path.lexists(p)] == []
+    assert [p for p in segments if os.path.lexists(Path(p).parent)] == []
     assert driver.temp_left() == []
 
 
