@@ -36,20 +36,21 @@ PXQ_MG_BODY void line_sums(const double* x, Box b, int i2, int i3, int lo, int h
   }
 }
 
-// NAS's line buffers for the consecutive rows lo .. hi - 1 of plane i3, over points [p0, p1):
-// q(k) = x(k, i3 - 1) + x(k, i3 + 1) is kept for rows k = i2 - 1, i2, i2 + 1, so a row's s1
+// NAS's line buffers for the consecutive rows lo .. hi - 1 of a plane, over points [p0, p1),
+// given the plane (`pc`) and the planes below and above it (`pm`, `pp`; n1 points a row):
+// q(k) = x(k, below) + x(k, above) is kept for rows k = i2 - 1, i2, i2 + 1, so a row's s1
 // and s2 cost 4 additions and 4 loads off the row, not 6 and 8. row(i2, s1, s2) is called
 // for each row in order; `buf` holds 5 n1 doubles (three rows of q, s1, s2).
 template <class Row>
-PXQ_MG_BODY void rolling_line_sums(const double* x, Box b, int i3, int lo, int hi, int p0, int p1, double* buf,
-                                   Row&& row) {
-  const std::size_t n = static_cast<std::size_t>(b.n1);
+PXQ_MG_BODY void rolling_line_sums_from(const double* pm, const double* pc, const double* pp, int n1, int lo, int hi,
+                                        int p0, int p1, double* buf, Row&& row) {
+  const std::size_t n = static_cast<std::size_t>(n1);
   double* q[3] = {buf, buf + n, buf + 2 * n};
   double* s1 = buf + 3 * n;
   double* s2 = buf + 4 * n;
   for (int k = 0; k < 2; ++k) {
-    const double* xb = x + b.at(0, lo - 1 + k, i3 - 1);
-    const double* xt = x + b.at(0, lo - 1 + k, i3 + 1);
+    const double* xb = pm + static_cast<std::size_t>(lo - 1 + k) * n;
+    const double* xt = pp + static_cast<std::size_t>(lo - 1 + k) * n;
     double* qk = q[k];
 #pragma omp simd
     for (int i1 = p0; i1 < p1; ++i1) qk[i1] = xb[i1] + xt[i1];
@@ -58,10 +59,10 @@ PXQ_MG_BODY void rolling_line_sums(const double* x, Box b, int i3, int lo, int h
     const double* qm = q[(i2 - lo) % 3];
     const double* qc = q[(i2 - lo + 1) % 3];
     double* qp = q[(i2 - lo + 2) % 3];
-    const double* xb = x + b.at(0, i2 + 1, i3 - 1);
-    const double* xt = x + b.at(0, i2 + 1, i3 + 1);
-    const double* xm = x + b.at(0, i2 - 1, i3);
-    const double* xp = x + b.at(0, i2 + 1, i3);
+    const double* xb = pm + static_cast<std::size_t>(i2 + 1) * n;
+    const double* xt = pp + static_cast<std::size_t>(i2 + 1) * n;
+    const double* xm = pc + static_cast<std::size_t>(i2 - 1) * n;
+    const double* xp = pc + static_cast<std::size_t>(i2 + 1) * n;
 #pragma omp simd
     for (int i1 = p0; i1 < p1; ++i1) {
       const double qn = xb[i1] + xt[i1];
@@ -71,6 +72,14 @@ PXQ_MG_BODY void rolling_line_sums(const double* x, Box b, int i3, int lo, int h
     }
     row(i2, s1, s2);
   }
+}
+
+// The same for plane i3 of the block x.
+template <class Row>
+PXQ_MG_BODY void rolling_line_sums(const double* x, Box b, int i3, int lo, int hi, int p0, int p1, double* buf,
+                                   Row&& row) {
+  rolling_line_sums_from(x + b.at(0, 0, i3 - 1), x + b.at(0, 0, i3), x + b.at(0, 0, i3 + 1), b.n1, lo, hi, p0, p1, buf,
+                         static_cast<Row&&>(row));
 }
 
 // The residual's arithmetic along one row, given the row's line sums u1 (faces) and u2
@@ -145,6 +154,18 @@ PXQ_MG_BODY void smooth_rows(const double* r, double* u, Box b, const Stencil& c
   rolling_line_sums(r, b, i3, r0, r1, lo - 1, hi + 1, buf, [&](int i2, const double* r1s, const double* r2s) {
     smooth_line<Assign>(r + b.at(0, i2, i3), u + b.at(0, i2, i3), r1s, r2s, lo, hi, c);
   });
+}
+
+// The same from three planes of r given apart (`rm`, `rc`, `rp`: planes i3 - 1, i3, i3 + 1,
+// b.n1 x b.n2 each) into plane i3 of u (`uc`).
+template <bool Assign>
+PXQ_MG_BODY void smooth_rows_from(const double* rm, const double* rc, const double* rp, double* uc, Box b,
+                                  const Stencil& c, int r0, int r1, int lo, int hi, double* buf) {
+  const std::size_t n = static_cast<std::size_t>(b.n1);
+  rolling_line_sums_from(rm, rc, rp, b.n1, r0, r1, lo - 1, hi + 1, buf,
+                         [&](int i2, const double* r1s, const double* r2s) {
+                           smooth_line<Assign>(rc + i2 * n, uc + i2 * n, r1s, r2s, lo, hi, c);
+                         });
 }
 
 // s = P r on coarse row j2 into `sc` from three fine planes (n1 x n2 each, halo included):

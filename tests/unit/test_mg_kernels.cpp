@@ -83,6 +83,20 @@ TEST(MgKernels, ResidAndPsinvMatchTheReference) {
   }
 }
 
+// r only where the fused passes leave it specified (pxq::kernels::on_band).
+void expect_close_on_band(const std::vector<double>& got, const std::vector<double>& want, const Box& b,
+                          const std::string& what) {
+  ASSERT_EQ(got.size(), want.size());
+  for (int i3 = 0; i3 < b.n3; ++i3)
+    for (int i2 = 0; i2 < b.n2; ++i2)
+      for (int i1 = 0; i1 < b.n1; ++i1) {
+        if (!pxq::kernels::on_band(b, i1, i2, i3)) continue;
+        const std::size_t i = b.at(i1, i2, i3);
+        ASSERT_NEAR(got[i], want[i], 1e-12 * (1.0 + std::abs(want[i])))
+            << what << " at " << i1 << "," << i2 << "," << i3;
+      }
+}
+
 TEST(MgKernels, FusedResidualAndSmoothingEqualTheSweepsTheyReplace) {
   const auto ref = pxq::kernels::make_mg_ops_reference();
   for (const auto& ex : executors()) {
@@ -106,7 +120,7 @@ TEST(MgKernels, FusedResidualAndSmoothingEqualTheSweepsTheyReplace) {
       ops->resid_psinv_core(u.data(), v.data(), r.data(), b, kA, kC);
       refresh(r);
       ops->psinv_shell(r.data(), u.data(), b, kC);
-      expect_close(r, r_ref, "fused r " + what);
+      expect_close_on_band(r, r_ref, b, "fused r " + what);
       expect_close(u, u_ref, "fused u " + what);
     }
   }
@@ -202,7 +216,7 @@ TEST(MgKernels, FusedInterpolationResidualAndSmoothingEqualTheSweepsTheyReplace)
     ref->interp(z.data(), c, u_ref.data(), f);
     ref->resid_psinv_core(u_ref.data(), v.data(), r_ref.data(), f, kA, kC);
     ops.interp_resid_psinv_core(z.data(), c, u.data(), v.data(), r.data(), f, kA, kC);
-    expect_close(r, r_ref, "fused r " + what);
+    expect_close_on_band(r, r_ref, f, "fused r " + what);
     expect_close(u, u_ref, "fused u " + what);
   });
 }

@@ -74,7 +74,10 @@ class MgOps {
   // NAS's "resid, refresh r's halo, psinv" split so that most of it is one pass: r = v - A u
   // on the interior and, one plane behind, u = u + C r on the core (the interior points none
   // of whose neighbours is a halo point). After the caller refreshes r's halo, psinv_shell
-  // smooths the rest. Together: the same result as resid, halo, psinv.
+  // smooths the rest. Together: the same u as resid, halo, psinv. r is left as resid leaves
+  // it only within two points of the halo (on_band), all that refreshing its halo and
+  // psinv_shell read; elsewhere it is unspecified (the fast executors keep it in a window
+  // and store only the band: the caller reads r nowhere else before it is recomputed).
   virtual void resid_psinv_core(double* u, const double* v, double* r, Box b, const Stencil& a,
                                 const Stencil& c) const = 0;
   // u = u + C r on the shell: interior points with a halo neighbour.
@@ -95,6 +98,12 @@ class MgOps {
   virtual std::pair<double, double> resid_rprj3(const double* u, const double* v, double* r, Box fine, double* s,
                                                 Box coarse, const Stencil& a) const;
 };
+
+// True for a point of b within two points of the halo (halo points included): where
+// resid_psinv_core leaves r specified.
+inline bool on_band(Box b, int i1, int i2, int i3) {
+  return i1 <= 2 || i2 <= 2 || i3 <= 2 || i1 >= b.n1 - 3 || i2 >= b.n2 - 3 || i3 >= b.n3 - 3;
+}
 
 // True for an interior point of b next to the halo (the shell psinv_shell smooths).
 inline bool on_shell(Box b, int i1, int i2, int i3) {
