@@ -146,18 +146,9 @@ PXQ_MG_BODY void smooth_row(const double* r, double* u, Box b, const Stencil& c,
   smooth_line<Assign>(r + b.at(0, i2, i3), u + b.at(0, i2, i3), r1, r2, lo, hi, c);
 }
 
-// The same for the consecutive interior rows i2 = r0 .. r1 - 1 of plane i3, the line sums
-// rolled from row to row; `buf` holds 5 n1 doubles.
-template <bool Assign>
-PXQ_MG_BODY void smooth_rows(const double* r, double* u, Box b, const Stencil& c, int r0, int r1, int i3, int lo,
-                             int hi, double* buf) {
-  rolling_line_sums(r, b, i3, r0, r1, lo - 1, hi + 1, buf, [&](int i2, const double* r1s, const double* r2s) {
-    smooth_line<Assign>(r + b.at(0, i2, i3), u + b.at(0, i2, i3), r1s, r2s, lo, hi, c);
-  });
-}
-
-// The same from three planes of r given apart (`rm`, `rc`, `rp`: planes i3 - 1, i3, i3 + 1,
-// b.n1 x b.n2 each) into plane i3 of u (`uc`).
+// The same for the consecutive interior rows i2 = r0 .. r1 - 1 of a plane of u (`uc`), from
+// that plane of r and the planes below and above it given apart (`rm`, `rc`, `rp`; b.n1 x
+// b.n2 each), the line sums rolled from row to row; `buf` holds 5 n1 doubles.
 template <bool Assign>
 PXQ_MG_BODY void smooth_rows_from(const double* rm, const double* rc, const double* rp, double* uc, Box b,
                                   const Stencil& c, int r0, int r1, int lo, int hi, double* buf) {
@@ -166,6 +157,14 @@ PXQ_MG_BODY void smooth_rows_from(const double* rm, const double* rc, const doub
                          [&](int i2, const double* r1s, const double* r2s) {
                            smooth_line<Assign>(rc + i2 * n, uc + i2 * n, r1s, r2s, lo, hi, c);
                          });
+}
+
+// The same for plane i3 of the blocks r and u.
+template <bool Assign>
+PXQ_MG_BODY void smooth_rows(const double* r, double* u, Box b, const Stencil& c, int r0, int r1, int i3, int lo,
+                             int hi, double* buf) {
+  smooth_rows_from<Assign>(r + b.at(0, 0, i3 - 1), r + b.at(0, 0, i3), r + b.at(0, 0, i3 + 1), u + b.at(0, 0, i3), b, c,
+                           r0, r1, lo, hi, buf);
 }
 
 // s = P r on coarse row j2 into `sc` from three fine planes (n1 x n2 each, halo included):

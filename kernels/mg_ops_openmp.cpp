@@ -239,11 +239,15 @@ class OpenMpMgOps final : public MgOps, private ExecutorShape {
         if (cc == (slab(t).begin - 1) / 2 || cc == slab(t).begin / 2) return true;
       return false;
     };
-    // Core rows [lo, hi] of plane i3 smoothed; nothing outside the core.
-    auto smooth_rows = [&](int i3, int lo, int hi, double* buf) {
+    // Core rows [lo, hi] of plane i3 smoothed from r's planes i3 - 1, i3 and i3 + 1 (`rm`,
+    // `rc`, `rp`: the window's or the block's); nothing outside the core.
+    auto smooth_rows = [&](int i3, int lo, int hi, const double* rm, const double* rc, const double* rp, double* buf) {
       const int first = std::max(2, lo), end = std::min(b.n2 - 3, hi) + 1;
       if (i3 < 2 || i3 > b.n3 - 3 || end <= first) return;
-      mg_body::smooth_rows<false>(r, u, b, c, first, end, i3, 2, b.n1 - 2, buf);
+      mg_body::smooth_rows_from<false>(rm, rc, rp, u + b.at(0, 0, i3), b, c, first, end, 2, b.n1 - 2, buf);
+    };
+    auto smooth_stored = [&](int i3, double* buf) {  // a slab's edge plane, from the block
+      smooth_rows(i3, 1, b.n2 - 2, r + b.at(0, 0, i3 - 1), r + b.at(0, 0, i3), r + b.at(0, 0, i3 + 1), buf);
     };
     const std::size_t plane = static_cast<std::size_t>(b.n1) * static_cast<std::size_t>(b.n2);
     auto body = [&](int t) {
@@ -286,17 +290,14 @@ class OpenMpMgOps final : public MgOps, private ExecutorShape {
               std::copy(r + b.at(1, i2, i3), r + b.at(b.n1 - 1, i2, i3), w + b.at(1, i2, 0));
           mg_body::resid_rows_to(u, v, w, b, a, r0, r1, i3, buf.data());
           store(i3, r0, r1);
-          const int first = std::max(2, lo), end = std::min(b.n2 - 3, hi) + 1;
-          if (i3 - 1 > rg.begin && i3 - 1 <= b.n3 - 3 && end > first)
-            mg_body::smooth_rows_from<false>(wp(i3 - 2), wp(i3 - 1), w, u + b.at(0, 0, i3 - 1), b, c, first, end, 2,
-                                             b.n1 - 2, buf.data());
+          if (i3 - 1 > rg.begin) smooth_rows(i3 - 1, lo, hi, wp(i3 - 2), wp(i3 - 1), w, buf.data());
         }
       }
       if (nt > 1) {
 #pragma omp barrier
       }
-      if (rg.end > rg.begin) smooth_rows(rg.begin, 1, b.n2 - 2, buf.data());
-      if (rg.end - 1 > rg.begin) smooth_rows(rg.end - 1, 1, b.n2 - 2, buf.data());
+      if (rg.end > rg.begin) smooth_stored(rg.begin, buf.data());
+      if (rg.end - 1 > rg.begin) smooth_stored(rg.end - 1, buf.data());
     };
     if (nt == 1) return body(0);
 #pragma omp parallel num_threads(nt)
