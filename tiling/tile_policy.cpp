@@ -75,8 +75,26 @@ TilePolicy parse_tile_policy(const std::string& text) {
   return p;
 }
 
+std::string AutoShare::text() const { return "L" + std::to_string(level) + "/" + std::to_string(divisor); }
+
+AutoShare parse_auto_share(const std::string& text) {
+  const auto bad = [&] {
+    return std::invalid_argument(
+        "auto tile share '" + text +
+        "': expected L2/N or L3/N, a share of one core's L2 or last-level cache (N 1 to 1024)");
+  };
+  if (text.size() < 4 || text[0] != 'L' || (text[1] != '2' && text[1] != '3') || text[2] != '/') throw bad();
+  const std::string n = text.substr(3);
+  if (n.empty() || n.size() > 4 || n.find_first_not_of("0123456789") != std::string::npos) throw bad();
+  AutoShare a;
+  a.level = text[1] - '0';
+  a.divisor = static_cast<std::size_t>(std::stoul(n));
+  if (a.divisor < 1 || a.divisor > 1024) throw bad();
+  return a;
+}
+
 TileResolution resolve_tile(const TilePolicy& policy, std::size_t buffer_bytes, std::size_t element_bytes,
-                            const CacheInfo& caches, std::size_t l2_divisor) {
+                            const CacheInfo& caches, const AutoShare& share) {
   if (element_bytes == 0) throw std::invalid_argument("element size must be > 0");
   if (buffer_bytes < element_bytes)
     throw std::invalid_argument("buffer of " + std::to_string(buffer_bytes) + " bytes holds no element of " +
@@ -94,16 +112,22 @@ TileResolution resolve_tile(const TilePolicy& policy, std::size_t buffer_bytes, 
       want = policy.bytes;
       r.source = "user";
       break;
-    case TilePolicy::Kind::automatic:
-      if (caches.l2.bytes > 0) {
-        l2_divisor = std::max<std::size_t>(1, l2_divisor);
-        want = std::max(kMinTileBytes, caches.l2.bytes / l2_divisor);
-        r.source = "auto:L2/" + std::to_string(l2_divisor);
+    case TilePolicy::Kind::automatic: {
+      const std::size_t divisor = std::max<std::size_t>(1, share.divisor);
+      // One core's part of a shared L3 (shared_by counts the processing units that share it).
+      const std::size_t l3 = caches.l3.bytes / static_cast<std::size_t>(std::max(1, caches.l3.shared_by));
+      if (share.level == 3 && l3 > 0) {
+        want = std::max(kMinTileBytes, l3 / divisor);
+        r.source = "auto:L3/" + std::to_string(divisor);
+      } else if (caches.l2.bytes > 0) {
+        want = std::max(kMinTileBytes, caches.l2.bytes / divisor);
+        r.source = "auto:L2/" + std::to_string(divisor);
       } else {
         want = kAutoFallbackBytes;
         r.source = "auto:fallback";
       }
       break;
+    }
   }
   r.tiled = true;
   if (want > buffer_bytes) {

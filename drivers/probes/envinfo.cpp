@@ -54,7 +54,7 @@ int print_registry() {
                     {"binary", std::string("pxq-") + a.name},
                     {"classes", classes},
                     {"tile_kernel", a.tile_kernel},
-                    {"auto_l2_divisor", a.auto_l2_divisor},
+                    {"auto_share", pxq::tiling::parse_auto_share(a.auto_share).text()},
                     {"bench_kernels", kernels},
                     {"headline", a.headline},
                     {"unit", a.unit},

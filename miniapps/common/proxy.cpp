@@ -116,7 +116,8 @@ int run_proxy(const MpiWorld& w, const CommonOptions& co, const std::string& app
   const RunStart start = [&] {
     const comm::Uncounted bookkeeping;
     const AppInfo& info = app_info(app);
-    return start_run(w, co, variant, proxy->tile_buffer_bytes(), info.tile_kernel, info.auto_l2_divisor);
+    return start_run(w, co, variant, proxy->tile_buffer_bytes(), info.tile_kernel,
+                     tiling::parse_auto_share(info.auto_share));
   }();
   const auto synced = [&] {
     const comm::Uncounted bookkeeping;

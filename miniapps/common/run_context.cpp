@@ -120,7 +120,7 @@ std::vector<std::string> layout_notes(const LayoutFacts& f) {
 }
 
 RunStart start_run(const MpiWorld& w, const CommonOptions& o, const Variant& v, std::size_t tile_buffer_bytes,
-                   const std::string& tile_kernel, std::size_t auto_l2_divisor) {
+                   const std::string& tile_kernel, const tiling::AutoShare& auto_share) {
   RunStart s;
   check_layout(o, w.size);
   s.driver = parse_driver_info(o.driver_info);
@@ -144,7 +144,7 @@ RunStart start_run(const MpiWorld& w, const CommonOptions& o, const Variant& v, 
       policy.bytes = profile.bytes;
     }
   }
-  s.tile = tiling::resolve_tile(policy, tile_buffer_bytes, sizeof(double), s.caches, auto_l2_divisor);
+  s.tile = tiling::resolve_tile(policy, tile_buffer_bytes, sizeof(double), s.caches, auto_share);
   if (profile.bytes > 0) {
     s.tile.source = "auto:profile";
     s.tile.profile = profile_path;

@@ -82,15 +82,46 @@ TEST(ResolveTile, AutoTakesTheKernelsShareOfTheL2AndFallsBackWithoutCaches) {
   const auto r = resolve_tile(parse_tile_policy("auto"), 64 << 20, 8, c);
   EXPECT_EQ(r.bytes, (2u << 20) / kAutoL2Divisor);
   EXPECT_EQ(r.source, "auto:L2/2");
-  const auto q = resolve_tile(parse_tile_policy("auto"), 64 << 20, 8, c, 4);
+  const auto q = resolve_tile(parse_tile_policy("auto"), 64 << 20, 8, c, parse_auto_share("L2/4"));
   EXPECT_EQ(q.bytes, 512u << 10);
   EXPECT_EQ(q.source, "auto:L2/4");
-  EXPECT_EQ(resolve_tile(parse_tile_policy("auto"), 64 << 20, 8, c, 0).bytes, 2u << 20);  // 0 means 1
+  EXPECT_EQ(resolve_tile(parse_tile_policy("auto"), 64 << 20, 8, c, AutoShare{2, 0}).bytes, 2u << 20);  // 0 means 1
   c.l2.bytes = 1024;  // a tiny L2 never gives a tile under the smallest one accepted
-  EXPECT_EQ(resolve_tile(parse_tile_policy("auto"), 64 << 20, 8, c, 4).bytes, kMinTileBytes);
+  EXPECT_EQ(resolve_tile(parse_tile_policy("auto"), 64 << 20, 8, c, AutoShare{2, 4}).bytes, kMinTileBytes);
   const auto f = resolve_tile(parse_tile_policy("auto"), 64 << 20, 8, CacheInfo{});
   EXPECT_EQ(f.bytes, kAutoFallbackBytes);
   EXPECT_EQ(f.source, "auto:fallback");
+}
+
+TEST(ResolveTile, AnL3ShareTakesOneCoresPartOfTheL3OrTheL2WithoutOne) {
+  CacheInfo c;
+  c.l2.bytes = 1 << 20;
+  c.l3.bytes = 32 << 20;
+  c.l3.shared_by = 2;
+  const auto r = resolve_tile(parse_tile_policy("auto"), 64 << 20, 8, c, parse_auto_share("L3/2"));
+  EXPECT_EQ(r.bytes, 8u << 20);  // 32 MiB over 2 cores, half of that
+  EXPECT_EQ(r.source, "auto:L3/2");
+  c.l3.shared_by = 0;  // sharing unknown: the whole L3 counts as one core's
+  EXPECT_EQ(resolve_tile(parse_tile_policy("auto"), 64 << 20, 8, c, AutoShare{3, 4}).bytes, 8u << 20);
+  c.l3.bytes = 0;  // no L3: the L2 with the same divisor
+  const auto q = resolve_tile(parse_tile_policy("auto"), 64 << 20, 8, c, parse_auto_share("L3/2"));
+  EXPECT_EQ(q.bytes, 512u << 10);
+  EXPECT_EQ(q.source, "auto:L2/2");
+  // Larger than the buffer: clamped, with the warning, like any tile.
+  c.l3.bytes = 32 << 20;
+  const auto b = resolve_tile(parse_tile_policy("auto"), 1 << 20, 8, c, AutoShare{3, 1});
+  EXPECT_EQ(b.bytes, 1u << 20);
+  EXPECT_FALSE(b.warning.empty());
+}
+
+TEST(ParseAutoShare, ReadsTheLevelAndDivisorAndRefusesAnythingElse) {
+  const AutoShare a = parse_auto_share("L3/2");
+  EXPECT_EQ(a.level, 3);
+  EXPECT_EQ(a.divisor, 2u);
+  EXPECT_EQ(a.text(), "L3/2");
+  EXPECT_EQ(parse_auto_share("L2/1024").divisor, 1024u);
+  for (const char* bad : {"", "L2", "L2/", "L1/2", "L4/2", "l2/2", "L2/0", "L2/1025", "L2/-1", "L2/2x", "L3/02000"})
+    EXPECT_THROW(parse_auto_share(bad), std::invalid_argument) << bad;
 }
 
 TEST(ResolveTile, BufferSmallerThanOneElementIsAnError) {

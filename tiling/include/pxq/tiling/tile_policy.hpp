@@ -32,10 +32,19 @@ struct TilePolicy {
 // "off", "auto" or a byte size (parse_bytes). "0" and negatives are errors.
 TilePolicy parse_tile_policy(const std::string& text);
 
-// auto = the per-core L2 over a divisor each kernel chooses (miniapps/apps.def): a tile, its
-// neighbour in flight and what the kernel reads beside them stay in L2 together. Two when the
-// kernel names none.
+// auto = a share of one core's cache each kernel chooses (miniapps/apps.def): "L2/N", the
+// per-core L2 over N (a tile, its neighbour in flight and what the kernel reads beside them
+// stay in L2 together), or "L3/N", one core's part of the last-level cache over N (kernels
+// whose sweeps gain from blocks longer than the L2 holds). L2/2 when the kernel names none.
+struct AutoShare {
+  int level = 2;             // 2 or 3
+  std::size_t divisor = 2;   // at least 1
+  std::string text() const;  // "L2/2"
+};
 inline constexpr std::size_t kAutoL2Divisor = 2;
+// "L2/4" or "L3/2" (the level 2 or 3, the divisor 1 to 1024); throws naming the form on
+// anything else.
+AutoShare parse_auto_share(const std::string& text);
 // auto without any cache information.
 inline constexpr std::size_t kAutoFallbackBytes = 256 * 1024;
 
@@ -43,15 +52,16 @@ struct TileResolution {
   bool tiled = false;        // false: one chunk, the whole buffer
   std::size_t bytes = 0;     // tile bytes actually used (whole buffer when untiled)
   std::size_t elements = 0;  // tile length in elements
-  std::string source;        // "off", "user", "auto:L2/N", "auto:fallback", "auto:profile"
+  std::string source;        // "off", "user", "auto:L2/N", "auto:L3/N", "auto:fallback", "auto:profile"
   std::string profile;       // the machine tile profile's path when source is auto:profile
   std::string warning;       // non-empty when the request was clamped or rounded
 };
 
 // Turns a policy into a tile for one buffer: tiles never exceed the buffer (clamped, with
 // a warning) and are a whole number of elements (rounded down, at least one element). `auto`
-// takes the per-core L2 over `l2_divisor` (at least 1).
+// takes `share` of one core's cache: an L3 share without a known L3 takes the L2 with the
+// same divisor, and without any cache information kAutoFallbackBytes.
 TileResolution resolve_tile(const TilePolicy& policy, std::size_t buffer_bytes, std::size_t element_bytes,
-                            const CacheInfo& caches, std::size_t l2_divisor = kAutoL2Divisor);
+                            const CacheInfo& caches, const AutoShare& share = AutoShare{});
 
 }  // namespace pxq::tiling

@@ -60,10 +60,10 @@ struct RunStart {
 // and checks the record path on rank 0 (every rank fails alike, before any record exists);
 // then starts the backend's runtime with the variant's threads and observes the placement.
 // `--tile auto` takes the machine tile profile's best tile for `tile_kernel` (the name in
-// pxq-bench-tiling) when the profile was made on rank 0's machine, else the per-core L2 over
-// `auto_l2_divisor` (the app's share, apps.def); rank 0 decides for every rank.
+// pxq-bench-tiling) when the profile was made on rank 0's machine, else `auto_share` of a
+// core's cache (the app's share, apps.def); rank 0 decides for every rank.
 RunStart start_run(const MpiWorld& w, const CommonOptions& o, const Variant& v, std::size_t tile_buffer_bytes,
-                   const std::string& tile_kernel, std::size_t auto_l2_divisor = tiling::kAutoL2Divisor);
+                   const std::string& tile_kernel, const tiling::AutoShare& auto_share = tiling::AutoShare{});
 
 // The notes every run starts with: the layout's (launcher and observation disagree) and the
 // tile's (clamped, rounded, or a tile profile that does not apply), as "tile: ...".
