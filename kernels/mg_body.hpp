@@ -205,6 +205,18 @@ PXQ_MG_BODY void restrict_row(const double* r, Box f, double* s, Box c, int j2, 
                     buf);
 }
 
+// One fine row of the interpolation from the coarse line x (n points): the even points
+// (+)= even x(i), the odd ones (+)= odd (x(i) + x(i + 1)). The line and the row never overlap,
+// so the compiler vectorises the interleaved stores.
+template <bool Assign>
+PXQ_MG_BODY void prolong_line(const double* __restrict x, double* __restrict u, double even, double odd, int n) {
+  for (int i1 = 0; i1 < n - 1; ++i1) {
+    const double e = even * x[i1], o = odd * (x[i1] + x[i1 + 1]);
+    u[2 * i1] = Assign ? e : u[2 * i1] + e;
+    u[2 * i1 + 1] = Assign ? o : u[2 * i1 + 1] + o;
+  }
+}
+
 // interp from coarse row (c2, c3) (halo included, up to n-2) into the four fine rows it
 // covers, added (or, Assign, assigned); `buf` holds 3 c.n1 doubles.
 template <bool Assign>
@@ -222,21 +234,10 @@ PXQ_MG_BODY void prolong_row(const double* z, Box c, double* u, Box f, int c2, i
     z2[i1] = z01[i1] + z00[i1];
     z3[i1] = z11[i1] + z01[i1] + z1[i1];
   }
-  double* u00 = u + f.at(0, 2 * c2, 2 * c3);
-  double* u10 = u + f.at(0, 2 * c2 + 1, 2 * c3);
-  double* u01 = u + f.at(0, 2 * c2, 2 * c3 + 1);
-  double* u11 = u + f.at(0, 2 * c2 + 1, 2 * c3 + 1);
-  auto put = [](double& dst, double val) { dst = Assign ? val : dst + val; };
-  for (int i1 = 0; i1 < c.n1 - 1; ++i1) {
-    put(u00[2 * i1], z00[i1]);
-    put(u00[2 * i1 + 1], 0.5 * (z00[i1 + 1] + z00[i1]));
-    put(u10[2 * i1], 0.5 * z1[i1]);
-    put(u10[2 * i1 + 1], 0.25 * (z1[i1] + z1[i1 + 1]));
-    put(u01[2 * i1], 0.5 * z2[i1]);
-    put(u01[2 * i1 + 1], 0.25 * (z2[i1] + z2[i1 + 1]));
-    put(u11[2 * i1], 0.25 * z3[i1]);
-    put(u11[2 * i1 + 1], 0.125 * (z3[i1] + z3[i1 + 1]));
-  }
+  prolong_line<Assign>(z00, u + f.at(0, 2 * c2, 2 * c3), 1.0, 0.5, c.n1);
+  prolong_line<Assign>(z1, u + f.at(0, 2 * c2 + 1, 2 * c3), 0.5, 0.25, c.n1);
+  prolong_line<Assign>(z2, u + f.at(0, 2 * c2, 2 * c3 + 1), 0.5, 0.25, c.n1);
+  prolong_line<Assign>(z3, u + f.at(0, 2 * c2 + 1, 2 * c3 + 1), 0.25, 0.125, c.n1);
 }
 
 }  // namespace
