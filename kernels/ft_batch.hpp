@@ -77,15 +77,15 @@ inline void scatter(const double* re, const double* im, double* base, const std:
   }
 }
 
-// The batch of lines (o, x0 .. x0+nb-1); `buf` holds fft_batch_doubles(n, nb) doubles.
+// The batch of lines (o, x0 .. x0+nb-1); `buf` holds fft_batch_buffer_doubles(n, nb) doubles.
 template <bool LineMajor>
 inline void transform_batch_as(Complex* src, Complex* dst, const FftPass& pass, int o, int x0, int nb, double* buf) {
   const int n = pass.plan->size();
-  const std::size_t len = static_cast<std::size_t>(n) * static_cast<std::size_t>(nb);
+  const std::size_t part = fft_batch_part(n, nb);
   double* re = buf;
-  double* im = buf + len;
-  double* wre = buf + 2 * len;
-  double* wim = buf + 3 * len;
+  double* im = buf + part;
+  double* wre = buf + 2 * part;
+  double* wim = buf + 3 * part;
   const LineMap& s = pass.src;
   double* sbase = reinterpret_cast<double*>(src + o * s.outer + static_cast<std::int64_t>(x0) * s.line);
   const EvolveFactors& ev = pass.evolve;
@@ -164,7 +164,7 @@ inline BatchGeometry batch_geometry(const FtOps& ops, const FftPass& pass) {
   g.lines = std::min(ops.batch_lines(n, transposes(pass)), pass.line_count);
   g.per_outer = (pass.line_count + g.lines - 1) / g.lines;
   g.count = g.per_outer * pass.outer_count;
-  g.doubles = fft_batch_doubles(n, g.lines);
+  g.doubles = fft_batch_buffer_doubles(n, g.lines);
   return g;
 }
 

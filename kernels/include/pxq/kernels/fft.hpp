@@ -82,4 +82,15 @@ inline std::size_t fft_batch_doubles(int n, int lines) {
   return 4 * static_cast<std::size_t>(n) * static_cast<std::size_t>(lines);
 }
 
+// A batch buffer holds its four arrays (data and work, real and imaginary) this many doubles
+// apart beyond their length: with power-of-two lengths they would start at the same cache
+// set, and a radix-4 stage's 16 streams would fight over one set's ways (NAS pads its
+// fftblock for the same reason).
+inline constexpr std::size_t kFftBatchPad = 64 + 8;
+inline std::size_t fft_batch_part(int n, int lines) {
+  return static_cast<std::size_t>(n) * static_cast<std::size_t>(lines) + kFftBatchPad;
+}
+// The doubles to allocate for one batch buffer: the four arrays with their padding.
+inline std::size_t fft_batch_buffer_doubles(int n, int lines) { return 4 * fft_batch_part(n, lines); }
+
 }  // namespace pxq::kernels
