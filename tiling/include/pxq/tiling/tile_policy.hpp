@@ -36,12 +36,12 @@ TilePolicy parse_tile_policy(const std::string& text);
 // per-core L2 over N (a tile, its neighbour in flight and what the kernel reads beside them
 // stay in L2 together), or "L3/N", one core's part of the last-level cache over N (kernels
 // whose sweeps gain from blocks longer than the L2 holds). L2/2 when the kernel names none.
-struct AutoShare {
-  int level = 2;             // 2 or 3
-  std::size_t divisor = 2;   // at least 1
-  std::string text() const;  // "L2/2"
-};
 inline constexpr std::size_t kAutoL2Divisor = 2;
+struct AutoShare {
+  int level = 2;                         // 2 or 3
+  std::size_t divisor = kAutoL2Divisor;  // at least 1
+  std::string text() const;              // "L2/2"
+};
 // "L2/4" or "L3/2" (the level 2 or 3, the divisor 1 to 1024); throws naming the form on
 // anything else.
 AutoShare parse_auto_share(const std::string& text);
