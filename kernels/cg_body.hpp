@@ -32,6 +32,21 @@ PXQ_CG_BODY double row_dot(const double* val, const std::int32_t* col, std::int6
   return sum;
 }
 
+// One row i of y = A x with A's upper triangle (sparse.hpp, SymmetricCsr): returns the row's
+// sum over the entries right of the diagonal, and adds each entry's mirror term,
+// a(i,j) x(i), to t[j]. A plain loop: the mirror terms are scattered stores, which cost more
+// as vector scatters than as scalar stores on the CPUs pxq was measured on.
+PXQ_CG_BODY double symmetric_row(const double* val, const std::int32_t* col, std::int64_t b, std::int64_t e,
+                                 const double* x, double xi, double* t) {
+  double sum = 0.0;
+  for (std::int64_t k = b; k < e; ++k) {
+    const std::int32_t j = col[k];
+    sum += val[k] * x[j];
+    t[j] += val[k] * xi;
+  }
+  return sum;
+}
+
 // The terms of the reductions.
 PXQ_CG_BODY double dot_term(const double* x, const double* y, std::size_t i) { return x[i] * y[i]; }
 PXQ_CG_BODY double dist2_term(const double* x, const double* y, std::size_t i) {

@@ -3,7 +3,9 @@
 // at element granularity (one pass doing all the operations), and the column-blocked SpMV
 // runs one parallel loop over the rows per block.
 #include <Kokkos_Core.hpp>
+#include <algorithm>
 #include <memory>
+#include <vector>
 
 #include "backend_impls.hpp"
 #include "cg_body.hpp"
@@ -30,6 +32,40 @@ class KokkosCgOps final : public CgOps {
     Kokkos::parallel_for(
         "pxq::cg::spmv", range(static_cast<std::size_t>(a.nrows)),
         KOKKOS_LAMBDA(const std::int64_t i) { y[i] = row_dot(val, col, rp[i], rp[i + 1], x); });
+    Kokkos::fence();
+  }
+  // As the OpenMP executor: one part per thread of contiguous rows with about equal stored
+  // entries, each summed into the part's own scratch vector; then each part adds up its rows
+  // of y from the scratch vectors of the parts at or before it.
+  void spmv_symmetric(const SymmetricCsr& a, const double* x, double* y) const override {
+    const int parts = std::max(1, Space().concurrency());
+    const auto n = static_cast<std::size_t>(a.n);
+    if (scratch_.size() < static_cast<std::size_t>(parts) * n) scratch_.resize(static_cast<std::size_t>(parts) * n);
+    double* scratch = scratch_.data();
+    const SymmetricCsr* m = &a;
+    Kokkos::parallel_for(
+        "pxq::cg::spmv_symmetric", Policy(0, parts), KOKKOS_LAMBDA(const std::int64_t p) {
+          const int lo = symmetric_part_begin(*m, static_cast<int>(p), parts);
+          const int hi = symmetric_part_begin(*m, static_cast<int>(p) + 1, parts);
+          double* acc = scratch + static_cast<std::size_t>(p) * n;
+          std::fill(acc + lo, acc + n, 0.0);
+          for (int i = lo; i < hi; ++i) {
+            const auto r = static_cast<std::size_t>(i);
+            acc[r] +=
+                cg_body::symmetric_row(m->val.data(), m->col.data(), m->rowptr[r], m->rowptr[r + 1], x, x[r], acc);
+          }
+        });
+    Kokkos::fence();
+    Kokkos::parallel_for(
+        "pxq::cg::spmv_symmetric_sum", Policy(0, parts), KOKKOS_LAMBDA(const std::int64_t p) {
+          const auto lo = static_cast<std::size_t>(symmetric_part_begin(*m, static_cast<int>(p), parts));
+          const auto hi = static_cast<std::size_t>(symmetric_part_begin(*m, static_cast<int>(p) + 1, parts));
+          for (std::size_t i = lo; i < hi; ++i) {
+            double sum = m->diag[i] * x[i];
+            for (std::int64_t u = 0; u <= p; ++u) sum += scratch[static_cast<std::size_t>(u) * n + i];
+            y[i] = sum;
+          }
+        });
     Kokkos::fence();
   }
   double dot(const double* x, const double* y, std::size_t n) const override {
@@ -123,6 +159,8 @@ class KokkosCgOps final : public CgOps {
         });
     Kokkos::fence();
   }
+
+  mutable std::vector<double> scratch_;  // spmv_symmetric: one vector per part, kept between calls
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <vector>
 
 #include "backend_impls.hpp"
 #include "cg_body.hpp"
@@ -41,6 +42,34 @@ class OpenMpCgOps final : public CgOps {
     for_ranges(static_cast<std::size_t>(a.nrows), [&](std::size_t b, std::size_t e) {
       for (std::size_t i = b; i < e; ++i) y[i] = row_dot(a.val.data(), a.col.data(), a.rowptr[i], a.rowptr[i + 1], x);
     });
+  }
+
+  // Each thread takes contiguous rows holding about equal numbers of stored entries and sums
+  // their products and mirror terms into its own scratch vector (a mirror term lands in a
+  // later row, often another thread's); then each thread adds up its rows of y from the
+  // scratch vectors of the threads at or before it.
+  void spmv_symmetric(const SymmetricCsr& a, const double* x, double* y) const override {
+    const auto n = static_cast<std::size_t>(a.n);
+    if (threads_ == 1) {
+      symmetric_rows(a, x, y, 0, a.n);
+      for (std::size_t i = 0; i < n; ++i) y[i] += a.diag[i] * x[i];
+      return;
+    }
+    if (scratch_.size() < static_cast<std::size_t>(threads_) * n)
+      scratch_.resize(static_cast<std::size_t>(threads_) * n);
+    double* scratch = scratch_.data();
+#pragma omp parallel num_threads(threads_)
+    {
+      const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+      const int lo = symmetric_part_begin(a, t, nt), hi = symmetric_part_begin(a, t + 1, nt);
+      symmetric_rows(a, x, scratch + static_cast<std::size_t>(t) * n, lo, hi);
+#pragma omp barrier
+      for (auto i = static_cast<std::size_t>(lo); i < static_cast<std::size_t>(hi); ++i) {
+        double sum = a.diag[i] * x[i];
+        for (int u = 0; u <= t; ++u) sum += scratch[static_cast<std::size_t>(u) * n + i];
+        y[i] = sum;
+      }
+    }
   }
 
   double dot(const double* x, const double* y, std::size_t n) const override {
@@ -154,6 +183,15 @@ class OpenMpCgOps final : public CgOps {
     for (std::size_t i = b; i < e; ++i) cg_body::start(x, q, z, r, p, i);
   }
 
+  // acc[lo, n) = 0, then rows [lo, hi) of the upper triangle's products and mirror terms.
+  static void symmetric_rows(const SymmetricCsr& a, const double* x, double* acc, int lo, int hi) {
+    std::fill(acc + lo, acc + a.n, 0.0);
+    for (int i = lo; i < hi; ++i) {
+      const auto r = static_cast<std::size_t>(i);
+      acc[r] += cg_body::symmetric_row(a.val.data(), a.col.data(), a.rowptr[r], a.rowptr[r + 1], x, x[r], acc);
+    }
+  }
+
   // fn(begin, end) on each thread's range.
   template <class Fn>
   void for_ranges(std::size_t n, Fn&& fn) const {
@@ -213,6 +251,7 @@ class OpenMpCgOps final : public CgOps {
 
   int threads_;
   std::size_t tile_;
+  mutable std::vector<double> scratch_;  // spmv_symmetric: one vector per thread, kept between calls
 };
 
 }  // namespace

@@ -15,6 +15,12 @@ class ReferenceCgOps final : public CgOps {
       y[i] = cg_body::row_dot<false>(a.val.data(), a.col.data(), a.rowptr[i], a.rowptr[i + 1], x);
     }
   }
+  void spmv_symmetric(const SymmetricCsr& a, const double* x, double* y) const override {
+    for (int i = 0; i < a.n; ++i) y[i] = a.diag[static_cast<std::size_t>(i)] * x[i];
+    for (int i = 0; i < a.n; ++i)
+      y[i] += cg_body::symmetric_row(a.val.data(), a.col.data(), a.rowptr[static_cast<std::size_t>(i)],
+                                     a.rowptr[static_cast<std::size_t>(i) + 1], x, x[i], y);
+  }
   double dot(const double* x, const double* y, std::size_t n) const override {
     double sum = 0.0;
     for (std::size_t i = 0; i < n; ++i) sum += cg_body::dot_term(x, y, i);

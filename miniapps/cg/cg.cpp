@@ -40,12 +40,14 @@ struct Vectors {
 // fuses sweeps and multiplies with the column-blocked matrix.
 class Solver {
  public:
-  Solver(MPI_Comm comm, const CgGrid& g, const kernels::CsrMatrix& a, const kernels::BlockedCsr* blocked, bool fused,
-         const kernels::CgOps& ops, common::PhaseTimers& timers, comm::PeerTraffic& traffic)
+  Solver(MPI_Comm comm, const CgGrid& g, const kernels::CsrMatrix& a, const kernels::BlockedCsr* blocked,
+         const kernels::SymmetricCsr* symmetric, bool fused, const kernels::CgOps& ops, common::PhaseTimers& timers,
+         comm::PeerTraffic& traffic)
       : comm_(comm),
         g_(g),
         a_(a),
         blocked_(blocked),
+        symmetric_(symmetric),
         fused_(fused && blocked),
         ops_(ops),
         tm_(timers),
@@ -74,7 +76,9 @@ class Solver {
     double pending_beta = 0.0;  // fused: p = r + beta p is applied inside the next SpMV
     for (int cgit = 1; cgit <= kCgIterations; ++cgit) {
       tm_.time("spmv", [&] {
-        if (!blocked_)
+        if (symmetric_)
+          ops_.spmv_symmetric(*symmetric_, p, w);
+        else if (!blocked_)
           ops_.spmv(a_, p, w);
         else if (cgit == 1 || !fused_)
           ops_.spmv_blocked(*blocked_, p, w);
@@ -108,7 +112,9 @@ class Solver {
     }
     // ||x - A z||: r = A z, summed and transposed like q.
     tm_.time("spmv", [&] {
-      if (blocked_)
+      if (symmetric_)
+        ops_.spmv_symmetric(*symmetric_, z, w);
+      else if (blocked_)
         ops_.spmv_blocked(*blocked_, z, w);
       else
         ops_.spmv(a_, z, w);
@@ -175,7 +181,8 @@ class Solver {
   const CgGrid& g_;
   const kernels::CsrMatrix& a_;
   const kernels::BlockedCsr* blocked_;
-  const bool fused_;  // the vector sweeps fused (needs the column-blocked matrix)
+  const kernels::SymmetricCsr* symmetric_;  // --matrix sym: multiply with the upper triangle
+  const bool fused_;                        // the vector sweeps fused (needs the column-blocked matrix)
   const kernels::CgOps& ops_;
   common::PhaseTimers& tm_;
   comm::PeerTraffic& traffic_;
@@ -187,11 +194,38 @@ double spmv_bytes(const kernels::CsrMatrix& a) {
   return static_cast<double>(a.nnz()) * (sizeof(double) + sizeof(std::int32_t)) +
          (a.nrows + 1.0) * sizeof(std::int64_t) + a.nrows * 8.0 + a.ncols * 8.0;
 }
+// The same for the upper triangle: its entries, offsets and diagonal, the result and the source.
+double spmv_bytes(const kernels::SymmetricCsr& a) {
+  return static_cast<double>(a.val.size()) * (sizeof(double) + sizeof(std::int32_t)) +
+         (a.n + 1.0) * sizeof(std::int64_t) + a.n * 8.0 * 3;
+}
+
+// NAS's matrix is symmetric by construction, but its two halves are summed in different
+// orders: mirrored entries may differ in the last bits, never by more than this.
+constexpr double kMirrorTolerance = 1e-12;
+
+// --matrix: csr (NAS's) or sym. The upper triangle's mirror terms land in rows all over the
+// matrix, so it needs the whole matrix on one rank, and it has no column windows to tile.
+bool symmetric_matrix(const CgOptions& o, const MpiWorld& w, const common::Variant& v) {
+  if (o.matrix == "csr") return false;
+  if (w.size > 1)
+    throw std::invalid_argument(
+        "--matrix sym multiplies with the whole matrix's upper triangle, so it needs one rank, not " +
+        std::to_string(w.size) + ": use threads instead (a layout such as 1x1x2)");
+  if (v.tile.kind != tiling::TilePolicy::Kind::off || v.fused)
+    throw std::invalid_argument(
+        "--matrix sym has no column windows to tile or fuse: use --mode flat or hybrid (no --tile, no --fuse on)");
+  return true;
+}
 
 }  // namespace
 
 void add_cg_options(CLI::App& app, CgOptions& o) {
   app.add_option("--class", o.cls, "NAS problem class: S, W, A, B or C");
+  app.add_option("--matrix", o.matrix,
+                 "How the matrix is stored: csr (every entry, as NAS) or sym (the upper triangle, each entry applied "
+                 "to its row and its mirror; one rank, untiled)")
+      ->check(CLI::IsMember({"csr", "sym"}));
   app.add_flag("--quiet", o.quiet, "No per-iteration lines");
 }
 
@@ -201,20 +235,30 @@ namespace {
 class CgProxy final : public common::Proxy {
  public:
   CgProxy(const MpiWorld& w, const common::Variant& v, const CgOptions& o)
-      : Proxy(w, v), o_(o), cls_(cg_class(o.cls)), grid_(make_grid(cls_.na, w.size, w.rank)) {}
+      : Proxy(w, v),
+        o_(o),
+        cls_(cg_class(o.cls)),
+        grid_(make_grid(cls_.na, w.size, w.rank)),
+        symmetric_matrix_(symmetric_matrix(o, w, v)) {}
 
   // The tile is a window of the source vector (and a chunk of every vector sweep).
   std::size_t tile_buffer_bytes() const override { return static_cast<std::size_t>(grid_.ncols()) * sizeof(double); }
 
   void set_up(const common::RunStart& /*start*/) override {
     a_ = std::make_unique<kernels::CsrMatrix>(make_matrix(cls_, grid_));
+    if (symmetric_matrix_) {
+      symmetric_ = std::make_unique<kernels::SymmetricCsr>(kernels::upper_triangle(*a_, kMirrorTolerance));
+      a_->col = {};  // the triangle stands for the matrix from here on
+      a_->val = {};
+    }
     // Tiled: column windows of the tile. Fused without a tile: one window (the whole vector).
     if (tile_.tiled || v_.fused)
       blocked_ = std::make_unique<kernels::BlockedCsr>(kernels::block_columns(
           *a_, tile_.tiled ? static_cast<int>(std::max<std::size_t>(1, tile_.elements)) : std::max(1, grid_.ncols())));
     ops_ = kernels::make_cg_ops(v_.backend, v_.threads, tile_.tiled ? tile_.elements : 0);
     vec_ = std::make_unique<Vectors>(static_cast<std::size_t>(std::max(grid_.nrows(), grid_.ncols())) + 1);
-    solver_ = std::make_unique<Solver>(w_.comm, grid_, *a_, blocked_.get(), v_.fused, *ops_, timers_, traffic_);
+    solver_ = std::make_unique<Solver>(w_.comm, grid_, *a_, blocked_.get(), symmetric_.get(), v_.fused, *ops_, timers_,
+                                       traffic_);
   }
 
   // One iteration touches every page and warms the code, then x starts over.
@@ -243,7 +287,8 @@ class CgProxy final : public common::Proxy {
   // Every rank computed zeta from the same reduced sums; rank 0's is reported.
   bool verify() override {
     // Matrix and SpMV traffic over all ranks, for the summary.
-    const double local[2] = {static_cast<double>(a_->nnz()), spmv_bytes(*a_)};
+    const double local[2] = {static_cast<double>(symmetric_ ? symmetric_->represented_nnz() : a_->nnz()),
+                             symmetric_ ? spmv_bytes(*symmetric_) : spmv_bytes(*a_)};
     MPI_Reduce(local, stats_, 2, MPI_DOUBLE, MPI_SUM, 0, w_.comm);
     error_ = std::fabs(zeta_ - cls_.zeta) / cls_.zeta;
     return error_ <= kZetaTolerance;
@@ -289,7 +334,10 @@ class CgProxy final : public common::Proxy {
                       {"error", error_},
                       {"tolerance", kZetaTolerance},
                       {"method", "NAS CG zeta after niter outer iterations, relative error"}};
-    s.variant_json = {{"column_windows", windows}};
+    if (symmetric_)
+      s.metrics.push_back({"Matrix", "upper triangle: " + std::to_string(symmetric_->val.size()) +
+                                         " stored entries off the diagonal, each applied twice"});
+    s.variant_json = {{"column_windows", windows}, {"matrix", o_.matrix}};
     return s;
   }
 
@@ -299,6 +347,8 @@ class CgProxy final : public common::Proxy {
   CgGrid grid_;
   std::unique_ptr<kernels::CsrMatrix> a_;
   std::unique_ptr<kernels::BlockedCsr> blocked_;
+  std::unique_ptr<kernels::SymmetricCsr> symmetric_;
+  bool symmetric_matrix_ = false;
   std::unique_ptr<kernels::CgOps> ops_;
   std::unique_ptr<Vectors> vec_;
   std::unique_ptr<Solver> solver_;

@@ -9,8 +9,9 @@
 namespace pxq::cg {
 
 struct CgOptions {
-  std::string cls = "S";  // NAS problem class
-  bool quiet = false;     // no per-iteration lines
+  std::string cls = "S";       // NAS problem class
+  std::string matrix = "csr";  // csr (every entry, as NAS) or sym (the upper triangle, applied twice)
+  bool quiet = false;          // no per-iteration lines
 };
 
 void add_cg_options(CLI::App& app, CgOptions& o);

@@ -30,8 +30,14 @@ APPS = {
     },
     "cg": {
         "base": ["--class", "S", "--quiet"],
-        "cases": [(["--class", "Q"], "unknown class 'Q'"), (["--class", "AB"], "use S, W, A, B or C")],
-        "ranks": [(3, "use 2 or 4"), (6, "use 4 or 8")],
+        "cases": [
+            (["--class", "Q"], "unknown class 'Q'"),
+            (["--class", "AB"], "use S, W, A, B or C"),
+            (["--matrix", "dense"], "--matrix: dense not in {csr,sym}"),
+            (["--matrix", "sym", "--mode", "tiled", "--tile", "4K"], "no column windows to tile or fuse"),
+            (["--matrix", "sym", "--mode", "hybrid", "--threads", "2", "--fuse", "on"], "no column windows"),
+        ],
+        "ranks": [(3, "use 2 or 4"), (6, "use 4 or 8"), (2, "needs one rank, not 2", ["--matrix", "sym"])],
     },
     "mg": {
         "base": ["--class", "S", "--quiet"],
@@ -75,9 +81,10 @@ def main() -> int:
     for args, needle in COMMON_CASES + spec["cases"]:
         p = run(args, results)
         report(p.returncode == 2 and needle in p.stderr and not results.exists(), " ".join(args), p)
-    for ranks, needle in spec["ranks"]:
-        p = run([], results, ranks)
-        report(p.returncode == 2 and needle in p.stderr and not results.exists(), f"{ranks} ranks", p)
+    for ranks, needle, *args in spec["ranks"]:  # (ranks, message[, arguments])
+        extra = args[0] if args else []
+        p = run(extra, results, ranks)
+        report(p.returncode == 2 and needle in p.stderr and not results.exists(), f"{ranks} ranks {' '.join(extra)}", p)
     for bad_path, needle in ((work / "missing" / "r.jsonl", "does not exist"), (work, "is a directory")):
         p = run([], bad_path)
         report(p.returncode == 2 and needle in p.stderr and not (work / "missing").exists(), f"--json {bad_path}", p)

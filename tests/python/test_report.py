@@ -108,3 +108,19 @@ def test_oversubscribed_runs_are_flagged():
     (row,) = report.summarize([over, record(1.1, 1.0)])
     assert "oversubscribed" in row.flags
     assert "oversubscribed" not in report.summarize([record(1.0, 1.0)])[0].flags
+
+
+def test_an_apps_own_choices_split_rows_and_name_the_mode():
+    def with_variant(seconds: float, **choice: str) -> dict:
+        rec = record(seconds, 1.0)
+        return dict(rec, variant={**rec["variant"], **choice})
+
+    rows = report.summarize(
+        [
+            with_variant(1.0),
+            with_variant(1.1, matrix="csr"),
+            with_variant(0.6, matrix="sym"),
+            with_variant(0.5, fft="fftw"),
+        ]
+    )
+    assert sorted((r.mode, len(r.times)) for r in rows) == [("flat", 2), ("flat+fftw", 1), ("flat+sym", 1)]

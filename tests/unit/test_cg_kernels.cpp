@@ -2,9 +2,13 @@
 // do not divide the vectors, Kokkos) against the frozen single-thread reference.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <random>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "expect_close.hpp"
@@ -16,6 +20,7 @@ namespace {
 
 using pxq::kernels::Backend;
 using pxq::kernels::CsrMatrix;
+using pxq::kernels::SymmetricCsr;
 
 CsrMatrix random_matrix(int nrows, int ncols, int per_row, unsigned seed) {
   std::mt19937 gen(seed);
@@ -30,6 +35,39 @@ CsrMatrix random_matrix(int nrows, int ncols, int per_row, unsigned seed) {
     for (int k = 0; k < n; ++k) {
       m.col.push_back(col(gen));
       m.val.push_back(val(gen));
+    }
+    m.rowptr.push_back(static_cast<std::int64_t>(m.val.size()));
+  }
+  return m;
+}
+
+// A symmetric n x n matrix: `pairs` random off-diagonal entries with their mirrors (the
+// mirror's value off by `mirror_rel` relative, as rounding leaves NAS's), a diagonal on
+// every other row, rows in a shuffled column order and some rows empty.
+CsrMatrix symmetric_matrix(int n, int pairs, unsigned seed, double mirror_rel = 0.0) {
+  std::mt19937 gen(seed);
+  std::uniform_int_distribution<int> idx(0, n - 1);
+  std::uniform_real_distribution<double> val(-1.0, 1.0);
+  std::map<std::pair<int, int>, double> e;
+  for (int k = 0; k < pairs; ++k) {
+    const int i = idx(gen), j = idx(gen);
+    if (i == j || i % 7 == 3 || j % 7 == 3) continue;  // rows 3, 10, ... stay empty
+    const double v = val(gen);
+    e[{i, j}] = v;
+    e[{j, i}] = v * (1.0 + mirror_rel);
+  }
+  for (int i = 0; i < n; i += 2)
+    if (i % 7 != 3) e[{i, i}] = 4.0 + val(gen);
+  std::vector<std::vector<std::pair<int, double>>> rows(static_cast<std::size_t>(n));
+  for (const auto& [ij, v] : e) rows[static_cast<std::size_t>(ij.first)].emplace_back(ij.second, v);
+  CsrMatrix m;
+  m.nrows = m.ncols = n;
+  m.rowptr.push_back(0);
+  for (auto& r : rows) {
+    std::shuffle(r.begin(), r.end(), gen);
+    for (const auto& [j, v] : r) {
+      m.col.push_back(j);
+      m.val.push_back(v);
     }
     m.rowptr.push_back(static_cast<std::int64_t>(m.val.size()));
   }
@@ -152,6 +190,26 @@ TEST_P(CgKernels, BlockedSpmvMatchesPlainForEveryWindow) {
   }
 }
 
+TEST_P(CgKernels, TheUpperTriangleMultipliesAsTheWholeMatrix) {
+  const Exec e = GetParam();
+  const auto ops = pxq::kernels::make_cg_ops(e.backend, e.threads, e.tile);
+  const auto ref = pxq::kernels::make_cg_ops_reference();
+  const int n = 4099;
+  const CsrMatrix a = symmetric_matrix(n, 60000, 11);
+  const SymmetricCsr s = pxq::kernels::upper_triangle(a, 0.0);
+  std::vector<double> want(static_cast<std::size_t>(n)), want2(want);
+  const auto x = random_vector(want.size(), 5), x2 = random_vector(want.size(), 6);
+  ref->spmv(a, x.data(), want.data());
+  ref->spmv(a, x2.data(), want2.data());
+  std::vector<double> y(want.size(), 1e300), yr(want.size(), -1e300);  // every entry must be written
+  ops->spmv_symmetric(s, x.data(), y.data());
+  expect_close(y, want, "spmv_symmetric");
+  ref->spmv_symmetric(s, x.data(), yr.data());
+  expect_close(yr, want, "reference spmv_symmetric");
+  ops->spmv_symmetric(s, x2.data(), y.data());  // the scratch vectors are cleared between calls
+  expect_close(y, want2, "spmv_symmetric, second product");
+}
+
 INSTANTIATE_TEST_SUITE_P(Executors, CgKernels, ::testing::ValuesIn(executors()),
                          [](const auto& info) { return info.param.name; });
 
@@ -170,6 +228,63 @@ TEST(BlockedCsr, KeepsEveryEntryInItsWindow) {
   }
   EXPECT_EQ(b.block_rowptr(b.nblocks - 1)[b.nrows], static_cast<std::int64_t>(a.nnz()));
   EXPECT_THROW(pxq::kernels::block_columns(a, 0), std::invalid_argument);
+}
+
+TEST(SymmetricCsr, KeepsTheDiagonalAndTheEntriesRightOfIt) {
+  const CsrMatrix a = symmetric_matrix(500, 4000, 3);
+  const SymmetricCsr s = pxq::kernels::upper_triangle(a, 0.0);
+  ASSERT_EQ(s.n, 500);
+  EXPECT_EQ(s.represented_nnz(), a.nnz());
+  for (int i = 0; i < s.n; ++i) {
+    EXPECT_EQ(s.diag[static_cast<std::size_t>(i)] != 0.0, i % 2 == 0 && i % 7 != 3) << "row " << i;
+    for (std::int64_t k = s.rowptr[static_cast<std::size_t>(i)]; k < s.rowptr[static_cast<std::size_t>(i) + 1]; ++k)
+      EXPECT_GT(s.col[static_cast<std::size_t>(k)], i);
+  }
+}
+
+TEST(SymmetricCsr, RefusesAMatrixThatIsNotSymmetric) {
+  const auto message = [](const CsrMatrix& m, double tol) {
+    try {
+      pxq::kernels::upper_triangle(m, tol);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  // Mirrors off by 1e-15 relative (rounding) pass a 1e-12 tolerance and fail an exact one.
+  const CsrMatrix rounded = symmetric_matrix(200, 1000, 4, 1e-15);
+  EXPECT_EQ(message(rounded, 1e-12), "accepted");
+  EXPECT_NE(message(rounded, 0.0).find("differ beyond rounding"), std::string::npos);
+  EXPECT_NE(message(random_matrix(30, 40, 5, 1), 1e-12).find("must be square, not 30 x 40"), std::string::npos);
+  // (0, 5) without (5, 0), and the other way round.
+  CsrMatrix lonely;
+  lonely.nrows = lonely.ncols = 6;
+  lonely.rowptr = {0, 1, 1, 1, 1, 1, 1};
+  lonely.col = {5};
+  lonely.val = {1.0};
+  EXPECT_NE(message(lonely, 1e-12).find("entry (0, 5) has no entry (5, 0)"), std::string::npos);
+  lonely.rowptr = {0, 0, 0, 0, 0, 0, 1};
+  lonely.col = {0};
+  EXPECT_NE(message(lonely, 1e-12).find("entry (5, 0) has no entry (0, 5)"), std::string::npos);
+}
+
+TEST(SymmetricCsr, PartsHoldAboutEqualNumbersOfEntries) {
+  const SymmetricCsr s = pxq::kernels::upper_triangle(symmetric_matrix(3000, 40000, 9), 0.0);
+  std::int64_t longest = 0;
+  for (int i = 0; i < s.n; ++i)
+    longest = std::max(longest, s.rowptr[static_cast<std::size_t>(i) + 1] - s.rowptr[static_cast<std::size_t>(i)]);
+  for (int parts : {1, 2, 3, 8}) {
+    EXPECT_EQ(pxq::kernels::symmetric_part_begin(s, 0, parts), 0);
+    EXPECT_EQ(pxq::kernels::symmetric_part_begin(s, parts, parts), s.n);
+    const auto total = s.rowptr.back();
+    for (int p = 0; p < parts; ++p) {
+      const int lo = pxq::kernels::symmetric_part_begin(s, p, parts);
+      const int hi = pxq::kernels::symmetric_part_begin(s, p + 1, parts);
+      ASSERT_LE(lo, hi);
+      const auto held = s.rowptr[static_cast<std::size_t>(hi)] - s.rowptr[static_cast<std::size_t>(lo)];
+      EXPECT_LE(std::llabs(held - total / parts), longest + 1) << parts << " parts, part " << p;
+    }
+  }
 }
 
 }  // namespace

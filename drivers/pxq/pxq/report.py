@@ -147,9 +147,9 @@ DISTINGUISH = ("placement_summary.requested", "context.host", "context.mpi_libra
 
 
 # An app's own variant choices, shown in the mode when not the default ("flat+fftw",
-# "tiled+shm") so runs that differ in them are never pooled: FT's FFT engine (--fft) and
-# the ring's hand-over between ranks (--exchange).
-APP_CHOICES = (("fft", "pxq"), ("exchange", "p2p"))
+# "tiled+shm", "hybrid+sym") so runs that differ in them are never pooled: FT's FFT engine
+# (--fft), the ring's hand-over between ranks (--exchange) and CG's matrix storage (--matrix).
+APP_CHOICES = (("fft", "pxq"), ("exchange", "p2p"), ("matrix", "csr"))
 
 
 def split_fields(recs: Iterable[dict[str, Any]], group_by: Sequence[str] = ()) -> list[str]:

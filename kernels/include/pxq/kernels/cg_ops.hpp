@@ -23,6 +23,8 @@ class CgOps {
   // ---- plain sweeps (NAS order) ----
   // y = A x
   virtual void spmv(const CsrMatrix& a, const double* x, double* y) const = 0;
+  // y = A x with A stored as its upper triangle: each stored entry read once, applied twice
+  virtual void spmv_symmetric(const SymmetricCsr& a, const double* x, double* y) const = 0;
   // sum x[i] * y[i]
   virtual double dot(const double* x, const double* y, std::size_t n) const = 0;
   // z += alpha p; r -= alpha q (one sweep, as NAS)
