@@ -17,12 +17,40 @@ namespace {
 
 using Space = Kokkos::OpenMP;
 using Teams = Kokkos::TeamPolicy<Space>;
-using Range3 = Kokkos::MDRangePolicy<Space, Kokkos::Rank<3, Kokkos::Iterate::Right, Kokkos::Iterate::Right>,
-                                     Kokkos::IndexType<int>>;
 using Flat = Kokkos::RangePolicy<Space, Kokkos::IndexType<std::int64_t>>;
 
 // Row-points and streams of one output row, which size a tile's block of rows (as OpenMP's).
 constexpr int kStencilStreams = 5, kRestrictStreams = 4, kInterpStreams = 6;
+
+// {sum of squares, largest magnitude} over the interior, row by row: the functor form of
+// parallel_reduce, whose array value reduces both in one pass.
+struct RowNorms {
+  using value_type = double[];
+  using size_type = unsigned;
+  const unsigned value_count = 2;
+  const double* r;
+  Box b;
+  int rows2;  // interior rows per plane
+  RowNorms(const double* r_, Box b_, int rows2_) : r(r_), b(b_), rows2(rows2_) {}
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t row, value_type acc) const {
+    const int i2 = 1 + static_cast<int>(row % rows2), i3 = 1 + static_cast<int>(row / rows2);
+    const double* x = r + b.at(0, i2, i3);
+    double s = 0.0, m = 0.0;
+#pragma omp simd reduction(+ : s) reduction(max : m)
+    for (int i1 = 1; i1 < b.n1 - 1; ++i1) {
+      s += x[i1] * x[i1];
+      m = m > std::fabs(x[i1]) ? m : std::fabs(x[i1]);
+    }
+    acc[0] += s;
+    if (m > acc[1]) acc[1] = m;
+  }
+  KOKKOS_INLINE_FUNCTION void join(volatile value_type dst, const volatile value_type src) const {
+    dst[0] += src[0];
+    if (src[1] > dst[1]) dst[1] = src[1];
+  }
+  KOKKOS_INLINE_FUNCTION void init(value_type v) const { v[0] = v[1] = 0.0; }
+};
 
 class KokkosMgOps final : public MgOps, private ExecutorShape {
  public:
@@ -74,24 +102,15 @@ class KokkosMgOps final : public MgOps, private ExecutorShape {
     Kokkos::fence();
   }
 
+  // One pass over the interior rows: each row's sum of squares and largest magnitude in one
+  // vectorised loop, both reduced at once (Kokkos's array reduction).
   std::pair<double, double> norm2(const double* r, Box b) const override {
-    double s = 0.0, m = 0.0;
-    Kokkos::parallel_reduce(
-        "pxq::mg::norm2", interior(b),
-        KOKKOS_LAMBDA(int i3, int i2, int i1, double& acc) {
-          const double x = r[b.at(i1, i2, i3)];
-          acc += x * x;
-        },
-        s);
-    Kokkos::parallel_reduce(
-        "pxq::mg::normmax", interior(b),
-        KOKKOS_LAMBDA(int i3, int i2, int i1, double& acc) {
-          const double x = r[b.at(i1, i2, i3)];
-          const double ax = x < 0 ? -x : x;
-          if (ax > acc) acc = ax;
-        },
-        Kokkos::Max<double>(m));
-    return {s, m};
+    const int rows2 = std::max(0, b.n2 - 2), rows3 = std::max(0, b.n3 - 2);
+    double sm[2] = {0.0, 0.0};
+    if (rows2 > 0 && rows3 > 0 && b.n1 > 2)
+      Kokkos::parallel_reduce("pxq::mg::norm2", Flat(0, static_cast<std::int64_t>(rows2) * rows3),
+                              RowNorms{r, b, rows2}, sm);
+    return {sm[0], sm[1]};
   }
   void zero(double* u, Box b) const override {
     Kokkos::parallel_for(
@@ -100,10 +119,6 @@ class KokkosMgOps final : public MgOps, private ExecutorShape {
   }
 
  private:
-  static Range3 interior(Box b) {
-    return Range3({1, 1, 1}, {std::max(1, b.n3 - 1), std::max(1, b.n2 - 1), std::max(1, b.n1 - 1)});
-  }
-
   // interp: every fine point from the coarse block, two fine planes per coarse plane.
   template <bool Assign>
   void prolong(const double* z, Box c, double* u, Box f) const {
