@@ -1,8 +1,10 @@
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 
 from pxq import records, report, runner, sweep
+from pxq.errors import InputError
 from pxq.layout import Layout, parse_layouts
 from pxq.runner import RunResult, RunSpec
 
@@ -92,6 +94,36 @@ def test_failures_are_recorded_and_resume_skips_finished_runs(tmp_path, monkeypa
     calls.clear()
     sweep.run(runs, tmp_path / "r.jsonl", resume=True, console=console)
     assert len(calls) == 1  # only the run that timed out
+
+
+BANNER = "-" * 74 + "\nPrimary job  terminated normally, but 1 process returned\n" + "-" * 74 + "\n"
+
+
+def test_a_configuration_the_app_refuses_is_skipped_and_the_others_run(tmp_path, monkeypatch):
+    specs, _ = sweep.plan(base(tmp_path), parse_layouts("1x2,2x1"), ["flat"], ["256K"], ["openmp"], None)
+    runs = sweep.interleave(specs, 3)
+    calls = []
+
+    def fake_execute(spec, echo=False):
+        calls.append(str(spec.layout))
+        if str(spec.layout) == "2x1":  # the app's message sits between the launcher's banners
+            return RunResult("bad-input", 2, 0.1, f"pxq-ring: error: not on 2 nodes: use 1x2\n{BANNER}", None)
+        rec = fake_record(spec, 1.0)
+        records.append(spec.results, rec)
+        return RunResult("ok", 0, 1.0, "", rec)
+
+    monkeypatch.setattr(runner, "execute", fake_execute)
+    refused: dict[str, str] = {}
+    recs = sweep.run(runs, tmp_path / "r.jsonl", resume=False, console=Console(quiet=True), refused=refused)
+    assert calls.count("2x1") == 1 and calls.count("1x2") == 3  # its other repeats never start
+    assert len(recs) == 3 and all(r["layout"]["nodes"] == 1 for r in recs)
+    assert list(refused.values()) == ["2x1 flat: pxq-ring: error: not on 2 nodes: use 1x2"]
+    assert [sweep.configuration_key(r) for r in runs if str(r.layout) == "2x1"] == list(refused) * 3
+    # Without `refused` (and when every configuration is refused) the sweep stops at once.
+    with pytest.raises(InputError, match="refused 2x1 flat: pxq-ring: error: not on 2 nodes"):
+        sweep.run([r for r in runs if str(r.layout) == "2x1"], tmp_path / "r2.jsonl", False, Console(quiet=True), {})
+    with pytest.raises(InputError, match="the sweep stopped"):
+        sweep.run(runs, tmp_path / "r3.jsonl", resume=False, console=Console(quiet=True))
 
 
 def test_summary_speedup_is_against_flat_with_the_same_cores_per_node(tmp_path):

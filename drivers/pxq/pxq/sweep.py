@@ -77,10 +77,34 @@ def _resumed(runs: list[RunSpec], results: Path, console: Console) -> tuple[list
     return [replace(r, sweep_id=sweep_id) for r in runs], done
 
 
-def run(runs: list[RunSpec], results: Path, resume: bool, console: Console) -> list[dict]:
+def _app_message(output: str) -> str:
+    """The line of a run's output that says why: the app's own "error:" line, not the
+    launcher's banner around it."""
+    lines = [ln.strip() for ln in output.strip().splitlines() if ln.strip()]
+    errors = [ln for ln in lines if ": error:" in ln]
+    if errors:
+        return errors[-1]
+    words = [ln for ln in lines if ln.strip("-= ")]
+    return words[-1] if words else "no output"
+
+
+def configuration_key(spec: RunSpec) -> str:
+    """The run's sweep key without its repeat: every repeat of a configuration shares it."""
+    key = json.loads(spec.sweep_key or "{}")
+    key.pop("repeat", None)
+    return json.dumps(key, sort_keys=True)
+
+
+def run(
+    runs: list[RunSpec], results: Path, resume: bool, console: Console, refused: dict[str, str] | None = None
+) -> list[dict]:
     """Runs everything not already done; records failures and carries on. Returns the final
     record of every run of this sweep (resumed ones included). A run the app refuses as bad
-    input stops the sweep (InputError): every later run would be refused alike."""
+    input stops the sweep (InputError), unless `refused` is given: then that configuration's
+    repeats are skipped, `refused` maps its configuration_key to what it is and the app's
+    message, and the sweep goes on
+    (an app option may suit some layouts and not others); when every run is refused the sweep
+    stops as before."""
     done: set[str] = set()
     if resume:
         runs, done = _resumed(runs, results, console)
@@ -98,20 +122,33 @@ def run(runs: list[RunSpec], results: Path, resume: bool, console: Console) -> l
         transient=False,
     ) as progress:
         task = progress.add_task("sweep", total=len(todo))
+        refused_keys: set[str] = set()
         for spec in todo:
             mode, threads, tile = spec.resolved()
             what = f"{spec.layout.with_threads(threads)} {mode} {tile if mode == 'tiled' else ''}".strip()
+            if configuration_key(spec) in refused_keys:
+                progress.advance(task)
+                continue
             progress.update(task, description=f"{spec.app} {what} rep {spec.repeat + 1}")
             result = runner.execute(spec)
             if result.status == "bad-input":
-                last = result.output.strip().splitlines()[-1:] or ["no output"]
-                raise InputError(f"{spec.app} refused {what}: {last[0]} (no record written; the sweep stopped)")
+                message = _app_message(result.output)
+                if refused is None or len(refused_keys) + 1 == len({configuration_key(r) for r in todo}):
+                    raise InputError(f"{spec.app} refused {what}: {message} (no record written; the sweep stopped)")
+                refused_keys.add(configuration_key(spec))
+                refused[configuration_key(spec)] = f"{what}: {message}"
+                progress.console.print(
+                    f"[red]refused[/red]: {what}: {escape(message)} (no record; its repeats are skipped)",
+                    highlight=False,
+                )
+                progress.advance(task)
+                continue
             if result.status != "ok":
                 failures += 1
-                why = result.output.strip().splitlines()[-1:] or ["no output"]
+                why = _app_message(result.output)
                 label = "verification failed" if result.status == "failed" else result.status
                 progress.console.print(
-                    f"[red]{label}[/red]: {what} rep {spec.repeat + 1}: {escape(why[0])}", highlight=False
+                    f"[red]{label}[/red]: {what} rep {spec.repeat + 1}: {escape(why)}", highlight=False
                 )
             progress.advance(task)
     keys = {r.sweep_key for r in runs}

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 
 from pxq import batch, counters, options, records, registry, runner
 from pxq import sweep as sweeps
@@ -85,11 +86,17 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
         runner.build(spec, Path("/nonexistent"), "check")
     runs = sweeps.interleave(configs, args.repeat)
     console.print(f"{len(configs)} configurations x {args.repeat} repeats = {len(runs)} runs -> {results}")
-    recs = sweeps.run(runs, results, args.resume, console)
+    refused: dict[str, str] = {}
+    recs = sweeps.run(runs, results, args.resume, console, refused)
     sweeps.summarize_and_print(recs, console, f"pxq sweep {args.app} ({results})")
-    if len(recs) != len(runs):
-        console.print(f"[red]{len(runs) - len(recs)} run(s) have no record in {results}[/red]")
+    expected = [r for r in runs if sweeps.configuration_key(r) not in refused]
+    if len(recs) != len(expected):
+        console.print(f"[red]{len(expected) - len(recs)} run(s) have no record in {results}[/red]")
         return records.EXIT_RUN_FAILED
+    if refused:  # the others ran and are recorded; the refused ones are bad input
+        for why in refused.values():
+            console.print(f"[red]refused as bad input[/red] (no record): {escape(why)}", highlight=False)
+        return max(records.exit_code(recs), records.EXIT_BAD_INPUT)
     return records.exit_code(recs)
 
 
