@@ -248,8 +248,8 @@ class CgProxy final : public common::Proxy {
     a_ = std::make_unique<kernels::CsrMatrix>(make_matrix(cls_, grid_));
     if (symmetric_matrix_) {
       symmetric_ = std::make_unique<kernels::SymmetricCsr>(kernels::upper_triangle(*a_, kMirrorTolerance));
-      a_->col = {};  // the triangle stands for the matrix from here on
-      a_->val = {};
+      std::vector<std::int32_t>().swap(a_->col);  // the triangle stands for the matrix from here on: free it
+      std::vector<double>().swap(a_->val);
     }
     // Tiled: column windows of the tile. Fused without a tile: one window (the whole vector).
     if (tile_.tiled || v_.fused)

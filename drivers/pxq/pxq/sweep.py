@@ -102,9 +102,8 @@ def run(
     record of every run of this sweep (resumed ones included). A run the app refuses as bad
     input stops the sweep (InputError), unless `refused` is given: then that configuration's
     repeats are skipped, `refused` maps its configuration_key to what it is and the app's
-    message, and the sweep goes on
-    (an app option may suit some layouts and not others); when every run is refused the sweep
-    stops as before."""
+    message, and the sweep goes on (an app option may suit some layouts and not others);
+    when every configuration is refused the sweep stops as before."""
     done: set[str] = set()
     if resume:
         runs, done = _resumed(runs, results, console)
