@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "pxq/kernels/sparse.hpp"
+
 #ifdef KOKKOS_INLINE_FUNCTION
 #define PXQ_CG_BODY KOKKOS_INLINE_FUNCTION
 #else
@@ -44,6 +46,26 @@ PXQ_CG_BODY double symmetric_row(const double* val, const std::int32_t* col, std
     sum += val[k] * x[j];
     t[j] += val[k] * xi;
   }
+  return sum;
+}
+
+// One part of a product with the upper triangle: acc[lo, n) cleared, then rows [lo, hi)'s
+// products and mirror terms summed into it (a mirror term lands in a later row, often
+// another part's). Each part has its own `acc`.
+inline void symmetric_part(const SymmetricCsr& a, const double* x, double* acc, int lo, int hi) {
+  for (int i = lo; i < a.n; ++i) acc[i] = 0.0;
+  for (int i = lo; i < hi; ++i) {
+    const auto r = static_cast<std::size_t>(i);
+    acc[r] += symmetric_row(a.val.data(), a.col.data(), a.rowptr[r], a.rowptr[r + 1], x, x[r], acc);
+  }
+}
+
+// Row i of the product: the diagonal term plus the row's sums in the parts 0 .. last, whose
+// accumulators lie n apart from `parts` (part p's rows start at or before row i for p <= last).
+inline double symmetric_sum(const SymmetricCsr& a, const double* x, const double* parts, std::size_t n, int last,
+                            std::size_t i) {
+  double sum = a.diag[i] * x[i];
+  for (int p = 0; p <= last; ++p) sum += parts[static_cast<std::size_t>(p) * n + i];
   return sum;
 }
 

@@ -45,26 +45,17 @@ class KokkosCgOps final : public CgOps {
     const SymmetricCsr* m = &a;
     Kokkos::parallel_for(
         "pxq::cg::spmv_symmetric", Policy(0, parts), KOKKOS_LAMBDA(const std::int64_t p) {
-          const int lo = symmetric_part_begin(*m, static_cast<int>(p), parts);
-          const int hi = symmetric_part_begin(*m, static_cast<int>(p) + 1, parts);
-          double* acc = scratch + static_cast<std::size_t>(p) * n;
-          std::fill(acc + lo, acc + n, 0.0);
-          for (int i = lo; i < hi; ++i) {
-            const auto r = static_cast<std::size_t>(i);
-            acc[r] +=
-                cg_body::symmetric_row(m->val.data(), m->col.data(), m->rowptr[r], m->rowptr[r + 1], x, x[r], acc);
-          }
+          const int part = static_cast<int>(p);
+          cg_body::symmetric_part(*m, x, scratch + static_cast<std::size_t>(p) * n,
+                                  symmetric_part_begin(*m, part, parts), symmetric_part_begin(*m, part + 1, parts));
         });
     Kokkos::fence();
     Kokkos::parallel_for(
         "pxq::cg::spmv_symmetric_sum", Policy(0, parts), KOKKOS_LAMBDA(const std::int64_t p) {
-          const auto lo = static_cast<std::size_t>(symmetric_part_begin(*m, static_cast<int>(p), parts));
-          const auto hi = static_cast<std::size_t>(symmetric_part_begin(*m, static_cast<int>(p) + 1, parts));
-          for (std::size_t i = lo; i < hi; ++i) {
-            double sum = m->diag[i] * x[i];
-            for (std::int64_t u = 0; u <= p; ++u) sum += scratch[static_cast<std::size_t>(u) * n + i];
-            y[i] = sum;
-          }
+          const int part = static_cast<int>(p);
+          const auto lo = static_cast<std::size_t>(symmetric_part_begin(*m, part, parts));
+          const auto hi = static_cast<std::size_t>(symmetric_part_begin(*m, part + 1, parts));
+          for (std::size_t i = lo; i < hi; ++i) y[i] = cg_body::symmetric_sum(*m, x, scratch, n, part, i);
         });
     Kokkos::fence();
   }

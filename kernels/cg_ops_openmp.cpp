@@ -50,9 +50,9 @@ class OpenMpCgOps final : public CgOps {
   // scratch vectors of the threads at or before it.
   void spmv_symmetric(const SymmetricCsr& a, const double* x, double* y) const override {
     const auto n = static_cast<std::size_t>(a.n);
-    if (threads_ == 1) {
-      symmetric_rows(a, x, y, 0, a.n);
-      for (std::size_t i = 0; i < n; ++i) y[i] += a.diag[i] * x[i];
+    if (threads_ == 1) {  // one part, accumulated in y itself
+      cg_body::symmetric_part(a, x, y, 0, a.n);
+      for (std::size_t i = 0; i < n; ++i) y[i] = cg_body::symmetric_sum(a, x, y, 0, 0, i);
       return;
     }
     if (scratch_.size() < static_cast<std::size_t>(threads_) * n)
@@ -62,13 +62,10 @@ class OpenMpCgOps final : public CgOps {
     {
       const int t = omp_get_thread_num(), nt = omp_get_num_threads();
       const int lo = symmetric_part_begin(a, t, nt), hi = symmetric_part_begin(a, t + 1, nt);
-      symmetric_rows(a, x, scratch + static_cast<std::size_t>(t) * n, lo, hi);
+      cg_body::symmetric_part(a, x, scratch + static_cast<std::size_t>(t) * n, lo, hi);
 #pragma omp barrier
-      for (auto i = static_cast<std::size_t>(lo); i < static_cast<std::size_t>(hi); ++i) {
-        double sum = a.diag[i] * x[i];
-        for (int u = 0; u <= t; ++u) sum += scratch[static_cast<std::size_t>(u) * n + i];
-        y[i] = sum;
-      }
+      for (auto i = static_cast<std::size_t>(lo); i < static_cast<std::size_t>(hi); ++i)
+        y[i] = cg_body::symmetric_sum(a, x, scratch, n, t, i);
     }
   }
 
@@ -181,15 +178,6 @@ class OpenMpCgOps final : public CgOps {
   static void start_range(const double* x, double* q, double* z, double* r, double* p, std::size_t b, std::size_t e) {
 #pragma omp simd
     for (std::size_t i = b; i < e; ++i) cg_body::start(x, q, z, r, p, i);
-  }
-
-  // acc[lo, n) = 0, then rows [lo, hi) of the upper triangle's products and mirror terms.
-  static void symmetric_rows(const SymmetricCsr& a, const double* x, double* acc, int lo, int hi) {
-    std::fill(acc + lo, acc + a.n, 0.0);
-    for (int i = lo; i < hi; ++i) {
-      const auto r = static_cast<std::size_t>(i);
-      acc[r] += cg_body::symmetric_row(a.val.data(), a.col.data(), a.rowptr[r], a.rowptr[r + 1], x, x[r], acc);
-    }
   }
 
   // fn(begin, end) on each thread's range.

@@ -16,10 +16,8 @@ class ReferenceCgOps final : public CgOps {
     }
   }
   void spmv_symmetric(const SymmetricCsr& a, const double* x, double* y) const override {
-    for (int i = 0; i < a.n; ++i) y[i] = a.diag[static_cast<std::size_t>(i)] * x[i];
-    for (int i = 0; i < a.n; ++i)
-      y[i] += cg_body::symmetric_row(a.val.data(), a.col.data(), a.rowptr[static_cast<std::size_t>(i)],
-                                     a.rowptr[static_cast<std::size_t>(i) + 1], x, x[i], y);
+    cg_body::symmetric_part(a, x, y, 0, a.n);  // one part, accumulated in y itself
+    for (std::size_t i = 0; i < static_cast<std::size_t>(a.n); ++i) y[i] = cg_body::symmetric_sum(a, x, y, 0, 0, i);
   }
   double dot(const double* x, const double* y, std::size_t n) const override {
     double sum = 0.0;
