@@ -5,7 +5,8 @@
 include(CMakePackageConfigHelpers)
 
 # The programs users and the driver run (the test programs stay in the build).
-set(_pxq_install_programs pxq-envinfo pxq-noise pxq-probe-collective pxq-probe-stride pxq-probe-bandwidth
+set(_pxq_install_programs pxq-envinfo pxq-noise pxq-probe-collective pxq-probe-stride
+                          pxq-probe-stride-O0 pxq-probe-bandwidth
                           pxq-probe-pingpong pxq-probe-osu pxq-stream pxq-bench-tiling pxq-bench-tiling-mpi)
 foreach(app ${PXQ_APPS})
   list(APPEND _pxq_install_programs pxq-${app})
