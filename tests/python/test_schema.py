@@ -69,12 +69,14 @@ def test_study_and_tile_profile_records_are_valid(tmp_path):
         for i in range(2)
     ]
     rows = study.summarize(runs)
-    found = [Finding("f", "1x", "2x", "not reproduced", "why")]
+    found = [Finding("f", "1x", "2x", "not reproduced", "why", "contention/two/vs_nodes")]
     out = Outcome("t", rows, [Comparison("q", "1", "2")], found, runs)
     rec = json.loads(json.dumps(studies.record("contention", "ring", out)))
     assert messages(rec) == [] and rec["status"] == "ok" and len(rec["run_ids"]) == 4
     rec["findings"][0]["verdict"] = "maybe"
     assert any("maybe" in m for m in messages(rec))
+    rec["findings"][0]["verdict"] = "passed"  # a check's verdict, not a part's
+    assert messages(rec)
     machine = {"host": "h", "cpu_model": "c", "caches": {k: {"bytes": 1 << 20} for k in ("l1d", "l2", "l3")}}
     best = [tiles.Best("ring_pass", 1, 262144, 50.0, 0.02, 3, 50.0, None, None)]
     profile, _ = tiles.write_profile(tmp_path / "tiles.json", machine, best, Path("bench.json"))

@@ -14,6 +14,7 @@ import datetime as dt
 import html
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Iterator
@@ -103,7 +104,8 @@ def run_one(mod: Any, folder: Path, base: runner.RunSpec, quick: bool) -> dict[s
         "code": code,
         "record": str(results.relative_to(folder)),
         "figure": str(figure.relative_to(folder)),
-        "verdicts": [f["verdict"] for f in rec["findings"]],
+        "verdicts": [f["verdict"] for f in rec["findings"] if f.get("kind", "part") == "part"],
+        "checks": [f["verdict"] for f in rec["findings"] if f.get("kind") == "check"],
         "seconds": time.monotonic() - t0,
     }
 
@@ -111,8 +113,11 @@ def run_one(mod: Any, folder: Path, base: runner.RunSpec, quick: bool) -> dict[s
 def summary(entry: dict[str, Any]) -> str:
     if "error" in entry:
         return f"[red]error[/red]: {entry['error']}"
-    counts = {v: entry["verdicts"].count(v) for v in findings.VERDICTS if v in entry["verdicts"]}
-    text = ", ".join(f"{n} {v}" for v, n in counts.items()) or "no findings"
+    counts = {v: entry["verdicts"].count(v) for v in findings.PART_VERDICTS if v in entry["verdicts"]}
+    text = (", ".join(f"{n} {v}" for v, n in counts.items()) + " (parts)") if counts else "no parts measured"
+    checks = entry.get("checks", [])
+    if checks:
+        text += f"; {checks.count('passed')} of {len(checks)} self-checks passed"
     bad = "" if entry["code"] == 0 else f" [red](exit {entry['code']}: see the log)[/red]"
     return f"{text} in {entry['seconds']:.0f} s{bad}"
 
@@ -174,12 +179,16 @@ def report_only(console: Console, folder: Path, mode: str, only: str | None) -> 
 
 
 def _study_records(folder: Path, names: list[str], state: dict[str, Any]) -> list[tuple[str, dict | None, dict]]:
+    """Each study's record from records/NAME.jsonl inside the folder, by the study's name: never
+    a path that progress.json names."""
     out = []
     for name in names:
         entry = state["done"].get(name, {})
+        entry = entry if isinstance(entry, dict) else {}
         rec = None
-        if "record" in entry:
-            recs = [r for r in records.read(folder / entry["record"]) if r.get("kind") == "study"]
+        path = folder / "records" / f"{studies.get(name).NAME}.jsonl"
+        if "record" in entry and path.is_file() and not path.is_symlink():
+            recs = [r for r in records.read(path) if r.get("kind") == "study"]
             rec = recs[-1] if recs else None
         out.append((name, rec, entry))
     return out
@@ -213,9 +222,16 @@ def _machine_lines(m: dict[str, Any]) -> list[tuple[str, str]]:
     ]
 
 
-def _tally(items: list[tuple[str, dict | None, dict]]) -> dict[str, int]:
-    verdicts = [f["verdict"] for _, rec, _ in items if rec for f in rec.get("findings", [])]
-    return {v: verdicts.count(v) for v in findings.VERDICTS}
+def assessment(items: list[tuple[str, dict | None, dict]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The distinct published findings of the studies' sections, each with one verdict from its
+    parts (measured by any of the studies), and the studies' own checks apart."""
+    sections = {sec for name, _, _ in items for sec in getattr(studies.get(name), "SECTIONS", ())}
+    results = [
+        {**f, "study": name} for name, rec, _ in items if rec for f in rec.get("findings", []) if isinstance(f, dict)
+    ]
+    parts = [f for f in results if f.get("kind", "part") == "part" and f.get("ref")]
+    checks = [f for f in results if f.get("kind") == "check"]
+    return findings.assess(parts, sections), checks
 
 
 def write_report(folder: Path, names: list[str], state: dict[str, Any]) -> tuple[Path, Path]:
@@ -229,45 +245,97 @@ def write_report(folder: Path, names: list[str], state: dict[str, Any]) -> tuple
     return md, page
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]|\x1b\[[0-9;?]*[A-Za-z]")
+_MD_SPECIAL = re.compile(r"([\\`*\[\]<>|~])")
+
+READING = (
+    "A finding is split into the parts it claims (a time, a network time, bytes, a distribution, a cause). "
+    "It is **reproduced** only when every part was measured here and held; **partly tested** when the parts "
+    "measured held and the others cannot be tested on this machine; **not reproduced** when a measured part did "
+    "not hold; **inconclusive** when a part is within the noise or rests on a figure flagged implausible; "
+    "**cannot be tested here** when no part could be measured (the reason says what it needs). The studies' own "
+    "self-checks are listed apart and never counted."
+)
+
+
+def plain(text: Any) -> str:
+    """Text from a record with terminal control sequences and control characters removed."""
+    return _CONTROL.sub("", str(text))
+
+
+def md(text: Any) -> str:
+    """Text from a record, safe in a markdown table cell: controls removed, markup escaped."""
+    return _MD_SPECIAL.sub(r"\\\1", plain(text)).replace("\n", " ").replace("\r", " ")
+
+
 def _md_table(head: list[str], rows: list[list[str]]) -> list[str]:
-    esc = [[str(c).replace("|", "\\|").replace("\n", " ") for c in row] for row in rows]
+    esc = [[md(c) for c in row] for row in rows]
     return ["| " + " | ".join(head) + " |", "|" + "---|" * len(head), *("| " + " | ".join(r) + " |" for r in esc)]
 
 
+def _parts_text(a: dict[str, Any]) -> str:
+    return "; ".join(f"{p['id']}: {p['verdict']}" for p in a["parts"])
+
+
 def markdown(items: list[tuple[str, dict | None, dict]], machine: dict[str, Any], date: str, mode: str) -> str:
-    tally = _tally(items)
+    assessed, checks = assessment(items)
     out = [
         "# pxq: the published multicore-cluster studies on this machine",
         "",
-        f"{date}, {mode} mode. Verdicts: " + ", ".join(f"{n} {v}" for v, n in tally.items()) + ".",
+        f"{md(date)}, {md(mode)} mode. **{md(findings.headline(assessed, checks))}.**",
+        "",
+        READING,
         "",
         "## Machine",
         "",
         *_md_table(["", ""], [[k, v] for k, v in _machine_lines(machine)]),
+        "",
+        "## Published findings",
+        "",
+        *_md_table(
+            ["finding", "source", "parts", "verdict", "why"],
+            [[a["text"], findings.source(a["section"]), _parts_text(a), a["verdict"], a["why"]] for a in assessed],
+        ),
     ]
+    if checks:
+        rows = [[c["finding"], c["study"], c["here"], c["verdict"], c.get("why", "")] for c in checks]
+        out += [
+            "",
+            "## Self-checks (never counted as reproduced)",
+            "",
+            *_md_table(["check", "study", "here", "verdict", "why"], rows),
+        ]
     for name, rec, entry in items:
-        out += ["", f"## {name}: {rec['title'] if rec else 'did not finish'}", ""]
+        out += ["", f"## {md(name)}: {md(rec['title']) if rec else 'did not finish'}", ""]
         if rec is None:
-            out.append(f"This study did not finish: {entry.get('error', 'see logs/' + name + '.log')}.")
+            out.append(f"This study did not finish: {md(entry.get('error', 'see logs/' + name + '.log'))}.")
             continue
-        out.append(f"Source: {rec.get('source', '-')}.")
+        out.append(f"Source: {md(rec.get('source', '-'))}.")
         if rec.get("comparison"):
             rows = [[c["quantity"], c["paper"], c["here"], c.get("note", "")] for c in rec["comparison"]]
             out += ["", *_md_table(["quantity", "paper", "this machine", "note"], rows)]
         if rec.get("findings"):
-            rows = [[f["finding"], f["paper"], f["here"], f"**{f['verdict']}**", f["why"]] for f in rec["findings"]]
-            out += ["", *_md_table(["finding", "paper", "here", "verdict", "why"], rows)]
-        out += ["", f"![{name}]({entry['figure']})"]
-        out += [f"- note: {n}" for n in rec.get("notes", [])]
-        out += ["", f"Records: `{entry['record']}`; output: `logs/{name}.log`."]
+            rows = [
+                [f.get("ref") or "self-check", f["paper"], f["here"], f["verdict"], f["why"]] for f in rec["findings"]
+            ]
+            out += ["", *_md_table(["part", "claim", "here", "verdict", "why"], rows)]
+        out += ["", f"![{md(name)}]({_rel(entry.get('figure', ''))})"]
+        out += [f"- note: {md(n)}" for n in rec.get("notes", [])]
+        out += ["", f"Records: `records/{md(name)}.jsonl`; output: `logs/{md(name)}.log`."]
     return "\n".join(out) + "\n"
+
+
+def _rel(path: str) -> str:
+    """A figure's path as the progress file names it, kept only when it is figures/NAME.png."""
+    return path if re.fullmatch(r"figures/[a-z][a-z-]*\.png", str(path)) else ""
 
 
 CSS = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:.6em 0;font-size:.9em}td,th{border:1px solid #ccc;padding:.25em .5em;
-vertical-align:top}th{background:#f3f3f3}img{max-width:100%;border:1px solid #ddd}.reproduced{color:#176f2c;
-font-weight:bold}.not-reproduced{color:#b3261e;font-weight:bold}.inconclusive{color:#9a6700}
-.cannot-be-tested-here{color:#666}"""
+vertical-align:top}th{background:#f3f3f3}img{max-width:100%;border:1px solid #ddd}.reproduced,.passed{color:#176f2c;
+font-weight:bold}.not-reproduced,.failed{color:#b3261e;font-weight:bold}.inconclusive{color:#9a6700}
+.partly-tested{color:#0b6e8a;font-weight:bold}.cannot-be-tested-here,.not-tested{color:#666}
+details{margin:.2em 0}summary{cursor:pointer}"""
 
 SCRIPT = """window.addEventListener('load', () => {
   const imgs = Array.from(document.images);
@@ -275,66 +343,120 @@ SCRIPT = """window.addEventListener('load', () => {
   document.body.dataset.loaded = imgs.filter(i => i.complete && i.naturalWidth > 0).length;
 });"""
 
+KNOWN = (*findings.VERDICTS, *findings.CHECK_VERDICTS, findings.NOT_TESTED)
+
+
+def verdict_html(verdict: Any) -> str:
+    """A verdict as a styled span: the class only from the known verdicts, the text escaped."""
+    v = str(verdict)
+    cls = v.replace(" ", "-") if v in KNOWN else "unknown"
+    return f'<span class="{cls}">{html.escape(plain(v))}</span>'
+
 
 def _html_table(head: list[str], rows: list[list[str]], raw_col: int = -1) -> str:
     cells = "".join(f"<th>{html.escape(h)}</th>" for h in head)
     body = "".join(
-        "<tr>" + "".join(f"<td>{c if i == raw_col else html.escape(str(c))}</td>" for i, c in enumerate(r)) + "</tr>"
+        "<tr>" + "".join(f"<td>{c if i == raw_col else html.escape(plain(c))}</td>" for i, c in enumerate(r)) + "</tr>"
         for r in rows
     )
     return f"<table><tr>{cells}</tr>{body}</table>"
 
 
 def _figure(folder: Path, rel: str, name: str) -> str:
-    path = folder / rel
-    if not path.is_file():
-        return f"<p>figure missing: {html.escape(rel)}</p>"
+    """A study's figure, embedded: only figures/NAME.png inside the folder, never a path a file names."""
+    if not re.fullmatch(r"[a-z][a-z-]*", name):
+        return "<p>figure missing</p>"
+    path = folder / "figures" / f"{name}.png"
+    if not path.is_file() or path.is_symlink() or path.resolve().parent != (folder / "figures").resolve():
+        return f"<p>figure missing: figures/{html.escape(name)}.png</p>"
     data = base64.b64encode(path.read_bytes()).decode()
     return f'<img alt="{html.escape(name)}" src="data:image/png;base64,{data}">'
+
+
+def _evidence(r: dict[str, Any]) -> str:
+    ev = r.get("evidence") or {}
+    bits = []
+    if "repeats" in ev:
+        bits.append(f"{ev['repeats']} repeats")
+    if "spread" in ev:
+        bits.append(f"spread {100 * float(ev['spread']):.0f}%")
+    if r.get("flags"):
+        bits.append("flagged: " + "; ".join(map(str, r["flags"])))
+    return ", ".join(bits)
+
+
+def _html_finding(a: dict[str, Any]) -> str:
+    rows = []
+    for p in a["parts"]:
+        res = p["results"]
+        measured = (
+            "<br>".join(
+                f"{html.escape(plain(r['here']))} ({html.escape(plain(r.get('study', '')))}; "
+                f"{html.escape(_evidence(r)) or 'no repeats recorded'}; "
+                f'<a href="logs/{html.escape(plain(r.get("study", "")))}.log">log</a>)'
+                for r in res
+            )
+            or "-"
+        )
+        rows.append(
+            f"<tr><td>{html.escape(p['id'])}</td><td>{html.escape(p['claim'])} <small>({html.escape(p['measure'])}, "
+            f"{html.escape(p['mark'])})</small></td><td>{measured}</td><td>{verdict_html(p['verdict'])}</td>"
+            f"<td>{html.escape(plain(p['why']))}</td></tr>"
+        )
+    table = "<table><tr><th>part</th><th>claim</th><th>measured here</th><th>verdict</th><th>why</th></tr>"
+    return (
+        f"<details><summary>{verdict_html(a['verdict'])} {html.escape(a['text'])} "
+        f"<small>({html.escape(findings.source(a['section']))})</small></summary>{table}{''.join(rows)}</table>"
+        f"<p>{html.escape(plain(a['why']))}</p></details>"
+    )
 
 
 def _html_study(folder: Path, name: str, rec: dict | None, entry: dict) -> list[str]:
     if rec is None:
         return [
             f"<h2>{html.escape(name)}: did not finish</h2>",
-            f"<p>{html.escape(entry.get('error', 'see the log'))}</p>",
+            f"<p>{html.escape(plain(entry.get('error', 'see the log')))}</p>",
         ]
-    out = [f'<h2 id="{name}">{html.escape(name)}: {html.escape(rec["title"])}</h2>']
-    out.append(f"<p>Source: {html.escape(rec.get('source', '-'))}.</p>")
+    out = [f'<h2 id="{html.escape(name)}">{html.escape(name)}: {html.escape(plain(rec["title"]))}</h2>']
+    out.append(f"<p>Source: {html.escape(plain(rec.get('source', '-')))}.</p>")
     if rec.get("comparison"):
         rows = [[c["quantity"], c["paper"], c["here"], c.get("note", "")] for c in rec["comparison"]]
         out.append(_html_table(["quantity", "paper", "this machine", "note"], rows))
     if rec.get("findings"):
         rows = [
-            [
-                f["finding"],
-                f["paper"],
-                f["here"],
-                f'<span class="{f["verdict"].replace(" ", "-")}">{f["verdict"]}</span>',
-                f["why"],
-            ]
+            [f.get("ref") or "self-check", f["paper"], f["here"], verdict_html(f["verdict"]), f["why"]]
             for f in rec["findings"]
         ]
-        out.append(_html_table(["finding", "paper", "here", "verdict", "why"], rows, raw_col=3))
-    out.append(_figure(folder, entry["figure"], name))
-    out += [f"<p>note: {html.escape(n)}</p>" for n in rec.get("notes", [])]
+        out.append(_html_table(["part", "claim", "here", "verdict", "why"], rows, raw_col=3))
+    out.append(_figure(folder, "", name))
+    out += [f"<p>note: {html.escape(plain(n))}</p>" for n in rec.get("notes", [])]
+    out.append(f'<p>Records: records/{html.escape(name)}.jsonl; <a href="logs/{html.escape(name)}.log">output</a>.</p>')
     return out
 
 
 def html_page(folder: Path, items: list, machine: dict[str, Any], date: str, mode: str) -> str:
-    tally = _tally(items)
+    assessed, checks = assessment(items)
     parts = [
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
         "<title>pxq: the published studies on this machine</title>",
         f"<style>{CSS}</style><script>{SCRIPT}</script></head><body>",
         "<h1>pxq: the published multicore-cluster studies on this machine</h1>",
-        f"<p>{html.escape(date)}, {mode} mode. Verdicts: "
-        + html.escape(", ".join(f"{n} {v}" for v, n in tally.items()))
-        + "</p>",
+        f"<p>{html.escape(date)}, {html.escape(mode)} mode. "
+        f"<b>{html.escape(findings.headline(assessed, checks))}.</b></p>",
+        "<p>" + html.escape(READING.replace("**", "")) + "</p>",
         "<h2>Machine</h2>",
         _html_table(["", ""], [[k, v] for k, v in _machine_lines(machine)]),
-        "<p>" + " · ".join(f'<a href="#{n}">{html.escape(n)}</a>' for n, _, _ in items) + "</p>",
+        "<h2>Published findings</h2>",
+        "<p>Each finding opens to its parts, what was measured for each, the spread and the study's log.</p>",
+        *(_html_finding(a) for a in assessed),
     ]
+    if checks:
+        rows = [[c["finding"], c["study"], c["here"], verdict_html(c["verdict"]), c.get("why", "")] for c in checks]
+        parts += [
+            "<h2>Self-checks (never counted as reproduced)</h2>",
+            _html_table(["check", "study", "here", "verdict", "why"], rows, raw_col=3),
+        ]
+    parts.append("<p>" + " · ".join(f'<a href="#{html.escape(n)}">{html.escape(n)}</a>' for n, _, _ in items) + "</p>")
     for name, rec, entry in items:
         parts += _html_study(folder, name, rec, entry)
     parts.append("</body></html>")

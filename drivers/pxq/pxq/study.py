@@ -14,7 +14,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from pxq import counters, figures, runner
+from pxq import counters, figures, plausible, runner
 from pxq.layout import InputError, Layout
 
 PLACEMENTS = ("packed", "spread")
@@ -73,6 +73,14 @@ def summarize(recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "sharing": _sharing_text(rec),
                 "verified": True,
                 "warnings": rec["driver"].get("placement", {}).get("warnings", []),
+                "cores": sorted(
+                    {t["cpu"] for p in rec.get("placement", []) for t in p.get("threads", []) if "cpu" in t}
+                ),
+                "packages": sorted(
+                    {t["package"] for p in rec.get("placement", []) for t in p.get("threads", []) if "package" in t}
+                ),
+                "virtual_nodes": bool(lay.get("virtual_nodes")),
+                "flags": [],
             },
         )
         g["times"].append(rec["time"]["total"])
@@ -93,7 +101,21 @@ def summarize(recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         r["compute_normalised"] = r["compute"] / ref_compute if ref_compute else None
         if r.get("misses"):
             r["misses_median"] = statistics.median(r["misses"])
+    flag_identical(rows)
     return rows
+
+
+def flag_identical(rows: list[dict[str, Any]]) -> None:
+    """Rows of one layout on the same cores under two placement names are one configuration:
+    medians further apart than their spreads flag both (plausible.identical)."""
+    for i, a in enumerate(rows):
+        for b in rows[i + 1 :]:
+            if a["layout"] == b["layout"] and a["cores"] and a["cores"] == b["cores"]:
+                label = f"{a['layout']} {a['placement']} and {b['placement']} (both on cores {a['cores']})"
+                flag = plausible.identical(label, a["times"], b["times"])
+                if flag:
+                    a["flags"].append(flag)
+                    b["flags"].append(flag)
 
 
 def print_rows(rows: list[dict[str, Any]], title: str, console: Console) -> None:
@@ -125,7 +147,7 @@ def print_rows(rows: list[dict[str, Any]], title: str, console: Console) -> None
             f"{r['median']:.4f}",
             f"{100 * spread:.1f}%",
             f"{100 * comm:.1f}%",
-            f"{r['normalised']:.2f}x" if r["normalised"] else "-",
+            (f"{r['normalised']:.2f}x" if r["normalised"] else "-") + (" (!)" if r.get("flags") else ""),
             f"{r['compute']:.4f}",
             f"{r['compute_normalised']:.2f}x" if r["compute_normalised"] else "-",
             *([_misses_text(r)] if with_misses else []),
@@ -133,6 +155,8 @@ def print_rows(rows: list[dict[str, Any]], title: str, console: Console) -> None
         )
     console.print(t)
     console.print("compute: total minus the app's exposed communication, where shared caches and memory show")
+    for flag in dict.fromkeys(f for r in rows for f in r.get("flags", [])):
+        console.print(f"(!) implausible: {flag}", markup=False)
 
 
 def _misses_text(r: dict[str, Any]) -> str:
@@ -172,6 +196,11 @@ def plot(rows: list[dict[str, Any]], path: Path, title: str) -> Path:
             lo, hi = (q / base for q in _quartiles(values))
             ax.bar(i + offset, height, width=0.38, color=colour, hatch=hatch, edgecolor="black", linewidth=0.5)
             ax.errorbar(i + offset, height, yerr=[[height - lo], [hi - height]], color="black", capsize=3)
+        if r.get("flags"):
+            top = max(_quartiles(r["times"])[1] / statistics.median(ref["times"]), 1.0)
+            ax.annotate(
+                "(!) implausible:\nsee the notes", (i, top), ha="center", va="bottom", fontsize=7, color="tab:red"
+            )
     ax.set_xticks(range(len(rows)))
     ax.set_xticklabels(
         [f"{r['layout']}\n{'one rank per node' if r['layout'].endswith('x1') else r['placement']}" for r in rows]

@@ -84,7 +84,7 @@ def measure(ctx: labs.Context) -> labs.Outcome:
     ]
     if len(chosen) == 1:
         notes.append("one socket and private L2s here: packed and spread place the copies alike")
-    pub = findings.section("memory_stride")["findings"][1]
+    pub = findings.entry("memory_stride/copies").text
     effect = labs.effect_of(
         f"on every core each access to a {format_bytes(largest)} array takes {ratio:.2f}x as long as alone",
         ratio,

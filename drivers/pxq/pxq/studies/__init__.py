@@ -1,6 +1,7 @@
 """The published studies, one module each: `pxq study NAME` and `pxq reproduce` find them here.
 
-A study module has NAME, HELP, SECTION (its part of pxq/data/published.json), MINUTES (a rough
+A study module has NAME, HELP, SECTION (the part of pxq/data/published.json it cites),
+SECTIONS (the sections whose findings' parts it gives verdicts on, every part of each), MINUTES (a rough
 quick-mode duration, for the progress bar's first estimate), APPS (True when it takes an app
 argument, "optional" when it may), `add(parser)` for its own options (all defaulting to None),
 `defaults(quick)`, `run(ctx, opts) -> Outcome` and `plot(record, path)`, which draws its figure
@@ -58,6 +59,7 @@ def registry() -> list[ModuleType]:
         counters,
         msgshare,
         placement,
+        rankpairs,
         scalability,
         sharing,
         stride,
@@ -77,6 +79,7 @@ def registry() -> list[ModuleType]:
         placement,
         variability,
         stride,
+        rankpairs,
     ]
 
 
@@ -85,6 +88,20 @@ def get(name: str) -> ModuleType:
         if mod.NAME == name:
             return mod
     raise InputError(f"unknown study '{name}': use one of {', '.join(m.NAME for m in registry())}")
+
+
+def cache_profile(ctx: Context) -> dict[str, Any]:
+    """This machine's measured cache levels (pxq.caches: stored once per machine), said on the
+    console; what working sets are chosen from."""
+    from pxq import caches, envinfo
+    from pxq.paths import binary
+
+    fresh = caches.load(envinfo.machine()) is None
+    if fresh:
+        ctx.console.print("measuring this machine's cache levels once (the stride probe at 64 B): a few seconds")
+    prof = caches.profile(envinfo.machine(), binary("probe-stride"))
+    ctx.console.print(f"caches: {prof['note']} ({prof['source']}; {caches.profile_path()})", markup=False)
+    return prof
 
 
 def outcome_code(out: Outcome) -> int:

@@ -17,6 +17,7 @@ from pxq.studies import Context, Outcome, exit_code, measure
 NAME = "contention"
 HELP = "an app on 1xq, (q/2)x2 and qx1, packed and spread, normalised to qx1, with the paper's conclusions"
 SECTION = "contention"
+SECTIONS = (SECTION, "processor_sharing")
 MINUTES = 1.5
 APPS = True
 
@@ -38,47 +39,61 @@ def _row(rows: list[dict[str, Any]], layout: str, placement: str | None = None) 
     return None
 
 
-def _ratio(a: dict[str, Any], b: dict[str, Any]) -> tuple[float, float]:
-    """a's median over b's, and the larger spread of the two (the noise the ratio must beat)."""
-    return a["median"] / b["median"], max(findings.spread(a["times"]), findings.spread(b["times"]))
+def _compare(ref: str, a: dict[str, Any] | None, b: dict[str, Any] | None, label: str, why_not: str | None) -> Finding:
+    """One time part: a slower than b (a over b's median above 1 beyond the noise)."""
+    if why_not is not None:
+        return findings.untestable(ref, why_not)
+    if a is None or b is None:
+        return findings.untestable(ref, f"{label}: a configuration left no run")
+    ratio = a["median"] / b["median"]
+    noise = max(findings.spread(a["times"]), findings.spread(b["times"]))
+    n = min(len(a["times"]), len(b["times"]))
+    verdict, why = findings.judge(ratio, noise, n, True, 0.05)
+    flags = list(dict.fromkeys(a.get("flags", []) + b.get("flags", [])))
+    return findings.part(
+        ref,
+        f"{label} = {ratio:.2f}x (spread {100 * noise:.0f}%, {n} repeats)",
+        verdict,
+        why or ("at least 5% slower" if verdict == "reproduced" else "less than 5% slower"),
+        flags=flags,
+        evidence={"repeats": n, "spread": noise, "ratio": ratio},
+    )
 
 
-def _packages(recs: list[dict[str, Any]], placement: str) -> set[int]:
-    out: set[int] = set()
-    for rec in recs:
-        if rec.get("driver", {}).get("placement", {}).get("mode") == placement:
-            for p in rec.get("placement", []):
-                out.update(t["package"] for t in p.get("threads", []))
-    return out
-
-
-def _findings(rows: list[dict[str, Any]], recs: list[dict[str, Any]], q: int) -> list[Finding]:
-    paper = findings.section(SECTION)
-    sharing = findings.section("processor_sharing")
+def _findings(rows: list[dict[str, Any]], q: int) -> list[Finding]:
+    """Every part of the contention and processor-sharing findings, each from the layouts and
+    placements that test it, or why this machine cannot."""
+    packages = {p for r in rows for p in r.get("packages", [])}
+    virtual = any(r.get("virtual_nodes") for r in rows)
+    one_pkg = "one package: no second chip on the node" if len(packages) < 2 else None
+    shared = (
+        "the virtual nodes share this machine's one chip, its caches and memory bus, so more nodes relieve nothing"
+        if virtual and len(packages) < 2
+        else None
+    )
+    packed, alone, spread = _row(rows, f"1x{q}", "packed"), _row(rows, f"{q}x1"), _row(rows, f"1x{q}", "spread")
     out = []
-    packed, alone = _row(rows, f"1x{q}", "packed"), _row(rows, f"{q}x1")
-    if q < 4:
-        out.append(Finding(paper["four_processes"], "1x4 slowest", "-", "cannot be tested here", f"{q} ranks: needs 4"))
-    if packed and alone:
-        r, noise = _ratio(packed, alone)
-        out.append(
-            Finding(
-                paper["two_processes"] if q == 2 else paper["four_processes"],
-                f"1x{q} slower than {q}x1",
-                f"1x{q} packed / {q}x1 = {r:.2f}x (spread {100 * noise:.0f}%)",
-                findings.effect(r, noise, True, 0.05),
-                "within the run-to-run spread" if findings.effect(r, noise, True, 0.05) == "inconclusive" else "",
-            )
-        )
-    spread = _row(rows, f"1x{q}", "spread")
-    claim = f"virtual-processor (same chip) up to {sharing['virtual_processor_slowdown_max_percent']}% slower"
-    finding = "two ranks on one chip are slower than on two chips of a node (processor sharing)"
-    if len(_packages(recs, "spread") | _packages(recs, "packed")) < 2:
-        out.append(Finding(finding, claim, "-", "cannot be tested here", "one package: no second chip on the node"))
-    elif packed and spread:
-        r, noise = _ratio(packed, spread)
-        verdict = findings.effect(r, noise, True, 0.05)
-        out.append(Finding(finding, claim, f"packed / spread = {r:.2f}x", verdict))
+    four = f"{q} ranks: the finding needs 4 (one per core)" if q != 4 else shared
+    out.append(_compare(f"{SECTION}/four/slower", packed, alone, f"1x{q} packed / {q}x1", four))
+    mid = _row(rows, f"{q // 2}x2", "packed")
+    out.append(_compare(f"{SECTION}/four/comparable", mid, alone, f"{q // 2}x2 / {q}x1", four))
+    if out[-1].verdict in ("reproduced", "not reproduced"):  # the claim is "comparable", not "slower"
+        f = out[-1]
+        ratio = f.evidence["ratio"]
+        f.verdict = "reproduced" if abs(ratio - 1) <= max(0.05, f.evidence["spread"] / 2) else "not reproduced"
+        f.why = "within 5% or the spread" if f.verdict == "reproduced" else "more than 5% apart"
+    two = f"{q} ranks: the finding is about 2" if q != 2 else None
+    out.append(_compare(f"{SECTION}/two/vs_chips", packed, spread, "1x2 packed / spread", two or one_pkg))
+    out.append(_compare(f"{SECTION}/two/vs_nodes", packed, alone, "1x2 packed / 2x1", two or shared))
+    out.append(
+        findings.untestable(f"{SECTION}/two/comparable", two or one_pkg or shared or "needs two chips and two nodes")
+        if (two or one_pkg or shared)
+        else _compare(f"{SECTION}/two/comparable", spread, alone, "1x2 spread / 2x1", None)
+    )
+    out.append(_compare("processor_sharing/virtual_processor/time", packed, spread, f"1x{q} packed / spread", one_pkg))
+    counted = "needs per-rank hardware counters of ranks sharing a chip against ranks on two chips"
+    for name in ("misses", "stalls"):
+        out.append(findings.untestable(f"processor_sharing/virtual_processor/{name}", one_pkg or counted))
     return out
 
 
@@ -102,13 +117,19 @@ def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
     title = f"Contention: {app} on {q} cores, packed and spread"
     study.print_rows(rows, title, ctx.console)
     comparison = [
-        Comparison(f"{r['layout']} {r['placement']} / {q}x1", "", f"{r['normalised']:.2f}x", f"{len(r['times'])} runs")
+        Comparison(
+            f"{r['layout']} {r['placement']} / {q}x1",
+            "",
+            f"{r['normalised']:.2f}x",
+            f"{len(r['times'])} runs" + ("; flagged implausible (see the notes)" if r.get("flags") else ""),
+        )
         for r in rows
         if r["normalised"]
     ]
     notes = sorted({w for r in rows for w in r["warnings"]})
+    notes += [f"implausible: {f}" for f in dict.fromkeys(f for r in rows for f in r.get("flags", []))]
     code = exit_code(recs, planned)
-    out = Outcome(title, rows, comparison, _findings(rows, recs, q), recs, notes, {"median_of": "repeats"}, code)
+    out = Outcome(title, rows, comparison, _findings(rows, q), recs, notes, {"median_of": "repeats"}, code)
     return out
 
 

@@ -17,6 +17,7 @@ from pxq.studies import Context, Outcome, exit_code, group, layout_text, measure
 NAME = "sharing"
 HELP = "a constant rank count over layouts with more ranks per node: time and time in MPI per layout"
 SECTION = "network_sharing"
+SECTIONS = (SECTION,)
 MINUTES = 2.0
 APPS = False
 
@@ -50,26 +51,70 @@ def off_node_chance(layout: str) -> float:
     return (n - q) / (n - 1) if n > 1 else 0.0
 
 
-def _findings(rows: list[dict[str, Any]], virtual: bool) -> list[Finding]:
-    paper = findings.section(SECTION)
+def _pair_parts(pairs: list[tuple[dict[str, Any], dict[str, Any]]], refs: tuple[str, str], label: str) -> list[Finding]:
+    """Time and network time slower in the second layout of every pair than in the first."""
+    out = []
+    for ref, key in zip(refs, ("median", "comm_median")):
+        ratios = [b[key] / max(a[key], 1e-12) for a, b in pairs]
+        noise = max(max(a["spread"], b["spread"]) for a, b in pairs)
+        n = min(min(a["runs"], b["runs"]) for a, b in pairs)
+        here = ", ".join(f"{a['app']} {r:.2f}x" for (a, _), r in zip(pairs, ratios))
+        verdicts = [findings.judge(r, noise, n, True, 0.02) for r in ratios]
+        bad = [a["app"] for (a, _), (v, _) in zip(pairs, verdicts) if v == "not reproduced"]
+        unsure = [a["app"] for (a, _), (v, _) in zip(pairs, verdicts) if v == "inconclusive"]
+        if bad:
+            verdict, why = "not reproduced", f"not slower {label}: {', '.join(bad)}"
+        elif unsure:
+            verdict, why = "inconclusive", f"within the spread ({100 * noise:.0f}%, {n} repeats): {', '.join(unsure)}"
+        else:
+            verdict, why = "reproduced", ""
+        out.append(findings.part(ref, here, verdict, why, evidence={"repeats": n, "spread": noise}))
+    return out
+
+
+def _findings(rows: list[dict[str, Any]], virtual: bool, n: int) -> list[Finding]:
+    """Every part of the network-sharing findings: measured where real nodes share a network
+    card, otherwise why not; the off-node chance is arithmetic, a self-check."""
+    refs = (f"{SECTION}/more_per_node/time", f"{SECTION}/more_per_node/network_time")
     one_per_node = {r["app"]: r for r in rows if r["layout"].endswith("x1")}
     shared = {r["app"]: r for r in rows if not r["layout"].endswith("x1") and r["layout"].split("x")[1] == "2"}
     pairs = [(one_per_node[a], shared[a]) for a in one_per_node if a in shared]
-    here = ", ".join(
-        f"{a['app']} {b['median'] / a['median']:.2f}x time, {b['comm_median'] / max(a['comm_median'], 1e-12):.2f}x MPI"
-        for a, b in pairs
+    card = (
+        "virtual nodes share no network card: their messages go over TCP through one kernel, so two ranks per node "
+        "move traffic to shared memory instead of sharing a link"
     )
-    claim = f"up to {paper['slowdown_16x1_to_8x2_max_percent']}% slower ({paper['slowdown_16x1_to_8x2_max_app']})"
     if not pairs:
-        return [Finding(paper["findings"][0], claim, "-", "cannot be tested here", "no Nx1 and (N/2)x2 pair ran")]
-    if virtual:
-        why = (
-            "virtual nodes share no network card: their messages go over TCP through one kernel, so two ranks "
-            "per node move traffic to shared memory instead of sharing a link"
+        out = [findings.untestable(ref, "no Nx1 and (N/2)x2 pair ran") for ref in refs]
+    elif virtual:
+        here = ", ".join(f"{a['app']} {b['median'] / a['median']:.2f}x" for a, b in pairs)
+        out = [findings.untestable(ref, card, here) for ref in refs]
+    else:
+        out = _pair_parts(pairs, refs, "with two ranks sharing a node's card")
+    why16 = card if virtual else f"needs 16 ranks as 8x2 and 4x4 (this run had {n})"
+    out += [findings.untestable(f"{SECTION}/vp_to_4x4/{p}", why16) for p in ("cg_ft_is", "mg")]
+    out.append(
+        findings.untestable(
+            f"{SECTION}/processor_over_network/compare",
+            "needs both costs measured: ranks sharing a chip against two chips (two packages) and ranks sharing a "
+            "network card (real nodes)",
         )
-        return [Finding(paper["findings"][0], claim, here, "cannot be tested here", why)]
-    slower = all(b["median"] / a["median"] > 1 + max(a["spread"], b["spread"]) / 2 for a, b in pairs)
-    return [Finding(paper["findings"][0], claim, here, "reproduced" if slower else "not reproduced")]
+    )
+    chances = {lay: off_node_chance(lay) for lay in ("8x2", "4x4")}
+    ok = round(100 * chances["8x2"]) == 93 and round(100 * chances["4x4"]) == 80
+    out.append(
+        findings.check(
+            entry_text("off_node_chance"),
+            ", ".join(f"{lay}: {100 * c:.0f}%" for lay, c in chances.items()),
+            "passed" if ok else "failed",
+            "arithmetic from the layouts (peers on other nodes over all peers), a self-check, not a measurement",
+            paper="93% and 80%",
+        )
+    )
+    return out
+
+
+def entry_text(name: str) -> str:
+    return findings.entry(f"{SECTION}/{name}").text
 
 
 def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
@@ -126,7 +171,7 @@ def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
         title,
         rows or [{"app": "-"}],
         comparison,
-        _findings(rows, virtual),
+        _findings(rows, virtual, n),
         recs,
         notes,
         {"ranks": n},
