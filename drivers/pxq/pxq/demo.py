@@ -10,7 +10,7 @@ from rich.console import Console
 
 from pxq import records, report, sweep
 from pxq.envinfo import cores
-from pxq.layout import Layout
+from pxq.layout import Layout, format_bytes
 from pxq.paths import binary, results_dir, results_path
 from pxq.runner import RunSpec
 
@@ -40,10 +40,26 @@ def triad_gbs(threads: int) -> float | None:
         return None
 
 
-def run(console: Console, repeat: int = 3, block: str = "64M", iterations: int = 10) -> int:
+def choose_block(console: Console, n: int) -> str:
+    """64 MiB per worker, grown past the last cache level pxq measured here (pxq.caches), so
+    the untiled ring streams from memory whatever cache the machine reports."""
+    from pxq import caches, envinfo
+
+    try:
+        prof = caches.profile(envinfo.machine(), binary("probe-stride"))
+    except (OSError, ValueError, subprocess.SubprocessError) as e:
+        console.print(f"caches not measured ({e}): 64M per worker")
+        return "64M"
+    ws = caches.working_set(64 << 20, prof["last_level_bytes"], n, caches.available_memory(), factor=2, per_copy=3)
+    console.print(f"block: {ws.why} ({prof['note']})", markup=False)
+    return format_bytes(ws.bytes)
+
+
+def run(console: Console, repeat: int = 3, block: str | None = None, iterations: int = 10) -> int:
     n = cores()
     results = results_path(None, "demo.jsonl")
     console.rule(f"pxq demo: the ring on {n} core(s)")
+    block = block or choose_block(console, n)
     console.print(
         "Each worker owns a block, runs 8 passes over it, and hands it to its right "
         "neighbour; flat copies every block through MPI, hybrid hands blocks between "
