@@ -1,7 +1,11 @@
 // Lab 1 harness: ping-pong between ranks 0 and 1 over message sizes from 8 bytes to 4 MiB,
 // with your one_way_seconds(). Every payload carries a pattern the receiver checks, so a
 // message lost or garbled fails the verification.
+#include <cmath>
 #include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "pingpong.hpp"
 
@@ -41,29 +45,100 @@ void Link::round_trip(std::size_t bytes) {
 
 namespace {
 
+// Every clock read of the student's code: MPI_Wtime below is the harness's (through MPI's
+// profiling interface), so the checker knows which round trips were timed and which were not.
+struct Clock {
+  const Link* link = nullptr;
+  std::vector<std::pair<double, long>> reads;  // (the time returned, the round trips done by then)
+} clock_log;
+
+// What one size's call did: the round trips before the first clock read (the warm-up), the
+// round trips between the first and last reads (the timed ones), and the one-way time those
+// reads give; the student's figure must be that time (within a timer's slack), or it is not
+// the time of one message.
+struct Timing {
+  long warmup = 0, timed = 0;
+  double measured = 0;  // (last read - first read) / (2 x timed round trips)
+  bool plausible = true;
+  std::string why;
+};
+
+Timing judge(long before, long after, double one_way) {
+  Timing t;
+  const auto& r = clock_log.reads;
+  if (r.size() < 2) {
+    t.timed = after - before;
+    t.plausible = false;
+    t.why = "your code read the clock (MPI_Wtime) fewer than twice: nothing was timed";
+    return t;
+  }
+  t.warmup = r.front().second - before;
+  t.timed = r.back().second - r.front().second;
+  if (t.timed <= 0) {
+    t.plausible = false;
+    t.why = "no round trip between the first and last clock reads: the timed section is empty";
+    return t;
+  }
+  t.measured = (r.back().first - r.front().first) / (2.0 * static_cast<double>(t.timed));
+  if (!(one_way > 0) || !std::isfinite(one_way) || one_way < 0.5 * t.measured || one_way > 1.5 * t.measured + 1e-7) {
+    t.plausible = false;
+    char text[320];
+    std::snprintf(text, sizeof text,
+                  "%.3g us is not one message's one-way time: the clock your code read spans %ld round trips in "
+                  "%.3g us, %.3g us one way; check the divisor (2 messages per round trip, times the round trips "
+                  "timed) and the unit (seconds)",
+                  one_way * 1e6, t.timed, (r.back().first - r.front().first) * 1e6, t.measured * 1e6);
+    t.why = text;
+  }
+  return t;
+}
+
 int run(const lab::World& w) {
   if (w.size < 2) throw std::invalid_argument("the ping-pong needs 2 ranks: mpirun -np 2");
   Link link(w);
   lab::Json sizes = lab::Json::array();
   if (w.rank == 0) std::printf("%10s %12s %12s %8s\n", "bytes", "latency_us", "MB/s", "trips");
+  std::string wrong;
   for (std::size_t bytes = 8; bytes <= (4u << 20); bytes *= 8) {
     MPI_Barrier(w.comm);
     const long before = link.round_trips();
+    clock_log.reads.clear();
+    clock_log.link = &link;
     const double s = w.rank <= 1 ? one_way_seconds(link, bytes) : 0.0;
+    clock_log.link = nullptr;
     const long trips = link.round_trips() - before;
     if (w.rank == 0) {
+      const Timing t = judge(before, link.round_trips(), s);
+      if (!t.plausible && wrong.empty()) wrong = std::to_string(bytes) + " B: " + t.why;
       std::printf("%10zu %12.2f %12.1f %8ld\n", bytes, s * 1e6, bytes / s / 1e6, trips);
-      sizes.push_back({{"bytes", bytes}, {"seconds", s}, {"round_trips", trips}});
+      sizes.push_back({{"bytes", bytes},
+                       {"seconds", s},
+                       {"round_trips", trips},
+                       {"warmup_trips", t.warmup},
+                       {"timed_trips", t.timed},
+                       {"clock_one_way_s", t.measured},
+                       {"timing_plausible", t.plausible}});
     }
   }
-  int ok = link.intact() ? 1 : 0, all = 0;
+  int ok = link.intact() && wrong.empty() ? 1 : 0, all = 0;
   MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, w.comm);
   lab::emit(w, {{"lab", "01-channels"}, {"verified", all == 1}, {"ranks", w.size}, {"sizes", sizes}});
-  return lab::report_verification(w, all == 1, all == 1 ? "every payload arrived intact" : "a payload arrived garbled");
+  const std::string detail = !wrong.empty()       ? wrong
+                             : all == 1           ? "every payload arrived intact, every time is one message's"
+                                                  : "a payload arrived garbled";
+  return lab::report_verification(w, all == 1, detail);
 }
 
 }  // namespace
 }  // namespace pingpong
+
+// The clock the student's code reads: MPI's own (PMPI_Wtime), logged with the round trips done.
+extern "C" double MPI_Wtime() {
+  const double now = PMPI_Wtime();
+  if (pingpong::clock_log.link != nullptr)
+    pingpong::clock_log.reads.emplace_back(now, pingpong::clock_log.link->round_trips());
+  return now;
+}
 
 int main(int argc, char** argv) {
   return lab::run(

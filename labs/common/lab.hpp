@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -43,10 +44,13 @@ inline const char* thread_level_name(int level) {
   }
 }
 
-// The line pxq lab check reads: "LAB-RESULT {json}", printed by rank 0 only.
+// The line pxq lab check reads: "LAB-RESULT NONCE {json}", printed by rank 0 only. The nonce
+// is the one pxq lab check hands this run in PXQ_LAB_NONCE, so a line the student's code prints
+// is not taken for the harness's ("-" when run by hand).
 inline void emit(const World& w, const Json& result) {
   if (w.rank == 0) {
-    std::printf("LAB-RESULT %s\n", result.dump().c_str());
+    const char* nonce = std::getenv("PXQ_LAB_NONCE");
+    std::printf("LAB-RESULT %s %s\n", nonce && *nonce ? nonce : "-", result.dump().c_str());
     std::fflush(stdout);
   }
 }
