@@ -1,13 +1,18 @@
 """The teaching labs end to end (CTest labs.check): every lab's starter and solution build with
-CMake, run under MPI and verify exactly; `check` tells the solution from the starter by what
-the code does (tiles, threads, kernels, copies, round trips, on-node messages), never by a
-speed threshold; a student's copy that does not build exits 4, one with a wrong result exits 1.
+CMake, run under MPI and verify exactly; `check` grades by what the code does (tiles, threads,
+kernels, copies, round trips, warm-up, on-node messages), never by a speed threshold: the
+solution is done (exit 0), the untouched starter not done (exit 5); a copy that does not build
+exits 4, one with a wrong result exits 1, one that hangs exits 3 within seconds, naming the
+likely cause; the students' usual mistakes each get "not correct" or "not done"; `lab grade`
+writes the class's table.
 
 PYTHONPATH and PXQ_BUILD_DIR are set by CTest."""
 
 from __future__ import annotations
 
+import csv
 import io
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -31,17 +36,21 @@ def check(number: int, which: str, copy: Path | None = None) -> tuple[int, labs.
 def test_solution_verifies_and_is_not_the_starter(number):
     code, out, text = check(number, "solution")
     assert code == 0, text
-    assert "correct: every run verified exactly" in text
+    assert "correct: every run verified exactly" in text and "grade: done (exit 0" in text
     assert out is not None and not out.starter_like, out.code_note
-    assert out.effect is None or out.effect.verdict in ("reproduced", "not reproduced", "inconclusive")
-    assert ("the effect shows" in text) or ("no clear effect" in text and "why that can happen here" in text)
+    for e in out.effects:
+        assert e.verdict in ("reproduced", "not reproduced", "inconclusive")
+        if not e.counted and e.repeats < 2:
+            assert e.verdict == "inconclusive" and "--repeat" in e.settle  # one run: too noisy to read
+    assert ("the effect shows" in text) or ("why that can happen here" in text)
 
 
 @pytest.mark.parametrize("number", NUMBERS)
-def test_starter_builds_verifies_and_is_the_naive_version(number):
+def test_starter_builds_verifies_and_is_graded_not_done(number):
     code, out, text = check(number, "begin")
-    assert code == 0, text
+    assert code == labs.EXIT_NOT_DONE, text
     assert out is not None and out.starter_like, out.code_note
+    assert "grade: not done (exit 5" in text and "Traceback" not in text
 
 
 def test_what_the_starter_and_solution_do_differs_as_the_labs_say():
@@ -100,6 +109,92 @@ def test_the_command_line_checks_a_started_copy(tmp_path):
     ck = subprocess.run(
         [*run, "check", "2", "--dir", str(tmp_path / "w"), "--repeat", "1"], capture_output=True, text=True, timeout=900
     )
-    assert ck.returncode == 0, ck.stdout + ck.stderr
+    assert ck.returncode == labs.EXIT_NOT_DONE, ck.stdout + ck.stderr
     assert "row-major cells" in ck.stdout and "no clear effect" in ck.stdout
     assert (tmp_path / "w" / "build" / "lab-stencil").is_file()
+
+
+def solution_copy(number: int, tmp_path: Path, name: str, old: str, new: str) -> Path:
+    """A student's copy holding the lab's solution with one mistake made in `name`."""
+    mod = labs.get(str(number))
+    dest = tmp_path / f"lab{number}-mistake"
+    assert labs.start(mod, dest, Console(file=io.StringIO())) == 0
+    text = (labs.folder(mod) / "solution" / name).read_text()
+    assert old in text, name
+    (dest / name).write_text(text.replace(old, new))
+    return dest
+
+
+def test_lab1_a_wrong_divisor_is_not_correct_and_names_the_divisor(tmp_path):
+    dest = solution_copy(1, tmp_path, "pingpong.cpp", "/ (2.0 * reps)", "/ 2.0")  # 20-200x too large
+    code, out, text = check(1, "copy", dest)
+    assert code == 1 and out is None, text
+    assert "is not one message's one-way time" in text and "check the divisor" in text
+
+
+def test_lab1_a_latency_100x_too_large_is_not_correct(tmp_path):
+    dest = solution_copy(1, tmp_path, "pingpong.cpp", "/ (2.0 * reps)", "/ (2.0 * reps) * 100")
+    code, _, text = check(1, "copy", dest)
+    assert code == 1 and "check the divisor" in text and "the unit (seconds)" in text
+
+
+def test_lab1_mismatched_round_trips_are_stopped_within_30_s_naming_the_cause(tmp_path):
+    import time
+
+    warm = "for (int i = 0; i < warmup; ++i) link.round_trip(bytes);"
+    dest = solution_copy(1, tmp_path, "pingpong.cpp", warm, warm.replace("warmup;", "warmup + (link.rank() == 0);"))
+    t0 = time.monotonic()
+    code, _, text = check(1, "copy", dest)
+    assert time.monotonic() - t0 < 60  # the build, then a run stopped after its 20 s
+    assert code == 3, text
+    assert "did not finish in 20 s" in text and "different numbers of round_trip() calls" in text
+
+
+def test_lab1_without_a_warm_up_is_not_done(tmp_path):
+    dest = solution_copy(1, tmp_path, "pingpong.cpp", "const int warmup = 10;", "const int warmup = 0;")
+    code, out, text = check(1, "copy", dest)
+    assert code == labs.EXIT_NOT_DONE, text
+    assert out.data["warmup_trips"] == 0 and "no untimed warm-up" in out.code_note
+
+
+def test_lab4_a_loop_dropping_the_last_shorter_tile_is_not_correct(tmp_path):
+    loop = "for (std::size_t start = 0; start < elems; start += tile_elems)"
+    dest = solution_copy(
+        4, tmp_path, "ring_compute.cpp", loop, loop.replace("start < elems", "start + tile_elems <= elems")
+    )
+    code, out, text = check(4, "copy", dest)
+    assert code == 1 and out is None, text  # 48K and 3M tiles do not divide the 32 MiB block
+    assert "Verification FAILED" in text
+
+
+def test_a_result_line_printed_by_the_students_code_is_not_taken(tmp_path):
+    fake = 'std::printf("LAB-RESULT - {\\"verified\\": true}\\n"); return;'
+    dest = edited_copy(4, tmp_path, "ring_compute.cpp", "(void)tile_elems;", f"(void)tile_elems; {fake}")
+    text = (dest / "ring_compute.cpp").read_text()
+    (dest / "ring_compute.cpp").write_text("#include <cstdio>\n" + text)
+    code, out, text = check(4, "copy", dest)
+    assert code == 1 and out is None, text  # nothing computed: the harness's own check fails
+
+
+def test_lab_grade_writes_the_class_table(tmp_path):
+    mod = labs.get("1")
+    starter = tmp_path / "ann"
+    assert labs.start(mod, starter, Console(file=io.StringIO())) == 0
+    solution = tmp_path / "bob"
+    assert labs.start(mod, solution, Console(file=io.StringIO())) == 0
+    (solution / "pingpong.cpp").write_text((labs.folder(mod) / "solution" / "pingpong.cpp").read_text())
+    wrong = solution_copy(1, tmp_path, "pingpong.cpp", "/ (2.0 * reps)", "/ 2.0")
+    out = tmp_path / "grades"
+    run = [sys.executable, "-m", "pxq", "lab", "grade", "1", str(starter), str(solution), str(wrong)]
+    done = subprocess.run([*run, "--repeat", "1", "--out", str(out)], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "grades.csv").read_text())))
+    assert [(r["copy"], r["grade"], r["exit"]) for r in rows] == [
+        (str(starter), "not done", "5"),
+        (str(solution), "done", "0"),
+        (str(wrong), "not correct", "1"),
+    ]
+    table = (tmp_path / "grades.md").read_text()
+    assert "| copy | lab | grade |" in table and "1 done, 1 not done, 1 not correct of 3 copies." in table
+    graded = json.loads((tmp_path / "grades.json").read_text())
+    assert [g["outcome"] for g in graded] == ["not done", "done", "not correct"]

@@ -26,6 +26,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, Ti
 
 from pxq import envinfo, findings, records, runner, studies
 from pxq.errors import InputError
+from pxq.escape import md, plain
 from pxq.options import launch_spec
 from pxq.records import RecordError
 
@@ -245,9 +246,6 @@ def write_report(folder: Path, names: list[str], state: dict[str, Any]) -> tuple
     return md, page
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]|\x1b\[[0-9;?]*[A-Za-z]")
-_MD_SPECIAL = re.compile(r"([\\`*\[\]<>|~])")
-
 READING = (
     "A finding is split into the parts it claims (a time, a network time, bytes, a distribution, a cause). "
     "It is **reproduced** only when every part was measured here and held; **partly tested** when the parts "
@@ -256,16 +254,6 @@ READING = (
     "**cannot be tested here** when no part could be measured (the reason says what it needs). The studies' own "
     "self-checks are listed apart and never counted."
 )
-
-
-def plain(text: Any) -> str:
-    """Text from a record with terminal control sequences and control characters removed."""
-    return _CONTROL.sub("", str(text))
-
-
-def md(text: Any) -> str:
-    """Text from a record, safe in a markdown table cell: controls removed, markup escaped."""
-    return _MD_SPECIAL.sub(r"\\\1", plain(text)).replace("\n", " ").replace("\r", " ")
 
 
 def _md_table(head: list[str], rows: list[list[str]]) -> list[str]:

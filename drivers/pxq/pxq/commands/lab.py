@@ -1,4 +1,4 @@
-"""`pxq lab list | start N | check N`: the teaching labs (labs/, pxq.labs)."""
+"""`pxq lab list | start N | check N | grade N DIR...`: the teaching labs (labs/, pxq.labs)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,12 @@ from pathlib import Path
 from rich.console import Console
 
 from pxq import labs
+from pxq.labs import grading
 
 NAME = "lab"
-HELP = "the teaching labs: list them, start one, check your work (labs/README.md)"
+HELP = "the teaching labs: list them, start one, check your work, grade a class (labs/README.md)"
 APP_ARGS = False
+EXITS = "; ".join(f"{code} {grade} ({meaning})" for code, (grade, meaning) in sorted(labs.GRADES.items()))
 
 
 def add(p: argparse.ArgumentParser) -> None:
@@ -22,17 +24,34 @@ def add(p: argparse.ArgumentParser) -> None:
     st.add_argument("--dir", type=Path, help="your working folder (default labs-work/NN-name)")
     ck = sub.add_parser(
         "check",
-        help="build your copy, verify it exactly, measure the effect the lab teaches",
-        description="Exit codes: 0 correct (the effect shows or not: noise never fails you), 1 a wrong "
-        "result, 2 bad input, 3 a crash or hang, 4 the code does not build.",
+        help="build your copy, verify it exactly, tell whether the exercise is done, measure the effect",
+        description=f"Exit codes: {EXITS}. A missing effect never fails: noise is not a grade.",
     )
     ck.add_argument("lab", help="the lab's number (1-6) or folder name")
     which = ck.add_mutually_exclusive_group()
     which.add_argument("--solution", dest="which", action="store_const", const="solution", help="check the solution")
     which.add_argument("--begin", dest="which", action="store_const", const="begin", help="check the starter")
     ck.add_argument("--dir", type=Path, help="your working folder (default labs-work/NN-name)")
-    ck.add_argument("--repeat", type=int, default=3, help="interleaved repeats of each measurement (default 3)")
+    _common(ck)
+    ck.add_argument("--json", type=Path, help="also write the grade here as JSON (outcome, checks, effects)")
     ck.set_defaults(which="copy")
+    gr = sub.add_parser(
+        "grade",
+        help="grade many students' copies of one lab: one table (CSV and markdown)",
+        description=f"Each copy is checked as `pxq lab check` does, one after the other. Grades: {EXITS}. "
+        "Exit 0 when every copy was graded (whatever the grades), 2 when a folder could not be.",
+    )
+    gr.add_argument("lab", help="the lab's number (1-6) or folder name")
+    gr.add_argument("dirs", nargs="+", type=Path, metavar="DIR", help="the students' copies")
+    _common(gr)
+    gr.add_argument(
+        "--out", type=Path, default=Path("results/lab-grades"), help="table prefix: OUT.csv, OUT.md, OUT.json"
+    )
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--repeat", type=int, default=3, help="interleaved repeats of each measurement (default 3)")
+    p.add_argument("--hostfile", help="run on the hosts of this MPI hostfile (inside Slurm: the allocation)")
 
 
 def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> int:
@@ -41,5 +60,12 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     mod = labs.get(args.lab)
     if args.action == "start":
         return labs.start(mod, args.dir or labs.default_copy(mod), console)
-    code, _ = labs.check(mod, args.which, args.dir, args.repeat, console)
+    if args.action == "grade":
+        return grading.grade_class(mod, args.dirs, args.repeat, args.hostfile, args.out, console)
+    if args.json is not None:
+        labs.check_writable_json(args.json)
+    code, _, record = labs.grade(mod, args.which, args.dir, args.repeat, console, args.hostfile)
+    if args.json is not None:
+        labs.write_json(args.json, record)
+        console.print(f"grade: {args.json}")
     return code

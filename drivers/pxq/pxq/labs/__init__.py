@@ -3,10 +3,16 @@
 A lab folder holds the harness (files beside its CMakeLists.txt), `begin/` (the starter, with
 `// LAB:` markers where the student works) and `solution/`; `cmake -DLAB_SOURCE=` picks which
 student files to build. A lab module here has NUMBER, FOLDER, TITLE, MINUTES, PROGRAM (the
-executable), KOKKOS (True when the build needs Kokkos) and `measure(ctx) -> Outcome`: it runs
-the built program through `ctx.run`, checks correctness (exact, as the proxies do) and says
-whether the effect the lab teaches shows, as a ratio with interleaved repeats. A missing effect
-is never a failure: it is "no clear effect", with the spread and the reasons it can happen."""
+executable), KOKKOS (True when the build needs Kokkos), TIMEOUT (seconds a run may take before
+it is called a hang) with HANG_HINT (the likely cause, named), and `measure(ctx) -> Outcome`: it
+runs the built program through `ctx.run`, checks correctness (exact, as the proxies do, from
+what the harness computes: the student's code never prints the result line), tells whether the
+exercise is done from what the code does (tiles, threads, round trips: never from a speed), and
+says whether the effect the lab teaches shows, timed with interleaved repeats or counted.
+
+The grade has three outcomes, each its own exit code (GRADES): not correct (a wrong result, a
+crash, a hang, a compile error), not done (correct, but the starter's behaviour), done. A
+missing effect never fails a student: "no clear effect" or "too noisy to read here"."""
 
 from __future__ import annotations
 
@@ -30,8 +36,23 @@ from pxq.paths import ROOT, build_dir
 LABS = ROOT / "labs"
 MARKER = ".pxq-lab.json"  # written by `start` into the student's copy
 EXIT_BUILD = 4  # the lab's code does not build (its compiler errors are shown)
-RESULT = re.compile(r"^LAB-RESULT (\{.*\})\s*$", re.M)
-EFFECT = {"reproduced": "the effect shows", "not reproduced": "no clear effect", "inconclusive": "no clear effect"}
+EXIT_NOT_DONE = 5  # correct, but the exercise is not done: the code still behaves as the starter
+# Exit code -> (grade, meaning), as `pxq lab check --help` and the teacher's guide list them.
+GRADES = {
+    0: ("done", "correct, and the exercise is done"),
+    1: ("not correct", "a wrong result"),
+    2: ("bad input", "the command or the copy's folder is wrong: nothing was graded"),
+    3: ("not correct", "a crash or a hang"),
+    EXIT_BUILD: ("not correct", "the code does not build"),
+    EXIT_NOT_DONE: ("not done", "correct, but the code still does what the starter does"),
+}
+RESULT = re.compile(r"^LAB-RESULT (\S+) (\{.*\})\s*$", re.M)
+EFFECT = {
+    "reproduced": "the effect shows",
+    "not reproduced": "no clear effect",
+    "inconclusive": "too noisy to read here",
+}
+TIMEOUT = 120.0  # seconds a lab run may take unless the lab says otherwise
 
 
 class LabFailure(Exception):
@@ -47,20 +68,28 @@ class Effect:
     sentence: str  # "tiled is 2.3x faster than untiled"
     ratio: float
     noise: float  # the spread of the repeats, (max - min) / median
-    verdict: str  # one of findings.VERDICTS
+    verdict: str  # reproduced (shows), not reproduced (no clear effect), inconclusive (too noisy)
     why: str = ""  # why no clear effect can happen here (shown when it does not show)
     published: str = ""  # the published figure, with its source
     counted: bool = False  # a count (exact, no noise), not a timing
+    repeats: int = 1
+    settle: str = ""  # when too noisy: the repeats that would settle it
 
 
 @dataclass
 class Outcome:
     table: Table | None
     code_note: str  # what the student's code does, from its own run (the tests check it)
-    starter_like: bool  # the code still behaves as the starter does
-    effect: Effect | None
+    starter_like: bool  # the code still behaves as the starter does: "not done"
+    effect: Effect | None  # the effect the lab teaches
     notes: list[str] = field(default_factory=list)
     data: dict[str, Any] = field(default_factory=dict)
+    more: list[Effect] = field(default_factory=list)  # further effects (a count beside a time)
+    checks: list[dict[str, Any]] = field(default_factory=list)  # what was checked: name, passed, detail
+
+    @property
+    def effects(self) -> list[Effect]:
+        return [e for e in (self.effect, *self.more) if e is not None]
 
 
 def registry() -> list[ModuleType]:
@@ -206,6 +235,9 @@ class Context:
     repeat: int
     cores: int
     machine: dict[str, Any]  # pxq env's description: caches, packages
+    timeout: float = TIMEOUT  # a run longer than this is a hang
+    hang_hint: str = ""  # the likely cause of a hang in this lab
+    hostfile: str | None = None  # run on these hosts (else this machine, or the Slurm allocation)
 
     def run(
         self,
@@ -214,7 +246,7 @@ class Context:
         placement: str | None = None,
         profile: Path | None = None,
         program: Path | None = None,
-        timeout: float = 600.0,
+        timeout: float | None = None,
         lab_result: bool = True,
     ) -> dict[str, Any]:
         """One run of the lab's program (or another: lab_result=False for one of pxq's, which
@@ -225,25 +257,36 @@ class Context:
 
         lay = parse_layout(layout)
         req = launch.LaunchRequest(
-            lay, cores=self.cores, oversubscribe=lay.cores > self.cores, placement=placement, mpi=launch.mpi_flavour()
+            lay,
+            cores=self.cores,
+            oversubscribe=lay.cores > self.cores and not self.hostfile,
+            placement=placement,
+            mpi=launch.mpi_flavour(),
+            hostfile=self.hostfile,
         )
-        run_id = uuid.uuid4().hex
+        run_id, nonce = uuid.uuid4().hex, uuid.uuid4().hex
+        limit = timeout or self.timeout
         with procs.workdir("pxq-lab-") as tmp:
             plan = launch.plan_launch(req, launch.find_mpirun(req.mpi), tmp)
             env = launch.stage(plan, tmp)
             argv = list(plan.argv)
+            extra = {"PXQ_LAB_NONCE": nonce}
             if profile is not None:
-                from pxq.msgdist import preload_env, preload_flags
+                from pxq.msgdist import preload_env
 
-                if plan.passes_environment:
-                    env.update(preload_env(profile))
-                else:
-                    argv[1:1] = preload_flags(profile)
-            done = procs.run([*argv, str(program or self.program), *(args or [])], env, run_id, timeout)
-        found = RESULT.findall(done.output)
+                extra.update(preload_env(profile))
+            if plan.passes_environment:
+                env.update(extra)
+            else:
+                argv[1:1] = [flag for key, value in extra.items() for flag in ("-x", f"{key}={value}")]
+            done = procs.run([*argv, str(program or self.program), *(args or [])], env, run_id, limit)
+        found = [body for tag, body in RESULT.findall(done.output) if tag == nonce]
         tail = "\n".join(done.output.strip().splitlines()[-15:])
         if done.timed_out:
-            raise LabFailure(f"the run at {layout} did not finish in {timeout:.0f} s (a deadlock?):\n{tail}", 3)
+            hint = f" {self.hang_hint}" if self.hang_hint else ""
+            raise LabFailure(
+                f"the run at {layout} did not finish in {limit:.0f} s: a deadlock or an endless loop.{hint}\n{tail}", 3
+            )
         if not lab_result and done.returncode == 0:
             return {}
         if not found:
@@ -268,10 +311,29 @@ class Context:
 
 
 def effect_of(
-    sentence: str, ratio: float, noise: float, threshold: float, why: str, published: str = "", counted: bool = False
+    sentence: str,
+    ratio: float,
+    noise: float,
+    threshold: float,
+    why: str,
+    published: str = "",
+    counted: bool = False,
+    repeats: int = 1,
 ) -> Effect:
-    """An effect the lab expects above 1 by `threshold`: shown, or not clearly (never a failure)."""
-    return Effect(sentence, ratio, noise, findings.effect(ratio, noise, True, threshold), why, published, counted)
+    """An effect the lab expects above 1 by `threshold`: shown, not clearly shown, or (timed,
+    within the spread of its repeats, or from one run) too noisy to read, with the repeats that
+    would settle it. Never a failure. A count has no noise: it shows or it does not."""
+    if counted:
+        verdict = "reproduced" if ratio - 1 >= threshold else "not reproduced"
+        return Effect(sentence, ratio, 0.0, verdict, why, published, True, repeats)
+    if repeats < 2:
+        settle = f"one run each: no spread to read a ratio against; check again with --repeat {max(3, repeats + 2)}"
+        return Effect(sentence, ratio, noise, "inconclusive", why, published, False, repeats, settle)
+    verdict, settle = findings.judge(ratio, noise, repeats, True, threshold)
+    if verdict == "inconclusive":
+        n = findings.repeats_needed(noise, repeats, max(threshold, abs(ratio - 1)))
+        settle = f"within the spread of {100 * noise:.0f}% over {repeats} repeats; try --repeat {n}"
+    return Effect(sentence, ratio, noise, verdict, why, published, False, repeats, settle)
 
 
 def cache_of(nbytes: int, caches: dict[str, Any]) -> str:
@@ -291,46 +353,118 @@ def ratio_of(base: list[float], new: list[float]) -> tuple[float, float]:
     return ratio, max(findings.spread(base), findings.spread(new))
 
 
-def check(mod: ModuleType, which: str, copy: Path | None, repeat: int, console: Console) -> tuple[int, Outcome | None]:
-    """Builds, runs and judges one lab; returns the exit code and the outcome."""
+def check(
+    mod: ModuleType, which: str, copy: Path | None, repeat: int, console: Console, hostfile: str | None = None
+) -> tuple[int, Outcome | None]:
+    """Builds, runs and grades one lab; returns the exit code (GRADES) and the outcome."""
+    code, out, _ = grade(mod, which, copy, repeat, console, hostfile)
+    return code, out
+
+
+def grade(
+    mod: ModuleType, which: str, copy: Path | None, repeat: int, console: Console, hostfile: str | None = None
+) -> tuple[int, Outcome | None, dict[str, Any]]:
+    """check() with the grade as a record: lab, source, outcome, exit code, the checks made,
+    the effects measured (with their spread) and the reason of a failure."""
     from pxq import envinfo
 
     if repeat < 1:
         raise InputError(f"--repeat {repeat}: use at least 1")
+    if hostfile is not None and not Path(hostfile).is_file():
+        raise InputError(f"--hostfile {hostfile}: no such file")
     which, source = source_of(mod, which, copy)
+    record: dict[str, Any] = {"kind": "lab-grade", "lab": mod.FOLDER, "number": mod.NUMBER, "source": str(source)}
     try:
         program = build(mod, which, source, console)
-        ctx = Context(console, program, repeat, envinfo.cores(), envinfo.machine())
+        ctx = Context(
+            console,
+            program,
+            repeat,
+            envinfo.cores(),
+            envinfo.machine(),
+            float(getattr(mod, "TIMEOUT", TIMEOUT)),
+            getattr(mod, "HANG_HINT", ""),
+            hostfile,
+        )
         console.print(f"checking lab {mod.NUMBER} ({mod.TITLE}): {repeat} interleaved repeat(s)")
         out = mod.measure(ctx)
     except LabFailure as e:
-        console.print(f"[red]not correct[/red]: {e}", highlight=False)
-        return e.code, None
+        console.print("[red]not correct[/red]: ", end="")
+        console.print(str(e), highlight=False, markup=False)
+        console.print(f"grade: not correct (exit {e.code}: {GRADES[e.code][1]})", highlight=False)
+        return e.code, None, {**record, "outcome": "not correct", "exit": e.code, "reason": str(e)[:4000]}
+    code = EXIT_NOT_DONE if out.starter_like else records.EXIT_OK
     say(console, mod, out)
-    return records.EXIT_OK, out
+    console.print(f"grade: {GRADES[code][0]} (exit {code}: {GRADES[code][1]})", highlight=False)
+    return code, out, {**record, **as_record(out), "outcome": GRADES[code][0], "exit": code}
+
+
+def as_record(out: Outcome) -> dict[str, Any]:
+    return {
+        "code": out.code_note,
+        "starter_like": out.starter_like,
+        "checks": out.checks,
+        "effects": [
+            {
+                "sentence": e.sentence,
+                "ratio": e.ratio,
+                "spread": e.noise,
+                "repeats": e.repeats,
+                "counted": e.counted,
+                "verdict": EFFECT[e.verdict],
+                "settle": e.settle,
+            }
+            for e in out.effects
+        ],
+        "notes": out.notes,
+    }
+
+
+def check_writable_json(path: Path) -> None:
+    """Refuses a --json path whose folder is missing or not writable, before anything runs."""
+    import os
+
+    parent = Path(path).parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK) or Path(path).is_dir():
+        raise InputError(f"--json {path}: its folder is missing or not writable, or it is a folder")
+
+
+def write_json(path: Path, record: dict[str, Any]) -> None:
+    """The grade as one JSON document, written whole (a temporary file, then renamed)."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}")
+    try:
+        tmp.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+        tmp.replace(path)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise InputError(f"cannot write {path} ({e.strerror}): give a writable --json path") from None
 
 
 def say(console: Console, mod: ModuleType, out: Outcome) -> None:
     if out.table is not None:
         console.print(out.table)
     console.print("[green]correct[/green]: every run verified exactly")
-    console.print(f"your code: {out.code_note}", highlight=False)
+    console.print(f"your code: {out.code_note}", highlight=False, markup=False)
     for note in out.notes:
-        console.print(f"note: {note}", highlight=False)
-    e = out.effect
-    if e is None:
-        return
+        console.print(f"note: {note}", highlight=False, markup=False)
+    for e in out.effects:
+        _say_effect(console, e)
+
+
+def _say_effect(console: Console, e: Effect) -> None:
     if e.counted:
         spread = "(counted, not timed)"
     else:
-        spread = f"(repeats spread {100 * e.noise:.0f}%)" if e.noise > 0 else "(one run each: no spread measured)"
-    if e.verdict == "reproduced":
-        console.print(f"effect: {e.sentence} {spread}: [green]the effect shows[/green]", highlight=False)
-    else:
-        console.print(f"effect: {e.sentence} {spread}: [yellow]no clear effect[/yellow]", highlight=False)
-        console.print(f"why that can happen here: {e.why}", highlight=False)
+        spread = f"(repeats spread {100 * e.noise:.0f}%)" if e.repeats > 1 else "(one run each: no spread measured)"
+    colour = {"reproduced": "green", "not reproduced": "yellow", "inconclusive": "yellow"}[e.verdict]
+    console.print(f"effect: {e.sentence} {spread}: [{colour}]{EFFECT[e.verdict]}[/{colour}]", highlight=False)
+    if e.settle:
+        console.print(f"  {e.settle}", highlight=False, markup=False)
+    if e.verdict != "reproduced" and e.why:
+        console.print(f"why that can happen here: {e.why}", highlight=False, markup=False)
     if e.published:
-        console.print(f"published: {e.published}", highlight=False)
+        console.print(f"published: {e.published}", highlight=False, markup=False)
 
 
 def overview(console: Console) -> int:

@@ -93,5 +93,6 @@ def measure(ctx: labs.Context) -> labs.Outcome:
         "a server chip's memory system may serve two streams nearly as fast as one, and cloud "
         "hosts move times by 20-50% between runs; a laptop with one memory channel shows more",
         f"{pub} ({findings.source('memory_stride')})",
+        repeats=ctx.repeat,
     )
     return labs.Outcome(t, note, starter, effect, notes, {"copies": copies, "ratio": ratio})

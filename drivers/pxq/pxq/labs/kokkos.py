@@ -46,5 +46,6 @@ def measure(ctx: labs.Context) -> labs.Outcome:
         0.2,
         "this kernel reads and writes memory with little arithmetic, so two cores that share one "
         "memory bus gain less than 2x; a busy host steals cycles from the second thread",
+        repeats=ctx.repeat,
     )
     return labs.Outcome(t, note, starter, effect, data={"kernels": kernels})
