@@ -15,6 +15,8 @@ from pxq.cli import main
 from pxq.errors import InputError
 from pxq.labs import msgshare
 
+TEACHING = labs.ROOT / "docs" / "teaching"
+
 
 def quiet() -> Console:
     return Console(file=io.StringIO(), width=200)
@@ -26,8 +28,14 @@ def test_six_labs_in_order_each_with_a_worksheet_starter_and_solution():
     for mod in mods:
         folder = labs.folder(mod)
         readme = (folder / "README.md").read_text()
-        for part in ("**Goal.**", "**Time:**", "## Steps", "## Questions", "## Teacher's note", "Answers."):
+        for part in ("**Goal.**", "**Time:**", "## Steps", "## Questions"):
             assert part in readme, (mod.FOLDER, part)
+        for answer in ("Teacher's note", "Answers.", "(1) "):  # the answers live in the teacher's guide
+            assert answer not in readme, (mod.FOLDER, answer)
+        guide = (TEACHING / f"{mod.FOLDER}.md").read_text()
+        for part in ("## What the checker says for the usual mistakes", "(tested)", "Answers.", "**Timing:**"):
+            assert part in guide, (mod.FOLDER, part)
+        assert f"#lab-{mod.NUMBER}" in guide and f"## Lab {mod.NUMBER}" in (TEACHING / "notes.md").read_text()
         assert (folder / "CMakeLists.txt").is_file()
         files = labs.student_files(mod)
         assert files and files == sorted(p.name for p in (folder / "solution").iterdir())
@@ -95,3 +103,38 @@ def test_on_node_share_of_a_stencil_by_decomposition():
     assert msgshare.neighbour_shares(row_major, 4) == pytest.approx(0.5)
     assert msgshare.neighbour_shares(blocks, 4) == pytest.approx(2 / 3)
     assert msgshare.neighbour_shares(row_major, 8) == pytest.approx(40 / 48)
+
+
+def test_start_copies_no_answers(tmp_path):
+    for mod in labs.registry():
+        dest = tmp_path / mod.FOLDER
+        assert labs.start(mod, dest, quiet()) == 0
+        names = sorted(p.name for p in dest.iterdir())
+        assert names == sorted([*labs.student_files(mod), labs.MARKER]), names
+        for path in dest.iterdir():
+            text = path.read_text()
+            assert "Answers" not in text and "Teacher" not in text, (mod.FOLDER, path.name)
+
+
+def test_the_lab2_answer_matches_what_cyclic_allocation_gives():
+    """Ranks 4 apart share a node under cyclic: row-major keeps half its halo messages on a
+    node, 2 x 2 blocks none (what pxq's check prints)."""
+    rows = [[r // 4, r % 4] for r in range(16)]
+    blocks = [[(r // 8) * 2 + (r % 4) // 2, ((r // 4) % 2) * 2 + r % 2] for r in range(16)]
+    cyclic = [[c[0], c[1]] for c in rows]
+
+    def on_node(cells: list[list[int]]) -> float:
+        where = {tuple(c): rank for rank, c in enumerate(cells)}
+        same = total = 0
+        for rank, (r, c) in enumerate(cells):
+            for dr, dc in ((1, 0), (-1, 0), (0, 1), (0, -1)):
+                peer = where.get((r + dr, c + dc))
+                if peer is not None:
+                    total += 1
+                    same += peer % 4 == rank % 4  # cyclic: node = rank mod 4
+        return same / total
+
+    assert on_node(cyclic) == pytest.approx(0.5) and on_node(blocks) == 0.0
+    guide = (TEACHING / "02-msgdist.md").read_text()
+    assert "24 of 48 messages (50%) stay on a node" in guide and "none stays (0%)" in guide
+    assert "every stencil message leaves the node" not in (labs.folder(labs.get("2")) / "README.md").read_text()

@@ -5,6 +5,7 @@ per channel beside the published ones."""
 from __future__ import annotations
 
 import statistics
+from pathlib import Path
 
 from rich.table import Table
 
@@ -34,6 +35,12 @@ def configs(ctx: labs.Context) -> list[tuple[str, dict]]:
     out = [(f"same node (cores sharing the {shared})", {"layout": "1x2", "placement": "packed"})]
     if ctx.machine.get("packages", 1) > 1:
         out.append(("another socket", {"layout": "1x2", "placement": "spread"}))
+    if ctx.hostfile:
+        from pxq.launch import hostfile_hosts
+
+        if len(hostfile_hosts(Path(ctx.hostfile))) >= 2:
+            out.append(("another node (the hostfile's second host)", {"layout": "2x1"}))
+        return out
     out.append(("another node (virtual nodes: TCP)", {"layout": "2x1"}))
     return out
 
@@ -73,20 +80,22 @@ def measure(ctx: labs.Context) -> labs.Outcome:
         {"name": "untimed warm-up round trips before the clock starts", "passed": warm >= 1, "detail": f"{warm}"},
     ]
     names = list(runs)
-    ratio, noise = labs.ratio_of(lat[names[-1]], lat[names[0]])
-    order = sorted(names, key=lambda n: statistics.median(lat[n]))
-    effect = labs.effect_of(
-        f"an 8-byte message to another node takes {ratio:.1f}x as long as one within the node "
-        f"(fastest first: {'; '.join(order)})",
-        ratio,
-        noise,
-        1.0,
-        "virtual nodes on one host talk over TCP loopback, which is far faster than a real "
-        "network, and single-shot timings are dominated by set-up costs",
-        f"{paper['latency_us_small']['inter_node'] / paper['latency_us_small']['intra_cmp']:.1f}x "
-        f"({findings.source('channels')})",
-        repeats=ctx.repeat,
-    )
+    effect = None
+    if len(names) >= 2:
+        ratio, noise = labs.ratio_of(lat[names[-1]], lat[names[0]])
+        order = sorted(names, key=lambda n: statistics.median(lat[n]))
+        effect = labs.effect_of(
+            f"an 8-byte message to another node takes {ratio:.1f}x as long as one within the node "
+            f"(fastest first: {'; '.join(order)})",
+            ratio,
+            noise,
+            1.0,
+            "virtual nodes on one host talk over TCP loopback, which is far faster than a real "
+            "network, and single-shot timings are dominated by set-up costs",
+            f"{paper['latency_us_small']['inter_node'] / paper['latency_us_small']['intra_cmp']:.1f}x "
+            f"({findings.source('channels')})",
+            repeats=ctx.repeat,
+        )
     notes = (
         [] if ctx.machine.get("packages", 1) > 1 else ["one socket here: the other-socket channel cannot be measured"]
     )
