@@ -13,6 +13,7 @@ usage: check_slurm.py WORKDIR   (PXQ_BUILD_DIR and PYTHONPATH as for the other d
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -87,6 +88,22 @@ def leftovers(work: Path, grace: float = 30) -> list[str]:
         time.sleep(0.5)
 
 
+def check_labs(work: Path, env: dict) -> None:
+    """The labs through the allocation: lab 1's ping-pong across the two Slurm nodes and lab 4
+    on one, each graded done with srun as the launcher."""
+    for number, shape in ((1, "-N 2 --ntasks-per-node 1"), (4, "-N 1 --ntasks-per-node 2")):
+        grade = work / f"lab{number}.json"
+        cmd = f"salloc {shape} {sys.executable} -m pxq lab check {number} --solution --repeat 1 --json {grade}"
+        out = shell(cmd, env, ROOT, timeout=900)
+        if out.returncode != 0 or not grade.is_file():
+            fail(f"lab {number} inside salloc: exit {out.returncode}\n{out.stdout[-3000:]}\n{out.stderr[-2000:]}")
+        got = json.loads(grade.read_text())
+        if got["outcome"] != "done" or "Traceback" in out.stderr:
+            fail(f"lab {number} inside salloc graded {got['outcome']}: {got}")
+        if number == 1 and "the allocation's second node" not in out.stdout:
+            fail(f"lab 1 inside salloc did not measure across the allocation's nodes:\n{out.stdout[-3000:]}")
+
+
 def main() -> int:
     work = Path(sys.argv[1]).resolve()
     shutil.rmtree(work, ignore_errors=True)
@@ -123,6 +140,7 @@ def main() -> int:
             fail(f"a layout larger than the allocation: exit {big.returncode}\n{big.stderr[-2000:]}")
         if len(records(results / "ring.jsonl")) != before:
             fail("the refused run wrote a record")
+        check_labs(work, env)
         valid = shell(f"{sys.executable} -m pxq validate {results}", env, ROOT)
         if valid.returncode != 0 or " 0 invalid" not in valid.stdout:
             fail(f"pxq validate:\n{valid.stdout}")

@@ -4,6 +4,7 @@ per channel beside the published ones."""
 
 from __future__ import annotations
 
+import os
 import statistics
 from pathlib import Path
 
@@ -40,6 +41,11 @@ def configs(ctx: labs.Context) -> list[tuple[str, dict]]:
 
         if len(hostfile_hosts(Path(ctx.hostfile))) >= 2:
             out.append(("another node (the hostfile's second host)", {"layout": "2x1"}))
+        return out
+    if os.environ.get("SLURM_JOB_ID"):
+        nodes = os.environ.get("SLURM_JOB_NUM_NODES") or os.environ.get("SLURM_NNODES") or "1"
+        if int(nodes) >= 2:
+            out.append(("another node (the allocation's second node)", {"layout": "2x1"}))
         return out
     out.append(("another node (virtual nodes: TCP)", {"layout": "2x1"}))
     return out

@@ -21,11 +21,15 @@ DOUBLED = 1.8  # "the per-access time doubles": at least this ratio
 
 
 def largest(ctx: labs.Context) -> str:
-    """The largest array: at least twice the last-level cache (so the last sizes are in
-    memory), 64M at least, 1G at most."""
-    l3 = max(ctx.machine["caches"][level].get("bytes") or 0 for level in ("l2", "l3"))
+    """The largest array: at least twice the last cache level pxq measured here (pxq.caches:
+    a VM may report its host's whole L3), so the last sizes are in memory; 64M at least, 1G at
+    most."""
+    from pxq import caches
+    from pxq.paths import binary
+
+    last = caches.profile(ctx.machine, binary("probe-stride"))["last_level_bytes"]
     size = 64 << 20
-    while size < 2 * l3 and size < (1 << 30):
+    while size < 2 * last and size < (1 << 30):
         size *= 4
     return f"{size >> 20}M"
 
