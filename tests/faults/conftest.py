@@ -112,10 +112,11 @@ class Driver:
     def wait_for_ranks(self, n: int, app: str = "ring", timeout: float = 60) -> list[int]:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            pids = self.ranks(app)
-            if len(pids) >= n:
+            if len(self.ranks(app)) >= n:
                 time.sleep(0.5)  # past MPI start-up
-                return pids
+                pids = self.ranks(app)  # read again: a short-lived process seen before may be gone
+                if len(pids) >= n:
+                    return pids
             time.sleep(0.1)
         raise AssertionError(f"{n} {app} ranks never started")
 
