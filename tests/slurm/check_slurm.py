@@ -91,7 +91,7 @@ def leftovers(work: Path, grace: float = 30) -> list[str]:
 def check_labs(work: Path, env: dict) -> None:
     """The labs through the allocation: lab 1's ping-pong across the two Slurm nodes and lab 4
     on one, each graded done with srun as the launcher."""
-    for number, shape in ((1, "-N 2 --ntasks-per-node 1"), (4, "-N 1 --ntasks-per-node 2")):
+    for number, shape in ((1, "-N 2 --ntasks-per-node 2"), (4, "-N 1 --ntasks-per-node 2")):
         grade = work / f"lab{number}.json"
         cmd = f"salloc {shape} {sys.executable} -m pxq lab check {number} --solution --repeat 1 --json {grade}"
         out = shell(cmd, env, ROOT, timeout=900)
