@@ -17,16 +17,19 @@ import json
 import os
 import subprocess
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pxq import envinfo
 from pxq.layout import format_volume
+from pxq.paths import binary
 
 MIB = 1 << 20
 PROBE_FLOOR = 64 * MIB  # the probe's largest array is at least this
 PROBE_CEILING = 2048 * MIB  # and at most this
-FORMAT = 2  # a stored profile of another format is measured again
+FORMAT = 3  # a stored profile of another format is measured again
 
 
 def profile_path() -> Path:
@@ -129,7 +132,6 @@ def measure(machine: dict[str, Any], binary: Path) -> dict[str, Any]:
             "3",
             "--copies",
             "1",
-            "--no-blocks",
             "--quiet",
             "--json",
             str(out),
@@ -139,13 +141,10 @@ def measure(machine: dict[str, Any], binary: Path) -> dict[str, Any]:
             raise RuntimeError(f"the stride probe failed (exit {proc.returncode}): {proc.stderr.strip()[-300:]}")
         rec = json.loads(out.read_text().splitlines()[-1])
     got = levels(rec["detection"]["steps"], key["hwloc"], rec["size"]["max"])
-    blocks = [b for b in rec.get("blocks", []) if b.get("gbs")]
-    peaks = {
-        # one core reading and writing a block in its nearest cache: no kernel of pxq's moves more per core
-        "peak_gbs": max((b["gbs"] for b in blocks), default=None),
-        "memory_gbs": max(blocks, key=lambda b: b["bytes"])["gbs"] if blocks else None,
-    }
-    return {**key, "date": rec["context"].get("date", ""), **got, **peaks}
+    # One core reading and writing a block in its nearest cache: no kernel of pxq's moves more
+    # per core (the tiling study's bandwidth guard).
+    peak = max((b["gbs"] for b in rec.get("blocks", []) if b.get("gbs")), default=None)
+    return {**key, "date": rec["context"].get("date", ""), **got, "peak_gbs": peak}
 
 
 def load(machine: dict[str, Any]) -> dict[str, Any] | None:
@@ -199,11 +198,17 @@ def profile(machine: dict[str, Any], binary: Path) -> dict[str, Any]:
     return prof
 
 
+def here(say: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """This machine's profile (one call of pxq-envinfo); `say` hears when it is measured now."""
+    machine = envinfo.machine()
+    if say is not None and load(machine) is None:
+        say("measuring this machine's cache levels once (the stride probe at 64 B): a few seconds")
+    return profile(machine, binary("probe-stride"))
+
+
 @dataclass
 class WorkingSet:
     bytes: int  # the size chosen
-    grown: bool  # larger than the default, to leave the measured last level
-    fits_cache: bool  # still held by the last level (no size the memory allows leaves it)
     why: str  # the reason, in a sentence
 
 
@@ -219,27 +224,40 @@ def working_set(
     if want <= default:
         return WorkingSet(
             default,
-            False,
-            False,
             f"{format_volume(default)} per copy is {default / max(1, last_level):.1f}x "
             f"the measured last level ({format_volume(last_level)})",
         )
     if want <= cap:
         return WorkingSet(
             want,
-            True,
-            False,
             f"grown from {format_volume(default)} to {format_volume(want)} per copy: {factor}x the measured last level "
             f"({format_volume(last_level)}), which holds the default",
         )
-    size = max(default, cap)
     return WorkingSet(
-        size,
-        size > default,
-        size <= last_level,
+        max(default, cap),
         f"the measured last level ({format_volume(last_level)}) needs {format_volume(want)} per copy to be left, but "
         f"the available memory ({format_volume(memory)}) allows {format_volume(cap)} for {copies} copies",
     )
+
+
+RING_BLOCK = 64 * MIB  # the published ring's 64 MB per process
+
+
+def ring_block(last_level: int, ranks: int, memory: int) -> WorkingSet:
+    """The ring's bytes per rank (the tiling study, the demo): 64 MiB, or twice the measured
+    last level; a rank holds its block and the two it sends and receives."""
+    return working_set(RING_BLOCK, last_level, ranks, memory, factor=2, per_copy=3)
+
+
+def array_size(last_level: int, copies: int, memory: int, default: int = 64 * MIB) -> WorkingSet:
+    """The largest array of a stride sweep (the stride study, lab 3): a power of two at least
+    twice the measured last level per copy (the probes' sizes are powers of two), within the
+    memory."""
+    ws = working_set(default, last_level, copies, memory, factor=2)
+    size = 1 << (ws.bytes - 1).bit_length()
+    if size > ws.bytes and size * copies * 4 > memory:
+        size //= 2
+    return WorkingSet(size, ws.why)
 
 
 def fits(size: int, last_level: int, copies: int = 1) -> bool:

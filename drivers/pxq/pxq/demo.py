@@ -8,8 +8,9 @@ import subprocess
 
 from rich.console import Console
 
-from pxq import records, report, sweep
+from pxq import caches, records, report, sweep
 from pxq.envinfo import cores
+from pxq.errors import InputError
 from pxq.layout import Layout, format_bytes
 from pxq.paths import binary, results_dir, results_path
 from pxq.runner import RunSpec
@@ -43,14 +44,12 @@ def triad_gbs(threads: int) -> float | None:
 def choose_block(console: Console, n: int) -> str:
     """64 MiB per worker, grown past the last cache level pxq measured here (pxq.caches), so
     the untiled ring streams from memory whatever cache the machine reports."""
-    from pxq import caches, envinfo
-
     try:
-        prof = caches.profile(envinfo.machine(), binary("probe-stride"))
-    except (OSError, ValueError, subprocess.SubprocessError) as e:
+        prof = caches.here(console.print)
+    except (InputError, OSError, ValueError, subprocess.SubprocessError) as e:
         console.print(f"caches not measured ({e}): 64M per worker")
         return "64M"
-    ws = caches.working_set(64 << 20, prof["last_level_bytes"], n, caches.available_memory(), factor=2, per_copy=3)
+    ws = caches.ring_block(prof["last_level_bytes"], n, caches.available_memory())
     console.print(f"block: {ws.why} ({prof['note']})", markup=False)
     return format_bytes(ws.bytes)
 

@@ -23,6 +23,14 @@ def machine() -> dict[str, Any]:
     return json.loads(out.stdout)
 
 
+def packages() -> int:
+    """Processor packages (sockets) on this machine; 1 when pxq-envinfo cannot say."""
+    try:
+        return int(machine().get("packages") or 1)
+    except (InputError, OSError, ValueError, subprocess.SubprocessError):
+        return 1
+
+
 def cores() -> int:
     """Cores this process may use (affinity), the limit for runs without oversubscription."""
     try:

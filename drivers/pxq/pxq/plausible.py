@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import statistics
 
+from pxq.findings import spread
+
 SPEEDUP_SLACK = 0.15  # a speedup may beat the ratio of cores by this much (caches add up) before it is flagged
 CONTENTION_FLOOR = 0.8  # sharing a resource cannot make a copy this much faster than alone
 BANDWIDTH_SLACK = 0.10  # above the measured peak by more than this
@@ -16,11 +18,12 @@ EFFICIENCY_SLACK = 0.05
 
 
 def speedup(label: str, value: float, cores_ratio: float) -> str | None:
-    """A speedup above the ratio of cores used (with slack): 1 rank 3x faster than 2."""
-    if value > cores_ratio * (1 + SPEEDUP_SLACK):
+    """A speedup above the ratio of cores used: an efficiency above 100% by more than caches
+    can add (SPEEDUP_SLACK), such as 1 rank 3x faster than 2."""
+    if efficiency(label, value / cores_ratio, SPEEDUP_SLACK):
         return (
-            f"{label}: {value:.2f}x with {cores_ratio:g}x the cores; more than the cores allow, "
-            "so one of the runs was disturbed"
+            f"{label}: {value:.2f}x with {cores_ratio:g}x the cores ({100 * value / cores_ratio:.0f}% efficiency); "
+            "more than the cores allow, so one of the runs was disturbed"
         )
     return None
 
@@ -38,8 +41,8 @@ def bandwidth(label: str, gbs: float, peak: float) -> str | None:
     return None
 
 
-def efficiency(label: str, value: float) -> str | None:
-    if value > 1 + EFFICIENCY_SLACK:
+def efficiency(label: str, value: float, slack: float = EFFICIENCY_SLACK) -> str | None:
+    if value > 1 + slack:
         return f"{label}: {100 * value:.0f}% efficiency, above 100%"
     return None
 
@@ -52,7 +55,7 @@ def identical(label: str, a: list[float], b: list[float]) -> str | None:
     ma, mb = statistics.median(a), statistics.median(b)
     if not ma or not mb:
         return None
-    noise = max(_spread(a), _spread(b))
+    noise = max(spread(a), spread(b))
     gap = max(ma, mb) / min(ma, mb) - 1
     if gap > max(noise, 0.05):
         return (
@@ -60,13 +63,6 @@ def identical(label: str, a: list[float], b: list[float]) -> str | None:
             "the machine's noise is larger than the repeats show"
         )
     return None
-
-
-def _spread(values: list[float]) -> float:
-    if len(values) < 2:
-        return 0.0
-    m = statistics.median(values)
-    return (max(values) - min(values)) / m if m else 0.0
 
 
 def single(label: str, repeats: int) -> str | None:

@@ -350,7 +350,7 @@ def _html_table(head: list[str], rows: list[list[str]], raw_col: int = -1) -> st
     return f"<table><tr>{cells}</tr>{body}</table>"
 
 
-def _figure(folder: Path, rel: str, name: str) -> str:
+def _figure(folder: Path, name: str) -> str:
     """A study's figure, embedded: only figures/NAME.png inside the folder, never a path a file names."""
     if not re.fullmatch(r"[a-z][a-z-]*", name):
         return "<p>figure missing</p>"
@@ -416,7 +416,7 @@ def _html_study(folder: Path, name: str, rec: dict | None, entry: dict) -> list[
             for f in rec["findings"]
         ]
         out.append(_html_table(["part", "claim", "here", "verdict", "why"], rows, raw_col=3))
-    out.append(_figure(folder, "", name))
+    out.append(_figure(folder, name))
     out += [f"<p>note: {html.escape(plain(n))}</p>" for n in rec.get("notes", [])]
     out.append(f'<p>Records: records/{html.escape(name)}.jsonl; <a href="logs/{html.escape(name)}.log">output</a>.</p>')
     return out

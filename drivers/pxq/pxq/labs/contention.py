@@ -8,7 +8,7 @@ import statistics
 
 from rich.table import Table
 
-from pxq import findings, labs
+from pxq import caches, findings, labs
 from pxq.layout import format_bytes
 
 NUMBER = 3
@@ -22,16 +22,9 @@ DOUBLED = 1.8  # "the per-access time doubles": at least this ratio
 
 def largest(ctx: labs.Context) -> str:
     """The largest array: at least twice the last cache level pxq measured here (pxq.caches:
-    a VM may report its host's whole L3), so the last sizes are in memory; 64M at least, 1G at
-    most."""
-    from pxq import caches
-    from pxq.paths import binary
-
-    last = caches.profile(ctx.machine, binary("probe-stride"))["last_level_bytes"]
-    size = 64 << 20
-    while size < 2 * last and size < (1 << 30):
-        size *= 4
-    return f"{size >> 20}M"
+    a VM may report its host's whole L3), so the last sizes are in memory; 64M at least."""
+    last = caches.here()["last_level_bytes"]
+    return format_bytes(caches.array_size(last, ctx.cores, caches.available_memory()).bytes)
 
 
 def configs(ctx: labs.Context) -> list[tuple[str, dict]]:

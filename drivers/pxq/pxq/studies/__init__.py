@@ -18,7 +18,7 @@ from typing import Any
 
 from rich.console import Console
 
-from pxq import findings, records, runner
+from pxq import caches, findings, records, runner
 from pxq.errors import InputError
 
 
@@ -93,13 +93,7 @@ def get(name: str) -> ModuleType:
 def cache_profile(ctx: Context) -> dict[str, Any]:
     """This machine's measured cache levels (pxq.caches: stored once per machine), said on the
     console; what working sets are chosen from."""
-    from pxq import caches, envinfo
-    from pxq.paths import binary
-
-    fresh = caches.load(envinfo.machine()) is None
-    if fresh:
-        ctx.console.print("measuring this machine's cache levels once (the stride probe at 64 B): a few seconds")
-    prof = caches.profile(envinfo.machine(), binary("probe-stride"))
+    prof = caches.here(ctx.console.print)
     ctx.console.print(f"caches: {prof['note']} ({prof['source']}; {caches.profile_path()})", markup=False)
     return prof
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ from pxq import caches, envinfo, figures, findings, memprobe, plausible, records
 from pxq.errors import InputError
 from pxq.findings import Comparison, Finding
 from pxq.layout import format_bytes, parse_bytes
+from pxq.paths import binary
 from pxq.studies import Context, Outcome, appended, cache_profile, count
 
 NAME = "stride"
@@ -23,6 +23,7 @@ SECTIONS = (SECTION,)
 MINUTES = 1.5
 APPS = False
 LOW, HIGH = 256, 16384  # the paper's stride range
+ABOUT_3X = (2.0, 4.5)  # "about 3x": within 1.5x of it either way
 
 
 def add(p: argparse.ArgumentParser) -> None:
@@ -39,18 +40,12 @@ def defaults(quick: bool) -> dict[str, Any]:
     return {"max": "measured", "accesses": 1 << 20 if quick else 1 << 22, "copies": None, "repeat": 3 if quick else 5}
 
 
-QUICK_MAX = 64 << 20  # the largest array unless the measured last level needs more
-
-
 def choose_max(given: str, last_level: int, copies: int, memory: int) -> tuple[str, str]:
     """The largest array: "measured" grows 64 MiB to twice the measured last level per copy."""
     if given != "measured":
         return given, f"--max {given} as given"
-    ws = caches.working_set(QUICK_MAX, last_level, copies, memory, factor=2)
-    size = 1 << (ws.bytes - 1).bit_length()  # the probe's sizes are powers of two: the next one up
-    if size > ws.bytes and size * copies * 4 > memory:
-        size //= 2
-    return format_bytes(size), ws.why
+    ws = caches.array_size(last_level, copies, memory)
+    return format_bytes(ws.bytes), ws.why
 
 
 def by_stride(rec: dict[str, Any], repeats: int = 1) -> list[dict[str, Any]]:
@@ -162,8 +157,6 @@ def _parts(rec: dict[str, Any], rows: list[dict[str, Any]], copies: int, prof: d
 
 def _unoptimised(ctx: Context, opts: dict[str, Any]) -> dict[str, Any] | None:
     """The block variant of the -O0 build, one copy (None when that build is missing)."""
-    from pxq.paths import binary
-
     exe = binary("probe-stride-O0")
     if not exe.exists():
         return None
@@ -202,17 +195,20 @@ def _optimisation(rec: dict[str, Any], o0: dict[str, Any] | None, prof: dict[str
     ratio = _o3_ratio(rec, o0)
     if ratio is None:
         return findings.untestable(ref, "the -O0 build (pxq-probe-stride-O0) is missing or failed: ./pxq build")
-    why = "at least 2x" + ("; more than the paper's 3x (this compiler vectorises the -O3 loop)" if ratio > 4.5 else "")
     here = f"block variant {ratio:.1f}x faster at -O3 (16 KiB-1 MiB blocks)"
-    return findings.held(ref, here, ratio >= 2.0, "less than 2x", why)
+    if ratio > ABOUT_3X[1]:
+        why = (
+            f"faster at -O3, as the paper found, but {ratio:.1f}x is not about 3x: this machine's compiler "
+            "and vector units gain far more at -O3"
+        )
+        return findings.part(ref, here, "not reproduced", why)
+    return findings.held(
+        ref, here, ratio >= ABOUT_3X[0], f"less than {ABOUT_3X[0]:g}x", f"within {ABOUT_3X[0]:g}-{ABOUT_3X[1]:g}x"
+    )
 
 
 def _dual_core_why() -> str:
-    try:
-        packages = int(envinfo.machine().get("packages") or 1)
-    except (InputError, OSError, ValueError, subprocess.SubprocessError):
-        packages = 1
-    if packages < 2:
+    if envinfo.packages() < 2:
         return "needs chips of two cores and a second chip, to run NAS with one and with both cores of each chip busy"
     return "pxq study contention cg (and mg, ft) on this node compares one and both cores of each chip"
 

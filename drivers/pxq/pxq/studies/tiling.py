@@ -38,7 +38,6 @@ def defaults(quick: bool) -> dict[str, Any]:
     return {"block": "auto", "tile": "256K", "iterations": 8 if quick else 10, "repeat": 5 if quick else 7}
 
 
-PAPER_BLOCK = 64 << 20  # the paper's 64 MB per process
 CONDITIONS = {
     "2 ranks on one chip": "1x2",
     "4 ranks on one node": "1x4",
@@ -56,7 +55,7 @@ def choose_block(given: str, last_level: int, ranks: int, memory: int) -> tuple[
         inside = caches.fits(size, last_level, ranks)
         why = f"{format_volume(size)} per rank as given; {ranks} ranks hold {format_volume(size * ranks)}"
         return size, why + (f", inside the measured last level ({format_volume(last_level)})" if inside else ""), inside
-    ws = caches.working_set(PAPER_BLOCK, last_level, ranks, memory, factor=2, per_copy=3)
+    ws = caches.ring_block(last_level, ranks, memory)
     return ws.bytes, ws.why, caches.fits(ws.bytes, last_level, ranks)
 
 

@@ -5,12 +5,10 @@ call times, beside the published Opteron figures (median 363 us, slowest 5% = 93
 from __future__ import annotations
 
 import argparse
-import subprocess
 from pathlib import Path
 from typing import Any
 
 from pxq import envinfo, figures, findings, probe, records
-from pxq.errors import InputError
 from pxq.findings import Comparison, Finding
 from pxq.layout import parse_layout
 from pxq.studies import Context, Outcome, appended, count
@@ -146,7 +144,7 @@ def _parts(rows: list[dict[str, Any]]) -> list[Finding]:
                     "passed" if heavy else "failed",
                 )
             )
-    packages = _packages()
+    packages = envinfo.packages()
     why = (
         "one package here: no inter-socket links to load"
         if packages < 2
@@ -155,13 +153,6 @@ def _parts(rows: list[dict[str, Any]]) -> list[Finding]:
     )
     out.append(findings.untestable(f"{SECTION}/levels/links", why))
     return out
-
-
-def _packages() -> int:
-    try:
-        return int(envinfo.machine().get("packages") or 1)
-    except (InputError, OSError, ValueError, subprocess.SubprocessError):
-        return 1
 
 
 def plot(rec: dict[str, Any], path: Path) -> Path:
