@@ -226,7 +226,7 @@ def _machine_lines(m: dict[str, Any]) -> list[tuple[str, str]]:
 def assessment(items: list[tuple[str, dict | None, dict]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The distinct published findings of the studies' sections, each with one verdict from its
     parts (measured by any of the studies), and the studies' own checks apart."""
-    sections = {sec for name, _, _ in items for sec in getattr(studies.get(name), "SECTIONS", ())}
+    sections = {sec for name, _, _ in items for sec in studies.get(name).SECTIONS}
     results = [
         {**f, "study": name} for name, rec, _ in items if rec for f in rec.get("findings", []) if isinstance(f, dict)
     ]

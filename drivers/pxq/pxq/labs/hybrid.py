@@ -67,7 +67,7 @@ def measure(ctx: labs.Context) -> labs.Outcome:
         repeats=ctx.repeat,
     )
     counted = labs.effect_of(
-        f"{hybrid} needs {1 / memory:.2f}x the memory of {flat}",
+        f"{hybrid} needs {1 / memory:.2f}x the memory of {flat} (peak resident memory of all ranks)",
         memory,
         0.0,
         0.15,
