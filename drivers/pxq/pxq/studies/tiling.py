@@ -211,6 +211,14 @@ def _parts(rows: list[dict[str, Any]], last_level: int, block: int, inside: bool
     return out
 
 
+def _tick(row: dict[str, Any]) -> str:
+    """A layout and the paper's condition beside it: its own, or the nearest (no verdict)."""
+    cond = row["paper_condition"]
+    if CONDITIONS.get(cond) == row["layout"]:
+        return f"{row['layout']}\n({cond})"
+    return f"{row['layout']}\n(nearest: {cond};\nshown, no verdict)"
+
+
 def plot(rec: dict[str, Any], path: Path) -> Path:
     """The time cut by tiles per layout, with the spread, and the paper's cut beside it."""
     plt = figures.pyplot()
@@ -238,7 +246,7 @@ def plot(rec: dict[str, Any], path: Path) -> Path:
         label=rec.get("source", "paper"),
     )
     ax.set_xticks(list(xs))
-    ax.set_xticklabels([f"{r['layout']}\n({r['paper_condition']})" for r in rows], fontsize=8)
+    ax.set_xticklabels([_tick(r) for r in rows], fontsize=8)
     ax.set_xlabel("layout (nodes x ranks per node) and the paper's condition it is compared with")
     ax.set_ylabel("time cut by tiles (%): 1 - tiled / untiled")
     ax.axhline(0, color="black", lw=0.6)
