@@ -213,11 +213,20 @@ def test_the_same_sweep_twice_is_two_sweeps(driver):
         assert row.split("│")[6].strip() == "2"
 
 
-def test_launcher_start_up_failure_is_a_run_failure_not_bad_input(driver):
+def test_launcher_start_up_failure_is_a_run_failure_not_bad_input(driver, tmp_path):
+    """An MPI launcher that fails to start the job is a failed run (exit 3, an error record
+    with its message); a program that is no MPI launcher at all is bad input (exit 2, named)."""
+    fake = fake_launcher(tmp_path / "broken-mpirun", 'echo "mpirun: cannot start the daemons" >&2\nexit 1')
     res = driver.results / "ring.jsonl"
-    out = driver.run(["run", "ring", "--results", str(res), *SHORT], env={"PXQ_MPIRUN": "/bin/false"})
+    out = driver.run(["run", "ring", "--results", str(res), *SHORT], env={"PXQ_MPIRUN": str(fake)})
     assert out.returncode == 3, out.stdout + out.stderr
-    assert [r["status"] for r in lines(res)] == ["error"]
+    (rec,) = lines(res)
+    assert rec["status"] == "error" and "cannot start the daemons" in rec["error"]["output_tail"]
+    for program in ("/bin/false", "/bin/true"):
+        out = driver.run(["run", "ring", "--results", str(res), *SHORT], env={"PXQ_MPIRUN": program})
+        assert out.returncode == 2, out.stdout + out.stderr
+        assert f"PXQ_MPIRUN={program}" in out.stderr and "names no MPI launcher" in out.stderr
+        assert "Traceback" not in out.stderr and len(lines(res)) == 1
 
 
 def test_a_crash_after_the_record_is_not_ok(driver, tmp_path):

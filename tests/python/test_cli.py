@@ -65,7 +65,7 @@ def test_unknown_app_and_missing_build(fake_build, capsys):
 
 
 def test_dry_run_prints_the_command_and_runs_nothing(fake_build, capsys, monkeypatch):
-    monkeypatch.setenv("PXQ_MPIRUN", "true")
+    monkeypatch.delenv("PXQ_MPIRUN", raising=False)
     code = cli.main(
         ["run", "ring", "--layout", "2x1", "--mode", "tiled", "--tile", "1M", "--dry-run", "--", "--block", "8M"]
     )

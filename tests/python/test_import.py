@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from conftest import complete
 from test_report import record as run_record
 
 from pxq import cli, peers, report, schemas
@@ -83,7 +84,7 @@ def pxq_run(mode: str, seconds: float, mops: float, layout=(1, 2, 1)) -> dict:
     rec["variant"].update(mode=mode, threads=layout[2])
     rec["layout"] = {"nodes": layout[0], "ranks_per_node": layout[1], "threads": layout[2], "alloc": "block"}
     rec["context"] = {"host": "here", "date": "2026-11-23T00:00:00Z", "mpi_library": "Open MPI v4.1.4"}
-    return rec
+    return complete(rec)
 
 
 def test_nas_output_becomes_a_schema_valid_run_record(tmp_path):

@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import RUN_RECORD
 
 from pxq import msgdist
 from pxq.layout import InputError
@@ -20,14 +21,19 @@ def bin_of(nbytes: int) -> int:
 def ring_profile(ranks: int, nbytes: int = 1024) -> dict:
     """Every rank sends one message to its right neighbour."""
     return {
+        "kind": "profile",
+        "schema": 2,
         "app": "msgprof",
         "status": "ok",
+        "program": "ring",
         "ranks": ranks,
-        "bins": {"upper_bytes": UPPER},
+        "columns": ["src", "dst", "bin", "count", "bytes"],
+        "bins": {"kind": "log2", "upper_bytes": UPPER},
         "p2p": [[r, (r + 1) % ranks, bin_of(nbytes), 1, nbytes] for r in range(ranks)],
         "collective_model": [],
         "collectives": {},
         "placement": [],
+        "context": {"mpi_library": "Open MPI v4.1.4", "date": "2026-11-25T00:00:00Z"},
     }
 
 
@@ -110,7 +116,7 @@ def test_bad_models_allocations_and_files(tmp_path: Path):
     with pytest.raises(InputError, match="unknown allocation"):
         msgdist.place(msgdist.parse_model("4x2x2"), 16, "scatter")
     run = tmp_path / "run.jsonl"
-    run.write_text(json.dumps({"app": "ring", "status": "ok"}) + "\n")
+    run.write_text(json.dumps(RUN_RECORD) + "\n")
     with pytest.raises(RecordError, match="no message profile"):
         msgdist.load(run)
     truncated = tmp_path / "cut.jsonl"
@@ -126,5 +132,5 @@ def test_bad_models_allocations_and_files(tmp_path: Path):
     rec = ring_profile(4)
     del rec["p2p"]
     nomatrix.write_text(json.dumps(rec) + "\n")
-    with pytest.raises(RecordError, match="lacks 'p2p'"):
+    with pytest.raises(RecordError, match="nomatrix.jsonl:1: not a valid profile record: .*'p2p' is a required"):
         msgdist.load(nomatrix)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import RUN_RECORD
 
 from pxq import cli, msgdist, placement
 from pxq.errors import InputError
@@ -200,7 +201,7 @@ def test_suggest_refuses_bad_input_and_writes_nothing(extra, expect, tmp_path, m
 
 def test_suggest_refuses_what_is_not_a_profile(tmp_path, capsys):
     run = tmp_path / "run.jsonl"
-    run.write_text('{"kind": "run", "app": "cg"}\n')
+    run.write_text(json.dumps(RUN_RECORD) + "\n")
     assert cli.main(["placement", "suggest", str(run), "--model", "4x2x2"]) != 0
     assert "no message profile" in capsys.readouterr().err
     assert cli.main(["placement", "suggest", str(tmp_path / "none.jsonl")]) == 2

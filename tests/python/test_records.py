@@ -3,6 +3,7 @@ import multiprocessing as mp
 import os
 
 import pytest
+from conftest import RUN_RECORD
 
 from pxq import records
 from pxq.layout import InputError
@@ -11,7 +12,7 @@ from pxq.layout import InputError
 def _writer(path, worker, count):
     for i in range(count):
         # Large records (~64 KiB) make interleaving likely if appends were not atomic.
-        records.append(path, {"app": "ring", "status": "ok", "worker": worker, "i": i, "pad": "x" * 65536})
+        records.append(path, dict(RUN_RECORD, worker=worker, i=i, pad="x" * 65536))
 
 
 def test_concurrent_appends_never_interleave(tmp_path):
@@ -29,7 +30,7 @@ def test_concurrent_appends_never_interleave(tmp_path):
 
 def test_corrupt_line_is_named(tmp_path):
     path = tmp_path / "r.jsonl"
-    records.append(path, {"app": "ring", "status": "ok"})
+    records.append(path, RUN_RECORD)
     with open(path, "a") as f:
         f.write('{"app": "ring", "sta\n')
     with pytest.raises(records.RecordError, match=r"r.jsonl:2"):
@@ -39,7 +40,7 @@ def test_corrupt_line_is_named(tmp_path):
 def test_non_record_json_is_rejected(tmp_path):
     path = tmp_path / "r.jsonl"
     path.write_text(json.dumps([1, 2]) + "\n")
-    with pytest.raises(records.RecordError, match="not a pxq run record"):
+    with pytest.raises(records.RecordError, match="not a pxq record"):
         records.read(path)
 
 

@@ -1,5 +1,7 @@
 """The report's figures come from the median time, never from a median of rates."""
 
+from conftest import complete
+
 from pxq import report
 
 
@@ -45,7 +47,7 @@ def test_a_faster_configuration_never_shows_a_lower_whole_run_bandwidth():
 def write(path, recs):
     import json
 
-    path.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    path.write_text("".join(json.dumps(complete(r)) + "\n" for r in recs))
 
 
 def with_host(rec: dict, host: str) -> dict:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pxq import findings, reproduce, schemas, studies
+from pxq import findings, records, reproduce, schemas, studies
 from pxq.errors import InputError
 from pxq.studies import allocation, channels, msgshare, sharing, stride, tiling
 
@@ -235,7 +235,7 @@ def test_reproduce_refuses_unknown_studies_and_a_folder_of_the_other_mode(tmp_pa
         reproduce.load_progress(folder, "full")
     assert set(reproduce.load_progress(folder, "quick")["done"]) == set(NAMES)
     (folder / reproduce.PROGRESS).write_text("{half")
-    with pytest.raises(reproduce.RecordError, match="delete it to start"):
+    with pytest.raises(InputError, match="not JSON.*delete it to start"):
         reproduce.load_progress(folder, "quick")
 
 
@@ -266,7 +266,6 @@ def test_hostile_record_fields_are_escaped_and_progress_names_no_path(tmp_path):
     path = folder / "records" / "channels.jsonl"
     rec = json.loads(path.read_text())
     rec["title"] = "<script>alert(1)</script> [x](javascript:alert(1)) \x1b[31mred"
-    rec["findings"][0]["verdict"] = 'reproduced" onmouseover="alert(1)'
     rec["findings"][0]["here"] = "a | b <img src=x onerror=alert(1)>"
     path.write_text(json.dumps(rec) + "\n")
     secret = tmp_path / "secret.png"
@@ -277,12 +276,23 @@ def test_hostile_record_fields_are_escaped_and_progress_names_no_path(tmp_path):
     md, page = reproduce.write_report(folder, NAMES, state)
     text, html_text = md.read_text(), page.read_text()
     assert "<script>alert" not in html_text and html_text.count("<script>") == 1  # the page's own only
-    assert '" onmouseover="' not in html_text
-    assert 'class="unknown"' in html_text and "<img src=x" not in html_text
+    assert "<img src=x" not in html_text
     assert "\x1b" not in text and "\x1b" not in html_text
     assert "<script>" not in text and "\\[x\\]" in text and "a \\| b \\<img" in text
     assert base64_of(secret) not in html_text  # the figure comes from figures/NAME.png only
     assert "msgdist: Message distribution" in text  # read from records/msgdist.jsonl by name
+
+
+def test_a_record_outside_its_schema_is_refused_at_the_door(tmp_path):
+    """A verdict no study writes (one that would break out of an HTML attribute) never reaches
+    the report: the record is refused by its schema, with its line and the reason."""
+    folder, state = folder_from_stored(tmp_path)
+    path = folder / "records" / "channels.jsonl"
+    rec = json.loads(path.read_text())
+    rec["findings"][0]["verdict"] = 'reproduced" onmouseover="alert(1)'
+    path.write_text(json.dumps(rec) + "\n")
+    with pytest.raises(records.RecordError, match=r"channels.jsonl:1: not a valid study record: findings/0/verdict"):
+        reproduce.write_report(folder, NAMES, state)
 
 
 def base64_of(path: Path) -> str:

@@ -1,9 +1,10 @@
 from pathlib import Path
 
 import pytest
+from conftest import complete
 from rich.console import Console
 
-from pxq import records, report, runner, sweep
+from pxq import procs, records, report, runner, sweep
 from pxq.errors import InputError
 from pxq.layout import Layout, parse_layouts
 from pxq.runner import RunResult, RunSpec
@@ -48,26 +49,28 @@ def test_repeats_are_interleaved(tmp_path):
 
 def fake_record(spec: RunSpec, seconds: float, status: str = "ok") -> dict:
     mode, threads, tile = spec.resolved()
-    return {
-        "app": "ring",
-        "status": status,
-        "size": {"block_bytes": 1 << 20, "passes": 8, "flops": 1, "iterations": 3},
-        "variant": {
-            "mode": mode,
-            "threads": threads,
-            "tile_bytes": 0 if tile == "off" else 262144,
-            "backend": spec.backend,
-        },
-        "layout": {
-            "nodes": spec.layout.nodes,
-            "ranks_per_node": spec.layout.ranks_per_node,
-            "threads": threads,
-            "alloc": spec.alloc,
-        },
-        "time": {"total": seconds, "comm": 0.0},
-        "metrics": {"effective_gbs": 1.0},
-        "driver": {"sweep_key": spec.sweep_key, "sweep_id": spec.sweep_id, "sweep_plan": spec.sweep_plan},
-    }
+    return complete(
+        {
+            "app": "ring",
+            "status": status,
+            "size": {"block_bytes": 1 << 20, "passes": 8, "flops": 1, "iterations": 3},
+            "variant": {
+                "mode": mode,
+                "threads": threads,
+                "tile_bytes": 0 if tile == "off" else 262144,
+                "backend": spec.backend,
+            },
+            "layout": {
+                "nodes": spec.layout.nodes,
+                "ranks_per_node": spec.layout.ranks_per_node,
+                "threads": threads,
+                "alloc": spec.alloc,
+            },
+            "time": {"total": seconds, "comm": 0.0},
+            "metrics": {"effective_gbs": 1.0},
+            "driver": {"sweep_key": spec.sweep_key, "sweep_id": spec.sweep_id, "sweep_plan": spec.sweep_plan},
+        }
+    )
 
 
 def test_failures_are_recorded_and_resume_skips_finished_runs(tmp_path, monkeypatch):
@@ -79,6 +82,7 @@ def test_failures_are_recorded_and_resume_skips_finished_runs(tmp_path, monkeypa
         calls.append(spec.sweep_key)
         if str(spec.layout) == "2x1" and spec.repeat == 1 and len(calls) <= 4:
             rec = runner.error_record(spec, "timeout", "r1")  # what execute() appends
+            rec["error"] = runner._error_block(procs.Finished(-1, "killed\n", 1.0, True), "timeout")
             records.append(spec.results, rec)
             return RunResult("timeout", -1, 1.0, "killed", rec)
         rec = fake_record(spec, 1.0)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shlex
 import shutil
 import subprocess
@@ -23,7 +24,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from pxq import procs, records
+from pxq import escape, procs, records
 from pxq.errors import InputError
 from pxq.layout import Layout
 from pxq.paths import PACKAGE, build_dir
@@ -77,8 +78,25 @@ def _sweep_argv(args: argparse.Namespace, app_args: list[str], layout: str, resu
     return argv + (["--", *app_args] if app_args else [])
 
 
+# What a path on an #SBATCH line may hold: Slurm reads those lines itself, with no shell
+# quoting, so a space ends the option and a newline would start a line of the script.
+_SBATCH_SAFE = re.compile(r"[A-Za-z0-9_./+@%:,=-]+")
+
+
+def check_script_path(path: Path) -> None:
+    """A path that goes into a job script: refused (exit 2) when an #SBATCH line cannot carry it."""
+    if not _SBATCH_SAFE.fullmatch(str(path)):
+        raise InputError(
+            f"--results {shlex.quote(escape.plain(str(path)))}: --submit writes it into #SBATCH lines, which "
+            "cannot carry white space, quotes, $, ` or control characters: use a path of letters, digits "
+            "and ._-/ only"
+        )
+
+
 def script_text(args: argparse.Namespace, app_args: list[str], job: Job, layout: Layout) -> str:
     folder = job.script.parent
+    check_script_path(folder)
+    collect = job.results.parent.parent / (folder.stem + ".jsonl")
     lines = [
         "#!/bin/bash",
         f"#SBATCH --job-name=pxq-{args.app}-{job.layout}",
@@ -87,8 +105,7 @@ def script_text(args: argparse.Namespace, app_args: list[str], job: Job, layout:
         f"#SBATCH --cpus-per-task={layout.threads}",
         f"#SBATCH --output={folder / job.layout}-%j.out",
         f"# pxq sweep {args.app} on layout {job.layout} ({job.runs} runs), written by pxq sweep --submit;",
-        f"# pxq sweep {args.app} --collect --results {job.results.parent.parent / (folder.stem + '.jsonl')} "
-        "gathers its records.",
+        f"# pxq sweep {args.app} --collect --results {shlex.quote(str(collect))} gathers its records.",
         "set -euo pipefail",
         f"export PYTHONPATH={shlex.quote(str(PACKAGE.parent))}${{PYTHONPATH:+:$PYTHONPATH}}",
         f"export PXQ_BUILD_DIR={shlex.quote(str(build_dir().resolve()))}",

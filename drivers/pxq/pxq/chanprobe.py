@@ -15,7 +15,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from pxq import figures, msgdist, records, runner
+from pxq import bounds, figures, msgdist, records, runner
 from pxq.layout import InputError, Layout, format_bytes, parse_bytes
 
 COLOURS = {"intra_cmp": "tab:green", "inter_cmp": "tab:orange", "inter_node": "tab:red"}
@@ -167,8 +167,7 @@ def run_rankpairs(
     """Every ordered rank pair's throughput on base's layout, into base's results file."""
     layout, results = base.layout, base.results
     _check_layout(layout)
-    if repeat < 1:
-        raise InputError(f"--repeat {repeat}: use at least 1")
+    bounds.repeat(repeat)
     parse_bytes(size)
     args = ["--rankpairs", "--size", size, "--repeat", str(repeat)] + (["--validate"] if validate else [])
     rec, code = _execute(console, base, args)

@@ -11,13 +11,12 @@ runs" rather than a guess.
 from __future__ import annotations
 
 import fnmatch
-import json
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pxq import report
+from pxq import records, report
 from pxq.errors import InputError
 
 RESAMPLES = 4000
@@ -134,11 +133,9 @@ def read_references(path: Path) -> list[dict[str, Any]]:
     """`{"references": [{"system": "host glob", "app": "ring", "layout": "1x2", ...,
     "median_s": 0.37, "lower": -0.5, "upper": 0.1}]}`: lower and upper are relative."""
     try:
-        data = json.loads(path.read_text())
+        data = records.json_file(path, 'not JSON: give {"references": [...]} (see the README)')
     except FileNotFoundError:
         raise InputError(f"--reference {path}: no such file") from None
-    except (OSError, ValueError) as e:
-        raise InputError(f"--reference {path}: not JSON ({e})") from None
     refs = data.get("references") if isinstance(data, dict) else None
     if not isinstance(refs, list) or not refs:
         raise InputError(f'--reference {path}: expected {{"references": [...]}} with at least one entry')

@@ -1,5 +1,5 @@
 """Text from records and students' files, made safe for where it is shown: the terminal (no
-control sequences), markdown (no markup), HTML (pxq.reproduce uses html.escape) and CSV cells
+control sequences, no rich markup: `term`), markdown (no markup), HTML (pxq.reproduce uses html.escape) and CSV cells
 (no formulas a spreadsheet would run)."""
 
 from __future__ import annotations
@@ -14,6 +14,14 @@ _MD_SPECIAL = re.compile(r"([\\`*\[\]<>|~])")
 def plain(text: Any) -> str:
     """Text with terminal control sequences and control characters removed."""
     return _CONTROL.sub("", str(text))
+
+
+def term(text: Any) -> str:
+    """Text safe in rich output (a table cell, a printed line): controls removed, rich markup
+    such as [red] or [/] escaped so it shows as written."""
+    from rich.markup import escape
+
+    return escape(plain(text))
 
 
 def md(text: Any) -> str:

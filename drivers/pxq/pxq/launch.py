@@ -9,12 +9,14 @@ import dataclasses
 import functools
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pxq import escape
 from pxq.layout import InputError, Layout
 from pxq.paths import AGENT, BIND_WRAPPER, binary, build_dir, build_hint
 
@@ -85,6 +87,11 @@ def find_mpirun(flavour: str | None = None) -> str:
         if path is None:
             raise InputError(f"PXQ_MPIRUN={explicit} is not an executable: point it at your MPI's mpirun")
         found = launcher_flavour(path)
+        if found == "unknown":
+            raise InputError(
+                f"PXQ_MPIRUN={explicit}: `{explicit} --version` names no MPI launcher (Open MPI's mpirun or "
+                "MPICH's mpiexec): point PXQ_MPIRUN at your MPI's launcher, or unset it"
+            )
         if flavour in MPI_NAMES and found in MPI_NAMES and found != flavour:
             raise InputError(
                 f"PXQ_MPIRUN={explicit} is {MPI_NAMES[found]}'s launcher but pxq in {build_dir()} was built with "
@@ -284,9 +291,8 @@ def _real_nodes_argv(req: LaunchRequest, launcher: str, layout: Layout, oversubs
     """A hostfile: Open MPI's mapping on the real nodes."""
     argv: list[str] = []
     if launcher == "hostfile":
-        if not req.hostfile or not Path(req.hostfile).is_file():
-            raise InputError(f"hostfile '{req.hostfile}' not found: give an existing file")
-        argv += ["--hostfile", req.hostfile]
+        check_hostfile(req, launcher)
+        argv += ["--hostfile", str(req.hostfile)]
     mapping = f"ppr:{layout.ranks_per_node}:node:PE={layout.threads}"
     if req.placement == "spread":
         # Open MPI's mapper spreads over the nodes' sockets; the record shows what it did.
@@ -411,25 +417,65 @@ def mpi_flavour() -> str:
     return "mpich" if "mpich" in lib else "unknown"
 
 
+_HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,252}")
+_HOST_OPTION = re.compile(r"(slots|max_slots|max-slots)=([0-9]{1,6})")
+MAX_HOSTFILE = 1 << 20  # bytes
+
+
 def hostfile_hosts(path: Path) -> list[str]:
-    """The hosts an MPI hostfile names, in order, once each (first word of a line, before any
-    ':'; comments and blank lines skipped)."""
-    words = [ln.split()[0] for ln in path.read_text().splitlines() if ln.split() and not ln.lstrip().startswith("#")]
-    return list(dict.fromkeys(w.split(":")[0] for w in words))
+    """The hosts an MPI hostfile names, in order, once each, read strictly: UTF-8, one host per
+    line (Open MPI's `host slots=N max_slots=N` or MPICH's `host:N`), # comments and blank
+    lines skipped. Anything else is refused naming the line and the fix (Open MPI would stop
+    with a banner naming neither)."""
+    fix = "write one host per line, e.g. `node1 slots=2` (Open MPI) or `node1:2` (MPICH)"
+    if not path.is_file():
+        raise InputError(f"hostfile '{path}' not found: give an existing file")
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise InputError(f"hostfile '{path}': cannot read it ({e.strerror})") from None
+    if len(raw) > MAX_HOSTFILE:
+        raise InputError(f"hostfile '{path}': {len(raw)} bytes is not a hostfile (at most 1 MiB): {fix}")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"hostfile '{path}': not UTF-8 text: {fix}") from None
+    hosts = []
+    for number, line in enumerate(text.splitlines(), 1):
+        words = line.split("#", 1)[0].split()
+        if not words:
+            continue
+        host, _, slots = words[0].partition(":")
+        bad = [w for w in words[1:] if not _HOST_OPTION.fullmatch(w)]
+        if not _HOST.fullmatch(host) or (slots and not slots.isdigit()) or bad:
+            shown = escape.plain(line.strip())[:80]
+            raise InputError(f"hostfile '{path}' line {number}: '{shown}' is not a host line: {fix}")
+        hosts.append(host)
+    if not hosts:
+        raise InputError(f"hostfile '{path}' names no host: {fix}")
+    return list(dict.fromkeys(hosts))
 
 
-def _real_nodes_order(req: LaunchRequest, workdir: Path) -> dict[str, str]:
-    """A rank order on a hostfile's nodes: a rankfile naming the hostfile's hosts in order."""
-    if not req.hostfile or not Path(req.hostfile).is_file():
-        raise InputError(f"hostfile '{req.hostfile}' not found: give an existing file")
-    if req.placement:
-        raise InputError(RANK_ORDER_NOT_PLACEMENT)
+def check_hostfile(req: LaunchRequest, launcher: str) -> list[str]:
+    """The hosts of the hostfile a real-node launch needs, read and checked before anything runs:
+    --launcher hostfile without --hostfile, a bad file, or fewer hosts than the layout's nodes
+    are refused."""
+    if not req.hostfile:
+        raise InputError(f"--launcher {launcher} runs on the nodes of a hostfile: add --hostfile FILE")
     hosts = hostfile_hosts(Path(req.hostfile))
     if len(hosts) < req.layout.nodes:
         raise InputError(
             f"hostfile '{req.hostfile}' names {len(hosts)} host(s) for layout {req.layout}'s {req.layout.nodes} "
-            "nodes: give one line per node"
+            "nodes: give one line per node, or a layout with fewer nodes"
         )
+    return hosts
+
+
+def _real_nodes_order(req: LaunchRequest, workdir: Path) -> dict[str, str]:
+    """A rank order on a hostfile's nodes: a rankfile naming the hostfile's hosts in order."""
+    if req.placement:
+        raise InputError(RANK_ORDER_NOT_PLACEMENT)
+    hosts = check_hostfile(req, "hostfile")
     t = req.layout.threads
     lines = [
         f"rank {rank}={hosts[node]} slot={local * t}-{local * t + t - 1}\n"
@@ -458,15 +504,7 @@ def _hydra_hosts(req: LaunchRequest, launcher: str) -> list[str]:
     """The nodes of a Hydra launch: the virtual nodes n0..n(p-1), or a hostfile's first p hosts."""
     if launcher == "virtual":
         return [f"n{i}" for i in range(req.layout.nodes)]
-    if not req.hostfile or not Path(req.hostfile).is_file():
-        raise InputError(f"hostfile '{req.hostfile}' not found: give an existing file")
-    hosts = hostfile_hosts(Path(req.hostfile))
-    if len(hosts) < req.layout.nodes:
-        raise InputError(
-            f"hostfile '{req.hostfile}' names {len(hosts)} host(s) for layout {req.layout}'s {req.layout.nodes} "
-            "nodes: give one line per node"
-        )
-    return hosts[: req.layout.nodes]
+    return check_hostfile(req, launcher)[: req.layout.nodes]
 
 
 def _hydra_binding(req: LaunchRequest, launcher: str, chosen: dict | None, oversubscribed: bool) -> list[str]:

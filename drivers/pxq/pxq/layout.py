@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from pxq import registry
+from pxq import bounds, registry
 from pxq.errors import InputError
 
 __all__ = [
@@ -55,9 +55,13 @@ def parse_layout(text: str) -> Layout:
             "e.g. 1x2 (1 node, 2 ranks) or 2x1x2 (2 nodes, 1 rank each, 2 threads per rank)"
         )
     p, q, t = int(m.group(1)), int(m.group(2)), int(m.group(3) or 1)
-    for name, value in (("nodes", p), ("ranks per node", q), ("threads per rank", t)):
-        if value < 1:
-            raise InputError(f"invalid layout '{text}': {name} must be at least 1")
+    for name, value, most in (
+        ("nodes", p, bounds.MAX_NODES),
+        ("ranks per node", q, bounds.MAX_RANKS_PER_NODE),
+        ("threads per rank", t, bounds.MAX_THREADS),
+    ):
+        if not 1 <= value <= most:
+            raise InputError(f"invalid layout '{text}': {name} must be 1 to {most}")
     return Layout(p, q, t)
 
 

@@ -19,7 +19,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from pxq import figures, procs, records, runner
+from pxq import bounds, figures, procs, records, runner
 from pxq.layout import InputError, Layout, format_bytes, parse_bytes
 from pxq.paths import binary, build_hint
 
@@ -51,8 +51,7 @@ def stride_argv(
         raise InputError(f"--copies {copies}: use at least 1")
     if accesses < 1:
         raise InputError(f"--accesses {accesses}: zero iterations measure nothing; use at least 1")
-    if repeat < 1:
-        raise InputError(f"--repeat {repeat}: use at least 1")
+    bounds.repeat(repeat)
     if placement not in PLACEMENTS:
         raise InputError(f"unknown placement '{placement}': use {', '.join(PLACEMENTS)}")
     if (placement == "custom") != bool(cpus):
@@ -333,8 +332,7 @@ def run_bandwidth(
         raise InputError(f"--cores {cores}: use at least 1")
     if cores > base.cores and not base.oversubscribe:
         raise InputError(f"--cores {cores}: this machine has {base.cores}; use at most {base.cores}")
-    if repeat < 1:
-        raise InputError(f"--repeat {repeat}: use at least 1")
+    bounds.repeat(repeat)
     if array != "auto":
         parse_bytes(array)
     for k in kernels.split(","):

@@ -12,7 +12,6 @@ bytes on each channel.
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 from dataclasses import dataclass
@@ -22,7 +21,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from pxq import figures, registry
+from pxq import figures, records, registry
 from pxq.layout import InputError, format_volume
 from pxq.paths import build_hint
 from pxq.records import RecordError
@@ -119,18 +118,11 @@ def load(path: Path) -> dict[str, Any]:
     path = Path(path)
     if not path.is_file():
         raise InputError(f"{path}: no such file; make a profile with pxq profile -- mpirun ... ./app")
-    lines = [ln for ln in path.read_text(encoding="utf-8", errors="replace").splitlines() if ln.strip()]
-    if not lines:
+    recs = records.read(path)  # the door: every record checked against its kind's schema
+    if not recs and path.stat().st_size > 0:
+        raise RecordError(f"{path}: no complete record in it (the file is truncated or damaged): profile again")
+    if not recs:
         raise RecordError(f"{path}: empty; make a profile with pxq profile -- mpirun ... ./app")
-    recs = []
-    for number, line in enumerate(lines, start=1):
-        try:
-            recs.append(json.loads(line))
-        except json.JSONDecodeError as e:
-            raise RecordError(
-                f"{path}:{number}: not a complete JSON record ({e.msg}); the file is truncated or "
-                "corrupt: profile again"
-            ) from None
     profiles = [r for r in recs if isinstance(r, dict) and r.get("app") == "msgprof"]
     if not profiles:
         raise RecordError(
@@ -384,7 +376,7 @@ def profile(console: Console, command: list[str], results: Path, plot_path: Path
     import os
     import uuid
 
-    from pxq import procs, records
+    from pxq import procs
 
     if not command:
         raise InputError("nothing to profile: pxq profile -- mpirun -np 4 ./app [args]")

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import math
 import os
 from pathlib import Path
 
-from pxq import envinfo, registry, runner
+from pxq import bounds, envinfo, launch, registry, runner
 from pxq.errors import InputError
 from pxq.launch import PLACEMENTS
 from pxq.layout import parse_layout
@@ -93,16 +92,8 @@ def parse_cpus(text: str | None) -> list[int] | None:
     return cpus
 
 
-def check_timeout(seconds: float) -> float:
-    if not math.isfinite(seconds) or seconds <= 0:
-        raise InputError(f"--timeout {seconds}: give the seconds a run may take, a number above 0 (default 600)")
-    return seconds
-
-
-def check_repeat(repeat: int) -> int:
-    if repeat < 1:
-        raise InputError(f"--repeat {repeat}: use at least 1")
-    return repeat
+check_timeout = bounds.timeout
+check_repeat = bounds.repeat
 
 
 def check_plot_path(path: Path | None) -> None:
@@ -118,8 +109,19 @@ def check_plot_path(path: Path | None) -> None:
         raise InputError(f"--plot {path}: folder '{parent}' does not exist or is not writable: pick another path")
 
 
+def check_launch(args: argparse.Namespace) -> None:
+    """The launch options that name files and programs, checked before anything runs: the
+    hostfile read strictly, --launcher hostfile without one refused."""
+    hostfile, launcher = getattr(args, "hostfile", None), getattr(args, "launcher", None)
+    if launcher == "hostfile" and not hostfile:
+        raise InputError("--launcher hostfile runs on the nodes of a hostfile: add --hostfile FILE")
+    if hostfile:
+        launch.hostfile_hosts(Path(hostfile))
+
+
 def launch_spec(args: argparse.Namespace, results: Path | None = None) -> runner.RunSpec:
     """The launch options alone (probes and app-less studies set the app and layout per run)."""
+    check_launch(args)
     return runner.RunSpec(
         app="probe",
         layout=parse_layout("1x1"),
@@ -140,6 +142,7 @@ def base_spec(args: argparse.Namespace, app_args: list[str], results: Path) -> r
     """The run every app command starts from: launch options, class and app arguments."""
     runner.check_app_args(app_args)
     check_timeout(args.timeout)
+    check_launch(args)
     return runner.RunSpec(
         app=args.app,
         layout=parse_layout("1x1"),

@@ -13,6 +13,7 @@ then between sockets, so it is never worse than either.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 import time
@@ -22,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from pxq import msgdist
+from pxq import bounds, escape, msgdist, records
 from pxq.errors import InputError
 from pxq.msgdist import Model
 
@@ -301,10 +302,7 @@ def parse_order(text: str, source: str) -> tuple[list[int], dict[str, Any] | Non
     ranks: list[int] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if line.startswith(PREDICTION_TAG):
-            try:
-                prediction = json.loads(line[len(PREDICTION_TAG) :])
-            except json.JSONDecodeError:
-                raise InputError(f"{source}:{number}: the prediction line is not JSON: write the file again") from None
+            prediction = _prediction(line[len(PREDICTION_TAG) :], f"{source}:{number}")
             continue
         for word in re.split(r"[,\s]+", line.split("#", 1)[0].strip()):
             if not word:
@@ -318,9 +316,52 @@ def parse_order(text: str, source: str) -> tuple[list[int], dict[str, Any] | Non
             lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))
             if hi < lo:
                 raise InputError(f"{source}:{number}: range {word} runs backwards: write it as {hi}-{lo}")
+            if hi >= bounds.MAX_RANKS or len(ranks) + hi - lo >= bounds.MAX_RANKS:
+                raise InputError(
+                    f"{source}:{number}: '{word}' goes past {bounds.MAX_RANKS} ranks, more than a run of pxq "
+                    "has: list the ranks of the run, slot by slot"
+                )
             ranks += range(lo, hi + 1)
     check_permutation(ranks, source)
     return ranks, prediction
+
+
+_PREDICTION = {
+    "type": "object",
+    "properties": {
+        "model": {"type": "string", "pattern": "^[0-9]+x[0-9]+(x[0-9]+)?$"},
+        "objective": {"type": "string", "pattern": "^[a-z-]+$"},
+        "ranks": {"type": "integer", "minimum": 1},
+        "chosen": {"type": "string", "pattern": "^[a-z-]+$"},
+        "channels": {
+            "type": "object",
+            "additionalProperties": {
+                "type": "object",
+                "additionalProperties": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 0}},
+            },
+        },
+    },
+}
+
+
+def _prediction(text: str, where: str) -> dict[str, Any]:
+    """The prediction line of an order file, read through the records' bounds and checked for
+    the types `pxq placement suggest` writes."""
+    import jsonschema
+
+    value, why = records.parse_line(text.encode("utf-8", errors="replace"))
+    if why is None:
+        try:
+            jsonschema.validate(value, _PREDICTION)
+        except jsonschema.ValidationError as e:
+            why = f"{'/'.join(map(str, e.absolute_path)) or 'the line'}: {e.message}"
+    if why is not None:
+        raise InputError(
+            f"{where}: the prediction line is not one pxq writes "
+            f"({escape.plain(why).replace('not a JSON record', 'not JSON')[:120]}): write the file "
+            "again with pxq placement suggest, or delete the line"
+        )
+    return value
 
 
 def check_permutation(order: list[int], source: str) -> None:
@@ -552,14 +593,19 @@ def stencil_profile(dims: tuple[int, ...], nbytes: int = 8192, shuffle: int | No
                     p2p.append([rank[index[c]], rank[index[tuple(d)]], size_bin, 1, nbytes])
     name = "x".join(str(d) for d in dims)
     return {
+        "kind": "profile",
+        "schema": 2,
         "app": "msgprof",
+        "status": "ok",
         "program": f"stencil-{name}" + (f"-shuffled-{shuffle}" if shuffle is not None else ""),
         "ranks": len(coords),
-        "bins": {"upper_bytes": upper},
+        "columns": ["src", "dst", "bin", "count", "bytes"],
+        "bins": {"kind": "log2", "upper_bytes": upper},
         "p2p": p2p,
         "collective_model": [],
         "collectives": {},
         "placement": [],
+        "context": {"mpi_library": "none (a synthetic profile)", "date": dt.datetime.now(dt.timezone.utc).isoformat()},
     }
 
 

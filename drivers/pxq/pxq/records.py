@@ -16,12 +16,14 @@ import errno
 import fcntl
 import json
 import os
+import re
 import stat
 import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from pxq import escape
 from pxq.layout import InputError
 
 SCHEMA = 2  # the version of every record kind's schema (schemas/, docs/RESULTS.md)
@@ -50,30 +52,35 @@ def _is_regular_or_absent(path: Path) -> bool:
         return True
 
 
-def check_writable(path: Path) -> None:
+def check_writable(path: Path, option: str = "--results") -> None:
     """Raises InputError naming the path and the fix; creates nothing."""
     path = Path(path)
+    if escape.plain(str(path)) != str(path):
+        raise InputError(
+            f"{option} {escape.plain(str(path))!r}: the path holds a control character (a newline, an escape): "
+            f"give {option} a plain path"
+        )
     if path.exists():
         if path.is_dir():
             raise InputError(f"results path '{path}' is a directory: give a file such as {path}/results.jsonl")
         if not _is_regular_or_absent(path):
             raise InputError(f"results path '{path}' is not a regular file: give a file such as results/run.jsonl")
         if not os.access(path, os.W_OK):
-            raise InputError(f"results file '{path}' is not writable: fix its permissions or use --results")
+            raise InputError(f"results file '{path}' is not writable: fix its permissions or use {option}")
         return
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
         # Creating our own default results folder is fine; a user path must exist.
-        raise InputError(f"results directory '{parent}' does not exist: create it or use --results")
+        raise InputError(f"results directory '{parent}' does not exist: create it or use {option}")
     if not os.access(parent, os.W_OK):
-        raise InputError(f"results directory '{parent}' is not writable: use --results PATH")
+        raise InputError(f"results directory '{parent}' is not writable: use {option} PATH")
     probe = parent / f".pxq-write-test-{os.getpid()}"
     try:
         fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         os.close(fd)
         os.unlink(probe)
     except OSError as e:
-        raise InputError(f"results directory '{parent}' cannot hold files ({e.strerror}): use --results PATH") from None
+        raise InputError(f"results directory '{parent}' cannot hold files ({e.strerror}): use {option} PATH") from None
 
 
 def _mend_tail(fd: int, path: Path, size: int) -> int:
@@ -94,8 +101,14 @@ def _mend_tail(fd: int, path: Path, size: int) -> int:
         return size
     except RecordError:
         pass
-    with open(path.with_name(path.name + ".damaged"), "ab") as f:
-        f.write(tail + b"\n")
+    damaged = path.with_name(path.name + ".damaged")
+    try:
+        _write_beside(damaged, (damaged.read_bytes() if damaged.is_file() else b"") + tail + b"\n")
+    except OSError as e:
+        raise RecordWriteError(
+            f"cannot set aside the unfinished last line of '{path}' ({e.strerror}): the record was "
+            f"not written; the file is as it was"
+        ) from None
     os.ftruncate(fd, start)
     print(
         f"pxq: warning: {path}: the unfinished last line of an interrupted write was moved to {path.name}.damaged",
@@ -128,11 +141,10 @@ def append(path: Path, record: dict[str, Any]) -> None:
     if not _is_regular_or_absent(path):
         raise RecordWriteError(f"{path}: not a regular file; records go to regular files")
     try:
-        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        fd = _open_locked(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
     except OSError as e:
         raise RecordWriteError(f"cannot open results file '{path}': {e.strerror}") from None
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
         size = os.fstat(fd).st_size
         if size > 0 and os.pread(fd, 1, size - 1) != b"\n":
             size = _mend_tail(fd, path, size)
@@ -153,36 +165,111 @@ def append(path: Path, record: dict[str, Any]) -> None:
         os.close(fd)  # closing releases the lock
 
 
+# Bounds on what a reader accepts: a record is one line of JSON of at most MAX_LINE bytes,
+# nested at most MAX_DEPTH deep (pxq's own records are nested 6 deep; a deeper one is not
+# pxq's and would exhaust the parser's stack).
+MAX_LINE = 64 << 20
+MAX_DEPTH = 32
+_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_NOT_BRACKETS = re.compile(rb"[^\[\]{}]")
+
+
+def nesting(text: bytes) -> int:
+    """How deep the arrays and objects of a JSON text nest (strings ignored)."""
+    depth = deepest = 0
+    for c in _NOT_BRACKETS.sub(b"", _STRINGS.sub(b"", text)):
+        depth += 1 if c in b"[{" else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def problem(rec: Any) -> str | None:
+    """Why a decoded JSON value is not a pxq record pxq can use (None when it is one): not an
+    object, no kind, or a field of the wrong type for its kind's schema."""
+    from pxq import schemas
+
+    found = schemas.problems(rec, "")
+    if not found:
+        return None
+    first = found[0]
+    more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+    if first.kind is None or first.kind not in schemas.KINDS:
+        return first.message
+    return f"not a valid {first.kind} record: {first.message}{more}"
+
+
+def parse_line(raw: bytes) -> tuple[Any, str | None]:
+    """One line of JSON within pxq's bounds: (value, None), (None, None) for a blank line, or
+    (None, why) for a line that is too long, not UTF-8, nested too deep or not JSON."""
+    text = raw.strip()
+    if not text:
+        return None, None
+    if len(text) > MAX_LINE:
+        return None, f"a line of {len(text)} bytes (records are at most {MAX_LINE >> 20} MiB)"
+    try:
+        decoded = text.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, "not UTF-8 text"
+    if nesting(text) > MAX_DEPTH:
+        return None, f"nested deeper than {MAX_DEPTH} levels (not a pxq record)"
+    try:
+        return json.loads(decoded), None
+    except ValueError as e:
+        return None, f"not a JSON record ({getattr(e, 'msg', e)})"
+
+
+def decode_line(raw: bytes) -> tuple[Any, str | None]:
+    """One line of a records file: (record, None), (None, None) for a blank line, or (None,
+    why) for a line that is not a usable pxq record. The one door every reader goes through:
+    parse_line's bounds, then the record's kind's schema (pxq.schemas)."""
+    rec, why = parse_line(raw)
+    if why is None and rec is not None:
+        why = problem(rec)
+    return (None, why) if why else (rec, None)
+
+
+def json_file(path: Path, fix: str) -> Any:
+    """A whole JSON document (a tile profile, a benchmark's output, a references or progress
+    file) read within the same bounds as a record: UTF-8, at most MAX_LINE bytes, nested at
+    most MAX_DEPTH deep. InputError names the file, the problem and FIX; a missing file raises
+    FileNotFoundError for the caller to name."""
+    path = Path(path)
+    if path.is_dir() or (path.exists() and not path.is_file()):
+        raise InputError(f"{path}: not a regular file: {fix}")
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(MAX_LINE + 1)
+    except FileNotFoundError:
+        raise
+    except OSError as e:
+        raise InputError(f"{path}: cannot read it ({e.strerror}): {fix}") from None
+    value, why = parse_line(raw.replace(b"\n", b" ").replace(b"\r", b" "))
+    if why is None and value is None:
+        why = "empty"
+    if why is not None:
+        raise InputError(f"{path}: {escape.plain(why).replace('not a JSON record', 'not JSON')}: {fix}")
+    return value
+
+
 def _decode(path: Path, number: int, raw: bytes, last: bool) -> dict[str, Any] | None:
     """A record, None for a blank line, or a RecordError; a damaged unterminated last line is
     reported and skipped."""
-    text = raw.strip()
-    if not text:
-        return None
-    problem = None
-    try:
-        rec = json.loads(text.decode("utf-8"))
-        if not isinstance(rec, dict) or "app" not in rec or "status" not in rec:
-            problem = "not a pxq run record"
-    except UnicodeDecodeError:
-        problem = "not UTF-8 text"
-    except ValueError as e:
-        problem = f"not a JSON record ({getattr(e, 'msg', e)})"
-    if problem is None:
+    rec, why = decode_line(raw)
+    if why is None:
         return rec
     if last and not raw.endswith(b"\n"):
         print(
-            f"pxq: warning: {path}:{number}: damaged last line skipped ({problem}; a write cut short); "
+            f"pxq: warning: {path}:{number}: damaged last line skipped ({escape.plain(why)}; a write cut short); "
             f"`pxq repair {path}` removes it",
             file=sys.stderr,
         )
         return None
     raise RecordError(
-        f"{path}:{number}: {problem}: `pxq repair {path}` keeps the good records and sets the others aside"
+        f"{path}:{number}: {escape.plain(why)}: `pxq repair {path}` keeps the good records and sets the others aside"
     )
 
 
-def _read_bytes(path: Path) -> bytes:
+def read_bytes(path: Path) -> bytes:
     if path.is_dir():
         raise RecordError(f"{path} is a directory: give a results file (.jsonl)")
     if not _is_regular_or_absent(path):
@@ -200,7 +287,7 @@ def read(path: Path, must_exist: bool = False) -> list[dict[str, Any]]:
         if must_exist:
             raise InputError(f"{path}: no such file")
         return []
-    lines = _read_bytes(path).splitlines(keepends=True)
+    lines = read_bytes(path).splitlines(keepends=True)
     out = []
     for number, raw in enumerate(lines, start=1):
         rec = _decode(path, number, raw, last=number == len(lines))
@@ -209,34 +296,76 @@ def read(path: Path, must_exist: bool = False) -> list[dict[str, Any]]:
     return out
 
 
-def repair(path: Path) -> tuple[int, list[int]]:
-    """Keeps the good records of a file (rewritten atomically); the damaged lines go to
-    PATH.damaged. Returns (records kept, numbers of the lines set aside)."""
+def _open_locked(path: Path, flags: int) -> int:
+    """An fd of PATH under the exclusive lock every writer takes. A repair replaces the file
+    (a new inode): a writer that waited for the lock on the old one opens the new one."""
+    while True:
+        fd = os.open(path, flags | os.O_CLOEXEC, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            if os.fstat(fd).st_ino == os.stat(path).st_ino:
+                return fd
+        except FileNotFoundError:
+            pass  # replaced and not yet renamed into place: open again
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
+
+
+def _write_beside(path: Path, data: bytes) -> None:
+    """PATH replaced by DATA whole or not at all (a temporary file beside it, synced, renamed);
+    on failure (a full disk) PATH is as it was and the temporary file is gone."""
+    tmp = path.with_name(f".{path.name}.repair-{os.getpid()}")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def repair(path: Path) -> tuple[int, list[tuple[int, str]]]:
+    """Keeps the good records of a file; the lines that are not usable records go to
+    PATH.damaged. Runs under the lock `append` takes, so no record appended meanwhile is lost;
+    each file is replaced whole or not at all, PATH.damaged first (a full disk leaves both as
+    they were). Returns (records kept, (line number, why) of each line set aside)."""
     path = Path(path)
     if not path.exists():
         raise InputError(f"{path}: no such file")
-    lines = _read_bytes(path).splitlines(keepends=True)
-    good, bad = [], []
-    for number, raw in enumerate(lines, start=1):
-        try:
-            rec = _decode(path, number, raw + (b"" if raw.endswith(b"\n") else b"\n"), last=False)
-        except RecordError:
-            bad.append((number, raw))
-            continue
-        if rec is not None:
-            good.append(raw.rstrip(b"\r\n") + b"\n")
-    if not bad:
-        return len(good), []
-    tmp = path.with_name(f".{path.name}.repair-{os.getpid()}")
+    read_bytes(path)  # a directory or a device: refused before it is opened for writing
     try:
-        with open(path.with_name(path.name + ".damaged"), "ab") as f:
-            f.write(b"".join(raw.rstrip(b"\r\n") + b"\n" for _, raw in bad))
-        tmp.write_bytes(b"".join(good))
-        os.replace(tmp, path)
+        fd = _open_locked(path, os.O_RDWR)
     except OSError as e:
-        tmp.unlink(missing_ok=True)
-        raise RecordError(f"cannot repair {path}: {e.strerror}; the file is unchanged") from None
-    return len(good), [n for n, _ in bad]
+        raise RecordError(f"cannot repair {path}: {e.strerror}") from None
+    try:
+        data = b"".join(iter(lambda: os.read(fd, 1 << 20), b""))
+        good, bad = [], []
+        for number, raw in enumerate(data.splitlines(keepends=True), start=1):
+            rec, why = decode_line(raw)
+            if why is not None:
+                bad.append((number, raw.rstrip(b"\r\n") + b"\n", why))
+            elif rec is not None:
+                good.append(raw.rstrip(b"\r\n") + b"\n")
+        if not bad:
+            return len(good), []
+        damaged = path.with_name(path.name + ".damaged")
+        before = damaged.read_bytes() if damaged.is_file() else b""
+        try:
+            _write_beside(damaged, before + b"".join(raw for _, raw, _ in bad))
+            _write_beside(path, b"".join(good))
+        except OSError as e:
+            raise RecordError(f"cannot repair {path}: {e.strerror}; the file is unchanged") from None
+        return len(good), [(n, why) for n, _, why in bad]
+    finally:
+        os.close(fd)
 
 
 def by_run_id(records: Iterable[dict[str, Any]], run_id: str) -> list[dict[str, Any]]:

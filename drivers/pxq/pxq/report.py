@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from pxq import figures
+from pxq.escape import term
 from pxq.layout import Layout, format_bytes
 from pxq.peers import NAS_MODE
 from pxq.records import FAILED_STATUSES
@@ -347,6 +347,7 @@ def table(rows: list[Row], title: str = "pxq results", group_by: Sequence[str] =
         cells.append("-" if r.speedup is None else f"{r.speedup:.2f}x")
         if with_nas:
             cells.append("-" if r.vs_nas is None else f"{r.vs_nas:.2f}")
+        cells = [term(c) for c in cells]  # text from records shows as written, never as markup
         cells.append("yes" if r.verified else "[red]NO[/red]")
         t.add_row(*cells)
     return t
@@ -369,7 +370,7 @@ def print_flags(rows: list[Row], console: Console) -> None:
                 f"{r.app} {r.layout} {r.mode}" + (f" {r.tile}" if r.tile != "off" else "") for r in hit[:6]
             )
             more = f" and {len(hit) - 6} more" if len(hit) > 6 else ""
-            console.print(f"[yellow]note:[/yellow] {text}: {names}{more}")
+            console.print(f"[yellow]note:[/yellow] {text}: {term(names)}{more}")
 
 
 # The flat columns of `pxq report --format csv|json|markdown` (documented in the README).
@@ -480,14 +481,19 @@ def print_failures(recs: Iterable[dict[str, Any]], console: Console | None = Non
         )
         tail = (err.get("output_tail") or "").strip().splitlines()[-1:] or ["-"]
         t.add_row(
-            str(r.get("app")),
-            layout,
-            str(v.get("mode", "-")),
-            str(v.get("tile_request", "-")),
-            str(r.get("driver", {}).get("repeat", "-")),
-            f"[red]{r['status']}[/red]",
-            str(err.get("returncode", "-")),
-            escape(tail[0][:100]),
+            *(
+                term(c)
+                for c in (
+                    r.get("app"),
+                    layout,
+                    v.get("mode", "-"),
+                    v.get("tile_request", "-"),
+                    r.get("driver", {}).get("repeat", "-"),
+                )
+            ),
+            f"[red]{term(r['status'])}[/red]",
+            term(err.get("returncode", "-")),
+            term(tail[0][:100]),
         )
     (console or Console()).print(t)
     return len(failed)

@@ -35,7 +35,7 @@ PROGRESS = "progress.json"
 
 def select(only: str | None) -> list[Any]:
     mods = studies.registry()
-    if not only:
+    if only is None:
         return mods
     names = [n.strip() for n in only.split(",") if n.strip()]
     if not names:
@@ -49,10 +49,12 @@ def load_progress(folder: Path, mode: str) -> dict[str, Any]:
     path = folder / PROGRESS
     if not path.exists():
         return {"mode": mode, "done": {}}
-    try:
-        state = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as e:
-        raise RecordError(f"{path}: unreadable ({e}); delete it to start the report over") from None
+    state = records.json_file(path, "not a progress file pxq writes: delete it to start the report over")
+    done = state.get("done") if isinstance(state, dict) else None
+    if not isinstance(done, dict) or not all(isinstance(k, str) and isinstance(v, dict) for k, v in done.items()):
+        raise InputError(f'{path}: not a progress file pxq writes (no "done" by study): delete it to start over')
+    if not isinstance(state.get("mode"), str) or not re.fullmatch(r"[a-z]{1,16}", state["mode"]):
+        raise InputError(f"{path}: not a progress file pxq writes (no mode): delete it to start the report over")
     if state.get("mode") != mode:
         raise InputError(
             f"{folder} holds a {state.get('mode')} report: use --{state.get('mode')} to carry it on, "
@@ -123,13 +125,24 @@ def summary(entry: dict[str, Any]) -> str:
     return f"{text} in {entry['seconds']:.0f} s{bad}"
 
 
+def check_folder(folder: Path) -> None:
+    """The report folder exists or can be made, and takes files: refused (exit 2) before any
+    study runs, never an OSError (exit 3) after."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / f".pxq-write-test-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as e:
+        raise InputError(f"--out {folder}: cannot write there ({e.strerror}): give another --out folder") from None
+
+
 def reproduce(console: Console, folder: Path, quick: bool, only: str | None, args: Any) -> int:
     mods = select(only)
     mode = "quick" if quick else "full"
+    check_folder(folder)
     for sub in ("records", "logs", "figures"):
         (folder / sub).mkdir(parents=True, exist_ok=True)
-    if not os.access(folder, os.W_OK):
-        raise InputError(f"{folder} is not writable: give another --out folder")
     state = load_progress(folder, mode)
     todo = [m for m in mods if m.NAME not in state["done"]]
     if len(todo) < len(mods):

@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from pxq import counters, figures, plausible, runner
+from pxq.escape import term
 from pxq.layout import InputError, Layout
 
 PLACEMENTS = ("packed", "spread")
@@ -140,9 +141,9 @@ def print_rows(rows: list[dict[str, Any]], title: str, console: Console) -> None
         spread = (max(r["times"]) - min(r["times"])) / r["median"] if r["median"] > 0 else 0.0
         comm = statistics.median(r["comm"]) / r["median"] if r["median"] > 0 else 0.0
         t.add_row(
-            r["layout"],
-            r["placement"],
-            r["sharing"],
+            term(r["layout"]),
+            term(r["placement"]),
+            term(r["sharing"]),
             str(len(r["times"])),
             f"{r['median']:.4f}",
             f"{100 * spread:.1f}%",

@@ -18,7 +18,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from pxq import envinfo, figures, procs, records, registry
+from pxq import bounds, envinfo, escape, figures, procs, records, registry
 from pxq.layout import InputError, format_bytes, parse_bytes
 from pxq.paths import binary
 
@@ -69,21 +69,66 @@ class Best:
     faster_in_noise: int | None = None  # a tile faster than 256K by less than the noise: 256K kept
 
 
+# What pxq reads of Google Benchmark's JSON output, with the types it must have.
+_BENCHMARK_JSON = {
+    "type": "object",
+    "properties": {
+        "context": {
+            "type": "object",
+            "properties": {
+                "caches": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "type": {"type": "string"},
+                            "level": {"type": "integer"},
+                            "size": {"type": "integer", "minimum": 0},
+                        },
+                    },
+                }
+            },
+        },
+        "benchmarks": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string"},
+                    "run_name": {"type": "string"},
+                    "run_type": {"type": "string"},
+                    "bytes_per_second": {"type": "number", "minimum": 0},
+                },
+            },
+        },
+    },
+}
+
+
+def _check_benchmark_json(data: Any, path: Path) -> None:
+    import jsonschema
+
+    try:
+        jsonschema.validate(data, _BENCHMARK_JSON)
+    except jsonschema.ValidationError as e:
+        where = "/".join(map(str, e.absolute_path)) or "(document)"
+        raise InputError(
+            f"{path}: not a Google Benchmark JSON file pxq can read ({where}: {escape.plain(e.message)[:120]})"
+        ) from None
+
+
 def read_results(paths: Iterable[Path]) -> Results:
     samples: list[Sample] = []
     caches: dict[str, int] = {}
     for path in paths:
+        hint = "write one with pxq tune, or pxq-bench-tiling --benchmark_out=FILE --benchmark_out_format=json"
         try:
-            data = json.loads(Path(path).read_text())
+            data = records.json_file(Path(path), f"not a Google Benchmark JSON file; {hint}")
         except FileNotFoundError:
-            raise InputError(
-                f"{path}: no such file (write one with pxq tune, or "
-                "pxq-bench-tiling --benchmark_out=FILE --benchmark_out_format=json)"
-            ) from None
-        except (OSError, json.JSONDecodeError) as e:
-            raise InputError(f"{path}: not a Google Benchmark JSON file ({e})") from None
+            raise InputError(f"{path}: no such file ({hint})") from None
         if not isinstance(data, dict) or "benchmarks" not in data:
             raise InputError(f'{path}: not a Google Benchmark JSON file (no "benchmarks")')
+        _check_benchmark_json(data, path)
         for c in data.get("context", {}).get("caches", []):
             if c.get("type") in ("Data", "Unified"):
                 caches.setdefault({1: "l1d", 2: "l2", 3: "l3"}.get(c.get("level"), ""), int(c["size"]))
@@ -231,19 +276,23 @@ def _identity(m: dict[str, Any]) -> dict[str, Any]:
 def read_profile(path: Path) -> dict[str, Any] | None:
     """The profile at `path`, None when there is none; InputError when it is not a profile."""
     try:
-        data = json.loads(path.read_text())
+        data = records.json_file(
+            path, "the tile profile is not valid: delete it, or run pxq tune with --replace-profile"
+        )
     except FileNotFoundError:
         return None
-    except (OSError, ValueError) as e:  # JSON errors and UnicodeDecodeError are ValueErrors
-        raise InputError(
-            f"tile profile {path} is not valid ({e}): delete it, or run pxq tune with --replace-profile"
-        ) from None
     current = isinstance(data, dict) and data.get("kind") == PROFILE_KIND and data.get("schema") == PROFILE_SCHEMA
     legacy = isinstance(data, dict) and data.get("schema") == PROFILE_LEGACY
     if not (current or legacy) or not isinstance(data.get("kernels"), dict):
         raise InputError(
             f'tile profile {path} is not valid (no "kind": "{PROFILE_KIND}" with "schema": {PROFILE_SCHEMA} and '
             '"kernels"): delete it, or run pxq tune with --replace-profile'
+        )
+    why = records.problem(data)
+    if why:
+        raise InputError(
+            f"tile profile {path} is not valid ({escape.plain(why)[:160]}): delete it, or run pxq tune with "
+            "--replace-profile"
         )
     return data
 
@@ -339,6 +388,16 @@ def bench_command(
     ]
 
 
+def _check_output(path: Path, option: str) -> None:
+    """An output file's folder made (as mkdir -p) and able to take the file, before any benchmark
+    runs: a folder that cannot be made or written is refused (exit 2)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise InputError(f"{option} {path}: cannot make its folder ({e.strerror}): give another path") from None
+    records.check_writable(path, option)
+
+
 def tune(
     console: Console,
     target: str | None,
@@ -355,13 +414,17 @@ def tune(
     if any(t < 8 for t in tiles):
         raise InputError("tiles must be at least 8 bytes (one double)")
     n = envinfo.cores()
-    threads = [int(t) for t in threads_text.split(",")] if threads_text else list(range(1, n + 1))
-    if any(t < 1 for t in threads):
-        raise InputError("threads must be at least 1")
-    if repeat < 1:
-        raise InputError("--repeat must be at least 1")
+    try:
+        threads = [int(t) for t in threads_text.split(",")] if threads_text else list(range(1, n + 1))
+    except ValueError:
+        raise InputError(f"--threads {threads_text}: use thread counts such as 1,2") from None
+    for t in threads:
+        bounds.threads(t)
+    bounds.repeat(repeat)
     if min_time <= 0:
         raise InputError("--min-time must be > 0 seconds")
+    _check_output(out, "--out")
+    _check_output(profile, "--profile")
     if out.resolve() == profile.resolve():
         raise InputError(f"--out and the profile are the same file ({out}): give --out another path")
     if not replace:

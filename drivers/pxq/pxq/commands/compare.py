@@ -15,6 +15,7 @@ from rich.table import Table
 
 from pxq import compare, paths, records, schemas
 from pxq.errors import InputError
+from pxq.escape import term
 
 NAME = "compare"
 HELP = "NEW over BASE per configuration with confidence intervals; exit 1 on a significant regression"
@@ -64,7 +65,7 @@ def _table(rows: list[compare.Comparison], confidence: float) -> Table:
     for c in rows:
         colour = COLOURS.get(c.verdict)
         t.add_row(
-            c.label,
+            term(c.label),
             f"{len(c.base)}/{len(c.new)}",
             f"{statistics.median(c.base):.4f}",
             f"{statistics.median(c.new):.4f}",
@@ -135,15 +136,15 @@ def _print(
         )
     for what, labels in (("only in BASE", only_base), ("only in NEW", only_new)):
         for label in labels:
-            console.print(f"[dim]{what}: {label}[/dim]")
+            console.print(f"[dim]{what}: {term(label)}[/dim]")
     if checks:
-        t = Table(title=f"references ({args.reference})")
+        t = Table(title=f"references ({term(args.reference)})")
         for col in ("configuration", "host", "median s", "expected s", "tolerance", "result"):
             t.add_column(col)
         for c in checks:
             t.add_row(
-                c.label,
-                c.host,
+                term(c.label),
+                term(c.host),
                 f"{c.median:.4f}",
                 f"{c.expected:.4f}",
                 f"{c.lower:+.0%} / {c.upper:+.0%}",

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from pxq import msgdist, placement
+from pxq import bounds, msgdist, placement
 from pxq.errors import InputError
 from pxq.options import check_plot_path
 
@@ -95,7 +95,6 @@ def _bench(args: argparse.Namespace, console: Console) -> int:
         raise InputError(f"--grid {args.grid}: give a 2-D or 3-D rank grid such as 32x32 or 16x8x8")
     dims = tuple(int(g) for g in m.groups() if g)
     ranks = math.prod(dims)
-    if args.repeat < 1:
-        raise InputError(f"--repeat {args.repeat}: use at least 1")
+    bounds.repeat(args.repeat)
     model = msgdist.parse_model(args.model) if args.model else msgdist.Model(-(-ranks // 4), 2, 2)
     return placement.bench(console, dims, model, args.repeat)

@@ -6,8 +6,10 @@ import argparse
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 
 from pxq import records
+from pxq.escape import plain
 
 NAME = "repair"
 HELP = "keep a results file's good records, set damaged lines aside (FILE.damaged)"
@@ -22,11 +24,15 @@ def add(p: argparse.ArgumentParser) -> None:
 def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> int:
     kept, removed = records.repair(args.file)
     if not removed:
-        console.print(f"{args.file}: {kept} records, nothing damaged")
-    else:
-        console.print(
-            f"{args.file}: kept {kept} records; set aside {len(removed)} damaged line(s) "
-            f"({', '.join(map(str, removed[:10]))}{' ...' if len(removed) > 10 else ''}) "
-            f"in {args.file.name}.damaged"
-        )
+        console.print(f"{escape(str(args.file))}: {kept} records, nothing damaged", highlight=False)
+        return 0
+    console.print(
+        f"{escape(str(args.file))}: kept {kept} records; set aside {len(removed)} line(s) in "
+        f"{escape(args.file.name)}.damaged:",
+        highlight=False,
+    )
+    for number, why in removed[:10]:
+        console.print(f"  line {number}: {escape(plain(why))}", highlight=False)
+    if len(removed) > 10:
+        console.print(f"  ... and {len(removed) - 10} more", highlight=False)
     return 0

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from pxq import counters, options, placement, records, registry, report, runner
+from pxq import bounds, counters, options, placement, records, registry, report, runner
 from pxq.errors import InputError
 from pxq.launch import stage
 from pxq.layout import parse_layout
@@ -63,8 +63,7 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     options.check_app(args.app)
     layout = parse_layout(args.layout)
     if args.threads is not None:
-        if args.threads < 1:
-            raise InputError(f"--threads {args.threads}: must be at least 1")
+        bounds.threads(args.threads)
         layout = layout.with_threads(args.threads)
     options.check_repeat(args.repeat)
     options.check_backends([args.backend])

@@ -8,7 +8,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from pxq import batch, counters, options, records, registry, runner
+from pxq import batch, bounds, counters, options, records, registry, runner
 from pxq import sweep as sweeps
 from pxq.errors import InputError
 from pxq.layout import parse_layouts, parse_tile
@@ -51,8 +51,8 @@ def _threads(text: str | None) -> list[int] | None:
         threads = [int(t) for t in text.split(",")]
     except ValueError:
         raise InputError(f"--threads {text}: use integers such as 1,2") from None
-    if any(t < 1 for t in threads):
-        raise InputError(f"--threads {text}: every value must be at least 1")
+    for t in threads:
+        bounds.threads(t, f"--threads {text}:")
     return threads
 
 

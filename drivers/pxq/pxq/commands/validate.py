@@ -9,6 +9,7 @@ from rich.console import Console
 
 from pxq import paths, records, schemas
 from pxq.errors import InputError
+from pxq.escape import term
 
 NAME = "validate"
 HELP = "check results files (runs, probes, profiles, tile profiles, studies) against the record schemas"
@@ -43,11 +44,15 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     for path in files:
         loaded = schemas.load(path)
         if path.suffix == ".json" and len(loaded) == 1 and schemas.kind_of(loaded[0][1]) is None:
-            console.print(f"{path}: not a pxq record (another tool's JSON), skipped", highlight=False)
+            console.print(f"{term(path)}: not a pxq record (another tool's JSON), skipped", highlight=False)
             continue
         for where, rec in loaded:
             if isinstance(rec, ValueError):
-                console.print(f"[red]{where}[/red]: not JSON ({rec}); `pxq repair {path}` sets it aside", markup=True)
+                console.print(
+                    f"[red]{term(where)}[/red]: {term(rec)}; `pxq repair {term(path)}` sets it aside",
+                    markup=True,
+                    highlight=False,
+                )
                 bad += 1
                 continue
             found = schemas.problems(rec, where)
@@ -56,7 +61,9 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
                 seen[(kind, rec.get("schema") if isinstance(rec.get("schema"), int) else 1)] += 1
             for p in found[:5]:
                 console.print(
-                    f"[red]{p.where}[/red] ({p.kind or 'unknown'}): {p.message}", markup=True, highlight=False
+                    f"[red]{term(p.where)}[/red] ({term(p.kind or 'unknown')}): {term(p.message)}",
+                    markup=True,
+                    highlight=False,
                 )
             bad += bool(found)
     summary = ", ".join(f"{n} {kind} (version {v})" for (kind, v), n in sorted(seen.items())) or "no records"

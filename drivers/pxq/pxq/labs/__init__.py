@@ -29,7 +29,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from pxq import findings, records
+from pxq import bounds, findings, records
 from pxq.errors import InputError
 from pxq.paths import ROOT, build_dir
 
@@ -368,8 +368,7 @@ def grade(
     the effects measured (with their spread) and the reason of a failure."""
     from pxq import envinfo
 
-    if repeat < 1:
-        raise InputError(f"--repeat {repeat}: use at least 1")
+    bounds.repeat(repeat)
     if hostfile is not None and not Path(hostfile).is_file():
         raise InputError(f"--hostfile {hostfile}: no such file")
     which, source = source_of(mod, which, copy)

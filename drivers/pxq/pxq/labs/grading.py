@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.markup import escape as rich_escape
 from rich.table import Table
 
-from pxq import labs, records
+from pxq import bounds, labs, records
 from pxq.errors import InputError
 from pxq.escape import csv_cell, md, plain
 
@@ -71,8 +71,7 @@ def grade_class(
 ) -> int:
     """Grades every copy (a folder that cannot be graded is a row of its own, "bad input"),
     prints the table and writes OUT.csv, OUT.md and OUT.json."""
-    if repeat < 1:
-        raise InputError(f"--repeat {repeat}: use at least 1")
+    bounds.repeat(repeat)
     if not out.parent.is_dir() or not os.access(out.parent, os.W_OK):
         raise InputError(f"--out {out}: its folder {out.parent} is missing or not writable")
     seen = set()

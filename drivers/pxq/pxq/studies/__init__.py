@@ -18,7 +18,7 @@ from typing import Any
 
 from rich.console import Console
 
-from pxq import caches, findings, records, runner
+from pxq import bounds, caches, findings, records, runner
 from pxq.errors import InputError
 
 
@@ -149,8 +149,7 @@ def measure(ctx: Context, configs: list[runner.RunSpec], repeat: int, what: str)
     run here); returns the final records and the number of runs planned."""
     from pxq import report, sweep
 
-    if repeat < 1:
-        raise InputError(f"--repeat {repeat}: use at least 1")
+    bounds.repeat(repeat)
     for spec in configs:
         runner.build(spec, Path("/nonexistent"), "check")
     runs = sweep.interleave(configs, repeat)

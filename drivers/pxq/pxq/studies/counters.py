@@ -14,8 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pxq import counters, figures, findings
-from pxq.errors import InputError
+from pxq import bounds, counters, figures, findings
 from pxq.findings import Comparison, Finding
 from pxq.layout import parse_bytes, parse_layout, parse_tile
 from pxq.studies import Context, Outcome, exit_code, measure
@@ -173,8 +172,7 @@ def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
     parse_tile(opts["tile"])
     if app == "ring":
         parse_bytes(opts["block"])  # refused here, with the binaries' own rule
-    if opts["repeat"] < 1:
-        raise InputError(f"--repeat {opts['repeat']}: use at least 1")
+    bounds.repeat(opts["repeat"])
     mode = _mode(ctx)
     counters.say_before(ctx.console, mode)
     native = [replace(s, counters=None) for s in _specs(ctx, app, opts, None)]

@@ -9,7 +9,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from pxq import envinfo, figures, findings, msgdist, placement, runner
+from pxq import bounds, envinfo, figures, findings, msgdist, placement, runner
 from pxq.errors import InputError
 from pxq.findings import Comparison, Finding
 from pxq.layout import format_volume, parse_layout
@@ -196,8 +196,7 @@ def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
             f"--ranks {opts['ranks']} on model {model}: the runs fill the model's {model.slots} cores; give "
             f"--ranks {model.slots} or a model with {opts['ranks']} cores"
         )
-    if opts["repeat"] < 1:
-        raise InputError(f"--repeat {opts['repeat']}: use at least 1")
+    bounds.repeat(opts["repeat"])
     apps = [ctx.app] if ctx.app else ["cg", "mg", "ft"]
     rows: list[dict[str, Any]] = []
     comparison, found, recs, planned = [], [], [], 0

@@ -10,7 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pxq import chanprobe, envinfo, figures, findings, records
+from pxq import bounds, chanprobe, envinfo, figures, findings, records
 from pxq.errors import InputError
 from pxq.findings import Comparison, Finding
 from pxq.layout import parse_bytes, parse_layout
@@ -79,8 +79,7 @@ def parts(pairs: dict[str, list[float]], virtual: bool, ranks: int) -> list[Find
 
 def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
     parse_bytes(opts["size"])
-    if opts["repeat"] < 1:
-        raise InputError(f"--repeat {opts['repeat']}: use at least 1")
+    bounds.repeat(opts["repeat"])
     lays = layouts(ctx.base.cores if ctx.base.hostfile else envinfo.cores())
     if not lays:
         raise InputError("the rank-pair map needs at least 2 cores")
