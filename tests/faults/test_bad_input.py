@@ -2,18 +2,21 @@
 2 with a message naming the problem (the fragment given), write no record, leave no file
 in the results folder and raise no exception (no traceback)."""
 
+import json
 import os
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
-from pxq import cli
+from pxq import cli, placement
 
 RES = "@RES"  # the test's results folder
 NONUTF8 = "@NONUTF8"  # a file of non-UTF-8 bytes
 GARBAGE = "@GARBAGE"  # a file of text that is not JSON
 MIDDLE = "@MIDDLE"  # a results file with a damaged line in the middle
 PROFILE = "@PROFILE"  # a record that is a run record, not a message profile
+MSGPROF = "@MSGPROF"  # a message profile, not a run record
 
 SIZES = ["0", "-1", "12Q", "1.5K", "K", "", "abc", "99999999999999999999G"]
 LAYOUTS = ["0x2", "2x", "axb", "1x2x0", "1x", "x1", "-1x2", "1x2x3x4", "", "1,2"]
@@ -151,7 +154,7 @@ for argv, what in (
     (["msgdist", NONUTF8], NONUTF8),
     (["placement", "suggest", "nonexistent.jsonl"], "nonexistent.jsonl: no such file"),
     (["placement", "suggest", PROFILE], "no message profile"),
-    (["placement", "suggest", GARBAGE, "--model", "4x2x2"], "not a complete JSON record"),
+    (["placement", "suggest", GARBAGE, "--model", "4x2x2"], "not a JSON record"),
     (["placement", "suggest", NONUTF8, "--objective", "latency"], "invalid choice"),
     (["placement", "bench", "--grid", "0x4"], "--grid 0x4"),
     (["placement", "bench", "--repeat", "0"], "--repeat 0"),
@@ -174,13 +177,13 @@ for argv, what in (
     (["compare", MIDDLE, MIDDLE, "--confidence", "2"], "--confidence 2"),
     (["compare", MIDDLE, MIDDLE, "--threshold", "1.5"], "--threshold 1.5"),
     (["compare", GARBAGE, GARBAGE], "not a JSON record"),
-    (["compare", PROFILE, PROFILE], "no finished runs"),
+    (["compare", MSGPROF, MSGPROF], "no finished runs"),
     (["compare", PROFILE, "--reference", "nonexistent.json"], "nonexistent.json: no such file"),
     (["compare", PROFILE, "--reference", GARBAGE], "not JSON"),
     (["validate", "nonexistent.jsonl"], "no such file"),
     (["validate", RES], "is a directory without results files"),
     (["validate", PROFILE, "--require", "runs"], "not a record kind"),
-    (["report", PROFILE, "--format", "csv"], "no run records"),
+    (["report", MSGPROF, "--format", "csv"], "no run records"),
     (["sweep", "ring", "--collect"], "no submitted sweep"),
     (["sweep", "ring", "--submit", "--collect"], "two steps"),
     (["sweep", "ring", "--dry-run"], "--dry-run goes with --submit"),
@@ -193,22 +196,25 @@ def _materialise(argv: list[str], tmp: Path) -> list[str]:
     res = tmp / "results"
     (tmp / "nonutf8.jsonl").write_bytes(b'{"app": "ring", "status": "ok", "x": "\xff\xfe"}\n')
     (tmp / "garbage.jsonl").write_text("hello world\nthis is not json\n")
-    (tmp / "middle.jsonl").write_text(
-        '{"app": "ring", "status": "ok"}\n{"app": broken\n{"app": "ring", "status": "ok"}\n'
+    run = json.dumps(json.loads((ROOT / "tests" / "python" / "data" / "run-record.json").read_text()))
+    (tmp / "middle.jsonl").write_text(f'{run}\n{{"app": broken\n{run}\n')
+    (tmp / "profile.jsonl").write_text(
+        json.dumps(json.loads((ROOT / "tests" / "python" / "data" / "run-record.json").read_text())) + "\n"
     )
-    (tmp / "profile.jsonl").write_text('{"app": "ring", "status": "ok"}\n')
+    (tmp / "msgprof.jsonl").write_text(json.dumps(placement.stencil_profile((2, 2))) + "\n")
     subst = {
         RES: str(res),
         NONUTF8: str(tmp / "nonutf8.jsonl"),
         GARBAGE: str(tmp / "garbage.jsonl"),
         MIDDLE: str(tmp / "middle.jsonl"),
         PROFILE: str(tmp / "profile.jsonl"),
+        MSGPROF: str(tmp / "msgprof.jsonl"),
     }
     return [subst.get(a, a) for a in argv]
 
 
 def test_the_matrix_is_large_enough():
-    assert len(CASES) >= 150
+    assert len(CASES) >= 300  # test_hostile_input.py holds the rest of the 400 and more
     assert len({name for name, _, _ in CASES}) == len(CASES)
 
 
@@ -221,7 +227,7 @@ def test_bad_input(name, argv, expect, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     argv = _materialise(argv, tmp_path)
     expect = {NONUTF8: str(tmp_path / "nonutf8.jsonl")}.get(expect, expect)
-    before = sorted(os.listdir(tmp_path))
+    before = {p: p.read_bytes() if p.is_file() else None for p in sorted(tmp_path.rglob("*"))}
     try:
         code = cli.main(argv)
     except SystemExit as e:  # argparse: usage and message, exit 2
@@ -231,7 +237,8 @@ def test_bad_input(name, argv, expect, tmp_path, monkeypatch, capsys):
     assert expect in err, err
     assert "Traceback" not in err
     assert os.listdir(res) == [], "a record or file was written"
-    assert sorted(os.listdir(tmp_path)) == before
+    after = {p: p.read_bytes() if p.is_file() else None for p in sorted(tmp_path.rglob("*"))}
+    assert after == before, "a file was written, changed or set aside"
 
 
 @pytest.mark.parametrize("engine", ["fftw3", "FFTW", ""])

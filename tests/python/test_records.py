@@ -1,6 +1,7 @@
 import json
 import multiprocessing as mp
 import os
+import time
 
 import pytest
 from conftest import RUN_RECORD
@@ -71,3 +72,63 @@ def test_completed_keys_only_counts_verified_runs():
         {"app": "ring", "status": "ok", "driver": {}},
     ]
     assert records.completed_keys(recs) == {"a"}
+
+
+def _appender(path, count):
+    for i in range(count):
+        records.append(path, dict(RUN_RECORD, i=i))
+
+
+def _damager(path, count):
+    """A writer whose lines are damaged (a bug, a cut-short record): whole lines that are no
+    record, written the way every pxq writer writes, under the lock on the file's current inode."""
+    for i in range(count):
+        fd = records._open_locked(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        try:
+            os.write(fd, b'{"damaged": %d\n' % i)
+        finally:
+            os.close(fd)
+
+
+def test_repair_beside_running_appends_loses_no_record(tmp_path, monkeypatch):
+    """One process appends 3000 records, another writes 300 damaged lines, and repair runs in
+    a loop the while: every record stays exactly once, every damaged line is set aside."""
+    monkeypatch.setattr(os, "fsync", lambda fd: None)  # the lock is under test, not the disk
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(b"")
+    ctx = mp.get_context("fork")
+    writers = [ctx.Process(target=_appender, args=(path, 3000)), ctx.Process(target=_damager, args=(path, 300))]
+    for p in writers:
+        p.start()
+    repairs = 0
+    while any(p.is_alive() for p in writers):
+        records.repair(path)
+        repairs += 1
+        time.sleep(0.01)
+    for p in writers:
+        p.join()
+        assert p.exitcode == 0
+    records.repair(path)
+    kept = records.read(path)
+    assert sorted(r["i"] for r in kept) == list(range(3000)), f"{3000 - len(kept)} records lost in {repairs} repairs"
+    damaged = path.with_name("r.jsonl.damaged").read_bytes().splitlines()
+    assert sorted(damaged) == sorted(b'{"damaged": %d' % i for i in range(300))
+    assert repairs > 10  # the repairs did run beside the writers
+
+
+def test_repair_on_a_full_disk_leaves_both_files_as_they_were(tmp_path, monkeypatch):
+    path = tmp_path / "r.jsonl"
+    good = json.dumps(RUN_RECORD).encode() + b"\n"
+    path.write_bytes(good + b"{broken\n" + good)
+
+    def full(fd, data):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "write", full)
+    with pytest.raises(records.RecordError, match="No space left on device; the file is unchanged"):
+        records.repair(path)
+    monkeypatch.undo()
+    assert path.read_bytes() == good + b"{broken\n" + good
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.jsonl"]  # no empty .damaged, no temporary file
+    kept, removed = records.repair(path)
+    assert kept == 2 and removed[0][0] == 2 and "not a JSON record" in removed[0][1]

@@ -55,7 +55,7 @@ def _is_regular_or_absent(path: Path) -> bool:
 def check_writable(path: Path, option: str = "--results") -> None:
     """Raises InputError naming the path and the fix; creates nothing."""
     path = Path(path)
-    if escape.plain(str(path)) != str(path):
+    if re.search(r"[\x00-\x1f\x7f-\x9f]", str(path)):
         raise InputError(
             f"{option} {escape.plain(str(path))!r}: the path holds a control character (a newline, an escape): "
             f"give {option} a plain path"
@@ -223,7 +223,7 @@ def decode_line(raw: bytes) -> tuple[Any, str | None]:
     why) for a line that is not a usable pxq record. The one door every reader goes through:
     parse_line's bounds, then the record's kind's schema (pxq.schemas)."""
     rec, why = parse_line(raw)
-    if why is None and rec is not None:
+    if why is None and raw.strip():  # a JSON null is a line, not a blank one
         why = problem(rec)
     return (None, why) if why else (rec, None)
 

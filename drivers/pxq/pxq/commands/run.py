@@ -10,7 +10,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from pxq import bounds, counters, options, placement, records, registry, report, runner
+from pxq import bounds, counters, options, placement, records, registry, report, runner, tiles
 from pxq.errors import InputError
 from pxq.launch import stage
 from pxq.layout import parse_layout
@@ -76,6 +76,8 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     if args.rank_order is not None:
         spec = with_rank_order(spec, args.rank_order)
     spec.resolved()  # validates mode/threads/tile before anything runs
+    if spec.resolved()[2] == "auto":
+        tiles.read_profile(tiles.profile_path())  # a damaged profile is refused here, by name
     if args.dry_run:
         return _dry_run(spec, console)
     counters.say_before(console, spec.counters)

@@ -10,6 +10,7 @@ from rich.markup import escape
 
 from pxq import batch, bounds, counters, options, records, registry, runner
 from pxq import sweep as sweeps
+from pxq import tiles as tile_files
 from pxq.errors import InputError
 from pxq.layout import parse_layouts, parse_tile
 from pxq.paths import results_path
@@ -70,6 +71,8 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
         if m not in registry.modes():
             raise InputError(f"unknown mode '{m}': use {', '.join(registry.modes())}")
     tiles = [parse_tile(t) for t in args.tiles.split(",") if t]
+    if "auto" in tiles and "tiled" in modes:
+        tile_files.read_profile(tile_files.profile_path())  # a damaged profile is refused before any run
     backends = [b for b in args.backends.split(",") if b]
     options.check_backends(backends)
     threads = _threads(args.threads)

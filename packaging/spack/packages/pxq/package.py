@@ -44,6 +44,7 @@ class Pxq(CMakePackage):
     depends_on("py-rich", type="run")
     depends_on("py-matplotlib", type="run")
     depends_on("py-jsonschema", type="run")
+    depends_on("py-fastjsonschema", type="run")
     depends_on("py-scipy", type="run")
     depends_on("py-numpy", type="run")
 
