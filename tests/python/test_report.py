@@ -126,3 +126,48 @@ def test_an_apps_own_choices_split_rows_and_name_the_mode():
         ]
     )
     assert sorted((r.mode, len(r.times)) for r in rows) == [("flat", 2), ("flat+fftw", 1), ("flat+sym", 1)]
+
+
+HOSTILE = '\x1b[2J\x1b]0;pwned\x07[bold red]BOOM[/] <script>alert(1)</script> | *x* =HYPERLINK("http://e")'
+
+
+def test_every_output_of_a_hostile_record_shows_its_text_as_text(tmp_path, capsys):
+    """Free-text fields a record may carry (host, CPU, compiler, an error's output) rendered by
+    every output: nothing reaches the terminal as a control sequence or rich markup, markdown
+    is escaped, a CSV cell never starts a formula, JSON stays JSON."""
+    import csv
+    import io
+    import json
+
+    from pxq import cli
+
+    def hostile(t: float, host: str) -> dict:
+        rec = with_host(record(t, 6.0 / t), host)
+        rec["context"].update(cpu_model=HOSTILE, compiler=HOSTILE)
+        return rec
+
+    failed = complete({**record(1.0, 1.0), "status": "error"})
+    for key in ("time", "metrics", "verification"):
+        failed.pop(key, None)
+    failed.update(
+        driver={"run_id": "r1"}, error={"returncode": 1, "seconds": 1.0, "reason": "x", "output_tail": HOSTILE}
+    )
+    write(tmp_path / "a.jsonl", [hostile(1.0, HOSTILE), hostile(1.1, "=cmd|' /C calc'!A0"), failed])
+    path = str(tmp_path / "a.jsonl")
+    outputs, printed = {}, {}
+    for fmt in ("table", "markdown", "csv", "json"):
+        code = cli.main(["report", path, "--group-by", "context.host"] + ([] if fmt == "table" else ["--format", fmt]))
+        assert code == 3  # one run failed
+        out = capsys.readouterr()
+        outputs[fmt], printed[fmt] = out.out + out.err, out.out
+    assert cli.main(["compare", path, path]) == 0
+    outputs["compare"] = capsys.readouterr().out
+    for name, text in outputs.items():
+        assert "\x1b" not in text and "\x07" not in text, name
+    assert "[bold red]BOOM[/]" in outputs["table"]  # shown as written, not as markup
+    assert "\\[bold red\\]BOOM\\[/\\]" in outputs["markdown"] and "\\<script\\>" in outputs["markdown"]
+    assert "<script>" not in outputs["markdown"] and " \\| " in outputs["markdown"]
+    hosts = [r["context.host"] for r in csv.DictReader(io.StringIO(printed["csv"]))]
+    assert len(hosts) == 2 and all(h[:1] not in "=+-@" for h in hosts), hosts
+    assert "'=cmd|' /C calc'!A0" in hosts
+    assert {r["context.host"] for r in json.loads(printed["json"])} == {HOSTILE, "=cmd|' /C calc'!A0"}

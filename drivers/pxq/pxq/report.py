@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from pxq import figures
-from pxq.escape import term
+from pxq.escape import csv_cell, md, term
 from pxq.layout import Layout, format_bytes
 from pxq.peers import NAS_MODE
 from pxq.records import FAILED_STATUSES
@@ -452,11 +452,13 @@ def export(rows: list[Row], fmt: str, group_by: Sequence[str] = ()) -> str:
 
         buf = io.StringIO()
         writer = csv.DictWriter(buf, fieldnames=names, lineterminator="\n")
-        writer.writeheader()
-        writer.writerows({k: ("" if v is None else v) for k, v in d.items()} for d in flat)
+        writer.writerow({n: csv_cell(n) for n in names})
+        writer.writerows(
+            {k: "" if v is None else (csv_cell(v) if isinstance(v, str) else v) for k, v in d.items()} for d in flat
+        )
         return buf.getvalue()
-    cell = lambda v: "-" if v is None else (f"{v:.4g}" if isinstance(v, float) else str(v))  # noqa: E731
-    lines = ["| " + " | ".join(names) + " |", "|" + "---|" * len(names)]
+    cell = lambda v: "-" if v is None else (f"{v:.4g}" if isinstance(v, float) else md(v))  # noqa: E731
+    lines = ["| " + " | ".join(md(n) for n in names) + " |", "|" + "---|" * len(names)]
     lines += ["| " + " | ".join(cell(d[n]) for n in names) + " |" for d in flat]
     return "\n".join(lines) + "\n"
 
