@@ -40,8 +40,9 @@ function(pxq_lab target)
   endforeach()
   add_executable(${target} ${sources})
   target_compile_features(${target} PRIVATE cxx_std_17)
-  target_include_directories(${target} PRIVATE ${LAB_COMMON_DIR} ${CMAKE_CURRENT_SOURCE_DIR}
-                                               ${LAB_SOURCE_DIR})
+  # The student's folder is not on the include path: <nlohmann/json.hpp> or "lab.hpp" always
+  # resolve to the harness's and the system's headers, never to a file of the same name there.
+  target_include_directories(${target} PRIVATE ${LAB_COMMON_DIR} ${CMAKE_CURRENT_SOURCE_DIR})
   target_compile_options(${target} PRIVATE -Wall -Wextra -ffp-contract=off $<$<CONFIG:Release>:-march=native>)
   target_link_libraries(${target} PRIVATE MPI::MPI_CXX OpenMP::OpenMP_CXX nlohmann_json::nlohmann_json
                                           CLI11::CLI11)

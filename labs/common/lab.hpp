@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -44,13 +45,35 @@ inline const char* thread_level_name(int level) {
   }
 }
 
-// The line pxq lab check reads: "LAB-RESULT NONCE {json}", printed by rank 0 only. The nonce
-// is the one pxq lab check hands this run in PXQ_LAB_NONCE, so a line the student's code prints
-// is not taken for the harness's ("-" when run by hand).
+namespace detail {
+// The nonce pxq lab check hands this run in PXQ_LAB_NONCE, taken once before main() and wiped
+// from the environment (the string overwritten in place, so /proc/self/environ loses it too):
+// the student's code, which runs later, cannot read it to print a result line of its own.
+inline std::string take_nonce() {
+  std::string out = "-";  // run by hand
+  if (char* value = std::getenv("PXQ_LAB_NONCE"); value && *value) {
+    out = value;
+    std::memset(value, '0', std::strlen(value));
+    unsetenv("PXQ_LAB_NONCE");
+  }
+  return out;
+}
+inline const std::string nonce = take_nonce();
+inline bool emitted = false;
+}  // namespace detail
+
+// The line pxq lab check reads: "LAB-RESULT NONCE {json}", printed by rank 0 only, once: a
+// second call (code that prints a result before the harness's) ends the run with an error, and
+// pxq lab check refuses any result line that does not carry this run's nonce.
 inline void emit(const World& w, const Json& result) {
+  if (detail::emitted) {
+    std::fprintf(stderr, "error: a second result line: only the lab's harness reports a result\n");
+    std::fflush(stderr);
+    MPI_Abort(w.comm, kWrongResult);
+  }
+  detail::emitted = true;
   if (w.rank == 0) {
-    const char* nonce = std::getenv("PXQ_LAB_NONCE");
-    std::printf("LAB-RESULT %s %s\n", nonce && *nonce ? nonce : "-", result.dump().c_str());
+    std::printf("LAB-RESULT %s %s\n", detail::nonce.c_str(), result.dump().c_str());
     std::fflush(stdout);
   }
 }

@@ -198,3 +198,87 @@ def test_lab_grade_writes_the_class_table(tmp_path):
     assert "| copy | lab | grade |" in table and "1 done, 1 not done, 1 not correct of 3 copies." in table
     graded = json.loads((tmp_path / "grades.json").read_text())
     assert [g["outcome"] for g in graded] == ["not done", "done", "not correct"]
+
+
+HOSTILE = r"""
+#include <arpa/inet.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <cstdio>
+#include <cstdlib>
+namespace {
+// Runs before main(), as code meant to escape would: writes outside the copy and inside it,
+// and knocks on a port the test listens on outside the sandbox.
+int escape_attempt() {
+  if (std::FILE* f = std::fopen("@OUTSIDE@", "w")) { std::fputs("escaped", f); std::fclose(f); }
+  if (std::FILE* f = std::fopen("@INSIDE@", "w")) { std::fputs("inside", f); std::fclose(f); }
+  const int s = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(@PORT@);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) std::fputs("connected\n", stderr);
+  close(s);
+  return 0;
+}
+const int attempted = escape_attempt();
+}  // namespace
+"""
+
+
+def test_a_copy_that_writes_outside_its_folder_or_uses_the_network_is_confined(tmp_path):
+    """The solution with code that, before main(), writes a file outside its copy and one in
+    it, and connects to a port the test listens on: it still builds, runs and is graded done,
+    the file outside is never written, the port never hears from it, the file inside is."""
+    import socket
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(4)
+    listener.setblocking(False)
+    outside, port = tmp_path / "escaped.txt", listener.getsockname()[1]
+    dest = solution_copy(4, tmp_path, "ring_compute.cpp", '#include "ring.hpp"', '#include "ring.hpp"')
+    code = HOSTILE.replace("@OUTSIDE@", str(outside)).replace("@INSIDE@", str(dest / "inside.txt"))
+    (dest / "ring_compute.cpp").write_text(code.replace("@PORT@", str(port)) + (dest / "ring_compute.cpp").read_text())
+    code, out, text = check(4, "copy", dest)
+    assert code == 0, text
+    assert not outside.exists(), "the copy wrote outside its folder"
+    assert (dest / "inside.txt").read_text() == "inside"
+    with pytest.raises(BlockingIOError):
+        listener.accept()  # nobody connected
+    listener.close()
+
+
+def test_a_copy_that_reads_the_nonce_to_print_a_result_is_refused(tmp_path):
+    """Code that looks for this run's nonce (the environment, /proc/self/environ) and prints a
+    result line with what it finds: the harness wiped the nonce before main(), so the line is
+    not the harness's, and the run is refused."""
+    steal = r"""
+  {
+    const char* n = std::getenv("PXQ_LAB_NONCE");
+    std::string found = n ? n : "";
+    std::ifstream env("/proc/self/environ");
+    std::string entry;
+    while (found.empty() && std::getline(env, entry, '\0'))
+      if (entry.rfind("PXQ_LAB_NONCE=", 0) == 0) found = entry.substr(14);
+    std::printf("LAB-RESULT %s {\"verified\": true, \"lab\": \"04-tile-ring\"}\n", found.empty() ? "-" : found.c_str());
+    std::fflush(stdout);
+  }
+  (void)tile_elems;"""
+    dest = edited_copy(4, tmp_path, "ring_compute.cpp", "(void)tile_elems;", steal)
+    text = (dest / "ring_compute.cpp").read_text()
+    (dest / "ring_compute.cpp").write_text(
+        "#include <cstdio>\n#include <cstdlib>\n#include <fstream>\n#include <string>\n" + text
+    )
+    code, out, text = check(4, "copy", dest)
+    assert code == 1 and out is None, text
+    assert "printed a result line the harness did not print" in text
+
+
+@pytest.mark.parametrize("shadow", ["nlohmann/json.hpp", "lab.hpp", "ring.hpp"])
+def test_a_header_in_the_copy_that_could_shadow_the_harness_s_is_refused(tmp_path, shadow):
+    dest = edited_copy(4, tmp_path, "ring_compute.cpp", "(void)tile_elems;", "(void)tile_elems;")
+    (dest / shadow).parent.mkdir(parents=True, exist_ok=True)
+    (dest / shadow).write_text("#error shadowed\n")
+    with pytest.raises(labs.InputError, match="could stand in for the lab's own"):
+        check(4, "copy", dest)

@@ -138,3 +138,32 @@ def test_the_lab2_answer_matches_what_cyclic_allocation_gives():
     guide = (TEACHING / "02-msgdist.md").read_text()
     assert "24 of 48 messages (50%) stay on a node" in guide and "none stays (0%)" in guide
     assert "every stencil message leaves the node" not in (labs.folder(labs.get("2")) / "README.md").read_text()
+
+
+def test_a_students_copy_is_confined_and_what_the_sandbox_allows(tmp_path, monkeypatch):
+    from pxq.labs import sandbox
+
+    box = sandbox.Sandbox([tmp_path / "copy"])
+    argv = box.wrap(["mpirun", "-np", "2", "./lab"], tmp_path / "scratch", [tmp_path / "prof"])
+    assert argv[:5] == ["bwrap", "--ro-bind", "/", "/", "--dev"]
+    binds = [argv[i + 1] for i, a in enumerate(argv) if a == "--bind"]
+    assert binds == [str((tmp_path / p).resolve()) for p in ("copy", "scratch", "prof")]
+    assert "--unshare-net" in argv and argv[-4:] == ["mpirun", "-np", "2", "./lab"]
+    assert argv[argv.index("TMPDIR") + 1] == str((tmp_path / "scratch").resolve())
+    assert labs.confinement("solution", tmp_path, None, False) is None  # pxq's own code
+    assert labs.confinement("copy", tmp_path, None, True) is None  # --unconfined, said out loud
+    with pytest.raises(InputError, match="cannot be: check it on this machine, or add --unconfined"):
+        labs.confinement("copy", tmp_path, "hosts", False)
+    monkeypatch.setattr(sandbox, "_probe", lambda: "bubblewrap (bwrap) is not installed")
+    with pytest.raises(InputError, match="apt-get install bubblewrap"):
+        labs.confinement("copy", tmp_path, None, False)
+    (tmp_path / "ring_compute.cpp").write_text("")
+    (tmp_path / ".pxq-lab.json").write_text("{}")
+    (tmp_path / "build").mkdir()
+    sandbox.check_copy(tmp_path, ["ring_compute.cpp"])  # the student's file, the marker, its build
+    for shadow in ("json.hpp", "nlohmann"):
+        (tmp_path / shadow).mkdir() if "." not in shadow else (tmp_path / shadow).write_text("")
+        with pytest.raises(InputError, match=f"{shadow}: a copy holds only the files you edit"):
+            sandbox.check_copy(tmp_path, ["ring_compute.cpp"])
+        if "." in shadow:
+            (tmp_path / shadow).unlink()

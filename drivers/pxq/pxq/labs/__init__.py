@@ -17,6 +17,7 @@ missing effect never fails a student: "no clear effect" or "too noisy to read he
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -31,6 +32,7 @@ from rich.table import Table
 
 from pxq import bounds, findings, records
 from pxq.errors import InputError
+from pxq.labs import sandbox
 from pxq.paths import ROOT, build_dir
 
 LABS = ROOT / "labs"
@@ -204,7 +206,18 @@ def configure_args(mod: ModuleType) -> list[str]:
     return args
 
 
-def build(mod: ModuleType, which: str, source: Path, console: Console) -> Path:
+def _build_step(argv: list[str], confine: sandbox.Sandbox | None) -> subprocess.CompletedProcess:
+    """One configure or compile step; a student's copy builds inside its sandbox."""
+    from pxq import procs
+
+    if confine is None:
+        return subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=1800)
+    with procs.workdir("pxq-lab-build-") as scratch:
+        wrapped = confine.wrap(argv, scratch)
+        return subprocess.run(wrapped, capture_output=True, text=True, errors="replace", timeout=1800)
+
+
+def build(mod: ModuleType, which: str, source: Path, console: Console, confine: sandbox.Sandbox | None = None) -> Path:
     """Configures and builds the lab with LAB_SOURCE; returns the program. A copy builds in
     its own build/ folder, the starter and solution under pxq's build folder."""
     if shutil.which("cmake") is None:
@@ -216,9 +229,11 @@ def build(mod: ModuleType, which: str, source: Path, console: Console) -> Path:
         ["cmake", "-S", str(folder(mod)), "-B", str(out), f"-DLAB_SOURCE={lab_source}", *configure_args(mod)],
         ["cmake", "--build", str(out)],
     ]
+    if confine is not None:
+        sandbox.check_copy(source, student_files(mod))
     for argv in steps:
         try:
-            done = subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=1800)
+            done = _build_step(argv, confine)
         except OSError as e:
             raise InputError(f"cannot run {argv[0]}: {e.strerror}") from None
         if done.returncode != 0:
@@ -238,6 +253,7 @@ class Context:
     timeout: float = TIMEOUT  # a run longer than this is a hang
     hang_hint: str = ""  # the likely cause of a hang in this lab
     hostfile: str | None = None  # run on these hosts (else this machine, or the Slurm allocation)
+    confine: sandbox.Sandbox | None = None  # a student's copy runs inside this sandbox
 
     def run(
         self,
@@ -279,8 +295,18 @@ class Context:
                 env.update(extra)
             else:
                 argv[1:1] = [flag for key, value in extra.items() for flag in ("-x", f"{key}={value}")]
-            done = procs.run([*argv, str(program or self.program), *(args or [])], env, run_id, limit)
-        found = [body for tag, body in RESULT.findall(done.output) if tag == nonce]
+            command = [*argv, str(program or self.program), *(args or [])]
+            if self.confine is not None:
+                command = self.confine.wrap(command, tmp, [profile.parent] if profile is not None else [])
+            done = procs.run(command, env, run_id, limit)
+        lines = RESULT.findall(done.output)
+        found = [body for tag, body in lines if tag == nonce]
+        if len(found) != len(lines) or len(found) > 1:
+            raise LabFailure(
+                f"the run at {layout} printed a result line the harness did not print: only the lab's harness "
+                "reports a result; remove the LAB-RESULT printing from your code",
+                records.EXIT_VERIFICATION,
+            )
         tail = "\n".join(done.output.strip().splitlines()[-15:])
         if done.timed_out:
             hint = f" {self.hang_hint}" if self.hang_hint else ""
@@ -354,15 +380,42 @@ def ratio_of(base: list[float], new: list[float]) -> tuple[float, float]:
 
 
 def check(
-    mod: ModuleType, which: str, copy: Path | None, repeat: int, console: Console, hostfile: str | None = None
+    mod: ModuleType,
+    which: str,
+    copy: Path | None,
+    repeat: int,
+    console: Console,
+    hostfile: str | None = None,
+    unconfined: bool = False,
 ) -> tuple[int, Outcome | None]:
     """Builds, runs and grades one lab; returns the exit code (GRADES) and the outcome."""
-    code, out, _ = grade(mod, which, copy, repeat, console, hostfile)
+    code, out, _ = grade(mod, which, copy, repeat, console, hostfile, unconfined)
     return code, out
 
 
+def confinement(which: str, source: Path, hostfile: str | None, unconfined: bool) -> sandbox.Sandbox | None:
+    """The sandbox a student's copy builds and runs in (None for pxq's own starter and solution,
+    or when the teacher asked for --unconfined). Runs on other hosts cannot be confined from
+    here: they need --unconfined, said out loud."""
+    if which != "copy" or unconfined:
+        return None
+    if hostfile or os.environ.get("SLURM_JOB_ID"):
+        raise InputError(
+            "a student's copy runs confined, and its runs on other hosts (--hostfile, Slurm) cannot be: check it on "
+            "this machine, or add --unconfined to run it there with your rights"
+        )
+    sandbox.check()
+    return sandbox.Sandbox([source])
+
+
 def grade(
-    mod: ModuleType, which: str, copy: Path | None, repeat: int, console: Console, hostfile: str | None = None
+    mod: ModuleType,
+    which: str,
+    copy: Path | None,
+    repeat: int,
+    console: Console,
+    hostfile: str | None = None,
+    unconfined: bool = False,
 ) -> tuple[int, Outcome | None, dict[str, Any]]:
     """check() with the grade as a record: lab, source, outcome, exit code, the checks made,
     the effects measured (with their spread) and the reason of a failure."""
@@ -372,9 +425,11 @@ def grade(
     if hostfile is not None and not Path(hostfile).is_file():
         raise InputError(f"--hostfile {hostfile}: no such file")
     which, source = source_of(mod, which, copy)
+    confine = confinement(which, source, hostfile, unconfined)
     record: dict[str, Any] = {"kind": "lab-grade", "lab": mod.FOLDER, "number": mod.NUMBER, "source": str(source)}
+    record["confined"] = confine is not None
     try:
-        program = build(mod, which, source, console)
+        program = build(mod, which, source, console, confine)
         ctx = Context(
             console,
             program,
@@ -384,6 +439,7 @@ def grade(
             float(getattr(mod, "TIMEOUT", TIMEOUT)),
             getattr(mod, "HANG_HINT", ""),
             hostfile,
+            confine,
         )
         console.print(f"checking lab {mod.NUMBER} ({mod.TITLE}): {repeat} interleaved repeat(s)")
         out = mod.measure(ctx)

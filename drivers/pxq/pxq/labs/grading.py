@@ -67,7 +67,13 @@ def _write(path: Path, text: str) -> None:
 
 
 def grade_class(
-    mod: ModuleType, dirs: list[Path], repeat: int, hostfile: str | None, out: Path, console: Console
+    mod: ModuleType,
+    dirs: list[Path],
+    repeat: int,
+    hostfile: str | None,
+    out: Path,
+    console: Console,
+    unconfined: bool = False,
 ) -> int:
     """Grades every copy (a folder that cannot be graded is a row of its own, "bad input"),
     prints the table and writes OUT.csv, OUT.md and OUT.json."""
@@ -84,7 +90,7 @@ def grade_class(
         console.rule(f"{i}/{len(dirs)}: {rich_escape(str(d))}")
         log = Console(file=io.StringIO(), width=160)
         try:
-            code, _, record = labs.grade(mod, "copy", d, repeat, log, hostfile)
+            code, _, record = labs.grade(mod, "copy", d, repeat, log, hostfile, unconfined)
         except InputError as e:
             code, record = records.EXIT_BAD_INPUT, {"lab": mod.FOLDER, "outcome": "bad input", "reason": str(e)}
         record = {**record, "copy": str(d), "exit": code}
