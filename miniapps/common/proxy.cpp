@@ -3,6 +3,8 @@
 
 #include <mpi.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -38,6 +40,17 @@ double slowest(double local, MPI_Comm comm) {
   return out;
 }
 
+// How much of its tolerance a verified value used: the largest of the app's errors over the
+// tolerance (0: exact; 1: at the limit), so a record says how close a pass came to a fail.
+// -1 when the app reports no error and tolerance.
+double tolerance_used(const nlohmann::json& v) {
+  if (!v.contains("tolerance") || !v["tolerance"].is_number() || v["tolerance"].get<double>() <= 0) return -1;
+  double worst = -1;
+  for (const char* key : {"error", "max_error", "max_rel_error", "checksum_rel_error"})
+    if (v.contains(key) && v[key].is_number()) worst = std::max(worst, std::abs(v[key].get<double>()));
+  return worst < 0 ? -1 : worst / v["tolerance"].get<double>();
+}
+
 nlohmann::json record(const Summary& s, const Measured& m, const std::string& app, const CommonOptions& co,
                       const Variant& v, const RunStart& start, int ranks, const std::vector<std::string>& notes,
                       bool passed) {
@@ -54,6 +67,7 @@ nlohmann::json record(const Summary& s, const Measured& m, const std::string& ap
   metrics.update({{"mpi_bytes", m.messages["bytes"]}, {"mpi_messages", m.messages["messages"]}});
   nlohmann::json verification = {{"passed", passed}};
   verification.update(s.verification);
+  if (const double used = tolerance_used(s.verification); used >= 0) verification["tolerance_used"] = used;
   rec.update(nlohmann::json{{"size", s.size},
                             {"time", time},
                             {"metrics", metrics},

@@ -171,3 +171,15 @@ def test_every_output_of_a_hostile_record_shows_its_text_as_text(tmp_path, capsy
     assert len(hosts) == 2 and all(h[:1] not in "=+-@" for h in hosts), hosts
     assert "'=cmd|' /C calc'!A0" in hosts
     assert {r["context.host"] for r in json.loads(printed["json"])} == {HOSTILE, "=cmd|' /C calc'!A0"}
+
+
+def test_a_pass_close_to_a_fail_is_flagged_by_how_much_tolerance_it_used():
+    def used(share: float) -> dict:
+        rec = record(1.0, 1.0)
+        rec["verification"] = {"passed": True, "method": "m", "tolerance_used": share}
+        return rec
+
+    (row,) = report.summarize([used(0.01), used(0.7), used(0.02)])
+    assert row.tolerance_used == 0.7 and "near-tolerance" in row.flags
+    (row,) = report.summarize([used(0.01), used(0.09)])
+    assert "near-tolerance" not in row.flags

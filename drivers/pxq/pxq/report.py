@@ -28,7 +28,10 @@ FLAG_TEXT = {
     "single": "one run: no spread to judge it by; use --repeat 3 or more",
     "oversubscribed": "more workers than cores: times include waiting for a core, not the variant's speed",
     "simulated": "ran under the cache simulator (20-100x slower): compare its misses, not its time",
+    "near-tolerance": "verified, but a run's error used over half of its tolerance: a pass close to a fail "
+    "(verification.tolerance_used in the record)",
 }
+NEAR_TOLERANCE = 0.5  # a verified error above this share of its tolerance is flagged
 
 
 @dataclass
@@ -55,6 +58,7 @@ class Row:
     miss_level: str = ""  # its record name (l2_misses, llc_misses, ...)
     moved: list[float] = field(default_factory=list)  # bytes the ring streamed, per run (misses per KiB)
     simulated: bool = False  # the runs' counters came from the cache simulator
+    tolerance_used: float = 0.0  # the most of its verification tolerance a run's error used
 
     @property
     def median_misses(self) -> float | None:
@@ -99,6 +103,8 @@ class Row:
             out.append("oversubscribed")
         if self.simulated:
             out.append("simulated")
+        if self.verified and self.tolerance_used > NEAR_TOLERANCE:
+            out.append("near-tolerance")
         return out
 
     def _median_run(self) -> int:
@@ -222,6 +228,9 @@ def summarize(recs: Iterable[dict[str, Any]], group_by: Sequence[str] = ()) -> l
         if "mops_total" in metrics:
             row.mops.append(metrics["mops_total"])
         row.verified = row.verified and rec["status"] == "ok"
+        used = (rec.get("verification") or {}).get("tolerance_used")
+        if isinstance(used, (int, float)):
+            row.tolerance_used = max(row.tolerance_used, float(used))
         row.oversubscribed = row.oversubscribed or bool(rec["layout"].get("oversubscribed"))
         _add_misses(row, rec, simulated)
     rows = list(groups.values())
