@@ -78,6 +78,7 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     threads = _threads(args.threads)
     options.check_repeat(args.repeat)
     results = results_path(args.results, f"{args.app}.jsonl")
+    records.read(results)  # a file with a damaged line is refused before anything runs (pxq repair)
     configs, notes = sweeps.plan(options.base_spec(args, app_args, results), layouts, modes, tiles, backends, threads)
     for note in notes:
         console.print(f"[dim]{note}[/dim]")
