@@ -228,9 +228,7 @@ def summarize(recs: Iterable[dict[str, Any]], group_by: Sequence[str] = ()) -> l
         if "mops_total" in metrics:
             row.mops.append(metrics["mops_total"])
         row.verified = row.verified and rec["status"] == "ok"
-        used = (rec.get("verification") or {}).get("tolerance_used")
-        if isinstance(used, (int, float)):
-            row.tolerance_used = max(row.tolerance_used, float(used))
+        row.tolerance_used = max(row.tolerance_used, float((rec.get("verification") or {}).get("tolerance_used", 0)))
         row.oversubscribed = row.oversubscribed or bool(rec["layout"].get("oversubscribed"))
         _add_misses(row, rec, simulated)
     rows = list(groups.values())
