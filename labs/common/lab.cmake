@@ -38,11 +38,19 @@ function(pxq_lab target)
     endif()
     list(APPEND sources ${LAB_SOURCE_DIR}/${f})
   endforeach()
-  add_executable(${target} ${sources})
-  target_compile_features(${target} PRIVATE cxx_std_17)
   # The student's folder is not on the include path: <nlohmann/json.hpp> or "lab.hpp" always
   # resolve to the harness's and the system's headers, never to a file of the same name there.
-  target_include_directories(${target} PRIVATE ${LAB_COMMON_DIR} ${CMAKE_CURRENT_SOURCE_DIR})
+  # The headers the student edits (listed under STUDENT) are copied to a folder of their own,
+  # which the harness's files include after the harness's.
+  set(student_include ${CMAKE_BINARY_DIR}/student-include)
+  foreach(f IN LISTS LAB_STUDENT)
+    if(f MATCHES "\\.(h|hh|hpp|hxx)$")
+      configure_file(${LAB_SOURCE_DIR}/${f} ${student_include}/${f} COPYONLY)
+    endif()
+  endforeach()
+  add_executable(${target} ${sources})
+  target_compile_features(${target} PRIVATE cxx_std_17)
+  target_include_directories(${target} PRIVATE ${LAB_COMMON_DIR} ${CMAKE_CURRENT_SOURCE_DIR} ${student_include})
   target_compile_options(${target} PRIVATE -Wall -Wextra -ffp-contract=off $<$<CONFIG:Release>:-march=native>)
   target_link_libraries(${target} PRIVATE MPI::MPI_CXX OpenMP::OpenMP_CXX nlohmann_json::nlohmann_json
                                           CLI11::CLI11)

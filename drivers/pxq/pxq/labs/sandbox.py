@@ -11,6 +11,7 @@ inside the sandbox. The teacher reads the code, as for any submission."""
 from __future__ import annotations
 
 import functools
+import os
 import shutil
 import subprocess
 from collections.abc import Iterable
@@ -64,6 +65,11 @@ class Sandbox:
             out += ["--bind", real, real]
         if not self.network:
             out.append("--unshare-net")
+            # Loopback is the only interface left: Open MPI's TCP (between virtual nodes) and
+            # its runtime must use it, which they skip by default.
+            for key in ("btl_tcp", "oob_tcp"):
+                if not any(os.environ.get(f"OMPI_MCA_{key}_if_{w}") for w in ("include", "exclude")):
+                    out += ["--setenv", f"OMPI_MCA_{key}_if_include", "lo"]
         out += ["--die-with-parent", "--setenv", "TMPDIR", str(Path(scratch).resolve()), "--"]
         return out + [str(a) for a in argv]
 
