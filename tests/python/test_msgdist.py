@@ -134,3 +134,9 @@ def test_bad_models_allocations_and_files(tmp_path: Path):
     nomatrix.write_text(json.dumps(rec) + "\n")
     with pytest.raises(RecordError, match="nomatrix.jsonl:1: not a valid profile record: .*'p2p' is a required"):
         msgdist.load(nomatrix)
+
+
+def test_a_profiles_program_name_is_shown_as_plain_text():
+    rec = dict(ring_profile(4), program="/x/[red]$\\frac{a}{\x1b[31m prog --flag")
+    assert msgdist.program_name(rec) == "?red???frac?a????31m"
+    assert msgdist.program_name(dict(rec, program="./cg.A.x -n 4")) == "cg.A.x"

@@ -251,9 +251,11 @@ def plot_profile(rec: dict[str, Any], path: Path) -> Path:
 
 
 def program_name(rec: dict[str, Any]) -> str:
-    """The profiled program's name (its path's last part), for titles."""
+    """The profiled program's name (its path's last part), for titles: letters, digits and
+    ._+- only, so a profile's text is never markup (rich), math (matplotlib) or a control."""
     words = str(rec.get("program", "?")).split()
-    return Path(words[0]).name if words else "?"
+    name = Path(words[0]).name if words else "?"
+    return re.sub(r"[^A-Za-z0-9._+-]", "?", name)[:64] or "?"
 
 
 def classify(rec: dict[str, Any], model: Model | None, alloc: str) -> tuple[list[tuple[int, int]], str]:
