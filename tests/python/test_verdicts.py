@@ -4,6 +4,8 @@ rests on, and working sets grown past the measured last cache level."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from pxq import caches, findings, plausible, study
@@ -263,3 +265,28 @@ def test_where_no_size_the_memory_holds_leaves_the_cache_the_verdict_says_why():
     assert "available memory" in part.why
     given, why, inside = tiling.choose_block("64M", 480 * MIB, 2, 24 << 30)
     assert inside and "inside the measured last level" in why
+
+
+def test_a_stored_cache_profile_of_the_wrong_types_is_measured_again_not_used(tmp_path, monkeypatch):
+    from pxq import caches
+
+    machine = {"host": "h", "cpu_model": "c", "caches": {k: {"bytes": 1 << 20} for k in ("l1d", "l2", "l3")}}
+    good = {
+        **caches._key(machine),
+        "last_level_bytes": 1 << 25,
+        "peak_gbs": 50.0,
+        "levels": [{"level": "l2", "hwloc_bytes": 1 << 20, "agrees": True}],
+    }
+    path = tmp_path / "caches.json"
+    monkeypatch.setenv("PXQ_CACHE_PROFILE", str(path))
+    path.write_text(json.dumps(good))
+    assert caches.load(machine)["last_level_bytes"] == 1 << 25
+    for bad in (
+        {**good, "last_level_bytes": "32M"},
+        {**good, "peak_gbs": "fast"},
+        {**good, "levels": [{"level": "l9", "hwloc_bytes": 1, "agrees": True}]},
+    ):
+        path.write_text(json.dumps(bad))
+        assert caches.load(machine) is None
+    path.write_bytes(b"\xff" + b"[" * 100)
+    assert caches.load(machine) is None

@@ -147,15 +147,46 @@ def measure(machine: dict[str, Any], binary: Path) -> dict[str, Any]:
     return {**key, "date": rec["context"].get("date", ""), **got, "peak_gbs": peak}
 
 
+# The fields of a stored cache profile pxq reads, with their types (a profile that is not so is
+# measured again, never used).
+_PROFILE = {
+    "type": "object",
+    "required": ["format", "last_level_bytes", "levels"],
+    "properties": {
+        "format": {"type": "integer"},
+        "last_level_bytes": {"type": "integer", "minimum": 1},
+        "hwloc_last_bytes": {"type": "integer", "minimum": 0},
+        "peak_gbs": {"type": ["number", "null"], "minimum": 0},
+        "levels": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["level", "hwloc_bytes", "agrees"],
+                "properties": {
+                    "level": {"enum": ["l1d", "l2", "l3"]},
+                    "hwloc_bytes": {"type": "integer", "minimum": 0},
+                    "agrees": {"type": "boolean"},
+                },
+            },
+        },
+        "note": {"type": "string"},
+    },
+}
+
+
 def load(machine: dict[str, Any]) -> dict[str, Any] | None:
     """The stored profile of this machine, if one was measured (None for another machine's)."""
+    import jsonschema
+
+    from pxq import records
+    from pxq.errors import InputError
+
     path = profile_path()
     try:
-        prof = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(prof, dict) or not isinstance(prof.get("last_level_bytes"), int):
-        return None
+        prof = records.json_file(path, "not a cache profile pxq writes")
+        jsonschema.validate(prof, _PROFILE)
+    except (FileNotFoundError, InputError, jsonschema.ValidationError):
+        return None  # none, or not one pxq wrote: measured again
     key = _key(machine)
     return prof if all(prof.get(k) == v for k, v in key.items()) else None
 

@@ -54,7 +54,7 @@ def _dry_run(spec: runner.RunSpec, console: Console) -> int:
     stage(plan, folder)
     for path, content in plan.files.items():
         console.print(f"# {path}:\n{content}", markup=False)
-    env = " ".join(f"{k}={v}" for k, v in plan.env.items())
+    env = " ".join(f"{k}={shlex.quote(str(v))}" for k, v in plan.env.items())
     print(f"{env} {shlex.join(argv)}")
     return 0
 
