@@ -98,3 +98,15 @@ def test_validate_exits_0_1_2_and_names_the_line(tmp_path, capsys):
     assert f"{bad}:2" in out and "status: 'done' is not one of" in out and f"{bad}:3" in out and "2 invalid" in out
     assert cli.main(["validate", str(tmp_path / "none.jsonl")]) == 2
     assert cli.main(["validate", str(good), "--require", "runs"]) == 2
+
+
+def test_validate_names_what_the_records_door_refuses(tmp_path, capsys):
+    """validate and every reader agree: a line that is not UTF-8, nested too deep, or of the
+    wrong types is invalid, named by its line and the reason."""
+    path = tmp_path / "r.jsonl"
+    good = json.dumps(RUN).encode()
+    path.write_bytes(good + b"\n" + good[:-1] + b', "x": "\xff"}\n' + b"[" * 50 + b"]" * 50 + b"\n")
+    assert cli.main(["validate", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "r.jsonl:2" in out and "not UTF-8" in out
+    assert "r.jsonl:3" in out and "nested deeper than 32" in out and "1 run (version 2); 2 invalid" in out
