@@ -201,3 +201,30 @@ def test_submit_dry_run_prints_one_script_per_layout_and_writes_nothing(tmp_path
     assert "--layouts 2x1x2 --modes flat,tiled" in out and "--repeat 3" in out and "-- --class W" in out
     assert "--resume" in out and "(6 runs)" in out and "(3 runs)" in out  # 1x2: flat+tiled; 2x1x2: tiled
     assert not (tmp_path / "mg.jobs").exists() and not results.exists()
+
+
+def test_a_job_script_carries_hostile_options_as_data(tmp_path, fake_build, capsys, monkeypatch):
+    """App options with shell syntax, quotes and newlines reach the sweep in the job script as
+    the very words given: the script, run by bash, executes none of them."""
+    import json
+    import subprocess
+    import sys
+
+    from pxq import cli
+
+    fake = tmp_path / "fake-python"
+    fake.write_text(f"#!{sys.executable}\nimport json, sys\nprint(json.dumps(sys.argv[1:]))\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(fake))
+    hostile = ["--block", "$(touch PWNED)", "`touch PWNED`; touch PWNED", "a\nb' \"c", "--x=$HOME"]
+    results = tmp_path / "ring.jsonl"
+    argv = ["sweep", "ring", "--layouts", "1x2", "--modes", "flat", "--results", str(results)]
+    assert cli.main([*argv, "--submit", "--dry-run", "--", *hostile]) == 0
+    script = capsys.readouterr().out.split("\n", 1)[1]  # after the "# path" line
+    assert script.startswith("#!/bin/bash")
+    assert len([ln for ln in script.splitlines() if ln.startswith("#SBATCH")]) == 5
+    done = subprocess.run(["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout)
+    assert got[-len(hostile) - 1 :] == ["--", *hostile]
+    assert not (tmp_path / "PWNED").exists()
