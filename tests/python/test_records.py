@@ -132,3 +132,17 @@ def test_repair_on_a_full_disk_leaves_both_files_as_they_were(tmp_path, monkeypa
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.jsonl"]  # no empty .damaged, no temporary file
     kept, removed = records.repair(path)
     assert kept == 2 and removed[0][0] == 2 and "not a JSON record" in removed[0][1]
+
+
+def test_the_drivers_own_run_folder_is_read_before_the_schema(tmp_path):
+    """An app's record before the driver completes it (its counters block not yet filled) is
+    read from the run's private folder within the bounds; anywhere else it is refused."""
+    path = tmp_path / "record.jsonl"
+    partial = dict(RUN_RECORD, counters={"source": "sim"})
+    path.write_text(json.dumps(partial) + "\n")
+    assert records.read(path, check=False) == [partial]
+    with pytest.raises(records.RecordError, match="not a valid run record: counters"):
+        records.read(path)
+    path.write_text("[1]\n" + "[" * 40 + "]" * 40 + "\n")
+    with pytest.raises(records.RecordError, match=":1: not a pxq record"):
+        records.read(path, check=False)
