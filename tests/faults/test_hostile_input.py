@@ -134,6 +134,7 @@ for hname, (data, expect) in HOSTFILES.items():
         ("run", ["run", "ring", "--hostfile", "@FILE"]),
         ("sweep", ["sweep", "ring", "--hostfile", "@FILE"]),
         ("probe", ["probe", "allreduce", "--hostfile", "@FILE"]),
+        ("lab", ["lab", "check", "4", "--solution", "--hostfile", "@FILE"]),
     ):
         case(f"hostfile-{hname}-{cname}", argv, expect, FILE=data)
 case("hostfile-fewer-hosts", ["run", "ring", "--layout", "2x1", "--hostfile", "@FILE"], "names 1 host(s)", FILE=b"n1\n")

@@ -379,17 +379,9 @@ def ratio_of(base: list[float], new: list[float]) -> tuple[float, float]:
     return ratio, max(findings.spread(base), findings.spread(new))
 
 
-def check(
-    mod: ModuleType,
-    which: str,
-    copy: Path | None,
-    repeat: int,
-    console: Console,
-    hostfile: str | None = None,
-    unconfined: bool = False,
-) -> tuple[int, Outcome | None]:
-    """Builds, runs and grades one lab; returns the exit code (GRADES) and the outcome."""
-    code, out, _ = grade(mod, which, copy, repeat, console, hostfile, unconfined)
+def check(*args: Any, **options: Any) -> tuple[int, Outcome | None]:
+    """grade() without its record: the exit code (GRADES) and the outcome."""
+    code, out, _ = grade(*args, **options)
     return code, out
 
 
@@ -422,8 +414,10 @@ def grade(
     from pxq import envinfo
 
     bounds.repeat(repeat)
-    if hostfile is not None and not Path(hostfile).is_file():
-        raise InputError(f"--hostfile {hostfile}: no such file")
+    if hostfile is not None:
+        from pxq.launch import hostfile_hosts
+
+        hostfile_hosts(Path(hostfile))  # read as every launch reads it: strictly, before anything runs
     which, source = source_of(mod, which, copy)
     confine = confinement(which, source, hostfile, unconfined)
     record: dict[str, Any] = {"kind": "lab-grade", "lab": mod.FOLDER, "number": mod.NUMBER, "source": str(source)}
