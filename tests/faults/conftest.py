@@ -18,14 +18,14 @@ sys.path.insert(0, str(ROOT / "drivers" / "pxq"))
 BUILD = Path(os.environ.get("PXQ_BUILD_DIR", ROOT / "build"))
 PYTHON = sys.executable
 
-from pxq import procs  # noqa: E402
+from pxq.core import procs  # noqa: E402
 
 
 def build_mpirun() -> str:
     """The launcher of the build under test: Open MPI's mpirun or MPICH's mpiexec."""
     env = dict(os.environ, PXQ_BUILD_DIR=str(BUILD), PYTHONPATH=str(ROOT / "drivers" / "pxq"))
     env.pop("PXQ_MPIRUN", None)
-    code = "from pxq.launch import find_mpirun; print(find_mpirun())"
+    code = "from pxq.machine.mpi import find_mpirun; print(find_mpirun())"
     return subprocess.run([PYTHON, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.strip()
 
 

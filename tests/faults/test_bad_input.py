@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from pxq import cli, placement
+from pxq import cli
+from pxq.analysis import placement
 
 RES = "@RES"  # the test's results folder
 NONUTF8 = "@NONUTF8"  # a file of non-UTF-8 bytes

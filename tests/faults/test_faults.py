@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, build_mpirun, fake_launcher, leftovers
 
-from pxq.launch import launcher_flavour
+from pxq.machine.mpi import launcher_flavour
 
 LONG = ["--", "--block", "4M", "--iterations", "100000"]  # minutes unless stopped
 SHORT = ["--", "--block", "1M", "--iterations", "3", "--passes", "2"]

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from pxq import labs
+from pxq.teaching import harness as labs
 
 NUMBERS = [1, 2, 3, 4, 5, 6]
 

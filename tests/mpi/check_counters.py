@@ -21,7 +21,8 @@ from pathlib import Path
 
 from driver_check import fail, pxq, records
 
-from pxq import counters, envinfo, registry
+from pxq.core import registry
+from pxq.machine import counters, envinfo
 
 
 def check_hw(work: Path) -> None:

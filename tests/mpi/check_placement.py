@@ -21,8 +21,8 @@ from pathlib import Path
 
 from driver_check import fail, pxq, records
 
-from pxq import msgdist, placement
-from pxq.launch import find_mpirun
+from pxq.analysis import msgdist, placement
+from pxq.machine.mpi import find_mpirun
 
 
 def profile(work: Path, app: str, ranks: int) -> Path:

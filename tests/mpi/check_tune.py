@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from pxq.cli import main as pxq_main
-from pxq.paths import binary
+from pxq.core.paths import binary
 
 
 def fail(msg: str) -> None:

@@ -10,8 +10,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "drivers" / "pxq"))
 
 import json  # noqa: E402
 
-from pxq import registry  # noqa: E402
-from pxq.paths import binary  # noqa: E402
+from pxq.core import registry  # noqa: E402
+from pxq.core.paths import binary  # noqa: E402
 
 
 @pytest.fixture
@@ -36,7 +36,7 @@ RUN_RECORD = json.loads((Path(__file__).parent / "data" / "run-record.json").rea
 def complete(rec: dict) -> dict:
     """A test's run record made whole: the fields the run schema asks of a finished run (kind,
     version, context, verification, placement summary) taken from a real run where the test
-    gave none, so that it passes pxq.records' door."""
+    gave none, so that it passes pxq.core.records' door."""
     out = {"kind": "run", "schema": 2, **rec}
     for field in ("context", "placement_summary", "size", "metrics"):
         out.setdefault(field, RUN_RECORD[field])

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pxq import registry
+from pxq.core import registry
 
 ROOT = Path(__file__).resolve().parents[2]
 MAX_FUNCTION_LINES = 80
@@ -34,7 +34,8 @@ def test_every_available_backend_has_its_four_executors():
 
 
 def test_the_driver_resolves_sizes_and_modes_as_the_binaries_do():
-    from pxq.layout import InputError, parse_bytes, resolve_mode
+    from pxq.core.errors import InputError
+    from pxq.core.layout import parse_bytes, resolve_mode
 
     assert parse_bytes("256K") == 262144
     for bad in ("256IB", "256 K", "1.5M", "2000000T"):
@@ -87,7 +88,7 @@ def test_python_is_ruff_clean():
 
 
 def test_the_ctest_backends_are_the_registry_s():
-    from pxq.paths import build_dir
+    from pxq.core.paths import build_dir
 
     cache = build_dir() / "CMakeCache.txt"
     line = next(x for x in cache.read_text().splitlines() if x.startswith("PXQ_BACKENDS:"))

@@ -2,7 +2,9 @@
 
 import pytest
 
-from pxq import cli, envinfo, registry
+from pxq import cli
+from pxq.core import registry
+from pxq.machine import envinfo
 
 
 def run_cli(argv, capsys):

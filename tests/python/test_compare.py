@@ -4,7 +4,8 @@ import json
 
 from test_report import record, with_host, write
 
-from pxq import cli, compare
+from pxq import cli
+from pxq.analysis import compare
 
 
 def runs(times, host="n1", mode="flat"):

@@ -6,9 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from pxq import counters, report, runner, schemas
-from pxq.errors import InputError
-from pxq.layout import parse_layout
+from pxq.analysis import report
+from pxq.core import schemas
+from pxq.core.errors import InputError
+from pxq.core.layout import parse_layout
+from pxq.experiments import runner
+from pxq.machine import counters
 
 DUMP = """# callgrind format
 version: 1

@@ -6,9 +6,11 @@ import pytest
 from conftest import complete
 from test_report import record as run_record
 
-from pxq import cli, peers, report, schemas
-from pxq.errors import InputError
-from pxq.layout import Layout
+from pxq import cli
+from pxq.analysis import peers, report
+from pxq.core import schemas
+from pxq.core.errors import InputError
+from pxq.core.layout import Layout
 
 # What NAS's print_results writes (its formats, field for field), for CG class A on 2 processes.
 NAS_CG = """
@@ -209,7 +211,7 @@ def test_one_bad_file_writes_nothing(tmp_path, capsys, fake_build):
 
 
 def test_an_imported_osu_run_is_drawn_over_pxqs(tmp_path, fake_build):
-    from pxq import osuprobe
+    from pxq.probes import osuprobe
 
     path = tmp_path / "lat.txt"
     peer = peers.parse(path, OSU_LATENCY)

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from pxq import commands, registry
-from pxq.paths import binary
+from pxq.core import plugins, registry
+from pxq.core.paths import binary
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).resolve().parent / "data"
@@ -98,7 +98,7 @@ def test_the_registry_snapshot_is_the_binaries_own():
     live = registry.snapshot(registry.registry())
     assert json.loads(registry.SNAPSHOT.read_text()) == live, (
         "drivers/pxq/pxq/data/registry.json differs from pxq-envinfo registry: rewrite it with "
-        "PYTHONPATH=drivers/pxq .venv/bin/python -m pxq.registry"
+        "PYTHONPATH=drivers/pxq .venv/bin/python -m pxq.core.registry"
     )
 
 
@@ -116,7 +116,7 @@ def test_without_a_build_the_registry_has_no_backend_available(monkeypatch, tmp_
 def test_record_commands_of_the_script_are_the_modules_that_need_no_build():
     script = (ROOT / "pxq").read_text()
     listed = set(re.search(r'^RECORD_COMMANDS=" ([a-z ]+) "$', script, re.M).group(1).split())
-    assert listed == {c.NAME for c in commands.COMMANDS if not getattr(c, "NEEDS_BUILD", True)}
+    assert listed == {c.name for c in plugins.commands() if not c.needs_build}
 
 
 def test_the_script_starts_a_record_command_without_building(tmp_path: Path):

@@ -10,10 +10,10 @@ import json
 import pytest
 from rich.console import Console
 
-from pxq import labs
 from pxq.cli import main
-from pxq.errors import InputError
+from pxq.core.errors import InputError
 from pxq.labs import msgshare
+from pxq.teaching import harness as labs
 
 TEACHING = labs.ROOT / "docs" / "teaching"
 
@@ -24,32 +24,32 @@ def quiet() -> Console:
 
 def test_six_labs_in_order_each_with_a_worksheet_starter_and_solution():
     mods = labs.registry()
-    assert [m.NUMBER for m in mods] == [1, 2, 3, 4, 5, 6]
+    assert [m.number for m in mods] == [1, 2, 3, 4, 5, 6]
     for mod in mods:
         folder = labs.folder(mod)
         readme = (folder / "README.md").read_text()
         for part in ("**Goal.**", "**Time:**", "## Steps", "## Questions"):
-            assert part in readme, (mod.FOLDER, part)
+            assert part in readme, (mod.folder, part)
         for answer in ("Teacher's note", "Answers.", "(1) "):  # the answers live in the teacher's guide
-            assert answer not in readme, (mod.FOLDER, answer)
-        guide = (TEACHING / f"{mod.FOLDER}.md").read_text()
+            assert answer not in readme, (mod.folder, answer)
+        guide = (TEACHING / f"{mod.folder}.md").read_text()
         for part in ("## What the checker says for the usual mistakes", "(tested)", "Answers.", "**Timing:**"):
-            assert part in guide, (mod.FOLDER, part)
-        assert f"#lab-{mod.NUMBER}" in guide and f"## Lab {mod.NUMBER}" in (TEACHING / "notes.md").read_text()
+            assert part in guide, (mod.folder, part)
+        assert f"#lab-{mod.number}" in guide and f"## Lab {mod.number}" in (TEACHING / "notes.md").read_text()
         assert (folder / "CMakeLists.txt").is_file()
         files = labs.student_files(mod)
         assert files and files == sorted(p.name for p in (folder / "solution").iterdir())
         for name in files:
-            assert "// LAB" in (folder / "begin" / name).read_text(), (mod.FOLDER, name)
-            assert "// LAB" not in (folder / "solution" / name).read_text(), (mod.FOLDER, name)
-        assert 0 < mod.MINUTES <= 30
+            assert "// LAB" in (folder / "begin" / name).read_text(), (mod.folder, name)
+            assert "// LAB" not in (folder / "solution" / name).read_text(), (mod.folder, name)
+        assert 0 < mod.minutes <= 30
     index = (labs.LABS / "README.md").read_text()
-    assert all(f"({m.FOLDER}/README.md)" in index for m in mods)
+    assert all(f"({m.folder}/README.md)" in index for m in mods)
 
 
 @pytest.mark.parametrize("key", ["4", "04", "04-tile-ring", "tile-ring", " 4 "])
 def test_a_lab_is_found_by_number_or_name(key):
-    assert labs.get(key).FOLDER == "04-tile-ring"
+    assert labs.get(key).folder == "04-tile-ring"
 
 
 def test_unknown_lab_names_the_six():
@@ -107,13 +107,13 @@ def test_on_node_share_of_a_stencil_by_decomposition():
 
 def test_start_copies_no_answers(tmp_path):
     for mod in labs.registry():
-        dest = tmp_path / mod.FOLDER
+        dest = tmp_path / mod.folder
         assert labs.start(mod, dest, quiet()) == 0
         names = sorted(p.name for p in dest.iterdir())
         assert names == sorted([*labs.student_files(mod), labs.MARKER]), names
         for path in dest.iterdir():
             text = path.read_text()
-            assert "Answers" not in text and "Teacher" not in text, (mod.FOLDER, path.name)
+            assert "Answers" not in text and "Teacher" not in text, (mod.folder, path.name)
 
 
 def test_the_lab2_answer_matches_what_cyclic_allocation_gives():
@@ -141,7 +141,7 @@ def test_the_lab2_answer_matches_what_cyclic_allocation_gives():
 
 
 def test_a_students_copy_is_confined_and_what_the_sandbox_allows(tmp_path, monkeypatch):
-    from pxq.labs import sandbox
+    from pxq.teaching import sandbox
 
     box = sandbox.Sandbox([tmp_path / "copy"])
     argv = box.wrap(["mpirun", "-np", "2", "./lab"], tmp_path / "scratch", [tmp_path / "prof"])

@@ -2,9 +2,15 @@ from pathlib import Path
 
 import pytest
 
-from pxq import launch
-from pxq.launch import LaunchRequest, find_mpirun, plan_launch, rank_cores
-from pxq.layout import InputError, Layout
+from pxq.core import paths
+from pxq.core.errors import InputError
+from pxq.core.layout import Layout
+from pxq.launch import plan as launch_plan
+from pxq.launch import slurm
+from pxq.launch.plan import plan_launch
+from pxq.launch.request import LaunchRequest, rank_cores
+from pxq.machine import envinfo, mpi
+from pxq.machine.mpi import find_mpirun
 
 
 def plan(layout, tmp_path, **kw):
@@ -48,7 +54,7 @@ def test_the_agent_gives_each_virtual_node_its_own_session_folder(tmp_path):
     env = {"PATH": "/usr/bin:/bin", "PXQ_VNODE_DIR": str(tmp_path / "vn")}
     words = ["-mca", "orte_tmpdir_base", '"/shared/session"', "-mca", "ess_base_vpid", "1"]
     out = subprocess.run(
-        [str(launch.AGENT), "-x", "n3", "/usr/bin/printf", "%s\\n", *words],
+        [str(paths.AGENT), "-x", "n3", "/usr/bin/printf", "%s\\n", *words],
         env=env,
         capture_output=True,
         text=True,
@@ -63,7 +69,7 @@ def test_the_agent_puts_each_virtual_node_s_segments_in_the_run_s_shm_folder(tmp
 
     env = {"PATH": "/usr/bin:/bin", "PXQ_VNODE_DIR": str(tmp_path / "vn"), "PXQ_VNODE_SHM": str(tmp_path / "shm")}
     out = subprocess.run(
-        [str(launch.AGENT), "n1", "/usr/bin/env"], env=env, capture_output=True, text=True, check=True
+        [str(paths.AGENT), "n1", "/usr/bin/env"], env=env, capture_output=True, text=True, check=True
     ).stdout.splitlines()
     shm = str(tmp_path / "shm" / "n1")
     assert f"OMPI_MCA_btl_vader_backing_directory={shm}" in out
@@ -73,19 +79,19 @@ def test_the_agent_puts_each_virtual_node_s_segments_in_the_run_s_shm_folder(tmp
 
 def test_staging_puts_open_mpi_s_segments_in_the_run_s_shm_folder(tmp_path, monkeypatch):
     monkeypatch.delenv("SLURM_JOB_ID", raising=False)
-    for key in launch.SHM_DIRS:
+    for key in launch_plan.SHM_DIRS:
         monkeypatch.delenv(key, raising=False)
     shm = tmp_path / "shm"
-    local = launch.stage(plan(Layout(1, 2), tmp_path), tmp_path, shm)
-    assert all(local[key] == str(shm) for key in launch.SHM_DIRS)
-    virtual = launch.stage(plan(Layout(2, 1), tmp_path), tmp_path, shm)
+    local = launch_plan.stage(plan(Layout(1, 2), tmp_path), tmp_path, shm)
+    assert all(local[key] == str(shm) for key in launch_plan.SHM_DIRS)
+    virtual = launch_plan.stage(plan(Layout(2, 1), tmp_path), tmp_path, shm)
     assert virtual["PXQ_VNODE_SHM"] == str(shm)
     hostfile = tmp_path / "hosts"
     hostfile.write_text("a slots=2\nb slots=2\n")
-    real = launch.stage(plan(Layout(2, 2), tmp_path, hostfile=str(hostfile)), tmp_path, shm)
-    assert not any(key in real for key in (*launch.SHM_DIRS, "PXQ_VNODE_SHM"))  # no such folder there
-    monkeypatch.setenv(launch.SHM_DIRS[0], "/scratch/mine")
-    assert launch.stage(plan(Layout(1, 2), tmp_path), tmp_path, shm)[launch.SHM_DIRS[0]] == "/scratch/mine"
+    real = launch_plan.stage(plan(Layout(2, 2), tmp_path, hostfile=str(hostfile)), tmp_path, shm)
+    assert not any(key in real for key in (*launch_plan.SHM_DIRS, "PXQ_VNODE_SHM"))  # no such folder there
+    monkeypatch.setenv(launch_plan.SHM_DIRS[0], "/scratch/mine")
+    assert launch_plan.stage(plan(Layout(1, 2), tmp_path), tmp_path, shm)[launch_plan.SHM_DIRS[0]] == "/scratch/mine"
 
 
 def test_block_and_cyclic_allocation(tmp_path):
@@ -113,9 +119,9 @@ def allocation(monkeypatch):
     monkeypatch.setenv("SLURM_JOB_ID", "42")
     monkeypatch.setenv("SLURM_JOB_NODELIST", "a,b,c,d")
     monkeypatch.delenv("SLURM_MPI_TYPE", raising=False)
-    monkeypatch.setattr(launch, "slurm_nodes", lambda: ["a", "b", "c", "d"])
-    monkeypatch.setattr(launch, "mpi_flavour", lambda: "open-mpi")
-    monkeypatch.setattr(launch.shutil, "which", lambda name: f"/usr/bin/{name}")
+    monkeypatch.setattr(slurm, "slurm_nodes", lambda: ["a", "b", "c", "d"])
+    monkeypatch.setattr(envinfo, "mpi_flavour", lambda: "open-mpi")
+    monkeypatch.setattr(slurm.shutil, "which", lambda name: f"/usr/bin/{name}")
 
 
 def test_inside_slurm_srun_starts_the_layout_on_the_allocation(tmp_path, allocation):
@@ -135,7 +141,7 @@ def test_inside_slurm_srun_starts_the_layout_on_the_allocation(tmp_path, allocat
 
 
 def test_inside_slurm_the_site_s_mpi_type_and_mpich_are_honoured(tmp_path, allocation, monkeypatch):
-    monkeypatch.setattr(launch, "mpi_flavour", lambda: "mpich")
+    monkeypatch.setattr(envinfo, "mpi_flavour", lambda: "mpich")
     assert "--mpi=pmi2" in plan(Layout(1, 2), tmp_path).argv
     monkeypatch.setenv("SLURM_MPI_TYPE", "pmix_v4")
     assert not any(a.startswith("--mpi") for a in plan(Layout(1, 2), tmp_path).argv)
@@ -193,14 +199,14 @@ def test_mpirun_missing_or_wrong(monkeypatch):
 
 def test_root_gets_the_allow_run_as_root_variables(tmp_path, monkeypatch):
     monkeypatch.delenv("SLURM_JOB_ID", raising=False)
-    monkeypatch.setattr(launch.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(launch_plan.os, "geteuid", lambda: 0)
     assert plan(Layout(1, 1), tmp_path).env["OMPI_ALLOW_RUN_AS_ROOT"] == "1"
-    monkeypatch.setattr(launch.os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(launch_plan.os, "geteuid", lambda: 1000)
     assert "OMPI_ALLOW_RUN_AS_ROOT" not in plan(Layout(1, 1), tmp_path).env
 
 
 def test_the_user_s_omp_placement_is_kept_and_recorded(tmp_path, monkeypatch):
-    from pxq.launch import omp_record
+    from pxq.launch.request import omp_record
 
     monkeypatch.delenv("SLURM_JOB_ID", raising=False)
     monkeypatch.setenv("OMP_PLACES", "threads")
@@ -238,9 +244,9 @@ def test_mpich_virtual_nodes_get_the_agent_and_disjoint_cores(tmp_path, monkeypa
     p = hydra(Layout(2, 1), tmp_path)
     assert p.launcher == "virtual"
     assert p.argv[p.argv.index("-hosts") + 1 :][:3] == ["n0,n1", "-ppn", "1"]
-    assert Path(p.argv[p.argv.index("-launcher-exec") + 1]) == launch.AGENT
+    assert Path(p.argv[p.argv.index("-launcher-exec") + 1]) == paths.AGENT
     # Hydra would bind rank 0 of both nodes to the first core: bind_rank.sh binds instead.
-    assert p.argv[-3:] == ["-bind-to", "none", str(launch.BIND_WRAPPER)]
+    assert p.argv[-3:] == ["-bind-to", "none", str(paths.BIND_WRAPPER)]
     assert p.env["PXQ_BIND_CPUS"] == "0;1"
     assert "UCX_TLS" not in p.env  # UCX's choice (or the user's): its tcp can hang in MPI_Finalize
 
@@ -285,10 +291,10 @@ def test_bind_rank_binds_the_rank_to_its_cores(tmp_path):
     mine = sorted(os.sched_getaffinity(0))
     show = [sys.executable, "-c", "import os; print(sorted(os.sched_getaffinity(0)))"]
     env = {"PATH": os.environ["PATH"], "PXQ_BIND_CPUS": f"{mine[0]};{mine[-1]}", "PMI_RANK": "1"}
-    out = subprocess.run([str(launch.BIND_WRAPPER), *show], env=env, capture_output=True, text=True)
+    out = subprocess.run([str(paths.BIND_WRAPPER), *show], env=env, capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.strip() == str([mine[-1]])
     env["PMI_RANK"] = "5"
-    out = subprocess.run([str(launch.BIND_WRAPPER), *show], env=env, capture_output=True, text=True)
+    out = subprocess.run([str(paths.BIND_WRAPPER), *show], env=env, capture_output=True, text=True)
     assert out.returncode == 2 and "no cores planned for rank 5" in out.stderr
 
 
@@ -301,7 +307,7 @@ def test_the_launcher_must_belong_to_the_build_s_mpi(tmp_path, monkeypatch):
         fake[name] = str(exe)
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.delenv("PXQ_MPIRUN", raising=False)
-    launch.launcher_flavour.cache_clear()
+    mpi.launcher_flavour.cache_clear()
     assert find_mpirun("mpich") == fake["mpiexec.hydra"]  # not the alternatives' mpirun (Open MPI's here)
     assert find_mpirun("open-mpi") == fake["mpirun"]
     monkeypatch.setenv("PXQ_MPIRUN", fake["mpirun"])
@@ -311,4 +317,4 @@ def test_the_launcher_must_belong_to_the_build_s_mpi(tmp_path, monkeypatch):
     (tmp_path / "mpiexec.hydra").unlink()
     with pytest.raises(InputError, match="apt-get install mpich"):
         find_mpirun("mpich")
-    launch.launcher_flavour.cache_clear()
+    mpi.launcher_flavour.cache_clear()

@@ -1,6 +1,7 @@
 import pytest
 
-from pxq.layout import InputError, Layout, parse_bytes, parse_layout, parse_layouts, parse_tile, resolve_mode
+from pxq.core.errors import InputError
+from pxq.core.layout import Layout, parse_bytes, parse_layout, parse_layouts, parse_tile, resolve_mode
 
 
 @pytest.mark.parametrize(

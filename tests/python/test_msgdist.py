@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from conftest import RUN_RECORD
 
-from pxq import msgdist
-from pxq.layout import InputError
-from pxq.records import RecordError
+from pxq.analysis import msgdist
+from pxq.core.errors import InputError
+from pxq.core.records import RecordError
 
 UPPER = [0] + [1 << (k - 1) for k in range(1, 50)]
 

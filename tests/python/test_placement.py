@@ -10,10 +10,12 @@ import numpy as np
 import pytest
 from conftest import RUN_RECORD
 
-from pxq import cli, msgdist, placement
-from pxq.errors import InputError
-from pxq.launch import LaunchRequest, check_rank_order, plan_launch, rank_slots
-from pxq.layout import Layout
+from pxq import cli
+from pxq.analysis import msgdist, placement
+from pxq.core.errors import InputError
+from pxq.core.layout import Layout
+from pxq.launch.plan import plan_launch
+from pxq.launch.request import LaunchRequest, check_rank_order, rank_slots
 
 
 def inter_node(rec: dict, places: list) -> int:

@@ -6,7 +6,8 @@ import shlex
 import pytest
 
 from pxq import cli
-from pxq.paths import ROOT
+from pxq.core import plugins
+from pxq.core.paths import ROOT
 
 WRAPPER_ONLY = {"demo", "test", "build", "setup"}  # handled by ./pxq itself (demo also by the driver)
 
@@ -26,9 +27,8 @@ EXAMPLES = examples()
 
 def test_the_readme_has_examples_of_every_command():
     commands = {shlex.split(line, comments=True)[1] for line in EXAMPLES}
-    from pxq.commands import COMMANDS
 
-    assert {c.NAME for c in COMMANDS} - commands == set()
+    assert {c.name for c in plugins.commands()} - commands == set()
 
 
 @pytest.mark.parametrize("line", EXAMPLES)
@@ -42,7 +42,7 @@ def test_each_example_parses_and_runs_dry(line, fake_build, monkeypatch, tmp_pat
     if words[0] == "run":
         monkeypatch.chdir(tmp_path)
         if args.rank_order is not None:  # the file placement suggest writes: here block's order
-            from pxq.layout import parse_layout
+            from pxq.core.layout import parse_layout
 
             args.rank_order.parent.mkdir(parents=True, exist_ok=True)
             ranks = parse_layout(args.layout).ranks

@@ -6,8 +6,8 @@ import time
 import pytest
 from conftest import RUN_RECORD
 
-from pxq import records
-from pxq.layout import InputError
+from pxq.core import records
+from pxq.core.errors import InputError
 
 
 def _writer(path, worker, count):

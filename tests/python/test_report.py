@@ -2,7 +2,7 @@
 
 from conftest import complete
 
-from pxq import report
+from pxq.analysis import report
 
 
 def record(seconds: float, gbs: float, mops: float | None = None, metric: str = "effective_gbs") -> dict:

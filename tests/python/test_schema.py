@@ -5,10 +5,14 @@ import copy
 import json
 from pathlib import Path
 
-from pxq import cli, procs, runner, schemas, studies, study, tiles
-from pxq.findings import Comparison, Finding
-from pxq.layout import Layout
-from pxq.studies import Outcome
+from pxq import cli
+from pxq.analysis import tiles
+from pxq.analysis.findings import Comparison, Finding
+from pxq.core import procs, schemas
+from pxq.core.layout import Layout
+from pxq.experiments import runner, study
+from pxq.experiments import studykit as studies
+from pxq.experiments.studykit import Outcome
 
 RUN = json.loads((Path(__file__).parent / "data" / "run-record.json").read_text())
 

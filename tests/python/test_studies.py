@@ -10,8 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from pxq import findings, records, reproduce, schemas, studies
-from pxq.errors import InputError
+from pxq.analysis import findings
+from pxq.core import records, schemas
+from pxq.core.errors import InputError
+from pxq.experiments import reproduce
+from pxq.experiments import studykit as studies
 from pxq.studies import allocation, channels, msgshare, sharing, stride, tiling
 
 STUDIES = Path(__file__).parent / "data" / "studies"
@@ -36,11 +39,11 @@ def stored(name: str) -> dict:
 
 
 def test_every_study_is_registered_with_its_published_section():
-    assert [m.NAME for m in studies.registry()] == NAMES
+    assert [m.name for m in studies.registry()] == NAMES
     for mod in studies.registry():
-        assert mod.SECTION in findings.published(), mod.NAME
-        assert findings.source(mod.SECTION) and mod.MINUTES > 0
-        assert set(mod.defaults(True)) == set(mod.defaults(False)), mod.NAME
+        assert mod.section in findings.published(), mod.name
+        assert findings.source(mod.section) and mod.minutes > 0
+        assert set(mod.defaults(True)) == set(mod.defaults(False)), mod.name
     with pytest.raises(InputError, match="unknown study 'nas'.*channels"):
         studies.get("nas")
 
@@ -57,7 +60,7 @@ def test_stored_study_records_are_valid_and_carry_verdicts(name):
             assert f["why"], f"{name}: a verdict other than reproduced says why: {f}"
     mod = studies.get(name)
     measured = {f["ref"] for f in rec["findings"] if f["kind"] == "part"}
-    wanted = {f"{e.ref}/{p['id']}" for e in findings.distinct(set(mod.SECTIONS)) for p in e.parts}
+    wanted = {f"{e.ref}/{p['id']}" for e in findings.distinct(set(mod.sections)) for p in e.parts}
     assert measured <= wanted, f"{name}: parts outside its sections: {measured - wanted}"
 
 

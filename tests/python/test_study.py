@@ -4,9 +4,11 @@ from pathlib import Path
 
 import pytest
 
-from pxq import memprobe, study
-from pxq.layout import InputError, Layout
-from pxq.runner import RunSpec
+from pxq.core.errors import InputError
+from pxq.core.layout import Layout
+from pxq.experiments import study
+from pxq.experiments.runner import RunSpec
+from pxq.probes import memprobe
 
 
 def test_contention_layouts_are_1xq_half_and_qx1_without_repeats():

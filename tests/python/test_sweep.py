@@ -4,10 +4,12 @@ import pytest
 from conftest import complete
 from rich.console import Console
 
-from pxq import procs, records, report, runner, sweep
-from pxq.errors import InputError
-from pxq.layout import Layout, parse_layouts
-from pxq.runner import RunResult, RunSpec
+from pxq.analysis import report
+from pxq.core import procs, records
+from pxq.core.errors import InputError
+from pxq.core.layout import Layout, parse_layouts
+from pxq.experiments import runner, sweep
+from pxq.experiments.runner import RunResult, RunSpec
 
 
 def base(tmp_path: Path) -> RunSpec:

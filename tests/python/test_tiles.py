@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from pxq import cli, tiles
-from pxq.layout import InputError
+from pxq import cli
+from pxq.analysis import tiles
+from pxq.core.errors import InputError
 
 MACHINE = {
     "host": "node7",

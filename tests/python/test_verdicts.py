@@ -8,8 +8,11 @@ import json
 
 import pytest
 
-from pxq import caches, findings, plausible, study
-from pxq.studies import contention, registry, scalability, stride, tiling
+from pxq.analysis import findings, plausible
+from pxq.experiments import study
+from pxq.experiments.studykit import registry
+from pxq.machine import caches
+from pxq.studies import contention, scalability, stride, tiling
 
 MIB = 1 << 20
 
@@ -70,11 +73,11 @@ def test_refs_are_unique_and_every_finding_has_parts():
 
 
 def test_the_studies_cover_every_distinct_finding():
-    covered = {sec for mod in registry() for sec in mod.SECTIONS}
+    covered = {sec for mod in registry() for sec in mod.sections}
     assert {e.section for e in findings.distinct()} <= covered
     for mod in registry():
-        for sec in mod.SECTIONS:
-            assert sec in findings.published(), f"{mod.NAME}: {sec}"
+        for sec in mod.sections:
+            assert sec in findings.published(), f"{mod.name}: {sec}"
 
 
 # ---- parts, combination, tally ----
@@ -268,7 +271,7 @@ def test_where_no_size_the_memory_holds_leaves_the_cache_the_verdict_says_why():
 
 
 def test_a_stored_cache_profile_of_the_wrong_types_is_measured_again_not_used(tmp_path, monkeypatch):
-    from pxq import caches
+    from pxq.machine import caches
 
     machine = {"host": "h", "cpu_model": "c", "caches": {k: {"bytes": 1 << 20} for k in ("l1d", "l2", "l3")}}
     good = {

@@ -1,4 +1,4 @@
-"""The `pxq` command line: the parser built from the command modules (pxq.commands), the
+"""The `pxq` command line: the parser built from the command plugins (pxq.commands), the
 dispatch to their handlers, and the one mapping of errors to exit codes."""
 
 from __future__ import annotations
@@ -9,18 +9,17 @@ import sys
 
 from rich.console import Console
 
-from pxq import procs, records
-from pxq.commands import COMMANDS
-from pxq.errors import InputError
-from pxq.options import check_plot_path
-from pxq.records import RecordError, RecordWriteError
+from pxq.core import plugins, procs, records
+from pxq.core.errors import InputError
+from pxq.core.records import RecordError, RecordWriteError
+from pxq.experiments.options import check_plot_path
 
 
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="pxq", description="pxq: hybrid MPI+OpenMP mini-application kit")
     sub = ap.add_subparsers(dest="command", required=True)
-    for command in COMMANDS:
-        command.add(sub.add_parser(command.NAME, help=command.HELP))
+    for command in plugins.commands():
+        command.add(sub.add_parser(command.name, help=command.help))
     return ap
 
 
@@ -32,8 +31,8 @@ def _split_app_args(argv: list[str]) -> tuple[list[str], list[str]]:
 
 
 def dispatch(args: argparse.Namespace, app_args: list[str], console: Console) -> int:
-    command = next(c for c in COMMANDS if c.NAME == args.command)
-    if app_args and not command.APP_ARGS:
+    command = next(c for c in plugins.commands() if c.name == args.command)
+    if app_args and not command.app_args:
         raise InputError(f"pxq {args.command} takes no arguments after --: {' '.join(app_args)}")
     check_plot_path(getattr(args, "plot", None))
     return int(command.handle(args, app_args, console))

@@ -13,14 +13,11 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from pxq import compare, paths, records, schemas
-from pxq.errors import InputError
-from pxq.escape import term
+from pxq.analysis import compare
+from pxq.core import paths, plugins, records, schemas
+from pxq.core.errors import InputError
+from pxq.core.escape import term
 
-NAME = "compare"
-HELP = "NEW over BASE per configuration with confidence intervals; exit 1 on a significant regression"
-APP_ARGS = False
-NEEDS_BUILD = False  # reads records only: ./pxq starts it without checking the build
 COLOURS = {"regression": "red", "improvement": "green"}
 
 
@@ -151,3 +148,14 @@ def _print(
                 "[green]pass[/green]" if c.passed else "[red]FAIL[/red]",
             )
         console.print(t)
+
+
+PLUGIN = plugins.Command(
+    name="compare",
+    help="NEW over BASE per configuration with confidence intervals; exit 1 on a significant regression",
+    order=3,
+    app_args=False,
+    needs_build=False,
+    add=add,
+    handle=handle,
+)

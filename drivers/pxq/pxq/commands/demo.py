@@ -6,12 +6,9 @@ import argparse
 
 from rich.console import Console
 
-from pxq import demo
-from pxq.options import check_repeat
-
-NAME = "demo"
-HELP = "the headline study: ring flat/hybrid/tiled on every layout"
-APP_ARGS = False
+from pxq.core import plugins
+from pxq.experiments import demo
+from pxq.experiments.options import check_repeat
 
 
 def add(p: argparse.ArgumentParser) -> None:
@@ -20,3 +17,13 @@ def add(p: argparse.ArgumentParser) -> None:
 
 def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> int:
     return demo.run(console, repeat=check_repeat(args.repeat))
+
+
+PLUGIN = plugins.Command(
+    name="demo",
+    help="the headline study: ring flat/hybrid/tiled on every layout",
+    order=16,
+    app_args=False,
+    add=add,
+    handle=handle,
+)

@@ -7,12 +7,10 @@ from pathlib import Path
 
 from rich.console import Console
 
-from pxq import labs
-from pxq.labs import grading
+from pxq.core import plugins
+from pxq.teaching import grading
+from pxq.teaching import harness as labs
 
-NAME = "lab"
-HELP = "the teaching labs: list them, start one, check your work, grade a class (labs/README.md)"
-APP_ARGS = False
 EXITS = "; ".join(f"{code} {grade} ({meaning})" for code, (grade, meaning) in sorted(labs.GRADES.items()))
 
 
@@ -75,3 +73,13 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
         labs.write_json(args.json, record)
         console.print(f"grade: {args.json}")
     return code
+
+
+PLUGIN = plugins.Command(
+    name="lab",
+    help="the teaching labs: list them, start one, check your work, grade a class (labs/README.md)",
+    order=9,
+    app_args=False,
+    add=add,
+    handle=handle,
+)

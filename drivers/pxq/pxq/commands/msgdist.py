@@ -7,14 +7,10 @@ from pathlib import Path
 
 from rich.console import Console
 
-from pxq import msgdist, registry
-from pxq.errors import InputError
-from pxq.paths import figure_path
-
-NAME = "msgdist"
-HELP = "messages by channel and size range from a message profile"
-APP_ARGS = False
-NEEDS_BUILD = False  # reads records only: ./pxq starts it without checking the build
+from pxq.analysis import msgdist
+from pxq.core import plugins, registry
+from pxq.core.errors import InputError
+from pxq.core.paths import figure_path
 
 
 def add(p: argparse.ArgumentParser) -> None:
@@ -33,3 +29,14 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     if args.alloc not in registry.allocations():
         raise InputError(f"unknown allocation '{args.alloc}': use --alloc block or cyclic")
     return msgdist.report(console, args.record, args.model, args.alloc, figure_path(args.plot, args.record))
+
+
+PLUGIN = plugins.Command(
+    name="msgdist",
+    help="messages by channel and size range from a message profile",
+    order=12,
+    app_args=False,
+    needs_build=False,
+    add=add,
+    handle=handle,
+)

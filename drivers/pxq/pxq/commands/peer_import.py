@@ -1,5 +1,5 @@
 """`pxq import FILE...`: the printed output of NAS Parallel Benchmarks runs (CG, MG, FT) and of
-OSU Micro-Benchmarks tests as pxq records, beside pxq's own (pxq.peers). Every file is read and
+OSU Micro-Benchmarks tests as pxq records, beside pxq's own (pxq.analysis.peers). Every file is read and
 checked before any record is written: one bad file writes nothing."""
 
 from __future__ import annotations
@@ -12,14 +12,11 @@ from typing import Any
 
 from rich.console import Console
 
-from pxq import paths, peers, records, schemas
-from pxq.errors import InputError
-from pxq.layout import Layout, parse_layout
-
-NAME = "import"
-HELP = "read NAS (CG, MG, FT) and OSU output into pxq records, to report beside pxq's runs"
-APP_ARGS = False
-NEEDS_BUILD = False  # reads text and writes records: nothing to build
+from pxq.analysis import peers
+from pxq.core import paths, plugins, records, schemas
+from pxq.core.errors import InputError
+from pxq.core.layout import Layout, parse_layout
+from pxq.machine import envinfo
 
 
 def add(p: argparse.ArgumentParser) -> None:
@@ -35,8 +32,6 @@ def add(p: argparse.ArgumentParser) -> None:
 
 def _this_mpi() -> str | None:
     """This machine's MPI library as pxq's records name it, None without a build to ask."""
-    from pxq import envinfo
-
     try:
         return str(envinfo.machine().get("mpi_library"))
     except (InputError, OSError, ValueError):
@@ -90,3 +85,14 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
         console.print(f"{rec['imported']['file']}: {what} on {rec['driver']['layout']} ({figure})", highlight=False)
     console.print(f"{len(out)} record(s) appended to {results}; `pxq report {results} ...` shows them beside pxq's")
     return records.exit_code(out)
+
+
+PLUGIN = plugins.Command(
+    name="import",
+    help="read NAS (CG, MG, FT) and OSU output into pxq records, to report beside pxq's runs",
+    order=4,
+    app_args=False,
+    needs_build=False,
+    add=add,
+    handle=handle,
+)

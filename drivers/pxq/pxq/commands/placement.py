@@ -1,4 +1,4 @@
-"""`pxq placement suggest PROFILE`: a rank order that keeps traffic on the node (pxq.placement)."""
+"""`pxq placement suggest PROFILE`: a rank order that keeps traffic on the node (pxq.analysis.placement)."""
 
 from __future__ import annotations
 
@@ -9,13 +9,10 @@ from pathlib import Path
 
 from rich.console import Console
 
-from pxq import bounds, msgdist, placement
-from pxq.errors import InputError
-from pxq.options import check_plot_path
-
-NAME = "placement"
-HELP = "suggest a rank order from a message profile that keeps traffic on the node (METIS)"
-APP_ARGS = False
+from pxq.analysis import msgdist, placement
+from pxq.core import bounds, plugins
+from pxq.core.errors import InputError
+from pxq.experiments.options import check_plot_path
 
 
 def add(p: argparse.ArgumentParser) -> None:
@@ -98,3 +95,13 @@ def _bench(args: argparse.Namespace, console: Console) -> int:
     bounds.repeat(args.repeat)
     model = msgdist.parse_model(args.model) if args.model else msgdist.Model(-(-ranks // 4), 2, 2)
     return placement.bench(console, dims, model, args.repeat)
+
+
+PLUGIN = plugins.Command(
+    name="placement",
+    help="suggest a rank order from a message profile that keeps traffic on the node (METIS)",
+    order=13,
+    app_args=False,
+    add=add,
+    handle=handle,
+)

@@ -9,19 +9,14 @@ from pathlib import Path
 
 from rich.console import Console
 
-from pxq import chanprobe, envinfo, memprobe, osuprobe, probe
-from pxq.errors import InputError
-from pxq.launch import PLACEMENTS
-from pxq.layout import parse_layout
-from pxq.options import add_launch_options, launch_spec, parse_cpus
-from pxq.paths import figure_path, results_path
-
-NAME = "probe"
-HELP = (
-    "probes: a collective's variability (allreduce, bcast, alltoall, barrier), channels (pingpong, "
-    "rankpairs), OSU-style tests (osu), the memory hierarchy (stride), bandwidth per active core (bandwidth)"
-)
-APP_ARGS = False
+from pxq.core import plugins
+from pxq.core.errors import InputError
+from pxq.core.layout import parse_layout
+from pxq.core.paths import figure_path, results_path
+from pxq.experiments.options import add_launch_options, launch_spec, parse_cpus
+from pxq.launch.request import PLACEMENTS
+from pxq.machine import envinfo
+from pxq.probes import chanprobe, memprobe, osuprobe, probe
 
 
 def _add_collective(probes: argparse._SubParsersAction, op: str) -> None:
@@ -205,3 +200,14 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
         plot,
         base,
     )
+
+
+PLUGIN = plugins.Command(
+    name="probe",
+    help="probes: a collective's variability (allreduce, bcast, alltoall, barrier), channels (pingpong, "
+    "rankpairs), OSU-style tests (osu), the memory hierarchy (stride), bandwidth per active core (bandwidth)",
+    order=6,
+    app_args=False,
+    add=add,
+    handle=handle,
+)

@@ -7,12 +7,9 @@ from pathlib import Path
 
 from rich.console import Console
 
-from pxq import msgdist
-from pxq.paths import figure_path, results_path
-
-NAME = "profile"
-HELP = "run any MPI program with the message profiler: pxq profile -- mpirun -np 4 ./app"
-APP_ARGS = True
+from pxq.analysis import msgdist
+from pxq.core import plugins
+from pxq.core.paths import figure_path, results_path
 
 
 def add(p: argparse.ArgumentParser) -> None:
@@ -30,3 +27,13 @@ def add(p: argparse.ArgumentParser) -> None:
 def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> int:
     results = results_path(args.results, "msgprof.jsonl")
     return msgdist.profile(console, app_args, results, figure_path(args.plot, results))
+
+
+PLUGIN = plugins.Command(
+    name="profile",
+    help="run any MPI program with the message profiler: pxq profile -- mpirun -np 4 ./app",
+    order=11,
+    app_args=True,
+    add=add,
+    handle=handle,
+)

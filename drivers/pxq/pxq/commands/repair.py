@@ -8,13 +8,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from pxq import records
-from pxq.escape import plain
-
-NAME = "repair"
-HELP = "keep a results file's good records, set damaged lines aside (FILE.damaged)"
-APP_ARGS = False
-NEEDS_BUILD = False  # reads records only: ./pxq starts it without checking the build
+from pxq.core import plugins, records
+from pxq.core.escape import plain
 
 
 def add(p: argparse.ArgumentParser) -> None:
@@ -36,3 +31,14 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     if len(removed) > 10:
         console.print(f"  ... and {len(removed) - 10} more", highlight=False)
     return 0
+
+
+PLUGIN = plugins.Command(
+    name="repair",
+    help="keep a results file's good records, set damaged lines aside (FILE.damaged)",
+    order=5,
+    app_args=False,
+    needs_build=False,
+    add=add,
+    handle=handle,
+)

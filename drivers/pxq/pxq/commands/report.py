@@ -9,15 +9,13 @@ from typing import Any
 
 from rich.console import Console
 
-from pxq import paths as paths_mod
-from pxq import plots, records, report, schemas, tiles
-from pxq.errors import InputError
-from pxq.paths import figure_path
+from pxq.analysis import report, tiles
+from pxq.core import paths as paths_mod
+from pxq.core import plugins, records, schemas
+from pxq.core.errors import InputError
+from pxq.core.paths import figure_path
+from pxq.experiments import plots
 
-NAME = "report"
-HELP = "table, chart or export (csv, json, markdown) of results files, folders or globs; `report tiles FILE...`"
-APP_ARGS = False
-NEEDS_BUILD = False  # reads records only: ./pxq starts it without checking the build
 FORMATS = ("table", "csv", "json", "markdown")
 
 
@@ -86,3 +84,14 @@ def _redraw(recs: list[dict[str, Any]], path: Path, console: Console) -> int:
     for drawn in plots.redraw(recs, path):
         console.print(f"chart: {drawn}")
     return records.exit_code(r for r in recs if schemas.kind_of(r) != "profile")
+
+
+PLUGIN = plugins.Command(
+    name="report",
+    help="table, chart or export (csv, json, markdown) of results files, folders or globs; `report tiles FILE...`",
+    order=2,
+    app_args=False,
+    needs_build=False,
+    add=add,
+    handle=handle,
+)

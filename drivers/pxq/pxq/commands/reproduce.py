@@ -8,14 +8,12 @@ from pathlib import Path
 
 from rich.console import Console
 
-from pxq import reproduce, studies
-from pxq.errors import InputError
-from pxq.options import check_timeout
-from pxq.paths import results_dir
-
-NAME = "reproduce"
-HELP = "run every published study and write a report folder (report.md, report.html); resumable"
-APP_ARGS = False
+from pxq.core import plugins
+from pxq.core.errors import InputError
+from pxq.core.paths import results_dir
+from pxq.experiments import reproduce
+from pxq.experiments import studykit as studies
+from pxq.experiments.options import check_timeout
 
 
 def add(p: argparse.ArgumentParser) -> None:
@@ -23,7 +21,7 @@ def add(p: argparse.ArgumentParser) -> None:
     speed.add_argument("--quick", dest="full", action="store_false", help="laptop sizes, under 15 minutes (default)")
     speed.add_argument("--full", dest="full", action="store_true", help="the papers' sizes where the machine allows")
     p.set_defaults(full=False)
-    names = ", ".join(m.NAME for m in studies.registry())
+    names = ", ".join(m.name for m in studies.registry())
     p.add_argument("--only", help=f"comma-separated studies (default all: {names})")
     p.add_argument(
         "--out", type=Path, help="report folder (default results/reproduce-quick or -full); reused to resume"
@@ -45,3 +43,13 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     if args.report_only:
         return reproduce.report_only(console, folder, mode, args.only)
     return reproduce.reproduce(console, folder, not args.full, args.only, args)
+
+
+PLUGIN = plugins.Command(
+    name="reproduce",
+    help="run every published study and write a report folder (report.md, report.html); resumable",
+    order=8,
+    app_args=False,
+    add=add,
+    handle=handle,
+)

@@ -10,15 +10,14 @@ from pathlib import Path
 
 from rich.console import Console
 
-from pxq import bounds, counters, options, placement, records, registry, report, runner, tiles
-from pxq.errors import InputError
-from pxq.launch import stage
-from pxq.layout import parse_layout
-from pxq.paths import binary, results_path
-
-NAME = "run"
-HELP = "run one miniapp on one layout"
-APP_ARGS = True
+from pxq.analysis import placement, report, tiles
+from pxq.core import bounds, plugins, records, registry
+from pxq.core.errors import InputError
+from pxq.core.layout import parse_layout
+from pxq.core.paths import binary, results_path
+from pxq.experiments import options, runner
+from pxq.launch.plan import stage
+from pxq.machine import counters
 
 
 def add(p: argparse.ArgumentParser) -> None:
@@ -113,3 +112,13 @@ def with_rank_order(spec: runner.RunSpec, path: Path) -> runner.RunSpec:
         rank_order=ranks,
         channels={"source": str(path), "model": (prediction or {}).get("model"), "predicted": predicted},
     )
+
+
+PLUGIN = plugins.Command(
+    name="run",
+    help="run one miniapp on one layout",
+    order=0,
+    app_args=True,
+    add=add,
+    handle=handle,
+)

@@ -1,4 +1,4 @@
-"""`pxq study NAME [APP]`: the published studies, one each (pxq.studies), with the paper's
+"""`pxq study PLUGIN.name [APP]`: the published studies, one each (pxq.studies), with the paper's
 figures beside this machine's and a verdict per finding."""
 
 from __future__ import annotations
@@ -9,28 +9,27 @@ from typing import Any
 
 from rich.console import Console
 
-from pxq import counters, runner, studies
-from pxq.options import add_launch_options, app_help, base_spec, check_app, launch_spec
-from pxq.paths import results_path
-
-NAME = "study"
-HELP = "the published studies, one command each, with the paper's figures beside this machine's"
-APP_ARGS = True
+from pxq.core import plugins
+from pxq.core.paths import results_path
+from pxq.experiments import runner
+from pxq.experiments import studykit as studies
+from pxq.experiments.options import add_launch_options, app_help, base_spec, check_app, launch_spec
+from pxq.machine import counters
 
 
 def add(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="study", required=True, metavar="STUDY")
     for mod in studies.registry():
-        sp = sub.add_parser(mod.NAME, help=mod.HELP, description=f"{mod.HELP}. The paper: {mod.__doc__.split(':')[0]}")
-        if mod.APPS:
-            sp.add_argument("app", nargs="?" if mod.APPS == "optional" else None, help=app_help())
+        sp = sub.add_parser(mod.name, help=mod.help, description=f"{mod.help}. The paper: {mod.doc.split(':')[0]}")
+        if mod.apps:
+            sp.add_argument("app", nargs="?" if mod.apps == "optional" else None, help=app_help())
         mod.add(sp)
         speed = sp.add_mutually_exclusive_group()
         speed.add_argument("--quick", dest="full", action="store_false", help="sizes for a 2-core laptop (default)")
         speed.add_argument("--full", dest="full", action="store_true", help="the paper's sizes where possible")
         sp.add_argument("--plot", type=Path, help="the study's figure (default next to the results)")
         add_launch_options(sp)
-        if mod.APPS:  # the proxies count; the probe-only studies have no timed iterations to count
+        if mod.apps:  # the proxies count; the probe-only studies have no timed iterations to count
             counters.add_option(sp)
         sp.set_defaults(full=False)
 
@@ -61,5 +60,15 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
         check_app(app)
     spec = base(args, app_args, app)
     ctx = studies.Context(console, spec.results, spec, not args.full, app, getattr(args, "plot", None))
-    code, _, _ = studies.finish(ctx, mod.NAME, app or "-", mod.run(ctx, options(mod, args)))
+    code, _, _ = studies.finish(ctx, mod.name, app or "-", mod.run(ctx, options(mod, args)))
     return code
+
+
+PLUGIN = plugins.Command(
+    name="study",
+    help="the published studies, one command each, with the paper's figures beside this machine's",
+    order=7,
+    app_args=True,
+    add=add,
+    handle=handle,
+)

@@ -8,16 +8,14 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from pxq import batch, bounds, counters, options, records, registry, runner
-from pxq import sweep as sweeps
-from pxq import tiles as tile_files
-from pxq.errors import InputError
-from pxq.layout import parse_layouts, parse_tile
-from pxq.paths import results_path
-
-NAME = "sweep"
-HELP = "run the cross product of layouts x modes x tiles x backends"
-APP_ARGS = True
+from pxq.analysis import tiles as tile_files
+from pxq.core import bounds, plugins, records, registry
+from pxq.core.errors import InputError
+from pxq.core.layout import parse_layouts, parse_tile
+from pxq.core.paths import results_path
+from pxq.experiments import batch, options, runner
+from pxq.experiments import sweep as sweeps
+from pxq.machine import counters
 
 
 def add(p: argparse.ArgumentParser) -> None:
@@ -114,3 +112,13 @@ def _collect(args: argparse.Namespace, console: Console) -> int:
     if problems:
         return records.EXIT_RUN_FAILED
     return records.exit_code(recs)
+
+
+PLUGIN = plugins.Command(
+    name="sweep",
+    help="run the cross product of layouts x modes x tiles x backends",
+    order=1,
+    app_args=True,
+    add=add,
+    handle=handle,
+)

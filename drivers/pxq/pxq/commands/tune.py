@@ -7,12 +7,9 @@ from pathlib import Path
 
 from rich.console import Console
 
-from pxq import registry, tiles
-from pxq.paths import results_dir
-
-NAME = "tune"
-HELP = "benchmark the tiled kernels over tile sizes, write the machine tile profile"
-APP_ARGS = False
+from pxq.analysis import tiles
+from pxq.core import plugins, registry
+from pxq.core.paths import results_dir
 
 
 def add(p: argparse.ArgumentParser) -> None:
@@ -51,3 +48,13 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
         args.profile or tiles.profile_path(),
         args.replace_profile,
     )
+
+
+PLUGIN = plugins.Command(
+    name="tune",
+    help="benchmark the tiled kernels over tile sizes, write the machine tile profile",
+    order=10,
+    app_args=False,
+    add=add,
+    handle=handle,
+)

@@ -7,14 +7,9 @@ from collections import Counter
 
 from rich.console import Console
 
-from pxq import paths, records, schemas
-from pxq.errors import InputError
-from pxq.escape import term
-
-NAME = "validate"
-HELP = "check results files (runs, probes, profiles, tile profiles, studies) against the record schemas"
-APP_ARGS = False
-NEEDS_BUILD = False  # reads records only: ./pxq starts it without checking the build
+from pxq.core import paths, plugins, records, schemas
+from pxq.core.errors import InputError
+from pxq.core.escape import term
 
 
 def add(p: argparse.ArgumentParser) -> None:
@@ -42,7 +37,7 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     seen: Counter[tuple[str, int]] = Counter()
     bad = 0
     for path in files:
-        loaded = schemas.load(path)
+        loaded = records.documents(path)
         if path.suffix == ".json" and len(loaded) == 1 and schemas.kind_of(loaded[0][1]) is None:
             console.print(f"{term(path)}: not a pxq record (another tool's JSON), skipped", highlight=False)
             continue
@@ -72,3 +67,14 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     if missing:
         console.print(f"[red]no {', '.join(missing)} record[/red] among them (--require)")
     return records.EXIT_VERIFICATION if bad or missing else records.EXIT_OK
+
+
+PLUGIN = plugins.Command(
+    name="validate",
+    help="check results files (runs, probes, profiles, tile profiles, studies) against the record schemas",
+    order=14,
+    app_args=False,
+    needs_build=False,
+    add=add,
+    handle=handle,
+)

@@ -10,20 +10,11 @@ from pathlib import Path
 
 from rich.table import Table
 
-from pxq import findings, labs
-from pxq.launch import hostfile_hosts
+from pxq.analysis import findings
+from pxq.core import plugins
+from pxq.launch.hostfile import hostfile_hosts
+from pxq.teaching import harness as labs
 
-NUMBER = 1
-FOLDER = "01-channels"
-TITLE = "Three channels"
-MINUTES = 25
-PROGRAM = "lab-pingpong"
-KOKKOS = False
-TIMEOUT = 20.0  # the solution runs in about a second per channel
-HANG_HINT = (
-    "In this lab that is almost always the two ranks making different numbers of round_trip() calls "
-    "(every call needs its partner's): make both ranks run the same warm-up and timed loops."
-)
 SMALL, LARGE = 8, 2 << 20
 
 
@@ -106,3 +97,17 @@ def measure(ctx: labs.Context) -> labs.Outcome:
         [] if ctx.machine.get("packages", 1) > 1 else ["one socket here: the other-socket channel cannot be measured"]
     )
     return labs.Outcome(t, note, starter, effect, notes, {"timed_trips": timed, "warmup_trips": warm}, checks=checks)
+
+
+PLUGIN = plugins.Lab(
+    number=1,
+    folder="01-channels",
+    title="Three channels",
+    minutes=25,
+    program="lab-pingpong",
+    kokkos=False,
+    timeout=20.0,
+    hang_hint="In this lab that is almost always the two ranks making different numbers of round_trip() calls "
+    "(every call needs its partner's): make both ranks run the same warm-up and timed loops.",
+    measure=measure,
+)

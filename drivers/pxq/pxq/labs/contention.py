@@ -8,20 +8,17 @@ import statistics
 
 from rich.table import Table
 
-from pxq import caches, findings, labs
-from pxq.layout import format_bytes
+from pxq.analysis import findings
+from pxq.core import plugins
+from pxq.core.layout import format_bytes
+from pxq.machine import caches
+from pxq.teaching import harness as labs
 
-NUMBER = 3
-FOLDER = "03-contention"
-TITLE = "Contention"
-MINUTES = 25
-PROGRAM = "lab-stride"
-KOKKOS = False
 DOUBLED = 1.8  # "the per-access time doubles": at least this ratio
 
 
 def largest(ctx: labs.Context) -> str:
-    """The largest array: at least twice the last cache level pxq measured here (pxq.caches:
+    """The largest array: at least twice the last cache level pxq measured here (pxq.machine.caches:
     a VM may report its host's whole L3), so the last sizes are in memory; 64M at least."""
     last = caches.here()["last_level_bytes"]
     return format_bytes(caches.array_size(last, ctx.cores, caches.available_memory()).bytes)
@@ -93,3 +90,14 @@ def measure(ctx: labs.Context) -> labs.Outcome:
         repeats=ctx.repeat,
     )
     return labs.Outcome(t, note, starter, effect, notes, {"copies": copies, "ratio": ratio})
+
+
+PLUGIN = plugins.Lab(
+    number=3,
+    folder="03-contention",
+    title="Contention",
+    minutes=25,
+    program="lab-stride",
+    kokkos=False,
+    measure=measure,
+)

@@ -7,15 +7,9 @@ import statistics
 
 from rich.table import Table
 
-from pxq import labs
-from pxq.layout import format_bytes, format_volume
-
-NUMBER = 5
-FOLDER = "05-hybrid"
-TITLE = "Go hybrid"
-MINUTES = 30
-PROGRAM = "lab-heat"
-KOKKOS = False
+from pxq.core import plugins
+from pxq.core.layout import format_bytes, format_volume
+from pxq.teaching import harness as labs
 
 
 def measure(ctx: labs.Context) -> labs.Outcome:
@@ -80,3 +74,14 @@ def measure(ctx: labs.Context) -> labs.Outcome:
     ]
     data = {"speed": speed, "memory": memory}
     return labs.Outcome(t, note, starter, timed, notes, data, more=[counted], checks=checks)
+
+
+PLUGIN = plugins.Lab(
+    number=5,
+    folder="05-hybrid",
+    title="Go hybrid",
+    minutes=30,
+    program="lab-heat",
+    kokkos=False,
+    measure=measure,
+)

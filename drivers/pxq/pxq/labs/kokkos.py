@@ -8,14 +8,8 @@ import statistics
 
 from rich.table import Table
 
-from pxq import labs
-
-NUMBER = 6
-FOLDER = "06-kokkos"
-TITLE = "Port a kernel to Kokkos"
-MINUTES = 30
-PROGRAM = "lab-smooth"
-KOKKOS = True
+from pxq.core import plugins
+from pxq.teaching import harness as labs
 
 
 def measure(ctx: labs.Context) -> labs.Outcome:
@@ -49,3 +43,14 @@ def measure(ctx: labs.Context) -> labs.Outcome:
         repeats=ctx.repeat,
     )
     return labs.Outcome(t, note, starter, effect, data={"kernels": kernels})
+
+
+PLUGIN = plugins.Lab(
+    number=6,
+    folder="06-kokkos",
+    title="Port a kernel to Kokkos",
+    minutes=30,
+    program="lab-smooth",
+    kokkos=True,
+    measure=measure,
+)

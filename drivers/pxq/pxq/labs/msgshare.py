@@ -6,14 +6,10 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from pxq import findings, labs, msgdist, paths
+from pxq.analysis import findings, msgdist
+from pxq.core import paths, plugins
+from pxq.teaching import harness as labs
 
-NUMBER = 2
-FOLDER = "02-msgdist"
-TITLE = "Message distribution"
-MINUTES = 30
-PROGRAM = "lab-stencil"
-KOKKOS = False
 RANKS, MODEL = 16, "4x2x2"
 
 
@@ -40,7 +36,7 @@ def neighbour_shares(cells: list[list[int]], q: int) -> float:
 
 def profile(ctx: labs.Context, program, args: list[str], name: str) -> tuple[dict, dict]:
     """One run under the message profiler: the program's result and its profile."""
-    path = paths.build_dir() / "labs" / f"{FOLDER}-{name}-msgprof.jsonl"
+    path = paths.build_dir() / "labs" / f"{PLUGIN.folder}-{name}-msgprof.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.unlink(missing_ok=True)
     ctx.console.print(f"  profiling {name} on {RANKS} ranks")
@@ -96,3 +92,14 @@ def measure(ctx: labs.Context) -> labs.Outcome:
         counted=True,
     )
     return labs.Outcome(t, note, starter, effect, data={"on_node": on_node, "row_major": base})
+
+
+PLUGIN = plugins.Lab(
+    number=2,
+    folder="02-msgdist",
+    title="Message distribution",
+    minutes=30,
+    program="lab-stencil",
+    kokkos=False,
+    measure=measure,
+)

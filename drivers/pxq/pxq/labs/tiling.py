@@ -8,15 +8,11 @@ from dataclasses import replace
 
 from rich.table import Table
 
-from pxq import findings, labs, plausible
-from pxq.layout import format_bytes
+from pxq.analysis import findings, plausible
+from pxq.core import plugins
+from pxq.core.layout import format_bytes
+from pxq.teaching import harness as labs
 
-NUMBER = 4
-FOLDER = "04-tile-ring"
-TITLE = "Tile the ring"
-MINUTES = 30
-PROGRAM = "lab-ring"
-KOKKOS = False
 # The sweep: tiles that divide the 32 MiB block and tiles that do not (48K, 3M), so a loop that
 # drops the shorter last tile fails verification.
 TILES = ("32K", "48K", "256K", "3M", "8M")
@@ -116,3 +112,14 @@ def best_tile(sweep: dict[str, dict], caches: dict, starter: bool) -> str:
 def _rate(r: dict, seconds: float) -> float:
     """GB/s per rank: each pass reads and writes every byte of the block."""
     return 2.0 * r["block_bytes"] * r["passes"] * r["iterations"] / seconds / 1e9
+
+
+PLUGIN = plugins.Lab(
+    number=4,
+    folder="04-tile-ring",
+    title="Tile the ring",
+    minutes=30,
+    program="lab-ring",
+    kokkos=False,
+    measure=measure,
+)

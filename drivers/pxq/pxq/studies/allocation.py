@@ -8,18 +8,17 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from pxq import envinfo, figures, findings, msgdist, records, runner
-from pxq.errors import InputError
-from pxq.findings import Comparison, Finding
-from pxq.layout import format_volume
-from pxq.studies import Context, Outcome, profile_app
+from pxq import figures
+from pxq.analysis import findings, msgdist
+from pxq.analysis.findings import Comparison, Finding
+from pxq.core import plugins, records
+from pxq.core.errors import InputError
+from pxq.core.layout import format_volume
+from pxq.experiments import runner
+from pxq.experiments.studykit import Context, Outcome, profile_app
+from pxq.machine import envinfo
 
-NAME = "allocation"
-HELP = "profile an app once, compare block and cyclic allocation on a machine model, by bytes and messages"
 SECTION = "allocation"
-SECTIONS = (SECTION,)
-MINUTES = 1.0
-APPS = "optional"  # without one: cg, mg and ft
 
 
 def add(p: argparse.ArgumentParser) -> None:
@@ -131,3 +130,19 @@ def plot(rec: dict[str, Any], path: Path) -> Path:
         ax.legend(fontsize=7)
     fig.suptitle(rec["title"], fontsize=9)
     return figures.save(fig, path)
+
+
+PLUGIN = plugins.Study(
+    name="allocation",
+    help="profile an app once, compare block and cyclic allocation on a machine model, by bytes and messages",
+    order=7,
+    doc=__doc__ or "",
+    section=SECTION,
+    sections=(SECTION,),
+    minutes=1.0,
+    apps="optional",
+    add=add,
+    defaults=defaults,
+    run=run,
+    plot=plot,
+)

@@ -8,17 +8,15 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from pxq import chanprobe, figures, findings, records
-from pxq.findings import Comparison, Finding
-from pxq.layout import parse_layout
-from pxq.studies import Context, Outcome, appended, count
+from pxq import figures
+from pxq.analysis import findings
+from pxq.analysis.findings import Comparison, Finding
+from pxq.core import plugins, records
+from pxq.core.layout import parse_layout
+from pxq.experiments.studykit import Context, Outcome, appended, count
+from pxq.probes import chanprobe
 
-NAME = "channels"
-HELP = "latency and bandwidth per channel (intra-CMP, inter-CMP, inter-node) beside the paper's"
 SECTION = "channels"
-SECTIONS = (SECTION,)
-MINUTES = 1.0
-APPS = False
 CHANNELS = ("intra_cmp", "inter_cmp", "inter_node")
 TEXT = {"intra_cmp": "intra-CMP", "inter_cmp": "inter-CMP", "inter_node": "inter-node"}
 SMALL = 8  # bytes: the small-message latency compared with the paper's
@@ -156,3 +154,19 @@ def plot(rec: dict[str, Any], path: Path) -> Path:
         ax.legend(fontsize=7)
     fig.suptitle(f"{rec['title']} (dashed: {rec.get('source', 'the paper')})", fontsize=10)
     return figures.save(fig, path)
+
+
+PLUGIN = plugins.Study(
+    name="channels",
+    help="latency and bandwidth per channel (intra-CMP, inter-CMP, inter-node) beside the paper's",
+    order=0,
+    doc=__doc__ or "",
+    section=SECTION,
+    sections=(SECTION,),
+    minutes=1.0,
+    apps=False,
+    add=add,
+    defaults=defaults,
+    run=run,
+    plot=plot,
+)

@@ -9,17 +9,15 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from pxq import envinfo, findings, runner, study
-from pxq.errors import InputError
-from pxq.findings import Comparison, Finding
-from pxq.studies import Context, Outcome, exit_code, measure
+from pxq.analysis import findings
+from pxq.analysis.findings import Comparison, Finding
+from pxq.core import plugins
+from pxq.core.errors import InputError
+from pxq.experiments import runner, study
+from pxq.experiments.studykit import Context, Outcome, exit_code, measure
+from pxq.machine import envinfo
 
-NAME = "contention"
-HELP = "an app on 1xq, (q/2)x2 and qx1, packed and spread, normalised to qx1, with the paper's conclusions"
 SECTION = "contention"
-SECTIONS = (SECTION, "processor_sharing")
-MINUTES = 1.5
-APPS = True
 
 
 def add(p: argparse.ArgumentParser) -> None:
@@ -135,3 +133,19 @@ def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
 
 def plot(rec: dict[str, Any], path: Path) -> Path:
     return study.plot(rec["rows"], path, rec["title"])
+
+
+PLUGIN = plugins.Study(
+    name="contention",
+    help="an app on 1xq, (q/2)x2 and qx1, packed and spread, normalised to qx1, with the paper's conclusions",
+    order=2,
+    doc=__doc__ or "",
+    section=SECTION,
+    sections=(SECTION, "processor_sharing"),
+    minutes=1.5,
+    apps=True,
+    add=add,
+    defaults=defaults,
+    run=run,
+    plot=plot,
+)

@@ -14,17 +14,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pxq import bounds, counters, figures, findings
-from pxq.findings import Comparison, Finding
-from pxq.layout import parse_bytes, parse_layout, parse_tile
-from pxq.studies import Context, Outcome, exit_code, measure
+from pxq import figures
+from pxq.analysis import findings
+from pxq.analysis.findings import Comparison, Finding
+from pxq.core import bounds, plugins
+from pxq.core.layout import parse_bytes, parse_layout, parse_tile
+from pxq.experiments.studykit import Context, Outcome, exit_code, measure
+from pxq.machine import counters
 
-NAME = "counters"
-HELP = "an app's variants timed and counted (hardware counters, else the cache simulator): misses beside time"
 SECTION = "tiling"  # the source it cites
-SECTIONS: tuple[str, ...] = ()  # its verdicts are its own checks: the paper counted no misses
-MINUTES = 3.0
-APPS = "optional"  # without one: the ring
 # Ring sizes: blocks four times this machine's L2 would be better still, but the simulator
 # runs 20-100x slower than natively; 8 MiB is four times a 2 MiB L2.
 RING_BLOCK = "8M"
@@ -249,3 +247,19 @@ def plot(rec: dict[str, Any], path: Path) -> Path:
         ax.set_xlabel("variant, on 2 cores")
     fig.suptitle(rec["title"], fontsize=9)
     return figures.save(fig, path)
+
+
+PLUGIN = plugins.Study(
+    name="counters",
+    help="an app's variants timed and counted (hardware counters, else the cache simulator): misses beside time",
+    order=5,
+    doc=__doc__ or "",
+    section=SECTION,
+    sections=(),
+    minutes=3.0,
+    apps="optional",
+    add=add,
+    defaults=defaults,
+    run=run,
+    plot=plot,
+)

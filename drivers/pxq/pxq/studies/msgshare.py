@@ -9,17 +9,15 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from pxq import figures, findings, msgdist, records, runner
-from pxq.errors import InputError
-from pxq.findings import Comparison, Finding
-from pxq.studies import Context, Outcome, profile_app
+from pxq import figures
+from pxq.analysis import findings, msgdist
+from pxq.analysis.findings import Comparison, Finding
+from pxq.core import plugins, records
+from pxq.core.errors import InputError
+from pxq.experiments import runner
+from pxq.experiments.studykit import Context, Outcome, profile_app
 
-NAME = "msgdist"
-HELP = "message and byte shares per channel for CG, MG and FT (or any profile) beside the paper's table"
 SECTION = "message_distribution"
-SECTIONS = (SECTION,)
-MINUTES = 1.0
-APPS = False
 CH = msgdist.CHANNELS
 CLOSE = 10.0  # percentage points: a channel's share "matches" the paper's within this
 
@@ -157,3 +155,19 @@ def plot(rec: dict[str, Any], path: Path) -> Path:
     axes[0].legend(fontsize=7, loc="lower left")
     fig.suptitle(rec["title"], fontsize=9)
     return figures.save(fig, path)
+
+
+PLUGIN = plugins.Study(
+    name="msgdist",
+    help="message and byte shares per channel for CG, MG and FT (or any profile) beside the paper's table",
+    order=1,
+    doc=__doc__ or "",
+    section=SECTION,
+    sections=(SECTION,),
+    minutes=1.0,
+    apps=False,
+    add=add,
+    defaults=defaults,
+    run=run,
+    plot=plot,
+)

@@ -9,18 +9,18 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from pxq import bounds, envinfo, figures, findings, msgdist, placement, runner
-from pxq.errors import InputError
-from pxq.findings import Comparison, Finding
-from pxq.layout import format_volume, parse_layout
-from pxq.studies import Context, Outcome, allocation, exit_code, group, measure, profile_app
+from pxq import figures
+from pxq.analysis import findings, msgdist, placement
+from pxq.analysis.findings import Comparison, Finding
+from pxq.core import bounds, plugins
+from pxq.core.errors import InputError
+from pxq.core.layout import format_volume, parse_layout
+from pxq.experiments import runner
+from pxq.experiments.studykit import Context, Outcome, exit_code, group, measure, profile_app
+from pxq.machine import envinfo
+from pxq.studies import allocation
 
-NAME = "placement"
-HELP = "profile an app, suggest a rank order (METIS), run block, cyclic and the suggestion: bytes and times"
 SECTION = "allocation"
-SECTIONS = (SECTION,)
-MINUTES = 1.5
-APPS = "optional"  # without one: cg, mg and ft
 ORDERS = ("block", "cyclic", "suggested")
 
 
@@ -271,3 +271,19 @@ def plot(rec: dict[str, Any], path: Path) -> Path:
         ax.legend(fontsize=7)
     fig.suptitle(rec["title"], fontsize=9)
     return figures.save(fig, path)
+
+
+PLUGIN = plugins.Study(
+    name="placement",
+    help="profile an app, suggest a rank order (METIS), run block, cyclic and the suggestion: bytes and times",
+    order=8,
+    doc=__doc__ or "",
+    section=SECTION,
+    sections=(SECTION,),
+    minutes=1.5,
+    apps="optional",
+    add=add,
+    defaults=defaults,
+    run=run,
+    plot=plot,
+)

@@ -10,18 +10,17 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pxq import bounds, chanprobe, envinfo, figures, findings, records
-from pxq.errors import InputError
-from pxq.findings import Comparison, Finding
-from pxq.layout import parse_bytes, parse_layout
-from pxq.studies import Context, Outcome, appended, count
+from pxq import figures
+from pxq.analysis import findings
+from pxq.analysis.findings import Comparison, Finding
+from pxq.core import bounds, plugins, records
+from pxq.core.errors import InputError
+from pxq.core.layout import parse_bytes, parse_layout
+from pxq.experiments.studykit import Context, Outcome, appended, count
+from pxq.machine import envinfo
+from pxq.probes import chanprobe
 
-NAME = "rankpairs"
-HELP = "every rank pair's throughput, on-node against off-node pairs, beside the published map's ridge and band"
 SECTION = "rank_pair_throughput"
-SECTIONS = (SECTION,)
-MINUTES = 0.5
-APPS = False
 
 
 def add(p: argparse.ArgumentParser) -> None:
@@ -149,3 +148,19 @@ def plot(rec: dict[str, Any], path: Path) -> Path:
     ax.set_xlabel("pairs measured here (dots: each ordered pair; bar: median) and the published min-max band")
     ax.set_title(rec["title"], fontsize=9)
     return figures.save(fig, path)
+
+
+PLUGIN = plugins.Study(
+    name="rankpairs",
+    help="every rank pair's throughput, on-node against off-node pairs, beside the published map's ridge and band",
+    order=11,
+    doc=__doc__ or "",
+    section=SECTION,
+    sections=(SECTION,),
+    minutes=0.5,
+    apps=False,
+    add=add,
+    defaults=defaults,
+    run=run,
+    plot=plot,
+)

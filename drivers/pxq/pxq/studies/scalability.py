@@ -7,17 +7,16 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from pxq import envinfo, figures, findings, plausible, runner
-from pxq.findings import Comparison, Finding
-from pxq.layout import parse_layout
-from pxq.studies import Context, Outcome, exit_code, group, layout_text, measure
+from pxq import figures
+from pxq.analysis import findings, plausible
+from pxq.analysis.findings import Comparison, Finding
+from pxq.core import plugins
+from pxq.core.layout import parse_layout
+from pxq.experiments import runner
+from pxq.experiments.studykit import Context, Outcome, exit_code, group, layout_text, measure
+from pxq.machine import envinfo
 
-NAME = "scalability"
-HELP = "speedup over the 2-rank run per proxy, packed vs one rank per (virtual) node"
 SECTION = "scalability"
-SECTIONS = (SECTION,)
-MINUTES = 1.5
-APPS = False
 
 
 def add(p: argparse.ArgumentParser) -> None:
@@ -193,3 +192,19 @@ def plot(rec: dict[str, Any], path: Path) -> Path:
     ax.legend(fontsize=7)
     ax.set_title(rec["title"], fontsize=9)
     return figures.save(fig, path)
+
+
+PLUGIN = plugins.Study(
+    name="scalability",
+    help="speedup over the 2-rank run per proxy, packed vs one rank per (virtual) node",
+    order=6,
+    doc=__doc__ or "",
+    section=SECTION,
+    sections=(SECTION,),
+    minutes=1.5,
+    apps=False,
+    add=add,
+    defaults=defaults,
+    run=run,
+    plot=plot,
+)

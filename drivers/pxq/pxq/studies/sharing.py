@@ -8,18 +8,17 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from pxq import envinfo, figures, findings, runner
-from pxq.errors import InputError
-from pxq.findings import Comparison, Finding
-from pxq.layout import parse_layout
-from pxq.studies import Context, Outcome, exit_code, group, layout_text, measure
+from pxq import figures
+from pxq.analysis import findings
+from pxq.analysis.findings import Comparison, Finding
+from pxq.core import plugins
+from pxq.core.errors import InputError
+from pxq.core.layout import parse_layout
+from pxq.experiments import runner
+from pxq.experiments.studykit import Context, Outcome, exit_code, group, layout_text, measure
+from pxq.machine import envinfo
 
-NAME = "sharing"
-HELP = "a constant rank count over layouts with more ranks per node: time and time in MPI per layout"
 SECTION = "network_sharing"
-SECTIONS = (SECTION,)
-MINUTES = 2.0
-APPS = False
 
 
 def add(p: argparse.ArgumentParser) -> None:
@@ -209,3 +208,19 @@ def plot(rec: dict[str, Any], path: Path) -> Path:
     ax.legend(handles=handles, fontsize=7, title="layout (nodes x ranks)", title_fontsize=7)
     ax.set_title(rec["title"], fontsize=9)
     return figures.save(fig, path)
+
+
+PLUGIN = plugins.Study(
+    name="sharing",
+    help="a constant rank count over layouts with more ranks per node: time and time in MPI per layout",
+    order=3,
+    doc=__doc__ or "",
+    section=SECTION,
+    sections=(SECTION,),
+    minutes=2.0,
+    apps=False,
+    add=add,
+    defaults=defaults,
+    run=run,
+    plot=plot,
+)

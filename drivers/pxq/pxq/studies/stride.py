@@ -9,19 +9,18 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from pxq import caches, envinfo, figures, findings, memprobe, plausible, records
-from pxq.errors import InputError
-from pxq.findings import Comparison, Finding
-from pxq.layout import format_bytes, parse_bytes
-from pxq.paths import binary
-from pxq.studies import Context, Outcome, appended, cache_profile, count
+from pxq import figures
+from pxq.analysis import findings, plausible
+from pxq.analysis.findings import Comparison, Finding
+from pxq.core import plugins, records
+from pxq.core.errors import InputError
+from pxq.core.layout import format_bytes, parse_bytes
+from pxq.core.paths import binary
+from pxq.experiments.studykit import Context, Outcome, appended, cache_profile, count
+from pxq.machine import caches, envinfo
+from pxq.probes import memprobe
 
-NAME = "stride"
-HELP = "the stride kernel alone vs one copy per core: the time ratio by stride beside the paper's 2x"
 SECTION = "memory_stride"
-SECTIONS = (SECTION,)
-MINUTES = 1.5
-APPS = False
 LOW, HIGH = 256, 16384  # the paper's stride range
 ABOUT_3X = (2.0, 4.5)  # "about 3x": within 1.5x of it either way
 
@@ -237,3 +236,19 @@ def plot(rec: dict[str, Any], path: Path) -> Path:
     ax.legend(fontsize=7)
     ax.set_title(rec["title"], fontsize=9)
     return figures.save(fig, path)
+
+
+PLUGIN = plugins.Study(
+    name="stride",
+    help="the stride kernel alone vs one copy per core: the time ratio by stride beside the paper's 2x",
+    order=10,
+    doc=__doc__ or "",
+    section=SECTION,
+    sections=(SECTION,),
+    minutes=1.5,
+    apps=False,
+    add=add,
+    defaults=defaults,
+    run=run,
+    plot=plot,
+)

@@ -9,18 +9,16 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from pxq import caches, envinfo, figures, findings, plausible
-from pxq.errors import InputError
-from pxq.findings import Comparison, Finding
-from pxq.layout import format_bytes, format_volume, parse_bytes, parse_layout, parse_tile
-from pxq.studies import Context, Outcome, cache_profile, exit_code, group, layout_text, measure
+from pxq import figures
+from pxq.analysis import findings, plausible
+from pxq.analysis.findings import Comparison, Finding
+from pxq.core import plugins
+from pxq.core.errors import InputError
+from pxq.core.layout import format_bytes, format_volume, parse_bytes, parse_layout, parse_tile
+from pxq.experiments.studykit import Context, Outcome, cache_profile, exit_code, group, layout_text, measure
+from pxq.machine import caches, envinfo
 
-NAME = "tiling"
-HELP = "the ring untiled vs 256 KiB tiles on every layout that fits, beside the paper's time reductions"
 SECTION = "tiling"
-SECTIONS = (SECTION,)
-MINUTES = 1.5
-APPS = False
 
 
 def add(p: argparse.ArgumentParser) -> None:
@@ -150,7 +148,7 @@ def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
 
 def bandwidth_flags(recs: list[dict[str, Any]], lay: str, peak: float | None) -> list[str]:
     """The ring's effective GB/s above what the layout's cores can move at the measured in-cache
-    peak of one core (pxq.caches' block variant) is a timing error, not a result."""
+    peak of one core (pxq.machine.caches' block variant) is a timing error, not a result."""
     if not peak:
         return []
     out = []
@@ -253,3 +251,19 @@ def plot(rec: dict[str, Any], path: Path) -> Path:
     ax.legend(fontsize=7)
     ax.set_title(rec["title"], fontsize=9)
     return figures.save(fig, path)
+
+
+PLUGIN = plugins.Study(
+    name="tiling",
+    help="the ring untiled vs 256 KiB tiles on every layout that fits, beside the paper's time reductions",
+    order=4,
+    doc=__doc__ or "",
+    section=SECTION,
+    sections=(SECTION,),
+    minutes=1.5,
+    apps=False,
+    add=add,
+    defaults=defaults,
+    run=run,
+    plot=plot,
+)

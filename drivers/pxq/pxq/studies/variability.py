@@ -8,17 +8,16 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from pxq import envinfo, figures, findings, probe, records
-from pxq.findings import Comparison, Finding
-from pxq.layout import parse_layout
-from pxq.studies import Context, Outcome, appended, count
+from pxq import figures
+from pxq.analysis import findings
+from pxq.analysis.findings import Comparison, Finding
+from pxq.core import plugins, records
+from pxq.core.layout import parse_layout
+from pxq.experiments.studykit import Context, Outcome, appended, count
+from pxq.machine import envinfo
+from pxq.probes import probe
 
-NAME = "variability"
-HELP = "allreduce call times quiet and beside a background load: median, p95, tail share, clusters"
 SECTION = "collective_variability"
-SECTIONS = (SECTION,)
-MINUTES = 0.5
-APPS = False
 
 
 def add(p: argparse.ArgumentParser) -> None:
@@ -188,3 +187,19 @@ def plot(rec: dict[str, Any], path: Path) -> Path:
     fig.tight_layout()
     figures.thin_ticks(fig, ax_h, "x")
     return figures.save(fig, path)
+
+
+PLUGIN = plugins.Study(
+    name="variability",
+    help="allreduce call times quiet and beside a background load: median, p95, tail share, clusters",
+    order=9,
+    doc=__doc__ or "",
+    section=SECTION,
+    sections=(SECTION,),
+    minutes=0.5,
+    apps=False,
+    add=add,
+    defaults=defaults,
+    run=run,
+    plot=plot,
+)

@@ -1,0 +1,174 @@
+"""`pxq compare BASE NEW`: per configuration, NEW's median time over BASE's with a bootstrap
+confidence interval and a Mann-Whitney U test (scipy), marked significant or not; and
+reference values with tolerances per system. A significant regression is exit code 1.
+
+A difference is significant when the bootstrap interval of the ratio of medians excludes 1
+and the rank test's p-value is below 1 - confidence. With fewer than 4 runs on a side the
+rank test cannot reach p < 0.05 however far apart the runs are, so such rows are "too few
+runs" rather than a guess.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pxq.analysis import report
+from pxq.core import records
+from pxq.core.errors import InputError
+
+RESAMPLES = 4000
+
+
+@dataclass
+class Comparison:
+    label: str
+    base: list[float]
+    new: list[float]
+    ratio: float  # NEW median time / BASE median time: above 1 is slower
+    low: float | None
+    high: float | None
+    p: float | None
+    verdict: str  # regression, improvement, same, too few runs, within threshold
+
+
+def _label(row: report.Row, group_by: list[str]) -> str:
+    extra = " ".join(f"{f.split('.')[-1]}={v}" for f, v in zip(group_by, row.extra))
+    parts = [row.app, row.size, str(row.layout), row.mode, f"tile {row.tile}", row.backend, row.alloc, extra]
+    return " ".join(p for p in parts if p)
+
+
+def _key(row: report.Row) -> tuple:
+    return (row.app, row.size, str(row.layout), row.alloc, row.mode, row.tile, row.backend, row.extra)
+
+
+def statistics_of(
+    base: list[float], new: list[float], confidence: float
+) -> tuple[float | None, float | None, float | None]:
+    """(low, high, p): the bootstrap interval of median(new)/median(base) and the two-sided
+    Mann-Whitney p-value; None where there are too few runs for them."""
+    if len(base) < 2 or len(new) < 2:
+        return None, None, None
+    import numpy as np
+    from scipy import stats
+
+    def ratio(n: Any, b: Any, axis: int = -1) -> Any:
+        return np.median(n, axis=axis) / np.median(b, axis=axis)
+
+    boot = stats.bootstrap(
+        (np.asarray(new), np.asarray(base)),
+        ratio,
+        n_resamples=RESAMPLES,
+        confidence_level=confidence,
+        method="percentile",
+        vectorized=True,
+        rng=np.random.default_rng(12345),
+    )
+    p = stats.mannwhitneyu(new, base, alternative="two-sided", method="exact").pvalue
+    return float(boot.confidence_interval.low), float(boot.confidence_interval.high), float(p)
+
+
+def compare(
+    base_recs: list[dict[str, Any]], new_recs: list[dict[str, Any]], confidence: float, threshold: float
+) -> tuple[list[Comparison], list[str], list[str]]:
+    """Comparisons of the configurations both sides ran, and the labels only one side has. A
+    field that tells runs apart within a side splits the rows; one that differs only between
+    the sides (another MPI library, host or commit) is what is being compared."""
+    group_by = list(dict.fromkeys([*report.split_fields(base_recs), *report.split_fields(new_recs)]))
+    base = {_key(r): r for r in report.summarize(base_recs, group_by)}
+    new = {_key(r): r for r in report.summarize(new_recs, group_by)}
+    out = []
+    for key in [k for k in new if k in base]:
+        b, n = base[key].times, new[key].times
+        ratio = statistics.median(n) / statistics.median(b)
+        low, high, p = statistics_of(b, n, confidence)
+        if p is None or min(len(b), len(n)) < 4:
+            verdict = "too few runs"
+        elif low > 1 and p < 1 - confidence:
+            verdict = "regression" if ratio > 1 + threshold else "within threshold"
+        elif high < 1 and p < 1 - confidence:
+            verdict = "improvement" if ratio < 1 - threshold else "within threshold"
+        else:
+            verdict = "same"
+        out.append(Comparison(_label(new[key], group_by), b, n, ratio, low, high, p, verdict))
+    only_base = [_label(r, group_by) for k, r in base.items() if k not in new]
+    only_new = [_label(r, group_by) for k, r in new.items() if k not in base]
+    return out, only_base, only_new
+
+
+def differences(base_recs: list[dict[str, Any]], new_recs: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
+    """The fields that tell the runs apart (report.DISTINGUISH) with one value on each side and
+    a different one: (field, BASE's value, NEW's value)."""
+    out = []
+    for field in report.DISTINGUISH:
+        sides = [{" ".join(str(report.field_value(r, field)).split()) for r in recs} for recs in (base_recs, new_recs)]
+        if len(sides[0]) == 1 and len(sides[1]) == 1 and sides[0] != sides[1]:
+            out.append((field, sides[0].pop(), sides[1].pop()))
+    return out
+
+
+# ---- references: expected medians with tolerances per system ----
+
+MATCH_FIELDS = ("app", "size", "layout", "mode", "tile", "backend", "alloc")
+
+
+@dataclass
+class Check:
+    label: str
+    system: str
+    host: str
+    median: float
+    expected: float
+    lower: float
+    upper: float
+
+    @property
+    def passed(self) -> bool:
+        return self.expected * (1 + self.lower) <= self.median <= self.expected * (1 + self.upper)
+
+
+def read_references(path: Path) -> list[dict[str, Any]]:
+    """`{"references": [{"system": "host glob", "app": "ring", "layout": "1x2", ...,
+    "median_s": 0.37, "lower": -0.5, "upper": 0.1}]}`: lower and upper are relative."""
+    try:
+        data = records.json_file(path, 'not JSON: give {"references": [...]} (see the README)')
+    except FileNotFoundError:
+        raise InputError(f"--reference {path}: no such file") from None
+    refs = data.get("references") if isinstance(data, dict) else None
+    if not isinstance(refs, list) or not refs:
+        raise InputError(f'--reference {path}: expected {{"references": [...]}} with at least one entry')
+    for i, ref in enumerate(refs):
+        missing = [k for k in ("system", "median_s", "lower", "upper") if k not in ref]
+        if missing:
+            raise InputError(f"--reference {path}: entry {i} lacks {', '.join(missing)}")
+        if not (ref["lower"] <= 0 <= ref["upper"]) or ref["median_s"] <= 0:
+            raise InputError(
+                f"--reference {path}: entry {i}: need median_s > 0 and lower <= 0 <= upper (relative tolerances)"
+            )
+    return refs
+
+
+def check_references(recs: list[dict[str, Any]], refs: list[dict[str, Any]]) -> list[Check]:
+    group_by = [*report.split_fields(recs, ["context.host"])]
+    rows = report.summarize(recs, group_by)
+    host_at = group_by.index("context.host")
+    out = []
+    for row in rows:
+        facts = {
+            "app": row.app,
+            "size": row.size,
+            "layout": str(row.layout),
+            "mode": row.mode,
+            "tile": row.tile,
+            "backend": row.backend,
+            "alloc": row.alloc,
+        }
+        host = row.extra[host_at]
+        for ref in refs:
+            if fnmatch.fnmatch(host, ref["system"]) and all(str(ref[f]) == facts[f] for f in MATCH_FIELDS if f in ref):
+                label = _label(row, group_by)
+                out.append(Check(label, ref["system"], host, row.median, ref["median_s"], ref["lower"], ref["upper"]))
+    return out

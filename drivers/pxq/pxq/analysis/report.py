@@ -1,0 +1,551 @@
+"""Summaries of run records: tables (rich) and bar charts (matplotlib)."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from pxq import figures
+from pxq.analysis.peers import NAS_MODE
+from pxq.core.escape import csv_cell, md, term
+from pxq.core.layout import Layout, format_bytes
+from pxq.core.records import FAILED_STATUSES
+from pxq.machine.counters import misses
+
+# The bandwidth each app reports: the ring's pipeline, CG's SpMV, MG's finest residual.
+GBS_METRICS = ("effective_gbs", "spmv_gbs", "resid_gbs")
+MIN_SECONDS = 0.1  # below this a run's time is mostly launch and timer noise
+MAX_SPREAD = 0.25  # (max - min) / median above this: too noisy to compare without more runs
+FLAG_TEXT = {
+    "short": f"median under {MIN_SECONDS} s: launch and timer noise dominate; use a larger problem",
+    "noisy": f"spread above {MAX_SPREAD:.0%}: add repeats (--repeat) before comparing",
+    "single": "one run: no spread to judge it by; use --repeat 3 or more",
+    "oversubscribed": "more workers than cores: times include waiting for a core, not the variant's speed",
+    "simulated": "ran under the cache simulator (20-100x slower): compare its misses, not its time",
+    "near-tolerance": "verified, but a run's error used over half of its tolerance: a pass close to a fail "
+    "(verification.tolerance_used in the record)",
+}
+NEAR_TOLERANCE = 0.5  # a verified error above this share of its tolerance is flagged
+
+
+@dataclass
+class Row:
+    app: str
+    layout: Layout
+    alloc: str
+    mode: str
+    tile: str
+    backend: str
+    size: str
+    times: list[float]
+    gbs: list[float]
+    comm: list[float]
+    verified: bool
+    mops: list[float] = field(default_factory=list)
+    speedup: float | None = None
+    vs_nas: float | None = None  # Mop/s over the imported NAS run's on the same nodes and cores (pxq import)
+    extra: tuple[str, ...] = ()  # the values of the --group-by fields
+    tile_bytes: int = 0  # the tile as a number, for ordering
+    gbs_over_total: bool = False  # the GB/s metric is over the whole run (the ring's), not a phase
+    oversubscribed: bool = False  # a run had more workers than cores
+    misses: list[float] = field(default_factory=list)  # the outermost counted level's misses, per run
+    miss_level: str = ""  # its record name (l2_misses, llc_misses, ...)
+    moved: list[float] = field(default_factory=list)  # bytes the ring streamed, per run (misses per KiB)
+    simulated: bool = False  # the runs' counters came from the cache simulator
+    tolerance_used: float = 0.0  # the most of its verification tolerance a run's error used
+
+    @property
+    def median_misses(self) -> float | None:
+        return statistics.median(self.misses) if self.misses and len(self.misses) == len(self.times) else None
+
+    @property
+    def misses_per_kib(self) -> float | None:
+        """Misses per KiB the ring streamed (K passes x read+write of every block), median over runs."""
+        if not self.moved or len(self.moved) != len(self.misses):
+            return None
+        return statistics.median(1024 * m / b for m, b in zip(self.misses, self.moved) if b > 0)
+
+    @property
+    def median_gbs(self) -> float | None:
+        """GB/s at the median time: bytes over the median time when the metric is over the whole
+        run, else the figure of the run with the median time (never a median of bandwidths)."""
+        if not self.gbs or len(self.gbs) != len(self.times):
+            return None
+        if self.gbs_over_total:
+            return statistics.median(g * t for g, t in zip(self.gbs, self.times)) / self.median
+        return self.gbs[self._median_run()]
+
+    @property
+    def median_mops(self) -> float | None:
+        """Mop/s at the median time: each run's operation count over the median time."""
+        if not self.mops or len(self.mops) != len(self.times) or self.median <= 0:
+            return None
+        return statistics.median(m * t for m, t in zip(self.mops, self.times)) / self.median
+
+    @property
+    def flags(self) -> list[str]:
+        """What makes this row's figures weak: `short` (median under MIN_SECONDS: launch and timer
+        noise), `noisy` (spread above MAX_SPREAD), `single` (one run: no spread to judge)."""
+        out = []
+        if self.median < MIN_SECONDS:
+            out.append("short")
+        if len(self.times) > 1 and self.spread > MAX_SPREAD:
+            out.append("noisy")
+        if len(self.times) == 1:
+            out.append("single")
+        if self.oversubscribed:
+            out.append("oversubscribed")
+        if self.simulated:
+            out.append("simulated")
+        if self.verified and self.tolerance_used > NEAR_TOLERANCE:
+            out.append("near-tolerance")
+        return out
+
+    def _median_run(self) -> int:
+        order = sorted(range(len(self.times)), key=lambda i: self.times[i])
+        return order[(len(order) - 1) // 2]
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.times)
+
+    @property
+    def spread(self) -> float:
+        """(max - min) / median, as a fraction."""
+        return (max(self.times) - min(self.times)) / self.median if self.median > 0 else 0.0
+
+
+def _size_text(rec: dict[str, Any]) -> str:
+    s = rec.get("size", {})
+    if rec.get("app") == "ring":
+        return (
+            f"{format_bytes(s.get('block_bytes', 0))} K={s.get('passes')} F={s.get('flops')} it={s.get('iterations')}"
+        )
+    # FT's decomposition changes its communication, so runs in different ones are not pooled.
+    return f"{s.get('class', '')} {s['decomp']}" if "decomp" in s else str(s.get("class", ""))
+
+
+def _layout_of(rec: dict[str, Any]) -> Layout:
+    lay = rec["layout"]
+    return Layout(lay["nodes"], lay["ranks_per_node"], lay["threads"])
+
+
+def field_value(rec: dict[str, Any], path: str) -> str:
+    """A record's field by dotted path ("context.host", "placement_summary.requested"), as text;
+    "-" where the record has none."""
+    value: Any = rec
+    for part in path.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return "-"
+        value = value[part]
+    return json.dumps(value, sort_keys=True) if isinstance(value, (dict, list)) else str(value)
+
+
+# Fields that make runs differ although app, layout, variant and problem agree: when they take
+# more than one value among the records, rows are split by them too (never merged).
+DISTINGUISH = ("placement_summary.requested", "context.host", "context.mpi_library", "context.git_commit")
+
+
+# An app's own variant choices, shown in the mode when not the default ("flat+fftw",
+# "tiled+shm", "hybrid+sym") so runs that differ in them are never pooled: FT's FFT engine
+# (--fft), the ring's hand-over between ranks (--exchange) and CG's matrix storage (--matrix).
+APP_CHOICES = (("fft", "pxq"), ("exchange", "p2p"), ("matrix", "csr"))
+
+
+def split_fields(recs: Iterable[dict[str, Any]], group_by: Sequence[str] = ()) -> list[str]:
+    """`group_by` and every DISTINGUISH field whose value differs between the finished runs."""
+    done = [r for r in recs if r.get("status") in ("ok", "failed") and "time" in r]
+
+    def values(f: str) -> set[str]:  # an imported peer run has no pxq commit to differ by
+        return {field_value(r, f) for r in done if not (f == "context.git_commit" and "imported" in r)}
+
+    auto = [f for f in DISTINGUISH if f not in group_by and len(values(f)) > 1]
+    return [*group_by, *auto]
+
+
+def summarize(recs: Iterable[dict[str, Any]], group_by: Sequence[str] = ()) -> list[Row]:
+    """Groups ok/failed records by configuration (and the `group_by` fields); speedup against
+    the flat rank-per-core run with the same cores per node (p x q*T x 1), the same problem and
+    the same `group_by` values."""
+    groups: dict[tuple, Row] = {}
+    for rec in recs:
+        if rec.get("status") not in ("ok", "failed") or "time" not in rec:
+            continue
+        v = rec["variant"]
+        tile = format_bytes(v["tile_bytes"]) if v.get("tile_bytes") else "off"
+        mode = v["mode"]
+        if "fused" in v and v["fused"] != (tile != "off"):  # fusion chosen apart from the tile
+            mode += "+fused" if v["fused"] else " unfused"
+        for choice, default in APP_CHOICES:
+            if v.get(choice, default) != default:
+                mode += f"+{v[choice]}"
+        simulated = bool((rec.get("counters") or {}).get("simulated"))
+        if simulated:  # times under the simulator are not the variant's speed: never pooled with native runs
+            mode += " sim"
+        extra = tuple(field_value(rec, f) for f in group_by)
+        key = (
+            rec["app"],
+            str(_layout_of(rec)),
+            rec["layout"]["alloc"],
+            mode,
+            tile,
+            v["backend"],
+            _size_text(rec),
+            extra,
+        )
+        row = groups.get(key)
+        if row is None:
+            row = groups[key] = Row(
+                rec["app"],
+                _layout_of(rec),
+                rec["layout"]["alloc"],
+                mode,
+                tile,
+                v["backend"],
+                _size_text(rec),
+                [],
+                [],
+                [],
+                True,
+                extra=extra,
+                tile_bytes=v.get("tile_bytes") or 0,
+            )
+        row.times.append(rec["time"]["total"])
+        if "comm" in rec["time"]:  # an imported peer run has no communication time
+            row.comm.append(rec["time"]["comm"])
+        metrics = rec.get("metrics", {})
+        # The ring's streamed bandwidth, CG's SpMV and MG's residual bandwidth; FT has none.
+        gbs_key = next((k for k in GBS_METRICS if k in metrics), None)
+        if gbs_key is not None:
+            row.gbs.append(metrics[gbs_key])
+            row.gbs_over_total = gbs_key == "effective_gbs"
+        if "mops_total" in metrics:
+            row.mops.append(metrics["mops_total"])
+        row.verified = row.verified and rec["status"] == "ok"
+        row.tolerance_used = max(row.tolerance_used, float((rec.get("verification") or {}).get("tolerance_used", 0)))
+        row.oversubscribed = row.oversubscribed or bool(rec["layout"].get("oversubscribed"))
+        _add_misses(row, rec, simulated)
+    rows = list(groups.values())
+    _speedups(rows)
+    _against_nas(rows)
+    order = {"flat": 0, "hybrid": 1, "tiled": 2}
+    rows.sort(
+        key=lambda r: (
+            r.app,
+            r.size,
+            r.layout.cores,
+            str(r.layout),
+            order.get(r.mode.split()[0], 3),
+            r.mode,
+            r.tile_bytes,
+            r.backend,
+        )
+    )
+    return rows
+
+
+def _rank_per_core(row: Row, rows: list[Row], mode: str, same_group: bool = True) -> Row | None:
+    """The row of `mode` that ran `row`'s problem a rank per core on the same nodes and cores per
+    node (p x q*T x 1), with the same allocation (and group, unless `same_group` is False)."""
+    base = Layout(row.layout.nodes, row.layout.ranks_per_node * row.layout.threads, 1)
+    for cand in rows:
+        if (cand.mode, cand.layout, cand.app, cand.size, cand.alloc) == (mode, base, row.app, row.size, row.alloc) and (
+            cand.extra == row.extra or not same_group
+        ):
+            return cand
+    return None
+
+
+def _speedups(rows: list[Row]) -> None:
+    """Each row's speedup over the flat rank-per-core row with the same cores per node, problem,
+    allocation and group."""
+    for row in rows:
+        flat = _rank_per_core(row, rows, "flat")
+        if flat is not None:
+            row.speedup = flat.median / row.median
+
+
+def _against_nas(rows: list[Row]) -> None:
+    """Each pxq row's Mop/s over the imported NAS row's (pxq import) with the same app, problem,
+    nodes and cores per node: NAS's MPI codes run a rank per core. A NAS run's host, MPI library or
+    commit may differ from pxq's (that is the comparison), so the group is not matched."""
+    for row in rows:
+        if row.mode == NAS_MODE or row.median_mops is None:
+            continue
+        peer = _rank_per_core(row, rows, NAS_MODE, same_group=False)
+        if peer is not None and peer.median_mops:
+            row.vs_nas = row.median_mops / peer.median_mops
+
+
+def _add_misses(row: Row, rec: dict[str, Any], simulated: bool) -> None:
+    """The run's misses at the outermost level its counters counted (none: nothing added)."""
+    row.simulated = row.simulated or simulated
+    got = misses(rec)
+    if got is None:
+        return
+    row.miss_level = got[0]
+    row.misses.append(got[1])
+    if "effective_gbs" in rec.get("metrics", {}):
+        row.moved.append(rec["metrics"]["effective_gbs"] * rec["time"]["total"] * 1e9)
+
+
+def miss_label(level: str) -> str:
+    """ "l2_misses" -> "L2", "llc_misses" -> "LLC"."""
+    return level.removesuffix("_misses").upper() if level else "-"
+
+
+def table(rows: list[Row], title: str = "pxq results", group_by: Sequence[str] = ()) -> Table:
+    t = Table(title=title)
+    with_mops = any(r.mops for r in rows)
+    with_size = any(r.app != "ring" for r in rows)
+    with_misses = any(r.median_misses is not None for r in rows)
+    with_nas = any(r.vs_nas is not None for r in rows)
+    cols = [
+        "app",
+        *(["size"] if with_size else []),
+        "layout",
+        "mode",
+        "tile",
+        "backend",
+        *group_by,
+        "runs",
+        "median s",
+        "spread",
+        "comm s",
+        "comm %",
+        "GB/s",
+        *(["Mop/s"] if with_mops else []),
+        *(["misses", "miss/KiB"] if with_misses else []),
+        "speedup",
+        *(["x NAS"] if with_nas else []),
+        "verified",
+    ]
+    for col in cols:
+        t.add_column(col, justify="right" if col not in ("app", "size", "layout", "mode", "backend") else "left")
+    for r in rows:
+        cells = [
+            r.app,
+            *([r.size] if with_size else []),
+            f"{r.layout} {r.alloc if r.layout.nodes > 1 else ''}".strip(),
+            r.mode,
+            r.tile,
+            r.backend,
+            *r.extra,
+            str(len(r.times)),
+            f"{r.median:.4f}",
+            f"{100 * r.spread:.1f}%",
+            f"{statistics.median(r.comm):.4f}" if r.comm else "-",
+            f"{100 * statistics.median(r.comm) / r.median:.1f}%" if r.comm and r.median > 0 else "-",
+            "-" if r.median_gbs is None else f"{r.median_gbs:.1f}",
+        ]
+        if with_mops:
+            cells.append("-" if r.median_mops is None else f"{r.median_mops:.0f}")
+        if with_misses:
+            n, per = r.median_misses, r.misses_per_kib
+            cells += ["-" if n is None else f"{n:.3g} {miss_label(r.miss_level)}", "-" if per is None else f"{per:.2f}"]
+        cells.append("-" if r.speedup is None else f"{r.speedup:.2f}x")
+        if with_nas:
+            cells.append("-" if r.vs_nas is None else f"{r.vs_nas:.2f}")
+        cells = [term(c) for c in cells]  # text from records shows as written, never as markup
+        cells.append("yes" if r.verified else "[red]NO[/red]")
+        t.add_row(*cells)
+    return t
+
+
+def print_table(
+    rows: list[Row], title: str = "pxq results", console: Console | None = None, group_by: Sequence[str] = ()
+) -> None:
+    console = console or Console()
+    console.print(table(rows, title, group_by))
+    print_flags(rows, console)
+
+
+def print_flags(rows: list[Row], console: Console) -> None:
+    """One line per weakness the rows share, naming the rows: figures a careful reader discounts."""
+    for flag, text in FLAG_TEXT.items():
+        hit = [r for r in rows if flag in r.flags]
+        if hit:
+            names = ", ".join(
+                f"{r.app} {r.layout} {r.mode}" + (f" {r.tile}" if r.tile != "off" else "") for r in hit[:6]
+            )
+            more = f" and {len(hit) - 6} more" if len(hit) > 6 else ""
+            console.print(f"[yellow]note:[/yellow] {text}: {term(names)}{more}")
+
+
+# The flat columns of `pxq report --format csv|json|markdown` (documented in the README).
+COLUMNS = (
+    "app",
+    "size",
+    "nodes",
+    "ranks_per_node",
+    "threads",
+    "alloc",
+    "mode",
+    "tile",
+    "backend",
+    "runs",
+    "median_s",
+    "min_s",
+    "max_s",
+    "spread",
+    "comm_s",
+    "comm_share",
+    "gbs",
+    "mops",
+    "misses",
+    "miss_level",
+    "misses_per_kib",
+    "speedup",
+    "vs_nas",
+    "verified",
+    "flags",
+)
+
+
+def flat_rows(rows: list[Row], group_by: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """One dict per configuration with COLUMNS (and the group_by fields, by their paths)."""
+    out = []
+    for r in rows:
+        comm = statistics.median(r.comm) if r.comm else None
+        d: dict[str, Any] = {
+            "app": r.app,
+            "size": r.size,
+            "nodes": r.layout.nodes,
+            "ranks_per_node": r.layout.ranks_per_node,
+            "threads": r.layout.threads,
+            "alloc": r.alloc,
+            "mode": r.mode,
+            "tile": r.tile,
+            "backend": r.backend,
+            "runs": len(r.times),
+            "median_s": r.median,
+            "min_s": min(r.times),
+            "max_s": max(r.times),
+            "spread": r.spread,
+            "comm_s": comm,
+            "comm_share": comm / r.median if comm is not None and r.median > 0 else None,
+            "gbs": r.median_gbs,
+            "mops": r.median_mops,
+            "misses": r.median_misses,
+            "miss_level": r.miss_level or None,
+            "misses_per_kib": r.misses_per_kib,
+            "speedup": r.speedup,
+            "vs_nas": r.vs_nas,
+            "verified": r.verified,
+            "flags": " ".join(r.flags),
+        }
+        d.update(zip(group_by, r.extra))
+        out.append(d)
+    return out
+
+
+def export(rows: list[Row], fmt: str, group_by: Sequence[str] = ()) -> str:
+    """The rows as csv, json (a list of objects) or a markdown table."""
+    flat = flat_rows(rows, group_by)
+    names = [*COLUMNS, *group_by]
+    if fmt == "json":
+        return json.dumps(flat, indent=1) + "\n"
+    if fmt == "csv":
+        import csv
+        import io
+
+        buf = io.StringIO()
+        writer = csv.DictWriter(buf, fieldnames=names, lineterminator="\n")
+        writer.writerow({n: csv_cell(n) for n in names})
+        writer.writerows(
+            {k: "" if v is None else (csv_cell(v) if isinstance(v, str) else v) for k, v in d.items()} for d in flat
+        )
+        return buf.getvalue()
+    cell = lambda v: "-" if v is None else (f"{v:.4g}" if isinstance(v, float) else md(v))  # noqa: E731
+    lines = ["| " + " | ".join(md(n) for n in names) + " |", "|" + "---|" * len(names)]
+    lines += ["| " + " | ".join(cell(d[n]) for n in names) + " |" for d in flat]
+    return "\n".join(lines) + "\n"
+
+
+def failed_runs(recs: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Runs that crashed, were killed or timed out: no figures, but they count."""
+    return [r for r in recs if r.get("status") in FAILED_STATUSES]
+
+
+def print_failures(recs: Iterable[dict[str, Any]], console: Console | None = None) -> int:
+    """A table of the failed runs (layout, variant, status, exit code, last line of output)."""
+    failed = failed_runs(recs)
+    if not failed:
+        return 0
+    t = Table(title=f"{len(failed)} failed run(s): no figures, counted as failures")
+    for col in ("app", "layout", "mode", "tile", "repeat", "status", "exit", "last output"):
+        t.add_column(col)
+    for r in failed:
+        v, lay, err = r.get("variant", {}), r.get("layout", {}), r.get("error", {})
+        layout = f"{lay.get('nodes')}x{lay.get('ranks_per_node')}" + (
+            f"x{lay['threads']}" if lay.get("threads", 1) != 1 else ""
+        )
+        tail = (err.get("output_tail") or "").strip().splitlines()[-1:] or ["-"]
+        t.add_row(
+            *(
+                term(c)
+                for c in (
+                    r.get("app"),
+                    layout,
+                    v.get("mode", "-"),
+                    v.get("tile_request", "-"),
+                    r.get("driver", {}).get("repeat", "-"),
+                )
+            ),
+            f"[red]{term(r['status'])}[/red]",
+            term(err.get("returncode", "-")),
+            term(tail[0][:100]),
+        )
+    (console or Console()).print(t)
+    return len(failed)
+
+
+def chart_title(rows: list[Row]) -> str:
+    """What a chart of these rows shows, in words: the apps and problems, not a file name."""
+    problems = sorted({f"{r.app} {r.size}".strip() for r in rows})
+    return "Speedup over flat MPI: " + ("; ".join(problems) if len(problems) <= 3 else f"{len(problems)} problems")
+
+
+def bar_chart(rows: list[Row], path: Path, title: str) -> Path:
+    """Speedup over the flat run of the same cores per node, one bar per configuration, the
+    interquartile range of the repeats as error bars, a legend for the variants' colours."""
+    plt = figures.pyplot()
+    from matplotlib.patches import Patch
+
+    shown = [r for r in rows if r.speedup is not None]
+    labels = [f"{r.layout}\n{r.mode}" + (f"\n{r.tile}" if r.mode.startswith("tiled") else "") for r in shown]
+    values = [r.speedup for r in shown]
+    colors = {"flat": "#9e9e9e", "hybrid": "#1f77b4", "tiled": "#2ca02c"}
+    if any(r.mode == NAS_MODE for r in shown):
+        colors[NAS_MODE] = "#d62728"
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(shown) + 3), 4.5))
+    bars = ax.bar(range(len(shown)), values, color=[colors.get(r.mode.split()[0].split("+")[0], "#555") for r in shown])
+    for bar, r in zip(bars, shown):
+        q1, q3 = (statistics.quantiles(r.times, n=4, method="inclusive") if len(r.times) > 1 else (r.median,) * 3)[::2]
+        base = r.speedup
+        lo, hi = base * r.median / q3, base * r.median / q1  # a slower quartile is a lower speedup
+        x = bar.get_x() + bar.get_width() / 2
+        ax.errorbar(x, base, yerr=[[base - lo], [hi - base]], color="black", capsize=3, linewidth=1)
+        ax.annotate(
+            f"{base:.2f}x", (x, hi), ha="center", va="bottom", fontsize=8, xytext=(0, 3), textcoords="offset points"
+        )
+    ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
+    ax.set_xticks(range(len(shown)), labels, fontsize=8)
+    ax.set_xlabel("layout (nodes x ranks per node x threads), variant and tile")
+    ax.set_ylabel("speedup vs flat MPI (same cores per node)")
+    ax.legend(
+        handles=[Patch(color=c, label="NAS (imported)" if m == NAS_MODE else m) for m, c in colors.items()],
+        fontsize=8,
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1),
+    )
+    ax.set_title(title, fontsize=10)
+    figures.thin_ticks(fig, ax, "x")
+    return figures.save(fig, path)

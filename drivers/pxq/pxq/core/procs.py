@@ -1,0 +1,236 @@
+"""Child processes tied to the driver's life.
+
+Every MPI job, probe and benchmark the driver starts goes through `run()`:
+- it runs in a session of its own, tagged with `PXQ_RUN_ID` in its environment, which every
+  process it starts inherits (mpirun, orted daemons started by the launch agent, ranks);
+- a timeout, an interrupt or any exception stops the whole tree: SIGTERM, then SIGKILL, to
+  the session and to every process carrying the tag (a stopped rank included);
+- a watchdog process (`python -m pxq.core.watchdog`) holds the read end of a pipe from the driver.
+  Should the driver die without cleaning up (SIGKILL), the pipe closes and the watchdog
+  stops every tracked tree and removes its temporary folders.
+
+SIGTERM and SIGHUP to the driver are turned into `Interrupted`, a KeyboardInterrupt, so they
+unwind exactly like Ctrl-C; `main()` exits with 128 + the signal number.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+RUN_TAG = "PXQ_RUN_ID"
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGINT, SIGTERM or SIGHUP reached the driver."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _raise_interrupted(signum: int, _frame: object) -> None:
+    raise Interrupted(signum)
+
+
+def install_signal_handlers() -> None:
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _raise_interrupted)
+
+
+def tagged_pids(run_id: str) -> list[int]:
+    """Processes whose environment carries PXQ_RUN_ID=run_id (not this process)."""
+    return pids_with_env(RUN_TAG, run_id)
+
+
+def pids_with_env(key: str, value: str) -> list[int]:
+    """Processes whose environment carries key=value (not this process)."""
+    needle = f"{key}={value}".encode()
+    pids = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/environ", "rb") as f:
+                if needle in f.read().split(b"\0"):
+                    pids.append(int(entry.name))
+        except OSError:
+            continue
+    return pids
+
+
+def _signal_all(pgid: int | None, run_id: str, sig: int) -> int:
+    """Sends sig to the session's group and every tagged process; how many were there."""
+    hit = 0
+    if pgid is not None:
+        try:
+            os.killpg(pgid, sig)
+            hit += 1
+        except (ProcessLookupError, PermissionError):
+            pass
+    for pid in tagged_pids(run_id):
+        try:
+            os.kill(pid, sig)
+            hit += 1
+        except (ProcessLookupError, PermissionError):
+            pass
+    return hit
+
+
+def stop_tree(pgid: int | None, run_id: str, grace: float = 2.0, proc: subprocess.Popen | None = None) -> None:
+    """SIGTERM, up to `grace` seconds, then SIGKILL until nothing of the run is left."""
+    if _signal_all(pgid, run_id, signal.SIGTERM) == 0:
+        return
+    # Stopped processes only see SIGTERM once continued.
+    _signal_all(pgid, run_id, signal.SIGCONT)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        if proc is not None:
+            proc.poll()
+        if not tagged_pids(run_id) and (proc is None or proc.returncode is not None):
+            return
+        time.sleep(0.05)
+    for _ in range(50):
+        _signal_all(pgid, run_id, signal.SIGKILL)
+        if proc is not None:
+            try:
+                proc.wait(timeout=0.1)
+            except subprocess.TimeoutExpired:
+                pass
+        if not tagged_pids(run_id):
+            return
+        time.sleep(0.05)
+
+
+class _Watchdog:
+    """One per driver process, started on first use."""
+
+    def __init__(self) -> None:
+        self.proc: subprocess.Popen | None = None
+        self.fd: int | None = None
+
+    def _start(self) -> None:
+        r, w = os.pipe()
+        env = dict(os.environ)
+        here = str(Path(__file__).resolve().parents[2])  # the folder holding the pxq package
+        env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        env.pop(RUN_TAG, None)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "pxq.core.watchdog"],
+            stdin=r,
+            env=env,
+            start_new_session=True,
+            stdout=subprocess.DEVNULL,
+        )
+        os.close(r)
+        self.fd = w
+
+    def send(self, message: dict) -> None:
+        if self.fd is None or (self.proc is not None and self.proc.poll() is not None):
+            self._start()
+        assert self.fd is not None
+        try:
+            os.write(self.fd, (json.dumps(message) + "\n").encode())
+        except OSError:
+            self.fd = None
+
+
+_watchdog = _Watchdog()
+
+
+def watch(run_id: str, pgid: int | None) -> None:
+    _watchdog.send({"op": "watch", "run_id": run_id, "pgid": pgid})
+
+
+def unwatch(run_id: str) -> None:
+    _watchdog.send({"op": "done", "run_id": run_id})
+
+
+@contextlib.contextmanager
+def workdir(prefix: str = "pxq-run-", base: str | None = None) -> Iterator[Path]:
+    """A temporary folder (in `base`, else the temporary folder) removed when the block ends,
+    or by the watchdog should the driver die first. Open MPI splits some paths at white space,
+    so a TMPDIR holding any falls back to /tmp."""
+    if base is None:
+        base = tempfile.gettempdir()
+        if any(c.isspace() for c in base) and os.path.isdir("/tmp"):
+            base = "/tmp"
+    path = tempfile.mkdtemp(prefix=prefix, dir=base)
+    _watchdog.send({"op": "tmp", "path": path})
+    try:
+        yield Path(path)
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+        _watchdog.send({"op": "tmpdone", "path": path})
+
+
+SHM = "/dev/shm"
+
+
+@contextlib.contextmanager
+def shm_workdir() -> Iterator[Path | None]:
+    """A folder of the run's own in the memory-backed file system (None where there is none
+    to write in), for the MPI library's shared-memory segments: an interrupted job's segments
+    then go with the folder, whichever process died first."""
+    if not (os.path.isdir(SHM) and os.access(SHM, os.W_OK | os.X_OK)):
+        yield None
+        return
+    with workdir("pxq-shm-", base=SHM) as path:
+        yield path
+
+
+@dataclass
+class Finished:
+    returncode: int  # -1 when the run was killed for its timeout
+    output: str  # stdout and stderr together (empty when not captured)
+    seconds: float
+    timed_out: bool
+
+
+def run(argv: list[str], env: dict[str, str], run_id: str, timeout: float | None, capture: bool = True) -> Finished:
+    """Runs argv in its own session, tagged with run_id; stops the whole tree on timeout or
+    any exception (interrupts included), then re-raises the exception."""
+    env = dict(env)
+    env[RUN_TAG] = run_id
+    start = time.monotonic()
+    out = subprocess.PIPE if capture else None
+    try:
+        proc = subprocess.Popen(
+            argv,
+            stdout=out,
+            stderr=subprocess.STDOUT if capture else None,
+            text=capture,
+            errors="replace" if capture else None,
+            env=env,
+            start_new_session=True,
+        )
+    except OSError as e:
+        return Finished(127, f"cannot start {argv[0]}: {e.strerror}\n", 0.0, False)
+    watch(run_id, proc.pid)
+    try:
+        try:
+            output, _ = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            stop_tree(proc.pid, run_id, grace=0.5, proc=proc)
+            output, _ = proc.communicate()
+            return Finished(-1, output or "", time.monotonic() - start, True)
+        # The launcher is gone; nothing it started may outlive it.
+        if tagged_pids(run_id):
+            stop_tree(proc.pid, run_id, grace=0.5)
+        return Finished(proc.returncode, output or "", time.monotonic() - start, False)
+    except BaseException:
+        stop_tree(proc.pid, run_id, grace=1.0, proc=proc)
+        proc.wait()
+        raise
+    finally:
+        unwatch(run_id)

@@ -1,0 +1,427 @@
+"""Run records: JSON lines, each written whole or not at all, read safely.
+
+- `append` writes one line in one write under an exclusive lock; a short write (a full disk)
+  is truncated away and raised as RecordError, so a file never holds part of a record.
+- `read` decodes every line on its own: a damaged last line (a write cut short by a crash)
+  is skipped and reported; any other damaged line is an error that names the line and the
+  fix (`pxq repair FILE`). Only regular files are read.
+- `final` keeps one record per run: a later record of the same run (a sweep resumed or
+  rerun, a driver verdict on a run that wrote its own record) supersedes the earlier one.
+- `exit_code` is the one rule for every command's exit code (see EXIT_CODES).
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import os
+import re
+import stat
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from pxq.core import escape, schemas
+from pxq.core.errors import InputError
+
+SCHEMA = 2  # the version of every record kind's schema (schemas/, docs/RESULTS.md)
+
+# The exit codes of every pxq command (documented in the README).
+EXIT_OK = 0  # everything ran and verified
+EXIT_VERIFICATION = 1  # a run finished but did not reproduce its known answer
+EXIT_BAD_INPUT = 2  # bad input or environment: nothing ran, no record written
+EXIT_RUN_FAILED = 3  # a run crashed, was killed, hit its timeout, or its record could not be written
+# Interrupted by SIGINT, SIGTERM or SIGHUP: 128 + the signal number (130, 143, 129).
+FAILED_STATUSES = ("error", "timeout")
+
+
+class RecordError(RuntimeError):
+    """A results file that cannot be read as run records (bad input: exit 2)."""
+
+
+class RecordWriteError(RecordError):
+    """A record that could not be written (a full disk, a vanished folder: exit 3)."""
+
+
+def _is_regular_or_absent(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return True
+
+
+def check_writable(path: Path, option: str = "--results") -> None:
+    """Raises InputError naming the path and the fix; creates nothing."""
+    path = Path(path)
+    if re.search(r"[\x00-\x1f\x7f-\x9f]", str(path)):
+        raise InputError(
+            f"{option} {escape.plain(str(path))!r}: the path holds a control character (a newline, an escape): "
+            f"give {option} a plain path"
+        )
+    if path.exists():
+        if path.is_dir():
+            raise InputError(f"results path '{path}' is a directory: give a file such as {path}/results.jsonl")
+        if not _is_regular_or_absent(path):
+            raise InputError(f"results path '{path}' is not a regular file: give a file such as results/run.jsonl")
+        if not os.access(path, os.W_OK):
+            raise InputError(f"results file '{path}' is not writable: fix its permissions or use {option}")
+        return
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        # Creating our own default results folder is fine; a user path must exist.
+        raise InputError(f"results directory '{parent}' does not exist: create it or use {option}")
+    if not os.access(parent, os.W_OK):
+        raise InputError(f"results directory '{parent}' is not writable: use {option} PATH")
+    probe = parent / f".pxq-write-test-{os.getpid()}"
+    try:
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        raise InputError(f"results directory '{parent}' cannot hold files ({e.strerror}): use {option} PATH") from None
+
+
+def _mend_tail(fd: int, path: Path, size: int) -> int:
+    """An unterminated last line left by a write cut short (a crash, a kill): a whole record
+    is kept (terminated later by the caller), a partial one is moved to PATH.damaged and
+    truncated away. Returns the file's new size."""
+    start = size
+    while start > 0:
+        chunk = os.pread(fd, min(65536, start), max(0, start - 65536))
+        nl = chunk.rfind(b"\n")
+        if nl >= 0:
+            start = start - len(chunk) + nl + 1
+            break
+        start -= len(chunk)
+    tail = os.pread(fd, size - start, start)
+    try:
+        _decode(path, 0, tail + b"\n", last=False)
+        return size
+    except RecordError:
+        pass
+    damaged = path.with_name(path.name + ".damaged")
+    try:
+        _write_beside(damaged, (damaged.read_bytes() if damaged.is_file() else b"") + tail + b"\n")
+    except OSError as e:
+        raise RecordWriteError(
+            f"cannot set aside the unfinished last line of '{path}' ({e.strerror}): the record was "
+            f"not written; the file is as it was"
+        ) from None
+    os.ftruncate(fd, start)
+    print(
+        f"pxq: warning: {path}: the unfinished last line of an interrupted write was moved to {path.name}.damaged",
+        file=sys.stderr,
+    )
+    return start
+
+
+def write_whole(path: Path, text: str) -> None:
+    """Writes a file whole or not at all: a temporary file beside it, renamed into place
+    (OSError passes on; the temporary file never stays)."""
+    import tempfile
+
+    path = Path(path)
+    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(name, path)
+    except BaseException:
+        Path(name).unlink(missing_ok=True)
+        raise
+
+
+def append(path: Path, record: dict[str, Any]) -> None:
+    """One line, one write, under an exclusive lock: concurrent writers never interleave and a
+    failed write leaves the file as it was."""
+    line = (json.dumps(record, sort_keys=True) + "\n").encode()
+    path = Path(path)
+    if not _is_regular_or_absent(path):
+        raise RecordWriteError(f"{path}: not a regular file; records go to regular files")
+    try:
+        fd = _open_locked(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
+    except OSError as e:
+        raise RecordWriteError(f"cannot open results file '{path}': {e.strerror}") from None
+    try:
+        size = os.fstat(fd).st_size
+        if size > 0 and os.pread(fd, 1, size - 1) != b"\n":
+            size = _mend_tail(fd, path, size)
+            if size > 0 and os.pread(fd, 1, size - 1) != b"\n":
+                line = b"\n" + line
+        try:
+            written = os.write(fd, line)
+            if written != len(line):
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            os.fsync(fd)
+        except OSError as e:
+            os.ftruncate(fd, size)
+            raise RecordWriteError(
+                f"cannot write to results file '{path}': {e.strerror} (the record was not "
+                f"written; the file is as it was)"
+            ) from None
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+# Bounds on what a reader accepts: a record is one line of JSON of at most MAX_LINE bytes,
+# nested at most MAX_DEPTH deep (pxq's own records are nested 6 deep; a deeper one is not
+# pxq's and would exhaust the parser's stack).
+MAX_LINE = 64 << 20
+MAX_DEPTH = 32
+_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_NOT_BRACKETS = re.compile(rb"[^\[\]{}]")
+
+
+def nesting(text: bytes) -> int:
+    """How deep the arrays and objects of a JSON text nest (strings ignored)."""
+    depth = deepest = 0
+    for c in _NOT_BRACKETS.sub(b"", _STRINGS.sub(b"", text)):
+        depth += 1 if c in b"[{" else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def problem(rec: Any) -> str | None:
+    """Why a decoded JSON value is not a pxq record pxq can use (None when it is one): not an
+    object, no kind, or a field of the wrong type for its kind's schema."""
+    found = schemas.problems(rec, "")
+    if not found:
+        return None
+    first = found[0]
+    more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+    if first.kind is None or first.kind not in schemas.KINDS:
+        return first.message
+    return f"not a valid {first.kind} record: {first.message}{more}"
+
+
+def parse_line(raw: bytes) -> tuple[Any, str | None]:
+    """One line of JSON within pxq's bounds: (value, None), (None, None) for a blank line, or
+    (None, why) for a line that is too long, not UTF-8, nested too deep or not JSON."""
+    text = raw.strip()
+    if not text:
+        return None, None
+    if len(text) > MAX_LINE:
+        return None, f"a line of {len(text)} bytes (records are at most {MAX_LINE >> 20} MiB)"
+    try:
+        decoded = text.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, "not UTF-8 text"
+    if nesting(text) > MAX_DEPTH:
+        return None, f"nested deeper than {MAX_DEPTH} levels (not a pxq record)"
+    try:
+        return json.loads(decoded), None
+    except ValueError as e:
+        return None, f"not a JSON record ({getattr(e, 'msg', e)})"
+
+
+def decode_line(raw: bytes, check: bool = True) -> tuple[Any, str | None]:
+    """One line of a records file: (record, None), (None, None) for a blank line, or (None,
+    why) for a line that is not a usable pxq record. The one door every reader goes through:
+    parse_line's bounds, then the record's kind's schema (pxq.core.schemas)."""
+    rec, why = parse_line(raw)
+    if why is None and raw.strip():  # a JSON null is a line, not a blank one
+        why = problem(rec) if check else (None if isinstance(rec, dict) else "not a pxq record")
+    return (None, why) if why else (rec, None)
+
+
+def json_file(path: Path, fix: str) -> Any:
+    """A whole JSON document (a tile profile, a benchmark's output, a references or progress
+    file) read within the same bounds as a record: UTF-8, at most MAX_LINE bytes, nested at
+    most MAX_DEPTH deep. InputError names the file, the problem and FIX; a missing file raises
+    FileNotFoundError for the caller to name."""
+    path = Path(path)
+    if path.is_dir() or (path.exists() and not path.is_file()):
+        raise InputError(f"{path}: not a regular file: {fix}")
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(MAX_LINE + 1)
+    except FileNotFoundError:
+        raise
+    except OSError as e:
+        raise InputError(f"{path}: cannot read it ({e.strerror}): {fix}") from None
+    value, why = parse_line(raw.replace(b"\n", b" ").replace(b"\r", b" "))
+    if why is None and value is None:
+        why = "empty"
+    if why is not None:
+        raise InputError(f"{path}: {escape.plain(why).replace('not a JSON record', 'not JSON')}: {fix}")
+    return value
+
+
+def _decode(path: Path, number: int, raw: bytes, last: bool, check: bool = True) -> dict[str, Any] | None:
+    """A record, None for a blank line, or a RecordError; a damaged unterminated last line is
+    reported and skipped."""
+    rec, why = decode_line(raw, check)
+    if why is None:
+        return rec
+    if last and not raw.endswith(b"\n"):
+        print(
+            f"pxq: warning: {path}:{number}: damaged last line skipped ({escape.plain(why)}; a write cut short); "
+            f"`pxq repair {path}` removes it",
+            file=sys.stderr,
+        )
+        return None
+    raise RecordError(
+        f"{path}:{number}: {escape.plain(why)}: `pxq repair {path}` keeps the good records and sets the others aside"
+    )
+
+
+def read_bytes(path: Path) -> bytes:
+    if path.is_dir():
+        raise RecordError(f"{path} is a directory: give a results file (.jsonl)")
+    if not _is_regular_or_absent(path):
+        raise RecordError(f"{path} is not a regular file: give a results file (.jsonl)")
+    try:
+        return path.read_bytes()
+    except OSError as e:
+        raise RecordError(f"cannot read {path}: {e.strerror}") from None
+
+
+def read(path: Path, must_exist: bool = False, check: bool = True) -> list[dict[str, Any]]:
+    """All records of a results file ([] when it does not exist, unless must_exist). check=False
+    is for the driver's own run folder only: an app's record before the driver completes it
+    (within the door's bounds, not yet whole for its schema)."""
+    path = Path(path)
+    if not path.exists():
+        if must_exist:
+            raise InputError(f"{path}: no such file")
+        return []
+    lines = read_bytes(path).splitlines(keepends=True)
+    out = []
+    for number, raw in enumerate(lines, start=1):
+        rec = _decode(path, number, raw, last=number == len(lines), check=check)
+        if rec is not None:
+            out.append(rec)
+    return out
+
+
+def _open_locked(path: Path, flags: int) -> int:
+    """An fd of PATH under the exclusive lock every writer takes. A repair replaces the file
+    (a new inode): a writer that waited for the lock on the old one opens the new one."""
+    while True:
+        fd = os.open(path, flags | os.O_CLOEXEC, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            if os.fstat(fd).st_ino == os.stat(path).st_ino:
+                return fd
+        except FileNotFoundError:
+            pass  # replaced and not yet renamed into place: open again
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
+
+
+def _write_beside(path: Path, data: bytes) -> None:
+    """PATH replaced by DATA whole or not at all (a temporary file beside it, synced, renamed);
+    on failure (a full disk) PATH is as it was and the temporary file is gone."""
+    tmp = path.with_name(f".{path.name}.repair-{os.getpid()}")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def repair(path: Path) -> tuple[int, list[tuple[int, str]]]:
+    """Keeps the good records of a file; the lines that are not usable records go to
+    PATH.damaged. Runs under the lock `append` takes, so no record appended meanwhile is lost;
+    each file is replaced whole or not at all, PATH.damaged first (a full disk leaves both as
+    they were). Returns (records kept, (line number, why) of each line set aside)."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"{path}: no such file")
+    read_bytes(path)  # a directory or a device: refused before it is opened for writing
+    try:
+        fd = _open_locked(path, os.O_RDWR)
+    except OSError as e:
+        raise RecordError(f"cannot repair {path}: {e.strerror}") from None
+    try:
+        data = b"".join(iter(lambda: os.read(fd, 1 << 20), b""))
+        good, bad = [], []
+        for number, raw in enumerate(data.splitlines(keepends=True), start=1):
+            rec, why = decode_line(raw)
+            if why is not None:
+                bad.append((number, raw.rstrip(b"\r\n") + b"\n", why))
+            elif rec is not None:
+                good.append(raw.rstrip(b"\r\n") + b"\n")
+        if not bad:
+            return len(good), []
+        damaged = path.with_name(path.name + ".damaged")
+        before = damaged.read_bytes() if damaged.is_file() else b""
+        try:
+            _write_beside(damaged, before + b"".join(raw for _, raw, _ in bad))
+            _write_beside(path, b"".join(good))
+        except OSError as e:
+            raise RecordError(f"cannot repair {path}: {e.strerror}; the file is unchanged") from None
+        return len(good), [(n, why) for n, _, why in bad]
+    finally:
+        os.close(fd)
+
+
+def by_run_id(records: Iterable[dict[str, Any]], run_id: str) -> list[dict[str, Any]]:
+    return [r for r in records if r.get("driver", {}).get("run_id") == run_id]
+
+
+def run_identity(rec: dict[str, Any]) -> tuple:
+    """What makes two records the same run: a sweep's run (sweep id and key), else the run id."""
+    d = rec.get("driver", {}) if isinstance(rec.get("driver"), dict) else {}
+    if d.get("sweep_id") and d.get("sweep_key"):
+        return ("sweep", d["sweep_id"], d["sweep_key"])
+    if d.get("run_id"):
+        return ("run", d["run_id"])
+    return ("record", id(rec))
+
+
+def final(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One record per run, the last written, in the order the runs first appeared."""
+    last: dict[tuple, dict[str, Any]] = {}
+    for rec in records:
+        key = run_identity(rec)
+        last.pop(key, None)  # re-insert: a superseding record keeps the later position
+        last[key] = rec
+    return list(last.values())
+
+
+def exit_code(records: Iterable[dict[str, Any]]) -> int:
+    """3 when a run failed (error, timeout), else 1 when one did not verify, else 0."""
+    statuses = {r.get("status") for r in records}
+    if statuses & set(FAILED_STATUSES):
+        return EXIT_RUN_FAILED
+    if statuses - {"ok"}:
+        return EXIT_VERIFICATION
+    return EXIT_OK
+
+
+def completed_keys(records: Iterable[dict[str, Any]]) -> set[str]:
+    """Sweep keys of the runs whose final record verified (what --resume skips)."""
+    return {
+        r["driver"]["sweep_key"]
+        for r in final(records)
+        if r.get("status") == "ok" and r.get("driver", {}).get("sweep_key")
+    }
+
+
+def documents(path: Path) -> list[tuple[str, Any]]:
+    """(where, record) for a JSON-lines file, or for one JSON document (a tile profile); a line
+    that is not JSON within pxq.core.records' bounds (UTF-8, size, nesting) comes as a ValueError
+    naming why."""
+    raw = read_bytes(path)
+    lines = [(n, line) for n, line in enumerate(raw.splitlines(), 1) if line.strip()]
+    if len(lines) > 1 and lines[0][1].strip() == b"{":  # one JSON document over several lines
+        whole, why = parse_line(raw.replace(b"\n", b" "))
+        return [(f"{path}", ValueError(why) if why else whole)]
+    out: list[tuple[str, Any]] = []
+    for number, line in lines:
+        value, why = parse_line(line)
+        out.append((f"{path}:{number}" if len(lines) > 1 else f"{path}", ValueError(why) if why else value))
+    return out

@@ -1,0 +1,135 @@
+"""The record schemas (schemas/*.schema.json, JSON Schema 2020-12) and `pxq validate`.
+
+Every record names its kind ("run", "probe", "profile", "tile-profile", "study") and the
+version of that kind's schema ("schema": 2). Version 1 records, written before "kind"
+existed, are still read by every command; `kind_of` tells their kind from their app, and
+each field they have is checked for the type version 2 gives it (the fields version 2
+added are not asked of them). `problems` is what pxq.core.records' door checks every record by.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+# schemas/ in the checkout, reached through the package's data/schemas link so that an
+# installed driver (pip install .) carries them too.
+SCHEMA_DIR = Path(__file__).resolve().parents[1] / "data" / "schemas"
+VERSION = 2
+KINDS = ("run", "probe", "profile", "tile-profile", "study")
+
+
+def kind_for_app(app: str) -> str:
+    """The kind of what an app writes: its probes "probe", the profiler "profile", proxies "run"
+    (the rule of record_kind in run_record.hpp)."""
+    if app == "msgprof":
+        return "profile"
+    return "probe" if app.startswith("probe-") else "run"
+
+
+def kind_of(rec: dict[str, Any]) -> str | None:
+    """The record's kind, also for version 1 records; None for what is not a pxq record."""
+    if not isinstance(rec, dict):
+        return None
+    if isinstance(rec.get("kind"), str):
+        return rec["kind"]
+    if rec.get("schema") == "pxq-tile-profile/1":
+        return "tile-profile"
+    if rec.get("schema") != 1 or not isinstance(rec.get("app"), str):
+        return None
+    return kind_for_app(rec["app"])
+
+
+@cache
+def _validators() -> dict[str, Any]:
+    import jsonschema
+    from referencing import Registry, Resource
+
+    loaded = {p.name.removesuffix(".schema.json"): json.loads(p.read_text()) for p in SCHEMA_DIR.glob("*.schema.json")}
+    registry = Registry().with_resources((s["$id"], Resource.from_contents(s)) for s in loaded.values())
+    out = {}
+    for kind in KINDS:
+        jsonschema.Draft202012Validator.check_schema(loaded[kind])
+        out[kind] = jsonschema.Draft202012Validator(loaded[kind], registry=registry)
+    return out
+
+
+def _inline(node: Any, doc: dict[str, Any], by_id: dict[str, Any]) -> Any:
+    """A schema with every $ref replaced by what it names (pxq's schemas have no cycles)."""
+    if isinstance(node, list):
+        return [_inline(x, doc, by_id) for x in node]
+    if not isinstance(node, dict):
+        return node
+    if "$ref" in node:
+        uri, _, fragment = node["$ref"].partition("#")
+        target = by_id[uri] if uri else doc
+        for part in filter(None, fragment.split("/")):
+            target = target[part]
+        rest = {k: v for k, v in node.items() if k != "$ref"}
+        found = _inline(target, by_id[uri] if uri else doc, by_id)
+        return {"allOf": [found, _inline(rest, doc, by_id)]} if rest else found
+    return {k: _inline(v, doc, by_id) for k, v in node.items() if k not in ("$defs", "$id", "$schema")}
+
+
+@cache
+def _fast() -> dict[str, Any]:
+    """Each kind's schema compiled to Python (fastjsonschema): the door's quick yes. Only a
+    record it refuses goes to jsonschema, which names every problem."""
+    import fastjsonschema
+
+    loaded = [json.loads(p.read_text()) for p in SCHEMA_DIR.glob("*.schema.json")]
+    by_id = {s["$id"]: s for s in loaded}
+    out = {}
+    for kind in KINDS:
+        doc = by_id[f"urn:pxq:schema:{kind}:{VERSION}"]
+        flat = {"$schema": "http://json-schema.org/draft-07/schema#", **_inline(doc, doc, by_id)}
+        out[kind] = fastjsonschema.compile(flat)
+    return out
+
+
+def _valid_fast(kind: str, rec: dict[str, Any]) -> bool:
+    import fastjsonschema
+
+    try:
+        _fast()[kind](rec)
+        return True
+    except fastjsonschema.JsonSchemaException:
+        return False
+
+
+@dataclass
+class Problem:
+    where: str  # "file:line"
+    kind: str | None
+    message: str
+
+
+def problems(rec: Any, where: str) -> list[Problem]:
+    """What is wrong with one record against its kind's schema (empty when it is valid)."""
+    kind = kind_of(rec)
+    if kind is None:
+        return [Problem(where, None, 'not a pxq record (no "kind" and no version 1 "schema")')]
+    if kind not in KINDS:
+        return [Problem(where, kind, f'unknown kind "{kind}" (pxq writes {", ".join(KINDS)})')]
+    if rec.get("schema") == VERSION:
+        if _valid_fast(kind, rec):
+            return []
+        errors = list(_validators()[kind].iter_errors(rec))
+    elif kind == "tile-profile":
+        return []  # version 1 tile profiles: pxq.analysis.tiles reads them by their own rules
+    elif rec.get("schema") == 1:
+        # Version 1: every field it has must have the type version 2 gives it; the fields
+        # version 2 added are not asked for.
+        errors = [
+            e
+            for e in _validators()[kind].iter_errors(dict(rec, kind=kind, schema=VERSION))
+            if e.validator not in ("required", "const") or e.absolute_path
+        ]
+    else:
+        return [Problem(where, kind, f"unknown schema version {rec.get('schema')!r} (pxq reads 1 and {VERSION})")]
+    # The field that is wrong before what its being wrong made the record miss.
+    errors.sort(key=lambda e: (not e.absolute_path, [str(p) for p in e.absolute_path]))
+    return [Problem(where, kind, f"{'/'.join(map(str, e.absolute_path)) or '(record)'}: {e.message}") for e in errors]

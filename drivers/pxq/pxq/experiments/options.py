@@ -1,0 +1,164 @@
+"""What several commands share: the launch options, and the checks of their values."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from pxq.core import bounds, registry
+from pxq.core.errors import InputError
+from pxq.core.layout import parse_layout
+from pxq.core.paths import binary, build_hint
+from pxq.experiments import runner
+from pxq.launch.hostfile import hostfile_hosts
+from pxq.launch.request import PLACEMENTS
+from pxq.machine import envinfo
+
+
+def add_launch_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--alloc",
+        choices=("block", "cyclic"),
+        default="block",
+        help="rank allocation over nodes: block (0..q-1 on node 0) or cyclic (i on node i mod p)",
+    )
+    p.add_argument(
+        "--placement",
+        choices=PLACEMENTS,
+        help="cores for the ranks of a node, from hwloc: packed (sharing caches), spread (as far "
+        "apart as the node allows) or custom (--cores); default: the launcher's mapping",
+    )
+    p.add_argument(
+        "--cores",
+        dest="placement_cores",
+        help="with --placement custom: OS cpu numbers, one per worker, rank by rank (node by node for virtual nodes)",
+    )
+    p.add_argument("--results", type=Path, help="results file (default results/<app>.jsonl)")
+    p.add_argument("--oversubscribe", action="store_true", help="allow more workers than cores")
+    p.add_argument("--hostfile", help="run on the real nodes of this MPI hostfile")
+    p.add_argument(
+        "--launcher",
+        choices=("local", "virtual", "hostfile", "slurm"),
+        help="override the launcher choice (default: slurm in an allocation, "
+        "hostfile with --hostfile, virtual nodes for p > 1, else local)",
+    )
+    p.add_argument("--timeout", type=float, default=600.0, help="seconds per run before it is killed")
+    p.add_argument(
+        "--class",
+        dest="problem_class",
+        metavar="CLASS",
+        help="NAS problem class for cg, mg and ft: S, W, A, B or C (default S)",
+    )
+
+
+def add_fuse_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--fuse",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="fused sweeps (one pass where the plain code makes several): auto = with the tile",
+    )
+
+
+def app_help() -> str:
+    return f"miniapp: {', '.join(registry.apps())}"
+
+
+def check_app(app: str) -> None:
+    if app not in registry.apps():
+        raise InputError(f"unknown app '{app}': pxq has {', '.join(registry.apps())}")
+    if not binary(app).exists():
+        raise InputError(f"{binary(app)} is missing: {build_hint()}")
+
+
+def check_backends(backends: list[str]) -> None:
+    for b in backends:
+        if b not in registry.backends():
+            raise InputError(f"unknown backend '{b}': use {' or '.join(registry.backends())}")
+        if b not in registry.available_backends():  # the backends this build carries
+            raise InputError(
+                f"backend {b}: this pxq build has no {registry.backend_label(b)}; use --backend "
+                "openmp, or rebuild with it (./pxq build builds Kokkos, or -DKokkos_ROOT=...)"
+            )
+
+
+def parse_cpus(text: str | None) -> list[int] | None:
+    if text is None:
+        return None
+    try:
+        cpus = [int(c) for c in text.split(",") if c.strip() != ""]
+    except ValueError:
+        raise InputError(f"--cores {text}: use cpu numbers such as 0,2") from None
+    if not cpus or any(c < 0 for c in cpus):
+        raise InputError(f"--cores {text}: use cpu numbers such as 0,2")
+    return cpus
+
+
+check_timeout = bounds.timeout
+check_repeat = bounds.repeat
+
+
+def check_plot_path(path: Path | None) -> None:
+    """A figure path must be writable before anything runs."""
+    if path is None:
+        return
+    if path.is_dir():
+        raise InputError(f"--plot {path} is a directory: give a file such as {path}/figure.png")
+    if path.suffix.lower() not in (".png", ".pdf", ".svg"):
+        raise InputError(f"--plot {path}: give a .png, .pdf or .svg file")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir() or not os.access(parent, os.W_OK):
+        raise InputError(f"--plot {path}: folder '{parent}' does not exist or is not writable: pick another path")
+
+
+def check_launch(args: argparse.Namespace) -> None:
+    """The launch options that name files and programs, checked before anything runs: the
+    hostfile read strictly, --launcher hostfile without one refused."""
+    hostfile, launcher = getattr(args, "hostfile", None), getattr(args, "launcher", None)
+    if launcher == "hostfile" and not hostfile:
+        raise InputError("--launcher hostfile runs on the nodes of a hostfile: add --hostfile FILE")
+    if hostfile:
+        hostfile_hosts(Path(hostfile))
+
+
+def launch_spec(args: argparse.Namespace, results: Path | None = None) -> runner.RunSpec:
+    """The launch options alone (probes and app-less studies set the app and layout per run)."""
+    check_launch(args)
+    return runner.RunSpec(
+        app="probe",
+        layout=parse_layout("1x1"),
+        alloc=getattr(args, "alloc", "block"),
+        results=results or Path("results/probe.jsonl"),
+        oversubscribe=args.oversubscribe,
+        hostfile=args.hostfile,
+        launcher=getattr(args, "launcher", None),
+        timeout=check_timeout(args.timeout),
+        cores=envinfo.cores(),
+        placement=getattr(args, "placement", None),
+        placement_cpus=parse_cpus(getattr(args, "placement_cores", None)),
+        counters=getattr(args, "counters", None),
+    )
+
+
+def base_spec(args: argparse.Namespace, app_args: list[str], results: Path) -> runner.RunSpec:
+    """The run every app command starts from: launch options, class and app arguments."""
+    runner.check_app_args(app_args)
+    check_timeout(args.timeout)
+    check_launch(args)
+    return runner.RunSpec(
+        app=args.app,
+        layout=parse_layout("1x1"),
+        alloc=args.alloc,
+        app_args=runner.class_args(args.app, args.problem_class) + app_args,
+        results=results,
+        oversubscribe=args.oversubscribe,
+        hostfile=args.hostfile,
+        launcher=args.launcher,
+        timeout=args.timeout,
+        cores=envinfo.cores(),
+        placement=args.placement,
+        placement_cpus=parse_cpus(args.placement_cores),
+        fuse=getattr(args, "fuse", "auto"),
+        counters=getattr(args, "counters", None),
+    )

@@ -1,0 +1,363 @@
+"""One run of a miniapp: command construction, execution with a timeout, its record."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import uuid
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from pxq.analysis import msgdist, placement
+from pxq.analysis.msgdist import preload_env, preload_flags
+from pxq.core import procs, records, registry, schemas
+from pxq.core.errors import InputError
+from pxq.core.layout import Layout, resolve_mode
+from pxq.core.paths import IN_CHECKOUT, ROOT, binary, installed_facts
+from pxq.launch.plan import plan_launch, stage
+from pxq.launch.request import LaunchPlan, LaunchRequest, choose_launcher, omp_record
+from pxq.launch.slurm import slurm_job
+from pxq.machine import counters, envinfo
+from pxq.machine.mpi import find_mpirun
+
+EXIT_VERIFICATION = records.EXIT_VERIFICATION
+EXIT_BAD_INPUT = records.EXIT_BAD_INPUT
+
+
+def class_args(app: str, cls: str | None) -> list[str]:
+    """The app's --class argument, checked here so a bad class fails before any run."""
+    if cls is None:
+        return []
+    classes = registry.classes(app)
+    if not classes:
+        raise InputError(
+            f"--class: {app} has no problem classes (size it with its own options after --, e.g. -- --block 64M)"
+        )
+    if cls.upper() not in classes:
+        raise InputError(f"unknown class '{cls}' for {app}: use {', '.join(classes)}")
+    return ["--class", cls.upper()]
+
+
+@dataclass
+class RunSpec:
+    app: str
+    layout: Layout
+    alloc: str = "block"
+    mode: str | None = None
+    tile: str | None = None
+    backend: str = "openmp"
+    fuse: str = "auto"  # fused sweeps: auto (with the tile), on, off
+    app_args: list[str] = field(default_factory=list)
+    results: Path = Path("results/ring.jsonl")
+    oversubscribe: bool = False
+    hostfile: str | None = None
+    launcher: str | None = None
+    timeout: float = 600.0
+    repeat: int = 0
+    sweep_key: str | None = None  # the run within its sweep: configuration and repeat
+    sweep_id: str | None = None  # the sweep (a resumed sweep keeps its id)
+    sweep_plan: str | None = None  # digest of the sweep's runs (what --resume matches)
+    cores: int = os.cpu_count() or 1
+    driver_extra: dict[str, Any] = field(default_factory=dict)  # more facts for the record's "driver"
+    placement: str | None = None  # packed, spread or custom (None: the launcher's default)
+    placement_cpus: list[int] | None = None
+    profile: Path | None = None  # preload the message profiler, its record to this file
+    rank_order: list[int] | None = None  # the ranks slot by slot (--rank-order); the record's alloc is "order"
+    # Measure the run's channels with the message profiler and record them beside this
+    # prediction ({"source", "model", "predicted"}; set with every rank order).
+    channels: dict[str, Any] | None = None
+    counters: str | None = None  # hw, sim or sim-llc (pxq.machine.counters); None: not counted
+
+    def resolved(self) -> tuple[str, int, str]:
+        return resolve_mode(self.mode, self.layout.threads, self.tile)
+
+
+@dataclass
+class RunResult:
+    status: str  # ok, failed (verification), error, timeout, bad-input
+    returncode: int
+    seconds: float
+    output: str
+    record: dict[str, Any] | None = None
+
+
+def git_commit() -> str:
+    """The checkout's commit, or the one an install tree was built from."""
+    if not IN_CHECKOUT:
+        return str(installed_facts().get("commit", "unknown"))
+    try:
+        out = subprocess.run(
+            ["git", "describe", "--always", "--dirty", "--abbrev=12"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+        return out.stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def sweep_key(spec: RunSpec) -> str:
+    mode, threads, tile = spec.resolved()
+    key = {
+        "app": spec.app,
+        "layout": str(spec.layout.with_threads(threads)),
+        "alloc": spec.alloc,
+        "mode": mode,
+        "tile": tile,
+        "backend": spec.backend,
+        **({"fuse": spec.fuse} if spec.fuse != "auto" else {}),
+        "args": spec.app_args,
+        "repeat": spec.repeat,
+    }
+    if spec.rank_order is not None:
+        key["rank_order"] = spec.rank_order
+    if spec.counters:
+        key["counters"] = spec.counters
+    if spec.placement:
+        key["placement"] = spec.placement
+        if spec.placement_cpus:
+            key["cores"] = spec.placement_cpus
+    return json.dumps(key, sort_keys=True)
+
+
+def build(spec: RunSpec, workdir: Path, run_id: str) -> tuple[LaunchPlan, list[str]]:
+    """The launch plan and the full command line of a run."""
+    mode, threads, tile = spec.resolved()
+    layout = spec.layout.with_threads(threads)
+    req = LaunchRequest(
+        layout,
+        spec.alloc,
+        spec.oversubscribe,
+        spec.hostfile,
+        spec.launcher,
+        spec.cores,
+        spec.placement,
+        spec.placement_cpus,
+        spec.rank_order,
+        envinfo.mpi_flavour(),
+    )
+    plan = plan_launch(req, find_mpirun(req.mpi) if choose_launcher(req) != "slurm" else "", workdir)
+    driver = {"run_id": run_id, "repeat": spec.repeat, "layout": str(layout), "omp": omp_record(plan.env)}
+    if plan.launcher == "slurm":
+        driver["slurm"] = slurm_job()
+    if plan.placement is not None:
+        driver["placement"] = plan.placement
+    if spec.rank_order is not None:
+        driver["rank_order"] = {"ranks": spec.rank_order, "source": (spec.channels or {}).get("source")}
+    if spec.sweep_key:
+        driver.update(sweep_key=spec.sweep_key, sweep_id=spec.sweep_id, sweep_plan=spec.sweep_plan)
+    driver.update(spec.driver_extra)
+    sim = counters.simulating(spec.counters)
+    if sim:
+        counters.check(spec.app, spec.backend)
+    app_argv = [
+        str(counters.sim_binary(spec.app) if sim else binary(spec.app)),
+        "--mode",
+        mode,
+        "--threads",
+        str(threads),
+        "--tile",
+        tile,
+        "--backend",
+        spec.backend,
+        "--fuse",
+        spec.fuse,
+        "--nodes",
+        str(layout.nodes),
+        "--ranks-per-node",
+        str(layout.ranks_per_node),
+        "--alloc",
+        "order" if spec.rank_order is not None else spec.alloc,
+        "--launcher",
+        plan.launcher,
+        "--json",
+        str(spec.results),
+        "--driver-info",
+        json.dumps(driver, sort_keys=True),
+    ]
+    if plan.oversubscribed:
+        app_argv.append("--oversubscribed")
+    if spec.counters:
+        app_argv += ["--counters", "sim" if sim else "hw" if spec.counters == "hw" else "off"]
+    launch = list(plan.argv)
+    if sim:
+        launch += counters.wrapper(*counters.simulated(spec.counters, counters.machine_caches()), workdir)
+    if spec.profile is not None:
+        if plan.passes_environment:
+            plan.env.update(preload_env(spec.profile))
+        else:
+            launch[1:1] = preload_flags(spec.profile)
+    return plan, launch + app_argv + list(spec.app_args)
+
+
+# Options the driver sets itself: given after `--` they would contradict the record.
+DRIVER_OWNED = (
+    "--mode",
+    "--threads",
+    "--tile",
+    "--backend",
+    "--fuse",
+    "--nodes",
+    "--ranks-per-node",
+    "--alloc",
+    "--launcher",
+    "--json",
+    "--driver-info",
+    "--oversubscribed",
+)
+DRIVER_OPTION = {
+    "--mode": "--mode",
+    "--threads": "--threads or the layout's T",
+    "--tile": "--tile",
+    "--backend": "--backend",
+    "--fuse": "--fuse",
+    "--nodes": "--layout",
+    "--ranks-per-node": "--layout",
+    "--alloc": "--alloc",
+    "--launcher": "--launcher",
+    "--json": "--results",
+    "--driver-info": "nothing (the driver writes it)",
+    "--oversubscribed": "--oversubscribe",
+}
+
+
+def check_app_args(app_args: list[str]) -> None:
+    """Options after `--` go to the app, except those the driver owns."""
+    for arg in app_args:
+        name = arg.split("=", 1)[0]
+        if name in DRIVER_OWNED:
+            raise InputError(f"{name} after --: pxq sets it itself; use pxq's {DRIVER_OPTION[name]} before --")
+
+
+def verdict(finished: procs.Finished, rec: dict[str, Any] | None) -> tuple[str, dict[str, Any] | None]:
+    """The run's one final status and record, from what the app wrote and how it ended."""
+    if finished.timed_out:
+        return "timeout", rec
+    if rec is not None:
+        status = rec.get("status", "error")
+        if finished.returncode == 0 and status == "ok":
+            return "ok", rec
+        if finished.returncode == EXIT_VERIFICATION and status == "failed":
+            return "failed", rec
+        return "error", rec  # a record, then a crash (or a code that contradicts it)
+    if finished.returncode == EXIT_BAD_INPUT and "error:" in finished.output:
+        return "bad-input", None
+    return "error", None
+
+
+def _error_block(finished: procs.Finished, status: str) -> dict[str, Any]:
+    tail = "\n".join(finished.output.strip().splitlines()[-15:])
+    why = {"timeout": "killed after its timeout", "error": "the run failed"}.get(status, status)
+    return {
+        "returncode": finished.returncode,
+        "seconds": round(finished.seconds, 3),
+        "reason": why,
+        "output_tail": tail,
+    }
+
+
+def execute(spec: RunSpec, echo: bool = False) -> RunResult:
+    """Runs one spec and appends its one final record to spec.results.
+
+    The app writes its record to a file of the run's own; the driver then decides the run's
+    status from that record and how the job ended (a timeout or a crash after the record was
+    written turns it into a failure) and appends exactly one record. A run refused as bad
+    input (exit 2 with the app's message) leaves no record."""
+    run_id = uuid.uuid4().hex
+    if counters.simulating(spec.counters):
+        counters.ensure_sim_build([spec.app])
+    with procs.workdir() as tmp, procs.shm_workdir() as shm:
+        private = tmp / "record.jsonl"
+        profile = spec.profile or (tmp / "msgprof.jsonl" if spec.channels is not None else None)
+        plan, argv = build(replace(spec, results=private, profile=profile), tmp, run_id)
+        env = stage(plan, tmp, shm)
+        env["PXQ_GIT_COMMIT"] = git_commit()
+        finished = procs.run(argv, env, run_id, spec.timeout)
+        try:
+            # The app's own record, in the run's private folder, before the driver completes it
+            # (counters, channels): parsed within the door's bounds; the schema checks it whole.
+            found = records.by_run_id(records.read(private, check=False), run_id)
+        except records.RecordError:
+            found = []  # rank 0 died while writing: no record of its own
+        if found and spec.channels is not None:
+            found[-1]["channels"] = measured_channels(profile, spec.channels)
+        if found and spec.counters and spec.counters != "hw":
+            found[-1]["counters"] = counters.run_record(spec.counters, tmp, spec.layout.ranks)
+    if echo:
+        print(finished.output, end="")
+    status, rec = verdict(finished, found[-1] if found else None)
+    if status == "bad-input":
+        return RunResult(status, EXIT_BAD_INPUT, finished.seconds, finished.output, None)
+    if rec is None:
+        rec = error_record(spec, status, run_id)
+    rec["status"] = status
+    if status in records.FAILED_STATUSES:
+        rec["error"] = _error_block(finished, status)
+    records.append(spec.results, rec)
+    return RunResult(status, finished.returncode, finished.seconds, finished.output, rec)
+
+
+def measured_channels(profile: Path | None, asked: dict[str, Any]) -> dict[str, Any]:
+    """The record's "channels": bytes and messages per channel as the run's own message profile
+    observed them (its placement), beside the prediction the order came with."""
+    out: dict[str, Any] = {k: asked.get(k) for k in ("source", "model", "predicted")}
+    try:
+        prof = msgdist.load(profile) if profile is not None else None
+        out["observed"] = placement.channel_cost(prof, msgdist.observed_places(prof)) if prof else None
+    except (InputError, records.RecordError) as e:
+        out["observed"] = None
+        out["note"] = f"no channels measured: {e}"
+    return out
+
+
+# A run's status as an exit code (see records.py).
+STATUS_EXIT = {
+    "ok": records.EXIT_OK,
+    "failed": records.EXIT_VERIFICATION,
+    "bad-input": records.EXIT_BAD_INPUT,
+    "error": records.EXIT_RUN_FAILED,
+    "timeout": records.EXIT_RUN_FAILED,
+}
+
+
+def say_failure(console: Any, what: str, result: RunResult, results: Path) -> None:
+    where = f"record: {results}" if result.record is not None else "no record written"
+    console.print(f"[red]{what} {result.status}[/red] (exit code {result.returncode}; {where})")
+
+
+def execute_probe(spec: RunSpec, console: Any) -> tuple[dict[str, Any] | None, int]:
+    """Runs a probe with its output shown; unless it verified, says why and gives the exit
+    code to pass on."""
+    result = execute(spec, echo=True)
+    if result.status != "ok":
+        say_failure(console, "probe", result, spec.results)
+        return None, STATUS_EXIT[result.status]
+    return result.record, 0
+
+
+def error_record(spec: RunSpec, status: str, run_id: str) -> dict[str, Any]:
+    """The record of a run that produced none of its own: what was asked, and (added by the
+    caller) why it failed."""
+    mode, threads, tile = spec.resolved()
+    layout = spec.layout.with_threads(threads)
+    driver = {"run_id": run_id, "repeat": spec.repeat, "layout": str(layout), **spec.driver_extra}
+    if spec.sweep_key:
+        driver.update(sweep_key=spec.sweep_key, sweep_id=spec.sweep_id, sweep_plan=spec.sweep_plan)
+    return {
+        "kind": schemas.kind_for_app(spec.app),
+        "schema": records.SCHEMA,
+        "app": spec.app,
+        "status": status,
+        "variant": {"mode": mode, "threads": threads, "tile_request": tile, "backend": spec.backend},
+        "layout": {
+            "nodes": spec.layout.nodes,
+            "ranks_per_node": spec.layout.ranks_per_node,
+            "threads": threads,
+            "alloc": "order" if spec.rank_order is not None else spec.alloc,
+        },
+        "driver": driver,
+    }

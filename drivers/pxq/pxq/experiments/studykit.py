@@ -1,0 +1,202 @@
+"""The published studies, one module each: `pxq study NAME` and `pxq reproduce` find them here.
+
+A study module has NAME, HELP, SECTION (the part of pxq/data/published.json it cites),
+SECTIONS (the sections whose findings' parts it gives verdicts on, every part of each), MINUTES (a rough
+quick-mode duration, for the progress bar's first estimate), APPS (True when it takes an app
+argument, "optional" when it may), `add(parser)` for its own options (all defaulting to None),
+`defaults(quick)`, `run(ctx, opts) -> Outcome` and `plot(record, path)`, which draws its figure
+from its study record alone, so `pxq report` can redraw it."""
+
+from __future__ import annotations
+
+import datetime as dt
+import socket
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from pxq.analysis import findings, msgdist, report
+from pxq.core import bounds, plugins, records
+from pxq.core.errors import InputError
+from pxq.core.layout import parse_layout
+from pxq.experiments import runner, sweep
+from pxq.machine import caches, envinfo
+
+
+@dataclass
+class Context:
+    console: Console
+    results: Path  # the study's runs, probes and its study record, in this order
+    base: runner.RunSpec  # launch options (layout, app and results are set per run)
+    quick: bool = True
+    app: str | None = None  # the app given on the command line (None: the study's defaults)
+    plot: Path | None = None  # the study's figure (default next to the results)
+
+    def aux(self, name: str, suffix: str = ".jsonl") -> Path:
+        """A file beside the results: profiles, the probes' own figures."""
+        return self.results.with_name(f"{self.results.stem}-{name}{suffix}")
+
+    def spec(self, app: str, **kw: Any) -> runner.RunSpec:
+        return replace(self.base, app=app, results=self.results, **kw)
+
+
+@dataclass
+class Outcome:
+    title: str
+    rows: list[dict[str, Any]]  # the study's own table, as printed: what plot() draws from
+    comparison: list[findings.Comparison] = field(default_factory=list)
+    found: list[findings.Finding] = field(default_factory=list)
+    recs: list[dict[str, Any]] = field(default_factory=list)  # the runs and probes it used
+    notes: list[str] = field(default_factory=list)
+    data: dict[str, Any] = field(default_factory=dict)  # more for the figure
+    code: int | None = None  # None: from the runs' records
+
+
+def registry() -> tuple[plugins.Study, ...]:
+    """The studies in the order `pxq reproduce` runs them."""
+    return plugins.studies()
+
+
+def get(name: str) -> plugins.Study:
+    for mod in registry():
+        if mod.name == name:
+            return mod
+    raise InputError(f"unknown study '{name}': use one of {', '.join(m.name for m in registry())}")
+
+
+def cache_profile(ctx: Context) -> dict[str, Any]:
+    """This machine's measured cache levels (pxq.machine.caches: stored once per machine), said on the
+    console; what working sets are chosen from."""
+    prof = caches.here(ctx.console.print)
+    ctx.console.print(f"caches: {prof['note']} ({prof['source']}; {caches.profile_path()})", markup=False)
+    return prof
+
+
+def outcome_code(out: Outcome) -> int:
+    """The study's exit code: its own, else the one its runs' records give."""
+    if out.code is not None:
+        return out.code
+    return records.exit_code(out.recs) if out.recs else records.EXIT_OK
+
+
+def record(name: str, app: str, out: Outcome) -> dict[str, Any]:
+    """The study record (schemas/study.schema.json): rows, findings, the runs it came from."""
+    code = outcome_code(out)
+    status = {records.EXIT_OK: "ok", records.EXIT_VERIFICATION: "failed"}.get(code, "error")
+    return {
+        "kind": "study",
+        "schema": records.SCHEMA,
+        "study": name,
+        "app": app,
+        "status": status,
+        "title": out.title,
+        "rows": out.rows,
+        **findings.as_json(out.comparison, out.found),
+        "source": findings.source(get(name).section),
+        "data": out.data,
+        "run_ids": [r["driver"]["run_id"] for r in out.recs if r.get("driver", {}).get("run_id")],
+        "notes": out.notes,
+        "context": {
+            "host": socket.gethostname(),
+            "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        },
+    }
+
+
+def finish(ctx: Context, name: str, app: str, out: Outcome) -> tuple[int, dict, Path]:
+    """Prints the paper-beside-here table and the verdicts, appends the study record after the
+    study's runs, draws the figure. Returns the exit code, the record and the figure."""
+    mod = get(name)
+    findings.print_comparison(ctx.console, out.title, out.comparison, out.found, findings.source(mod.section))
+    for note in out.notes:
+        ctx.console.print(f"note: {note}")
+    rec = record(name, app, out)
+    records.append(ctx.results, rec)
+    figure = mod.plot(rec, ctx.plot or ctx.results.with_suffix(".png"))
+    ctx.console.print(f"record: {ctx.results}")
+    ctx.console.print(f"figure: {figure}")
+    return outcome_code(out), rec, figure
+
+
+def measure(ctx: Context, configs: list[runner.RunSpec], repeat: int, what: str) -> tuple[list[dict[str, Any]], int]:
+    """Runs the configurations with their repeats interleaved (after checking every one can
+    run here); returns the final records and the number of runs planned."""
+    bounds.repeat(repeat)
+    for spec in configs:
+        runner.build(spec, Path("/nonexistent"), "check")
+    runs = sweep.interleave(configs, repeat)
+    ctx.console.print(f"{what}: {len(configs)} configurations x {repeat} repeats = {len(runs)} runs -> {ctx.results}")
+    recs = sweep.run(runs, ctx.results, False, ctx.console)
+    report.print_failures(recs, ctx.console)
+    return recs, len(runs)
+
+
+def group(recs: list[dict[str, Any]], key: Any) -> dict[Any, dict[str, Any]]:
+    """Runs that finished, grouped by key(record): their total and communication times, the
+    medians of both, the spread, and whether every one verified."""
+    import statistics
+
+    out: dict[Any, dict[str, Any]] = {}
+    for rec in recs:
+        if rec.get("status") not in ("ok", "failed") or "time" not in rec:
+            continue
+        g = out.setdefault(key(rec), {"times": [], "comm": [], "verified": True})
+        g["times"].append(rec["time"]["total"])
+        g["comm"].append(rec["time"].get("comm", 0.0))
+        g["verified"] = g["verified"] and rec["status"] == "ok"
+    for g in out.values():
+        g["median"] = statistics.median(g["times"])
+        g["comm_median"] = statistics.median(g["comm"])
+        g["spread"] = findings.spread(g["times"])
+    return out
+
+
+def exit_code(recs: list[dict[str, Any]], planned: int) -> int | None:
+    """None (the records decide) when every planned run left a record, else a run failure."""
+    return None if len(recs) == planned and recs else records.EXIT_RUN_FAILED
+
+
+def layout_text(rec: dict[str, Any]) -> str:
+    lay = rec["layout"]
+    return f"{lay['nodes']}x{lay['ranks_per_node']}"
+
+
+def count(path: Path) -> int:
+    """Records in a file so far (0 when there is none): what appended() compares with."""
+    return len(records.read(path)) if path.exists() else 0
+
+
+def appended(path: Path, before: int, app: str) -> dict[str, Any] | None:
+    """The record a probe appended after `before` records, if it wrote one of `app`."""
+    recs = records.read(path) if path.exists() else []
+    return recs[-1] if len(recs) > before and recs[-1].get("app") == app else None
+
+
+def profile_app(
+    ctx: Context, app: str, ranks: int, app_args: list[str] | None
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """One message profile of the app on `ranks` ranks of one node, oversubscribed where the
+    ranks exceed the cores (its counts exact, its timings meaningless): the profile (None if
+    the run failed) and the run's record."""
+    path = ctx.aux(f"{app}-msgprof")
+    records.check_writable(path)
+    over = ranks > envinfo.cores()
+    spec = ctx.spec(
+        app,
+        layout=parse_layout(f"1x{ranks}"),
+        mode="flat",
+        oversubscribe=over or ctx.base.oversubscribe,
+        profile=path,
+        **({} if app_args is None else {"app_args": app_args}),
+    )
+    ctx.console.print(
+        f"profiling {app} on {ranks} ranks" + (f" (oversubscribing {envinfo.cores()} cores)" if over else "")
+    )
+    result = runner.execute(spec)
+    if result.status != "ok":
+        ctx.console.print(result.output[-2000:], markup=False)
+        runner.say_failure(ctx.console, "run", result, spec.results)
+        return None, result.record
+    return msgdist.load(path), result.record

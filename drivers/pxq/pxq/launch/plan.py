@@ -1,0 +1,130 @@
+"""A launch planned end to end (`plan_launch`: one machine, virtual nodes, a hostfile, Slurm or Hydra)
+and staged (`stage`: each run's own shared-memory and session folders).
+
+Only builds commands and environments; running them is pxq.experiments.runner's job."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+from pxq.core.errors import InputError
+from pxq.launch.hostfile import real_nodes_argv, real_nodes_order
+from pxq.launch.hydra import hydra_plan
+from pxq.launch.request import (
+    YIELD,
+    LaunchPlan,
+    LaunchRequest,
+    check_rank_order,
+    choose_cores,
+    choose_launcher,
+    export_flags,
+    is_oversubscribed,
+    omp_env,
+    placement_record,
+    rankfile,
+)
+from pxq.launch.slurm import slurm_plan
+from pxq.launch.vnodes import virtual_agent
+from pxq.machine.mpi import MPI_NAMES
+
+
+def plan_launch(req: LaunchRequest, mpirun: str, workdir: Path) -> LaunchPlan:
+    """The mpirun command line (without the program) and environment for a layout."""
+    layout = req.layout
+    launcher = choose_launcher(req)
+    env = omp_env(layout.threads)
+    env["PMIX_MCA_gds"] = "hash"
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        env["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
+        env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+
+    oversubscribed = is_oversubscribed(req, launcher)
+    check_rank_order(req)
+    if req.mpi == "mpich" and launcher != "slurm":
+        return _placement_note(req, hydra_plan(req, mpirun, workdir, launcher, oversubscribed, env))
+    argv = [mpirun, "-np", str(layout.ranks)]
+    files: dict[str, str] = {}
+    links: dict[str, str] = {}
+    placement, chosen = None, None
+    if req.placement and launcher in ("local", "virtual"):
+        chosen = choose_cores(req, virtual=launcher == "virtual")
+        placement = placement_record(req, chosen)
+    if launcher == "local":
+        if layout.nodes != 1:
+            raise InputError("the local launcher runs one node: use the virtual launcher for p > 1")
+        if placement is not None or req.rank_order is not None:
+            host = socket.gethostname()
+            files.update(rankfile(workdir, layout, req, chosen, lambda node: host))
+            argv += ["--rankfile", str(workdir / "rankfile")]
+            if oversubscribed:
+                argv += ["--oversubscribe", "--bind-to", "core:overload-allowed", *YIELD]
+        elif oversubscribed:
+            argv += ["--oversubscribe", "--bind-to", "none", *YIELD]
+        else:
+            argv += ["--map-by", f"slot:PE={layout.threads}", "--bind-to", "core"]
+    elif launcher == "virtual":
+        hosts = ",".join(f"n{i}:{layout.ranks_per_node}" for i in range(layout.nodes))
+        files.update(rankfile(workdir, layout, req, chosen if placement is not None else None, lambda node: f"n{node}"))
+        agent = virtual_agent(workdir, links)
+        argv += ["--host", hosts, "--mca", "plm_rsh_agent", agent, "--rankfile", str(workdir / "rankfile")]
+        if oversubscribed:
+            argv += ["--oversubscribe", "--bind-to", "core:overload-allowed", *YIELD]
+    elif launcher == "slurm":
+        argv, slurm_env, slurm_files = slurm_plan(req, workdir, oversubscribed)
+        env.update(slurm_env)
+        files.update(slurm_files)
+    elif req.rank_order is not None:
+        files.update(real_nodes_order(req, workdir))
+        argv += ["--hostfile", str(req.hostfile), "--rankfile", str(workdir / "rankfile")]
+        if oversubscribed:
+            argv += ["--oversubscribe"]
+    else:  # a hostfile's real nodes
+        argv += real_nodes_argv(req, launcher, layout, oversubscribed)
+    if launcher != "slurm":
+        argv += export_flags(env)  # srun passes the whole environment on
+    return _placement_note(req, LaunchPlan(launcher, argv, env, files, links, oversubscribed, placement))
+
+
+def _placement_note(req: LaunchRequest, plan: LaunchPlan) -> LaunchPlan:
+    """A placement pxq did not plan core by core (real nodes) is left to the launcher's binding."""
+    if req.placement and plan.placement is None:
+        who = {"slurm": "srun"}.get(plan.launcher, MPI_NAMES.get(plan.mpi, "the launcher"))
+        plan.placement = {
+            "mode": req.placement,
+            "cpus": None,
+            "warnings": [
+                f"{req.placement} on real nodes is left to {who}'s binding: the record's placement shows the cores used"
+            ],
+        }
+    return plan
+
+
+# Open MPI's shared-memory segments (the vader transport's, MPI-3 windows') go to /dev/shm by
+# default, named by job; ranks killed before mpirun cleans up leave them behind.
+SHM_DIRS = ("OMPI_MCA_btl_vader_backing_directory", "OMPI_MCA_osc_sm_backing_directory")
+
+
+def stage(plan: LaunchPlan, folder: Path, shm: Path | None = None) -> dict[str, str]:
+    """Writes the plan's files and links (a link already there is replaced) and returns the
+    environment of a run in `folder`: the plan's, its virtual nodes' folders and Open MPI's
+    session folder inside it, and Open MPI's shared-memory segments in `shm` (a folder of the
+    run's own on this machine's memory-backed file system) when every rank runs here, so
+    nothing outlives the run. A user's own backing folder is kept on one node; virtual nodes
+    need one each."""
+    for path, content in plan.files.items():
+        Path(path).write_text(content)
+    for path, target in plan.links.items():
+        Path(path).unlink(missing_ok=True)
+        Path(path).symlink_to(target)
+    env = dict(os.environ)
+    env.update(plan.env)
+    env["PXQ_VNODE_DIR"] = str(folder / "vnodes")
+    env["OMPI_MCA_orte_tmpdir_base"] = str(folder / "session")
+    if shm is not None and plan.mpi == "open-mpi" and plan.launcher == "local":
+        for key in SHM_DIRS:
+            env.setdefault(key, str(shm))
+    if shm is not None and plan.launcher == "virtual":
+        env["PXQ_VNODE_SHM"] = str(shm)  # the agent gives each virtual node a folder in it
+    return env

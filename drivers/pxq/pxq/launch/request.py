@@ -1,0 +1,212 @@
+"""What a launch is asked for (LaunchRequest) and what it becomes (LaunchPlan), with the rules every
+launcher shares: choosing the launcher, ranks to slots and cores, OpenMP's environment, oversubscription."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pxq.core.errors import InputError
+from pxq.core.layout import Layout
+from pxq.core.paths import binary, build_hint
+
+PLACEMENTS = ("packed", "spread", "custom")
+
+
+@dataclass
+class LaunchRequest:
+    layout: Layout
+    alloc: str = "block"
+    oversubscribe: bool = False
+    hostfile: str | None = None
+    launcher: str | None = None  # None: slurm inside an allocation, else local/virtual
+    cores: int = 1  # cores on this machine (local and virtual launchers)
+    placement: str | None = None  # packed, spread or custom; None: the launcher's default
+    placement_cpus: list[int] | None = None  # custom: OS cpu numbers, one per worker
+    rank_order: list[int] | None = None  # the ranks slot by slot (pxq.analysis.placement); None: alloc decides
+    mpi: str = "open-mpi"  # the MPI pxq was built with (mpi_flavour()): open-mpi or mpich
+
+
+@dataclass
+class LaunchPlan:
+    launcher: str  # local, virtual, hostfile or slurm
+    argv: list[str]  # mpirun ... (program and its arguments are appended by the caller)
+    env: dict[str, str] = field(default_factory=dict)
+    files: dict[str, str] = field(default_factory=dict)  # path -> content to write first
+    links: dict[str, str] = field(default_factory=dict)  # path -> target: symlinks to make first
+    oversubscribed: bool = False
+    placement: dict | None = None  # mode, per-rank planned cpus, warnings (for the record)
+    mpi: str = "open-mpi"  # whose launcher argv is: open-mpi (mpirun) or mpich (Hydra's mpiexec)
+
+    @property
+    def passes_environment(self) -> bool:
+        """Whether the launcher hands the whole environment to the ranks (srun, Hydra), or
+        needs each variable named (Open MPI's mpirun -x)."""
+        return self.launcher == "slurm" or self.mpi == "mpich"
+
+
+def choose_launcher(req: LaunchRequest) -> str:
+    if req.launcher:
+        return req.launcher
+    if req.hostfile:
+        return "hostfile"
+    if os.environ.get("SLURM_JOB_ID"):
+        return "slurm"
+    return "virtual" if req.layout.nodes > 1 else "local"
+
+
+def rank_slots(layout: Layout, alloc: str, order: list[int] | None = None) -> list[tuple[int, int]]:
+    """For each rank: (node, rank on the node). Block: ranks 0..q-1 on node 0; cyclic: rank i
+    on node i mod p; a rank order: order[s] sits in slot s, slot s on node s // q."""
+    p, q = layout.nodes, layout.ranks_per_node
+    if order is not None:
+        slot = {rank: s for s, rank in enumerate(order)}
+        return [divmod(slot[r], q) for r in range(layout.ranks)]
+    return [(r // q, r % q) if alloc == "block" else (r % p, r // p) for r in range(layout.ranks)]
+
+
+def rank_cores(layout: Layout, alloc: str, cores: int, order: list[int] | None = None) -> list[tuple[int, list[int]]]:
+    """For each rank: (node, cores). Virtual nodes get disjoint core sets (wrapping only when
+    oversubscribed)."""
+    q, t = layout.ranks_per_node, layout.threads
+    return [
+        (node, [((node * q + local) * t + k) % cores for k in range(t)])
+        for node, local in rank_slots(layout, alloc, order)
+    ]
+
+
+def check_rank_order(req: LaunchRequest) -> None:
+    """A rank order fits the layout and is the only allocation asked for."""
+    order = req.rank_order
+    if order is None:
+        return
+    if len(order) != req.layout.ranks:
+        raise InputError(
+            f"--rank-order lists {len(order)} ranks but layout {req.layout} runs {req.layout.ranks}: use a "
+            f"layout of {len(order)} ranks, or suggest an order for this one (pxq placement suggest)"
+        )
+    if sorted(order) != list(range(len(order))):
+        raise InputError("--rank-order: the order must list every rank 0..N-1 once")
+    if req.alloc != "block":
+        raise InputError(f"--rank-order places every rank itself: drop --alloc {req.alloc}")
+
+
+def choose_cores(req: LaunchRequest, virtual: bool) -> dict:
+    """The cores `pxq-envinfo place` chooses for the request's placement (hwloc), per node and
+    rank on the node, with the warnings where the mode cannot be honoured here."""
+    exe = binary("envinfo")
+    if not exe.exists():
+        raise InputError(f"{exe} is missing: {build_hint()}")
+    lay = req.layout
+    argv = [
+        str(exe),
+        "place",
+        "--mode",
+        req.placement or "packed",
+        "--nodes",
+        str(lay.nodes),
+        "--ranks-per-node",
+        str(lay.ranks_per_node),
+        "--threads",
+        str(lay.threads),
+    ]
+    if virtual:
+        argv.append("--virtual")
+    if req.placement == "custom":
+        if not req.placement_cpus:
+            raise InputError("--placement custom needs --cores, e.g. --cores 0,2 (one core per worker)")
+        argv += ["--cpus", ",".join(str(c) for c in req.placement_cpus)]
+    elif req.placement_cpus:
+        raise InputError("--cores goes with --placement custom")
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    if out.returncode != 0:
+        raise InputError(out.stderr.strip().removeprefix("pxq-envinfo: error: ") or f"{exe} failed")
+    return json.loads(out.stdout)
+
+
+def rankfile(workdir: Path, layout: Layout, req: LaunchRequest, chosen: dict | None, host) -> dict[str, str]:
+    """An Open MPI rankfile: every rank on its node's host, on the cores placement chose (or,
+    without a placement, disjoint cores per virtual node)."""
+    lines = []
+    for rank, ((node, local), (_, cores)) in enumerate(
+        zip(rank_slots(layout, req.alloc, req.rank_order), rank_cores(layout, req.alloc, req.cores, req.rank_order))
+    ):
+        if chosen is not None:
+            cores = chosen["nodes"][node]["ranks"][local]["cores"]
+        lines.append(f"rank {rank}={host(node)} slot={','.join(str(c) for c in cores)}\n")
+    return {str(workdir / "rankfile"): "".join(lines)}
+
+
+def placement_record(req: LaunchRequest, chosen: dict) -> dict:
+    slots = rank_slots(req.layout, req.alloc, req.rank_order)
+    cpus = [chosen["nodes"][node]["ranks"][local]["cpus"] for node, local in slots]
+    return {
+        "mode": chosen["mode"],
+        "cpus": cpus,
+        "warnings": chosen["warnings"],
+        "sharing_planned": [n["sharing"] for n in chosen["nodes"]],
+    }
+
+
+# OpenMP's placement variables: the user's own when set (recorded as theirs), else pxq's.
+# OMP_NUM_THREADS always comes from the layout's T.
+OMP_DEFAULTS = {"OMP_PLACES": "cores", "OMP_PROC_BIND": "close"}
+
+
+def omp_env(threads: int) -> dict[str, str]:
+    env = {"OMP_NUM_THREADS": str(threads)}
+    for key, default in OMP_DEFAULTS.items():
+        env[key] = os.environ.get(key, "").strip() or default
+    return env
+
+
+def omp_record(env: dict[str, str]) -> dict[str, object]:
+    """The record's account of the OpenMP variables: the values used and whose they were."""
+    out: dict[str, object] = {key: env[key] for key in ("OMP_NUM_THREADS", *OMP_DEFAULTS)}
+    out["from_environment"] = [key for key in OMP_DEFAULTS if os.environ.get(key, "").strip()]
+    user_threads = os.environ.get("OMP_NUM_THREADS", "").strip()
+    if user_threads and user_threads != env["OMP_NUM_THREADS"]:
+        out["replaced"] = {"OMP_NUM_THREADS": user_threads}  # the layout's T wins
+    return out
+
+
+def export_flags(env: dict[str, str]) -> list[str]:
+    flags: list[str] = []
+    for key in env:
+        flags += ["-x", key]
+    return flags
+
+
+# Oversubscribed ranks must give up their core while they wait: each virtual node has as many
+# slots as ranks, so Open MPI does not know the machine is oversubscribed and its ranks would
+# busy-poll (a class S CG on 4x4 took 85 s instead of under a second on 2 cores).
+YIELD = ("--mca", "mpi_yield_when_idle", "1")
+
+
+def is_oversubscribed(req: LaunchRequest, launcher: str) -> bool:
+    """Whether the run oversubscribes the cores; InputError where cores or placement forbid it."""
+    layout = req.layout
+    if launcher in ("local", "virtual"):
+        if layout.cores > req.cores and not req.oversubscribe:
+            raise InputError(
+                f"layout {layout} needs {layout.cores} cores but this machine has {req.cores}: "
+                "use a smaller layout, or --oversubscribe (timings then mean little)"
+            )
+    oversubscribed = req.oversubscribe and (launcher not in ("local", "virtual") or layout.cores > req.cores)
+    if req.placement and oversubscribed:
+        raise InputError(
+            f"--placement {req.placement} gives every worker a core of its own, but layout {layout} "
+            f"needs {layout.cores} cores: drop --oversubscribe or --placement"
+        )
+    if req.placement_cpus and req.placement != "custom":
+        raise InputError("--cores goes with --placement custom")
+    return oversubscribed
+
+
+def packed_unless_placed(req: LaunchRequest) -> LaunchRequest:
+    """The request with packed placement when it names none (pxq's default cores)."""
+    return req if req.placement else dataclasses.replace(req, placement="packed")

@@ -1,0 +1,189 @@
+"""`pxq probe pingpong` and `pxq probe rankpairs`: the communication channels of an allocation.
+
+pingpong runs pxq-probe-pingpong on a layout: one rank pair per channel it finds (intra-CMP,
+inter-CMP, inter-node; virtual nodes count as nodes), latency and bandwidth against message
+size, one curve per channel. rankpairs times every ordered rank pair sending one large buffer
+and draws the rank x rank throughput matrix as a heatmap, on-node pairs outlined.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from pxq import figures
+from pxq.analysis import msgdist
+from pxq.core import bounds, records
+from pxq.core.errors import InputError
+from pxq.core.layout import Layout, format_bytes, parse_bytes
+from pxq.experiments import runner
+
+COLOURS = {"intra_cmp": "tab:green", "inter_cmp": "tab:orange", "inter_node": "tab:red"}
+
+
+def plot_pingpong(rec: dict[str, Any], path: Path) -> Path:
+    plt = figures.pyplot()
+
+    fig, (lat, bw) = plt.subplots(1, 2, figsize=(11, 4))
+    for ch in rec["channels"]:
+        colour = COLOURS.get(ch["channel"], "black")
+        label = f"{ch['channel']} ({ch['detail']}), ranks {ch['pair'][0]}-{ch['pair'][1]}"
+        pts = [p for p in ch["latency"] if p["bytes"] > 0]
+        x = [p["bytes"] for p in pts]
+        lat.plot(x, [p["median_us"] for p in pts], "o-", markersize=3, color=colour, label=label)
+        lat.fill_between(x, [p["min_us"] for p in pts], [p["max_us"] for p in pts], color=colour, alpha=0.2)
+        x = [p["bytes"] for p in ch["bandwidth"]]
+        bw.plot(x, [p["median_gbs"] for p in ch["bandwidth"]], "o-", markersize=3, color=colour, label=label)
+        bw.fill_between(
+            x, [p["min_gbs"] for p in ch["bandwidth"]], [p["max_gbs"] for p in ch["bandwidth"]], color=colour, alpha=0.2
+        )
+    for ax in (lat, bw):
+        figures.bytes_axis(ax, "x", every=2)
+        ax.set_xlabel("message size (bytes)")
+    figures.log_axis(lat, "y")
+    lat.set_ylabel("one-way latency (us), median and min-max")
+    bw.set_ylabel(f"bandwidth (GB/s), window of {rec['size']['window']}")
+    lat.legend(fontsize=7)
+    missing = "; ".join(m.split(":")[0] for m in rec.get("missing", []))
+    fig.suptitle(
+        f"Communication channels: ping-pong latency and bandwidth, layout {rec['driver'].get('layout', '')}"
+        + (f" (not found: {missing})" if missing else ""),
+        fontsize=10,
+    )
+    return figures.save(fig, path)
+
+
+def _places(rec: dict[str, Any]) -> list[tuple[int, int]]:
+    """(node, package) of every rank as observed, the classification msgdist uses."""
+    return msgdist.observed_places({"ranks": len(rec["placement"]), "placement": rec["placement"]})
+
+
+def rankpair_channels(rec: dict[str, Any]) -> dict[str, list[float]]:
+    m, places = rec["matrix_gbs"], _places(rec)
+    out: dict[str, list[float]] = {}
+    for i in range(len(m)):
+        for j in range(len(m)):
+            if i != j:
+                out.setdefault(msgdist.channel(places, i, j), []).append(m[i][j])
+    return out
+
+
+def plot_rankpairs(rec: dict[str, Any], path: Path) -> Path:
+    plt = figures.pyplot()
+    import numpy as np
+
+    m = np.array(rec["matrix_gbs"], dtype=float)
+    n, places = len(m), _places(rec)
+    masked = np.ma.masked_where(np.eye(n, dtype=bool), m)
+    fig, ax = plt.subplots(figsize=(max(4.5, 0.45 * n + 2.5), max(4, 0.45 * n + 1.5)))
+    im = ax.imshow(masked, cmap="viridis")
+    fig.colorbar(im, ax=ax, label="GB/s")
+    for i in range(n):
+        for j in range(n):
+            if i != j and msgdist.channel(places, i, j) != "inter_node":  # on-node pairs outlined
+                ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="white", linewidth=1.5))
+            if n <= 12 and i != j:
+                ax.text(j, i, f"{m[i][j]:.1f}", ha="center", va="center", fontsize=7, color="white")
+    ax.set_xlabel("to rank")
+    ax.set_ylabel("from rank")
+    ax.set_xticks(range(n))
+    ax.set_yticks(range(n))
+    ax.set_title(
+        f"Rank pairs: throughput of {format_bytes(rec['size']['rankpairs_bytes'])} sends, layout "
+        f"{rec.get('driver', {}).get('layout', '')}\n(white outline: same node)",
+        fontsize=9,
+    )
+    return figures.save(fig, path)
+
+
+def _check_layout(layout: Layout) -> None:
+    if layout.ranks < 2:
+        raise InputError(f"layout {layout}: the probe needs at least 2 ranks (1x2, 2x1, 2x2 ...)")
+    if layout.threads != 1:
+        raise InputError(f"layout {layout}: the probe runs one thread per rank; use a layout PxQ")
+
+
+def _execute(console: Console, base: runner.RunSpec, args: list[str]) -> tuple[dict[str, Any] | None, int]:
+    """One run of pxq-probe-pingpong (flat, on base's layout): its record, or None and the exit code."""
+    spec = replace(base, app="probe-pingpong", mode="flat", app_args=args)
+    records.check_writable(spec.results)
+    return runner.execute_probe(spec, console)
+
+
+def run_pingpong(
+    console: Console,
+    base: runner.RunSpec,
+    plot_path: Path,
+    min_size: str,
+    max_size: str,
+    window: int,
+    scale: float,
+    validate: bool,
+) -> int:
+    """The channels' latency and bandwidth on base's layout, into base's results file."""
+    layout, results = base.layout, base.results
+    _check_layout(layout)
+    if window < 1:
+        raise InputError(f"--window {window}: use at least 1")
+    if not scale > 0:
+        raise InputError(f"--scale {scale}: must be above 0")
+    if min_size != "0":
+        parse_bytes(min_size)
+    if parse_bytes(max_size) < (0 if min_size == "0" else parse_bytes(min_size)):
+        raise InputError(f"--max {max_size} is below --min {min_size}")
+    args = ["--min", min_size, "--max", max_size, "--window", str(window), "--scale", str(scale)]
+    if validate:
+        args.append("--validate")
+    rec, code = _execute(console, base, args)
+    if rec is None:
+        return code
+    t = Table(title="channels: latency (us) and bandwidth (GB/s), medians")
+    for col in ("channel", "ranks", "0 B us", "8 B us", "64K us", "1M GB/s", "largest GB/s"):
+        t.add_column(col, justify="left" if col in ("channel", "ranks") else "right")
+    for ch in rec["channels"]:
+        lat = {p["bytes"]: p["median_us"] for p in ch["latency"]}
+        bw = {p["bytes"]: p["median_gbs"] for p in ch["bandwidth"]}
+        cell = lambda d, k, f: f.format(d[k]) if k in d else "-"  # noqa: E731
+        t.add_row(
+            f"{ch['channel']} ({ch['detail']})",
+            f"{ch['pair'][0]}-{ch['pair'][1]}",
+            cell(lat, 0, "{:.2f}"),
+            cell(lat, 8, "{:.2f}"),
+            cell(lat, 65536, "{:.2f}"),
+            cell(bw, 1 << 20, "{:.2f}"),
+            f"{ch['bandwidth'][-1]['median_gbs']:.2f}" if ch["bandwidth"] else "-",
+        )
+    console.print(t)
+    if base.oversubscribe:
+        console.print("note: ranks oversubscribe the cores, so these figures include waiting for a core")
+    console.print(f"record: {results}")
+    console.print(f"plot: {plot_pingpong(rec, plot_path)}")
+    return 0 if rec["status"] == "ok" else 1
+
+
+def run_rankpairs(
+    console: Console, base: runner.RunSpec, plot_path: Path, size: str, repeat: int, validate: bool
+) -> int:
+    """Every ordered rank pair's throughput on base's layout, into base's results file."""
+    layout, results = base.layout, base.results
+    _check_layout(layout)
+    bounds.repeat(repeat)
+    parse_bytes(size)
+    args = ["--rankpairs", "--size", size, "--repeat", str(repeat)] + (["--validate"] if validate else [])
+    rec, code = _execute(console, base, args)
+    if rec is None:
+        return code
+    t = Table(title="rank pairs by channel (GB/s)")
+    for col in ("channel", "pairs", "min", "median", "max"):
+        t.add_column(col, justify="left" if col == "channel" else "right")
+    for ch, vals in sorted(rankpair_channels(rec).items()):
+        vals = sorted(vals)
+        t.add_row(ch, str(len(vals)), f"{vals[0]:.2f}", f"{vals[len(vals) // 2]:.2f}", f"{vals[-1]:.2f}")
+    console.print(t)
+    console.print(f"record: {results}")
+    console.print(f"plot: {plot_rankpairs(rec, plot_path)}")
+    return 0 if rec["status"] == "ok" else 1

@@ -1,0 +1,376 @@
+"""`pxq probe stride` and `pxq probe bandwidth`: the memory hierarchy and how many cores it
+takes to saturate it.
+
+- stride runs pxq-probe-stride (no MPI: one copy, or q copies on cores chosen by placement)
+  and plots time per access against stride per array size, the curve over sizes with hwloc's
+  caches and the detected steps marked, the contention ratio and the block variant;
+- bandwidth runs pxq-probe-bandwidth twice through the launcher, as ranks (layout 1xN) and as
+  threads (1x1xN), and plots total and per-core GB/s against active cores.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from pxq import figures
+from pxq.core import bounds, procs, records
+from pxq.core.errors import InputError
+from pxq.core.layout import Layout, format_bytes, parse_bytes
+from pxq.core.paths import binary, build_hint
+from pxq.experiments import runner
+
+PLACEMENTS = ("packed", "spread", "custom")
+KERNELS = ("copy", "scale", "add", "triad")
+
+
+def _last_record(path: Path, app: str) -> dict[str, Any] | None:
+    recs = [r for r in records.read(path) if r.get("app") == app]
+    return recs[-1] if recs else None
+
+
+def stride_argv(
+    min_size: str,
+    max_size: str,
+    stride: str | None,
+    accesses: int,
+    repeat: int,
+    copies: int,
+    placement: str,
+    cpus: list[int] | None,
+    per_octave: int,
+    no_blocks: bool,
+    results: Path,
+    driver: dict[str, Any],
+) -> list[str]:
+    """The pxq-probe-stride command line, after checking what can be checked here."""
+    if copies < 1:
+        raise InputError(f"--copies {copies}: use at least 1")
+    if accesses < 1:
+        raise InputError(f"--accesses {accesses}: zero iterations measure nothing; use at least 1")
+    bounds.repeat(repeat)
+    if placement not in PLACEMENTS:
+        raise InputError(f"unknown placement '{placement}': use {', '.join(PLACEMENTS)}")
+    if (placement == "custom") != bool(cpus):
+        raise InputError("--placement custom goes with --cores (one core per copy), and --cores with custom")
+    lo = parse_bytes(min_size)
+    if max_size != "auto" and parse_bytes(max_size) < lo:
+        raise InputError(f"--max {max_size} is smaller than --min {min_size}")
+    if stride is not None:
+        s = parse_bytes(stride)
+        top = parse_bytes(max_size) if max_size != "auto" else None
+        if top is not None and s > top // 2:
+            raise InputError(
+                f"--stride {stride} is larger than half the largest array ({max_size}): "
+                f"use a stride of at most {format_bytes(top // 2)} or a larger --max"
+            )
+    argv = [
+        str(binary("probe-stride")),
+        "--min",
+        min_size,
+        "--max",
+        max_size,
+        "--accesses",
+        str(accesses),
+        "--repeat",
+        str(repeat),
+        "--copies",
+        str(copies),
+        "--placement",
+        placement,
+        "--points-per-octave",
+        str(per_octave),
+        "--json",
+        str(results),
+        "--driver-info",
+        json.dumps(driver),
+    ]
+    if stride is not None:
+        argv += ["--stride", stride]
+    if cpus:
+        argv += ["--cpus", ",".join(str(c) for c in cpus)]
+    if no_blocks:
+        argv.append("--no-blocks")
+    return argv
+
+
+def _alone_and_together(ax: Any, points: list[dict[str, Any]], key: str, copies: int, label: str) -> None:
+    """A curve by size for one copy alone and, with several copies, their mean at once."""
+    sizes = [p["bytes"] for p in points]
+    ax.plot(sizes, [p[key] for p in points], "o-", markersize=3, label="alone")
+    if copies > 1:
+        together = [sum(p[f"{key}_copies"]) / len(p[f"{key}_copies"]) for p in points]
+        ax.plot(sizes, together, "s--", markersize=3, label=label)
+
+
+def _cache_lines(ax: Any, det: dict[str, Any], labelled: bool = False) -> None:
+    """hwloc's cache sizes as dotted lines on a panel of sizes (named when `labelled`)."""
+    for cache in det["caches"]:
+        if cache["bytes"]:
+            ax.axvline(cache["bytes"], color="red", linestyle=":", linewidth=1)
+            if labelled:
+                label = f" {cache['level']} (hwloc)"
+                ax.text(cache["bytes"], ax.get_ylim()[1], label, color="red", fontsize=7, va="top", rotation=90)
+
+
+def _plot_blocks(ax: Any, rec: dict[str, Any], copies: int) -> None:
+    """The block variant's panel: GB/s by block size, alone and with every copy."""
+    det = rec["detection"]
+    _alone_and_together(ax, rec["blocks"], "gbs", copies, f"per copy, {copies} at once")
+    _cache_lines(ax, det)
+    figures.bytes_axis(ax, "x", every=2)
+    ax.set_xlabel("block (bytes)")
+    ax.set_ylabel("GB/s (read + write)")
+    ax.set_title("block variant", fontsize=9)
+    ax.legend(fontsize=7)
+
+
+def _plot_contention(ax: Any, row: list[dict[str, Any]], det: dict[str, Any], copies: int) -> None:
+    """Time per access with every copy running over time alone, by array size: where the
+    shared caches and memory bus make the copies wait on each other."""
+    sizes = [p["bytes"] for p in row]
+    ax.plot(sizes, [p["contention"] for p in row], "o-", markersize=3, color="tab:red", label=f"{copies} copies")
+    ax.axhline(1.0, color="grey", linestyle="--", linewidth=0.8)
+    _cache_lines(ax, det)
+    figures.bytes_axis(ax, "x", every=2)
+    ax.set_xlabel("array (bytes)")
+    ax.set_ylabel("time together / time alone")
+    ax.set_title(f"contention ratio at stride {det['stride']} B", fontsize=9)
+    ax.legend(fontsize=7)
+
+
+def plot_stride(rec: dict[str, Any], path: Path) -> Path:
+    """Time per access against stride (one line per array size), the detection stride's curve
+    over sizes with hwloc's caches and the steps, contention ratios and the block variant."""
+    plt = figures.pyplot()
+
+    pts = rec["points"]
+    sizes = sorted({p["bytes"] for p in pts})
+    det = rec["detection"]
+    copies = rec["size"]["copies"]
+    panels = 2 + bool(rec["blocks"]) + (copies > 1)
+    fig, axes = plt.subplots(1, panels, figsize=(5.2 * panels, 4.2))
+    cmap = plt.get_cmap("viridis")
+    ax = axes[0]
+    for i, size in enumerate(sizes):
+        row = sorted((p for p in pts if p["bytes"] == size), key=lambda p: p["stride"])
+        ax.plot(
+            [p["stride"] for p in row],
+            [p["ns"] for p in row],
+            "-",
+            color=cmap(i / max(1, len(sizes) - 1)),
+            linewidth=1,
+            label=format_bytes(size) if i % max(1, len(sizes) // 8) == 0 else None,
+        )
+    figures.bytes_axis(ax, "x", every=2)
+    figures.log_axis(ax, "y")
+    ax.set_xlabel("stride (bytes)")
+    ax.set_ylabel("ns per read+write access")
+    ax.set_title("time per access by stride, one line per array size", fontsize=9)
+    ax.legend(fontsize=6, title="array", title_fontsize=7)
+
+    ax = axes[1]
+    row = sorted((p for p in pts if p["stride"] == det["stride"]), key=lambda p: p["bytes"])
+    _alone_and_together(ax, row, "ns", copies, f"{copies} copies at once")
+    _cache_lines(ax, det, labelled=True)
+    for step in det["steps"]:
+        ax.axvspan(step["fits"], step["spills"], color="orange", alpha=0.25)
+    figures.bytes_axis(ax, "x", every=2)
+    ax.set_xlabel("array (bytes); shaded: detected steps")
+    ax.set_ylabel(f"ns per access at stride {det['stride']} B")
+    ax.set_title("cache steps against hwloc's sizes", fontsize=9)
+    ax.legend(fontsize=7)
+
+    if copies > 1:
+        _plot_contention(axes[2], row, det, copies)
+    if rec["blocks"]:
+        _plot_blocks(axes[-1], rec, copies)
+    place = rec["placement"]
+    fig.suptitle(
+        f"Memory hierarchy and contention (stride probe): {copies} cop{'y' if copies == 1 else 'ies'} "
+        f"on cpu(s) {place['cpus']} "
+        f"({place['mode']}), {rec['context'].get('cpu_model', '')}",
+        fontsize=10,
+    )
+    return figures.save(fig, path)
+
+
+def run_stride(console: Console, argv: list[str], results: Path, plot_path: Path) -> int:
+    if not Path(argv[0]).exists():
+        raise InputError(f"{argv[0]} is missing: {build_hint()}")
+    records.check_writable(results)
+    before = len(records.read(results)) if results.exists() else 0
+    proc = procs.run(argv, dict(os.environ), uuid.uuid4().hex, None, capture=False)
+    if proc.returncode == 2:
+        return 2
+    recs = records.read(results) if results.exists() else []
+    if proc.returncode != 0 or len(recs) <= before:
+        console.print(f"[red]stride probe failed[/red] (exit code {proc.returncode})")
+        return proc.returncode or 3
+    console.print(f"record: {results}")
+    console.print(f"plot: {plot_stride(recs[-1], plot_path)}")
+    return 0
+
+
+def plot_bandwidth(recs: list[dict[str, Any]], path: Path) -> Path:
+    """Total and per-core GB/s against active cores, per kernel, ranks solid and threads dashed."""
+    plt = figures.pyplot()
+
+    fig, (tot, per) = plt.subplots(1, 2, figsize=(10, 4))
+    colours = dict(zip(KERNELS, ("tab:blue", "tab:orange", "tab:green", "tab:red")))
+    for rec in recs:
+        style = "-o" if rec["size"]["as"] == "ranks" else "--s"
+        for k in rec["kernels"]:
+            cores = [r["cores"] for r in k["rows"]]
+            tot.plot(
+                cores,
+                [r["total_gbs"] for r in k["rows"]],
+                style,
+                color=colours[k["kernel"]],
+                markersize=4,
+                label=f"{k['kernel']} ({rec['size']['as']})",
+            )
+            per.plot(cores, [r["per_core_gbs"] for r in k["rows"]], style, color=colours[k["kernel"]], markersize=4)
+    for ax, label in ((tot, "total GB/s"), (per, "GB/s per core")):
+        ax.set_xlabel("active cores")
+        ax.set_ylabel(label)
+        ax.set_ylim(bottom=0)
+        ax.xaxis.get_major_locator().set_params(integer=True)
+    tot.legend(fontsize=7, ncol=2)
+    fig.suptitle("Memory bandwidth scaling: STREAM kernels as ranks (solid) and threads (dashed)", fontsize=10)
+    return figures.save(fig, path)
+
+
+MAX_EFFICIENCY = 1.05  # more than perfect scaling, beyond noise: the one-core figure is suspect
+
+
+def bandwidth_warnings(recs: list[dict[str, Any]]) -> list[str]:
+    """Figures that cannot be taken at face value: scaling above 100% and saturation at one core."""
+    out = []
+    for rec in recs:
+        for k in rec["kernels"]:
+            best = max(k["rows"], key=lambda r: r["efficiency"])
+            if best["efficiency"] > MAX_EFFICIENCY:
+                out.append(
+                    f"{k['kernel']} as {rec['size']['as']}: {100 * best['efficiency']:.0f}% efficiency at "
+                    f"{best['cores']} cores is above perfect scaling, so the one-core figure is low (a short "
+                    "run, a clock still rising, a busy core): its saturation point is unreliable; use a larger "
+                    "--array or more --repeat"
+                )
+            if k["saturation"] == 1 and rec["size"]["workers"] > 1:
+                out.append(
+                    f"{k['kernel']} as {rec['size']['as']}: saturated at 1 core, so a second core added no "
+                    "bandwidth: check that the cores are not hyper-threads of one core or oversubscribed "
+                    "(the record's placement), and repeat"
+                )
+    return out
+
+
+def bandwidth_summary(recs: list[dict[str, Any]], console: Console) -> None:
+    t = Table(title="bandwidth per active core (GB/s, total / per core)")
+    t.add_column("kernel")
+    t.add_column("as")
+    cores = max(r["size"]["workers"] for r in recs)
+    for k in range(1, cores + 1):
+        t.add_column(f"{k} core{'s' if k > 1 else ''}", justify="right")
+    t.add_column("saturation", justify="right")
+    for name in KERNELS:
+        for rec in recs:
+            for k in rec["kernels"]:
+                if k["kernel"] != name:
+                    continue
+                cells = [f"{r['total_gbs']:.1f} / {r['per_core_gbs']:.1f}" for r in k["rows"]]
+                cells += [""] * (cores - len(cells))
+                workers = rec["size"]["workers"]
+                if not k["saturation"]:
+                    sat = f"none within {workers}"
+                elif k["saturation"] < workers:
+                    sat = f"{k['saturation']} core{'s' if k['saturation'] > 1 else ''}"
+                else:
+                    sat = f"starting at {workers} ({100 * k['efficiency_at_max']:.0f}%)"
+                t.add_row(name, rec["size"]["as"], *cells, sat)
+    console.print(t)
+    for warning in bandwidth_warnings(recs):
+        console.print(f"[yellow]warning[/yellow]: {warning}")
+    for rec in recs:
+        triad = next((k for k in rec["kernels"] if k["kernel"] == "triad"), rec["kernels"][-1])
+        best = max(r["total_gbs"] for r in triad["rows"])
+        how = "flat MPI" if rec["size"]["as"] == "ranks" else "threads"
+        workers = rec["size"]["workers"]
+        if triad["saturation"] and triad["saturation"] < workers:
+            console.print(
+                f"{how}: {triad['kernel']} saturates memory bandwidth at {triad['saturation']} "
+                f"{rec['size']['as']} ({best:.1f} GB/s best total)"
+            )
+        elif triad["saturation"]:
+            console.print(
+                f"{how}: {triad['kernel']} is best with all {workers} {rec['size']['as']} ({best:.1f} GB/s) "
+                f"at {100 * triad['efficiency_at_max']:.0f}% of perfect scaling: starting to saturate"
+            )
+        else:
+            console.print(
+                f"{how}: {triad['kernel']} still scales at {rec['size']['workers']} {rec['size']['as']} "
+                f"({best:.1f} GB/s): memory bandwidth is not saturated on these cores"
+            )
+
+
+def run_bandwidth(
+    console: Console,
+    cores: int,
+    array: str,
+    kernels: str,
+    repeat: int,
+    how: str,
+    results: Path,
+    plot_path: Path,
+    base: runner.RunSpec,
+) -> int:
+    if cores < 1:
+        raise InputError(f"--cores {cores}: use at least 1")
+    if cores > base.cores and not base.oversubscribe:
+        raise InputError(f"--cores {cores}: this machine has {base.cores}; use at most {base.cores}")
+    bounds.repeat(repeat)
+    if array != "auto":
+        parse_bytes(array)
+    for k in kernels.split(","):
+        if k not in KERNELS:
+            raise InputError(f"unknown kernel '{k}': use {', '.join(KERNELS)}")
+    modes = {
+        "ranks": [("flat", Layout(1, cores, 1))],
+        "threads": [("hybrid", Layout(1, 1, cores))],
+        "both": [("flat", Layout(1, cores, 1)), ("hybrid", Layout(1, 1, cores))],
+    }[how]
+    if cores == 1:
+        modes = modes[:1]
+    records.check_writable(results)
+    args = ["--array", array, "--kernels", kernels, "--repeat", str(repeat)]
+    recs = []
+    for mode, layout in modes:
+        spec = runner.RunSpec(
+            **{
+                **base.__dict__,
+                "app": "probe-bandwidth",
+                "layout": layout,
+                "mode": mode,
+                "tile": "off",
+                "results": results,
+                "app_args": args,
+            }
+        )
+        console.print(f"[dim]bandwidth as {'ranks' if mode == 'flat' else 'threads'}: layout {layout}[/dim]")
+        rec, code = runner.execute_probe(spec, console)
+        if rec is None:
+            return code
+        recs.append(rec)
+    bandwidth_summary(recs, console)
+    if base.oversubscribe:
+        console.print("note: cores are oversubscribed, so these bandwidths mean little")
+    console.print(f"record: {results}")
+    console.print(f"plot: {plot_bandwidth(recs, plot_path)}")
+    return 0

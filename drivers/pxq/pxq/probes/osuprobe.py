@@ -1,0 +1,158 @@
+"""`pxq probe osu TEST`: pxq-probe-osu, the ping-pong and collective probes behind the OSU
+Micro-Benchmarks' flags (-m, -i, -x, -W, -f, -c) and columns, on any layout; the record keeps
+every row, and the plot draws latency or bandwidth against message size."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from pxq import figures
+from pxq.core import records
+from pxq.core.errors import InputError
+from pxq.core.layout import parse_bytes
+from pxq.experiments import runner
+
+POINT_TO_POINT = ("latency", "bw", "bibw", "mbw_mr")
+COLLECTIVES = ("allreduce", "bcast", "alltoall", "barrier")
+TESTS = POINT_TO_POINT + COLLECTIVES
+
+
+def check_sizes(test: str, text: str | None) -> None:
+    """-m as OSU takes it: MIN:MAX, MAX or MIN: (bytes with K, M, G suffixes)."""
+    if text is None:
+        return
+    lo, _, hi = text.rpartition(":") if ":" in text else ("", "", text)
+    if not lo and not hi:
+        raise InputError(f"-m {text}: give MIN:MAX, MAX or MIN:, e.g. -m 1:4M")
+    low, high = (0 if p in ("", "0") else parse_bytes(p) for p in (lo, hi))
+    if hi and high < low:
+        raise InputError(f"-m {text}: MAX is below MIN")
+    if test == "allreduce" and hi and high < 8:
+        raise InputError(f"-m {text}: allreduce sums doubles, so its sizes are 8 bytes or more")
+
+
+def argv_of(
+    test: str, sizes: str | None, iters: int | None, warmup: int | None, window: int, full: bool, check: bool
+) -> list[str]:
+    """pxq-probe-osu's arguments, checked here so that bad input never starts MPI."""
+    if test in POINT_TO_POINT and full:
+        raise InputError("-f (full statistics) belongs to the collective tests, as in OSU: drop -f")
+    if iters is not None and iters < 1:
+        raise InputError(f"-i {iters}: use at least 1 iteration")
+    if warmup is not None and warmup < 0:
+        raise InputError(f"-x {warmup}: use 0 or more warm-up iterations")
+    if window < 1:
+        raise InputError(f"-W {window}: use a window of at least 1")
+    check_sizes(test, sizes)
+    argv = [test, "-W", str(window)]
+    argv += ["-m", sizes] if sizes is not None else []
+    argv += ["-i", str(iters)] if iters is not None else []
+    argv += ["-x", str(warmup)] if warmup is not None else []
+    return argv + (["-f"] if full else []) + (["-c"] if check else [])
+
+
+def run(console: Console, base: runner.RunSpec, plot_path: Path, argv: list[str]) -> int:
+    """One OSU-style test on base's layout, into base's results file; its table as OSU prints it."""
+    test, lay = argv[0], base.layout
+    if lay.threads != 1:
+        raise InputError(f"layout {lay}: the OSU-style tests run one thread per rank; use a layout PxQ")
+    if test in ("latency", "bw", "bibw") and lay.ranks != 2:
+        raise InputError(f"osu {test} runs on 2 ranks, as OSU's does: use --layout 1x2 (one node) or 2x1 (two nodes)")
+    if test == "mbw_mr" and lay.ranks % 2:
+        raise InputError(
+            f"osu mbw_mr pairs rank i with rank i + N/2: layout {lay} has {lay.ranks} ranks, use an even number"
+        )
+    if lay.ranks < 2:
+        raise InputError(f"layout {lay}: the OSU-style tests need at least 2 ranks")
+    spec = replace(base, app="probe-osu", mode="flat", app_args=argv)
+    records.check_writable(spec.results)
+    rec, code = runner.execute_probe(spec, console)
+    if rec is None:
+        return code
+    if base.oversubscribe:
+        console.print("note: ranks oversubscribe the cores, so these figures include waiting for a core")
+    console.print(f"record: {spec.results}")
+    console.print(f"plot: {plot([rec], plot_path)}")
+    return 0 if rec["status"] == "ok" else 1
+
+
+def source(rec: dict[str, Any]) -> str:
+    """Who measured a record: pxq, or the imported peer (pxq import)."""
+    imp = rec.get("imported")
+    return f"OSU {imp.get('version', '?')} (imported)" if imp else "pxq"
+
+
+def _figure(row: dict[str, Any]) -> float | None:
+    value = row.get("mb_per_s", row.get("latency_us"))
+    return float(value) if value is not None else None
+
+
+def plot(recs: list[dict[str, Any]], path: Path) -> Path:
+    """The latest record's test on its layout; when pxq's run and an imported OSU run of that test
+    and layout are both among `recs` (the latest of each), both lines and, below them, pxq's
+    figure over OSU's at every size both measured."""
+    latest = recs[-1]
+    test, layout = latest["osu"]["test"], latest["driver"].get("layout")
+    by_source = {source(r): r for r in recs if r["osu"]["test"] == test and r["driver"].get("layout") == layout}
+    if len(by_source) < 2 or test == "barrier" or "pxq" not in by_source:
+        return _plot_one(latest, path)
+    plt = figures.pyplot()
+    fig, (ax, rax) = plt.subplots(2, 1, figsize=(7, 6), sharex=True, gridspec_kw={"height_ratios": [2, 1]})
+    mine = {r["bytes"]: _figure(r) for r in by_source["pxq"]["osu"]["rows"] if r["bytes"] > 0}
+    bandwidth = "mb_per_s" in by_source["pxq"]["osu"]["rows"][0]
+    for name, rec in by_source.items():
+        rows = [r for r in rec["osu"]["rows"] if r["bytes"] > 0]
+        ax.plot([r["bytes"] for r in rows], [_figure(r) for r in rows], "o-", markersize=3, label=name)
+        if name == "pxq":
+            continue
+        both = [(r["bytes"], mine[r["bytes"]], _figure(r)) for r in rows if mine.get(r["bytes"]) and _figure(r)]
+        rax.plot([b for b, _, _ in both], [m / o for _, m, o in both], "o-", markersize=3, label=f"pxq / {name}")
+    rax.axhspan(0.9, 1.1, color="tab:green", alpha=0.12, label="within 10%")
+    rax.axhline(1.0, color="grey", linewidth=0.8)
+    rax.set_ylabel("pxq bandwidth / OSU's" if bandwidth else "pxq latency / OSU's")
+    rax.legend(fontsize=7)
+    figures.log_axis(ax, "y")
+    ax.set_ylabel("bandwidth (MB/s, MB = 10^6 bytes)" if bandwidth else "latency (us)")
+    ax.legend(fontsize=7)
+    figures.bytes_axis(rax, "x", every=2)
+    rax.set_xlabel("message size (bytes)")
+    fig.suptitle(f"{test}, layout {layout}: pxq's OSU-style probe and OSU's own", fontsize=10)
+    return figures.save(fig, path)
+
+
+def _plot_one(rec: dict[str, Any], path: Path) -> Path:
+    """Latency (us, log) or bandwidth (MB/s) against message size; for collectives the band
+    between the fastest and the slowest rank."""
+    plt = figures.pyplot()
+    osu = rec["osu"]
+    test, rows = osu["test"], [r for r in osu["rows"] if r["bytes"] > 0 or osu["test"] == "barrier"]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    layout = rec["driver"].get("layout", "")
+    if test == "barrier":
+        r = rows[0]
+        ax.bar(["avg", "min rank", "max rank"], [r["latency_us"], r["min_us"], r["max_us"]], color="tab:blue")
+        ax.set_xlabel("over the ranks")
+        ax.set_ylabel("barrier latency (us)")
+    else:
+        x = [r["bytes"] for r in rows]
+        if "mb_per_s" in rows[0]:
+            ax.plot(x, [r["mb_per_s"] for r in rows], "o-", markersize=3, label=test)
+            figures.log_axis(ax, "y")  # small and large messages are orders of magnitude apart
+            ax.set_ylabel("bandwidth (MB/s, MB = 10^6 bytes)")
+        else:
+            ax.plot(x, [r["latency_us"] for r in rows], "o-", markersize=3, label=f"{test}, average over ranks")
+            if "min_us" in rows[0]:
+                ax.fill_between(
+                    x, [r["min_us"] for r in rows], [r["max_us"] for r in rows], alpha=0.2, label="min-max rank"
+                )
+            figures.log_axis(ax, "y")
+            ax.set_ylabel("latency (us)")
+        figures.bytes_axis(ax, "x", every=2)
+        ax.set_xlabel("message size (bytes)")
+        ax.legend(fontsize=7)
+    fig.suptitle(f"OSU-style {test}, layout {layout} ({rec['context']['mpi_library']})", fontsize=10)
+    return figures.save(fig, path)

@@ -1,0 +1,199 @@
+"""`pxq probe allreduce|bcast|alltoall|barrier`: the variability of a collective, run with
+pxq-probe-collective on any layout, optionally next to a controlled background load
+(pxq-noise), with a time series and a histogram of the call times."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from pxq import figures
+from pxq.core import records
+from pxq.core.errors import InputError
+from pxq.core.layout import Layout, format_bytes, parse_bytes
+from pxq.core.paths import binary, build_hint
+from pxq.experiments import runner
+
+COLLECTIVES = ("allreduce", "bcast", "alltoall", "barrier")
+NOISE_MODES = ("memory", "compute", "network")
+
+
+class Noise:
+    """A pxq-noise process for the lifetime of a `with` block. It runs in its own session and
+    is stopped (SIGTERM, then SIGKILL) however the block ends, interrupts included; it also
+    stops by itself after `lifetime` seconds should this process be killed outright."""
+
+    def __init__(self, mode: str, cores: list[int], intensity: float, lifetime: float, tag: str):
+        self.argv = [
+            str(binary("noise")),
+            "--mode",
+            mode,
+            "--cores",
+            ",".join(str(c) for c in cores),
+            "--intensity",
+            str(intensity),
+            "--seconds",
+            str(int(lifetime) + 1),
+            "--tag",
+            tag,
+        ]
+        self.proc: subprocess.Popen | None = None
+
+    def __enter__(self) -> Noise:
+        if not Path(self.argv[0]).exists():
+            raise InputError(f"{self.argv[0]} is missing: {build_hint()}")
+        self.proc = subprocess.Popen(
+            self.argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True
+        )
+        time.sleep(0.2)  # bad settings end it at once
+        if self.proc.poll() is not None:
+            err = self.proc.stderr.read().strip() if self.proc.stderr else ""
+            raise InputError(f"the background load did not start: {err or f'exit {self.proc.returncode}'}")
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        try:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+        except ProcessLookupError:
+            pass
+
+
+def parse_cores(text: str) -> list[int]:
+    try:
+        cores = [int(c) for c in text.split(",") if c != ""]
+    except ValueError:
+        raise InputError(f"--noise-cores {text}: use core numbers such as 1 or 0,1") from None
+    if not cores or any(c < 0 for c in cores):
+        raise InputError(f"--noise-cores {text}: use core numbers such as 1 or 0,1")
+    return cores
+
+
+def plot(rec: dict[str, Any], path: Path) -> Path:
+    """Call times in order (slowest rank per call) and their histogram, clusters marked."""
+    plt = figures.pyplot()
+    import numpy as np
+
+    us = np.array(rec["samples"]["slowest_rank"]) * 1e6
+    stats = rec["stats"]
+    fig, (ts, hist) = plt.subplots(1, 2, figsize=(11, 3.6), gridspec_kw={"width_ratios": [2, 1]})
+    ts.plot(np.arange(len(us)), us, ".", markersize=2)
+    for name, colour in (("median", "green"), ("p99", "red")):
+        ts.axhline(
+            stats[name] * 1e6, color=colour, linestyle="--", linewidth=0.8, label=f"{name} {stats[name] * 1e6:.1f} us"
+        )
+    figures.log_axis(ts, "y")
+    ts.set_xlabel("call")
+    ts.set_ylabel("us (slowest rank)")
+    ts.legend(fontsize=7)
+    bins = np.logspace(np.log10(us.min()), np.log10(us.max() * 1.0001), 60)
+    hist.hist(us, bins=bins)
+    for c in stats["clusters"]:
+        hist.axvline(c["centre"] * 1e6, color="black", linewidth=0.8)
+    figures.log_axis(hist, "x")
+    figures.log_axis(hist, "y")
+    hist.set_xlabel("call time (us)")
+    hist.set_ylabel("calls")
+    size = rec["size"]
+    noise = rec.get("driver", {}).get("noise")
+    title = (
+        f"Collective variability: MPI {size['op']}"
+        + (f" {format_bytes(size['bytes'])}" if size["op"] != "barrier" else "")
+        + f", {size['calls']} calls, layout {rec['driver'].get('layout', '')}"
+        + (f", noise {noise['mode']} on cores {noise['cores']} at {noise['intensity']}" if noise else ", no noise")
+    )
+    fig.suptitle(title, fontsize=10)
+    return figures.save(fig, path)
+
+
+def noise_overlap(rec: dict[str, Any], cores: list[int]) -> list[str]:
+    """Warnings for ranks whose cores the background load also uses: they then share a core
+    by time-slicing, which measures the scheduler rather than interference."""
+    out = []
+    for place in rec.get("placement", []):
+        used = {c for t in place.get("threads", []) for c in t.get("affinity", [t.get("cpu")])}
+        shared = sorted(used & set(cores))
+        if shared:
+            out.append(
+                f"the background load runs on core {','.join(map(str, shared))}, which rank {place['rank']} uses: "
+                "the probe then measures time-slicing, not interference; put the load on a core no rank uses "
+                "(--noise-cores, or a layout with fewer ranks than cores)"
+            )
+    return out
+
+
+def run(
+    console: Console,
+    op: str,
+    layout: Layout,
+    calls: int,
+    size: str,
+    warmup: int,
+    noise: str | None,
+    noise_cores: str | None,
+    intensity: float,
+    results: Path,
+    plot_path: Path,
+    base: runner.RunSpec,
+) -> int:
+    if op not in COLLECTIVES:
+        raise InputError(f"unknown collective '{op}': use {', '.join(COLLECTIVES)}")
+    if calls < 1:
+        raise InputError(f"--calls {calls}: must be at least 1")
+    if warmup < 0:
+        raise InputError(f"--warmup {warmup}: must be at least 0")
+    if layout.threads != 1:
+        raise InputError(f"layout {layout}: the probe runs one thread per rank; use a layout PxQ")
+    parse_bytes(size)
+    extra: dict[str, Any] = {}
+    cores: list[int] = []
+    if noise is not None:
+        if noise not in NOISE_MODES:
+            raise InputError(f"unknown noise '{noise}': use {', '.join(NOISE_MODES)}")
+        if not 0 < intensity <= 1:
+            raise InputError(f"--noise-intensity {intensity}: must be within (0, 1] (a duty cycle)")
+        cores = parse_cores(noise_cores) if noise_cores else [max(0, base.cores - 1)]
+        extra["noise"] = {"mode": noise, "cores": cores, "intensity": intensity}
+    spec = runner.RunSpec(
+        **{
+            **base.__dict__,
+            "app": "probe-collective",
+            "layout": layout,
+            "mode": "flat",
+            "results": results,
+            "driver_extra": extra,
+            "app_args": ["--op", op, "--size", size, "--calls", str(calls), "--warmup", str(warmup)],
+        }
+    )
+    records.check_writable(results)
+    if noise is not None:
+        console.print(f"background load: {noise} on core(s) {cores} at intensity {intensity}")
+        with Noise(noise, cores, intensity, spec.timeout + 60, f"pxq-{os.getpid()}"):
+            rec, code = runner.execute_probe(spec, console)
+    else:
+        rec, code = runner.execute_probe(spec, console)
+    if rec is None:
+        return code
+    for warning in noise_overlap(rec, cores):
+        console.print(f"[yellow]warning[/yellow]: {warning}")
+    if base.oversubscribe:
+        console.print(
+            "[yellow]warning[/yellow]: ranks oversubscribe the cores, so call times include waiting for a core"
+        )
+    console.print(f"record: {results}")
+    console.print(f"plot: {plot(rec, plot_path)}")
+    return 0

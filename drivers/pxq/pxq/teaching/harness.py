@@ -1,0 +1,522 @@
+"""The teaching labs (labs/NN-name in the checkout): `pxq lab list | start NN | check NN`.
+
+A lab folder holds the harness (files beside its CMakeLists.txt), `begin/` (the starter, with
+`// LAB:` markers where the student works) and `solution/`; `cmake -DLAB_SOURCE=` picks which
+student files to build. A lab module here has NUMBER, FOLDER, TITLE, MINUTES, PROGRAM (the
+executable), KOKKOS (True when the build needs Kokkos), TIMEOUT (seconds a run may take before
+it is called a hang) with HANG_HINT (the likely cause, named), and `measure(ctx) -> Outcome`: it
+runs the built program through `ctx.run`, checks correctness (exact, as the proxies do, from
+what the harness computes: the student's code never prints the result line), tells whether the
+exercise is done from what the code does (tiles, threads, round trips: never from a speed), and
+says whether the effect the lab teaches shows, timed with interleaved repeats or counted.
+
+The grade has three outcomes, each its own exit code (GRADES): not correct (a wrong result, a
+crash, a hang, a compile error), not done (correct, but the starter's behaviour), done. A
+missing effect never fails a student: "no clear effect" or "too noisy to read here"."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from pxq.analysis import findings
+from pxq.analysis.msgdist import preload_env
+from pxq.core import bounds, plugins, procs, records
+from pxq.core.errors import InputError
+from pxq.core.layout import parse_layout
+from pxq.core.paths import ROOT, build_dir
+from pxq.launch.hostfile import hostfile_hosts
+from pxq.launch.plan import plan_launch, stage
+from pxq.launch.request import LaunchRequest
+from pxq.machine import envinfo
+from pxq.machine.mpi import find_mpirun
+from pxq.teaching import sandbox
+
+LABS = ROOT / "labs"
+MARKER = ".pxq-lab.json"  # written by `start` into the student's copy
+EXIT_BUILD = 4  # the lab's code does not build (its compiler errors are shown)
+EXIT_NOT_DONE = 5  # correct, but the exercise is not done: the code still behaves as the starter
+# Exit code -> (grade, meaning), as `pxq lab check --help` and the teacher's guide list them.
+GRADES = {
+    0: ("done", "correct, and the exercise is done"),
+    1: ("not correct", "a wrong result"),
+    2: ("bad input", "the command or the copy's folder is wrong: nothing was graded"),
+    3: ("not correct", "a crash or a hang"),
+    EXIT_BUILD: ("not correct", "the code does not build"),
+    EXIT_NOT_DONE: ("not done", "correct, but the code still does what the starter does"),
+}
+RESULT = re.compile(r"^LAB-RESULT (\S+) (\{.*\})\s*$", re.M)
+EFFECT = {
+    "reproduced": "the effect shows",
+    "not reproduced": "no clear effect",
+    "inconclusive": "too noisy to read here",
+}
+TIMEOUT = 120.0  # seconds a lab run may take unless the lab says otherwise
+
+
+class LabFailure(Exception):
+    """The student's program failed: a wrong result (exit 1), a crash or a hang (exit 3)."""
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass
+class Effect:
+    sentence: str  # "tiled is 2.3x faster than untiled"
+    ratio: float
+    noise: float  # the spread of the repeats, (max - min) / median
+    verdict: str  # reproduced (shows), not reproduced (no clear effect), inconclusive (too noisy)
+    why: str = ""  # why no clear effect can happen here (shown when it does not show)
+    published: str = ""  # the published figure, with its source
+    counted: bool = False  # a count (exact, no noise), not a timing
+    repeats: int = 1
+    settle: str = ""  # when too noisy: the repeats that would settle it
+
+
+@dataclass
+class Outcome:
+    table: Table | None
+    code_note: str  # what the student's code does, from its own run (the tests check it)
+    starter_like: bool  # the code still behaves as the starter does: "not done"
+    effect: Effect | None  # the effect the lab teaches
+    notes: list[str] = field(default_factory=list)
+    data: dict[str, Any] = field(default_factory=dict)
+    more: list[Effect] = field(default_factory=list)  # further effects (a count beside a time)
+    checks: list[dict[str, Any]] = field(default_factory=list)  # what was checked: name, passed, detail
+
+    @property
+    def effects(self) -> list[Effect]:
+        return [e for e in (self.effect, *self.more) if e is not None]
+
+
+def registry() -> tuple[plugins.Lab, ...]:
+    """The labs by number."""
+    return plugins.labs()
+
+
+def get(key: str) -> plugins.Lab:
+    """A lab by number ("4", "04") or folder name ("04-tile-ring", "tile-ring")."""
+    text = key.strip().lower()
+    for mod in registry():
+        if text in (str(mod.number), f"{mod.number:02d}", mod.folder, mod.folder[3:]):
+            return mod
+    names = ", ".join(f"{m.number} ({m.folder})" for m in registry())
+    raise InputError(f"unknown lab '{key}': use one of {names}; ./pxq lab list shows them")
+
+
+def folder(mod: plugins.Lab) -> Path:
+    return LABS / mod.folder
+
+
+def student_files(mod: plugins.Lab) -> list[str]:
+    """The files a student edits: those of begin/."""
+    return sorted(p.name for p in (folder(mod) / "begin").iterdir() if p.is_file())
+
+
+def default_copy(mod: plugins.Lab) -> Path:
+    return Path("labs-work") / mod.folder
+
+
+def start(mod: plugins.Lab, dest: Path, console: Console) -> int:
+    """Copies the starter into dest (refusing to overwrite a copy with work in it)."""
+    dest = Path(dest)
+    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+        raise InputError(
+            f"{dest} already exists and is not empty: your work may be there. Check it with "
+            f"./pxq lab check {mod.number} --dir {dest}, or start in another folder with --dir"
+        )
+    try:
+        dest.mkdir(parents=True, exist_ok=True)
+        for name in student_files(mod):
+            shutil.copy2(folder(mod) / "begin" / name, dest / name)
+        (dest / MARKER).write_text(json.dumps({"lab": mod.folder}) + "\n", encoding="utf-8")
+    except OSError as e:
+        shutil.rmtree(dest, ignore_errors=True)
+        raise InputError(f"cannot make {dest} ({e.strerror}): choose a writable folder with --dir") from None
+    console.print(f"lab {mod.number}: {mod.title} (about {mod.minutes} minutes)")
+    console.print(f"your copy: {dest}  (the harness stays in {folder(mod)})")
+    for name in student_files(mod):
+        marks = [i for i, ln in enumerate((dest / name).read_text().splitlines(), 1) if "// LAB" in ln]
+        console.print(f"  edit {dest / name}: LAB markers on line(s) {', '.join(map(str, marks))}")
+    console.print(f"read {folder(mod) / 'README.md'}, then: ./pxq lab check {mod.number}" + _dir_flag(mod, dest))
+    return records.EXIT_OK
+
+
+def _dir_flag(mod: plugins.Lab, dest: Path) -> str:
+    return "" if Path(dest) == default_copy(mod) else f" --dir {dest}"
+
+
+def source_of(mod: plugins.Lab, which: str, copy: Path | None) -> tuple[str, Path]:
+    """What to build: ("begin" | "solution", the lab's folder) or ("copy", the student's)."""
+    if which in ("begin", "solution"):
+        return which, folder(mod) / which
+    copy = Path(copy) if copy is not None else default_copy(mod)
+    if not copy.is_dir():
+        raise InputError(
+            f"{copy}: no such folder. Start the lab with ./pxq lab start {mod.number}"
+            + ("" if copy == default_copy(mod) else f" --dir {copy}")
+            + f", or check the solution with ./pxq lab check {mod.number} --solution"
+        )
+    marker = copy / MARKER
+    if marker.is_file():
+        try:
+            lab = json.loads(marker.read_text(encoding="utf-8")).get("lab")
+        except (json.JSONDecodeError, AttributeError):
+            lab = None
+        if lab not in (None, mod.folder):
+            raise InputError(f"{copy} is a copy of lab {lab}, not of {mod.folder}: check it with that lab's number")
+    missing = [n for n in student_files(mod) if not (copy / n).is_file()]
+    if missing:
+        raise InputError(f"{copy} lacks {', '.join(missing)}: copy it from {folder(mod) / 'begin'} or start again")
+    return "copy", copy
+
+
+def _cmake_cache(key: str) -> str | None:
+    cache = build_dir() / "CMakeCache.txt"
+    if not cache.is_file():
+        return None
+    for line in cache.read_text(errors="replace").splitlines():
+        if line.startswith(key + ":"):
+            return line.split("=", 1)[1] or None
+    return None
+
+
+def configure_args(mod: plugins.Lab) -> list[str]:
+    """pxq's own compiler, generator and (for Kokkos) Kokkos, so a lab builds as pxq does."""
+    args = []
+    generator = _cmake_cache("CMAKE_GENERATOR") or ("Ninja" if shutil.which("ninja") else None)
+    if generator:
+        args += ["-G", generator]
+    compiler = _cmake_cache("CMAKE_CXX_COMPILER")
+    if compiler:
+        args.append(f"-DCMAKE_CXX_COMPILER={compiler}")
+    if mod.kokkos:
+        kokkos = _cmake_cache("Kokkos_DIR")
+        if not kokkos:
+            raise InputError(
+                "lab 6 needs Kokkos and pxq's build has none: run ./pxq build (it builds Kokkos into .deps/kokkos)"
+            )
+        args.append(f"-DKokkos_DIR={kokkos}")
+    return args
+
+
+def _build_step(argv: list[str], confine: sandbox.Sandbox | None) -> subprocess.CompletedProcess:
+    """One configure or compile step; a student's copy builds inside its sandbox."""
+    if confine is None:
+        return subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=1800)
+    with procs.workdir("pxq-lab-build-") as scratch:
+        wrapped = confine.wrap(argv, scratch)
+        return subprocess.run(wrapped, capture_output=True, text=True, errors="replace", timeout=1800)
+
+
+def build(mod: plugins.Lab, which: str, source: Path, console: Console, confine: sandbox.Sandbox | None = None) -> Path:
+    """Configures and builds the lab with LAB_SOURCE; returns the program. A copy builds in
+    its own build/ folder, the starter and solution under pxq's build folder."""
+    if shutil.which("cmake") is None:
+        raise InputError("cmake not found: run ./pxq build once (it installs what is missing)")
+    out = source / "build" if which == "copy" else build_dir() / "labs" / mod.folder / which
+    lab_source = str(source.resolve()) if which == "copy" else which
+    console.print(f"building lab {mod.number} ({which}: {source}) in {out} ...")
+    steps = [
+        ["cmake", "-S", str(folder(mod)), "-B", str(out), f"-DLAB_SOURCE={lab_source}", *configure_args(mod)],
+        ["cmake", "--build", str(out)],
+    ]
+    if confine is not None:
+        sandbox.check_copy(source, student_files(mod))
+    for argv in steps:
+        try:
+            done = _build_step(argv, confine)
+        except OSError as e:
+            raise InputError(f"cannot run {argv[0]}: {e.strerror}") from None
+        if done.returncode != 0:
+            console.print((done.stdout + done.stderr)[-6000:], markup=False, highlight=False)
+            what = "configure" if "-S" in argv else "compile"
+            raise LabFailure(f"the lab does not {what}: the messages above say where", EXIT_BUILD)
+    return out / mod.program
+
+
+@dataclass
+class Context:
+    console: Console
+    program: Path
+    repeat: int
+    cores: int
+    machine: dict[str, Any]  # pxq env's description: caches, packages
+    timeout: float = TIMEOUT  # a run longer than this is a hang
+    hang_hint: str = ""  # the likely cause of a hang in this lab
+    hostfile: str | None = None  # run on these hosts (else this machine, or the Slurm allocation)
+    confine: sandbox.Sandbox | None = None  # a student's copy runs inside this sandbox
+
+    def run(
+        self,
+        layout: str,
+        args: list[str] | None = None,
+        placement: str | None = None,
+        profile: Path | None = None,
+        program: Path | None = None,
+        timeout: float | None = None,
+        lab_result: bool = True,
+    ) -> dict[str, Any]:
+        """One run of the lab's program (or another: lab_result=False for one of pxq's, which
+        must exit 0) at a layout; its LAB-RESULT line. A wrong result, a crash or a hang raises
+        LabFailure with the program's last words."""
+        lay = parse_layout(layout)
+        req = LaunchRequest(
+            lay,
+            cores=self.cores,
+            oversubscribe=lay.cores > self.cores and not self.hostfile,
+            placement=placement,
+            mpi=envinfo.mpi_flavour(),
+            hostfile=self.hostfile,
+        )
+        run_id, nonce = uuid.uuid4().hex, uuid.uuid4().hex
+        limit = timeout or self.timeout
+        with procs.workdir("pxq-lab-") as tmp:
+            plan = plan_launch(req, find_mpirun(req.mpi), tmp)
+            env = stage(plan, tmp)
+            argv = list(plan.argv)
+            extra = {"PXQ_LAB_NONCE": nonce}
+            if profile is not None:
+                extra.update(preload_env(profile))
+            if plan.passes_environment:
+                env.update(extra)
+            else:
+                argv[1:1] = [flag for key, value in extra.items() for flag in ("-x", f"{key}={value}")]
+            command = [*argv, str(program or self.program), *(args or [])]
+            if self.confine is not None:
+                command = self.confine.wrap(command, tmp, [profile.parent] if profile is not None else [])
+            done = procs.run(command, env, run_id, limit)
+        lines = RESULT.findall(done.output)
+        found = [body for tag, body in lines if tag == nonce]
+        if len(found) != len(lines) or len(found) > 1:
+            raise LabFailure(
+                f"the run at {layout} printed a result line the harness did not print: only the lab's harness "
+                "reports a result; remove the LAB-RESULT printing from your code",
+                records.EXIT_VERIFICATION,
+            )
+        tail = "\n".join(done.output.strip().splitlines()[-15:])
+        if done.timed_out:
+            hint = f" {self.hang_hint}" if self.hang_hint else ""
+            raise LabFailure(
+                f"the run at {layout} did not finish in {limit:.0f} s: a deadlock or an endless loop.{hint}\n{tail}", 3
+            )
+        if not lab_result and done.returncode == 0:
+            return {}
+        if not found:
+            code = records.EXIT_BAD_INPUT if done.returncode == 2 else records.EXIT_RUN_FAILED
+            raise LabFailure(f"the run at {layout} ended (exit {done.returncode}) without a result:\n{tail}", code)
+        result = json.loads(found[-1])
+        if not result.get("verified") or done.returncode != 0:
+            raise LabFailure(f"wrong result at {layout}:\n{tail}", records.EXIT_VERIFICATION)
+        return result
+
+    def interleaved(self, configs: list[tuple[str, dict[str, Any]]], repeat: int | None = None) -> dict[str, list]:
+        """Every configuration (name, run() keywords) once per round, the order reversed
+        every other round, for `repeat` rounds: name -> its results in order."""
+        out: dict[str, list] = {name: [] for name, _ in configs}
+        rounds = repeat or self.repeat
+        for r in range(rounds):
+            order = configs if r % 2 == 0 else list(reversed(configs))
+            for name, kw in order:
+                self.console.print(f"  round {r + 1}/{rounds}: {name}", highlight=False)
+                out[name].append(self.run(**kw))
+        return out
+
+
+def effect_of(
+    sentence: str,
+    ratio: float,
+    noise: float,
+    threshold: float,
+    why: str,
+    published: str = "",
+    counted: bool = False,
+    repeats: int = 1,
+) -> Effect:
+    """An effect the lab expects above 1 by `threshold`: shown, not clearly shown, or (timed,
+    within the spread of its repeats, or from one run) too noisy to read, with the repeats that
+    would settle it. Never a failure. A count has no noise: it shows or it does not."""
+    if counted:
+        verdict = "reproduced" if ratio - 1 >= threshold else "not reproduced"
+        return Effect(sentence, ratio, 0.0, verdict, why, published, True, repeats)
+    if repeats < 2:
+        settle = f"one run each: no spread to read a ratio against; check again with --repeat {max(3, repeats + 2)}"
+        return Effect(sentence, ratio, noise, "inconclusive", why, published, False, repeats, settle)
+    verdict, settle = findings.judge(ratio, noise, repeats, True, threshold)
+    if verdict == "inconclusive":
+        n = findings.repeats_needed(noise, repeats, max(threshold, abs(ratio - 1)))
+        settle = f"within the spread of {100 * noise:.0f}% over {repeats} repeats; try --repeat {n}"
+    return Effect(sentence, ratio, noise, verdict, why, published, False, repeats, settle)
+
+
+def cache_of(nbytes: int, caches: dict[str, Any]) -> str:
+    """The smallest cache (pxq env's description) that holds nbytes, else "memory"."""
+    for level in ("l1d", "l2", "l3"):
+        size = caches.get(level, {}).get("bytes") or 0
+        if size and nbytes <= size:
+            return level.upper()
+    return "memory"
+
+
+def ratio_of(base: list[float], new: list[float]) -> tuple[float, float]:
+    """median(base) / median(new) and the larger spread of the two."""
+    import statistics
+
+    ratio = statistics.median(base) / statistics.median(new)
+    return ratio, max(findings.spread(base), findings.spread(new))
+
+
+def check(*args: Any, **options: Any) -> tuple[int, Outcome | None]:
+    """grade() without its record: the exit code (GRADES) and the outcome."""
+    code, out, _ = grade(*args, **options)
+    return code, out
+
+
+def confinement(which: str, source: Path, hostfile: str | None, unconfined: bool) -> sandbox.Sandbox | None:
+    """The sandbox a student's copy builds and runs in (None for pxq's own starter and solution,
+    or when the teacher asked for --unconfined). Runs on other hosts cannot be confined from
+    here: they need --unconfined, said out loud."""
+    if which != "copy" or unconfined:
+        return None
+    if hostfile or os.environ.get("SLURM_JOB_ID"):
+        raise InputError(
+            "a student's copy runs confined, and its runs on other hosts (--hostfile, Slurm) cannot be: check it on "
+            "this machine, or add --unconfined to run it there with your rights"
+        )
+    sandbox.check()
+    return sandbox.Sandbox([source])
+
+
+def grade(
+    mod: plugins.Lab,
+    which: str,
+    copy: Path | None,
+    repeat: int,
+    console: Console,
+    hostfile: str | None = None,
+    unconfined: bool = False,
+) -> tuple[int, Outcome | None, dict[str, Any]]:
+    """check() with the grade as a record: lab, source, outcome, exit code, the checks made,
+    the effects measured (with their spread) and the reason of a failure."""
+    bounds.repeat(repeat)
+    if hostfile is not None:
+        hostfile_hosts(Path(hostfile))  # read as every launch reads it: strictly, before anything runs
+    which, source = source_of(mod, which, copy)
+    confine = confinement(which, source, hostfile, unconfined)
+    record: dict[str, Any] = {"kind": "lab-grade", "lab": mod.folder, "number": mod.number, "source": str(source)}
+    record["confined"] = confine is not None
+    try:
+        program = build(mod, which, source, console, confine)
+        ctx = Context(
+            console,
+            program,
+            repeat,
+            envinfo.cores(),
+            envinfo.machine(),
+            float(mod.timeout or TIMEOUT),
+            mod.hang_hint,
+            hostfile,
+            confine,
+        )
+        console.print(f"checking lab {mod.number} ({mod.title}): {repeat} interleaved repeat(s)")
+        out = mod.measure(ctx)
+    except LabFailure as e:
+        console.print("[red]not correct[/red]: ", end="")
+        console.print(str(e), highlight=False, markup=False)
+        console.print(f"grade: not correct (exit {e.code}: {GRADES[e.code][1]})", highlight=False)
+        return e.code, None, {**record, "outcome": "not correct", "exit": e.code, "reason": str(e)[:4000]}
+    code = EXIT_NOT_DONE if out.starter_like else records.EXIT_OK
+    say(console, mod, out)
+    console.print(f"grade: {GRADES[code][0]} (exit {code}: {GRADES[code][1]})", highlight=False)
+    return code, out, {**record, **as_record(out), "outcome": GRADES[code][0], "exit": code}
+
+
+def as_record(out: Outcome) -> dict[str, Any]:
+    return {
+        "code": out.code_note,
+        "starter_like": out.starter_like,
+        "checks": out.checks,
+        "effects": [
+            {
+                "sentence": e.sentence,
+                "ratio": e.ratio,
+                "spread": e.noise,
+                "repeats": e.repeats,
+                "counted": e.counted,
+                "verdict": EFFECT[e.verdict],
+                "settle": e.settle,
+            }
+            for e in out.effects
+        ],
+        "notes": out.notes,
+    }
+
+
+def check_writable_json(path: Path) -> None:
+    """Refuses a --json path whose folder is missing or not writable, before anything runs."""
+    import os
+
+    parent = Path(path).parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK) or Path(path).is_dir():
+        raise InputError(f"--json {path}: its folder is missing or not writable, or it is a folder")
+
+
+def write_json(path: Path, record: dict[str, Any]) -> None:
+    """The grade as one JSON document, written whole (a temporary file, then renamed)."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}")
+    try:
+        tmp.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+        tmp.replace(path)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise InputError(f"cannot write {path} ({e.strerror}): give a writable --json path") from None
+
+
+def say(console: Console, mod: plugins.Lab, out: Outcome) -> None:
+    if out.table is not None:
+        console.print(out.table)
+    console.print("[green]correct[/green]: every run verified exactly")
+    console.print(f"your code: {out.code_note}", highlight=False, markup=False)
+    for note in out.notes:
+        console.print(f"note: {note}", highlight=False, markup=False)
+    for e in out.effects:
+        _say_effect(console, e)
+
+
+def _say_effect(console: Console, e: Effect) -> None:
+    if e.counted:
+        spread = "(counted, not timed)"
+    else:
+        spread = f"(repeats spread {100 * e.noise:.0f}%)" if e.repeats > 1 else "(one run each: no spread measured)"
+    colour = {"reproduced": "green", "not reproduced": "yellow", "inconclusive": "yellow"}[e.verdict]
+    console.print(f"effect: {e.sentence} {spread}: [{colour}]{EFFECT[e.verdict]}[/{colour}]", highlight=False)
+    if e.settle:
+        console.print(f"  {e.settle}", highlight=False, markup=False)
+    if e.verdict != "reproduced" and e.why:
+        console.print(f"why that can happen here: {e.why}", highlight=False, markup=False)
+    if e.published:
+        console.print(f"published: {e.published}", highlight=False, markup=False)
+
+
+def overview(console: Console) -> int:
+    t = Table(title="pxq labs (labs/README.md)")
+    for col in ("lab", "title", "minutes", "you edit", "folder"):
+        t.add_column(col)
+    for mod in registry():
+        t.add_row(str(mod.number), mod.title, str(mod.minutes), ", ".join(student_files(mod)), f"labs/{mod.folder}")
+    console.print(t)
+    console.print("start one: ./pxq lab start N; check your work: ./pxq lab check N (--solution: the solution)")
+    return records.EXIT_OK
