@@ -11,8 +11,8 @@ from rich.console import Console
 
 from pxq.core import plugins, procs, records
 from pxq.core.errors import InputError
+from pxq.core.paths import check_plot_path
 from pxq.core.records import RecordError, RecordWriteError
-from pxq.experiments.options import check_plot_path
 
 
 def parser() -> argparse.ArgumentParser:

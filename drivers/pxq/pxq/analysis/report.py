@@ -1,4 +1,7 @@
-"""Summaries of run records: tables (rich) and bar charts (matplotlib)."""
+"""Summaries of run records: tables (rich) and bar charts (matplotlib).
+
+Over 400 lines: aggregation, the table, the exports (CSV, markdown, JSON) and the bar chart read
+one grouping of records (the chart is to move to pxq.figures)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,9 @@
 """Tile sizes: `pxq tune` (run pxq-bench-tiling, pick the best tile per kernel, write the
 machine tile profile that `--tile auto` reads) and `pxq report tiles` (table and plot of
-Google Benchmark results)."""
+Google Benchmark results).
+
+Over 400 lines: the tile profile's producer (tune's plan, runs and choice) and its readers (report
+tiles, `--tile auto`) share one format; its curves are still drawn here (to move to pxq.figures)."""
 
 from __future__ import annotations
 

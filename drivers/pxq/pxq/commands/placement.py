@@ -12,7 +12,7 @@ from rich.console import Console
 from pxq.analysis import msgdist, placement
 from pxq.core import bounds, plugins
 from pxq.core.errors import InputError
-from pxq.experiments.options import check_plot_path
+from pxq.core.paths import check_plot_path
 
 
 def add(p: argparse.ArgumentParser) -> None:

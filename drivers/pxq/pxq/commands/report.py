@@ -14,7 +14,7 @@ from pxq.core import paths as paths_mod
 from pxq.core import plugins, records, schemas
 from pxq.core.errors import InputError
 from pxq.core.paths import figure_path
-from pxq.experiments import plots
+from pxq.probes import redraw
 
 FORMATS = ("table", "csv", "json", "markdown")
 
@@ -49,7 +49,7 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     for path in paths:
         recs += records.final(records.read(path, must_exist=True))
     runs = [r for r in recs if schemas.kind_of(r) == "run"]
-    others = [r for r in recs if plots.figure_key(r)]
+    others = [r for r in recs if redraw.figure_key(r)]
     group_by = report.split_fields(runs, group_by)
     rows = report.summarize(runs, group_by)
     title = str(paths[0]) if len(paths) == 1 else f"{len(paths)} results files"
@@ -81,7 +81,7 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
 
 def _redraw(recs: list[dict[str, Any]], path: Path, console: Console) -> int:
     """The figures of probe, profile and study records, drawn again from the records."""
-    for drawn in plots.redraw(recs, path):
+    for drawn in redraw.redraw(recs, path):
         console.print(f"chart: {drawn}")
     return records.exit_code(r for r in recs if schemas.kind_of(r) != "profile")
 

@@ -113,3 +113,16 @@ def expand(items: list[str], patterns: tuple[str, ...] = ("*.jsonl",)) -> list[P
 def figure_path(given: Path | None, results: Path) -> Path:
     """A figure: --plot as given, else next to its results file (same name, .png)."""
     return given or results.with_suffix(".png")
+
+
+def check_plot_path(path: Path | None) -> None:
+    """A figure path must be writable before anything runs."""
+    if path is None:
+        return
+    if path.is_dir():
+        raise InputError(f"--plot {path} is a directory: give a file such as {path}/figure.png")
+    if path.suffix.lower() not in (".png", ".pdf", ".svg"):
+        raise InputError(f"--plot {path}: give a .png, .pdf or .svg file")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir() or not os.access(parent, os.W_OK):
+        raise InputError(f"--plot {path}: folder '{parent}' does not exist or is not writable: pick another path")

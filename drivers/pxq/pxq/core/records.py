@@ -8,6 +8,9 @@
 - `final` keeps one record per run: a later record of the same run (a sweep resumed or
   rerun, a driver verdict on a run that wrote its own record) supersedes the earlier one.
 - `exit_code` is the one rule for every command's exit code (see EXIT_CODES).
+
+Over 400 lines: the one door every reader passes (bounds, decoding, schema) and the one writer
+(lock, whole lines, repair) stay together, so what is written and what is accepted cannot drift apart.
 """
 
 from __future__ import annotations

@@ -66,6 +66,7 @@ def _inline(node: Any, doc: dict[str, Any], by_id: dict[str, Any]) -> Any:
     if "$ref" in node:
         uri, _, fragment = node["$ref"].partition("#")
         target = by_id[uri] if uri else doc
+        part: str
         for part in filter(None, fragment.split("/")):
             target = target[part]
         rest = {k: v for k, v in node.items() if k != "$ref"}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
 from pxq.core import bounds, registry
@@ -97,19 +96,6 @@ def parse_cpus(text: str | None) -> list[int] | None:
 
 check_timeout = bounds.timeout
 check_repeat = bounds.repeat
-
-
-def check_plot_path(path: Path | None) -> None:
-    """A figure path must be writable before anything runs."""
-    if path is None:
-        return
-    if path.is_dir():
-        raise InputError(f"--plot {path} is a directory: give a file such as {path}/figure.png")
-    if path.suffix.lower() not in (".png", ".pdf", ".svg"):
-        raise InputError(f"--plot {path}: give a .png, .pdf or .svg file")
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir() or not os.access(parent, os.W_OK):
-        raise InputError(f"--plot {path}: folder '{parent}' does not exist or is not writable: pick another path")
 
 
 def check_launch(args: argparse.Namespace) -> None:

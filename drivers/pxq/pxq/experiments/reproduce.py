@@ -4,7 +4,10 @@ beside the machine's description.
 
 The folder holds records/NAME.jsonl (each study's runs, probes and study record), figures/,
 logs/NAME.log (each study's full output) and progress.json (which studies are done, so that
-a second call with the same folder and mode carries on where the first stopped)."""
+a second call with the same folder and mode carries on where the first stopped).
+
+Over 400 lines: the progress bar, the resumable state and both renderings of the report (markdown
+and self-contained HTML) share one model of the report."""
 
 from __future__ import annotations
 

@@ -1,11 +1,8 @@
-"""The published studies, one module each: `pxq study NAME` and `pxq reproduce` find them here.
-
-A study module has NAME, HELP, SECTION (the part of pxq/data/published.json it cites),
-SECTIONS (the sections whose findings' parts it gives verdicts on, every part of each), MINUTES (a rough
-quick-mode duration, for the progress bar's first estimate), APPS (True when it takes an app
-argument, "optional" when it may), `add(parser)` for its own options (all defaulting to None),
-`defaults(quick)`, `run(ctx, opts) -> Outcome` and `plot(record, path)`, which draws its figure
-from its study record alone, so `pxq report` can redraw it."""
+"""The studies' kit: what a study plugin (pxq.studies, declared as plugins.Study) runs with
+(Context: the console, its results file, the launch options) and returns (Outcome: its table,
+comparisons, findings, the records it used), and the helpers studies share: timing configurations
+interleaved, grouping records, profiling an app, and the study record that `pxq report` redraws
+its figure from."""
 
 from __future__ import annotations
 

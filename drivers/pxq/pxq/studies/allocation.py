@@ -9,11 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from pxq import figures
-from pxq.analysis import findings, msgdist
-from pxq.analysis.findings import Comparison, Finding
+from pxq.analysis import allocation, msgdist
+from pxq.analysis.findings import Comparison
 from pxq.core import plugins, records
-from pxq.core.errors import InputError
-from pxq.core.layout import format_volume
 from pxq.experiments import runner
 from pxq.experiments.studykit import Context, Outcome, profile_app
 from pxq.machine import envinfo
@@ -32,49 +30,9 @@ def defaults(quick: bool) -> dict[str, Any]:
     return {"ranks": 16 if quick else 64, "model": "4x2x2" if quick else "16x2x2", "cls": "S" if quick else "B"}
 
 
-def check(ranks: int, model: msgdist.Model) -> None:
-    if ranks < 2:
-        raise InputError(f"--ranks {ranks}: use at least 2")
-    if ranks > model.slots:
-        raise InputError(
-            f"model {model} has {model.slots} cores for {ranks} ranks: use a model with at least {ranks} cores"
-        )
-
-
-def _findings(app: str, rows: list[dict[str, Any]]) -> list[Finding]:
-    """The parts of the paper's allocation findings that bytes on a model can test: the byte
-    parts; the time and network-time parts need timed runs on real nodes (study placement)."""
-    block, cyclic = (next(r for r in rows if r["alloc"] == a) for a in ("block", "cyclic"))
-    b, c = block["bytes"]["inter_node"], cyclic["bytes"]["inter_node"]
-    here = f"inter-node bytes block {format_volume(b)}, cyclic {format_volume(c)}"
-    ratio = b / c if c else float("inf")
-    here = f"{here} ({ratio:.2f}x)"
-    timed = (
-        "counted on a machine model, no time measured: pxq study placement on a cluster (--hostfile or Slurm) times it"
-    )
-    same = (0.9 <= ratio <= 1.1, "more than 10% apart", "within 10% (the cause the paper names, not its claim)")
-    rules = {  # app: (finding, holds, why not, why, the time parts bytes cannot test)
-        "cg": ("cg", ratio <= 0.6, "block more than 0.6x cyclic's bytes", "block at most 0.6x cyclic", ("time",)),
-        "mg": (
-            "mg",
-            ratio > 1.0,
-            "cyclic moves no fewer bytes than block",
-            "cyclic moves fewer",
-            ("time", "network_time"),
-        ),
-        "ft": ("ft_is", *same, ("time", "network_time")),
-        "is": ("ft_is", *same, ("time",)),
-    }
-    if app not in rules:
-        return []
-    name, ok, why_not, why_ok, timed_parts = rules[app]
-    out = [findings.held(f"{SECTION}/{name}/bytes", here, ok, why_not, why_ok)]
-    return out + [findings.untestable(f"{SECTION}/{name}/{p}", timed) for p in timed_parts]
-
-
 def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
     model = msgdist.parse_model(opts["model"])
-    check(opts["ranks"], model)
+    allocation.check_ranks(opts["ranks"], model)
     apps = [ctx.app] if ctx.app else ["cg", "mg", "ft"]
     rows: list[dict[str, Any]] = []
     found, recs, comparison = [], [], []
@@ -87,7 +45,7 @@ def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
             continue
         mine = msgdist.allocation_study(ctx.console, prof, model, opts["ranks"] > envinfo.cores())
         rows += [{"app": app, **r} for r in mine]
-        found += _findings(app, mine)
+        found += allocation.byte_findings(app, mine)
         for what in ("bytes", "count"):
             better = msgdist.better_allocation(mine, what) or "tie"
             comparison.append(

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from pxq import figures
-from pxq.analysis import findings, msgdist, placement
+from pxq.analysis import allocation, findings, msgdist, placement
 from pxq.analysis.findings import Comparison, Finding
 from pxq.core import bounds, plugins
 from pxq.core.errors import InputError
@@ -18,7 +18,6 @@ from pxq.core.layout import format_volume, parse_layout
 from pxq.experiments import runner
 from pxq.experiments.studykit import Context, Outcome, exit_code, group, measure, profile_app
 from pxq.machine import envinfo
-from pxq.studies import allocation
 
 SECTION = "allocation"
 ORDERS = ("block", "cyclic", "suggested")
@@ -168,7 +167,7 @@ def _compare(
     found = []
     measured = [{"alloc": a, "bytes": {"inter_node": by[a]["measured_inter_node_bytes"] or 0}} for a in ORDERS[:2]]
     if all(by[a]["measured_inter_node_bytes"] is not None for a in ORDERS[:2]):
-        found += [f for f in allocation._findings(app, measured) if f.ref.endswith("/bytes")]
+        found += [f for f in allocation.byte_findings(app, measured) if f.ref.endswith("/bytes")]
     found += _time_parts(app, by, timing)
     a, b = mine["measured_inter_node_bytes"], by[best]["measured_inter_node_bytes"]
     if a is not None and b is not None:
@@ -190,7 +189,7 @@ def _compare(
 
 def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
     model = msgdist.parse_model(opts["model"])
-    allocation.check(opts["ranks"], model)
+    allocation.check_ranks(opts["ranks"], model)
     if opts["ranks"] != model.slots:
         raise InputError(
             f"--ranks {opts['ranks']} on model {model}: the runs fill the model's {model.slots} cores; give "

@@ -2,9 +2,10 @@
 
 A lab folder holds the harness (files beside its CMakeLists.txt), `begin/` (the starter, with
 `// LAB:` markers where the student works) and `solution/`; `cmake -DLAB_SOURCE=` picks which
-student files to build. A lab module here has NUMBER, FOLDER, TITLE, MINUTES, PROGRAM (the
-executable), KOKKOS (True when the build needs Kokkos), TIMEOUT (seconds a run may take before
-it is called a hang) with HANG_HINT (the likely cause, named), and `measure(ctx) -> Outcome`: it
+student files to build. A lab's checker (pxq.labs) declares a plugins.Lab: number, folder, title,
+minutes, program (the executable), kokkos (True when the build needs Kokkos), timeout (seconds a
+run may take before it is called a hang) with hang_hint (the likely cause, named), and
+`measure(ctx) -> Outcome`: it
 runs the built program through `ctx.run`, checks correctness (exact, as the proxies do, from
 what the harness computes: the student's code never prints the result line), tells whether the
 exercise is done from what the code does (tiles, threads, round trips: never from a speed), and
@@ -12,7 +13,10 @@ says whether the effect the lab teaches shows, timed with interleaved repeats or
 
 The grade has three outcomes, each its own exit code (GRADES): not correct (a wrong result, a
 crash, a hang, a compile error), not done (correct, but the starter's behaviour), done. A
-missing effect never fails a student: "no clear effect" or "too noisy to read here"."""
+missing effect never fails a student: "no clear effect" or "too noisy to read here".
+
+Over 400 lines: a lab's whole path (copy, build, confined run, result line, grade, the overview)
+is one protocol with the labs' checkers; the sandbox and the class's grading are apart."""
 
 from __future__ import annotations
 
