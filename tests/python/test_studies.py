@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 
 from pxq.analysis import findings
+from pxq.analysis.allocation import byte_findings
 from pxq.core import records, schemas
 from pxq.core.errors import InputError
 from pxq.experiments import reproduce
 from pxq.experiments import studykit as studies
-from pxq.studies import allocation, channels, msgshare, sharing, stride, tiling
+from pxq.studies import channels, msgshare, sharing, stride, tiling
 
 STUDIES = Path(__file__).parent / "data" / "studies"
 NAMES = [
@@ -132,7 +133,7 @@ def test_allocation_verdicts_follow_the_papers_claims():
         ]
 
     def verdicts(app: str, block: int, cyclic: int) -> dict[str, str]:
-        return {f.ref.split("/", 1)[1]: f.verdict for f in allocation._findings(app, rows(block, cyclic))}
+        return {f.ref.split("/", 1)[1]: f.verdict for f in byte_findings(app, rows(block, cyclic))}
 
     assert verdicts("cg", 10, 40) == {"cg/bytes": "reproduced", "cg/time": "cannot be tested here"}
     assert verdicts("cg", 30, 40)["cg/bytes"] == "not reproduced"
@@ -140,7 +141,7 @@ def test_allocation_verdicts_follow_the_papers_claims():
     assert mg["mg/bytes"] == "reproduced" and mg["mg/time"] == mg["mg/network_time"] == "cannot be tested here"
     assert verdicts("ft", 100, 104)["ft_is/bytes"] == "reproduced"
     assert verdicts("ft", 100, 104)["ft_is/network_time"] == "cannot be tested here"
-    assert allocation._findings("ring", rows(1, 2)) == []
+    assert byte_findings("ring", rows(1, 2)) == []
 
 
 def test_stride_ratio_is_read_on_the_largest_array():

@@ -151,11 +151,7 @@ def _print(
 
 
 PLUGIN = plugins.Command(
-    name="compare",
     help="NEW over BASE per configuration with confidence intervals; exit 1 on a significant regression",
     order=3,
-    app_args=False,
-    needs_build=False,
-    add=add,
-    handle=handle,
+    hooks=plugins.CommandHooks(add, handle, needs_build=False),
 )

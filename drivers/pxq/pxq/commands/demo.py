@@ -20,10 +20,7 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
 
 
 PLUGIN = plugins.Command(
-    name="demo",
     help="the headline study: ring flat/hybrid/tiled on every layout",
     order=16,
-    app_args=False,
-    add=add,
-    handle=handle,
+    hooks=plugins.CommandHooks(add, handle),
 )

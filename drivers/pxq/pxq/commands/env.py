@@ -60,10 +60,7 @@ def show(console: Console) -> int:
 
 
 PLUGIN = plugins.Command(
-    name="env",
     help="what pxq sees: cores, caches, MPI, Kokkos, layouts",
     order=15,
-    app_args=False,
-    add=add,
-    handle=handle,
+    hooks=plugins.CommandHooks(add, handle),
 )

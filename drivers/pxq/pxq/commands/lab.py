@@ -76,10 +76,7 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
 
 
 PLUGIN = plugins.Command(
-    name="lab",
     help="the teaching labs: list them, start one, check your work, grade a class (labs/README.md)",
     order=9,
-    app_args=False,
-    add=add,
-    handle=handle,
+    hooks=plugins.CommandHooks(add, handle),
 )

@@ -32,11 +32,7 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
 
 
 PLUGIN = plugins.Command(
-    name="msgdist",
     help="messages by channel and size range from a message profile",
     order=12,
-    app_args=False,
-    needs_build=False,
-    add=add,
-    handle=handle,
+    hooks=plugins.CommandHooks(add, handle, needs_build=False),
 )

@@ -88,11 +88,8 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
 
 
 PLUGIN = plugins.Command(
-    name="import",
     help="read NAS (CG, MG, FT) and OSU output into pxq records, to report beside pxq's runs",
     order=4,
-    app_args=False,
-    needs_build=False,
-    add=add,
-    handle=handle,
+    hooks=plugins.CommandHooks(add, handle, needs_build=False),
+    name="import",
 )

@@ -98,10 +98,7 @@ def _bench(args: argparse.Namespace, console: Console) -> int:
 
 
 PLUGIN = plugins.Command(
-    name="placement",
     help="suggest a rank order from a message profile that keeps traffic on the node (METIS)",
     order=13,
-    app_args=False,
-    add=add,
-    handle=handle,
+    hooks=plugins.CommandHooks(add, handle),
 )

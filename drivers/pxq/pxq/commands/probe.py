@@ -203,11 +203,8 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
 
 
 PLUGIN = plugins.Command(
-    name="probe",
     help="probes: a collective's variability (allreduce, bcast, alltoall, barrier), channels (pingpong, "
     "rankpairs), OSU-style tests (osu), the memory hierarchy (stride), bandwidth per active core (bandwidth)",
     order=6,
-    app_args=False,
-    add=add,
-    handle=handle,
+    hooks=plugins.CommandHooks(add, handle),
 )

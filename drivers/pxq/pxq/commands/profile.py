@@ -30,10 +30,7 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
 
 
 PLUGIN = plugins.Command(
-    name="profile",
     help="run any MPI program with the message profiler: pxq profile -- mpirun -np 4 ./app",
     order=11,
-    app_args=True,
-    add=add,
-    handle=handle,
+    hooks=plugins.CommandHooks(add, handle, app_args=True),
 )

@@ -34,11 +34,7 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
 
 
 PLUGIN = plugins.Command(
-    name="repair",
     help="keep a results file's good records, set damaged lines aside (FILE.damaged)",
     order=5,
-    app_args=False,
-    needs_build=False,
-    add=add,
-    handle=handle,
+    hooks=plugins.CommandHooks(add, handle, needs_build=False),
 )

@@ -87,11 +87,7 @@ def _redraw(recs: list[dict[str, Any]], path: Path, console: Console) -> int:
 
 
 PLUGIN = plugins.Command(
-    name="report",
     help="table, chart or export (csv, json, markdown) of results files, folders or globs; `report tiles FILE...`",
     order=2,
-    app_args=False,
-    needs_build=False,
-    add=add,
-    handle=handle,
+    hooks=plugins.CommandHooks(add, handle, needs_build=False),
 )

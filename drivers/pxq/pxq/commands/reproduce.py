@@ -46,10 +46,7 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
 
 
 PLUGIN = plugins.Command(
-    name="reproduce",
     help="run every published study and write a report folder (report.md, report.html); resumable",
     order=8,
-    app_args=False,
-    add=add,
-    handle=handle,
+    hooks=plugins.CommandHooks(add, handle),
 )

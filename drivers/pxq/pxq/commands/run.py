@@ -115,10 +115,7 @@ def with_rank_order(spec: runner.RunSpec, path: Path) -> runner.RunSpec:
 
 
 PLUGIN = plugins.Command(
-    name="run",
     help="run one miniapp on one layout",
     order=0,
-    app_args=True,
-    add=add,
-    handle=handle,
+    hooks=plugins.CommandHooks(add, handle, app_args=True),
 )

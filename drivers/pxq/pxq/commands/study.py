@@ -65,10 +65,7 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
 
 
 PLUGIN = plugins.Command(
-    name="study",
     help="the published studies, one command each, with the paper's figures beside this machine's",
     order=7,
-    app_args=True,
-    add=add,
-    handle=handle,
+    hooks=plugins.CommandHooks(add, handle, app_args=True),
 )

@@ -115,10 +115,7 @@ def _collect(args: argparse.Namespace, console: Console) -> int:
 
 
 PLUGIN = plugins.Command(
-    name="sweep",
     help="run the cross product of layouts x modes x tiles x backends",
     order=1,
-    app_args=True,
-    add=add,
-    handle=handle,
+    hooks=plugins.CommandHooks(add, handle, app_args=True),
 )

@@ -51,10 +51,7 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
 
 
 PLUGIN = plugins.Command(
-    name="tune",
     help="benchmark the tiled kernels over tile sizes, write the machine tile profile",
     order=10,
-    app_args=False,
-    add=add,
-    handle=handle,
+    hooks=plugins.CommandHooks(add, handle),
 )

@@ -70,11 +70,7 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
 
 
 PLUGIN = plugins.Command(
-    name="validate",
     help="check results files (runs, probes, profiles, tile profiles, studies) against the record schemas",
     order=14,
-    app_args=False,
-    needs_build=False,
-    add=add,
-    handle=handle,
+    hooks=plugins.CommandHooks(add, handle, needs_build=False),
 )

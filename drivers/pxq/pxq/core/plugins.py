@@ -8,87 +8,134 @@ pxq may ask of it is the declaration's fields."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import importlib
 import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from types import ModuleType
+from typing import Any
+
+
+class _Parts:
+    """A plugin's parts (facts, hooks, build) read as its own fields: `study.run`, `lab.program`."""
+
+    PARTS: tuple[str, ...] = ()
+
+    def __getattr__(self, name: str) -> Any:
+        for part in type(self).PARTS:
+            value = object.__getattribute__(self, part)
+            if hasattr(value, name):
+                return getattr(value, name)
+        raise AttributeError(f"{type(self).__name__} has no field '{name}'")
 
 
 @dataclass(frozen=True)
-class Command:
-    """`pxq NAME ...`: `add` registers its options, `handle(args, app_args, console)` runs it and
-    returns the exit code."""
-
-    name: str
-    help: str
-    order: int  # its place in `pxq --help`
-    add: Callable[[argparse.ArgumentParser], None]
-    handle: Callable[..., int]
+class CommandHooks:
+    add: Callable[[argparse.ArgumentParser], None]  # registers its options
+    handle: Callable[..., int]  # handle(args, app_args, console) runs it: the exit code
     app_args: bool = False  # it passes the arguments after `--` on to an app
     needs_build: bool = True  # False: it only reads records (./pxq starts it without a build)
 
 
 @dataclass(frozen=True)
-class Study:
-    """`pxq study NAME` and one part of `pxq reproduce`: `run(ctx, opts) -> Outcome` measures and
-    judges, `plot(record, path)` draws its figure from its study record alone."""
+class Command(_Parts):
+    """`pxq NAME ...`, named after its module unless it says otherwise."""
 
-    name: str
     help: str
-    doc: str  # the module's docstring: what the paper is
-    order: int  # its place in `pxq reproduce`
-    section: str  # the part of pxq/data/published.json it cites
-    sections: tuple[str, ...]  # the sections whose findings' parts it gives verdicts on
-    minutes: float  # a rough quick-mode duration, for the progress bar's first estimate
-    apps: bool | str  # True: takes an app argument; "optional": may
-    add: Callable[[argparse.ArgumentParser], None]
-    defaults: Callable[[bool], dict[str, Any]]
-    run: Callable[..., Any]
-    plot: Callable[..., Any]
+    order: int  # its place in `pxq --help`
+    hooks: CommandHooks
+    name: str = ""  # "" when found: its module's name
+    PARTS = ("hooks",)
 
 
 @dataclass(frozen=True)
-class Lab:
-    """A teaching lab (labs/FOLDER in the checkout): `measure(ctx) -> Outcome` runs the built
-    PROGRAM, checks it and grades it (pxq.teaching.harness)."""
+class StudyFacts:
+    order: int  # its place in `pxq reproduce`
+    section: str  # the part of pxq/data/published.json it cites
+    minutes: float  # a rough quick-mode duration, for the progress bar's first estimate
+    apps: bool | str = False  # True: takes an app argument; "optional": may
+    judged: tuple[str, ...] | None = None  # the sections whose findings it judges (None: its own)
 
-    number: int
-    folder: str
-    title: str
-    minutes: int
+    @property
+    def sections(self) -> tuple[str, ...]:
+        return self.judged if self.judged is not None else (self.section,)
+
+
+@dataclass(frozen=True)
+class StudyHooks:
+    add: Callable[[argparse.ArgumentParser], None]  # its own options, all defaulting to None
+    defaults: Callable[[bool], dict[str, Any]]  # defaults(quick)
+    run: Callable[..., Any]  # run(ctx, opts) -> Outcome: measures and judges
+    plot: Callable[..., Any]  # plot(record, path): its figure from its study record alone
+
+
+@dataclass(frozen=True)
+class Study(_Parts):
+    """`pxq study NAME` (its module's name) and one part of `pxq reproduce`."""
+
+    help: str
+    facts: StudyFacts
+    hooks: StudyHooks
+    name: str = ""  # filled in when found: its module's name
+    doc: str = ""  # filled in when found: its module's docstring (what the paper is)
+    PARTS = ("facts", "hooks")
+
+
+@dataclass(frozen=True)
+class LabBuild:
     program: str  # the executable the lab's CMake builds
-    kokkos: bool  # the build needs Kokkos
-    measure: Callable[..., Any]
+    minutes: int  # how long the lab takes a student
+    kokkos: bool = False  # the build needs Kokkos
     timeout: float | None = None  # seconds a run may take before it is called a hang (None: the default)
     hang_hint: str = ""  # the likely cause of a hang, named
 
 
-P = TypeVar("P", Command, Study, Lab)
+@dataclass(frozen=True)
+class Lab(_Parts):
+    """A teaching lab (labs/FOLDER in the checkout): `measure(ctx) -> Outcome` runs the built
+    program, checks it and grades it (pxq.teaching.harness)."""
+
+    folder: str  # NN-name: its number first
+    title: str
+    build: LabBuild
+    measure: Callable[..., Any]
+
+    PARTS = ("build",)
+
+    @property
+    def number(self) -> int:
+        return int(self.folder[:2])
 
 
-def _discover(package: str, kind: type[P]) -> tuple[P, ...]:
-    pkg = importlib.import_module(package)
-    found: list[P] = []
-    for info in pkgutil.iter_modules(pkg.__path__):
-        plugin = getattr(importlib.import_module(f"{package}.{info.name}"), "PLUGIN", None)
+def _discover(package: str, kind: type) -> list[tuple[str, ModuleType, Any]]:
+    """(module name, module, its PLUGIN) for every module of a plugin package, each checked to
+    declare a plugin of `kind`."""
+    found = []
+    for info in pkgutil.iter_modules(importlib.import_module(package).__path__):
+        module = importlib.import_module(f"{package}.{info.name}")
+        plugin = getattr(module, "PLUGIN", None)
         if not isinstance(plugin, kind):
             raise TypeError(f"{package}.{info.name}: PLUGIN must be a pxq.core.plugins.{kind.__name__}")
-        found.append(plugin)
-    return tuple(found)
+        found.append((info.name, module, plugin))
+    return found
 
 
 @functools.cache
 def commands() -> tuple[Command, ...]:
-    return tuple(sorted(_discover("pxq.commands", Command), key=lambda c: c.order))
+    found = [c if c.name else dataclasses.replace(c, name=n) for n, _, c in _discover("pxq.commands", Command)]
+    return tuple(sorted(found, key=lambda c: c.order))
 
 
 @functools.cache
 def studies() -> tuple[Study, ...]:
-    return tuple(sorted(_discover("pxq.studies", Study), key=lambda s: s.order))
+    found = [
+        dataclasses.replace(s, name=s.name or n, doc=m.__doc__ or "") for n, m, s in _discover("pxq.studies", Study)
+    ]
+    return tuple(sorted(found, key=lambda s: s.facts.order))
 
 
 @functools.cache
 def labs() -> tuple[Lab, ...]:
-    return tuple(sorted(_discover("pxq.labs", Lab), key=lambda lab: lab.number))
+    return tuple(sorted((lab for _, _, lab in _discover("pxq.labs", Lab)), key=lambda lab: lab.number))

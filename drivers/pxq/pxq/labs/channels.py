@@ -100,14 +100,14 @@ def measure(ctx: labs.Context) -> labs.Outcome:
 
 
 PLUGIN = plugins.Lab(
-    number=1,
     folder="01-channels",
     title="Three channels",
-    minutes=25,
-    program="lab-pingpong",
-    kokkos=False,
-    timeout=20.0,
-    hang_hint="In this lab that is almost always the two ranks making different numbers of round_trip() calls "
-    "(every call needs its partner's): make both ranks run the same warm-up and timed loops.",
+    build=plugins.LabBuild(
+        program="lab-pingpong",
+        minutes=25,
+        timeout=20.0,
+        hang_hint="In this lab that is almost always the two ranks making different numbers of round_trip() calls "
+        "(every call needs its partner's): make both ranks run the same warm-up and timed loops.",
+    ),
     measure=measure,
 )

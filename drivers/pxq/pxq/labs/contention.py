@@ -93,11 +93,8 @@ def measure(ctx: labs.Context) -> labs.Outcome:
 
 
 PLUGIN = plugins.Lab(
-    number=3,
     folder="03-contention",
     title="Contention",
-    minutes=25,
-    program="lab-stride",
-    kokkos=False,
+    build=plugins.LabBuild(program="lab-stride", minutes=25),
     measure=measure,
 )

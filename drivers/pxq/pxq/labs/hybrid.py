@@ -77,11 +77,8 @@ def measure(ctx: labs.Context) -> labs.Outcome:
 
 
 PLUGIN = plugins.Lab(
-    number=5,
     folder="05-hybrid",
     title="Go hybrid",
-    minutes=30,
-    program="lab-heat",
-    kokkos=False,
+    build=plugins.LabBuild(program="lab-heat", minutes=30),
     measure=measure,
 )

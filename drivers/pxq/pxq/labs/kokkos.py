@@ -46,11 +46,8 @@ def measure(ctx: labs.Context) -> labs.Outcome:
 
 
 PLUGIN = plugins.Lab(
-    number=6,
     folder="06-kokkos",
     title="Port a kernel to Kokkos",
-    minutes=30,
-    program="lab-smooth",
-    kokkos=True,
+    build=plugins.LabBuild(program="lab-smooth", minutes=30, kokkos=True),
     measure=measure,
 )

@@ -95,11 +95,8 @@ def measure(ctx: labs.Context) -> labs.Outcome:
 
 
 PLUGIN = plugins.Lab(
-    number=2,
     folder="02-msgdist",
     title="Message distribution",
-    minutes=30,
-    program="lab-stencil",
-    kokkos=False,
+    build=plugins.LabBuild(program="lab-stencil", minutes=30),
     measure=measure,
 )

@@ -115,11 +115,8 @@ def _rate(r: dict, seconds: float) -> float:
 
 
 PLUGIN = plugins.Lab(
-    number=4,
     folder="04-tile-ring",
     title="Tile the ring",
-    minutes=30,
-    program="lab-ring",
-    kokkos=False,
+    build=plugins.LabBuild(program="lab-ring", minutes=30),
     measure=measure,
 )

@@ -26,10 +26,6 @@ def add(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", help="machine model NODESxSOCKETSxCORES (default 4x2x2 quick, 16x2x2 full)")
 
 
-def defaults(quick: bool) -> dict[str, Any]:
-    return {"ranks": 16 if quick else 64, "model": "4x2x2" if quick else "16x2x2", "cls": "S" if quick else "B"}
-
-
 def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
     model = msgdist.parse_model(opts["model"])
     allocation.check_ranks(opts["ranks"], model)
@@ -90,17 +86,12 @@ def plot(rec: dict[str, Any], path: Path) -> Path:
     return figures.save(fig, path)
 
 
+def defaults(quick: bool) -> dict[str, Any]:
+    return {"ranks": 16 if quick else 64, "model": "4x2x2" if quick else "16x2x2", "cls": "S" if quick else "B"}
+
+
 PLUGIN = plugins.Study(
-    name="allocation",
     help="profile an app once, compare block and cyclic allocation on a machine model, by bytes and messages",
-    order=7,
-    doc=__doc__ or "",
-    section=SECTION,
-    sections=(SECTION,),
-    minutes=1.0,
-    apps="optional",
-    add=add,
-    defaults=defaults,
-    run=run,
-    plot=plot,
+    facts=plugins.StudyFacts(order=7, section=SECTION, minutes=1.0, apps="optional"),
+    hooks=plugins.StudyHooks(add, defaults, run, plot),
 )

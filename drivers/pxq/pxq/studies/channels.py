@@ -27,10 +27,6 @@ def add(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max", help="largest message (default 4M)")
 
 
-def defaults(quick: bool) -> dict[str, Any]:
-    return {"scale": 0.2 if quick else 1.0, "max": "4M"}
-
-
 def _probe(ctx: Context, layout: str, opts: dict[str, Any]) -> dict[str, Any] | None:
     spec = ctx.spec("probe", layout=parse_layout(layout))
     before = count(spec.results)
@@ -156,17 +152,12 @@ def plot(rec: dict[str, Any], path: Path) -> Path:
     return figures.save(fig, path)
 
 
+def defaults(quick: bool) -> dict[str, Any]:
+    return {"scale": 0.2 if quick else 1.0, "max": "4M"}
+
+
 PLUGIN = plugins.Study(
-    name="channels",
     help="latency and bandwidth per channel (intra-CMP, inter-CMP, inter-node) beside the paper's",
-    order=0,
-    doc=__doc__ or "",
-    section=SECTION,
-    sections=(SECTION,),
-    minutes=1.0,
-    apps=False,
-    add=add,
-    defaults=defaults,
-    run=run,
-    plot=plot,
+    facts=plugins.StudyFacts(order=0, section=SECTION, minutes=1.0),
+    hooks=plugins.StudyHooks(add, defaults, run, plot),
 )

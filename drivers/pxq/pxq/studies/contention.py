@@ -26,10 +26,6 @@ def add(p: argparse.ArgumentParser) -> None:
     p.add_argument("--repeat", type=int, help="interleaved repeats (default 5 quick, 7 full)")
 
 
-def defaults(quick: bool) -> dict[str, Any]:
-    return {"ranks": None, "placements": "packed,spread", "repeat": 5 if quick else 7, "app": "cg", "cls": "A"}
-
-
 def _row(rows: list[dict[str, Any]], layout: str, placement: str | None = None) -> dict[str, Any] | None:
     for r in rows:
         if r["layout"] == layout and (placement is None or r["placement"] == placement):
@@ -135,17 +131,12 @@ def plot(rec: dict[str, Any], path: Path) -> Path:
     return study.plot(rec["rows"], path, rec["title"])
 
 
+def defaults(quick: bool) -> dict[str, Any]:
+    return {"ranks": None, "placements": "packed,spread", "repeat": 5 if quick else 7, "app": "cg", "cls": "A"}
+
+
 PLUGIN = plugins.Study(
-    name="contention",
     help="an app on 1xq, (q/2)x2 and qx1, packed and spread, normalised to qx1, with the paper's conclusions",
-    order=2,
-    doc=__doc__ or "",
-    section=SECTION,
-    sections=(SECTION, "processor_sharing"),
-    minutes=1.5,
-    apps=True,
-    add=add,
-    defaults=defaults,
-    run=run,
-    plot=plot,
+    facts=plugins.StudyFacts(order=2, section=SECTION, minutes=1.5, apps=True, judged=(SECTION, "processor_sharing")),
+    hooks=plugins.StudyHooks(add, defaults, run, plot),
 )

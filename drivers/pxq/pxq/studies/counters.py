@@ -34,10 +34,6 @@ def add(p: argparse.ArgumentParser) -> None:
     p.add_argument("--block", help="the ring's bytes per worker (default 8M)")
 
 
-def defaults(quick: bool) -> dict[str, Any]:
-    return {"repeat": 5 if quick else 7, "tile": "256K", "block": RING_BLOCK, "cls": "W" if quick else "A"}
-
-
 def variants(app: str, tile: str) -> list[tuple[str, str, str | None]]:
     """(name, layout, tile) of the variants on two cores: the flat rank-per-core run first."""
     out = [("flat", "1x2", None), (f"tiled {tile}", "1x2", tile), ("hybrid", "1x1x2", None)]
@@ -249,17 +245,12 @@ def plot(rec: dict[str, Any], path: Path) -> Path:
     return figures.save(fig, path)
 
 
+def defaults(quick: bool) -> dict[str, Any]:
+    return {"repeat": 5 if quick else 7, "tile": "256K", "block": RING_BLOCK, "cls": "W" if quick else "A"}
+
+
 PLUGIN = plugins.Study(
-    name="counters",
     help="an app's variants timed and counted (hardware counters, else the cache simulator): misses beside time",
-    order=5,
-    doc=__doc__ or "",
-    section=SECTION,
-    sections=(),
-    minutes=3.0,
-    apps="optional",
-    add=add,
-    defaults=defaults,
-    run=run,
-    plot=plot,
+    facts=plugins.StudyFacts(order=5, section=SECTION, minutes=3.0, apps="optional", judged=()),
+    hooks=plugins.StudyHooks(add, defaults, run, plot),
 )

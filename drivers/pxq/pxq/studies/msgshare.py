@@ -28,10 +28,6 @@ def add(p: argparse.ArgumentParser) -> None:
     p.add_argument("--profiles", nargs="+", type=Path, help="classify these pxq profile files instead of running")
 
 
-def defaults(quick: bool) -> dict[str, Any]:
-    return {"model": "4x2x2", "apps": "cg,mg,ft", "cls": "S" if quick else "B", "profiles": None}
-
-
 def shares(rec: dict[str, Any], model: msgdist.Model) -> dict[str, Any]:
     """Per channel, % of messages and of bytes between ranks (self apart), block allocation."""
     t = msgdist.tally(rec, msgdist.place(model, rec["ranks"], "block"), "all")
@@ -157,17 +153,13 @@ def plot(rec: dict[str, Any], path: Path) -> Path:
     return figures.save(fig, path)
 
 
+def defaults(quick: bool) -> dict[str, Any]:
+    return {"model": "4x2x2", "apps": "cg,mg,ft", "cls": "S" if quick else "B", "profiles": None}
+
+
 PLUGIN = plugins.Study(
-    name="msgdist",
     help="message and byte shares per channel for CG, MG and FT (or any profile) beside the paper's table",
-    order=1,
-    doc=__doc__ or "",
-    section=SECTION,
-    sections=(SECTION,),
-    minutes=1.0,
-    apps=False,
-    add=add,
-    defaults=defaults,
-    run=run,
-    plot=plot,
+    facts=plugins.StudyFacts(order=1, section=SECTION, minutes=1.0),
+    hooks=plugins.StudyHooks(add, defaults, run, plot),
+    name="msgdist",
 )

@@ -30,16 +30,6 @@ def add(p: argparse.ArgumentParser) -> None:
     p.add_argument("--repeat", type=int, help="interleaved repeats of each order (default 3 quick, 5 full)")
 
 
-def defaults(quick: bool) -> dict[str, Any]:
-    return {
-        "ranks": 16 if quick else 64,
-        "model": "4x2x2" if quick else "16x2x2",
-        "objective": "bytes",
-        "repeat": 3 if quick else 5,
-        "cls": "S" if quick else "A",
-    }
-
-
 def _configs(ctx: Context, app: str, model: msgdist.Model, s: placement.Suggestion, args: list[str] | None):
     """Block, cyclic and the suggestion on virtual nodes shaped as the model, each profiled."""
     per_node = model.sockets * model.cores
@@ -272,17 +262,18 @@ def plot(rec: dict[str, Any], path: Path) -> Path:
     return figures.save(fig, path)
 
 
+def defaults(quick: bool) -> dict[str, Any]:
+    return {
+        "ranks": 16 if quick else 64,
+        "model": "4x2x2" if quick else "16x2x2",
+        "objective": "bytes",
+        "repeat": 3 if quick else 5,
+        "cls": "S" if quick else "A",
+    }
+
+
 PLUGIN = plugins.Study(
-    name="placement",
     help="profile an app, suggest a rank order (METIS), run block, cyclic and the suggestion: bytes and times",
-    order=8,
-    doc=__doc__ or "",
-    section=SECTION,
-    sections=(SECTION,),
-    minutes=1.5,
-    apps="optional",
-    add=add,
-    defaults=defaults,
-    run=run,
-    plot=plot,
+    facts=plugins.StudyFacts(order=8, section=SECTION, minutes=1.5, apps="optional"),
+    hooks=plugins.StudyHooks(add, defaults, run, plot),
 )

@@ -28,10 +28,6 @@ def add(p: argparse.ArgumentParser) -> None:
     p.add_argument("--repeat", type=int, help="sends per pair, the median kept (default 3 quick, 5 full)")
 
 
-def defaults(quick: bool) -> dict[str, Any]:
-    return {"size": "16M" if quick else "512M", "repeat": 3 if quick else 5}
-
-
 def layouts(cores: int) -> list[str]:
     """One map with on- and off-node pairs where the cores allow (2 nodes x half the cores),
     else one node's pairs and two nodes' pairs apart."""
@@ -150,17 +146,12 @@ def plot(rec: dict[str, Any], path: Path) -> Path:
     return figures.save(fig, path)
 
 
+def defaults(quick: bool) -> dict[str, Any]:
+    return {"size": "16M" if quick else "512M", "repeat": 3 if quick else 5}
+
+
 PLUGIN = plugins.Study(
-    name="rankpairs",
     help="every rank pair's throughput, on-node against off-node pairs, beside the published map's ridge and band",
-    order=11,
-    doc=__doc__ or "",
-    section=SECTION,
-    sections=(SECTION,),
-    minutes=0.5,
-    apps=False,
-    add=add,
-    defaults=defaults,
-    run=run,
-    plot=plot,
+    facts=plugins.StudyFacts(order=11, section=SECTION, minutes=0.5),
+    hooks=plugins.StudyHooks(add, defaults, run, plot),
 )

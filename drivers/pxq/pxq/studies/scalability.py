@@ -25,10 +25,6 @@ def add(p: argparse.ArgumentParser) -> None:
     p.add_argument("--repeat", type=int, help="interleaved repeats (default 5 quick, 7 full)")
 
 
-def defaults(quick: bool) -> dict[str, Any]:
-    return {"apps": "cg,mg,ft", "cls": "A" if quick else "B", "max_ranks": None, "repeat": 5 if quick else 7}
-
-
 def counts(top: int) -> list[int]:
     """1, 2, 4, ... up to top."""
     out, n = [], 1
@@ -194,17 +190,12 @@ def plot(rec: dict[str, Any], path: Path) -> Path:
     return figures.save(fig, path)
 
 
+def defaults(quick: bool) -> dict[str, Any]:
+    return {"apps": "cg,mg,ft", "cls": "A" if quick else "B", "max_ranks": None, "repeat": 5 if quick else 7}
+
+
 PLUGIN = plugins.Study(
-    name="scalability",
     help="speedup over the 2-rank run per proxy, packed vs one rank per (virtual) node",
-    order=6,
-    doc=__doc__ or "",
-    section=SECTION,
-    sections=(SECTION,),
-    minutes=1.5,
-    apps=False,
-    add=add,
-    defaults=defaults,
-    run=run,
-    plot=plot,
+    facts=plugins.StudyFacts(order=6, section=SECTION, minutes=1.5),
+    hooks=plugins.StudyHooks(add, defaults, run, plot),
 )

@@ -27,10 +27,6 @@ def add(p: argparse.ArgumentParser) -> None:
     p.add_argument("--repeat", type=int, help="interleaved repeats (default 5 quick, 7 full)")
 
 
-def defaults(quick: bool) -> dict[str, Any]:
-    return {"ranks": None, "apps": "cg,mg,ft", "cls": "A" if quick else "B", "repeat": 5 if quick else 7}
-
-
 def layouts(n: int) -> list[str]:
     """n x 1, n/2 x 2, ... 1 x n: every power-of-two split of n ranks."""
     if n < 2:
@@ -210,17 +206,12 @@ def plot(rec: dict[str, Any], path: Path) -> Path:
     return figures.save(fig, path)
 
 
+def defaults(quick: bool) -> dict[str, Any]:
+    return {"ranks": None, "apps": "cg,mg,ft", "cls": "A" if quick else "B", "repeat": 5 if quick else 7}
+
+
 PLUGIN = plugins.Study(
-    name="sharing",
     help="a constant rank count over layouts with more ranks per node: time and time in MPI per layout",
-    order=3,
-    doc=__doc__ or "",
-    section=SECTION,
-    sections=(SECTION,),
-    minutes=2.0,
-    apps=False,
-    add=add,
-    defaults=defaults,
-    run=run,
-    plot=plot,
+    facts=plugins.StudyFacts(order=3, section=SECTION, minutes=2.0),
+    hooks=plugins.StudyHooks(add, defaults, run, plot),
 )

@@ -35,10 +35,6 @@ def add(p: argparse.ArgumentParser) -> None:
     p.add_argument("--copies", type=int, help="copies at once (default: every core)")
 
 
-def defaults(quick: bool) -> dict[str, Any]:
-    return {"max": "measured", "accesses": 1 << 20 if quick else 1 << 22, "copies": None, "repeat": 3 if quick else 5}
-
-
 def choose_max(given: str, last_level: int, copies: int, memory: int) -> tuple[str, str]:
     """The largest array: "measured" grows 64 MiB to twice the measured last level per copy."""
     if given != "measured":
@@ -238,17 +234,12 @@ def plot(rec: dict[str, Any], path: Path) -> Path:
     return figures.save(fig, path)
 
 
+def defaults(quick: bool) -> dict[str, Any]:
+    return {"max": "measured", "accesses": 1 << 20 if quick else 1 << 22, "copies": None, "repeat": 3 if quick else 5}
+
+
 PLUGIN = plugins.Study(
-    name="stride",
     help="the stride kernel alone vs one copy per core: the time ratio by stride beside the paper's 2x",
-    order=10,
-    doc=__doc__ or "",
-    section=SECTION,
-    sections=(SECTION,),
-    minutes=1.5,
-    apps=False,
-    add=add,
-    defaults=defaults,
-    run=run,
-    plot=plot,
+    facts=plugins.StudyFacts(order=10, section=SECTION, minutes=1.5),
+    hooks=plugins.StudyHooks(add, defaults, run, plot),
 )

@@ -32,10 +32,6 @@ def add(p: argparse.ArgumentParser) -> None:
     p.add_argument("--repeat", type=int, help="interleaved repeats (default 5 quick, 7 full)")
 
 
-def defaults(quick: bool) -> dict[str, Any]:
-    return {"block": "auto", "tile": "256K", "iterations": 8 if quick else 10, "repeat": 5 if quick else 7}
-
-
 CONDITIONS = {
     "2 ranks on one chip": "1x2",
     "4 ranks on one node": "1x4",
@@ -253,17 +249,12 @@ def plot(rec: dict[str, Any], path: Path) -> Path:
     return figures.save(fig, path)
 
 
+def defaults(quick: bool) -> dict[str, Any]:
+    return {"block": "auto", "tile": "256K", "iterations": 8 if quick else 10, "repeat": 5 if quick else 7}
+
+
 PLUGIN = plugins.Study(
-    name="tiling",
     help="the ring untiled vs 256 KiB tiles on every layout that fits, beside the paper's time reductions",
-    order=4,
-    doc=__doc__ or "",
-    section=SECTION,
-    sections=(SECTION,),
-    minutes=1.5,
-    apps=False,
-    add=add,
-    defaults=defaults,
-    run=run,
-    plot=plot,
+    facts=plugins.StudyFacts(order=4, section=SECTION, minutes=1.5),
+    hooks=plugins.StudyHooks(add, defaults, run, plot),
 )

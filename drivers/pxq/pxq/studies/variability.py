@@ -26,10 +26,6 @@ def add(p: argparse.ArgumentParser) -> None:
     p.add_argument("--noise", choices=probe.NOISE_MODES, help="the background load (default memory)")
 
 
-def defaults(quick: bool) -> dict[str, Any]:
-    return {"calls": 2000, "size": "16K", "noise": "memory"}
-
-
 def _probe(ctx: Context, opts: dict[str, Any], noise: str | None) -> dict[str, Any] | None:
     before = count(ctx.results)
     layout = parse_layout(f"1x{max(2, envinfo.cores())}")
@@ -189,17 +185,12 @@ def plot(rec: dict[str, Any], path: Path) -> Path:
     return figures.save(fig, path)
 
 
+def defaults(quick: bool) -> dict[str, Any]:
+    return {"calls": 2000, "size": "16K", "noise": "memory"}
+
+
 PLUGIN = plugins.Study(
-    name="variability",
     help="allreduce call times quiet and beside a background load: median, p95, tail share, clusters",
-    order=9,
-    doc=__doc__ or "",
-    section=SECTION,
-    sections=(SECTION,),
-    minutes=0.5,
-    apps=False,
-    add=add,
-    defaults=defaults,
-    run=run,
-    plot=plot,
+    facts=plugins.StudyFacts(order=9, section=SECTION, minutes=0.5),
+    hooks=plugins.StudyHooks(add, defaults, run, plot),
 )
