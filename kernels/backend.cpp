@@ -1,162 +1,136 @@
-// The backend registry: the one place that lists the backends, what each needs at run time
-// and which executor runs each kernel. Everything else (options, records, pxq-envinfo, the
-// driver, the kernel tests) asks it.
+// The backend registry: the backends that registered themselves (PXQ_BACKEND in each
+// backend folder's runtime file), beside CMake's list of every backend folder, built or not
+// (pxq_known_backends.hpp, generated), and the kernel families they joined.
 #include "pxq/kernels/backend.hpp"
 
+#include <algorithm>
 #include <stdexcept>
+#include <utility>
 
-#include "backend_impls.hpp"
-
-#ifdef PXQ_HAVE_KOKKOS
-#include <Kokkos_Core.hpp>
-#endif
+#include "pxq/kernels/family.hpp"
+#include "pxq_known_backends.hpp"  // PXQ_KNOWN_BACKENDS: {name, runtime, how to enable} per folder
 
 namespace pxq::kernels {
 namespace {
 
-using RingFn = void (*)(double* const*, int, std::size_t, std::size_t, const RingParams&);
-
-// A backend's entry: its facts and its executors (null when this build lacks it).
-struct Entry {
+struct Joined {
   BackendInfo info;
-  RingFn ring;
-  std::unique_ptr<CgOps> (*cg)(int threads, std::size_t tile);
-  std::unique_ptr<MgOps> (*mg)(int threads, std::size_t tile_bytes);
-  std::unique_ptr<FtOps> (*ft)(int threads, std::size_t tile_bytes);
-  void (*start)(int threads);  // the runtime's start (null: nothing to start)
-  void (*stop)();
-  bool (*running)();  // already started (by a test harness, say): then left to its owner
+  BackendRuntime runtime;
 };
 
-#ifdef PXQ_HAVE_KOKKOS
-std::string kokkos_version_text() {
-  const int v = KOKKOS_VERSION;
-  return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
-}
-void kokkos_start(int threads) {
-#if KOKKOS_VERSION >= 30700
-  Kokkos::initialize(Kokkos::InitializationSettings().set_num_threads(threads));
-#else
-  Kokkos::InitArguments args;
-  args.num_threads = threads;
-  Kokkos::initialize(args);
-#endif
-}
-void kokkos_stop() { Kokkos::finalize(); }
-bool kokkos_running() { return Kokkos::is_initialized(); }
-#endif
-
-const std::vector<Entry>& entries() {
-  static const std::vector<Entry> table = {
-      {{Backend::openmp, "openmp", "OpenMP (libgomp)", "", true},
-       ring_passes_workers_openmp,
-       make_cg_ops_openmp,
-       make_mg_ops_openmp,
-       make_ft_ops_openmp,
-       nullptr,
-       nullptr,
-       nullptr},
-#ifdef PXQ_HAVE_KOKKOS
-      // Kokkos fuses CG's sweeps per element; the tile only sets the SpMV column window.
-      {{Backend::kokkos, "kokkos", "Kokkos (OpenMP execution space)", kokkos_version_text(), true},
-       ring_passes_workers_kokkos,
-       [](int, std::size_t) { return make_cg_ops_kokkos(); },
-       make_mg_ops_kokkos,
-       make_ft_ops_kokkos,
-       kokkos_start,
-       kokkos_stop,
-       kokkos_running},
-#else
-      {{Backend::kokkos, "kokkos", "Kokkos", "", false}, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr},
-#endif
-  };
-  return table;
+std::vector<Joined>& joined() {
+  static std::vector<Joined> j;
+  return j;
 }
 
-// The entry of a backend this build carries; std::invalid_argument naming the fix otherwise.
-const Entry& usable(Backend b) {
-  for (const auto& e : entries())
-    if (e.info.id == b) {
-      if (!e.info.available)
-        throw std::invalid_argument(std::string("this pxq build has no ") + e.info.name +
-                                    " backend: use --backend openmp, or rebuild with it enabled "
-                                    "(-DPXQ_ENABLE_KOKKOS=ON and a Kokkos installation for kokkos)");
-      return e;
-    }
-  throw std::invalid_argument("unknown backend");
+std::vector<std::pair<std::string, std::vector<std::string> (*)()>>& noted_families() {
+  static std::vector<std::pair<std::string, std::vector<std::string> (*)()>> f;
+  return f;
+}
+
+struct Known {
+  const char* name;
+  const char* runtime;
+  const char* enable;
+};
+const std::vector<Known>& known() {
+  static const std::vector<Known> k = PXQ_KNOWN_BACKENDS;
+  return k;
+}
+
+const Joined* find(const Backend& b) {
+  for (const auto& j : joined())
+    if (j.info.name == b) return &j;
+  return nullptr;
+}
+
+std::string available_names() {
+  std::string out;
+  for (const auto& b : available_backends()) out += (out.empty() ? "" : " or ") + b;
+  return out;
 }
 
 }  // namespace
 
+BackendJoin::BackendJoin(BackendInfo info, BackendRuntime runtime) {
+  info.available = true;
+  info.enable.clear();
+  joined().push_back({std::move(info), runtime});
+}
+
+void note_family(const char* name, std::vector<std::string> (*backends)()) {
+  for (const auto& f : noted_families())
+    if (f.first == name) return;
+  noted_families().emplace_back(name, backends);
+}
+
+std::vector<FamilyInfo> families() {
+  std::vector<FamilyInfo> out;
+  for (const auto& f : noted_families()) {
+    std::vector<std::string> in_order;  // the backends in the registry's order
+    const auto members = f.second();
+    for (const auto& b : available_backends())
+      if (std::find(members.begin(), members.end(), b) != members.end()) in_order.push_back(b);
+    out.push_back({f.first, in_order});
+  }
+  std::sort(out.begin(), out.end(), [](const FamilyInfo& a, const FamilyInfo& b) { return a.name < b.name; });
+  return out;
+}
+
 std::vector<BackendInfo> backends() {
   std::vector<BackendInfo> out;
-  for (const auto& e : entries()) out.push_back(e.info);
+  for (const auto& k : known()) {
+    if (const Joined* j = find(k.name))
+      out.push_back(j->info);
+    else
+      out.push_back({k.name, k.runtime, "", false, k.enable});
+  }
+  for (const auto& j : joined())  // a backend registered without a folder CMake knows
+    if (std::none_of(known().begin(), known().end(), [&](const Known& k) { return j.info.name == k.name; }))
+      out.push_back(j.info);
   return out;
 }
 
 std::vector<Backend> available_backends() {
   std::vector<Backend> out;
-  for (const auto& e : entries())
-    if (e.info.available) out.push_back(e.info.id);
+  for (const auto& b : backends())
+    if (b.available) out.push_back(b.name);
   return out;
 }
 
 std::string backend_names(const char* sep) {
   std::string out;
-  for (const auto& e : entries()) out += (out.empty() ? "" : sep) + std::string(e.info.name);
+  for (const auto& b : backends()) out += (out.empty() ? "" : sep) + b.name;
   return out;
 }
 
 Backend parse_backend(const std::string& name) {
-  for (const auto& e : entries())
-    if (name == e.info.name) return e.info.id;
+  for (const auto& b : backends())
+    if (name == b.name) return b.name;
   throw std::invalid_argument("unknown backend '" + name + "': use " + backend_names(" or "));
 }
 
-const char* backend_name(Backend b) {
-  for (const auto& e : entries())
-    if (e.info.id == b) return e.info.name;
-  return "unknown";
+bool backend_available(const Backend& b) { return find(b) != nullptr; }
+
+std::string backend_missing(const Backend& b) {
+  for (const auto& k : backends())
+    if (k.name == b && !k.available)
+      return "this pxq build has no " + b + " backend: use --backend " + available_names() + ", or rebuild with it (" +
+             k.enable + ")";
+  return "unknown backend '" + b + "': use " + backend_names(" or ");
 }
 
-bool backend_available(Backend b) {
-  for (const auto& e : entries())
-    if (e.info.id == b) return e.info.available;
-  return false;
-}
-
-std::string kokkos_version() {
-  for (const auto& e : entries())
-    if (e.info.id == Backend::kokkos) return e.info.version;
-  return "";
-}
-
-ScopedRuntime::ScopedRuntime(Backend b, int threads) {
-  const Entry& e = usable(b);
-  if (!e.start || (e.running && e.running())) return;
-  e.start(threads);
-  stop_ = e.stop;
+ScopedRuntime::ScopedRuntime(const Backend& b, int threads) {
+  const Joined* j = find(b);
+  if (!j) throw std::invalid_argument(backend_missing(b));
+  const BackendRuntime& rt = j->runtime;
+  if (!rt.start || (rt.running && rt.running())) return;
+  rt.start(threads);
+  stop_ = rt.stop;
 }
 
 ScopedRuntime::~ScopedRuntime() {
   if (stop_) stop_();
-}
-
-void ring_passes_workers(Backend backend, double* const* blocks, int workers, std::size_t begin, std::size_t end,
-                         const RingParams& p) {
-  usable(backend).ring(blocks, workers, begin, end, p);
-}
-
-std::unique_ptr<CgOps> make_cg_ops(Backend backend, int threads, std::size_t tile) {
-  return usable(backend).cg(threads, tile);
-}
-
-std::unique_ptr<MgOps> make_mg_ops(Backend backend, int threads, std::size_t tile_bytes) {
-  return usable(backend).mg(threads, tile_bytes);
-}
-
-std::unique_ptr<FtOps> make_ft_ops(Backend backend, int threads, std::size_t tile_bytes) {
-  return usable(backend).ft(threads, tile_bytes);
 }
 
 }  // namespace pxq::kernels

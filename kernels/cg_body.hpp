@@ -8,13 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "portable.hpp"
 #include "pxq/kernels/sparse.hpp"
-
-#ifdef KOKKOS_INLINE_FUNCTION
-#define PXQ_CG_BODY KOKKOS_INLINE_FUNCTION
-#else
-#define PXQ_CG_BODY inline
-#endif
 
 namespace pxq::kernels::cg_body {
 namespace {
@@ -22,8 +17,7 @@ namespace {
 // One row of y = A x over the nonzeros [b, e). Simd: several partial sums (gathers where the
 // CPU has them), which breaks the add-latency chain a plain loop is bound by.
 template <bool Simd>
-PXQ_CG_BODY double row_dot(const double* val, const std::int32_t* col, std::int64_t b, std::int64_t e,
-                           const double* x) {
+PXQ_INLINE double row_dot(const double* val, const std::int32_t* col, std::int64_t b, std::int64_t e, const double* x) {
   double sum = 0.0;
   if constexpr (Simd) {
 #pragma omp simd reduction(+ : sum)
@@ -38,8 +32,8 @@ PXQ_CG_BODY double row_dot(const double* val, const std::int32_t* col, std::int6
 // sum over the entries right of the diagonal, and adds each entry's mirror term,
 // a(i,j) x(i), to t[j]. A plain loop: the mirror terms are scattered stores, which cost more
 // as vector scatters than as scalar stores on the CPUs pxq was measured on.
-PXQ_CG_BODY double symmetric_row(const double* val, const std::int32_t* col, std::int64_t b, std::int64_t e,
-                                 const double* x, double xi, double* t) {
+PXQ_INLINE double symmetric_row(const double* val, const std::int32_t* col, std::int64_t b, std::int64_t e,
+                                const double* x, double xi, double* t) {
   double sum = 0.0;
   for (std::int64_t k = b; k < e; ++k) {
     const std::int32_t j = col[k];
@@ -70,22 +64,22 @@ inline double symmetric_sum(const SymmetricCsr& a, const double* x, const double
 }
 
 // The terms of the reductions.
-PXQ_CG_BODY double dot_term(const double* x, const double* y, std::size_t i) { return x[i] * y[i]; }
-PXQ_CG_BODY double dist2_term(const double* x, const double* y, std::size_t i) {
+PXQ_INLINE double dot_term(const double* x, const double* y, std::size_t i) { return x[i] * y[i]; }
+PXQ_INLINE double dist2_term(const double* x, const double* y, std::size_t i) {
   const double d = x[i] - y[i];
   return d * d;
 }
 
 // The element updates of the sweeps.
-PXQ_CG_BODY void update_zr(double* z, double* r, const double* p, const double* q, double alpha, std::size_t i) {
+PXQ_INLINE void update_zr(double* z, double* r, const double* p, const double* q, double alpha, std::size_t i) {
   z[i] += alpha * p[i];
   r[i] -= alpha * q[i];
 }
-PXQ_CG_BODY void update_p(double* p, const double* r, double beta, std::size_t i) { p[i] = r[i] + beta * p[i]; }
-PXQ_CG_BODY void scale(double* x, double s, const double* z, std::size_t i) { x[i] = s * z[i]; }
-PXQ_CG_BODY void add(double* w, const double* q, std::size_t i) { w[i] += q[i]; }
+PXQ_INLINE void update_p(double* p, const double* r, double beta, std::size_t i) { p[i] = r[i] + beta * p[i]; }
+PXQ_INLINE void scale(double* x, double s, const double* z, std::size_t i) { x[i] = s * z[i]; }
+PXQ_INLINE void add(double* w, const double* q, std::size_t i) { w[i] += q[i]; }
 // NAS's start of conj_grad: q = z = 0, r = p = x.
-PXQ_CG_BODY void start(const double* x, double* q, double* z, double* r, double* p, std::size_t i) {
+PXQ_INLINE void start(const double* x, double* q, double* z, double* r, double* p, std::size_t i) {
   q[i] = 0.0;
   z[i] = 0.0;
   r[i] = x[i];

@@ -59,7 +59,7 @@ void ring_pass(benchmark::State& state) {
   const pxq::kernels::RingParams p;
   for (auto _ : state) {
     for (std::size_t b = 0; b < elems; b += tile)
-      pxq::kernels::ring_passes_workers(Backend::openmp, blocks.data(), T, b, std::min(elems, b + tile), p);
+      pxq::kernels::ring_passes_workers("openmp", blocks.data(), T, b, std::min(elems, b + tile), p);
     benchmark::ClobberMemory();
   }
   const double per_iter = static_cast<double>(elems) * T * p.passes;
@@ -72,8 +72,7 @@ void cg_update(benchmark::State& state) {
   const int T = threads_of(state);
   const std::size_t n = 4 * kMiB;
   std::vector<double> z(n, 0.0), r(n, 1.0), p(n, 0.5), q(n, 0.25);
-  const auto ops =
-      pxq::kernels::make_cg_ops(Backend::openmp, T, std::max<std::size_t>(1, tile_of(state) / sizeof(double)));
+  const auto ops = pxq::kernels::make_cg_ops("openmp", T, std::max<std::size_t>(1, tile_of(state) / sizeof(double)));
   double sink = 0.0;
   for (auto _ : state) {
     sink += ops->update_zr_norm(z.data(), r.data(), p.data(), q.data(), 1e-9, n);
@@ -114,8 +113,7 @@ void cg_spmv(benchmark::State& state) {
   const auto& a = cg_matrix();
   const int window = static_cast<int>(std::max<std::size_t>(1, tile_of(state) / sizeof(double)));
   const pxq::kernels::BlockedCsr blocked = pxq::kernels::block_columns(a, window);
-  const auto ops =
-      pxq::kernels::make_cg_ops(Backend::openmp, T, std::max<std::size_t>(1, tile_of(state) / sizeof(double)));
+  const auto ops = pxq::kernels::make_cg_ops("openmp", T, std::max<std::size_t>(1, tile_of(state) / sizeof(double)));
   std::vector<double> x(static_cast<std::size_t>(a.ncols), 1.0), y(static_cast<std::size_t>(a.nrows));
   for (auto _ : state) {
     ops->spmv_blocked(blocked, x.data(), y.data());
@@ -135,7 +133,7 @@ void mg_resid(benchmark::State& state) {
   const pxq::kernels::Box b{130, 130, 130};
   std::vector<double> u(b.size(), 0.25), v(b.size(), 1.0), r(b.size(), 0.0);
   const pxq::kernels::Stencil a{{-8.0 / 3.0, 0.0, 1.0 / 6.0, 1.0 / 12.0}};
-  const auto ops = pxq::kernels::make_mg_ops(Backend::openmp, T, tile_of(state));
+  const auto ops = pxq::kernels::make_mg_ops("openmp", T, tile_of(state));
   for (auto _ : state) {
     ops->resid(u.data(), v.data(), r.data(), b, a);
     benchmark::ClobberMemory();
@@ -159,7 +157,7 @@ void ft_pencils(benchmark::State& state) {
   pass.outer_count = nz;
   pass.line_count = nx;
   pass.src = pass.dst = {static_cast<std::int64_t>(nx) * ny, 1, elem.data()};
-  const auto ops = pxq::kernels::make_ft_ops(Backend::openmp, T, tile_of(state));
+  const auto ops = pxq::kernels::make_ft_ops("openmp", T, tile_of(state));
   bool forward = true;
   for (auto _ : state) {
     pass.dir = forward ? pxq::kernels::FftDirection::forward : pxq::kernels::FftDirection::inverse;

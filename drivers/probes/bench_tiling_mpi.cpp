@@ -57,8 +57,7 @@ void ring_pipeline(benchmark::State& state) {
     const double t0 = MPI_Wtime();
     for (std::size_t j = 0; j < ring.tiles(); ++j) {
       ring.wait_receive(j);
-      pxq::kernels::ring_passes_workers(pxq::kernels::Backend::openmp, blocks.data(), T, ring.tile_begin(j),
-                                        ring.tile_end(j), p);
+      pxq::kernels::ring_passes_workers("openmp", blocks.data(), T, ring.tile_begin(j), ring.tile_end(j), p);
       ring.wait_send(j);
       ring.send(blocks[0], j);
       ring.post_receive(spare, j);

@@ -18,6 +18,7 @@
 #include "pxq/common/options.hpp"
 #include "pxq/common/run_record.hpp"
 #include "pxq/kernels/backend.hpp"
+#include "pxq/kernels/family.hpp"
 #include "pxq/tiling/cache_info.hpp"
 #include "pxq/tiling/tile_policy.hpp"
 #include "pxq/tiling/topology.hpp"
@@ -61,9 +62,16 @@ int print_registry() {
                     {"what", a.what}});
   }
   for (const auto& b : pxq::kernels::backends())
-    backends.push_back({{"name", b.name}, {"runtime", b.runtime}, {"version", b.version}, {"available", b.available}});
+    backends.push_back({{"name", b.name},
+                        {"runtime", b.runtime},
+                        {"version", b.version},
+                        {"available", b.available},
+                        {"enable", b.enable}});
+  nlohmann::json families = nlohmann::json::array();  // which backends run each kernel family
+  for (const auto& f : pxq::kernels::families()) families.push_back({{"name", f.name}, {"backends", f.backends}});
   const nlohmann::json j = {{"apps", apps},
                             {"backends", backends},
+                            {"kernel_families", families},
                             {"modes", {"flat", "hybrid", "tiled"}},
                             {"allocations", {"block", "cyclic"}},
                             {"message_ranges", message_ranges()},
@@ -178,7 +186,7 @@ int main(int argc, char** argv) {
   j["numa_nodes"] = numa;
   j["hwloc_api"] = HWLOC_API_VERSION;
   j["backends"] = nlohmann::json::array();
-  for (const auto b : pxq::kernels::available_backends()) j["backends"].push_back(pxq::kernels::backend_name(b));
+  for (const auto& b : pxq::kernels::available_backends()) j["backends"].push_back(pxq::kernels::backend_name(b));
   std::puts(j.dump(1).c_str());
   return 0;
 }

@@ -314,8 +314,7 @@ class CgProxy final : public common::Proxy {
         {"Phases (max)", "spmv " + common::fmt("%.4f", spmv) + " s, comm " + common::fmt("%.4f", m.phase("comm")) +
                              " s, vector " + common::fmt("%.4f", m.phase("vector")) + " s"},
         {"SpMV bandwidth", common::fmt("%.2f", spmv_gbs) + " GB/s (matrix + vectors, all ranks)"}};
-    if (v_.backend == kernels::Backend::kokkos && v_.fused)
-      s.notes.push_back("kokkos: vector sweeps are fused per element; the tile sets the SpMV column window");
+    if (v_.fused && *ops_->fused_note()) s.notes.push_back(v_.backend + ": " + ops_->fused_note());
     if (!quiet) s.preamble = iterations_.str();
     s.checks = {{"Zeta", common::fmt("%20.13E", zeta_)},
                 {"Reference zeta", common::fmt("%20.13E", cls_.zeta)},

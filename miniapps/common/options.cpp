@@ -45,8 +45,7 @@ Variant resolve_variant(const CommonOptions& o) {
   Variant v;
   v.backend = kernels::parse_backend(o.backend);
   if (!kernels::backend_available(v.backend))
-    throw std::invalid_argument("--backend " + o.backend + ": this pxq build has no " + o.backend +
-                                "; use --backend openmp or rebuild with it (-DPXQ_ENABLE_KOKKOS=ON for kokkos)");
+    throw std::invalid_argument("--backend " + o.backend + ": " + kernels::backend_missing(v.backend));
   int threads = o.threads;
   std::string tile = o.tile;
   if (o.mode == "flat") {

@@ -111,7 +111,6 @@ nlohmann::json machine_context(const tiling::CacheInfo& caches) {
 #else
   compiler = "unknown";
 #endif
-  const std::string kokkos = kernels::kokkos_version();
   nlohmann::json backends = nlohmann::json::object();  // every backend this build carries, from the registry
   for (const auto& b : kernels::backends())
     if (b.available) backends[b.name] = {{"runtime", b.runtime}, {"version", b.version}};
@@ -126,7 +125,6 @@ nlohmann::json machine_context(const tiling::CacheInfo& caches) {
           {"compiler", compiler},
           {"mpi_library", mpi_text},
           {"mpi_standard", std::to_string(mpi_major) + "." + std::to_string(mpi_minor)},
-          {"kokkos", kokkos.empty() ? nlohmann::json(nullptr) : nlohmann::json(kokkos)},
           {"backends", backends},
           {"git_commit", commit && *commit ? commit : PXQ_GIT_COMMIT},
           {"date", date}};

@@ -25,12 +25,22 @@ def test_every_registered_app_has_its_folder_and_binary():
         assert info["headline"] and info["unit"]
 
 
-def test_every_available_backend_has_its_four_executors():
+def test_every_backend_is_a_folder_whose_files_join_the_families_the_registry_lists():
+    # A backend is kernels/NAME/ (its CMakeLists.txt, a runtime file that registers it) and the
+    # executor files there, each joining one kernel family; the registry the binaries export
+    # says which backends run which family, and that must be what the files say.
     kernels = ROOT / "kernels"
+    families = {f["name"]: set(f["backends"]) for f in registry.registry()["kernel_families"]}
+    family_of = {"RingFamily": "ring", "CgFamily": "CG", "MgFamily": "MG", "FtFamily": "FT"}
+    joins = re.compile(r'PXQ_JOIN\((\w+), "(\w+)"')
     for name in registry.available_backends():
-        for kernel in ("ring_update", "cg_ops", "mg_ops", "ft_ops"):
-            assert (kernels / f"{kernel}_{name}.cpp").exists(), f"{name}: kernels/{kernel}_{name}.cpp"
+        folder = kernels / name
+        assert (folder / "CMakeLists.txt").is_file() and (folder / "runtime.cpp").is_file(), folder
+        joined = {(fam, who) for f in folder.glob("*.cpp") for fam, who in joins.findall(f.read_text())}
+        assert {who for _, who in joined} == {name}, f"{folder}: a file joins for another backend"
+        assert {family_of.get(fam, fam) for fam, _ in joined} == {f for f, b in families.items() if name in b}
     assert "openmp" in registry.available_backends()
+    assert set(families) >= {"ring", "CG", "MG", "FT"}
 
 
 def test_the_driver_resolves_sizes_and_modes_as_the_binaries_do():

@@ -18,8 +18,8 @@ struct Exec {
 
 // `others`: threads, tile and a name suffix; the backend and its name are filled in.
 inline std::vector<Exec> with_backends(std::vector<Exec> openmp, const std::vector<Exec>& others) {
-  for (const auto b : pxq::kernels::available_backends()) {
-    if (b == pxq::kernels::Backend::openmp) continue;
+  for (const auto& b : pxq::kernels::available_backends()) {
+    if (b == "openmp") continue;
     for (Exec e : others) {
       e.backend = b;
       e.name = pxq::kernels::backend_name(b) + e.name;

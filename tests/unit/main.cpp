@@ -1,12 +1,15 @@
-// Unit-test main: starts the Kokkos runtime (when built) around every test.
+// Unit-test main: starts every backend's runtime (Kokkos, when built) around every test.
 #include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
 
 #include "pxq/kernels/backend.hpp"
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
-  const auto backend = pxq::kernels::backend_available(pxq::kernels::Backend::kokkos) ? pxq::kernels::Backend::kokkos
-                                                                                      : pxq::kernels::Backend::openmp;
-  pxq::kernels::ScopedRuntime runtime(backend, 2);
+  std::vector<std::unique_ptr<pxq::kernels::ScopedRuntime>> runtimes;
+  for (const auto& b : pxq::kernels::available_backends())
+    runtimes.push_back(std::make_unique<pxq::kernels::ScopedRuntime>(b, 2));
   return RUN_ALL_TESTS();
 }

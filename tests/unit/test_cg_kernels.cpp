@@ -90,13 +90,13 @@ struct Exec {
 };
 
 std::vector<Exec> executors() {
-  std::vector<Exec> out = {{Backend::openmp, 1, 0, "openmp_t1"},
-                           {Backend::openmp, 2, 0, "openmp_t2"},
-                           {Backend::openmp, 1, 64, "openmp_t1_tile64"},
-                           {Backend::openmp, 2, 1000, "openmp_t2_tile1000"},
-                           {Backend::openmp, 2, 7, "openmp_t2_tile7"}};
-  for (const auto b : pxq::kernels::available_backends())  // every other backend the build carries
-    if (b != Backend::openmp) out.push_back({b, 2, 64, pxq::kernels::backend_name(b)});
+  std::vector<Exec> out = {{"openmp", 1, 0, "openmp_t1"},
+                           {"openmp", 2, 0, "openmp_t2"},
+                           {"openmp", 1, 64, "openmp_t1_tile64"},
+                           {"openmp", 2, 1000, "openmp_t2_tile1000"},
+                           {"openmp", 2, 7, "openmp_t2_tile7"}};
+  for (const auto& b : pxq::kernels::available_backends())  // every other backend the build carries
+    if (b != "openmp") out.push_back({b, 2, 64, pxq::kernels::backend_name(b)});
   return out;
 }
 

@@ -156,12 +156,12 @@ TEST(FtFft, BatchLinesFollowTheTile) {
 }
 
 std::vector<Exec> executors() {
-  return with_backends({{Backend::openmp, 1, 0, "flat (fftblock 16)"},
-                        {Backend::openmp, 2, 0, "hybrid"},
-                        {Backend::openmp, 1, 1, "tiled, one line per batch"},
-                        {Backend::openmp, 2, 3000, "tiled 3000 B, 2 threads"},
-                        {Backend::openmp, 2, 64 * 1024, "tiled 64K, 2 threads"}},
-                       {{Backend::openmp, 2, 0, ""}, {Backend::openmp, 2, 3000, " tiled"}});
+  return with_backends({{"openmp", 1, 0, "flat (fftblock 16)"},
+                        {"openmp", 2, 0, "hybrid"},
+                        {"openmp", 1, 1, "tiled, one line per batch"},
+                        {"openmp", 2, 3000, "tiled 3000 B, 2 threads"},
+                        {"openmp", 2, 64 * 1024, "tiled 64K, 2 threads"}},
+                       {{"openmp", 2, 0, ""}, {"openmp", 2, 3000, " tiled"}});
 }
 
 // A block [n3][n2][n1]; lines along axis 1 (rows) or axis 2 (stride n1), written either in
@@ -292,7 +292,7 @@ TEST(FtOps, BatchedPassesEqualOneLineAtATimeBitForBit) {
   pass.line_count = b.n1;
   pass.src = pass.dst = {std::int64_t{b.n1} * b.n2, 1, cols.data()};
   auto one = v;
-  pxq::kernels::make_ft_ops(Backend::openmp, 1, 1)->fft(one.data(), one.data(), pass);
+  pxq::kernels::make_ft_ops("openmp", 1, 1)->fft(one.data(), one.data(), pass);
   for (const auto& e : executors()) {
     auto x = v;
     pxq::kernels::make_ft_ops(e.backend, e.threads, e.tile_bytes)->fft(x.data(), x.data(), pass);

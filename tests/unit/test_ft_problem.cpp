@@ -143,7 +143,7 @@ Field naive_3d(Field f, pxq::kernels::FftDirection dir) {
 class EmulatedRanks {
  public:
   EmulatedRanks(int nx, int ny, int nz, const std::string& decomp, int nprocs, bool fused)
-      : ops_(pxq::kernels::make_ft_ops(pxq::kernels::Backend::openmp, 1, fused ? 3000 : 0)) {
+      : ops_(pxq::kernels::make_ft_ops("openmp", 1, fused ? 3000 : 0)) {
     for (int r = 0; r < nprocs; ++r) {
       plans_.push_back(std::make_unique<FtPlan>(pxq::ft::make_ft_grid(nx, ny, nz, decomp, nprocs, r), fused));
       bufs_.emplace_back();

@@ -34,12 +34,12 @@ std::vector<double> random_field(const Box& b, unsigned seed) {
 }
 
 std::vector<Exec> executors() {
-  return with_backends({{Backend::openmp, 1, 0, "flat"},
-                        {Backend::openmp, 2, 0, "hybrid"},
-                        {Backend::openmp, 1, 200, "tiled 200 B (one row per block)"},
-                        {Backend::openmp, 2, 1000, "tiled 1000 B, 2 threads"},
-                        {Backend::openmp, 2, 5000, "tiled 5000 B, 2 threads"}},
-                       {{Backend::openmp, 2, 0, ""}, {Backend::openmp, 2, 1000, " tiled"}});
+  return with_backends({{"openmp", 1, 0, "flat"},
+                        {"openmp", 2, 0, "hybrid"},
+                        {"openmp", 1, 200, "tiled 200 B (one row per block)"},
+                        {"openmp", 2, 1000, "tiled 1000 B, 2 threads"},
+                        {"openmp", 2, 5000, "tiled 5000 B, 2 threads"}},
+                       {{"openmp", 2, 0, ""}, {"openmp", 2, 1000, " tiled"}});
 }
 
 std::string dims(const Box& b) {
@@ -156,8 +156,8 @@ TEST(MgKernels, RestrictionAndInterpolationMatchTheReference) {
 // coarse plane).
 std::vector<Exec> fused_executors() {
   auto all = executors();
-  all.push_back({Backend::openmp, 3, 0, "hybrid, 3 threads"});
-  all.push_back({Backend::openmp, 3, 3000, "tiled 3000 B, 3 threads"});
+  all.push_back({"openmp", 3, 0, "hybrid, 3 threads"});
+  all.push_back({"openmp", 3, 3000, "tiled 3000 B, 3 threads"});
   return all;
 }
 // The last is large enough for three threads (4096 points or more per thread).
@@ -261,7 +261,7 @@ TEST(MgKernels, PeriodicHaloGivesTheWrappedStencils) {
       for (int i1 = 0; i1 < b.n1; ++i1)
         ASSERT_EQ(u[b.at(i1, i2, i3)], p.at(ug, i1 - 1, i2 - 1, i3 - 1)) << i1 << "," << i2 << "," << i3;
 
-  const auto ops = pxq::kernels::make_mg_ops(Backend::openmp, 1, 0);
+  const auto ops = pxq::kernels::make_mg_ops("openmp", 1, 0);
   std::vector<double> zero(b.size(), 0.0), r(b.size(), 0.0);
   ops->resid(u.data(), zero.data(), r.data(), b, kA);
   for (int i3 = 0; i3 < p.n3; ++i3)

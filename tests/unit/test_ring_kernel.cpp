@@ -97,7 +97,7 @@ TEST(RingKernel, AUpdateChangesTheValueSoAMissedPassIsCaught) {
   RingParams p;
   p.passes = 1;
   std::vector<double> x = initial(0, 16), y = x;
-  ring_passes_workers(Backend::openmp, std::vector<double*>{x.data()}.data(), 1, 0, 16, p);
+  ring_passes_workers("openmp", std::vector<double*>{x.data()}.data(), 1, 0, 16, p);
   EXPECT_GT(max_rel_diff(x, y), 1e-8);
 }
 

@@ -1,4 +1,4 @@
-"""`pxq env`: what pxq sees (cores, caches, MPI, Kokkos) and the layouts it can run."""
+"""`pxq env`: what pxq sees (cores, caches, MPI, its backends) and the layouts it can run."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import subprocess
 from rich.console import Console
 from rich.table import Table
 
-from pxq.core import plugins
+from pxq.core import plugins, registry
 from pxq.core.errors import InputError
 from pxq.core.layout import format_bytes
 from pxq.machine import envinfo
@@ -21,6 +21,12 @@ def add(p: argparse.ArgumentParser) -> None:
 
 def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> int:
     return show(console)
+
+
+def _backend_text(b: dict) -> str:
+    if not b["available"]:
+        return f"{b['name']}: not built ({b['enable']})"
+    return f"{b['name']} {b['version']} ({b['runtime']})".replace("  ", " ")
 
 
 def show(console: Console) -> int:
@@ -51,8 +57,7 @@ def show(console: Console) -> int:
     t.add_row("compiler", info["compiler"])
     t.add_row("MPI", info["mpi_library"])
     t.add_row("mpirun", mpirun_text)
-    t.add_row("Kokkos", info["kokkos"] or "not built (backend openmp only)")
-    t.add_row("backends", ", ".join(info["backends"]))
+    t.add_row("backends", "; ".join(_backend_text(b) for b in registry.registry()["backends"]))
     t.add_row("git", info["git_commit"])
     t.add_row("layouts", ", ".join(str(x) for x in envinfo.layouts_for(n)) + "  (p > 1 runs on virtual nodes here)")
     console.print(t)
@@ -60,7 +65,7 @@ def show(console: Console) -> int:
 
 
 PLUGIN = plugins.Command(
-    help="what pxq sees: cores, caches, MPI, Kokkos, layouts",
+    help="what pxq sees: cores, caches, MPI, backends, layouts",
     order=15,
     hooks=plugins.CommandHooks(add, handle),
 )

@@ -33,10 +33,12 @@ def _envinfo(*args: str) -> tuple[int, dict[str, Any]]:
 
 
 def snapshot(reg: dict[str, Any]) -> dict[str, Any]:
-    """The part of a registry that does not depend on the build: the backends' availability
-    and versions left out."""
-    out = dict(reg)
-    out["backends"] = [{k: v for k, v in b.items() if k not in ("available", "version")} for b in reg["backends"]]
+    """The part of a registry that does not depend on the build: the backends' availability,
+    versions and how to build them in, and which backends run each kernel family, left out."""
+    out = {k: v for k, v in reg.items() if k != "kernel_families"}
+    out["backends"] = [
+        {k: v for k, v in b.items() if k not in ("available", "version", "enable")} for b in reg["backends"]
+    ]
     return out
 
 
@@ -45,7 +47,8 @@ def _from_snapshot() -> dict[str, Any]:
         reg = json.loads(SNAPSHOT.read_text())
     except (OSError, json.JSONDecodeError) as e:
         raise InputError(f"{binary('envinfo')} is missing and {SNAPSHOT} unreadable ({e}): {build_hint()}") from None
-    reg["backends"] = [dict(b, available=False, version="") for b in reg["backends"]]
+    reg["backends"] = [dict(b, available=False, version="", enable="a pxq build") for b in reg["backends"]]
+    reg["kernel_families"] = []
     return reg
 
 

@@ -1,5 +1,7 @@
 // pxq::kernels backends: which implementation runs a kernel, and the runtime each needs.
-// No MPI here.
+// A backend is a folder of kernels/ (its CMakeLists.txt calls pxq_add_backend) whose runtime
+// file registers it with PXQ_BACKEND and whose executor files join the kernel families they
+// cover (family.hpp). Nothing else lists backends. No MPI here.
 #pragma once
 
 #include <string>
@@ -7,41 +9,51 @@
 
 namespace pxq::kernels {
 
-// The backends pxq knows; backend.cpp's registry says what each is and whether this build
-// carries it.
-enum class Backend { openmp, kokkos };
+// A backend is named as on the command line and in records: "openmp", "kokkos".
+using Backend = std::string;
 
 struct BackendInfo {
-  Backend id;
-  const char* name;     // as on the command line and in records
-  const char* runtime;  // what it runs on
+  std::string name;     // as on the command line and in records
+  std::string runtime;  // what it runs on
   std::string version;  // "" when it has none of its own or is not built
   bool available;       // this build carries it
+  std::string enable;   // how to build it in, when it is not ("" when it is)
 };
 
-// Every backend pxq knows, in the registry's order, available or not.
+// What a backend needs started around the kernels (all null: nothing).
+struct BackendRuntime {
+  void (*start)(int threads) = nullptr;
+  void (*stop)() = nullptr;
+  bool (*running)() = nullptr;  // already started (by a test harness, say): then left to its owner
+};
+
+// Registers a built backend at static initialisation (PXQ_BACKEND in its runtime file).
+struct BackendJoin {
+  BackendJoin(BackendInfo info, BackendRuntime runtime);
+};
+
+// Every backend pxq knows (CMake's list of backend folders), in that order, built or not.
 std::vector<BackendInfo> backends();
-// The backends this build carries.
+// The backends this build carries, in the same order.
 std::vector<Backend> available_backends();
 // The names joined by `sep` ("openmp or kokkos").
 std::string backend_names(const char* sep);
 
 // A backend by name; throws std::invalid_argument naming the accepted values.
 Backend parse_backend(const std::string& name);
-const char* backend_name(Backend b);
+inline const char* backend_name(const Backend& b) { return b.c_str(); }
 
-// True when this build carries the backend (Kokkos is optional at configure time).
-bool backend_available(Backend b);
-
-// Version string of the Kokkos this build uses, or "" when built without Kokkos.
-std::string kokkos_version();
+// True when this build carries the backend.
+bool backend_available(const Backend& b);
+// The message for a backend this build lacks: what it is and how to build it in.
+std::string backend_missing(const Backend& b);
 
 // Starts the runtime a backend needs (Kokkos::initialize with `threads` OpenMP threads)
-// for the lifetime of the object; a no-op for the OpenMP backend. std::invalid_argument
+// for the lifetime of the object; a no-op for a backend with none. std::invalid_argument
 // when this build does not carry the backend.
 class ScopedRuntime {
  public:
-  ScopedRuntime(Backend b, int threads);
+  ScopedRuntime(const Backend& b, int threads);
   ~ScopedRuntime();
   ScopedRuntime(const ScopedRuntime&) = delete;
   ScopedRuntime& operator=(const ScopedRuntime&) = delete;
@@ -51,3 +63,6 @@ class ScopedRuntime {
 };
 
 }  // namespace pxq::kernels
+
+// In a backend's runtime file: PXQ_BACKEND(info, runtime);
+#define PXQ_BACKEND(...) static const ::pxq::kernels::BackendJoin pxq_backend_join_(__VA_ARGS__)  // NOLINT

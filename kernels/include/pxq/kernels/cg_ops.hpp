@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "pxq/kernels/backend.hpp"
+#include "pxq/kernels/family.hpp"
 #include "pxq/kernels/sparse.hpp"
 
 namespace pxq::kernels {
@@ -19,6 +20,8 @@ namespace pxq::kernels {
 class CgOps {
  public:
   virtual ~CgOps() = default;
+  // How this executor departs from the variant it was asked for when fused ("": it does not).
+  virtual const char* fused_note() const { return ""; }
 
   // ---- plain sweeps (NAS order) ----
   // y = A x
@@ -57,7 +60,15 @@ class CgOps {
 // The executor for a backend: `threads` threads; `tile` elements per tile for the fused
 // sweeps (0: whole thread ranges). Throws std::invalid_argument for a backend this build
 // lacks.
-std::unique_ptr<CgOps> make_cg_ops(Backend backend, int threads, std::size_t tile);
+struct CgKernels {
+  static constexpr const char* name = "CG";
+};
+// The executors of each backend that runs CG kernels (their files join it: family.hpp).
+using CgFamily = Family<CgKernels, std::unique_ptr<CgOps> (*)(int threads, std::size_t tile)>;
+
+inline std::unique_ptr<CgOps> make_cg_ops(const Backend& backend, int threads, std::size_t tile) {
+  return CgFamily::of(backend)(threads, tile);
+}
 
 // The frozen reference: one thread, plain loops, NAS's order of summation.
 std::unique_ptr<CgOps> make_cg_ops_reference();

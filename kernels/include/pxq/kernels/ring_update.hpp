@@ -7,6 +7,7 @@
 #include <cstddef>
 
 #include "pxq/kernels/backend.hpp"
+#include "pxq/kernels/family.hpp"
 
 namespace pxq::kernels {
 
@@ -67,8 +68,15 @@ void ring_passes_reference(double* x, std::size_t n, const RingParams& p);
 
 // Runs ring_passes on [begin, end) of each of `workers` blocks, one worker per thread of
 // the chosen backend. blocks[w] is worker w's block.
-void ring_passes_workers(Backend backend, double* const* blocks, int workers, std::size_t begin, std::size_t end,
-                         const RingParams& p);
+struct RingKernels {
+  static constexpr const char* name = "ring";
+};
+using RingFamily = Family<RingKernels, void (*)(double* const* blocks, int workers, std::size_t begin, std::size_t end,
+                                                const RingParams&)>;
+inline void ring_passes_workers(const Backend& backend, double* const* blocks, int workers, std::size_t begin,
+                                std::size_t end, const RingParams& p) {
+  RingFamily::of(backend)(blocks, workers, begin, end, p);
+}
 
 // Closed form of m updates: x_m = scale * x_0 + shift.
 struct AffinePower {

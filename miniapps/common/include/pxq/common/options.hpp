@@ -35,7 +35,7 @@ struct Variant {
   std::string mode;  // resolved: flat, hybrid or tiled
   int threads = 1;
   tiling::TilePolicy tile;
-  kernels::Backend backend = kernels::Backend::openmp;
+  kernels::Backend backend = "openmp";
   // Sweeps fused into one pass where the plain code makes several (CG's vector updates with the
   // SpMV, MG's residual with the smoothing, FT's evolve and packing with the FFTs). A choice of
   // its own, recorded: by default it goes with the tile.

@@ -1,12 +1,13 @@
 // OpenMP executor for the FT kernels: the batches of a pass are shared statically among the
 // threads, each with its own batch buffer; copies are shared by rows, evolve by planes.
+#include "pxq/kernels/ft_ops.hpp"
+
 #include <omp.h>
 
 #include <algorithm>
 #include <memory>
 #include <vector>
 
-#include "backend_impls.hpp"
 #include "ft_batch.hpp"
 #include "pxq/kernels/executor.hpp"
 #include "pxq/tiling/chunks.hpp"
@@ -49,15 +50,10 @@ class OpenMpFtOps final : public detail::FtExecutor {
 
 }  // namespace
 
-int ft_batch_lines(std::size_t tile_bytes, int n, bool rows) {
-  if (tile_bytes == 0) return kNasFftBlock;
-  const int lines =
-      tiling::power_of_two_fitting(tile_bytes, [n](int k) { return fft_batch_doubles(n, k) * sizeof(double); });
-  return rows ? std::min(lines, kTransposeLines) : lines;
-}
-
 std::unique_ptr<FtOps> make_ft_ops_openmp(int threads, std::size_t tile_bytes) {
   return std::make_unique<OpenMpFtOps>(threads, tile_bytes);
 }
+
+PXQ_JOIN(FtFamily, "openmp", make_ft_ops_openmp);
 
 }  // namespace pxq::kernels

@@ -3,13 +3,14 @@
 // and the rows of the matrix split the same way. Flat runs are this code with one thread.
 // The fused sweeps walk each thread's range tile by tile: all of a tile's operations are
 // done before the next tile is touched.
+#include "pxq/kernels/cg_ops.hpp"
+
 #include <omp.h>
 
 #include <algorithm>
 #include <memory>
 #include <vector>
 
-#include "backend_impls.hpp"
 #include "cg_body.hpp"
 #include "pxq/tiling/chunks.hpp"
 
@@ -247,5 +248,7 @@ class OpenMpCgOps final : public CgOps {
 std::unique_ptr<CgOps> make_cg_ops_openmp(int threads, std::size_t tile) {
   return std::make_unique<OpenMpCgOps>(threads, tile);
 }
+
+PXQ_JOIN(CgFamily, "openmp", make_cg_ops_openmp);
 
 }  // namespace pxq::kernels

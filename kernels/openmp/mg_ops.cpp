@@ -7,6 +7,8 @@
 // its planes before moving on, so the three input planes a stencil reads stay in cache
 // between consecutive planes (a block of rows of three planes, plus the other streams, is
 // about a tile). Untiled, a block is the whole plane: NAS's order.
+#include "pxq/kernels/mg_ops.hpp"
+
 #include <omp.h>
 
 #include <algorithm>
@@ -14,7 +16,6 @@
 #include <memory>
 #include <vector>
 
-#include "backend_impls.hpp"
 #include "mg_body.hpp"
 #include "pxq/kernels/executor.hpp"
 #include "pxq/tiling/chunks.hpp"
@@ -366,9 +367,6 @@ std::unique_ptr<MgOps> make_mg_ops_openmp(int threads, std::size_t tile_bytes) {
   return std::make_unique<OpenMpMgOps>(threads, tile_bytes);
 }
 
-int rows_per_block(std::size_t tile_bytes, int n1, int streams, int n2_interior) {
-  return tiling::rows_per_tile(tile_bytes, static_cast<std::size_t>(std::max(1, n1)) * sizeof(double), streams,
-                               n2_interior);
-}
+PXQ_JOIN(MgFamily, "openmp", make_mg_ops_openmp);
 
 }  // namespace pxq::kernels

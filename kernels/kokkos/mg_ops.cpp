@@ -4,13 +4,15 @@
 // block of rows by block of rows, each block swept over all planes, so the planes a stencil
 // reads stay in cache (the OpenMP executor's order).
 #include <Kokkos_Core.hpp>
+// The bodies' functions are called inside Kokkos kernels (portable.hpp).
+#define PXQ_INLINE KOKKOS_INLINE_FUNCTION
 #include <algorithm>
 #include <cmath>
 #include <memory>
 
-#include "backend_impls.hpp"
 #include "mg_body.hpp"
 #include "pxq/kernels/executor.hpp"
+#include "pxq/kernels/mg_ops.hpp"
 
 namespace pxq::kernels {
 namespace {
@@ -155,5 +157,7 @@ class KokkosMgOps final : public MgOps, private ExecutorShape {
 std::unique_ptr<MgOps> make_mg_ops_kokkos(int threads, std::size_t tile_bytes) {
   return std::make_unique<KokkosMgOps>(threads, tile_bytes);
 }
+
+PXQ_JOIN(MgFamily, "kokkos", make_mg_ops_kokkos);
 
 }  // namespace pxq::kernels

@@ -3,12 +3,14 @@
 // copies and evolve are flat range policies over rows. The batch itself is the same code as
 // the OpenMP executor's (ft_batch.hpp).
 #include <Kokkos_Core.hpp>
+// The bodies' functions are called inside Kokkos kernels (portable.hpp).
+#define PXQ_INLINE KOKKOS_INLINE_FUNCTION
 #include <algorithm>
 #include <memory>
 
-#include "backend_impls.hpp"
 #include "ft_batch.hpp"
 #include "pxq/kernels/executor.hpp"
+#include "pxq/kernels/ft_ops.hpp"
 
 namespace pxq::kernels {
 namespace {
@@ -55,5 +57,7 @@ class KokkosFtOps final : public detail::FtExecutor {
 std::unique_ptr<FtOps> make_ft_ops_kokkos(int threads, std::size_t tile_bytes) {
   return std::make_unique<KokkosFtOps>(threads, tile_bytes);
 }
+
+PXQ_JOIN(FtFamily, "kokkos", make_ft_ops_kokkos);
 
 }  // namespace pxq::kernels

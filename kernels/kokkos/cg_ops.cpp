@@ -3,12 +3,14 @@
 // at element granularity (one pass doing all the operations), and the column-blocked SpMV
 // runs one parallel loop over the rows per block.
 #include <Kokkos_Core.hpp>
+// The bodies' functions are called inside Kokkos kernels (portable.hpp).
+#define PXQ_INLINE KOKKOS_INLINE_FUNCTION
 #include <algorithm>
 #include <memory>
 #include <vector>
 
-#include "backend_impls.hpp"
 #include "cg_body.hpp"
+#include "pxq/kernels/cg_ops.hpp"
 
 namespace pxq::kernels {
 namespace {
@@ -25,6 +27,9 @@ Policy range(std::size_t n) { return Policy(0, static_cast<std::int64_t>(n)); }
 
 class KokkosCgOps final : public CgOps {
  public:
+  const char* fused_note() const override {
+    return "vector sweeps are fused per element; the tile sets the SpMV column window";
+  }
   void spmv(const CsrMatrix& a, const double* x, double* y) const override {
     const std::int64_t* rp = a.rowptr.data();
     const std::int32_t* col = a.col.data();
@@ -156,6 +161,9 @@ class KokkosCgOps final : public CgOps {
 
 }  // namespace
 
-std::unique_ptr<CgOps> make_cg_ops_kokkos() { return std::make_unique<KokkosCgOps>(); }
+// Kokkos fuses CG's sweeps per element; the tile only sets the SpMV column window (cg.cpp).
+std::unique_ptr<CgOps> make_cg_ops_kokkos(int, std::size_t) { return std::make_unique<KokkosCgOps>(); }
+
+PXQ_JOIN(CgFamily, "kokkos", make_cg_ops_kokkos);
 
 }  // namespace pxq::kernels

@@ -1,5 +1,5 @@
 // OpenMP executor for the ring update: one worker per OpenMP thread.
-#include "backend_impls.hpp"
+#include "pxq/kernels/ring_update.hpp"
 
 namespace pxq::kernels {
 
@@ -12,5 +12,7 @@ void ring_passes_workers_openmp(double* const* blocks, int workers, std::size_t 
 #pragma omp parallel for num_threads(workers) schedule(static, 1)
   for (int w = 0; w < workers; ++w) ring_passes(blocks[w] + begin, end - begin, p);
 }
+
+PXQ_JOIN(RingFamily, "openmp", ring_passes_workers_openmp);
 
 }  // namespace pxq::kernels

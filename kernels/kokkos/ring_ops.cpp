@@ -1,7 +1,7 @@
 // Kokkos executor for the ring update: one worker per thread of Kokkos::OpenMP.
 #include <Kokkos_Core.hpp>
 
-#include "backend_impls.hpp"
+#include "pxq/kernels/ring_update.hpp"
 
 namespace pxq::kernels {
 
@@ -13,5 +13,7 @@ void ring_passes_workers_kokkos(double* const* blocks, int workers, std::size_t 
                        [=](const int w) { ring_passes(blocks[w] + begin, n, p); });
   Kokkos::fence();
 }
+
+PXQ_JOIN(RingFamily, "kokkos", ring_passes_workers_kokkos);
 
 }  // namespace pxq::kernels

@@ -1,0 +1,128 @@
+"""A new host backend costs the files its folder holds: in a scratch copy of the checkout, a
+backend `dummy` is added as kernels/dummy/ (OpenMP's executors under another name) and nothing
+else is edited; the copy's build must then list it in the registry for every kernel family,
+run its kernel tests and a verified CG on it, and give it CTests. Then the backend drops its MG
+file: MG on it is refused as bad input (exit 2, naming the backends that run MG) and CTest
+stops listing MG runs on it, while CG still runs.
+
+usage: check_new_backend.py SOURCE WORKDIR MPIRUN"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+MAX_FILES = 8  # docs/ARCHITECTURE.md: a host backend in at most 8 files
+
+
+def fail(msg: str) -> None:
+    print(f"check_new_backend: FAIL: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def run(argv: list, cwd: Path, ok: tuple[int, ...] = (0,), timeout: float = 1500) -> subprocess.CompletedProcess:
+    out = subprocess.run([str(a) for a in argv], cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    if out.returncode not in ok:
+        fail(f"{' '.join(map(str, argv))} exited {out.returncode}:\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}")
+    return out
+
+
+def copy_checkout(source: Path, dest: Path) -> None:
+    files = run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], source).stdout.split("\0")
+    for name in filter(None, files):
+        src = source / name
+        if src.is_file() and not src.is_symlink():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / name)
+        elif src.is_symlink():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            os.symlink(os.readlink(src), dest / name)
+
+
+def add_dummy(src: Path) -> list[Path]:
+    """kernels/dummy/ from kernels/openmp/, renamed; the files added."""
+    added = []
+    for f in sorted((src / "kernels" / "openmp").iterdir()):
+        text = (
+            f.read_text().replace('"openmp"', '"dummy"').replace("_openmp(", "_dummy(").replace("_openmp,", "_dummy,")
+        )
+        text = text.replace("_openmp)", "_dummy)").replace("pxq_add_backend(openmp", "pxq_add_backend(dummy")
+        text = text.replace('RUNTIME "OpenMP (libgomp)"', 'RUNTIME "a dummy (OpenMP underneath)"')
+        out = src / "kernels" / "dummy" / f.name
+        out.parent.mkdir(exist_ok=True)
+        out.write_text(text)
+        added.append(out)
+    return added
+
+
+def main() -> None:
+    source, work, mpirun = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+    shutil.rmtree(work, ignore_errors=True)
+    src, build = work / "src", work / "build"
+    src.mkdir(parents=True)
+    copy_checkout(source, src)
+    added = add_dummy(src)
+    if len(added) > MAX_FILES:
+        fail(f"a backend took {len(added)} files: {[str(a.relative_to(src)) for a in added]}")
+    print(f"check_new_backend: the backend is {len(added)} files: {', '.join(a.name for a in added)}")
+
+    run(
+        [
+            "cmake",
+            "-S",
+            src,
+            "-B",
+            build,
+            "-G",
+            "Ninja",
+            "-DCMAKE_BUILD_TYPE=Release",
+            "-DPXQ_ENABLE_KOKKOS=OFF",
+            "-DPXQ_ENABLE_BENCHMARKS=OFF",
+        ],
+        work,
+    )
+    run(["cmake", "--build", build, "--target", "pxq-envinfo", "pxq-unit-tests", "pxq-cg", "pxq-mg"], work)
+    reg = run([build / "bin/pxq-envinfo", "registry"], work).stdout
+    if not re.search(r'"available": true,\s*"enable": "",\s*"name": "dummy"', reg):
+        fail(f"the registry does not list dummy as available:\n{reg}")
+    families = re.findall(r'\{\s*"backends": \[([^\]]*)\],\s*"name": "(\w+)"', reg)
+    missing = [name for who, name in families if '"dummy"' not in who]
+    if len(families) < 4 or missing:
+        fail(f"dummy does not run every kernel family: {missing or families}")
+
+    tests = run([build / "bin/pxq-unit-tests", "--gtest_filter=*dummy*", "--gtest_brief=1"], work).stdout
+    ran = re.search(r"(\d+) tests? from", tests)
+    if not ran or int(ran.group(1)) < 3:
+        fail(f"the kernel tests did not run the new backend:\n{tests[-2000:]}")
+    cg = run(
+        [mpirun, "-np", "1", build / "bin/pxq-cg", "--class", "S", "--backend", "dummy", "--mode", "tiled", "--quiet"],
+        work,
+    ).stdout
+    if "Verification    = SUCCESSFUL" not in cg:
+        fail(f"CG on dummy did not verify:\n{cg[-2000:]}")
+    listed = run(["ctest", "-N", "-R", r"\.dummy"], build).stdout
+    if "mpi.cg.S.dummy.np1" not in listed or "mpi.mg.S.dummy.np1" not in listed:
+        fail(f"CTest has no runs on dummy:\n{listed[-2000:]}")
+
+    # A backend may cover a subset: without its MG file, MG on it is bad input.
+    (src / "kernels/dummy/mg_ops.cpp").unlink()
+    cmake = src / "kernels/dummy/CMakeLists.txt"
+    cmake.write_text(cmake.read_text().replace(" mg_ops.cpp", ""))
+    run(["cmake", "--build", build, "--target", "pxq-envinfo", "pxq-cg", "pxq-mg"], work)
+    mg = run([mpirun, "-np", "1", build / "bin/pxq-mg", "--class", "S", "--backend", "dummy"], work, ok=(2,))
+    if "does not run MG kernels" not in mg.stdout + mg.stderr or "--backend openmp" not in mg.stdout + mg.stderr:
+        fail(f"MG on a backend without MG kernels: not the bad-input message:\n{mg.stdout[-1500:]}{mg.stderr[-1500:]}")
+    run([mpirun, "-np", "1", build / "bin/pxq-cg", "--class", "S", "--backend", "dummy", "--quiet"], work)
+    listed = run(["ctest", "-N", "-R", r"\.dummy"], build).stdout
+    if "mpi.mg.S.dummy" in listed or "mpi.cg.S.dummy.np1" not in listed:
+        fail(f"CTest's runs on dummy do not follow its files:\n{listed[-2000:]}")
+    shutil.rmtree(work, ignore_errors=True)
+    print("check_new_backend: PASS (added in", len(added), "files; a subset refused as bad input)")
+
+
+if __name__ == "__main__":
+    main()
