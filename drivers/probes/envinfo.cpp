@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -59,7 +60,13 @@ int print_registry() {
                     {"bench_kernels", kernels},
                     {"headline", a.headline},
                     {"unit", a.unit},
-                    {"what", a.what}});
+                    {"what", a.what},
+                    {"choices", nlohmann::json::array()}});
+  }
+  for (const auto& c : pxq::common::app_choices()) {
+    auto& app = *std::find_if(apps.begin(), apps.end(), [&](const nlohmann::json& a) { return a["name"] == c.app; });
+    const auto values = pxq::common::choice_values(c.app, c.option);
+    app["choices"].push_back({{"name", c.option}, {"values", values}, {"default", values.front()}, {"what", c.what}});
   }
   for (const auto& b : pxq::kernels::backends())
     backends.push_back({{"name", b.name},

@@ -222,10 +222,7 @@ bool symmetric_matrix(const CgOptions& o, const MpiWorld& w, const common::Varia
 
 void add_cg_options(CLI::App& app, CgOptions& o) {
   app.add_option("--class", o.cls, "NAS problem class: S, W, A, B or C");
-  app.add_option("--matrix", o.matrix,
-                 "How the matrix is stored: csr (every entry, as NAS) or sym (the upper triangle, each entry applied "
-                 "to its row and its mirror; one rank, untiled)")
-      ->check(CLI::IsMember({"csr", "sym"}));
+  common::add_app_choice(app, o.matrix, "cg", "matrix");
   app.add_flag("--quiet", o.quiet, "No per-iteration lines");
 }
 

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "pxq/common/apps.hpp"
+
 namespace pxq::common {
 
 void add_common_options(CLI::App& app, CommonOptions& o) {
@@ -74,6 +76,15 @@ Variant resolve_variant(const CommonOptions& o) {
   v.mode = mode_of(threads, v.tile.kind != tiling::TilePolicy::Kind::off);
   v.fused = o.fuse == "on" || (o.fuse == "auto" && v.tile.kind != tiling::TilePolicy::Kind::off);
   return v;
+}
+
+void add_app_choice(CLI::App& cli, std::string& target, const std::string& app, const std::string& option) {
+  const auto values = choice_values(app, option);
+  target = values.front();
+  std::string what;
+  for (const auto& c : app_choices())
+    if (app == c.app && option == c.option) what = c.what;
+  cli.add_option("--" + option, target, what)->check(CLI::IsMember(values));
 }
 
 }  // namespace pxq::common

@@ -128,8 +128,7 @@ void add_ft_options(CLI::App& app, FtOptions& o) {
   app.add_option("--class", o.cls, "NAS problem class: S, W, A, B or C");
   app.add_option("--decomp", o.decomp,
                  "1d (slabs), 2d (pencils) or auto (NAS's choice: 1d up to nz processes, else 2d)");
-  app.add_option("--fft", o.fft, "Who computes the 1-D FFTs: pxq (pxq's own Stockham FFT) or fftw (FFTW)")
-      ->check(CLI::IsMember({"pxq", "fftw"}));
+  common::add_app_choice(app, o.fft, "ft", "fft");
   app.add_flag("--quiet", o.quiet, "No per-iteration lines and no per-step table");
 }
 

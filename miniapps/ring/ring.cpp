@@ -107,10 +107,7 @@ void add_ring_options(CLI::App& app, RingOptions& o) {
       ->check(CLI::Range(1, 1 << 20));
   app.add_option("--iterations", o.iterations, "Timed iterations")->check(CLI::Range(1, 1 << 24));
   app.add_option("--warmup", o.warmup, "Untimed iterations before timing")->check(CLI::Range(0, 1 << 20));
-  app.add_option("--exchange", o.exchange,
-                 "Hand-over between ranks: p2p (messages, tile by tile) or shm (blocks in one MPI-3 shared-memory "
-                 "window, read in place; one node)")
-      ->check(CLI::IsMember({"p2p", "shm"}));
+  common::add_app_choice(app, o.exchange, "ring", "exchange");
 }
 
 namespace {

@@ -114,3 +114,38 @@ def test_validate_names_what_the_records_door_refuses(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "r.jsonl:2" in out and "not UTF-8" in out
     assert "r.jsonl:3" in out and "nested deeper than 32" in out and "1 run (version 2); 2 invalid" in out
+
+
+def _with_registry(monkeypatch, tmp_path, edit):
+    """The driver's schemas and labels over a registry whose apps' choices `edit` changed."""
+    reg = json.loads(schemas.REGISTRY_SNAPSHOT.read_text())
+    edit(reg)
+    path = tmp_path / "registry.json"
+    path.write_text(json.dumps(reg))
+    monkeypatch.setattr(schemas, "REGISTRY_SNAPSHOT", path)
+    for cached in (schemas._loaded, schemas._validators, schemas._fast):
+        cached.cache_clear()
+
+
+def test_the_apps_choices_give_the_schema_its_enums_and_the_report_its_labels(monkeypatch, tmp_path):
+    from pxq.analysis import report
+
+    rec = json.loads((Path(__file__).parent / "data" / "run-record.json").read_text())
+    assert rec["app"] == "ring"
+    mirror = copy.deepcopy(rec)
+    mirror["variant"]["exchange"] = "mirror"
+    assert messages(mirror) and not messages(rec)  # not a value of the registry's
+
+    def add_mirror(reg):
+        ring = next(a for a in reg["apps"] if a["name"] == "ring")
+        next(c for c in ring["choices"] if c["name"] == "exchange")["values"].append("mirror")
+
+    try:
+        _with_registry(monkeypatch, tmp_path, add_mirror)
+        assert not messages(mirror)  # the schema follows the registry
+        modes = sorted(r.mode for r in report.summarize([mirror, rec]))
+        assert len(modes) == 2 and modes[1] == modes[0] + "+mirror"  # the report labels it
+    finally:
+        monkeypatch.undo()
+        for cached in (schemas._loaded, schemas._validators, schemas._fast):
+            cached.cache_clear()

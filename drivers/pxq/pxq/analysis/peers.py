@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pxq.core import registry
 from pxq.core.errors import InputError
 from pxq.core.layout import Layout
 
 NAS_MODE = "nas"  # the report's mode for an imported NAS run
-NAS_APPS = ("cg", "mg", "ft")  # the NAS benchmarks pxq has a proxy of
 _NAS_DONE = re.compile(r"^\s*(\w+) Benchmark Completed\.?\s*$", re.M)
 _NAS_FIELD = re.compile(r"^\s*([A-Za-z][A-Za-z/ ]*?)\s*=\s*(.*?)\s*$")
 _OSU_TITLE = re.compile(r"^#\s*OSU MPI(?:-\w+)? (.+?) Test(?: v(\S+))?\s*$", re.M)
@@ -113,9 +113,10 @@ def parse_nas(path: Path, text: str) -> Peer:
     m = _NAS_DONE.search(text)
     assert m is not None
     name = m.group(1).lower()
-    if name not in NAS_APPS:
+    if name not in registry.nas_apps():  # the NAS benchmarks pxq has a proxy of
         raise InputError(
-            f"{path}: NAS {name.upper()} has no pxq proxy: import NAS {', '.join(a.upper() for a in NAS_APPS)} runs"
+            f"{path}: NAS {name.upper()} has no pxq proxy: import NAS "
+            f"{', '.join(a.upper() for a in registry.nas_apps())} runs"
         )
     fields = _nas_fields(text, m.start())
     cls = fields.get("Class", "").strip()

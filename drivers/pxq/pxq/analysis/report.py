@@ -17,6 +17,7 @@ from rich.table import Table
 
 from pxq import figures
 from pxq.analysis.peers import NAS_MODE
+from pxq.core import schemas
 from pxq.core.escape import csv_cell, md, term
 from pxq.core.layout import Layout, format_bytes
 from pxq.core.records import FAILED_STATUSES
@@ -159,7 +160,6 @@ DISTINGUISH = ("placement_summary.requested", "context.host", "context.mpi_libra
 # An app's own variant choices, shown in the mode when not the default ("flat+fftw",
 # "tiled+shm", "hybrid+sym") so runs that differ in them are never pooled: FT's FFT engine
 # (--fft), the ring's hand-over between ranks (--exchange) and CG's matrix storage (--matrix).
-APP_CHOICES = (("fft", "pxq"), ("exchange", "p2p"), ("matrix", "csr"))
 
 
 def split_fields(recs: Iterable[dict[str, Any]], group_by: Sequence[str] = ()) -> list[str]:
@@ -186,8 +186,8 @@ def summarize(recs: Iterable[dict[str, Any]], group_by: Sequence[str] = ()) -> l
         mode = v["mode"]
         if "fused" in v and v["fused"] != (tile != "off"):  # fusion chosen apart from the tile
             mode += "+fused" if v["fused"] else " unfused"
-        for choice, default in APP_CHOICES:
-            if v.get(choice, default) != default:
+        for choice, c in schemas.app_choices().items():  # an app's own choice, when not its default
+            if v.get(choice, c["default"]) != c["default"]:
                 mode += f"+{v[choice]}"
         simulated = bool((rec.get("counters") or {}).get("simulated"))
         if simulated:  # times under the simulator are not the variant's speed: never pooled with native runs

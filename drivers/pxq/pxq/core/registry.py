@@ -73,6 +73,11 @@ def app(name: str) -> dict[str, Any]:
     raise InputError(f"unknown app '{name}': pxq has {', '.join(apps())}")
 
 
+def nas_apps() -> tuple[str, ...]:
+    """The NAS proxies: the apps with NAS problem classes, in the registry's order."""
+    return tuple(a["name"] for a in registry()["apps"] if a["classes"])
+
+
 def classes(name: str) -> tuple[str, ...]:
     return tuple(app(name)["classes"])
 

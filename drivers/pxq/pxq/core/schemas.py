@@ -18,6 +18,9 @@ from typing import Any
 # schemas/ in the checkout, reached through the package's data/schemas link so that an
 # installed driver (pip install .) carries them too.
 SCHEMA_DIR = Path(__file__).resolve().parents[1] / "data" / "schemas"
+# The app registry as the binaries export it (core/registry.py keeps this copy equal to them):
+# the apps' own choices give variant.<option> its values.
+REGISTRY_SNAPSHOT = Path(__file__).resolve().parents[1] / "data" / "registry.json"
 VERSION = 2
 KINDS = ("run", "probe", "profile", "tile-profile", "study")
 
@@ -43,12 +46,29 @@ def kind_of(rec: dict[str, Any]) -> str | None:
     return kind_for_app(rec["app"])
 
 
+def app_choices() -> dict[str, dict[str, Any]]:
+    """Every app's own choice by option name ({"exchange": {"app": "ring", "values": [...],
+    "default": "p2p", "what": ...}}), from the registry (miniapps/apps.def)."""
+    reg = json.loads(REGISTRY_SNAPSHOT.read_text())
+    return {c["name"]: dict(c, app=a["name"]) for a in reg["apps"] for c in a.get("choices", [])}
+
+
+@cache
+def _loaded() -> dict[str, Any]:
+    """The schemas by kind, with the apps' choices as variant properties of the registry's values."""
+    loaded = {p.name.removesuffix(".schema.json"): json.loads(p.read_text()) for p in SCHEMA_DIR.glob("*.schema.json")}
+    variant = loaded["common"]["$defs"]["variant"]["properties"]
+    for name, c in app_choices().items():
+        variant[name] = {"enum": c["values"], "description": f"{c['app']}: {c['what']} (--{name})"}
+    return loaded
+
+
 @cache
 def _validators() -> dict[str, Any]:
     import jsonschema
     from referencing import Registry, Resource
 
-    loaded = {p.name.removesuffix(".schema.json"): json.loads(p.read_text()) for p in SCHEMA_DIR.glob("*.schema.json")}
+    loaded = _loaded()
     registry = Registry().with_resources((s["$id"], Resource.from_contents(s)) for s in loaded.values())
     out = {}
     for kind in KINDS:
@@ -81,8 +101,7 @@ def _fast() -> dict[str, Any]:
     record it refuses goes to jsonschema, which names every problem."""
     import fastjsonschema
 
-    loaded = [json.loads(p.read_text()) for p in SCHEMA_DIR.glob("*.schema.json")]
-    by_id = {s["$id"]: s for s in loaded}
+    by_id = {s["$id"]: s for s in _loaded().values()}
     out = {}
     for kind in KINDS:
         doc = by_id[f"urn:pxq:schema:{kind}:{VERSION}"]

@@ -11,7 +11,7 @@ from typing import Any
 from pxq import figures
 from pxq.analysis import allocation, msgdist
 from pxq.analysis.findings import Comparison
-from pxq.core import plugins, records
+from pxq.core import plugins, records, registry
 from pxq.experiments import runner
 from pxq.experiments.studykit import Context, Outcome, profile_app
 from pxq.machine import envinfo
@@ -29,7 +29,7 @@ def add(p: argparse.ArgumentParser) -> None:
 def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
     model = msgdist.parse_model(opts["model"])
     allocation.check_ranks(opts["ranks"], model)
-    apps = [ctx.app] if ctx.app else ["cg", "mg", "ft"]
+    apps = [ctx.app] if ctx.app else list(registry.nas_apps())
     rows: list[dict[str, Any]] = []
     found, recs, comparison = [], [], []
     for app in apps:

@@ -12,7 +12,7 @@ from typing import Any
 from pxq import figures
 from pxq.analysis import findings, msgdist
 from pxq.analysis.findings import Comparison, Finding
-from pxq.core import plugins, records
+from pxq.core import plugins, records, registry
 from pxq.core.errors import InputError
 from pxq.experiments import runner
 from pxq.experiments.studykit import Context, Outcome, profile_app
@@ -71,7 +71,7 @@ def _app_finding(app: str, here: dict[str, Any], paper: dict[str, Any]) -> list[
 
 
 def _summary(rows: list[dict[str, Any]], even: list[float]) -> list[Finding]:
-    mine = [r for r in rows if r["app"] in ("cg", "mg", "ft")]
+    mine = [r for r in rows if r["app"] in registry.nas_apps()]
     out = [findings.untestable(f"{SECTION}/on_node/other_nas", "pxq has no IS, BT, SP or LU proxy")]
     if len(mine) < 3:
         out.append(findings.untestable(f"{SECTION}/on_node/pxq_apps", "needs the profiles of CG, MG and FT"))
@@ -154,7 +154,7 @@ def plot(rec: dict[str, Any], path: Path) -> Path:
 
 
 def defaults(quick: bool) -> dict[str, Any]:
-    return {"model": "4x2x2", "apps": "cg,mg,ft", "cls": "S" if quick else "B", "profiles": None}
+    return {"model": "4x2x2", "apps": ",".join(registry.nas_apps()), "cls": "S" if quick else "B", "profiles": None}
 
 
 PLUGIN = plugins.Study(

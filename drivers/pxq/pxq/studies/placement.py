@@ -12,7 +12,7 @@ from typing import Any
 from pxq import figures
 from pxq.analysis import allocation, findings, msgdist, placement
 from pxq.analysis.findings import Comparison, Finding
-from pxq.core import bounds, plugins
+from pxq.core import bounds, plugins, registry
 from pxq.core.errors import InputError
 from pxq.core.layout import format_volume, parse_layout
 from pxq.experiments import runner
@@ -186,7 +186,7 @@ def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
             f"--ranks {model.slots} or a model with {opts['ranks']} cores"
         )
     bounds.repeat(opts["repeat"])
-    apps = [ctx.app] if ctx.app else ["cg", "mg", "ft"]
+    apps = [ctx.app] if ctx.app else list(registry.nas_apps())
     rows: list[dict[str, Any]] = []
     comparison, found, recs, planned = [], [], [], 0
     for app in apps:

@@ -10,7 +10,7 @@ from typing import Any
 from pxq import figures
 from pxq.analysis import findings, plausible
 from pxq.analysis.findings import Comparison, Finding
-from pxq.core import plugins
+from pxq.core import plugins, registry
 from pxq.core.layout import parse_layout
 from pxq.experiments import runner
 from pxq.experiments.studykit import Context, Outcome, exit_code, group, layout_text, measure
@@ -191,7 +191,12 @@ def plot(rec: dict[str, Any], path: Path) -> Path:
 
 
 def defaults(quick: bool) -> dict[str, Any]:
-    return {"apps": "cg,mg,ft", "cls": "A" if quick else "B", "max_ranks": None, "repeat": 5 if quick else 7}
+    return {
+        "apps": ",".join(registry.nas_apps()),
+        "cls": "A" if quick else "B",
+        "max_ranks": None,
+        "repeat": 5 if quick else 7,
+    }
 
 
 PLUGIN = plugins.Study(

@@ -11,7 +11,7 @@ from typing import Any
 from pxq import figures
 from pxq.analysis import findings
 from pxq.analysis.findings import Comparison, Finding
-from pxq.core import plugins
+from pxq.core import plugins, registry
 from pxq.core.errors import InputError
 from pxq.core.layout import parse_layout
 from pxq.experiments import runner
@@ -207,7 +207,12 @@ def plot(rec: dict[str, Any], path: Path) -> Path:
 
 
 def defaults(quick: bool) -> dict[str, Any]:
-    return {"ranks": None, "apps": "cg,mg,ft", "cls": "A" if quick else "B", "repeat": 5 if quick else 7}
+    return {
+        "ranks": None,
+        "apps": ",".join(registry.nas_apps()),
+        "cls": "A" if quick else "B",
+        "repeat": 5 if quick else 7,
+    }
 
 
 PLUGIN = plugins.Study(

@@ -23,10 +23,51 @@ inline const std::vector<AppInfo>& apps() {
   static const std::vector<AppInfo> list = {
 #define PXQ_APP(name, classes, tile, share, bench, headline, unit, what) \
   {#name, classes, tile, share, bench, headline, unit, what},
+#define PXQ_APP_CHOICE(app, option, values, what)
 #include "../../../../apps.def"
 #undef PXQ_APP
+#undef PXQ_APP_CHOICE
   };
   return list;
+}
+
+// An app's own choice (PXQ_APP_CHOICE in apps.def).
+struct AppChoice {
+  const char* app;
+  const char* option;  // --option, and variant.<option> in the record
+  const char* values;  // space-separated, the default first
+  const char* what;    // the option's help
+};
+
+inline const std::vector<AppChoice>& app_choices() {
+  static const std::vector<AppChoice> list = {
+#define PXQ_APP(name, classes, tile, share, bench, headline, unit, what)
+#define PXQ_APP_CHOICE(app, option, values, what) {#app, #option, values, what},
+#include "../../../../apps.def"
+#undef PXQ_APP
+#undef PXQ_APP_CHOICE
+  };
+  return list;
+}
+
+// The values of one of an app's choices, the default first (std::invalid_argument if it has none).
+inline std::vector<std::string> choice_values(const std::string& app, const std::string& option) {
+  for (const auto& c : app_choices())
+    if (app == c.app && option == c.option) {
+      std::vector<std::string> out;
+      std::string word;
+      for (const char* p = c.values;; ++p) {
+        if (*p == ' ' || *p == '\0') {
+          if (!word.empty()) out.push_back(word);
+          word.clear();
+          if (*p == '\0') break;
+        } else {
+          word += *p;
+        }
+      }
+      return out;
+    }
+  throw std::invalid_argument("app '" + app + "' has no choice --" + option);
 }
 
 inline const AppInfo& app_info(const std::string& name) {

@@ -30,6 +30,9 @@ struct CommonOptions {
 };
 
 void add_common_options(CLI::App& app, CommonOptions& o);
+// --option for one of an app's own choices (apps.def's PXQ_APP_CHOICE): its help, its values
+// checked, `target` set to the default.
+void add_app_choice(CLI::App& cli, std::string& target, const std::string& app, const std::string& option);
 
 struct Variant {
   std::string mode;  // resolved: flat, hybrid or tiled

@@ -1,11 +1,18 @@
-"""A new host backend costs the files its folder holds: in a scratch copy of the checkout, a
+"""The registries are the one place a backend or an app's choice is declared, checked in a
+scratch copy of the checkout.
+
+A new host backend costs the files its folder holds: in a scratch copy of the checkout, a
 backend `dummy` is added as kernels/dummy/ (OpenMP's executors under another name) and nothing
 else is edited; the copy's build must then list it in the registry for every kernel family,
 run its kernel tests and a verified CG on it, and give it CTests. Then the backend drops its MG
 file: MG on it is refused as bad input (exit 2, naming the backends that run MG) and CTest
 stops listing MG runs on it, while CG still runs.
 
-usage: check_new_backend.py SOURCE WORKDIR MPIRUN"""
+An app's own choice is one line of miniapps/apps.def: a value added there reaches the app's
+--help and checks, pxq-envinfo's registry, and (once the driver's copy of the registry is
+rewritten from the binaries) the schema the records' door checks.
+
+usage: check_registries.py SOURCE WORKDIR MPIRUN"""
 
 from __future__ import annotations
 
@@ -20,7 +27,7 @@ MAX_FILES = 8  # docs/ARCHITECTURE.md: a host backend in at most 8 files
 
 
 def fail(msg: str) -> None:
-    print(f"check_new_backend: FAIL: {msg}", file=sys.stderr)
+    print(f"check_registries: FAIL: {msg}", file=sys.stderr)
     sys.exit(1)
 
 
@@ -59,6 +66,26 @@ def add_dummy(src: Path) -> list[Path]:
     return added
 
 
+def check_choice(src: Path, build: Path, work: Path) -> None:
+    """The value added to apps.def reaches the app, the registry and the driver's schema."""
+    if "{p2p,shm,mirror}" not in run([build / "bin/pxq-ring", "--help"], work).stdout:
+        fail("pxq-ring --help does not offer the exchange apps.def declares")
+    if '"mirror"' not in run([build / "bin/pxq-envinfo", "registry"], work).stdout:
+        fail("pxq-envinfo registry does not export the exchange apps.def declares")
+    env = dict(os.environ, PYTHONPATH=str(src / "drivers/pxq"), PXQ_BUILD_DIR=str(build))
+    driver = [sys.executable, "-c"]
+    code = (
+        "import json, sys; from pxq.core import schemas; "
+        f"rec = json.load(open({str(src / 'tests/python/data/run-record.json')!r})); "
+        "rec['variant']['exchange'] = 'mirror'; sys.exit(1 if schemas.problems(rec, 'x') else 0)"
+    )
+    if subprocess.run([*driver, code], cwd=work, env=env).returncode == 0:
+        fail("the driver's schema took exchange 'mirror' before its registry copy was rewritten")
+    subprocess.run([sys.executable, "-m", "pxq.core.registry"], cwd=work, env=env, check=True, capture_output=True)
+    if subprocess.run([*driver, code], cwd=work, env=env).returncode != 0:
+        fail("the driver's schema refuses exchange 'mirror' after its registry copy was rewritten")
+
+
 def main() -> None:
     source, work, mpirun = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
     shutil.rmtree(work, ignore_errors=True)
@@ -68,7 +95,13 @@ def main() -> None:
     added = add_dummy(src)
     if len(added) > MAX_FILES:
         fail(f"a backend took {len(added)} files: {[str(a.relative_to(src)) for a in added]}")
-    print(f"check_new_backend: the backend is {len(added)} files: {', '.join(a.name for a in added)}")
+    apps_def = src / "miniapps/apps.def"
+    apps_def.write_text(
+        apps_def.read_text().replace(
+            'PXQ_APP_CHOICE(ring, exchange, "p2p shm"', 'PXQ_APP_CHOICE(ring, exchange, "p2p shm mirror"'
+        )
+    )
+    print(f"check_registries: the backend is {len(added)} files: {', '.join(a.name for a in added)}")
 
     run(
         [
@@ -85,7 +118,8 @@ def main() -> None:
         ],
         work,
     )
-    run(["cmake", "--build", build, "--target", "pxq-envinfo", "pxq-unit-tests", "pxq-cg", "pxq-mg"], work)
+    run(["cmake", "--build", build, "--target", "pxq-envinfo", "pxq-unit-tests", "pxq-cg", "pxq-mg", "pxq-ring"], work)
+    check_choice(src, build, work)
     reg = run([build / "bin/pxq-envinfo", "registry"], work).stdout
     if not re.search(r'"available": true,\s*"enable": "",\s*"name": "dummy"', reg):
         fail(f"the registry does not list dummy as available:\n{reg}")
@@ -121,7 +155,7 @@ def main() -> None:
     if "mpi.mg.S.dummy" in listed or "mpi.cg.S.dummy.np1" not in listed:
         fail(f"CTest's runs on dummy do not follow its files:\n{listed[-2000:]}")
     shutil.rmtree(work, ignore_errors=True)
-    print("check_new_backend: PASS (added in", len(added), "files; a subset refused as bad input)")
+    print("check_registries: PASS (added in", len(added), "files; a subset refused as bad input)")
 
 
 if __name__ == "__main__":
