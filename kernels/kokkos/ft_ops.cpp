@@ -2,15 +2,14 @@
 // with one batch per team (team size 1) and the batch buffer in the team's scratch memory;
 // copies and evolve are flat range policies over rows. The batch itself is the same code as
 // the OpenMP executor's (ft_batch.hpp).
+#include "pxq/kernels/ft_ops.hpp"
+
 #include <Kokkos_Core.hpp>
-// The bodies' functions are called inside Kokkos kernels (portable.hpp).
-#define PXQ_INLINE KOKKOS_INLINE_FUNCTION
 #include <algorithm>
 #include <memory>
 
 #include "ft_batch.hpp"
 #include "pxq/kernels/executor.hpp"
-#include "pxq/kernels/ft_ops.hpp"
 
 namespace pxq::kernels {
 namespace {
@@ -54,10 +53,6 @@ class KokkosFtOps final : public detail::FtExecutor {
 
 }  // namespace
 
-std::unique_ptr<FtOps> make_ft_ops_kokkos(int threads, std::size_t tile_bytes) {
-  return std::make_unique<KokkosFtOps>(threads, tile_bytes);
-}
-
-PXQ_JOIN(FtFamily, "kokkos", make_ft_ops_kokkos);
+PXQ_JOIN(FtFamily, "kokkos", (construct<FtOps, KokkosFtOps>));
 
 }  // namespace pxq::kernels

@@ -154,10 +154,6 @@ class KokkosMgOps final : public MgOps, private ExecutorShape {
 
 }  // namespace
 
-std::unique_ptr<MgOps> make_mg_ops_kokkos(int threads, std::size_t tile_bytes) {
-  return std::make_unique<KokkosMgOps>(threads, tile_bytes);
-}
-
-PXQ_JOIN(MgFamily, "kokkos", make_mg_ops_kokkos);
+PXQ_JOIN(MgFamily, "kokkos", (construct<MgOps, KokkosMgOps>));
 
 }  // namespace pxq::kernels

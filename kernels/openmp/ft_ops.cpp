@@ -50,10 +50,6 @@ class OpenMpFtOps final : public detail::FtExecutor {
 
 }  // namespace
 
-std::unique_ptr<FtOps> make_ft_ops_openmp(int threads, std::size_t tile_bytes) {
-  return std::make_unique<OpenMpFtOps>(threads, tile_bytes);
-}
-
-PXQ_JOIN(FtFamily, "openmp", make_ft_ops_openmp);
+PXQ_JOIN(FtFamily, "openmp", (construct<FtOps, OpenMpFtOps>));
 
 }  // namespace pxq::kernels

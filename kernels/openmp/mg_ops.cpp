@@ -363,10 +363,6 @@ class OpenMpMgOps final : public MgOps, private ExecutorShape {
 
 }  // namespace
 
-std::unique_ptr<MgOps> make_mg_ops_openmp(int threads, std::size_t tile_bytes) {
-  return std::make_unique<OpenMpMgOps>(threads, tile_bytes);
-}
-
-PXQ_JOIN(MgFamily, "openmp", make_mg_ops_openmp);
+PXQ_JOIN(MgFamily, "openmp", (construct<MgOps, OpenMpMgOps>));
 
 }  // namespace pxq::kernels

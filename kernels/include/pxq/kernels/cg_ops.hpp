@@ -60,11 +60,9 @@ class CgOps {
 // The executor for a backend: `threads` threads; `tile` elements per tile for the fused
 // sweeps (0: whole thread ranges). Throws std::invalid_argument for a backend this build
 // lacks.
-struct CgKernels {
-  static constexpr const char* name = "CG";
-};
+inline constexpr char kCgFamily[] = "CG";
 // The executors of each backend that runs CG kernels (their files join it: family.hpp).
-using CgFamily = Family<CgKernels, std::unique_ptr<CgOps> (*)(int threads, std::size_t tile)>;
+using CgFamily = Family<kCgFamily, std::unique_ptr<CgOps> (*)(int threads, std::size_t tile)>;
 
 inline std::unique_ptr<CgOps> make_cg_ops(const Backend& backend, int threads, std::size_t tile) {
   return CgFamily::of(backend)(threads, tile);

@@ -5,6 +5,8 @@
 // cover a subset, and asking a family for a backend that did not join it is bad input.
 #pragma once
 
+#include <cstddef>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -14,17 +16,17 @@
 
 namespace pxq::kernels {
 
-// Tag: a type with `static constexpr const char* name` ("CG"), naming the family in messages.
+// Name: the family's name in messages ("CG"), an inline constexpr char array.
 // Notes a family the first time a backend joins it (backend.cpp keeps the list).
 void note_family(const char* name, std::vector<std::string> (*backends)());
 
-template <class Tag, class Factory>
+template <const char* Name, class Factory>
 class Family {
  public:
   struct Join {
     Join(const char* backend, Factory make) {
       members().emplace_back(backend, make);
-      note_family(Tag::name, &Family::backends);
+      note_family(Name, &Family::backends);
     }
   };
 
@@ -35,8 +37,7 @@ class Family {
       if (m.first == backend) return m.second;
     std::string covered;
     for (const auto& m : members()) covered += (covered.empty() ? "" : " or ") + m.first;
-    throw std::invalid_argument("the " + backend + " backend does not run " + Tag::name +
-                                " kernels in this build: use " +
+    throw std::invalid_argument("the " + backend + " backend does not run " + Name + " kernels in this build: use " +
                                 (covered.empty() ? std::string("another build") : "--backend " + covered));
   }
 
@@ -53,6 +54,13 @@ class Family {
     return m;
   }
 };
+
+// The factory of an executor class constructed from (threads, tile): PXQ_JOIN(MgFamily, "openmp",
+// (construct<MgOps, OpenMpMgOps>)).
+template <class Base, class Ops>
+std::unique_ptr<Base> construct(int threads, std::size_t tile) {
+  return std::make_unique<Ops>(threads, tile);
+}
 
 // A family the registry can list: its name and the backends that joined it.
 struct FamilyInfo {

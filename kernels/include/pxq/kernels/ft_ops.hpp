@@ -91,11 +91,9 @@ int ft_batch_lines(std::size_t tile_bytes, int n, bool rows);
 
 // The executor for a backend: `threads` threads; `tile_bytes` 0 for NAS's fftblock, else
 // batches sized by the tile. Throws std::invalid_argument for a backend this build lacks.
-struct FtKernels {
-  static constexpr const char* name = "FT";
-};
+inline constexpr char kFtFamily[] = "FT";
 // The executors of each backend that runs FT kernels (their files join it: family.hpp).
-using FtFamily = Family<FtKernels, std::unique_ptr<FtOps> (*)(int threads, std::size_t tile_bytes)>;
+using FtFamily = Family<kFtFamily, std::unique_ptr<FtOps> (*)(int threads, std::size_t tile_bytes)>;
 
 inline std::unique_ptr<FtOps> make_ft_ops(const Backend& backend, int threads, std::size_t tile_bytes) {
   return FtFamily::of(backend)(threads, tile_bytes);

@@ -119,11 +119,9 @@ double smoother_at(const double* r, Box b, int i1, int i2, int i3, const Stencil
 // The executor for a backend: `threads` threads; `tile_bytes` the working set of one block of
 // rows in the tiled variant (0: untiled, NAS's plane-by-plane order and no fusion). Throws
 // std::invalid_argument for a backend this build lacks.
-struct MgKernels {
-  static constexpr const char* name = "MG";
-};
+inline constexpr char kMgFamily[] = "MG";
 // The executors of each backend that runs MG kernels (their files join it: family.hpp).
-using MgFamily = Family<MgKernels, std::unique_ptr<MgOps> (*)(int threads, std::size_t tile_bytes)>;
+using MgFamily = Family<kMgFamily, std::unique_ptr<MgOps> (*)(int threads, std::size_t tile_bytes)>;
 
 inline std::unique_ptr<MgOps> make_mg_ops(const Backend& backend, int threads, std::size_t tile_bytes) {
   return MgFamily::of(backend)(threads, tile_bytes);

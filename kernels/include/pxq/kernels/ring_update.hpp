@@ -68,10 +68,8 @@ void ring_passes_reference(double* x, std::size_t n, const RingParams& p);
 
 // Runs ring_passes on [begin, end) of each of `workers` blocks, one worker per thread of
 // the chosen backend. blocks[w] is worker w's block.
-struct RingKernels {
-  static constexpr const char* name = "ring";
-};
-using RingFamily = Family<RingKernels, void (*)(double* const* blocks, int workers, std::size_t begin, std::size_t end,
+inline constexpr char kRingFamily[] = "ring";
+using RingFamily = Family<kRingFamily, void (*)(double* const* blocks, int workers, std::size_t begin, std::size_t end,
                                                 const RingParams&)>;
 inline void ring_passes_workers(const Backend& backend, double* const* blocks, int workers, std::size_t begin,
                                 std::size_t end, const RingParams& p) {
