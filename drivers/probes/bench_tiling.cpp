@@ -72,7 +72,7 @@ void cg_update(benchmark::State& state) {
   const int T = threads_of(state);
   const std::size_t n = 4 * kMiB;
   std::vector<double> z(n, 0.0), r(n, 1.0), p(n, 0.5), q(n, 0.25);
-  const auto ops = pxq::kernels::make_cg_ops("openmp", T, std::max<std::size_t>(1, tile_of(state) / sizeof(double)));
+  const auto ops = pxq::kernels::make_cg_ops("openmp", T, tile_of(state));
   double sink = 0.0;
   for (auto _ : state) {
     sink += ops->update_zr_norm(z.data(), r.data(), p.data(), q.data(), 1e-9, n);
@@ -113,7 +113,7 @@ void cg_spmv(benchmark::State& state) {
   const auto& a = cg_matrix();
   const int window = static_cast<int>(std::max<std::size_t>(1, tile_of(state) / sizeof(double)));
   const pxq::kernels::BlockedCsr blocked = pxq::kernels::block_columns(a, window);
-  const auto ops = pxq::kernels::make_cg_ops("openmp", T, std::max<std::size_t>(1, tile_of(state) / sizeof(double)));
+  const auto ops = pxq::kernels::make_cg_ops("openmp", T, tile_of(state));
   std::vector<double> x(static_cast<std::size_t>(a.ncols), 1.0), y(static_cast<std::size_t>(a.nrows));
   for (auto _ : state) {
     ops->spmv_blocked(blocked, x.data(), y.data());

@@ -37,7 +37,10 @@ inline double row_dot(const double* val, const std::int32_t* col, std::int64_t b
 
 class OpenMpCgOps final : public CgOps {
  public:
-  OpenMpCgOps(int threads, std::size_t tile) : threads_(std::max(1, threads)), tile_(tile) {}
+  // The tile in bytes, as every family takes it; the sweeps count it in doubles (at least one).
+  OpenMpCgOps(int threads, std::size_t tile_bytes)
+      : threads_(std::max(1, threads)),
+        tile_(tile_bytes == 0 ? 0 : std::max<std::size_t>(1, tile_bytes / sizeof(double))) {}
 
   void spmv(const CsrMatrix& a, const double* x, double* y) const override {
     for_ranges(static_cast<std::size_t>(a.nrows), [&](std::size_t b, std::size_t e) {
@@ -245,10 +248,6 @@ class OpenMpCgOps final : public CgOps {
 
 }  // namespace
 
-std::unique_ptr<CgOps> make_cg_ops_openmp(int threads, std::size_t tile) {
-  return std::make_unique<OpenMpCgOps>(threads, tile);
-}
-
-PXQ_JOIN(CgFamily, "openmp", make_cg_ops_openmp);
+PXQ_JOIN(CgFamily, "openmp", (construct<CgOps, OpenMpCgOps>));
 
 }  // namespace pxq::kernels

@@ -252,7 +252,7 @@ class CgProxy final : public common::Proxy {
     if (tile_.tiled || v_.fused)
       blocked_ = std::make_unique<kernels::BlockedCsr>(kernels::block_columns(
           *a_, tile_.tiled ? static_cast<int>(std::max<std::size_t>(1, tile_.elements)) : std::max(1, grid_.ncols())));
-    ops_ = kernels::make_cg_ops(v_.backend, v_.threads, tile_.tiled ? tile_.elements : 0);
+    ops_ = kernels::make_cg_ops(v_.backend, v_.threads, tile_.tiled ? tile_.bytes : 0);
     vec_ = std::make_unique<Vectors>(static_cast<std::size_t>(std::max(grid_.nrows(), grid_.ncols())) + 1);
     solver_ = std::make_unique<Solver>(w_.comm, grid_, *a_, blocked_.get(), symmetric_.get(), v_.fused, *ops_, timers_,
                                        traffic_);

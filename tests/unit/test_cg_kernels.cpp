@@ -85,7 +85,7 @@ std::vector<double> random_vector(std::size_t n, unsigned seed) {
 struct Exec {
   Backend backend;
   int threads;
-  std::size_t tile;
+  std::size_t tile;  // elements (the executor takes bytes)
   std::string name;
 };
 
@@ -104,7 +104,7 @@ class CgKernels : public ::testing::TestWithParam<Exec> {};
 
 TEST_P(CgKernels, PlainSweepsMatchTheReference) {
   const Exec e = GetParam();
-  const auto ops = pxq::kernels::make_cg_ops(e.backend, e.threads, e.tile);
+  const auto ops = pxq::kernels::make_cg_ops(e.backend, e.threads, e.tile * sizeof(double));
   const auto ref = pxq::kernels::make_cg_ops_reference();
   const std::size_t n = 5003;  // not a multiple of any tile or thread count
   const CsrMatrix a = random_matrix(static_cast<int>(n), static_cast<int>(n), 40, 7);
@@ -143,7 +143,7 @@ TEST_P(CgKernels, PlainSweepsMatchTheReference) {
 
 TEST_P(CgKernels, FusedSweepsMatchThePlainSequence) {
   const Exec e = GetParam();
-  const auto ops = pxq::kernels::make_cg_ops(e.backend, e.threads, e.tile);
+  const auto ops = pxq::kernels::make_cg_ops(e.backend, e.threads, e.tile * sizeof(double));
   const auto ref = pxq::kernels::make_cg_ops_reference();
   const std::size_t n = 3001;
   const auto x = random_vector(n, 3), qv = random_vector(n, 4);
@@ -166,7 +166,7 @@ TEST_P(CgKernels, FusedSweepsMatchThePlainSequence) {
 
 TEST_P(CgKernels, BlockedSpmvMatchesPlainForEveryWindow) {
   const Exec e = GetParam();
-  const auto ops = pxq::kernels::make_cg_ops(e.backend, e.threads, e.tile);
+  const auto ops = pxq::kernels::make_cg_ops(e.backend, e.threads, e.tile * sizeof(double));
   const auto ref = pxq::kernels::make_cg_ops_reference();
   const int nrows = 777, ncols = 1234;
   const CsrMatrix a = random_matrix(nrows, ncols, 30, 11);
@@ -192,7 +192,7 @@ TEST_P(CgKernels, BlockedSpmvMatchesPlainForEveryWindow) {
 
 TEST_P(CgKernels, TheUpperTriangleMultipliesAsTheWholeMatrix) {
   const Exec e = GetParam();
-  const auto ops = pxq::kernels::make_cg_ops(e.backend, e.threads, e.tile);
+  const auto ops = pxq::kernels::make_cg_ops(e.backend, e.threads, e.tile * sizeof(double));
   const auto ref = pxq::kernels::make_cg_ops_reference();
   const int n = 4099;
   const CsrMatrix a = symmetric_matrix(n, 60000, 11);

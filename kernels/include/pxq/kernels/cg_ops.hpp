@@ -57,15 +57,15 @@ class CgOps {
   virtual void update_p_spmv(const BlockedCsr& a, double* p, const double* r, double beta, double* y) const = 0;
 };
 
-// The executor for a backend: `threads` threads; `tile` elements per tile for the fused
-// sweeps (0: whole thread ranges). Throws std::invalid_argument for a backend this build
-// lacks.
+// The executor for a backend: `threads` threads; `tile_bytes` bytes per tile for the fused
+// sweeps (0: whole thread ranges), in bytes as every family takes its tile. Throws
+// std::invalid_argument for a backend this build lacks or that does not run CG.
 inline constexpr char kCgFamily[] = "CG";
 // The executors of each backend that runs CG kernels (their files join it: family.hpp).
-using CgFamily = Family<kCgFamily, std::unique_ptr<CgOps> (*)(int threads, std::size_t tile)>;
+using CgFamily = Family<kCgFamily, std::unique_ptr<CgOps> (*)(int threads, std::size_t tile_bytes)>;
 
-inline std::unique_ptr<CgOps> make_cg_ops(const Backend& backend, int threads, std::size_t tile) {
-  return CgFamily::of(backend)(threads, tile);
+inline std::unique_ptr<CgOps> make_cg_ops(const Backend& backend, int threads, std::size_t tile_bytes) {
+  return CgFamily::of(backend)(threads, tile_bytes);
 }
 
 // The frozen reference: one thread, plain loops, NAS's order of summation.
