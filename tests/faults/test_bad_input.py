@@ -10,7 +10,7 @@ import pytest
 from conftest import ROOT
 
 from pxq import cli
-from pxq.analysis import placement
+from pxq.analysis import placement_bench
 
 RES = "@RES"  # the test's results folder
 NONUTF8 = "@NONUTF8"  # a file of non-UTF-8 bytes
@@ -205,7 +205,7 @@ def _materialise(argv: list[str], tmp: Path) -> list[str]:
     (tmp / "profile.jsonl").write_text(
         json.dumps(json.loads((ROOT / "tests" / "python" / "data" / "run-record.json").read_text())) + "\n"
     )
-    (tmp / "msgprof.jsonl").write_text(json.dumps(placement.stencil_profile((2, 2))) + "\n")
+    (tmp / "msgprof.jsonl").write_text(json.dumps(placement_bench.stencil_profile((2, 2))) + "\n")
     subst = {
         RES: str(res),
         NONUTF8: str(tmp / "nonutf8.jsonl"),

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from driver_check import fail, pxq, records
 
-from pxq.analysis import msgdist, placement
+from pxq.analysis import msgdist, placement, rankorder
 from pxq.machine.mpi import find_mpirun
 
 
@@ -74,7 +74,7 @@ def check_suggestions(work: Path) -> dict[str, Path]:
             p = pxq("placement", "suggest", str(prof), "--model", model, "--out", str(prefix))
             if p.returncode != 0:
                 fail(f"suggest {app} {ranks}: exit {p.returncode}\n{p.stdout}{p.stderr}")
-            order, prediction = placement.read_order(Path(f"{prefix}.order"))
+            order, prediction = rankorder.read_order(Path(f"{prefix}.order"))
             rec = msgdist.load(prof)
             m = msgdist.parse_model(model)
             mine = placement.channel_cost(rec, placement.places_of(m, order))["bytes"]["inter_node"]
@@ -109,7 +109,7 @@ def check_run(work: Path) -> None:
     if ch["observed"]["bytes"]["inter_node"] != ch["predicted"]["bytes"]["inter_node"]:
         fail(f"measured {ch['observed']['bytes']} against predicted {ch['predicted']['bytes']}")
     nodes = {p["rank"]: p["node"] for p in rec["placement"]}
-    ranks = placement.read_order(order)[0]
+    ranks = rankorder.read_order(order)[0]
     # Nodes are numbered as the ranks first meet them: compare who shares a node.
     seen = {frozenset(r for r in nodes if nodes[r] == n) for n in set(nodes.values())}
     want = {frozenset(ranks[i : i + 4]) for i in range(0, 16, 4)}

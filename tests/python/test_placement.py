@@ -11,7 +11,7 @@ import pytest
 from conftest import RUN_RECORD
 
 from pxq import cli
-from pxq.analysis import msgdist, placement
+from pxq.analysis import msgdist, placement, placement_bench, rankorder
 from pxq.core.errors import InputError
 from pxq.core.layout import Layout
 from pxq.launch.plan import plan_launch
@@ -30,8 +30,8 @@ def inter_node(rec: dict, places: list) -> int:
 def test_the_suggestion_recovers_a_shuffled_neighbour_pattern(dims, model, seed):
     """Inter-node bytes within 5% of the unshuffled pattern in block order (or fewer)."""
     m = msgdist.parse_model(model)
-    plain = placement.stencil_profile(dims)
-    shuffled = placement.stencil_profile(dims, shuffle=seed)
+    plain = placement_bench.stencil_profile(dims)
+    shuffled = placement_bench.stencil_profile(dims, shuffle=seed)
     n = plain["ranks"]
     ideal = inter_node(plain, msgdist.place(m, n, "block"))
     s = placement.suggest(shuffled, m)
@@ -48,7 +48,7 @@ def test_the_suggestion_is_never_worse_than_block_or_cyclic_and_fills_the_model_
     for trial in range(6):
         n = 16
         m = msgdist.parse_model("4x2x2")
-        rec = placement.stencil_profile((4, 4))
+        rec = placement_bench.stencil_profile((4, 4))
         rec["p2p"] = [[rng.randrange(n), rng.randrange(n), 10, 1, rng.choice([64, 8192, 1 << 20])] for _ in range(60)]
         s = placement.suggest(rec, m, "bytes", seed=trial + 1)
         got = s.candidate("suggested").cost["bytes"]
@@ -85,7 +85,7 @@ def test_repair_gives_exact_sizes_and_refine_never_raises_the_cut():
 def test_sizes_follow_block_fill_when_the_ranks_do_not_fill_the_model():
     assert placement.fill_sizes(4, 3, 10) == [4, 4, 2]
     m = msgdist.parse_model("4x2x2")
-    rec = placement.stencil_profile((2, 5), shuffle=1)  # 10 ranks on 16 cores
+    rec = placement_bench.stencil_profile((2, 5), shuffle=1)  # 10 ranks on 16 cores
     s = placement.suggest(rec, m)
     assert placement.fits(m, placement.places_of(m, s.order))
     assert sorted({n for n, _ in placement.places_of(m, s.order)}) == [0, 1, 2]
@@ -93,14 +93,14 @@ def test_sizes_follow_block_fill_when_the_ranks_do_not_fill_the_model():
 
 def test_the_order_file_round_trips_with_its_prediction(tmp_path):
     m = msgdist.parse_model("4x2x2")
-    s = placement.suggest(placement.stencil_profile((4, 4), shuffle=2), m)
-    text = placement.format_order(s.order, ["a comment"], s.prediction())
+    s = placement.suggest(placement_bench.stencil_profile((4, 4), shuffle=2), m)
+    text = rankorder.format_order(s.order, ["a comment"], s.prediction())
     path = tmp_path / "x.order"
     path.write_text(text)
-    order, prediction = placement.read_order(path)
+    order, prediction = rankorder.read_order(path)
     assert order == s.order
     assert prediction["model"] == "4x2x2" and prediction["channels"]["suggested"] == s.candidate("suggested").cost
-    assert placement.parse_order("0-3, 7 6\n5,4 # tail", "f")[0] == [0, 1, 2, 3, 7, 6, 5, 4]
+    assert rankorder.parse_order("0-3, 7 6\n5,4 # tail", "f")[0] == [0, 1, 2, 3, 7, 6, 5, 4]
 
 
 @pytest.mark.parametrize(
@@ -116,23 +116,23 @@ def test_the_order_file_round_trips_with_its_prediction(tmp_path):
 )
 def test_bad_order_files_are_refused_with_the_fix(text, expect):
     with pytest.raises(InputError, match=expect):
-        placement.parse_order(text, "order.txt")
+        rankorder.parse_order(text, "order.txt")
 
 
 def test_rankfile_and_slurm_hosts_put_every_rank_on_its_slot():
     m = msgdist.parse_model("2x2x1")
     order = [3, 1, 0, 2]
     hosts = ["a", "b"]
-    assert placement.rankfile_text(m, order, hosts).splitlines() == [
+    assert rankorder.rankfile_text(m, order, hosts).splitlines() == [
         "rank 0=b slot=0:0",
         "rank 1=a slot=1:0",
         "rank 2=b slot=1:0",
         "rank 3=a slot=0:0",
     ]
-    assert placement.slurm_hosts_text(m, order, hosts).split() == ["b", "a", "b", "a"]
-    assert placement.hosts_of("x,y,z", 2) == ["x", "y"]
+    assert rankorder.slurm_hosts_text(m, order, hosts).split() == ["b", "a", "b", "a"]
+    assert rankorder.hosts_of("x,y,z", 2) == ["x", "y"]
     with pytest.raises(InputError, match="1 host"):
-        placement.hosts_of("x", 2)
+        rankorder.hosts_of("x", 2)
 
 
 def test_a_rank_order_places_ranks_in_the_launch():
@@ -170,11 +170,11 @@ def write_profile(path: Path, rec: dict) -> Path:
 
 
 def test_suggest_writes_three_files_and_a_figure(tmp_path, capsys):
-    prof = write_profile(tmp_path / "p.jsonl", placement.stencil_profile((4, 4), shuffle=5))
+    prof = write_profile(tmp_path / "p.jsonl", placement_bench.stencil_profile((4, 4), shuffle=5))
     assert cli.main(["placement", "suggest", str(prof), "--model", "4x1x4", "--hosts", "a,b,c,d"]) == 0
     out = capsys.readouterr().out
     assert "suggested (= " in out and "METIS" in out
-    order, prediction = placement.read_order(tmp_path / "p-placement.order")
+    order, prediction = rankorder.read_order(tmp_path / "p-placement.order")
     assert sorted(order) == list(range(16)) and prediction["model"] == "4x1x4"
     rankfile = (tmp_path / "p-placement.rankfile").read_text().splitlines()
     assert len(rankfile) == 16 and all(line.split("=")[1][0] in "abcd" for line in rankfile)
@@ -194,7 +194,7 @@ def test_suggest_writes_three_files_and_a_figure(tmp_path, capsys):
 )
 def test_suggest_refuses_bad_input_and_writes_nothing(extra, expect, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    prof = write_profile(tmp_path / "p.jsonl", placement.stencil_profile((4, 4)))
+    prof = write_profile(tmp_path / "p.jsonl", placement_bench.stencil_profile((4, 4)))
     assert cli.main(["placement", "suggest", str(prof), *extra]) == 2
     err = capsys.readouterr().err
     assert expect in err and "Traceback" not in err

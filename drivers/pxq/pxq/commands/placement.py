@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from pxq.analysis import msgdist, placement
+from pxq.analysis import msgdist, placement, placement_bench, placement_view, rankorder
 from pxq.core import bounds, plugins
 from pxq.core.errors import InputError
 from pxq.core.paths import check_plot_path
@@ -51,9 +51,9 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     rec = msgdist.load(args.profile)
     model = msgdist.parse_model(args.model) if args.model else placement.model_of_profile(rec)
     placement.check_fit(model, rec["ranks"])
-    hosts = placement.hosts_of(args.hosts, model.nodes)
+    hosts = rankorder.hosts_of(args.hosts, model.nodes)
     prefix = args.out or args.profile.with_name(f"{args.profile.stem}-placement")
-    placement.check_prefix(prefix)
+    rankorder.check_prefix(prefix)
     figure = args.plot or prefix.with_name(prefix.name + ".png")
     check_plot_path(figure)
     if model.nodes == 1 and model.sockets == 1:
@@ -64,25 +64,25 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     s = placement.suggest(rec, model, args.objective, args.seed)
     name = msgdist.program_name(rec)
     title = f"{name}: {len(s.order)} ranks on model {model}, by {args.objective}"
-    placement.print_suggestion(console, s, title)
+    placement_view.print_suggestion(console, s, title)
     header = [
         f"pxq placement suggest {args.profile} --model {model} --objective {args.objective}",
         f"{name}, {len(s.order)} ranks: the ranks slot by slot (slot i: node i // {model.sockets * model.cores}, "
         f"socket (i mod {model.sockets * model.cores}) // {model.cores})",
     ]
-    placement.write_files(
+    rankorder.write_files(
         prefix,
         {
-            "order": placement.format_order(s.order, header, s.prediction()),
-            "rankfile": placement.rankfile_text(model, s.order, hosts),
-            "slurm-hosts": placement.slurm_hosts_text(model, s.order, hosts),
+            "order": rankorder.format_order(s.order, header, s.prediction()),
+            "rankfile": rankorder.rankfile_text(model, s.order, hosts),
+            "slurm-hosts": rankorder.slurm_hosts_text(model, s.order, hosts),
         },
     )
-    for kind, path in placement.output_paths(prefix).items():
-        console.print(f"wrote {path}: {placement.OUTPUTS[kind]}")
+    for kind, path in rankorder.output_paths(prefix).items():
+        console.print(f"wrote {path}: {rankorder.OUTPUTS[kind]}")
     if args.hosts is None:
         console.print("[dim]the rankfile and Slurm list name hosts node0, node1, ...: give --hosts for yours[/dim]")
-    console.print(f"figure: {placement.plot(rec, s, figure, title)}")
+    console.print(f"figure: {placement_view.plot(rec, s, figure, title)}")
     return 0
 
 
@@ -94,7 +94,7 @@ def _bench(args: argparse.Namespace, console: Console) -> int:
     ranks = math.prod(dims)
     bounds.repeat(args.repeat)
     model = msgdist.parse_model(args.model) if args.model else msgdist.Model(-(-ranks // 4), 2, 2)
-    return placement.bench(console, dims, model, args.repeat)
+    return placement_bench.bench(console, dims, model, args.repeat)
 
 
 PLUGIN = plugins.Command(

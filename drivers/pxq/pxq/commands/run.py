@@ -10,7 +10,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from pxq.analysis import placement, report, tiles
+from pxq.analysis import placement_view, rankorder, report, tiles
 from pxq.core import bounds, plugins, records, registry
 from pxq.core.errors import InputError
 from pxq.core.layout import parse_layout
@@ -96,14 +96,14 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     report.print_failures(recs, console)
     measured = [rec["channels"] for rec in recs if rec and rec.get("channels")]
     if measured:  # the same in every repeat: the order fixes them
-        placement.print_channels(console, measured[-1])
+        placement_view.print_channels(console, measured[-1])
     counters.print_summary(console, recs)
     return records.exit_code(recs)
 
 
 def with_rank_order(spec: runner.RunSpec, path: Path) -> runner.RunSpec:
     """The run with the order a file gives, and the prediction its header carries."""
-    ranks, prediction = placement.read_order(path)
+    ranks, prediction = rankorder.read_order(path)
     predicted = None
     if prediction is not None:
         predicted = (prediction.get("channels") or {}).get("suggested")

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from pxq import figures
-from pxq.analysis import allocation, findings, msgdist, placement
+from pxq.analysis import allocation, findings, msgdist, placement, placement_view, rankorder
 from pxq.analysis.findings import Comparison, Finding
 from pxq.core import bounds, plugins, registry
 from pxq.core.errors import InputError
@@ -197,9 +197,9 @@ def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
         if prof is None:
             continue
         s = placement.suggest(prof, model, opts["objective"])
-        placement.print_suggestion(ctx.console, s, f"{app}: {opts['ranks']} ranks on model {model}")
+        placement_view.print_suggestion(ctx.console, s, f"{app}: {opts['ranks']} ranks on model {model}")
         path = ctx.aux(f"{app}-placement", ".order")
-        path.write_text(placement.format_order(s.order, [f"pxq study placement {app}, model {model}"], s.prediction()))
+        path.write_text(rankorder.format_order(s.order, [f"pxq study placement {app}, model {model}"], s.prediction()))
         ran, n = measure(ctx, _configs(ctx, app, model, s, args), opts["repeat"], f"{app}: block, cyclic, suggested")
         recs += ran
         planned += n + 1
