@@ -123,7 +123,7 @@ def _with_registry(monkeypatch, tmp_path, edit):
     path = tmp_path / "registry.json"
     path.write_text(json.dumps(reg))
     monkeypatch.setattr(schemas, "REGISTRY_SNAPSHOT", path)
-    for cached in (schemas._loaded, schemas._validators, schemas._fast):
+    for cached in (schemas.app_choices, schemas._loaded, schemas._validators, schemas._fast):
         cached.cache_clear()
 
 
@@ -147,5 +147,5 @@ def test_the_apps_choices_give_the_schema_its_enums_and_the_report_its_labels(mo
         assert len(modes) == 2 and modes[1] == modes[0] + "+mirror"  # the report labels it
     finally:
         monkeypatch.undo()
-        for cached in (schemas._loaded, schemas._validators, schemas._fast):
+        for cached in (schemas.app_choices, schemas._loaded, schemas._validators, schemas._fast):
             cached.cache_clear()

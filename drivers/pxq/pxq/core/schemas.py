@@ -46,6 +46,7 @@ def kind_of(rec: dict[str, Any]) -> str | None:
     return kind_for_app(rec["app"])
 
 
+@cache
 def app_choices() -> dict[str, dict[str, Any]]:
     """Every app's own choice by option name ({"exchange": {"app": "ring", "values": [...],
     "default": "p2p", "what": ...}}), from the registry (miniapps/apps.def)."""
