@@ -39,27 +39,29 @@ APPS = {
         ],
         "ranks": [(3, "use 2 or 4"), (6, "use 4 or 8"), (2, "needs one rank, not 2", ["--matrix", "sym"])],
     },
-    "mg": {
-        "base": ["--class", "S", "--quiet"],
-        "cases": [(["--class", "Q"], "unknown class 'Q'"), (["--class", "D"], "use S, W, A, B or C")],
-        "ranks": [(3, "use 2 or 4"), (6, "use 4 or 8")],
-    },
-    "ft": {
-        "base": ["--class", "S", "--quiet"],
-        "cases": [
-            (["--class", "Q"], "unknown class 'Q'"),
-            (["--class", "D"], "use S, W, A, B or C"),
-            (["--decomp", "3d"], "use 1d, 2d or auto"),
-        ],
-        "ranks": [(3, "use 2 or 4"), (6, "use 4 or 8")],
-    },
+    "mg": {"ranks": [(3, "use 2 or 4"), (6, "use 4 or 8")]},
+    "ft": {"cases": [(["--decomp", "3d"], "use 1d, 2d or auto")], "ranks": [(3, "use 2 or 4"), (6, "use 4 or 8")]},
 }
+# What every NAS proxy (an app not above, or with only its own cases and process counts there)
+# is given and must refuse: a class of none, a class pxq does not carry.
+NAS = {
+    "base": ["--class", "S", "--quiet"],
+    "cases": [(["--class", "Q"], "unknown class 'Q'"), (["--class", "D"], "use S, W, A, B or C")],
+    "ranks": [],
+}
+
+
+def spec_of(app: str) -> dict:
+    own = APPS.get(app, {})
+    if "base" in own:
+        return own
+    return {"base": NAS["base"], "cases": NAS["cases"] + own.get("cases", []), "ranks": own.get("ranks", [])}
 
 
 def main() -> int:
     app, exe, work = sys.argv[1], sys.argv[2], Path(sys.argv[3])
     mpirun = sys.argv[4] if len(sys.argv) > 4 else "mpirun"
-    spec = APPS[app]
+    spec = spec_of(app)
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     failures = 0

@@ -15,6 +15,15 @@ from pathlib import Path
 TILES = (4096, 262144)
 
 
+APPS_DEF = Path(__file__).resolve().parents[2] / "miniapps" / "apps.def"
+
+
+def bench_kernels() -> tuple[str, ...]:
+    """Every app's tile kernels, as miniapps/apps.def lists them (PXQ_APP's fifth field)."""
+    rows = re.findall(r'^PXQ_APP\(\w+, "[A-Z]*", "\w+", "[^"]*", "([^"]*)"', APPS_DEF.read_text(), re.M)
+    return tuple(k for row in rows for k in row.split())
+
+
 def main() -> int:
     out, exe, launch = Path(sys.argv[1]), sys.argv[2], sys.argv[3:]
     out.unlink(missing_ok=True)
@@ -37,7 +46,7 @@ def main() -> int:
         return 1
     data = json.loads(out.read_text())
     threads = int(data["context"].get("pxq_max_threads", data["context"].get("num_cpus", 1)))
-    kernels = ("ring_pipeline",) if mpi else ("ring_pass", "cg_update", "cg_spmv", "mg_resid", "ft_pencils")
+    kernels = ("ring_pipeline",) if mpi else bench_kernels()
     want = {(k, t, n) for k in kernels for t in TILES for n in range(1, threads + 1)}
     got = set()
     for b in data["benchmarks"]:

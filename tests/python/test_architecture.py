@@ -31,7 +31,11 @@ def test_every_backend_is_a_folder_whose_files_join_the_families_the_registry_li
     # says which backends run which family, and that must be what the files say.
     kernels = ROOT / "kernels"
     families = {f["name"]: set(f["backends"]) for f in registry.registry()["kernel_families"]}
-    family_of = {"RingFamily": "ring", "CgFamily": "CG", "MgFamily": "MG", "FtFamily": "FT"}
+    # A family's type and its name, as its header declares them: kXFamily[] = "X" and
+    # using XFamily = Family<kXFamily, ...>.
+    headers = "".join(h.read_text() for h in (kernels / "include" / "pxq" / "kernels").glob("*.hpp"))
+    names = dict(re.findall(r'inline constexpr char (\w+)\[\] = "(\w+)"', headers))
+    family_of = {t: names[k] for t, k in re.findall(r"using (\w+) =\s*Family<(\w+),", headers)}
     joins = re.compile(r'PXQ_JOIN\((\w+), "(\w+)"')
     for name in registry.available_backends():
         folder = kernels / name

@@ -145,7 +145,7 @@ def test_osu_output_becomes_an_osu_probe_record(tmp_path):
     "text, words",
     [
         (nas().split(" Mop/s total")[0], "Mop/s total"),  # cut short
-        (nas().replace("CG Benchmark Completed", "IS Benchmark Completed"), "NAS IS has no pxq proxy"),
+        (nas().replace("CG Benchmark Completed", "LU Benchmark Completed"), "NAS LU has no pxq proxy"),
         (" NAS Parallel Benchmarks 3.4 -- CG Benchmark\n iteration 3\n", "did not finish"),
         (nas(seconds="abc"), "not a number"),
         ("hello\n", "neither NAS"),
