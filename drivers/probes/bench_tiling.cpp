@@ -7,6 +7,7 @@
 //   cg_spmv/tile:T/threads:N      CG's column-blocked SpMV, windows of T bytes of x
 //   mg_resid/tile:T/threads:N     MG's residual in blocks of rows sized by T (130^3 box)
 //   ft_pencils/tile:T/threads:N   FT's batch of y-line FFTs sized by T (256 x 256 x 64)
+//   is_rank/tile:T/threads:N      IS's ranking of 2^23 keys below 2^19, windows of T bytes of counters
 //
 // Tiles are 4 KiB .. 64 MiB in powers of two (256 KiB, the reference, among them); threads 1
 // .. the processors OpenMP sees. Every benchmark reports bytes/s (the traffic the kernel
@@ -27,6 +28,7 @@
 #include "pxq/kernels/cg_ops.hpp"
 #include "pxq/kernels/fft.hpp"
 #include "pxq/kernels/ft_ops.hpp"
+#include "pxq/kernels/is_ops.hpp"
 #include "pxq/kernels/mg_ops.hpp"
 #include "pxq/kernels/ring_update.hpp"
 #include "pxq/kernels/sparse.hpp"
@@ -177,17 +179,39 @@ void ft_pencils(benchmark::State& state) {
   state.counters["lines_per_batch"] = ops->batch_lines(ny, false);
 }
 
+// ---- IS: ranking 2^23 keys below 2^19 (class A on one rank), windows of counters sized by the tile ----
+void is_rank(benchmark::State& state) {
+  const int T = threads_of(state);
+  const int shift = 9, buckets = 1024;
+  std::vector<pxq::kernels::IsKey> keys(std::size_t{1} << 23), grouped(keys.size());
+  std::mt19937 gen(271828);
+  std::binomial_distribution<pxq::kernels::IsKey> near_middle(buckets << shift, 0.5);  // NAS's keys bunch mid-range
+  for (auto& k : keys) k = std::min<pxq::kernels::IsKey>(near_middle(gen), (buckets << shift) - 1);
+  std::vector<std::int32_t> counts(buckets), pop(std::size_t{buckets} << shift);
+  const auto ops = pxq::kernels::make_is_ops("openmp", T, tile_of(state));
+  ops->bucket_sort(keys.data(), keys.size(), shift, buckets, counts.data(), grouped.data());
+  const std::vector<pxq::kernels::IsSegment> one{{0, keys.size()}};
+  for (auto _ : state) {
+    ops->rank(grouped.data(), one, 0, (buckets << shift) - 1, shift, pop.data());
+    benchmark::ClobberMemory();
+  }
+  // Every key read once and its counter written once, every counter accumulated once.
+  const double bytes =
+      static_cast<double>(keys.size()) * 2 * sizeof(std::int32_t) + 2.0 * pop.size() * sizeof(std::int32_t);
+  state.SetBytesProcessed(static_cast<std::int64_t>(bytes) * state.iterations());
+  state.SetItemsProcessed(static_cast<std::int64_t>(keys.size()) * state.iterations());
+  state.counters["window_buckets"] = ops->window_buckets(0, (buckets << shift) - 1, shift);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
   const int max_threads = std::max(1, omp_get_num_procs());
-  const std::pair<const char*, void (*)(benchmark::State&)> kernels[] = {{"ring_pass", ring_pass},
-                                                                         {"cg_update", cg_update},
-                                                                         {"cg_spmv", cg_spmv},
-                                                                         {"mg_resid", mg_resid},
-                                                                         {"ft_pencils", ft_pencils}};
+  const std::pair<const char*, void (*)(benchmark::State&)> kernels[] = {
+      {"ring_pass", ring_pass}, {"cg_update", cg_update},   {"cg_spmv", cg_spmv},
+      {"mg_resid", mg_resid},   {"ft_pencils", ft_pencils}, {"is_rank", is_rank}};
   for (const auto& [name, fn] : kernels) {
     auto* b = benchmark::RegisterBenchmark(name, fn);
     b->ArgNames({"tile", "threads"})->UseRealTime()->Unit(benchmark::kMillisecond);

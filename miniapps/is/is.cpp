@@ -1,0 +1,290 @@
+// pxq-is: NAS IS, the integer sort. Every rank holds a slice of NAS's keys and, on each of 10
+// iterations, ranks all of them as NAS's MPI IS does: it sorts its keys into buckets, sums the
+// bucket sizes over all ranks (an allreduce, carrying the five test keys too), gives each rank
+// a run of whole buckets holding about its share of the keys, sends every rank its buckets'
+// keys (an all-to-all of counts, then of keys) and counts the keys of its range. Each
+// iteration checks the ranks of NAS's five test keys; after the last one the keys are sorted
+// by their ranks and checked in order, on every rank and across ranks, with none lost.
+#include <mpi.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <memory>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "is_problem.hpp"
+#include "pxq/comm/mpi_check.hpp"
+#include "pxq/comm/msgmodel.hpp"
+#include "pxq/comm/uncounted.hpp"
+#include "pxq/common/app.hpp"
+#include "pxq/common/options.hpp"
+#include "pxq/common/proxy.hpp"
+#include "pxq/kernels/is_ops.hpp"
+
+namespace pxq::is {
+namespace {
+
+using common::MpiWorld;
+
+struct IsOptions {
+  std::string cls = "S";  // NAS problem class
+  bool quiet = false;     // no per-iteration lines
+};
+
+void add_is_options(CLI::App& app, IsOptions& o) {
+  app.add_option("--class", o.cls, "NAS problem class: S, W, A, B or C");
+  app.add_flag("--quiet", o.quiet, "No per-iteration lines");
+}
+
+// The IS proxy's steps in the common lifecycle.
+class IsProxy final : public common::Proxy {
+ public:
+  IsProxy(const MpiWorld& w, const common::Variant& v, const IsOptions& o)
+      : Proxy(w, v), o_(o), cls_(is_class(o.cls)), slice_(key_slice(cls_.total_keys(), w.size, w.rank)) {
+    if (w.size > cls_.buckets())
+      throw std::invalid_argument("is class " + std::string(1, cls_.name) + " has " + std::to_string(cls_.buckets()) +
+                                  " buckets to share among the processes, got " + std::to_string(w.size) +
+                                  " processes: use at most " + std::to_string(cls_.buckets()));
+  }
+
+  // The tile bounds the counters of a window of this rank's share of the key range.
+  std::size_t tile_buffer_bytes() const override {
+    return static_cast<std::size_t>(cls_.max_key()) / static_cast<std::size_t>(w_.size) * sizeof(std::int32_t);
+  }
+
+  void set_up(const common::RunStart& /*start*/) override {
+    ops_ = kernels::make_is_ops(v_.backend, v_.threads, tile_.tiled ? tile_.bytes : 0);
+    keys_ = generate_keys(cls_, slice_);
+    sorted_.assign(keys_.size(), 0);
+    const auto nb = static_cast<std::size_t>(cls_.buckets());
+    counts_.assign(nb + kTestKeys, 0);
+    totals_.assign(nb + kTestKeys, 0);
+    for (auto* v : {&send_count_, &send_displ_, &recv_count_, &recv_displ_}) v->assign(std::size_t(w_.size), 0);
+  }
+
+  // NAS ranks once before timing (iteration 1, whose change of keys the timed run repeats).
+  void warm_up() override { rank_keys(1); }
+
+  std::vector<std::string> phases() const override { return {"bucket", "allreduce", "alltoall", "rank"}; }
+
+  void iterate() override {
+    partial_passed_ = 0;
+    for (int it = 1; it <= kIsIterations; ++it) {
+      if (!o_.quiet && w_.rank == 0) {
+        std::printf("        %d\n", it);
+        std::fflush(stdout);
+      }
+      rank_keys(it);
+    }
+  }
+
+  bool verify() override;
+  common::Summary summarize(const common::Measured& m, bool quiet) const override;
+
+ private:
+  // One iteration of NAS's rank(): the test keys found on this rank are checked.
+  void rank_keys(int iteration) {
+    const int nb = cls_.buckets(), shift = cls_.shift();
+    alter_keys(cls_, slice_, keys_.data(), iteration);
+    timers_.time("bucket", [&] {
+      ops_->bucket_sort(keys_.data(), keys_.size(), shift, nb, counts_.data(), sorted_.data());
+      for (int i = 0; i < kTestKeys; ++i) {
+        const std::int64_t at = cls_.test_index[static_cast<std::size_t>(i)];
+        counts_[static_cast<std::size_t>(nb + i)] =
+            slice_.holds(at) ? keys_[static_cast<std::size_t>(at - slice_.first)] : 0;
+      }
+    });
+    timers_.time("allreduce", [&] {
+      comm::check_mpi(MPI_Allreduce(counts_.data(), totals_.data(), nb + kTestKeys, MPI_INT, MPI_SUM, w_.comm),
+                      "MPI_Allreduce (bucket sizes)");
+      for (const auto& msg : comm::allreduce_sends(w_.rank, w_.size, (nb + kTestKeys) * sizeof(std::int32_t)))
+        traffic_.count(msg.peer, msg.bytes);
+    });
+    split_ = split_buckets(totals_.data(), nb, cls_.total_keys(), w_.size);
+    for (int r = 0, b = 0; r < w_.size; ++r) {
+      int n = 0;
+      for (; !split_.empty(r) && b <= split_.last[static_cast<std::size_t>(r)]; ++b)
+        n += counts_[static_cast<std::size_t>(b)];
+      send_count_[static_cast<std::size_t>(r)] = n;
+      send_displ_[static_cast<std::size_t>(r)] = r == 0 ? 0 : send_displ_[r - 1] + send_count_[r - 1];
+    }
+    timers_.time("alltoall", [&] { exchange(); });
+    timers_.time("rank", [&] {
+      if (split_.empty(w_.rank)) return;
+      const IsKey lo = split_.min_key(w_.rank, shift), hi = split_.max_key(w_.rank, shift);
+      pop_.resize(static_cast<std::size_t>(hi - lo) + 1);
+      ops_->rank(recv_.data(), segments_, lo, hi, shift, pop_.data());
+      check_test_keys(iteration, lo, hi);
+    });
+  }
+
+  // NAS's two all-to-alls: the counts, then the keys.
+  void exchange() {
+    comm::check_mpi(MPI_Alltoall(send_count_.data(), 1, MPI_INT, recv_count_.data(), 1, MPI_INT, w_.comm),
+                    "MPI_Alltoall (key counts)");
+    segments_.clear();
+    std::size_t received = 0;
+    for (int r = 0; r < w_.size; ++r) {
+      recv_displ_[static_cast<std::size_t>(r)] = static_cast<int>(received);
+      segments_.push_back({received, static_cast<std::size_t>(recv_count_[static_cast<std::size_t>(r)])});
+      received += static_cast<std::size_t>(recv_count_[static_cast<std::size_t>(r)]);
+    }
+    if (received > INT_MAX)
+      throw std::runtime_error("is: more keys on one rank than MPI's int counts: use more processes");
+    if (recv_.size() < received) recv_.resize(received);
+    comm::check_mpi(MPI_Alltoallv(sorted_.data(), send_count_.data(), send_displ_.data(), MPI_INT, recv_.data(),
+                                  recv_count_.data(), recv_displ_.data(), MPI_INT, w_.comm),
+                    "MPI_Alltoallv (keys)");
+    for (int r = 0; r < w_.size; ++r)
+      if (r != w_.rank) {
+        traffic_.count(r, sizeof(std::int32_t));
+        traffic_.count(r, static_cast<std::size_t>(send_count_[static_cast<std::size_t>(r)]) * sizeof(IsKey));
+      }
+  }
+
+  // The rank of each test key this rank's range holds: the keys below it here, plus the keys
+  // of the ranks before (the bucket totals below this rank's first bucket).
+  void check_test_keys(int iteration, IsKey lo, IsKey hi) {
+    std::int64_t lesser = 0;
+    for (int b = 0; b < split_.first[static_cast<std::size_t>(w_.rank)]; ++b)
+      lesser += totals_[static_cast<std::size_t>(b)];
+    for (int i = 0; i < kTestKeys; ++i) {
+      const IsKey k = totals_[static_cast<std::size_t>(cls_.buckets() + i)];
+      if (k < lo || k > hi) continue;
+      const std::int64_t got = (k > lo ? pop_[static_cast<std::size_t>(k - 1 - lo)] : 0) + lesser;
+      if (got == expected_rank(cls_, i, iteration)) {
+        ++partial_passed_;
+      } else {
+        ++partial_failed_;
+        std::fprintf(stderr,
+                     "pxq-is: partial verification failed: iteration %d, rank %d, test key %d: rank %lld, NAS %lld\n",
+                     iteration, w_.rank, i, static_cast<long long>(got),
+                     static_cast<long long>(expected_rank(cls_, i, iteration)));
+      }
+    }
+  }
+
+  IsOptions o_;
+  const IsClass& cls_;
+  KeySlice slice_;
+  std::unique_ptr<kernels::IsOps> ops_;
+  std::vector<IsKey> keys_, sorted_, recv_;
+  std::vector<std::int32_t> counts_, totals_, pop_;
+  std::vector<int> send_count_, send_displ_, recv_count_, recv_displ_;
+  std::vector<kernels::IsSegment> segments_;
+  BucketSplit split_;
+  long long partial_passed_ = 0, partial_failed_ = 0;
+  // Filled by verify(), over all ranks.
+  long long partial_total_ = 0, out_of_order_ = 0, keys_ranked_ = 0;
+  bool sums_match_ = false;
+};
+
+// NAS's full verification, after the last iteration: every rank places its keys by their
+// ranks, counts keys out of order, here and against the previous rank's last key (passed
+// along the ranks); and, beyond NAS, the keys ranked and their sum must be the keys generated.
+bool IsProxy::verify() {
+  std::vector<IsKey> placed;
+  long long out = 0;
+  long long sums[4] = {0, 0, 0, 0};  // keys ranked, their sum, keys held, their sum
+  if (!split_.empty(w_.rank)) {
+    const IsKey lo = split_.min_key(w_.rank, cls_.shift());
+    const std::size_t n = segments_.empty() ? 0 : segments_.back().offset + segments_.back().count;
+    placed.assign(n, 0);
+    for (std::size_t i = 0; i < n; ++i)
+      placed[static_cast<std::size_t>(--pop_[static_cast<std::size_t>(recv_[i] - lo)])] = recv_[i];
+    for (std::size_t i = 1; i < n; ++i) out += placed[i - 1] > placed[i];
+    sums[0] = static_cast<long long>(n);
+    sums[1] = std::accumulate(placed.begin(), placed.end(), 0LL);
+  }
+  sums[2] = static_cast<long long>(keys_.size());
+  sums[3] = std::accumulate(keys_.begin(), keys_.end(), 0LL);
+  int before = INT_MIN;
+  if (w_.rank > 0)
+    comm::check_mpi(MPI_Recv(&before, 1, MPI_INT, w_.rank - 1, 1000, w_.comm, MPI_STATUS_IGNORE),
+                    "MPI_Recv (last key)");
+  if (!placed.empty() && before > placed.front()) ++out;
+  int last = placed.empty() ? before : placed.back();
+  if (w_.rank + 1 < w_.size)
+    comm::check_mpi(MPI_Send(&last, 1, MPI_INT, w_.rank + 1, 1000, w_.comm), "MPI_Send (last key)");
+  const comm::Uncounted bookkeeping;
+  long long mine[7] = {partial_passed_, partial_failed_, out, sums[0], sums[1], sums[2], sums[3]}, all[7];
+  comm::check_mpi(MPI_Allreduce(mine, all, 7, MPI_LONG_LONG, MPI_SUM, w_.comm), "MPI_Allreduce (verification)");
+  partial_total_ = all[0];
+  out_of_order_ = all[2];
+  keys_ranked_ = all[3];
+  sums_match_ = keys_ranked_ == all[5] && all[4] == all[6];
+  return all[0] == static_cast<long long>(kTestKeys) * kIsIterations && all[1] == 0 && out_of_order_ == 0 &&
+         keys_ranked_ == cls_.total_keys() && sums_match_;
+}
+
+std::string window_text(const kernels::IsOps& ops, const BucketSplit& split, int rank, const IsClass& c, bool tiled) {
+  if (split.empty(rank)) return "none (no buckets on rank 0)";
+  const int w = ops.window_buckets(split.min_key(rank, c.shift()), split.max_key(rank, c.shift()), c.shift());
+  if (w == 0) return "one pass over the range (NAS's order)";
+  return std::to_string(w) + " bucket(s) of " + std::to_string(1 << c.shift()) + " keys per window" +
+         (tiled ? " (sized by the tile)" : " (the range split among the threads)");
+}
+
+common::Summary IsProxy::summarize(const common::Measured& m, bool /*quiet*/) const {
+  const double comm = m.phase("allreduce") + m.phase("alltoall");
+  const double a2a_share = m.total > 0 ? m.phase("alltoall") / m.total : 0.0;
+  const int windows = split_.empty(w_.rank) ? 0
+                                            : ops_->window_buckets(split_.min_key(w_.rank, cls_.shift()),
+                                                                   split_.max_key(w_.rank, cls_.shift()), cls_.shift());
+  common::Summary s;
+  s.title = "IS";
+  s.head = {{"Class", std::string(1, cls_.name)},
+            {"Size", std::to_string(cls_.total_keys()) + " keys below " + std::to_string(cls_.max_key())},
+            {"Iterations", std::to_string(kIsIterations)}};
+  s.grid = std::to_string(w_.size) + " process(es), " + std::to_string(cls_.buckets()) + " buckets" +
+           (w_.size > 1 ? " (an all-to-all of keys by bucket every iteration)" : " (no exchange)");
+  s.variant = {{"Ranking", window_text(*ops_, split_, w_.rank, cls_, tile_.tiled)}};
+  s.operations = nas_operation_count(cls_);
+  std::string phases;
+  for (const char* p : {"bucket", "allreduce", "alltoall", "rank"})
+    phases += std::string(phases.empty() ? "" : ", ") + p + " " + common::fmt("%.4f", m.phase(p)) + " s";
+  s.metrics = {{"Phases (max)", phases},
+               {"All-to-all", common::fmt("%.1f", 100.0 * a2a_share) + "% of the time (slowest rank)"}};
+  s.checks = {{"Partial verify", std::to_string(partial_total_) + " of " + std::to_string(kTestKeys * kIsIterations) +
+                                     " test-key ranks as NAS lists them"},
+              {"Full verify", std::to_string(out_of_order_) + " key(s) out of order; " + std::to_string(keys_ranked_) +
+                                  " keys ranked of " + std::to_string(cls_.total_keys()) +
+                                  (sums_match_ ? ", none lost or changed" : ", NOT the keys generated")}};
+  s.size = {{"class", std::string(1, cls_.name)},
+            {"total_keys", cls_.total_keys()},
+            {"max_key", cls_.max_key()},
+            {"buckets", cls_.buckets()},
+            {"niter", kIsIterations}};
+  s.time = {{"bucket", m.phase("bucket")},
+            {"allreduce", m.phase("allreduce")},
+            {"alltoall", m.phase("alltoall")},
+            {"comm", comm},  // what reports show as communication: the allreduce and the all-to-alls
+            {"rank", m.phase("rank")}};
+  s.metrics_json = {{"alltoall_share", a2a_share}};
+  s.verification = {{"partial_passed", partial_total_},
+                    {"partial_expected", kTestKeys * kIsIterations},
+                    {"out_of_order", out_of_order_},
+                    {"keys_ranked", keys_ranked_},
+                    {"keys_unchanged", sums_match_},
+                    {"method",
+                     "NAS IS: the ranks of 5 test keys on every iteration, then every key placed by its rank and "
+                     "checked in order on each rank and across ranks; the keys ranked must be the keys generated"}};
+  s.variant_json = {{"window_buckets", windows}};
+  return s;
+}
+
+int run_is(const MpiWorld& w, const common::CommonOptions& co, const IsOptions& o) {
+  return common::run_proxy(w, co, "is", o.quiet,
+                           [&](const common::Variant& v) { return std::make_unique<IsProxy>(w, v, o); });
+}
+
+}  // namespace
+}  // namespace pxq::is
+
+int main(int argc, char** argv) {
+  return pxq::common::miniapp_main<pxq::is::IsOptions>(argc, argv, "pxq is: NAS IS (integer sort, bucket ranking)",
+                                                       "pxq-is", pxq::is::add_is_options, pxq::is::run_is);
+}
