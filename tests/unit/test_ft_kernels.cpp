@@ -156,12 +156,12 @@ TEST(FtFft, BatchLinesFollowTheTile) {
 }
 
 std::vector<Exec> executors() {
-  return with_backends({{"openmp", 1, 0, "flat (fftblock 16)"},
-                        {"openmp", 2, 0, "hybrid"},
-                        {"openmp", 1, 1, "tiled, one line per batch"},
-                        {"openmp", 2, 3000, "tiled 3000 B, 2 threads"},
-                        {"openmp", 2, 64 * 1024, "tiled 64K, 2 threads"}},
-                       {{"openmp", 2, 0, ""}, {"openmp", 2, 3000, " tiled"}});
+  return with_backends<pxq::kernels::FtFamily>({{"openmp", 1, 0, "flat (fftblock 16)"},
+                                                {"openmp", 2, 0, "hybrid"},
+                                                {"openmp", 1, 1, "tiled, one line per batch"},
+                                                {"openmp", 2, 3000, "tiled 3000 B, 2 threads"},
+                                                {"openmp", 2, 64 * 1024, "tiled 64K, 2 threads"}},
+                                               {{"openmp", 2, 0, ""}, {"openmp", 2, 3000, " tiled"}});
 }
 
 // A block [n3][n2][n1]; lines along axis 1 (rows) or axis 2 (stride n1), written either in

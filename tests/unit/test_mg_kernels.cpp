@@ -34,12 +34,12 @@ std::vector<double> random_field(const Box& b, unsigned seed) {
 }
 
 std::vector<Exec> executors() {
-  return with_backends({{"openmp", 1, 0, "flat"},
-                        {"openmp", 2, 0, "hybrid"},
-                        {"openmp", 1, 200, "tiled 200 B (one row per block)"},
-                        {"openmp", 2, 1000, "tiled 1000 B, 2 threads"},
-                        {"openmp", 2, 5000, "tiled 5000 B, 2 threads"}},
-                       {{"openmp", 2, 0, ""}, {"openmp", 2, 1000, " tiled"}});
+  return with_backends<pxq::kernels::MgFamily>({{"openmp", 1, 0, "flat"},
+                                                {"openmp", 2, 0, "hybrid"},
+                                                {"openmp", 1, 200, "tiled 200 B (one row per block)"},
+                                                {"openmp", 2, 1000, "tiled 1000 B, 2 threads"},
+                                                {"openmp", 2, 5000, "tiled 5000 B, 2 threads"}},
+                                               {{"openmp", 2, 0, ""}, {"openmp", 2, 1000, " tiled"}});
 }
 
 std::string dims(const Box& b) {
