@@ -8,6 +8,13 @@ run its kernel tests and a verified CG on it, and give it CTests. Then the backe
 file: MG on it is refused as bad input (exit 2, naming the backends that run MG) and CTest
 stops listing MG runs on it, while CG still runs.
 
+A new proxy costs at most 12 files: IS's files are copied under another name (`sx`: its folder,
+its kernel family's header and executors, its unit test), and three files are edited (its
+apps.def line, its tile kernel in the tile bench, the driver's copy of the registry); the
+copy's build must then list the app and its family, run its unit tests, verify it through
+mpirun and through the driver (`pxq run`, the record passing the schema), and give it the
+CTests every NAS proxy gets.
+
 An app's own choice is one line of miniapps/apps.def: a value added there reaches the app's
 --help and checks, pxq-envinfo's registry, and (once the driver's copy of the registry is
 rewritten from the binaries) the schema the records' door checks.
@@ -24,6 +31,18 @@ import sys
 from pathlib import Path
 
 MAX_FILES = 8  # docs/ARCHITECTURE.md: a host backend in at most 8 files
+MAX_APP_FILES = 12  # docs/ARCHITECTURE.md: a NAS proxy in at most 12 files
+IS_FILES = (
+    "miniapps/is/CMakeLists.txt",
+    "miniapps/is/README.md",
+    "miniapps/is/is.cpp",
+    "miniapps/is/is_problem.hpp",
+    "miniapps/is/is_problem.cpp",
+    "kernels/include/pxq/kernels/is_ops.hpp",
+    "kernels/openmp/is_ops.cpp",
+    "kernels/kokkos/is_ops.cpp",
+    "tests/unit/test_is.cpp",
+)
 
 
 def fail(msg: str) -> None:
@@ -66,6 +85,80 @@ def add_dummy(src: Path) -> list[Path]:
     return added
 
 
+def as_sx(text: str) -> str:
+    """IS's names as the app sx's: files, namespaces, types, functions, the app and its family."""
+    for old, new in ((r"\bpxq::is\b", "pxq::sx"), (r"\bnamespace is\b", "namespace sx"), (r"\bIs(?=[A-Z])", "Sx")):
+        text = re.sub(old, new, text)
+    for old, new in (
+        (r"\bkIs", "kSx"),
+        (r"\bis_", "sx_"),
+        (r"_is_", "_sx_"),
+        (r"_is\b", "_sx"),
+        (r"\bis\.cpp", "sx.cpp"),
+    ):
+        text = re.sub(old, new, text)
+    for old, new in (('"is"', '"sx"'), ("pxq-is", "pxq-sx"), ('"IS"', '"SX"'), ("(is ", "(sx "), ("(is,", "(sx,")):
+        text = text.replace(old, new)
+    return text
+
+
+def add_app(src: Path) -> list[Path]:
+    """The app sx: IS's files under sx's names, and the three edits; the files touched."""
+    touched = []
+    for name in IS_FILES:
+        out = src / as_sx(name).replace("/is/", "/sx/")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(as_sx((src / name).read_text()))
+        touched.append(out)
+    apps_def = src / "miniapps/apps.def"
+    line = next(x for x in apps_def.read_text().splitlines() if x.startswith("PXQ_APP(is,"))
+    apps_def.write_text(apps_def.read_text() + as_sx(line).replace("NAS IS", "a copy of IS") + "\n")
+    bench = src / "drivers/probes/bench_tiling.cpp"
+    text = bench.read_text()
+    body = text[text.index("// ---- IS:") : text.index("}  // namespace\n\nint main")]
+    text = text.replace(
+        '#include "pxq/kernels/is_ops.hpp"', '#include "pxq/kernels/is_ops.hpp"\n#include "pxq/kernels/sx_ops.hpp"'
+    )
+    text = text.replace("}  // namespace\n\nint main", as_sx(body) + "}  // namespace\n\nint main")
+    bench.write_text(text.replace('{"is_rank", is_rank}', '{"is_rank", is_rank}, {"sx_rank", sx_rank}'))
+    return [*touched, apps_def, bench, src / "drivers/pxq/pxq/data/registry.json"]
+
+
+def check_app(src: Path, build: Path, work: Path, mpirun: str) -> None:
+    """The app sx builds, is listed, passes its unit tests, verifies, and has its CTests."""
+    env = dict(os.environ, PYTHONPATH=str(src / "drivers/pxq"), PXQ_BUILD_DIR=str(build))
+    reg = run([build / "bin/pxq-envinfo", "registry"], work).stdout
+    if '"name": "sx"' not in reg or '"name": "SX"' not in reg:
+        fail("the registry does not list the app sx and its kernel family")
+    tests = run([build / "bin/pxq-unit-tests", "--gtest_filter=Sx*", "--gtest_brief=1"], work).stdout
+    ran = re.search(r"(\d+) tests? from", tests)
+    if not ran or int(ran.group(1)) < 5:
+        fail(f"the unit tests did not run sx's tests:\n{tests[-2000:]}")
+    sx = run([mpirun, "-np", "2", "--oversubscribe", build / "bin/pxq-sx", "--class", "S", "--mode", "tiled"], work)
+    if "Verification    = SUCCESSFUL" not in sx.stdout:
+        fail(f"sx did not verify:\n{sx.stdout[-2000:]}")
+    bench = [build / "bin/pxq-bench-tiling", "--benchmark_filter=^sx_rank/tile:4096/threads:1/"]
+    if "sx_rank/tile:4096/threads:1" not in run([*bench, "--benchmark_min_time=0.01"], work).stdout:
+        fail("the tile bench does not run sx's tile kernel")
+    subprocess.run([sys.executable, "-m", "pxq.core.registry"], cwd=work, env=env, check=True, capture_output=True)
+    results = work / "sx.jsonl"
+    argv = ["run", "sx", "--class", "S", "--layout", "1x2", "--oversubscribe", "--results", str(results)]
+    code = f"import sys; from pxq.cli import main; sys.exit(main({argv!r}))"
+    if subprocess.run([sys.executable, "-c", code], cwd=work, env=env, capture_output=True).returncode != 0:
+        fail("pxq run sx did not verify through the driver")
+    check = (
+        "import sys; from pathlib import Path; from pxq.core import records; "
+        f"recs = records.read(Path({str(results)!r}), must_exist=True); "
+        "sys.exit(not (len(recs) == 1 and recs[0]['app'] == 'sx' and recs[0]['verification']['passed']))"
+    )
+    if subprocess.run([sys.executable, "-c", check], cwd=work, env=env).returncode != 0:
+        fail("pxq run sx did not leave one valid record")
+    listed = run(["ctest", "-N", "-R", r"sx\."], build).stdout
+    for name in ("mpi.sx.S.flat.np1", "mpi.sx.S.tiled4K.np4", "sx.bad_input", "mpi.sx.virtual2.flat.openmp"):
+        if name not in listed:
+            fail(f"CTest has no {name}:\n{listed[-2000:]}")
+
+
 def check_choice(src: Path, build: Path, work: Path) -> None:
     """The value added to apps.def reaches the app, the registry and the driver's schema."""
     if "{p2p,shm,mirror}" not in run([build / "bin/pxq-ring", "--help"], work).stdout:
@@ -102,6 +195,10 @@ def main() -> None:
         )
     )
     print(f"check_registries: the backend is {len(added)} files: {', '.join(a.name for a in added)}")
+    app = add_app(src)
+    if len(set(app)) > MAX_APP_FILES:
+        fail(f"a proxy took {len(set(app))} files: {[str(a.relative_to(src)) for a in app]}")
+    print(f"check_registries: the proxy is {len(set(app))} files: {', '.join(str(a.relative_to(src)) for a in app)}")
 
     run(
         [
@@ -114,18 +211,19 @@ def main() -> None:
             "Ninja",
             "-DCMAKE_BUILD_TYPE=Release",
             "-DPXQ_ENABLE_KOKKOS=OFF",
-            "-DPXQ_ENABLE_BENCHMARKS=OFF",
         ],
         work,
     )
-    run(["cmake", "--build", build, "--target", "pxq-envinfo", "pxq-unit-tests", "pxq-cg", "pxq-mg", "pxq-ring"], work)
+    targets = ["pxq-envinfo", "pxq-unit-tests", "pxq-cg", "pxq-mg", "pxq-ring", "pxq-sx", "pxq-bench-tiling"]
+    run(["cmake", "--build", build, "--target", *targets], work)
     check_choice(src, build, work)
+    check_app(src, build, work, mpirun)
     reg = run([build / "bin/pxq-envinfo", "registry"], work).stdout
     if not re.search(r'"available": true,\s*"enable": "",\s*"name": "dummy"', reg):
         fail(f"the registry does not list dummy as available:\n{reg}")
     families = re.findall(r'\{\s*"backends": \[([^\]]*)\],\s*"name": "(\w+)"', reg)
-    missing = [name for who, name in families if '"dummy"' not in who]
-    if len(families) < 4 or missing:
+    missing = [name for who, name in families if '"dummy"' not in who and name != "SX"]  # sx came after dummy
+    if len(families) < 5 or missing:
         fail(f"dummy does not run every kernel family: {missing or families}")
 
     tests = run([build / "bin/pxq-unit-tests", "--gtest_filter=*dummy*", "--gtest_brief=1"], work).stdout
