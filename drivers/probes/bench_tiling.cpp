@@ -190,9 +190,9 @@ void is_rank(benchmark::State& state) {
   std::vector<std::int32_t> counts(buckets), pop(std::size_t{buckets} << shift);
   const auto ops = pxq::kernels::make_is_ops("openmp", T, tile_of(state));
   ops->bucket_sort(keys.data(), keys.size(), shift, buckets, counts.data(), grouped.data());
-  const std::vector<pxq::kernels::IsSegment> one{{0, keys.size()}};
+  const std::vector<pxq::kernels::IsSegment> one{{grouped.data(), keys.size()}};
   for (auto _ : state) {
-    ops->rank(grouped.data(), one, 0, (buckets << shift) - 1, shift, pop.data());
+    ops->rank(one, 0, (buckets << shift) - 1, shift, pop.data());
     benchmark::ClobberMemory();
   }
   // Every key read once and its counter written once, every counter accumulated once.

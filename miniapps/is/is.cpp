@@ -116,21 +116,24 @@ class IsProxy final : public common::Proxy {
       if (split_.empty(w_.rank)) return;
       const IsKey lo = split_.min_key(w_.rank, shift), hi = split_.max_key(w_.rank, shift);
       pop_.resize(static_cast<std::size_t>(hi - lo) + 1);
-      ops_->rank(recv_.data(), segments_, lo, hi, shift, pop_.data());
+      ops_->rank(segments_, lo, hi, shift, pop_.data());
       check_test_keys(iteration, lo, hi);
     });
   }
 
-  // NAS's two all-to-alls: the counts, then the keys.
+  // NAS's two all-to-alls: the counts, then the keys. The keys a rank keeps stay where its
+  // bucket sort left them (NAS copies them through MPI_Alltoallv to itself): its own count
+  // goes in the counts' all-to-all, and 0 in the keys'.
   void exchange() {
+    const auto me = static_cast<std::size_t>(w_.rank);
     comm::check_mpi(MPI_Alltoall(send_count_.data(), 1, MPI_INT, recv_count_.data(), 1, MPI_INT, w_.comm),
                     "MPI_Alltoall (key counts)");
-    segments_.clear();
+    const int keep = send_count_[me];
+    send_count_[me] = recv_count_[me] = 0;
     std::size_t received = 0;
-    for (int r = 0; r < w_.size; ++r) {
-      recv_displ_[static_cast<std::size_t>(r)] = static_cast<int>(received);
-      segments_.push_back({received, static_cast<std::size_t>(recv_count_[static_cast<std::size_t>(r)])});
-      received += static_cast<std::size_t>(recv_count_[static_cast<std::size_t>(r)]);
+    for (std::size_t r = 0; r < recv_count_.size(); ++r) {
+      recv_displ_[r] = static_cast<int>(received);
+      received += static_cast<std::size_t>(recv_count_[r]);
     }
     if (received > INT_MAX)
       throw std::runtime_error("is: more keys on one rank than MPI's int counts: use more processes");
@@ -138,6 +141,12 @@ class IsProxy final : public common::Proxy {
     comm::check_mpi(MPI_Alltoallv(sorted_.data(), send_count_.data(), send_displ_.data(), MPI_INT, recv_.data(),
                                   recv_count_.data(), recv_displ_.data(), MPI_INT, w_.comm),
                     "MPI_Alltoallv (keys)");
+    segments_.clear();
+    for (std::size_t r = 0; r < recv_count_.size(); ++r)
+      if (r == me)
+        segments_.push_back({sorted_.data() + send_displ_[r], static_cast<std::size_t>(keep)});
+      else
+        segments_.push_back({recv_.data() + recv_displ_[r], static_cast<std::size_t>(recv_count_[r])});
     for (int r = 0; r < w_.size; ++r)
       if (r != w_.rank) {
         traffic_.count(r, sizeof(std::int32_t));
@@ -191,10 +200,12 @@ bool IsProxy::verify() {
   long long sums[4] = {0, 0, 0, 0};  // keys ranked, their sum, keys held, their sum
   if (!split_.empty(w_.rank)) {
     const IsKey lo = split_.min_key(w_.rank, cls_.shift());
-    const std::size_t n = segments_.empty() ? 0 : segments_.back().offset + segments_.back().count;
+    std::size_t n = 0;
+    for (const auto& seg : segments_) n += seg.count;
     placed.assign(n, 0);
-    for (std::size_t i = 0; i < n; ++i)
-      placed[static_cast<std::size_t>(--pop_[static_cast<std::size_t>(recv_[i] - lo)])] = recv_[i];
+    for (const auto& seg : segments_)
+      for (std::size_t i = 0; i < seg.count; ++i)
+        placed[static_cast<std::size_t>(--pop_[static_cast<std::size_t>(seg.keys[i] - lo)])] = seg.keys[i];
     for (std::size_t i = 1; i < n; ++i) out += placed[i - 1] > placed[i];
     sums[0] = static_cast<long long>(n);
     sums[1] = std::accumulate(placed.begin(), placed.end(), 0LL);

@@ -146,20 +146,21 @@ TEST(IsKernels, RankCountsEveryKeyOfTheRangeAcrossSegments) {
   std::uniform_int_distribution<IsKey> key(min, max);
   std::vector<IsKey> keys;
   std::vector<IsSegment> segments;
-  for (std::size_t n : {std::size_t{900}, std::size_t{0}, std::size_t{2500}}) {
+  const std::vector<std::size_t> parts{900, 0, 2500};
+  for (std::size_t n : parts) {
     std::vector<IsKey> part(n);
     for (auto& k : part) k = key(gen);
     std::stable_sort(part.begin(), part.end(), [&](IsKey a, IsKey b) { return (a >> shift) < (b >> shift); });
-    segments.push_back({keys.size(), n});
     keys.insert(keys.end(), part.begin(), part.end());
   }
+  for (std::size_t s = 0, at = 0; s < parts.size(); at += parts[s++]) segments.push_back({keys.data() + at, parts[s]});
   auto sorted = keys;
   std::sort(sorted.begin(), sorted.end());
   const auto range = static_cast<std::size_t>(max - min) + 1;
   for (const auto& ex : executors()) {
     const auto ops = pxq::kernels::make_is_ops(ex.backend, ex.threads, ex.tile_bytes);
     std::vector<std::int32_t> pop(range, -7);
-    ops->rank(keys.data(), segments, min, max, shift, pop.data());
+    ops->rank(segments, min, max, shift, pop.data());
     std::size_t wrong = 0;
     for (std::size_t v = 0; v < range; ++v) wrong += pop[v] != below(sorted, min + static_cast<IsKey>(v) + 1);
     EXPECT_EQ(wrong, 0U) << ex.name << ": " << wrong << " of " << range << " populations differ";

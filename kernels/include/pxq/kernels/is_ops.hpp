@@ -29,9 +29,10 @@ namespace pxq::kernels {
 
 using IsKey = std::int32_t;  // NAS IS classes S-C: keys below 2^23, counts below 2^31
 
-// A sender's keys in the receive buffer: [offset, offset + count).
+// One sender's keys: keys[0, count) (the receive buffer's part, or the keys a rank keeps where
+// its bucket sort left them).
 struct IsSegment {
-  std::size_t offset = 0;
+  const IsKey* keys = nullptr;
   std::size_t count = 0;
 };
 
@@ -45,7 +46,7 @@ class IsOps {
   // pop[k - min] = how many keys of every segment are <= k, for k in [min, max]. min is the
   // first key of a bucket and max the last key of one; every key lies in [min, max]; each
   // segment is grouped by bucket in ascending order.
-  virtual void rank(const IsKey* keys, const std::vector<IsSegment>& segments, IsKey min, IsKey max, int shift,
+  virtual void rank(const std::vector<IsSegment>& segments, IsKey min, IsKey max, int shift,
                     std::int32_t* pop) const = 0;
   // How rank() splits [min, max]: the buckets per window (0: one pass over the whole range,
   // NAS's order).
@@ -81,11 +82,10 @@ inline void accumulate(std::int32_t* pop, std::size_t len, std::int32_t below) {
   for (std::size_t i = 0; i < len; ++i) pop[i] = sum += pop[i];
 }
 
-// The first position of a segment whose key's bucket is >= b (the segment is grouped by bucket).
-inline std::size_t bucket_start(const IsKey* keys, const IsSegment& s, int shift, IsKey b) {
-  const IsKey* first = keys + s.offset;
+// The first position in a segment whose key's bucket is >= b (the segment is grouped by bucket).
+inline std::size_t bucket_start(const IsSegment& s, int shift, IsKey b) {
   return static_cast<std::size_t>(
-      std::partition_point(first, first + s.count, [=](IsKey k) { return (k >> shift) < b; }) - keys);
+      std::partition_point(s.keys, s.keys + s.count, [=](IsKey k) { return (k >> shift) < b; }) - s.keys);
 }
 
 }  // namespace is_body
@@ -121,13 +121,12 @@ class IsExecutor : public IsOps, protected ExecutorShape {
     for_each(chunks, [&](int c) { is_body::scatter(keys, bound(c), bound(c + 1), shift, &local[nb * c], out); });
   }
 
-  void rank(const IsKey* keys, const std::vector<IsSegment>& segments, IsKey min, IsKey max, int shift,
-            std::int32_t* pop) const override {
+  void rank(const std::vector<IsSegment>& segments, IsKey min, IsKey max, int shift, std::int32_t* pop) const override {
     const std::size_t range = static_cast<std::size_t>(max - min) + 1;
     const int per_window = window_buckets(min, max, shift);
     if (per_window == 0) {  // NAS: every key's counter, then one running sum
       std::fill(pop, pop + range, 0);
-      for (const auto& s : segments) is_body::populate(keys, s.offset, s.offset + s.count, min, pop);
+      for (const auto& s : segments) is_body::populate(s.keys, 0, s.count, min, pop);
       is_body::accumulate(pop, range, 0);
       return;
     }
@@ -139,9 +138,9 @@ class IsExecutor : public IsOps, protected ExecutorShape {
     for (int w = 0; w <= windows; ++w)
       for (std::size_t s = 0; s < segments.size(); ++s) {
         const IsKey b = first + std::min<IsKey>(buckets, static_cast<IsKey>(w) * per_window);
-        const std::size_t p = is_body::bucket_start(keys, segments[s], shift, b);
+        const std::size_t p = is_body::bucket_start(segments[s], shift, b);
         at[static_cast<std::size_t>(w) * segments.size() + s] = p;
-        below[static_cast<std::size_t>(w)] += static_cast<std::int32_t>(p - segments[s].offset);
+        below[static_cast<std::size_t>(w)] += static_cast<std::int32_t>(p);
       }
     for_each(windows, [&](int w) {
       const std::size_t lo = static_cast<std::size_t>(w) * static_cast<std::size_t>(per_window) << shift;
@@ -149,7 +148,7 @@ class IsExecutor : public IsOps, protected ExecutorShape {
           std::min(range, (static_cast<std::size_t>(w) + 1) * static_cast<std::size_t>(per_window) << shift);
       std::fill(pop + lo, pop + hi, 0);
       for (std::size_t s = 0; s < segments.size(); ++s)
-        is_body::populate(keys, at[static_cast<std::size_t>(w) * segments.size() + s],
+        is_body::populate(segments[s].keys, at[static_cast<std::size_t>(w) * segments.size() + s],
                           at[static_cast<std::size_t>(w + 1) * segments.size() + s], min, pop);
       is_body::accumulate(pop + lo, hi - lo, below[static_cast<std::size_t>(w)]);
     });
