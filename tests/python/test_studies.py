@@ -122,7 +122,13 @@ def test_message_shares_leave_self_apart_and_are_judged_against_the_table():
     assert msgshare._app_finding("cg", got, paper)[0].verdict == "not reproduced"  # 45/45/10 in the paper
     close = {"messages": [44.0, 44.0, 12.0], "bytes": [35.0, 38.0, 27.0]}
     assert [f.verdict for f in msgshare._app_finding("cg", close, paper)] == ["reproduced", "reproduced"]
-    assert msgshare._app_finding("is", close, paper)[0].kind == "check"  # no IS finding in the catalogue
+    assert msgshare._app_finding("bt", close, paper)[0].kind == "check"  # no BT finding in the catalogue
+    pxq_is = {"messages": [8.9, 14.7, 76.3], "bytes": [6.7, 13.4, 79.9]}  # pxq-is, class B, 16 ranks
+    verdicts = [(f.ref, f.verdict) for f in msgshare._app_finding("is", pxq_is, paper)]
+    assert verdicts == [
+        ("message_distribution/is/messages", "reproduced"),
+        ("message_distribution/is/bytes", "reproduced"),
+    ]
 
 
 def test_allocation_verdicts_follow_the_papers_claims():

@@ -20,7 +20,7 @@ SECTION = "scalability"
 
 
 def add(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--apps", help="proxies (default cg,mg,ft)")
+    p.add_argument("--apps", help=f"proxies (default {','.join(registry.nas_apps())})")
     p.add_argument("--max-ranks", type=int, help="largest rank count (default: every core)")
     p.add_argument("--repeat", type=int, help="interleaved repeats (default 5 quick, 7 full)")
 

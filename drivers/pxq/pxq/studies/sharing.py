@@ -23,7 +23,7 @@ SECTION = "network_sharing"
 
 def add(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ranks", type=int, help="ranks in all (default: every core)")
-    p.add_argument("--apps", help="proxies (default cg,mg,ft)")
+    p.add_argument("--apps", help=f"proxies (default {','.join(registry.nas_apps())})")
     p.add_argument("--repeat", type=int, help="interleaved repeats (default 5 quick, 7 full)")
 
 
