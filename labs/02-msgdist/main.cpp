@@ -59,6 +59,14 @@ std::vector<double> reference(int n, int iterations) {
 
 struct Options {
   int n = 512, iterations = 20, ranks_per_node = 4;
+
+  void add_to(CLI::App& app) {
+    app.description("Lab 2: a 2-D stencil whose ranks own the cells your decomp.cpp gives them");
+    app.add_option("--n", n, "grid points per side")->check(CLI::Range(8, 1 << 14));
+    app.add_option("--iterations", iterations, "Jacobi iterations")->check(CLI::Range(1, 100000));
+    app.add_option("--ranks-per-node", ranks_per_node, "q: ranks that share a node (block order)")
+        ->check(CLI::Range(1, 1 << 16));
+  }
 };
 
 int run(const lab::World& w, const Options& o) {
@@ -140,24 +148,11 @@ int run(const lab::World& w, const Options& o) {
                 {"grid", {rows, cols}},
                 {"ranks_per_node", o.ranks_per_node},
                 {"cells", placement}});
-  return lab::report_verification(w, ok == 1,
-                                  ok == 1 ? "the grid matches the one-process computation bit for bit"
-                                          : "the grid differs from the one-process computation");
+  return lab::report_verification(w, ok == 1, "the grid matches the one-process computation bit for bit",
+                                  "the grid differs from the one-process computation");
 }
 
 }  // namespace
 }  // namespace stencil
 
-int main(int argc, char** argv) {
-  stencil::Options o;
-  return lab::run(
-      argc, argv, MPI_THREAD_SINGLE,
-      [&](CLI::App& app) {
-        app.description("Lab 2: a 2-D stencil whose ranks own the cells your decomp.cpp gives them");
-        app.add_option("--n", o.n, "grid points per side")->check(CLI::Range(8, 1 << 14));
-        app.add_option("--iterations", o.iterations, "Jacobi iterations")->check(CLI::Range(1, 100000));
-        app.add_option("--ranks-per-node", o.ranks_per_node, "q: ranks that share a node (block order)")
-            ->check(CLI::Range(1, 1 << 16));
-      },
-      [&](const lab::World& w) { return stencil::run(w, o); });
-}
+PXQ_LAB_MAIN(stencil, MPI_THREAD_SINGLE)

@@ -20,6 +20,13 @@ namespace {
 struct Options {
   std::string max = "64M", stride = "256";
   long accesses = 4 << 20;  // per size and phase
+
+  void add_to(CLI::App& app) {
+    app.description("Lab 3: the stride kernel alone and on every core (your copies.cpp)");
+    app.add_option("--max", max, "the largest array per rank, e.g. 64M");
+    app.add_option("--stride", stride, "bytes between the words touched, e.g. 256");
+    app.add_option("--accesses", accesses, "accesses per size and phase")->check(CLI::Range(1000L, 1L << 34));
+  }
 };
 
 int run(const lab::World& w, const Options& o) {
@@ -72,23 +79,11 @@ int run(const lab::World& w, const Options& o) {
   lab::emit(
       w,
       {{"lab", "03-contention"}, {"verified", all_ok == 1}, {"ranks", w.size}, {"stride", stride}, {"sizes", sizes}});
-  return lab::report_verification(w, all_ok == 1,
-                                  all_ok == 1 ? "every word holds the count of sweeps that touched it"
-                                              : "a word's count differs from the sweeps reported");
+  return lab::report_verification(w, all_ok == 1, "every word holds the count of sweeps that touched it",
+                                  "a word's count differs from the sweeps reported");
 }
 
 }  // namespace
 }  // namespace stride
 
-int main(int argc, char** argv) {
-  stride::Options o;
-  return lab::run(
-      argc, argv, MPI_THREAD_SINGLE,
-      [&](CLI::App& app) {
-        app.description("Lab 3: the stride kernel alone and on every core (your copies.cpp)");
-        app.add_option("--max", o.max, "the largest array per rank, e.g. 64M");
-        app.add_option("--stride", o.stride, "bytes between the words touched, e.g. 256");
-        app.add_option("--accesses", o.accesses, "accesses per size and phase")->check(CLI::Range(1000L, 1L << 34));
-      },
-      [&](const lab::World& w) { return stride::run(w, o); });
-}
+PXQ_LAB_MAIN(stride, MPI_THREAD_SINGLE)

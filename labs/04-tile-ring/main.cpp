@@ -29,6 +29,15 @@ struct Options {
   std::string block = "32M", tile = "256K";
   int passes = 8, iterations = 4;
   bool reference = false;
+
+  void add_to(CLI::App& app) {
+    app.description("Lab 4: the ring, untiled or tiled (your ring_compute.cpp)");
+    app.add_option("--block", block, "bytes per rank, e.g. 32M");
+    app.add_option("--tile", tile, "tile size, e.g. 256K");
+    app.add_option("--passes", passes, "passes of the update per iteration")->check(CLI::Range(1, 1000));
+    app.add_option("--iterations", iterations, "timed iterations")->check(CLI::Range(1, 1000));
+    app.add_flag("--reference", reference, "run the harness's untiled loop instead of yours");
+  }
 };
 
 }  // namespace
@@ -104,25 +113,11 @@ int run(const lab::World& w, const Options& o) {
                 {"total_s", slowest[0] + slowest[1]},
                 {"largest_span_bytes", span_max * sizeof(double)},
                 {"update_calls", update_calls}});
-  return lab::report_verification(
-      w, all_ok == 1,
-      all_ok == 1 ? "every element matches bit for bit" : "elements differ from the exact recomputation");
+  return lab::report_verification(w, all_ok == 1, "every element matches bit for bit",
+                                  "elements differ from the exact recomputation");
 }
 
 }  // namespace
 }  // namespace ring
 
-int main(int argc, char** argv) {
-  ring::Options o;
-  return lab::run(
-      argc, argv, MPI_THREAD_SINGLE,
-      [&](CLI::App& app) {
-        app.description("Lab 4: the ring, untiled or tiled (your ring_compute.cpp)");
-        app.add_option("--block", o.block, "bytes per rank, e.g. 32M");
-        app.add_option("--tile", o.tile, "tile size, e.g. 256K");
-        app.add_option("--passes", o.passes, "passes of the update per iteration")->check(CLI::Range(1, 1000));
-        app.add_option("--iterations", o.iterations, "timed iterations")->check(CLI::Range(1, 1000));
-        app.add_flag("--reference", o.reference, "run the harness's untiled loop instead of yours");
-      },
-      [&](const lab::World& w) { return ring::run(w, o); });
-}
+PXQ_LAB_MAIN(ring, MPI_THREAD_SINGLE)

@@ -115,6 +115,12 @@ bool verify(const lab::World& w, const Grid& g, int iterations, double change) {
 
 struct Options {
   int n = 2048, iterations = 40;
+
+  void add_to(CLI::App& app) {
+    app.description("Lab 5: the heat proxy, flat or hybrid (your heat_step.cpp)");
+    app.add_option("--n", n, "grid points per side")->check(CLI::Range(16, 16384));
+    app.add_option("--iterations", iterations, "steps")->check(CLI::Range(1, 100000));
+  }
 };
 
 int run(const lab::World& w, const Options& o) {
@@ -159,22 +165,11 @@ int run(const lab::World& w, const Options& o) {
                 {"seconds", slowest},
                 {"memory_bytes", rss_all},
                 {"table_bytes", static_cast<double>(g.kappa.size() * sizeof(double))}});
-  return lab::report_verification(w, ok,
-                                  ok ? "the grid matches the one-process computation bit for bit"
-                                     : "the grid differs from the one-process computation");
+  return lab::report_verification(w, ok, "the grid matches the one-process computation bit for bit",
+                                  "the grid differs from the one-process computation");
 }
 
 }  // namespace
 }  // namespace heat
 
-int main(int argc, char** argv) {
-  heat::Options o;
-  return lab::run(
-      argc, argv, heat::thread_level(),
-      [&](CLI::App& app) {
-        app.description("Lab 5: the heat proxy, flat or hybrid (your heat_step.cpp)");
-        app.add_option("--n", o.n, "grid points per side")->check(CLI::Range(16, 16384));
-        app.add_option("--iterations", o.iterations, "steps")->check(CLI::Range(1, 100000));
-      },
-      [&](const lab::World& w) { return heat::run(w, o); });
-}
+PXQ_LAB_MAIN(heat, heat::thread_level())

@@ -65,6 +65,12 @@ Backend run_on(int n, int steps, double c, const std::vector<double>& ref, doubl
 
 struct Options {
   int n = 1 << 23, steps = 20;
+
+  void add_to(CLI::App& app) {
+    app.description("Lab 6: a diffusion step in Kokkos, Serial and OpenMP backends (your smooth.hpp)");
+    app.add_option("--n", n, "points")->check(CLI::Range(3, 1 << 28));
+    app.add_option("--steps", steps, "steps")->check(CLI::Range(1, 100000));
+  }
 };
 
 int run(const lab::World& w, const Options& o) {
@@ -92,23 +98,12 @@ int run(const lab::World& w, const Options& o) {
                 {"openmp_kernels", omp.kernels},
                 {"serial_verified", serial.verified},
                 {"openmp_verified", omp.verified}});
-  return lab::report_verification(w, ok,
-                                  ok ? "both backends match the plain loops bit for bit"
-                                     : std::string("differs from the plain loops: ") +
-                                           (serial.verified ? "" : "Serial ") + (omp.verified ? "" : "OpenMP"));
+  return lab::report_verification(w, ok, "both backends match the plain loops bit for bit",
+                                  std::string("differs from the plain loops: ") + (serial.verified ? "" : "Serial ") +
+                                      (omp.verified ? "" : "OpenMP"));
 }
 
 }  // namespace
 }  // namespace smooth
 
-int main(int argc, char** argv) {
-  smooth::Options o;
-  return lab::run(
-      argc, argv, MPI_THREAD_FUNNELED,
-      [&](CLI::App& app) {
-        app.description("Lab 6: a diffusion step in Kokkos, Serial and OpenMP backends (your smooth.hpp)");
-        app.add_option("--n", o.n, "points")->check(CLI::Range(3, 1 << 28));
-        app.add_option("--steps", o.steps, "steps")->check(CLI::Range(1, 100000));
-      },
-      [&](const lab::World& w) { return smooth::run(w, o); });
-}
+PXQ_LAB_MAIN(smooth, MPI_THREAD_FUNNELED)

@@ -108,6 +108,14 @@ int run(int argc, char** argv, int required, Parse&& parse, Body&& body) {
   return worst;
 }
 
+// A lab's program: Options (default-constructed) declares the command line in
+// `void add_to(CLI::App&)`, and body(world, options) is the lab. PXQ_LAB_MAIN below is its main.
+template <class Options, class Body>
+int main_of(int argc, char** argv, int required, Body&& body) {
+  Options o;
+  return run(argc, argv, required, [&](CLI::App& app) { o.add_to(app); }, [&](const World& w) { return body(w, o); });
+}
+
 // "256K", "32M", "1G" or a plain byte count; throws std::invalid_argument naming the option.
 inline std::size_t parse_bytes(const std::string& option, const std::string& text) {
   std::size_t digits = 0;
@@ -136,4 +144,14 @@ inline int report_verification(const World& w, bool passed, const std::string& d
   return passed ? kVerified : kWrongResult;
 }
 
+// The same, from what either outcome means.
+inline int report_verification(const World& w, bool passed, const std::string& if_passed,
+                               const std::string& if_failed) {
+  return report_verification(w, passed, passed ? if_passed : if_failed);
+}
+
 }  // namespace lab
+
+// A lab's main: NS::Options and NS::run (main_of above), MPI initialised at `level`.
+#define PXQ_LAB_MAIN(NS, level) \
+  int main(int argc, char** argv) { return lab::main_of<NS::Options>(argc, argv, level, NS::run); }
