@@ -121,20 +121,8 @@ def test_the_lab2_answer_matches_what_cyclic_allocation_gives():
     node, 2 x 2 blocks none (what pxq's check prints)."""
     rows = [[r // 4, r % 4] for r in range(16)]
     blocks = [[(r // 8) * 2 + (r % 4) // 2, ((r // 4) % 2) * 2 + r % 2] for r in range(16)]
-    cyclic = [[c[0], c[1]] for c in rows]
-
-    def on_node(cells: list[list[int]]) -> float:
-        where = {tuple(c): rank for rank, c in enumerate(cells)}
-        same = total = 0
-        for rank, (r, c) in enumerate(cells):
-            for dr, dc in ((1, 0), (-1, 0), (0, 1), (0, -1)):
-                peer = where.get((r + dr, c + dc))
-                if peer is not None:
-                    total += 1
-                    same += peer % 4 == rank % 4  # cyclic: node = rank mod 4
-        return same / total
-
-    assert on_node(cyclic) == pytest.approx(0.5) and on_node(blocks) == 0.0
+    assert msgshare.neighbour_shares(rows, 4, cyclic=True) == pytest.approx(0.5)
+    assert msgshare.neighbour_shares(blocks, 4, cyclic=True) == 0.0
     guide = (TEACHING / "02-msgdist.md").read_text()
     assert "24 of 48 messages (50%) stay on a node" in guide and "none stays (0%)" in guide
     assert "every stencil message leaves the node" not in (labs.folder(labs.get("2")) / "README.md").read_text()

@@ -76,46 +76,14 @@ class Best:
 
 
 # What pxq reads of Google Benchmark's JSON output, with the types it must have.
-_BENCHMARK_JSON = {
-    "type": "object",
-    "properties": {
-        "context": {
-            "type": "object",
-            "properties": {
-                "caches": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "type": {"type": "string"},
-                            "level": {"type": "integer"},
-                            "size": {"type": "integer", "minimum": 0},
-                        },
-                    },
-                }
-            },
-        },
-        "benchmarks": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "name": {"type": "string"},
-                    "run_name": {"type": "string"},
-                    "run_type": {"type": "string"},
-                    "bytes_per_second": {"type": "number", "minimum": 0},
-                },
-            },
-        },
-    },
-}
+_BENCHMARK_JSON = Path(__file__).resolve().parents[1] / "data" / "gbench.schema.json"
 
 
 def _check_benchmark_json(data: Any, path: Path) -> None:
     import jsonschema
 
     try:
-        jsonschema.validate(data, _BENCHMARK_JSON)
+        jsonschema.validate(data, json.loads(_BENCHMARK_JSON.read_text()))
     except jsonschema.ValidationError as e:
         where = "/".join(map(str, e.absolute_path)) or "(document)"
         raise InputError(

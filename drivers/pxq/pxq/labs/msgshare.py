@@ -21,16 +21,21 @@ def shares(rec: dict, model: msgdist.Model, alloc: str) -> dict[str, float]:
     return {c: (count[c] / total if total else 0.0) for c in msgdist.CHANNELS}
 
 
-def neighbour_shares(cells: list[list[int]], q: int) -> float:
-    """The share of a 5-point stencil's halo messages between ranks of one node (block order)."""
+def neighbour_shares(cells: list[list[int]], q: int, cyclic: bool = False) -> float:
+    """The share of a 5-point stencil's halo messages between ranks of one node: q ranks a node,
+    in block order (ranks 0..q-1 on the first node) or cyclic (q nodes, a rank on rank mod q)."""
     where = {(r, c): rank for rank, (r, c) in enumerate(cells)}
+
+    def node(rank: int) -> int:
+        return rank % q if cyclic else rank // q
+
     same = total = 0
     for rank, (r, c) in enumerate(cells):
         for dr, dc in ((1, 0), (-1, 0), (0, 1), (0, -1)):
             peer = where.get((r + dr, c + dc))
             if peer is not None:
                 total += 1
-                same += peer // q == rank // q
+                same += node(peer) == node(rank)
     return same / total if total else 0.0
 
 

@@ -49,16 +49,8 @@ def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
             )
     title = f"Allocation: {', '.join(apps)} on {opts['ranks']} ranks, model {model}, block vs cyclic"
     notes = ["the paper: 64 processes on 16 nodes x 4 cores, class B"]
-    return Outcome(
-        title,
-        rows or [{"app": "-"}],
-        comparison,
-        found,
-        recs,
-        notes,
-        {"model": str(model)},
-        None if rows else records.EXIT_RUN_FAILED,
-    )
+    code = None if rows else records.EXIT_RUN_FAILED
+    return Outcome(title, rows or [{"app": "-"}], comparison, found, recs, notes, {"model": str(model)}, code)
 
 
 def plot(rec: dict[str, Any], path: Path) -> Path:

@@ -70,16 +70,9 @@ def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
     virtual = any((r.get("layout") or {}).get("virtual_nodes") for r in recs)
     found = _parts(rows, top, virtual)
     title = f"Scalability: speedup over {base_n} ranks, packed vs one rank per node (class {opts['cls']})"
-    return Outcome(
-        title,
-        rows or [{"app": "-"}],
-        comparison,
-        found,
-        recs,
-        [f"implausible: {f}" for r in rows for f in r["flags"]],
-        {"base_ranks": base_n},
-        exit_code(recs, planned),
-    )
+    notes = [f"implausible: {f}" for r in rows for f in r["flags"]]
+    data, code = {"base_ranks": base_n}, exit_code(recs, planned)
+    return Outcome(title, rows or [{"app": "-"}], comparison, found, recs, notes, data, code)
 
 
 def speedups(groups: dict[Any, dict[str, Any]], apps: list[str], top: int, base_n: int) -> list[dict[str, Any]]:

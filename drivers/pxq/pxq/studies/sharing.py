@@ -162,16 +162,8 @@ def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
     notes = ["virtual nodes: the inter-node channel is TCP on one host"] if virtual else []
     if n > ctx.base.cores:
         notes.append("ranks oversubscribe the cores: times mean little")
-    return Outcome(
-        title,
-        rows or [{"app": "-"}],
-        comparison,
-        _findings(rows, virtual, n),
-        recs,
-        notes,
-        {"ranks": n},
-        exit_code(recs, planned),
-    )
+    found, code = _findings(rows, virtual, n), exit_code(recs, planned)
+    return Outcome(title, rows or [{"app": "-"}], comparison, found, recs, notes, {"ranks": n}, code)
 
 
 def plot(rec: dict[str, Any], path: Path) -> Path:
