@@ -96,11 +96,16 @@ def format_volume(n: float) -> str:
     return f"{n:.0f} B"
 
 
-def parse_tile(text: str) -> str:
-    """Validates a tile policy ('off', 'auto' or a size) and returns it normalised ('256K')."""
+def _tile_text(text: str) -> str:
     t = text.strip()
     if not t or "," in t:
         raise InputError(f"tile '{text}': use off, auto or a size such as 256K")
+    return t
+
+
+def parse_tile(text: str) -> str:
+    """Validates a tile policy ('off', 'auto' or a size) and returns it normalised ('256K')."""
+    t = _tile_text(text)
     if t == "off":
         return t
     return str(registry.resolve(f"--tile={t}")["variant"]["tile"])
@@ -111,8 +116,8 @@ def resolve_mode(mode: str | None, threads: int, tile: str | None) -> tuple[str,
     args = [f"--threads={threads}"]
     if mode is not None:
         args.append(f"--mode={mode}")
-    if tile is not None:
-        args.append(f"--tile={parse_tile(tile)}")
+    if tile is not None:  # the one pxq-envinfo call resolves and normalises the tile too
+        args.append(f"--tile={_tile_text(tile)}")
     try:
         v = registry.resolve(*args)["variant"]
     except InputError as e:
