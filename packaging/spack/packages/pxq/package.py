@@ -27,26 +27,29 @@ class Pxq(CMakePackage):
 
     depends_on("cmake@3.18:", type="build")
     depends_on("ninja", type="build")
-    depends_on("c", type="build")
-    depends_on("cxx", type="build")
-    depends_on("mpi")
-    depends_on("hwloc@2:")
-    depends_on("nlohmann-json@3.9:")
-    depends_on("cli11@2:")
-    depends_on("pkgconfig", type="build")
-    depends_on("kokkos@3.4: +openmp", when="+kokkos")
-    depends_on("benchmark", when="+benchmarks")
-    depends_on("fftw@3", when="+fftw")
-    depends_on("papi", when="+papi")
+    for spec in ("c", "cxx", "pkgconfig"):
+        depends_on(spec, type="build")
+    for spec in ("mpi", "hwloc@2:", "nlohmann-json@3.9:", "cli11@2:"):
+        depends_on(spec)
+    for spec, variant in (
+        ("kokkos@3.4: +openmp", "+kokkos"),
+        ("benchmark", "+benchmarks"),
+        ("fftw@3", "+fftw"),
+        ("papi", "+papi"),
+    ):
+        depends_on(spec, when=variant)
     depends_on("googletest", type="test")
     # The driver (PREFIX/bin/pxq) and its requirements (drivers/pxq/pyproject.toml).
-    depends_on("python@3.10:", type="run")
-    depends_on("py-rich", type="run")
-    depends_on("py-matplotlib", type="run")
-    depends_on("py-jsonschema", type="run")
-    depends_on("py-fastjsonschema", type="run")
-    depends_on("py-scipy", type="run")
-    depends_on("py-numpy", type="run")
+    for spec in (
+        "python@3.10:",
+        "py-rich",
+        "py-matplotlib",
+        "py-jsonschema",
+        "py-fastjsonschema",
+        "py-scipy",
+        "py-numpy",
+    ):
+        depends_on(spec, type="run")
 
     generator("ninja")
 
