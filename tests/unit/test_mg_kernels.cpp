@@ -20,6 +20,7 @@ namespace {
 
 using pxq::kernels::Backend;
 using pxq::kernels::Box;
+using pxq::kernels::MgOps;
 using pxq::kernels::Stencil;
 
 const Stencil kA{{-8.0 / 3.0, 0.0, 1.0 / 6.0, 1.0 / 12.0}};
@@ -53,34 +54,39 @@ const std::vector<Box> kBoxes = {{10, 10, 10}, {13, 9, 7}, {6, 11, 5}, {3, 8, 9}
 Box coarse_of(const Box& f) { return {(f.n1 - 2) / 2 + 2, (f.n2 - 2) / 2 + 2, (f.n3 - 2) / 2 + 2}; }
 const std::vector<Box> kFineBoxes = {{10, 10, 10}, {18, 6, 10}, {4, 8, 6}, {34, 18, 12}};
 
-TEST(MgKernels, ResidAndPsinvMatchTheReference) {
+// Runs check(ops, reference, block, what) for every executor and block.
+template <class Check>
+void for_every_block(const std::vector<Box>& boxes, Check&& check) {
   const auto ref = pxq::kernels::make_mg_ops_reference();
   for (const auto& ex : executors()) {
     const auto ops = pxq::kernels::make_mg_ops(ex.backend, ex.threads, ex.tile_bytes);
-    for (const Box& b : kBoxes) {
-      const std::string what = ex.name + " " + dims(b);
-      const auto u = random_field(b, 1), v = random_field(b, 2);
-      auto r_ref = random_field(b, 3), r = r_ref;
-      ref->resid(u.data(), v.data(), r_ref.data(), b, kA);
-      ops->resid(u.data(), v.data(), r.data(), b, kA);
-      expect_close(r, r_ref, "resid " + what);
-      // In place, as NAS does on the coarser levels: r = r - A u.
-      auto w_ref = v, w = v;
-      ref->resid(u.data(), w_ref.data(), w_ref.data(), b, kA);
-      ops->resid(u.data(), w.data(), w.data(), b, kA);
-      expect_close(w, w_ref, "resid in place " + what);
-      auto s_ref = u, s = u;
-      ref->psinv(v.data(), s_ref.data(), b, kC);
-      ops->psinv(v.data(), s.data(), b, kC);
-      expect_close(s, s_ref, "psinv " + what);
-      ref->psinv_assign(v.data(), s_ref.data(), b, kC);
-      ops->psinv_assign(v.data(), s.data(), b, kC);
-      expect_close(s, s_ref, "psinv_assign " + what);
-      const auto n_ref = ref->norm2(v.data(), b), n = ops->norm2(v.data(), b);
-      EXPECT_NEAR(n.first, n_ref.first, 1e-12 * n_ref.first) << what;
-      EXPECT_EQ(n.second, n_ref.second) << what;
-    }
+    for (const Box& b : boxes) check(*ops, *ref, b, ex.name + " " + dims(b));
   }
+}
+
+TEST(MgKernels, ResidAndPsinvMatchTheReference) {
+  for_every_block(kBoxes, [](const MgOps& ops, const MgOps& ref, const Box& b, const std::string& what) {
+    const auto u = random_field(b, 1), v = random_field(b, 2);
+    auto r_ref = random_field(b, 3), r = r_ref;
+    ref.resid(u.data(), v.data(), r_ref.data(), b, kA);
+    ops.resid(u.data(), v.data(), r.data(), b, kA);
+    expect_close(r, r_ref, "resid " + what);
+    // In place, as NAS does on the coarser levels: r = r - A u.
+    auto w_ref = v, w = v;
+    ref.resid(u.data(), w_ref.data(), w_ref.data(), b, kA);
+    ops.resid(u.data(), w.data(), w.data(), b, kA);
+    expect_close(w, w_ref, "resid in place " + what);
+    auto s_ref = u, s = u;
+    ref.psinv(v.data(), s_ref.data(), b, kC);
+    ops.psinv(v.data(), s.data(), b, kC);
+    expect_close(s, s_ref, "psinv " + what);
+    ref.psinv_assign(v.data(), s_ref.data(), b, kC);
+    ops.psinv_assign(v.data(), s.data(), b, kC);
+    expect_close(s, s_ref, "psinv_assign " + what);
+    const auto n_ref = ref.norm2(v.data(), b), n = ops.norm2(v.data(), b);
+    EXPECT_NEAR(n.first, n_ref.first, 1e-12 * n_ref.first) << what;
+    EXPECT_EQ(n.second, n_ref.second) << what;
+  });
 }
 
 // r only where the fused passes leave it specified (pxq::kernels::on_band).
@@ -98,32 +104,27 @@ void expect_close_on_band(const std::vector<double>& got, const std::vector<doub
 }
 
 TEST(MgKernels, FusedResidualAndSmoothingEqualTheSweepsTheyReplace) {
-  const auto ref = pxq::kernels::make_mg_ops_reference();
-  for (const auto& ex : executors()) {
-    const auto ops = pxq::kernels::make_mg_ops(ex.backend, ex.threads, ex.tile_bytes);
-    for (const Box& b : kBoxes) {
-      const std::string what = ex.name + " " + dims(b);
-      const auto v = random_field(b, 5), halo = random_field(b, 6);
-      // The sweeps: resid, a halo refresh (here: new random halo values), psinv.
-      auto u_ref = random_field(b, 4), r_ref = random_field(b, 7);
-      auto u = u_ref, r = r_ref;
-      auto refresh = [&](std::vector<double>& x) {
-        for (int i3 = 0; i3 < b.n3; ++i3)
-          for (int i2 = 0; i2 < b.n2; ++i2)
-            for (int i1 = 0; i1 < b.n1; ++i1)
-              if (i1 == 0 || i2 == 0 || i3 == 0 || i1 == b.n1 - 1 || i2 == b.n2 - 1 || i3 == b.n3 - 1)
-                x[b.at(i1, i2, i3)] = halo[b.at(i1, i2, i3)];
-      };
-      ref->resid(u_ref.data(), v.data(), r_ref.data(), b, kA);
-      refresh(r_ref);
-      ref->psinv(r_ref.data(), u_ref.data(), b, kC);
-      ops->resid_psinv_core(u.data(), v.data(), r.data(), b, kA, kC);
-      refresh(r);
-      ops->psinv_shell(r.data(), u.data(), b, kC);
-      expect_close_on_band(r, r_ref, b, "fused r " + what);
-      expect_close(u, u_ref, "fused u " + what);
-    }
-  }
+  for_every_block(kBoxes, [](const MgOps& ops, const MgOps& ref, const Box& b, const std::string& what) {
+    const auto v = random_field(b, 5), halo = random_field(b, 6);
+    // The sweeps: resid, a halo refresh (here: new random halo values), psinv.
+    auto u_ref = random_field(b, 4), r_ref = random_field(b, 7);
+    auto u = u_ref, r = r_ref;
+    auto refresh = [&](std::vector<double>& x) {
+      for (int i3 = 0; i3 < b.n3; ++i3)
+        for (int i2 = 0; i2 < b.n2; ++i2)
+          for (int i1 = 0; i1 < b.n1; ++i1)
+            if (i1 == 0 || i2 == 0 || i3 == 0 || i1 == b.n1 - 1 || i2 == b.n2 - 1 || i3 == b.n3 - 1)
+              x[b.at(i1, i2, i3)] = halo[b.at(i1, i2, i3)];
+    };
+    ref.resid(u_ref.data(), v.data(), r_ref.data(), b, kA);
+    refresh(r_ref);
+    ref.psinv(r_ref.data(), u_ref.data(), b, kC);
+    ops.resid_psinv_core(u.data(), v.data(), r.data(), b, kA, kC);
+    refresh(r);
+    ops.psinv_shell(r.data(), u.data(), b, kC);
+    expect_close_on_band(r, r_ref, b, "fused r " + what);
+    expect_close(u, u_ref, "fused u " + what);
+  });
 }
 
 TEST(MgKernels, RestrictionAndInterpolationMatchTheReference) {
@@ -189,7 +190,7 @@ void for_each_fused_case(Fn&& fn) {
 
 TEST(MgKernels, FusedResidualAndRestrictionEqualTheSweepsTheyReplace) {
   const auto ref = pxq::kernels::make_mg_ops_reference();
-  for_each_fused_case([&](const pxq::kernels::MgOps& ops, const Box& f, const Box& c, const std::string& what) {
+  for_each_fused_case([&](const MgOps& ops, const Box& f, const Box& c, const std::string& what) {
     const auto u = random_field(f, 21), v = random_field(f, 22);
     // r's upper halo plane is the upper neighbour's plane 1 (random here); the rest is junk.
     auto r = random_field(f, 23), r_ref = r;
@@ -209,7 +210,7 @@ TEST(MgKernels, FusedResidualAndRestrictionEqualTheSweepsTheyReplace) {
 
 TEST(MgKernels, FusedInterpolationResidualAndSmoothingEqualTheSweepsTheyReplace) {
   const auto ref = pxq::kernels::make_mg_ops_reference();
-  for_each_fused_case([&](const pxq::kernels::MgOps& ops, const Box& f, const Box& c, const std::string& what) {
+  for_each_fused_case([&](const MgOps& ops, const Box& f, const Box& c, const std::string& what) {
     const auto z = random_field(c, 31), v = random_field(f, 32);
     auto u_ref = random_field(f, 33), r_ref = random_field(f, 34);
     auto u = u_ref, r = r_ref;
