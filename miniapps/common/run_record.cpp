@@ -126,6 +126,7 @@ nlohmann::json machine_context(const tiling::CacheInfo& caches) {
           {"mpi_library", mpi_text},
           {"mpi_standard", std::to_string(mpi_major) + "." + std::to_string(mpi_minor)},
           {"backends", backends},
+          {"pxq_version", PXQ_VERSION},
           {"git_commit", commit && *commit ? commit : PXQ_GIT_COMMIT},
           {"date", date}};
 }

@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+INIT = Path(__file__).resolve().parents[2] / "drivers" / "pxq" / "pxq" / "__init__.py"
+
 
 def main() -> int:
     ap = argparse.ArgumentParser()
@@ -40,6 +42,9 @@ def main() -> int:
         app = next(Path(c).name for c in cmd if Path(c).name.startswith("pxq-")).removeprefix("pxq-")
         if rec.get("app") != app:
             problems.append(f"record of app {rec.get('app')!r}, expected {app!r}")
+        version = re.search(r'^__version__ = "(.*)"$', INIT.read_text(), re.M).group(1)
+        if rec.get("context", {}).get("pxq_version") != version:
+            problems.append(f"record of pxq {rec.get('context', {}).get('pxq_version')!r}, expected {version!r}")
         if "-np" in cmd and rec.get("layout", {}).get("ranks") != int(cmd[cmd.index("-np") + 1]):
             problems.append(
                 f"record has {rec.get('layout', {}).get('ranks')} ranks, expected {cmd[cmd.index('-np') + 1]}"

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+import pxq
 from pxq.core import plugins, registry
 from pxq.core.paths import binary
 
@@ -205,3 +206,25 @@ def test_the_spack_recipe_parses_and_its_options_are_cmakes(monkeypatch):
     project = (ROOT / "drivers" / "pxq" / "pyproject.toml").read_text()
     needed = set(re.findall(r'^  "([a-z]+)[><=]', project, re.M))
     assert {f"py-{n}" for n in needed} <= deps
+
+
+def test_a_newcomers_first_commands_answer_without_running_anything(tmp_path: Path):
+    """./pxq --version names the driver's version and the commit; --help of test, build and
+    setup prints their usage and starts nothing (no set-up, no test); a wrong option is exit 2."""
+    script = str(ROOT / "pxq")
+    build = tmp_path / "build"  # a set-up would configure it
+    env = dict(os.environ, PXQ_NO_INSTALL="1", PXQ_BUILD_DIR=str(build))
+    out = subprocess.run([script, "--version"], capture_output=True, text=True, env=env, timeout=60)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.startswith(f"pxq {pxq.__version__} (commit {commit.stdout.strip()}")
+    for argv, usage in (["test", "--help"], "usage: ./pxq test"), (["build", "-h"], "usage: ./pxq setup|build"):
+        out = subprocess.run([script, *argv], capture_output=True, text=True, env=env, timeout=60)
+        assert out.returncode == 0 and out.stdout.startswith(usage), out.stderr
+        assert "pxq:" not in out.stderr and not build.exists()  # no set-up step, no test started
+    for argv, message in (
+        (["test", "--bogus"], "unknown option '--bogus'"),
+        (["test", "-L"], "-L needs a value"),
+        (["setup", "now"], "takes no arguments"),
+    ):
+        out = subprocess.run([script, *argv], capture_output=True, text=True, env=env, timeout=60)
+        assert out.returncode == 2 and message in out.stderr, (argv, out.stderr)
