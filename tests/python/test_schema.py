@@ -42,7 +42,7 @@ def test_a_run_record_from_a_real_run_is_valid_and_damage_is_named():
     zero["layout"]["nodes"] = 0
     assert any(m.startswith("layout/nodes") for m in messages(zero))
     assert messages(dict(RUN, kind="runs")) == [
-        'unknown kind "runs" (pxq writes run, probe, profile, tile-profile, study)'
+        'unknown kind "runs" (pxq writes run, probe, profile, tile-profile, study, lab-grade)'
     ]
     assert "not a pxq record" in messages({"app": "ring"})[0]
 
@@ -149,3 +149,25 @@ def test_the_apps_choices_give_the_schema_its_enums_and_the_report_its_labels(mo
         monkeypatch.undo()
         for cached in (schemas.app_choices, schemas._loaded, schemas._validators, schemas._fast):
             cached.cache_clear()
+
+
+def test_a_lab_grade_has_its_schema_and_older_grades_are_read():
+    grade = {
+        "kind": "lab-grade",
+        "schema": schemas.VERSION,
+        "lab": "01-channels",
+        "number": 1,
+        "source": "labs/01-channels/solution",
+        "confined": False,
+        "checks": [{"name": "every payload intact", "passed": True}],
+        "effects": [{"sentence": "x", "ratio": 2.0, "spread": 0.1, "repeats": 3, "counted": True, "verdict": "shows"}],
+        "outcome": "done",
+        "exit": 0,
+    }
+    assert messages(grade) == []
+    assert any(m.startswith("exit") for m in messages(dict(grade, exit="0")))
+    assert any(
+        "'outcome' is a required property" in m for m in messages({k: v for k, v in grade.items() if k != "outcome"})
+    )
+    older = {k: v for k, v in grade.items() if k != "schema"}  # written before lab grades had a schema
+    assert messages(older) == [] and messages(dict(older, checks=[{"name": "x"}])) != []

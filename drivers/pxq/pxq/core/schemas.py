@@ -22,7 +22,7 @@ SCHEMA_DIR = Path(__file__).resolve().parents[1] / "data" / "schemas"
 # the apps' own choices give variant.<option> its values.
 REGISTRY_SNAPSHOT = Path(__file__).resolve().parents[1] / "data" / "registry.json"
 VERSION = 2
-KINDS = ("run", "probe", "profile", "tile-profile", "study")
+KINDS = ("run", "probe", "profile", "tile-profile", "study", "lab-grade")
 
 
 def kind_for_app(app: str) -> str:
@@ -141,7 +141,7 @@ def problems(rec: Any, where: str) -> list[Problem]:
         errors = list(_validators()[kind].iter_errors(rec))
     elif kind == "tile-profile":
         return []  # version 1 tile profiles: pxq.analysis.tiles reads them by their own rules
-    elif rec.get("schema") == 1:
+    elif rec.get("schema") == 1 or (kind == "lab-grade" and "schema" not in rec):  # grades before their schema
         # Version 1: every field it has must have the type version 2 gives it; the fields
         # version 2 added are not asked for.
         errors = [

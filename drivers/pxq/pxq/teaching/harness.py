@@ -35,7 +35,7 @@ from rich.table import Table
 
 from pxq.analysis import findings
 from pxq.analysis.msgdist import preload_env
-from pxq.core import bounds, plugins, procs, records
+from pxq.core import bounds, plugins, procs, records, schemas
 from pxq.core.errors import InputError
 from pxq.core.layout import parse_layout
 from pxq.core.paths import ROOT, build_dir
@@ -419,7 +419,8 @@ def grade(
         hostfile_hosts(Path(hostfile))  # read as every launch reads it: strictly, before anything runs
     which, source = source_of(mod, which, copy)
     confine = confinement(which, source, hostfile, unconfined)
-    record: dict[str, Any] = {"kind": "lab-grade", "lab": mod.folder, "number": mod.number, "source": str(source)}
+    record: dict[str, Any] = {"kind": "lab-grade", "schema": schemas.VERSION, "lab": mod.folder, "number": mod.number}
+    record["source"] = str(source)
     record["confined"] = confine is not None
     try:
         program = build(mod, which, source, console, confine)
