@@ -183,3 +183,15 @@ def test_a_pass_close_to_a_fail_is_flagged_by_how_much_tolerance_it_used():
     assert row.tolerance_used == 0.7 and "near-tolerance" in row.flags
     (row,) = report.summarize([used(0.01), used(0.09)])
     assert "near-tolerance" not in row.flags
+
+
+def test_one_run_has_no_spread_to_show():
+    """A single run's spread is '-' in the table and null in the exports, not '0.0%'."""
+    one = report.summarize([record(1.0, 2.0)])
+    two = report.summarize([record(1.0, 2.0), record(1.5, 2.0)])
+    assert report.flat_rows(one)[0]["spread"] is None and report.flat_rows(two)[0]["spread"] == 0.4
+
+    def spread_cells(rows: list[report.Row]) -> list[str]:
+        return next(list(col.cells) for col in report.table(rows).columns if col.header == "spread")
+
+    assert spread_cells(one) == ["-"] and spread_cells(two) == ["40.0%"]

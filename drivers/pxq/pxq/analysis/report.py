@@ -343,7 +343,7 @@ def table(rows: list[Row], title: str = "pxq results", group_by: Sequence[str] =
             *r.extra,
             str(len(r.times)),
             f"{r.median:.4f}",
-            f"{100 * r.spread:.1f}%",
+            f"{100 * r.spread:.1f}%" if len(r.times) > 1 else "-",  # one run has no spread
             f"{statistics.median(r.comm):.4f}" if r.comm else "-",
             f"{100 * statistics.median(r.comm) / r.median:.1f}%" if r.comm and r.median > 0 else "-",
             "-" if r.median_gbs is None else f"{r.median_gbs:.1f}",
@@ -431,7 +431,7 @@ def flat_rows(rows: list[Row], group_by: Sequence[str] = ()) -> list[dict[str, A
             "median_s": r.median,
             "min_s": min(r.times),
             "max_s": max(r.times),
-            "spread": r.spread,
+            "spread": r.spread if len(r.times) > 1 else None,
             "comm_s": comm,
             "comm_share": comm / r.median if comm is not None and r.median > 0 else None,
             "gbs": r.median_gbs,
