@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from pxq.core.errors import InputError
 from pxq.core.layout import Layout
@@ -71,3 +72,20 @@ def test_stride_arguments_are_checked_before_running(tmp_path: Path):
     ]:
         with pytest.raises(InputError, match=msg):
             memprobe.stride_argv(*args, 2, False, tmp_path / "r.jsonl", {})
+
+
+def test_the_bandwidth_summary_counts_in_words():
+    """'saturates memory bandwidth at 1 thread', not '1 threads'."""
+    rows = [
+        {"cores": 1, "total_gbs": 10.0, "per_core_gbs": 10.0, "efficiency": 1.0},
+        {"cores": 2, "total_gbs": 10.4, "per_core_gbs": 5.2, "efficiency": 0.52},
+    ]
+    recs = [
+        {"size": {"workers": 2, "as": a}, "kernels": [{"kernel": "triad", "rows": rows, "saturation": 1}]}
+        for a in ("threads", "ranks")
+    ]
+    console = Console(record=True, width=200)
+    memprobe.bandwidth_summary(recs, console)
+    text = console.export_text()
+    assert "saturates memory bandwidth at 1 thread (" in text and "at 1 rank (" in text
+    assert "1 threads" not in text and "1 ranks" not in text

@@ -272,6 +272,11 @@ def bandwidth_warnings(recs: list[dict[str, Any]]) -> list[str]:
     return out
 
 
+def _count(n: int, plural: str) -> str:
+    """'1 thread', '2 threads': a count with its noun ('ranks', 'threads')."""
+    return f"{n} {plural.removesuffix('s') if n == 1 else plural}"
+
+
 def bandwidth_summary(recs: list[dict[str, Any]], console: Console) -> None:
     t = Table(title="bandwidth per active core (GB/s, total / per core)")
     t.add_column("kernel")
@@ -305,8 +310,8 @@ def bandwidth_summary(recs: list[dict[str, Any]], console: Console) -> None:
         workers = rec["size"]["workers"]
         if triad["saturation"] and triad["saturation"] < workers:
             console.print(
-                f"{how}: {triad['kernel']} saturates memory bandwidth at {triad['saturation']} "
-                f"{rec['size']['as']} ({best:.1f} GB/s best total)"
+                f"{how}: {triad['kernel']} saturates memory bandwidth at "
+                f"{_count(triad['saturation'], rec['size']['as'])} ({best:.1f} GB/s best total)"
             )
         elif triad["saturation"]:
             console.print(
