@@ -17,46 +17,25 @@ using kernels::BlockCopy;
 using kernels::FftDirection;
 using kernels::LineMap;
 
-// NAS FT 3.4: grid, iterations and the reference checksum of every iteration.
-// A table of reference values, kept as NAS prints it.
-// clang-format off
-const std::array<FtClass, 5> kClasses{{
-    {'S', 64, 64, 64, 6,
-     {{{5.546087004964e+02, 4.845363331978e+02}, {5.546385409189e+02, 4.865304269511e+02},
-      {5.546148406171e+02, 4.883910722336e+02}, {5.545423607415e+02, 4.901273169046e+02},
-      {5.544255039624e+02, 4.917475857993e+02}, {5.542683411902e+02, 4.932597244941e+02}}}},
-    {'W', 128, 128, 32, 6,
-     {{{5.673612178944e+02, 5.293246849175e+02}, {5.631436885271e+02, 5.282149986629e+02},
-      {5.594024089970e+02, 5.270996558037e+02}, {5.560698047020e+02, 5.260027904925e+02},
-      {5.530898991250e+02, 5.249400845633e+02}, {5.504159734538e+02, 5.239212247086e+02}}}},
-    {'A', 256, 256, 128, 6,
-     {{{5.046735008193e+02, 5.114047905510e+02}, {5.059412319734e+02, 5.098809666433e+02},
-      {5.069376896287e+02, 5.098144042213e+02}, {5.077892868474e+02, 5.101336130759e+02},
-      {5.085233095391e+02, 5.104914655194e+02}, {5.091487099959e+02, 5.107917842803e+02}}}},
-    {'B', 512, 256, 256, 20,
-     {{{5.177643571579e+02, 5.077803458597e+02}, {5.154521291263e+02, 5.088249431599e+02},
-      {5.146409228649e+02, 5.096208912659e+02}, {5.142378756213e+02, 5.101023387619e+02},
-      {5.139626667737e+02, 5.103976610617e+02}, {5.137423460082e+02, 5.105948019802e+02},
-      {5.135547056878e+02, 5.107404165783e+02}, {5.133910925466e+02, 5.108576573661e+02},
-      {5.132470705390e+02, 5.109577278523e+02}, {5.131197729984e+02, 5.110460304483e+02},
-      {5.130070319283e+02, 5.111252433800e+02}, {5.129070537032e+02, 5.111968077718e+02},
-      {5.128182883502e+02, 5.112616233064e+02}, {5.127393733383e+02, 5.113203605551e+02},
-      {5.126691062020e+02, 5.113735928093e+02}, {5.126064276004e+02, 5.114218460548e+02},
-      {5.125504076570e+02, 5.114656139760e+02}, {5.125002331720e+02, 5.115053595966e+02},
-      {5.124551951846e+02, 5.115415130407e+02}, {5.124146770029e+02, 5.115744692211e+02}}}},
-    {'C', 512, 512, 512, 20,
-     {{{5.195078707457e+02, 5.149019699238e+02}, {5.155422171134e+02, 5.127578201997e+02},
-      {5.144678022222e+02, 5.122251847514e+02}, {5.140150594328e+02, 5.121090289018e+02},
-      {5.137550426810e+02, 5.121143685824e+02}, {5.135811056728e+02, 5.121496764568e+02},
-      {5.134569343165e+02, 5.121870921893e+02}, {5.133651975661e+02, 5.122193250322e+02},
-      {5.132955192805e+02, 5.122454735794e+02}, {5.132410471738e+02, 5.122663649603e+02},
-      {5.131971141679e+02, 5.122830879827e+02}, {5.131605205716e+02, 5.122965869718e+02},
-      {5.131290734194e+02, 5.123075927445e+02}, {5.131012720314e+02, 5.123166486553e+02},
-      {5.130760908195e+02, 5.123241541685e+02}, {5.130528295923e+02, 5.123304037599e+02},
-      {5.130310107773e+02, 5.123356167976e+02}, {5.130103090133e+02, 5.123399592211e+02},
-      {5.129905029333e+02, 5.123435588985e+02}, {5.129714421109e+02, 5.123465164008e+02}}}},
-}};
-// clang-format on
+// NAS FT 3.4: grid and iterations of every class; the reference checksum of every iteration
+// from ft_checksums.def.
+std::array<FtClass, 5> make_classes() {
+  std::array<FtClass, 5> c{{{'S', 64, 64, 64, 6, {}},
+                            {'W', 128, 128, 32, 6, {}},
+                            {'A', 256, 256, 128, 6, {}},
+                            {'B', 512, 256, 256, 20, {}},
+                            {'C', 512, 512, 512, 20, {}}}};
+  const auto set = [&c](char name, int iteration, double re, double im) {
+    for (FtClass& k : c)
+      if (k.name == name) k.checksum.at(static_cast<std::size_t>(iteration - 1)) = {re, im};
+  };
+#define PXQ_FT_CHECKSUM(name, iteration, re, im) set(name, iteration, re, im);
+#include "ft_checksums.def"
+#undef PXQ_FT_CHECKSUM
+  return c;
+}
+
+const std::array<FtClass, 5> kClasses = make_classes();
 
 constexpr double kPi = 3.141592653589793238;
 
@@ -79,6 +58,22 @@ std::vector<std::int64_t> blocked(int n, int m, std::int64_t block, std::int64_t
   std::vector<std::int64_t> t(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) t[static_cast<std::size_t>(i)] = (i / m) * block + (i % m) * stride;
   return t;
+}
+
+// The sizes both plans are built from: the grid and the local extents, whether there are row
+// and column exchanges, the block each peer gets in them, and the array in layout B.
+struct PlanDims {
+  int nx, ny, nz, mx1, my1, my2, mz;
+  bool row, col;
+  std::int64_t blk1, blk2;
+  Buffer yb;
+};
+
+PlanDims plan_dims(const FtGrid& g) {
+  const int mx1 = g.mx1(), my1 = g.my1(), my2 = g.my2(), mz = g.mz();
+  const bool row = g.p1 > 1, col = g.p2 > 1;
+  const std::int64_t blk1 = std::int64_t{mz} * my1 * mx1, blk2 = std::int64_t{mz} * my2 * mx1;
+  return {g.nx, g.ny, g.nz, mx1, my1, my2, mz, row, col, blk1, blk2, row ? Buffer::b : Buffer::a};
 }
 
 }  // namespace
@@ -218,13 +213,19 @@ Step FtPlan::alltoall(const char* what, bool row, std::int64_t per_peer) {
   return s;
 }
 
+// An all-to-all in the row (or column) communicator with, unless fused, the pack of `from` into
+// the send buffer before it and the unpack of the receive buffer into `to` (layout `layout`) after.
+void FtPlan::exchange(std::vector<Step>& s, bool fused, bool row, std::int64_t per_peer, Buffer from, BlockCopy pack,
+                      Buffer to, const char* layout, BlockCopy unpack) {
+  const std::string comm = row ? "row" : "column";
+  if (!fused) s.push_back(copy(("pack for the " + comm + " all-to-all").c_str(), from, Buffer::send, pack));
+  s.push_back(alltoall((comm + " all-to-all").c_str(), row, per_peer));
+  if (!fused) s.push_back(copy(("unpack into layout " + std::string(layout)).c_str(), Buffer::recv, to, unpack));
+}
+
 // A -> x-FFT -> (row exchange) -> B -> y-FFT -> (column exchange) -> C -> z-FFT.
 void FtPlan::build_forward(bool fused) {
-  const FtGrid& g = grid_;
-  const int nx = g.nx, ny = g.ny, nz = g.nz, mx1 = g.mx1(), my1 = g.my1(), my2 = g.my2(), mz = g.mz();
-  const bool row = g.p1 > 1, col = g.p2 > 1;
-  const std::int64_t blk1 = std::int64_t{mz} * my1 * mx1, blk2 = std::int64_t{mz} * my2 * mx1;
-  const Buffer yb = row ? Buffer::b : Buffer::a;  // the array in layout B
+  const auto [nx, ny, nz, mx1, my1, my2, mz, row, col, blk1, blk2, yb] = plan_dims(grid_);
   const FftDirection dir = FftDirection::forward;
   auto& s = forward_;
 
@@ -234,18 +235,13 @@ void FtPlan::build_forward(bool fused) {
                     {0, mx1, table(blocked(nx, mx1, blk1, 1))}));
   else
     s.push_back(fft("x-FFT", nx, dir, 1, mz * my1, Buffer::a, a_rows, Buffer::a, a_rows));
-  if (row) {
-    if (!fused)
-      s.push_back(copy("pack for the row all-to-all", Buffer::a, Buffer::send,
-                       {{g.p1, mz * my1, 1}, {mx1, nx, 0}, {blk1, mx1, 0}, mx1}));
-    s.push_back(alltoall("row all-to-all", true, blk1));
-    if (!fused)
-      s.push_back(copy("unpack into layout B", Buffer::recv, Buffer::b,
-                       {{g.p1, mz, 1},
-                        {blk1, std::int64_t{my1} * mx1, 0},
-                        {std::int64_t{my1} * mx1, std::int64_t{ny} * mx1, 0},
-                        std::int64_t{my1} * mx1}));
-  }
+  if (row)
+    exchange(s, fused, true, blk1, Buffer::a, {{grid_.p1, mz * my1, 1}, {mx1, nx, 0}, {blk1, mx1, 0}, mx1}, Buffer::b,
+             "B",
+             {{grid_.p1, mz, 1},
+              {blk1, std::int64_t{my1} * mx1, 0},
+              {std::int64_t{my1} * mx1, std::int64_t{ny} * mx1, 0},
+              std::int64_t{my1} * mx1});
 
   const LineMap b_lines{std::int64_t{ny} * mx1, 1, table(strided(ny, mx1))};
   Buffer ysrc = yb;
@@ -262,21 +258,17 @@ void FtPlan::build_forward(bool fused) {
                     {std::int64_t{my2} * mx1, 1, table(blocked(ny, my2, blk2, mx1))}));
   else
     s.push_back(fft("y-FFT", ny, dir, mz, mx1, ysrc, ysm, yb, b_lines));
-  if (col) {
-    if (!fused)
-      s.push_back(copy("pack for the column all-to-all", yb, Buffer::send,
-                       {{g.p2, mz, 1},
-                        {std::int64_t{my2} * mx1, std::int64_t{ny} * mx1, 0},
-                        {blk2, std::int64_t{my2} * mx1, 0},
-                        std::int64_t{my2} * mx1}));
-    s.push_back(alltoall("column all-to-all", false, blk2));
-    if (!fused)
-      s.push_back(copy("unpack into layout C", Buffer::recv, Buffer::c,
-                       {{g.p2, mz, my2},
-                        {blk2, std::int64_t{my2} * mx1, mx1},
-                        {std::int64_t{mz} * mx1, mx1, std::int64_t{nz} * mx1},
-                        mx1}));
-  }
+  if (col)
+    exchange(s, fused, false, blk2, yb,
+             {{grid_.p2, mz, 1},
+              {std::int64_t{my2} * mx1, std::int64_t{ny} * mx1, 0},
+              {blk2, std::int64_t{my2} * mx1, 0},
+              std::int64_t{my2} * mx1},
+             Buffer::c, "C",
+             {{grid_.p2, mz, my2},
+              {blk2, std::int64_t{my2} * mx1, mx1},
+              {std::int64_t{mz} * mx1, mx1, std::int64_t{nz} * mx1},
+              mx1});
 
   const LineMap c_lines{std::int64_t{nz} * mx1, 1, table(strided(nz, mx1))};
   Buffer zsrc = Buffer::c;
@@ -306,11 +298,7 @@ Step FtPlan::evolve_step(int mx1, int nz, int my2) const {
 
 // evolve C -> z-FFT -> (column exchange) -> B -> y-FFT -> (row exchange) -> A -> x-FFT.
 void FtPlan::build_inverse(bool fused) {
-  const FtGrid& g = grid_;
-  const int nx = g.nx, ny = g.ny, nz = g.nz, mx1 = g.mx1(), my1 = g.my1(), my2 = g.my2(), mz = g.mz();
-  const bool row = g.p1 > 1, col = g.p2 > 1;
-  const std::int64_t blk1 = std::int64_t{mz} * my1 * mx1, blk2 = std::int64_t{mz} * my2 * mx1;
-  const Buffer yb = row ? Buffer::b : Buffer::a;
+  const auto [nx, ny, nz, mx1, my1, my2, mz, row, col, blk1, blk2, yb] = plan_dims(grid_);
   const FftDirection dir = FftDirection::inverse;
   auto& s = inverse_;
 
@@ -334,21 +322,17 @@ void FtPlan::build_inverse(bool fused) {
     z.pass.evolve = {ey_.data(), ex_.data(), ez_.data()};  // outer y, line x, element z
   }
   s.push_back(z);
-  if (col) {
-    if (!fused)
-      s.push_back(copy("pack for the column all-to-all", Buffer::c1, Buffer::send,
-                       {{g.p2, my2, 1},
-                        {std::int64_t{mz} * mx1, std::int64_t{nz} * mx1, 0},
-                        {blk2, std::int64_t{mz} * mx1, 0},
-                        std::int64_t{mz} * mx1}));
-    s.push_back(alltoall("column all-to-all", false, blk2));
-    if (!fused)
-      s.push_back(copy("unpack into layout B", Buffer::recv, yb,
-                       {{g.p2, my2, mz},
-                        {blk2, std::int64_t{mz} * mx1, mx1},
-                        {std::int64_t{my2} * mx1, mx1, std::int64_t{ny} * mx1},
-                        mx1}));
-  }
+  if (col)
+    exchange(s, fused, false, blk2, Buffer::c1,
+             {{grid_.p2, my2, 1},
+              {std::int64_t{mz} * mx1, std::int64_t{nz} * mx1, 0},
+              {blk2, std::int64_t{mz} * mx1, 0},
+              std::int64_t{mz} * mx1},
+             yb, "B",
+             {{grid_.p2, my2, mz},
+              {blk2, std::int64_t{mz} * mx1, mx1},
+              {std::int64_t{my2} * mx1, mx1, std::int64_t{ny} * mx1},
+              mx1});
 
   const LineMap b_lines{std::int64_t{ny} * mx1, 1, table(strided(ny, mx1))};
   Buffer ysrc = yb;
@@ -362,18 +346,13 @@ void FtPlan::build_inverse(bool fused) {
                     {std::int64_t{my1} * mx1, 1, table(blocked(ny, my1, blk1, mx1))}));
   else
     s.push_back(fft("y-FFT", ny, dir, mz, mx1, ysrc, ysm, yb, b_lines));
-  if (row) {
-    if (!fused)
-      s.push_back(copy("pack for the row all-to-all", Buffer::b, Buffer::send,
-                       {{g.p1, mz, 1},
-                        {std::int64_t{my1} * mx1, std::int64_t{ny} * mx1, 0},
-                        {blk1, std::int64_t{my1} * mx1, 0},
-                        std::int64_t{my1} * mx1}));
-    s.push_back(alltoall("row all-to-all", true, blk1));
-    if (!fused)
-      s.push_back(copy("unpack into layout A", Buffer::recv, Buffer::a,
-                       {{g.p1, mz * my1, 1}, {blk1, mx1, 0}, {mx1, nx, 0}, mx1}));
-  }
+  if (row)
+    exchange(s, fused, true, blk1, Buffer::b,
+             {{grid_.p1, mz, 1},
+              {std::int64_t{my1} * mx1, std::int64_t{ny} * mx1, 0},
+              {blk1, std::int64_t{my1} * mx1, 0},
+              std::int64_t{my1} * mx1},
+             Buffer::a, "A", {{grid_.p1, mz * my1, 1}, {blk1, mx1, 0}, {mx1, nx, 0}, mx1});
 
   const LineMap a_rows{0, nx, table(strided(nx, 1))};
   if (fused && row)

@@ -114,6 +114,8 @@ class FtPlan {
            Buffer dst, kernels::LineMap dm);
   Step copy(const char* what, Buffer src, Buffer dst, kernels::BlockCopy c);
   Step alltoall(const char* what, bool row, std::int64_t per_peer);
+  void exchange(std::vector<Step>& s, bool fused, bool row, std::int64_t per_peer, Buffer from, kernels::BlockCopy pack,
+                Buffer to, const char* layout, kernels::BlockCopy unpack);
   void use(Buffer b) { used_[static_cast<std::size_t>(b)] = true; }
   void build_forward(bool fused);
   void build_inverse(bool fused);
