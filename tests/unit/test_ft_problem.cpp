@@ -16,29 +16,25 @@
 #include "pxq/kernels/ft_ops.hpp"
 #include "pxq/kernels/nas_random.hpp"
 
+// The tests live in pxq::ft, beside what they test.
+namespace pxq::ft {
 namespace {
 
-using pxq::ft::Buffer;
-using pxq::ft::Complex;
-using pxq::ft::FtGrid;
-using pxq::ft::FtPlan;
-using pxq::ft::Step;
-
 TEST(FtProblem, ClassTableHasNasSizesAndChecksums) {
-  const auto& a = pxq::ft::ft_class("a");
+  const auto& a = ft_class("a");
   EXPECT_EQ(a.nx, 256);
   EXPECT_EQ(a.ny, 256);
   EXPECT_EQ(a.nz, 128);
   EXPECT_EQ(a.niter, 6);
   EXPECT_DOUBLE_EQ(a.checksum[0].real(), 504.6735008193);
-  EXPECT_DOUBLE_EQ(pxq::ft::ft_class("C").checksum[19].imag(), 512.3465164008);
-  EXPECT_EQ(pxq::ft::ft_class("B").niter, 20);
-  EXPECT_THROW(pxq::ft::ft_class("D"), std::invalid_argument);
+  EXPECT_DOUBLE_EQ(ft_class("C").checksum[19].imag(), 512.3465164008);
+  EXPECT_EQ(ft_class("B").niter, 20);
+  EXPECT_THROW(ft_class("D"), std::invalid_argument);
 }
 
 std::string error_of(int nx, int ny, int nz, const std::string& decomp, int nprocs) {
   try {
-    pxq::ft::make_ft_grid(nx, ny, nz, decomp, nprocs, 0);
+    make_ft_grid(nx, ny, nz, decomp, nprocs, 0);
   } catch (const std::invalid_argument& e) {
     return e.what();
   }
@@ -46,7 +42,7 @@ std::string error_of(int nx, int ny, int nz, const std::string& decomp, int npro
 }
 
 TEST(FtProblem, GridsFollowNasAndNameTheFix) {
-  auto grid = [](const std::string& d, int p, int nz = 64) { return pxq::ft::make_ft_grid(64, 64, nz, d, p, p - 1); };
+  auto grid = [](const std::string& d, int p, int nz = 64) { return make_ft_grid(64, 64, nz, d, p, p - 1); };
   EXPECT_EQ(grid("auto", 1).decomp, "1d");
   EXPECT_EQ(grid("auto", 8).p2, 8);
   EXPECT_EQ(grid("auto", 64).p1, 1);
@@ -70,9 +66,9 @@ TEST(FtProblem, GridsFollowNasAndNameTheFix) {
 
 TEST(FtProblem, InitialConditionsAreNasStreamInGlobalOrder) {
   const int nx = 8, ny = 4, nz = 4;
-  const FtGrid whole = pxq::ft::make_ft_grid(nx, ny, nz, "1d", 1, 0);
+  const FtGrid whole = make_ft_grid(nx, ny, nz, "1d", 1, 0);
   std::vector<Complex> a(static_cast<std::size_t>(whole.local_points()));
-  pxq::ft::initial_conditions(whole, a.data(), 2);
+  initial_conditions(whole, a.data(), 2);
   pxq::kernels::NasRandom rng;
   for (std::size_t i = 0; i < a.size(); ++i) {
     const double re = rng.next();
@@ -80,9 +76,9 @@ TEST(FtProblem, InitialConditionsAreNasStreamInGlobalOrder) {
   }
   // Every rank of a 2-D grid holds its part of the same field.
   for (int r = 0; r < 4; ++r) {
-    const FtGrid g = pxq::ft::make_ft_grid(nx, ny, nz, "2d", 4, r);
+    const FtGrid g = make_ft_grid(nx, ny, nz, "2d", 4, r);
     std::vector<Complex> part(static_cast<std::size_t>(g.local_points()));
-    pxq::ft::initial_conditions(g, part.data(), 1);
+    initial_conditions(g, part.data(), 1);
     for (int k = 0; k < g.mz(); ++k)
       for (int y = 0; y < g.my1(); ++y)
         for (int x = 0; x < nx; ++x) {
@@ -145,7 +141,7 @@ class EmulatedRanks {
   EmulatedRanks(int nx, int ny, int nz, const std::string& decomp, int nprocs, bool fused)
       : ops_(pxq::kernels::make_ft_ops("openmp", 1, fused ? 3000 : 0)) {
     for (int r = 0; r < nprocs; ++r) {
-      plans_.push_back(std::make_unique<FtPlan>(pxq::ft::make_ft_grid(nx, ny, nz, decomp, nprocs, r), fused));
+      plans_.push_back(std::make_unique<FtPlan>(make_ft_grid(nx, ny, nz, decomp, nprocs, r), fused));
       bufs_.emplace_back();
       for (std::size_t b = 0; b < static_cast<std::size_t>(Buffer::count); ++b)
         bufs_.back()[b].assign(static_cast<std::size_t>(plans_.back()->grid().local_points()), Complex{});
@@ -201,11 +197,11 @@ class EmulatedRanks {
 TEST(FtProblem, PlansOfEveryRankComputeThe3dDftAndItsEvolvedInverse) {
   const int nx = 16, ny = 8, nz = 8;
   Field initial{nx, ny, nz, std::vector<Complex>(static_cast<std::size_t>(nx) * ny * nz)};
-  pxq::ft::initial_conditions(pxq::ft::make_ft_grid(nx, ny, nz, "1d", 1, 0), initial.v.data(), 1);
+  initial_conditions(make_ft_grid(nx, ny, nz, "1d", 1, 0), initial.v.data(), 1);
   const Field spectrum = naive_3d(initial, pxq::kernels::FftDirection::forward);
   // NAS's evolve once: each point times the factors of its three wavenumbers.
   Field evolved = spectrum;
-  const auto fx = pxq::ft::evolve_factors(nx), fy = pxq::ft::evolve_factors(ny), fz = pxq::ft::evolve_factors(nz);
+  const auto fx = evolve_factors(nx), fy = evolve_factors(ny), fz = evolve_factors(nz);
   for (int z = 0; z < nz; ++z)
     for (int y = 0; y < ny; ++y)
       for (int x = 0; x < nx; ++x)
@@ -221,8 +217,7 @@ TEST(FtProblem, PlansOfEveryRankComputeThe3dDftAndItsEvolvedInverse) {
     for (const bool fused : {false, true}) {
       const std::string what = c.decomp + " on " + std::to_string(c.nprocs) + (fused ? " fused" : " unfused");
       EmulatedRanks ranks(nx, ny, nz, c.decomp, c.nprocs, fused);
-      for (int r = 0; r < ranks.size(); ++r)
-        pxq::ft::initial_conditions(ranks.grid(r), ranks.buf(r, Buffer::a).data(), 1);
+      for (int r = 0; r < ranks.size(); ++r) initial_conditions(ranks.grid(r), ranks.buf(r, Buffer::a).data(), 1);
       ranks.run(true);
       Complex checksum{0.0, 0.0};
       for (int r = 0; r < ranks.size(); ++r) {
@@ -247,13 +242,14 @@ TEST(FtProblem, PlansOfEveryRankComputeThe3dDftAndItsEvolvedInverse) {
               const Complex want = back.get(x, g.me1 * g.my1() + y, g.me2 * g.mz() + z);
               ASSERT_LT(std::abs(got - want), 1e-9) << what << " inverse, rank " << r;
             }
-        checksum += pxq::ft::local_checksum(g, abuf.data());
+        checksum += local_checksum(g, abuf.data());
       }
       // The checksum's points, summed over the ranks, from the whole field.
       Complex whole{0.0, 0.0};
-      for (int j = 1; j <= pxq::ft::kChecksumPoints; ++j) whole += back.get(j % nx, 3 * j % ny, 5 * j % nz);
+      for (int j = 1; j <= kChecksumPoints; ++j) whole += back.get(j % nx, 3 * j % ny, 5 * j % nz);
       EXPECT_LT(std::abs(checksum - whole), 1e-9 * std::abs(whole)) << what;
     }
 }
 
 }  // namespace
+}  // namespace pxq::ft
