@@ -122,11 +122,9 @@ int run(const lab::World& w) {
   }
   int ok = link.intact() && wrong.empty() ? 1 : 0, all = 0;
   MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, w.comm);
-  lab::emit(w, {{"lab", "01-channels"}, {"verified", all == 1}, {"ranks", w.size}, {"sizes", sizes}});
-  const std::string detail = !wrong.empty() ? wrong
-                             : all == 1     ? "every payload arrived intact, every time is one message's"
-                                            : "a payload arrived garbled";
-  return lab::report_verification(w, all == 1, detail);
+  return lab::finish(w, "01-channels", all == 1, {{"ranks", w.size}, {"sizes", sizes}},
+                     "every payload arrived intact, every time is one message's",
+                     wrong.empty() ? "a payload arrived garbled" : wrong);
 }
 
 }  // namespace

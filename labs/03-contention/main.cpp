@@ -76,11 +76,9 @@ int run(const lab::World& w, const Options& o) {
   const int ok = array == expected ? 1 : 0;
   int all_ok = 0;
   MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, w.comm);
-  lab::emit(
-      w,
-      {{"lab", "03-contention"}, {"verified", all_ok == 1}, {"ranks", w.size}, {"stride", stride}, {"sizes", sizes}});
-  return lab::report_verification(w, all_ok == 1, "every word holds the count of sweeps that touched it",
-                                  "a word's count differs from the sweeps reported");
+  return lab::finish(w, "03-contention", all_ok == 1, {{"ranks", w.size}, {"stride", stride}, {"sizes", sizes}},
+                     "every word holds the count of sweeps that touched it",
+                     "a word's count differs from the sweeps reported");
 }
 
 }  // namespace

@@ -100,21 +100,19 @@ int run(const lab::World& w, const Options& o) {
     std::printf("ring: %d ranks, %s per rank, %d passes, %s; compute %.3f s (%.1f GB/s per rank), exchange %.3f s\n",
                 w.size, o.block.c_str(), o.passes, o.reference ? "reference (untiled)" : "your compute()", slowest[0],
                 moved / slowest[0] / 1e9, slowest[1]);
-  lab::emit(w, {{"lab", "04-tile-ring"},
-                {"verified", all_ok == 1},
-                {"ranks", w.size},
-                {"block_bytes", bytes},
-                {"tile_bytes", tile},
-                {"passes", o.passes},
-                {"iterations", o.iterations},
-                {"reference", o.reference},
-                {"compute_s", slowest[0]},
-                {"exchange_s", slowest[1]},
-                {"total_s", slowest[0] + slowest[1]},
-                {"largest_span_bytes", span_max * sizeof(double)},
-                {"update_calls", update_calls}});
-  return lab::report_verification(w, all_ok == 1, "every element matches bit for bit",
-                                  "elements differ from the exact recomputation");
+  return lab::finish(w, "04-tile-ring", all_ok == 1,
+                     {{"ranks", w.size},
+                      {"block_bytes", bytes},
+                      {"tile_bytes", tile},
+                      {"passes", o.passes},
+                      {"iterations", o.iterations},
+                      {"reference", o.reference},
+                      {"compute_s", slowest[0]},
+                      {"exchange_s", slowest[1]},
+                      {"total_s", slowest[0] + slowest[1]},
+                      {"largest_span_bytes", span_max * sizeof(double)},
+                      {"update_calls", update_calls}},
+                     "every element matches bit for bit", "elements differ from the exact recomputation");
 }
 
 }  // namespace

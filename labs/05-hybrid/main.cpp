@@ -153,20 +153,19 @@ int run(const lab::World& w, const Options& o) {
     std::printf(
         "heat: %d ranks x %d threads (%d of them relaxed rows), %d x %d grid, %d steps: %.3f s, memory %.0f MiB\n",
         w.size, threads, used_max, o.n, o.n, o.iterations, slowest, rss_all / 1048576.0);
-  lab::emit(w, {{"lab", "05-hybrid"},
-                {"verified", ok},
-                {"ranks", w.size},
-                {"threads", threads},
-                {"threads_used", used_max},
-                {"thread_level", lab::thread_level_name(w.provided)},
-                {"thread_level_ok", used_max <= 1 || w.provided >= MPI_THREAD_FUNNELED},
-                {"n", o.n},
-                {"iterations", o.iterations},
-                {"seconds", slowest},
-                {"memory_bytes", rss_all},
-                {"table_bytes", static_cast<double>(g.kappa.size() * sizeof(double))}});
-  return lab::report_verification(w, ok, "the grid matches the one-process computation bit for bit",
-                                  "the grid differs from the one-process computation");
+  return lab::finish(w, "05-hybrid", ok,
+                     {{"ranks", w.size},
+                      {"threads", threads},
+                      {"threads_used", used_max},
+                      {"thread_level", lab::thread_level_name(w.provided)},
+                      {"thread_level_ok", used_max <= 1 || w.provided >= MPI_THREAD_FUNNELED},
+                      {"n", o.n},
+                      {"iterations", o.iterations},
+                      {"seconds", slowest},
+                      {"memory_bytes", rss_all},
+                      {"table_bytes", static_cast<double>(g.kappa.size() * sizeof(double))}},
+                     "the grid matches the one-process computation bit for bit",
+                     "the grid differs from the one-process computation");
 }
 
 }  // namespace

@@ -87,20 +87,19 @@ int run(const lab::World& w, const Options& o) {
   std::printf("smooth: %d points, %d steps: Serial %.3f s (%ld kernels), OpenMP with %d threads %.3f s (%ld kernels)\n",
               o.n, o.steps, serial.seconds, serial.kernels, threads, omp.seconds, omp.kernels);
   const bool ok = serial.verified && omp.verified;
-  lab::emit(w, {{"lab", "06-kokkos"},
-                {"verified", ok},
-                {"n", o.n},
-                {"steps", o.steps},
-                {"threads", threads},
-                {"serial_s", serial.seconds},
-                {"openmp_s", omp.seconds},
-                {"serial_kernels", serial.kernels},
-                {"openmp_kernels", omp.kernels},
-                {"serial_verified", serial.verified},
-                {"openmp_verified", omp.verified}});
-  return lab::report_verification(w, ok, "both backends match the plain loops bit for bit",
-                                  std::string("differs from the plain loops: ") + (serial.verified ? "" : "Serial ") +
-                                      (omp.verified ? "" : "OpenMP"));
+  return lab::finish(w, "06-kokkos", ok,
+                     {{"n", o.n},
+                      {"steps", o.steps},
+                      {"threads", threads},
+                      {"serial_s", serial.seconds},
+                      {"openmp_s", omp.seconds},
+                      {"serial_kernels", serial.kernels},
+                      {"openmp_kernels", omp.kernels},
+                      {"serial_verified", serial.verified},
+                      {"openmp_verified", omp.verified}},
+                     "both backends match the plain loops bit for bit",
+                     std::string("differs from the plain loops: ") + (serial.verified ? "" : "Serial ") +
+                         (omp.verified ? "" : "OpenMP"));
 }
 
 }  // namespace

@@ -150,6 +150,17 @@ inline int report_verification(const World& w, bool passed, const std::string& i
   return report_verification(w, passed, passed ? if_passed : if_failed);
 }
 
+// The end of every lab: the result line ({"lab": name, "verified": passed} and the lab's own
+// `facts`) and the verification line, both from one `passed`, so the two cannot disagree.
+// Returns the exit code.
+inline int finish(const World& w, const std::string& name, bool passed, Json facts, const std::string& if_passed,
+                  const std::string& if_failed) {
+  facts["lab"] = name;
+  facts["verified"] = passed;
+  emit(w, facts);
+  return report_verification(w, passed, if_passed, if_failed);
+}
+
 }  // namespace lab
 
 // A lab's main: NS::Options and NS::run (main_of above), MPI initialised at `level`.
