@@ -4,8 +4,7 @@
 // the partial row sums are added along the process row in log2(npcols) pairwise exchanges,
 // and the transpose partner hands over the piece that lines up with this rank's columns.
 // Dot products are reduced with the same pairwise exchanges. All point to point, as NAS.
-#include "cg.hpp"
-
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -13,6 +12,7 @@
 #include <memory>
 #include <sstream>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "cg_problem.hpp"
@@ -25,6 +25,15 @@
 
 namespace pxq::cg {
 namespace {
+
+struct CgOptions : common::NasOptions {
+  std::string matrix = "csr";  // csr (every entry, as NAS) or sym (the upper triangle, applied twice)
+
+  void add_to(CLI::App& cli) {
+    common::add_nas_options(cli, *this, "cg", "No per-iteration lines");
+    common::add_app_choice(cli, matrix, "cg", "matrix");
+  }
+};
 
 using common::MpiWorld;
 
@@ -218,23 +227,11 @@ bool symmetric_matrix(const CgOptions& o, const MpiWorld& w, const common::Varia
   return true;
 }
 
-}  // namespace
-
-void add_cg_options(CLI::App& app, CgOptions& o) {
-  app.add_option("--class", o.cls, "NAS problem class: S, W, A, B or C");
-  common::add_app_choice(app, o.matrix, "cg", "matrix");
-  app.add_flag("--quiet", o.quiet, "No per-iteration lines");
-}
-
-namespace {
-
 // The CG proxy's steps in the common lifecycle.
-class CgProxy final : public common::Proxy {
+class CgProxy final : public common::NasProxy<CgOptions, CgClass> {
  public:
   CgProxy(const MpiWorld& w, const common::Variant& v, const CgOptions& o)
-      : Proxy(w, v),
-        o_(o),
-        cls_(cg_class(o.cls)),
+      : NasProxy(w, v, o, cg_class(o.cls)),
         grid_(make_grid(cls_.na, w.size, w.rank)),
         symmetric_matrix_(symmetric_matrix(o, w, v)) {}
 
@@ -313,16 +310,13 @@ class CgProxy final : public common::Proxy {
         {"SpMV bandwidth", common::fmt("%.2f", spmv_gbs) + " GB/s (matrix + vectors, all ranks)"}};
     if (v_.fused && *ops_->fused_note()) s.notes.push_back(v_.backend + ": " + ops_->fused_note());
     if (!quiet) s.preamble = iterations_.str();
-    s.checks = {{"Zeta", common::fmt("%20.13E", zeta_)},
-                {"Reference zeta", common::fmt("%20.13E", cls_.zeta)},
-                {"Error", common::fmt("%20.13E", error_) + " (tolerance " + common::fmt("%.0e", kZetaTolerance) + ")"}};
-    s.size = {{"class", std::string(1, cls_.name)},
-              {"na", cls_.na},
-              {"nonzer", cls_.nonzer},
-              {"niter", cls_.niter},
-              {"shift", cls_.shift},
-              {"nnz", nnz},
-              {"grid", {{"nprows", grid_.nprows}, {"npcols", grid_.npcols}}}};
+    s.checks = common::reference_checks({"Zeta", zeta_}, {"Reference zeta", cls_.zeta}, error_, kZetaTolerance);
+    s.size = class_size({{"na", cls_.na},
+                         {"nonzer", cls_.nonzer},
+                         {"niter", cls_.niter},
+                         {"shift", cls_.shift},
+                         {"nnz", nnz},
+                         {"grid", {{"nprows", grid_.nprows}, {"npcols", grid_.npcols}}}});
     s.time = {{"spmv", spmv}, {"comm", m.phase("comm")}, {"vector", m.phase("vector")}};
     s.metrics_json = {{"spmv_gbs", spmv_gbs}};
     s.verification = {{"zeta", zeta_},
@@ -338,8 +332,6 @@ class CgProxy final : public common::Proxy {
   }
 
  private:
-  CgOptions o_;
-  const CgClass& cls_;
   CgGrid grid_;
   std::unique_ptr<kernels::CsrMatrix> a_;
   std::unique_ptr<kernels::BlockedCsr> blocked_;
@@ -354,10 +346,7 @@ class CgProxy final : public common::Proxy {
 };
 
 }  // namespace
-
-int run_cg(const MpiWorld& w, const common::CommonOptions& co, const CgOptions& o) {
-  return common::run_proxy(w, co, "cg", o.quiet,
-                           [&](const common::Variant& v) { return std::make_unique<CgProxy>(w, v, o); });
-}
-
 }  // namespace pxq::cg
+
+PXQ_PROXY_MAIN(pxq::cg::CgProxy, pxq::cg::CgOptions, "cg",
+               "pxq cg: NAS CG (inverse power method with conjugate gradient solves)")

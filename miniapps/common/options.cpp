@@ -78,6 +78,11 @@ Variant resolve_variant(const CommonOptions& o) {
   return v;
 }
 
+void add_nas_options(CLI::App& cli, NasOptions& o, const std::string& app, const std::string& quiet_help) {
+  cli.add_option("--class", o.cls, "NAS problem class: " + class_list(app_info(app).classes));
+  cli.add_flag("--quiet", o.quiet, quiet_help);
+}
+
 void add_app_choice(CLI::App& cli, std::string& target, const std::string& app, const std::string& option) {
   const auto values = choice_values(app, option);
   target = values.front();

@@ -80,6 +80,13 @@ nlohmann::json record(const Summary& s, const Measured& m, const std::string& ap
 
 }  // namespace
 
+std::vector<Line> reference_checks(const std::pair<std::string, double>& value,
+                                   const std::pair<std::string, double>& reference, double error, double tolerance) {
+  return {{value.first, fmt("%20.13E", value.second)},
+          {reference.first, fmt("%20.13E", reference.second)},
+          {"Error", fmt("%20.13E", error) + " (tolerance " + fmt("%.0e", tolerance) + ")"}};
+}
+
 double Measured::phase(const std::string& name) const {
   const auto it = phases.find(name);
   return it == phases.end() ? 0.0 : it->second;

@@ -6,8 +6,7 @@
 // A 3-D FFT is three passes of 1-D FFTs, one per axis, with an all-to-all between passes
 // wherever the next axis is split over processes (ft_problem.hpp has the layouts). The
 // plan is a list of steps; this file runs them with MPI and times each one.
-#include "ft.hpp"
-
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <array>
 #include <climits>
@@ -29,6 +28,18 @@
 
 namespace pxq::ft {
 namespace {
+
+struct FtOptions : common::NasOptions {
+  std::string decomp = "auto";  // 1d, 2d or auto
+  std::string fft = "pxq";      // who computes the 1-D FFTs: pxq or fftw
+
+  void add_to(CLI::App& cli) {
+    common::add_nas_options(cli, *this, "ft", "No per-iteration lines and no per-step table");
+    cli.add_option("--decomp", decomp,
+                   "1d (slabs), 2d (pencils) or auto (NAS's choice: 1d up to nz processes, else 2d)");
+    common::add_app_choice(cli, fft, "ft", "fft");
+  }
+};
 
 using common::MpiWorld;
 
@@ -122,25 +133,11 @@ std::string grid_text(const FtGrid& g) {
          std::to_string(g.p2) + ")";
 }
 
-}  // namespace
-
-void add_ft_options(CLI::App& app, FtOptions& o) {
-  app.add_option("--class", o.cls, "NAS problem class: S, W, A, B or C");
-  app.add_option("--decomp", o.decomp,
-                 "1d (slabs), 2d (pencils) or auto (NAS's choice: 1d up to nz processes, else 2d)");
-  common::add_app_choice(app, o.fft, "ft", "fft");
-  app.add_flag("--quiet", o.quiet, "No per-iteration lines and no per-step table");
-}
-
-namespace {
-
 // The FT proxy's steps in the common lifecycle.
-class FtProxy final : public common::Proxy {
+class FtProxy final : public common::NasProxy<FtOptions, FtClass> {
  public:
   FtProxy(const MpiWorld& w, const common::Variant& v, const FtOptions& o)
-      : Proxy(w, v),
-        o_(o),
-        cls_(ft_class(o.cls)),
+      : NasProxy(w, v, o, ft_class(o.cls)),
         grid_(make_ft_grid(cls_.nx, cls_.ny, cls_.nz, o.decomp, w.size, w.rank)),
         engine_(kernels::parse_fft_engine(o.fft)) {}
 
@@ -231,8 +228,6 @@ class FtProxy final : public common::Proxy {
   nlohmann::json step_json(const common::Measured& m) const;
   nlohmann::json checksum_json() const;
 
-  FtOptions o_;
-  const FtClass& cls_;
   FtGrid grid_;
   kernels::FftEngine engine_;
   std::unique_ptr<kernels::FtOps> ops_;
@@ -324,13 +319,12 @@ common::Summary FtProxy::summarize(const common::Measured& m, bool quiet) const 
   s.tables = (quiet ? std::string() : step_table(m)) + checksum_table();
   s.checks = {{"Max error", common::fmt("%.3E", max_error_) + " (tolerance " + common::fmt("%.0e", kChecksumTolerance) +
                                 ", relative, every iteration)"}};
-  s.size = {{"class", std::string(1, cls_.name)},
-            {"nx", cls_.nx},
-            {"ny", cls_.ny},
-            {"nz", cls_.nz},
-            {"niter", cls_.niter},
-            {"decomp", grid_.decomp},
-            {"grid", {grid_.p1, grid_.p2}}};
+  s.size = class_size({{"nx", cls_.nx},
+                       {"ny", cls_.ny},
+                       {"nz", cls_.nz},
+                       {"niter", cls_.niter},
+                       {"decomp", grid_.decomp},
+                       {"grid", {grid_.p1, grid_.p2}}});
   s.time = {{"fft", m.phase("fft")},
             {"pack", m.phase("pack")},
             {"alltoall", a2a},
@@ -354,10 +348,6 @@ common::Summary FtProxy::summarize(const common::Measured& m, bool quiet) const 
 }
 
 }  // namespace
-
-int run_ft(const MpiWorld& w, const common::CommonOptions& co, const FtOptions& o) {
-  return common::run_proxy(w, co, "ft", o.quiet,
-                           [&](const common::Variant& v) { return std::make_unique<FtProxy>(w, v, o); });
-}
-
 }  // namespace pxq::ft
+
+PXQ_PROXY_MAIN(pxq::ft::FtProxy, pxq::ft::FtOptions, "ft", "pxq ft: NAS FT (3-D FFT solution of a diffusion equation)")

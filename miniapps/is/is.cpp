@@ -29,21 +29,15 @@ namespace {
 
 using common::MpiWorld;
 
-struct IsOptions {
-  std::string cls = "S";  // NAS problem class
-  bool quiet = false;     // no per-iteration lines
+struct IsOptions : common::NasOptions {
+  void add_to(CLI::App& cli) { common::add_nas_options(cli, *this, "is", "No per-iteration lines"); }
 };
 
-void add_is_options(CLI::App& app, IsOptions& o) {
-  app.add_option("--class", o.cls, "NAS problem class: S, W, A, B or C");
-  app.add_flag("--quiet", o.quiet, "No per-iteration lines");
-}
-
 // The IS proxy's steps in the common lifecycle.
-class IsProxy final : public common::Proxy {
+class IsProxy final : public common::NasProxy<IsOptions, IsClass> {
  public:
   IsProxy(const MpiWorld& w, const common::Variant& v, const IsOptions& o)
-      : Proxy(w, v), o_(o), cls_(is_class(o.cls)), slice_(key_slice(cls_.total_keys(), w.size, w.rank)) {
+      : NasProxy(w, v, o, is_class(o.cls)), slice_(key_slice(cls_.total_keys(), w.size, w.rank)) {
     if (w.size > cls_.buckets())
       throw std::invalid_argument("is class " + std::string(1, cls_.name) + " has " + std::to_string(cls_.buckets()) +
                                   " buckets to share among the processes, got " + std::to_string(w.size) +
@@ -176,8 +170,6 @@ class IsProxy final : public common::Proxy {
     }
   }
 
-  IsOptions o_;
-  const IsClass& cls_;
   KeySlice slice_;
   std::unique_ptr<kernels::IsOps> ops_;
   std::vector<IsKey> keys_, sorted_, recv_;
@@ -264,11 +256,10 @@ common::Summary IsProxy::summarize(const common::Measured& m, bool /*quiet*/) co
               {"Full verify", std::to_string(out_of_order_) + " key(s) out of order; " + std::to_string(keys_ranked_) +
                                   " keys ranked of " + std::to_string(cls_.total_keys()) +
                                   (sums_match_ ? ", none lost or changed" : ", NOT the keys generated")}};
-  s.size = {{"class", std::string(1, cls_.name)},
-            {"total_keys", cls_.total_keys()},
-            {"max_key", cls_.max_key()},
-            {"buckets", cls_.buckets()},
-            {"niter", kIsIterations}};
+  s.size = class_size({{"total_keys", cls_.total_keys()},
+                       {"max_key", cls_.max_key()},
+                       {"buckets", cls_.buckets()},
+                       {"niter", kIsIterations}});
   s.time = {{"bucket", m.phase("bucket")},
             {"allreduce", m.phase("allreduce")},
             {"alltoall", m.phase("alltoall")},
@@ -287,15 +278,7 @@ common::Summary IsProxy::summarize(const common::Measured& m, bool /*quiet*/) co
   return s;
 }
 
-int run_is(const MpiWorld& w, const common::CommonOptions& co, const IsOptions& o) {
-  return common::run_proxy(w, co, "is", o.quiet,
-                           [&](const common::Variant& v) { return std::make_unique<IsProxy>(w, v, o); });
-}
-
 }  // namespace
 }  // namespace pxq::is
 
-int main(int argc, char** argv) {
-  return pxq::common::miniapp_main<pxq::is::IsOptions>(argc, argv, "pxq is: NAS IS (integer sort, bucket ranking)",
-                                                       "pxq-is", pxq::is::add_is_options, pxq::is::run_is);
-}
+PXQ_PROXY_MAIN(pxq::is::IsProxy, pxq::is::IsOptions, "is", "pxq is: NAS IS (integer sort, bucket ranking)")

@@ -8,8 +8,7 @@
 // halo is refreshed from the six face neighbours (comm::HaloPlan), except after the
 // interpolation, which computes the fine halo itself from the coarse one, as NAS does.
 // Levels too coarse to give every process a point are held whole by every rank.
-#include "mg.hpp"
-
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -32,6 +31,10 @@
 
 namespace pxq::mg {
 namespace {
+
+struct MgOptions : common::NasOptions {
+  void add_to(CLI::App& cli) { common::add_nas_options(cli, *this, "mg", "No progress lines and no per-level table"); }
+};
 
 using common::MpiWorld;
 using kernels::Box;
@@ -312,22 +315,11 @@ Charges find_charges(MPI_Comm comm, const MgClass& cls, const Level& top, int np
   return select_charges(largest, smallest);
 }
 
-}  // namespace
-
-void add_mg_options(CLI::App& app, MgOptions& o) {
-  app.add_option("--class", o.cls, "NAS problem class: S, W, A, B or C");
-  app.add_flag("--quiet", o.quiet, "No progress lines and no per-level table");
-}
-
-namespace {
-
 // The MG proxy's steps in the common lifecycle.
-class MgProxy final : public common::Proxy {
+class MgProxy final : public common::NasProxy<MgOptions, MgClass> {
  public:
   MgProxy(const MpiWorld& w, const common::Variant& v, const MgOptions& o)
-      : Proxy(w, v),
-        o_(o),
-        cls_(mg_class(o.cls)),
+      : NasProxy(w, v, o, mg_class(o.cls)),
         grid_(make_proc_grid(cls_, w.size, w.rank)),
         levels_(make_levels(cls_, grid_)),
         finest_(levels_[static_cast<std::size_t>(cls_.lt)]) {}
@@ -396,8 +388,6 @@ class MgProxy final : public common::Proxy {
   std::string level_table(const common::Measured& m) const;
   nlohmann::json level_json(const common::Measured& m) const;
 
-  MgOptions o_;
-  const MgClass& cls_;
   ProcGrid grid_;
   std::vector<Level> levels_;
   const Level& finest_;
@@ -479,17 +469,14 @@ common::Summary MgProxy::summarize(const common::Measured& m, bool quiet) const 
     s.notes.push_back(
         "fused: the finest residual goes straight into the next V-cycle's restriction, booked as residual");
   if (!quiet) s.tables = level_table(m);
-  s.checks = {{"L2 norm", common::fmt("%20.13E", rnm2_)},
-              {"Reference norm", common::fmt("%20.13E", cls_.rnm2)},
-              {"Error", common::fmt("%20.13E", error_) + " (tolerance " + common::fmt("%.0e", kRnm2Tolerance) + ")"}};
-  s.size = {{"class", std::string(1, cls_.name)},
-            {"nx", cls_.nx},
-            {"ny", cls_.nx},
-            {"nz", cls_.nx},
-            {"nit", cls_.nit},
-            {"levels", cls_.lt},
-            {"replicated_levels", replicated},
-            {"grid", {grid_.pi[0], grid_.pi[1], grid_.pi[2]}}};
+  s.checks = common::reference_checks({"L2 norm", rnm2_}, {"Reference norm", cls_.rnm2}, error_, kRnm2Tolerance);
+  s.size = class_size({{"nx", cls_.nx},
+                       {"ny", cls_.nx},
+                       {"nz", cls_.nx},
+                       {"nit", cls_.nit},
+                       {"levels", cls_.lt},
+                       {"replicated_levels", replicated},
+                       {"grid", {grid_.pi[0], grid_.pi[1], grid_.pi[2]}}});
   s.time = {{"smooth", m.phase("smooth")},
             {"residual", m.phase("residual")},
             {"restrict", m.phase("restrict")},
@@ -510,10 +497,6 @@ common::Summary MgProxy::summarize(const common::Measured& m, bool quiet) const 
 }
 
 }  // namespace
-
-int run_mg(const MpiWorld& w, const common::CommonOptions& co, const MgOptions& o) {
-  return common::run_proxy(w, co, "mg", o.quiet,
-                           [&](const common::Variant& v) { return std::make_unique<MgProxy>(w, v, o); });
-}
-
 }  // namespace pxq::mg
+
+PXQ_PROXY_MAIN(pxq::mg::MgProxy, pxq::mg::MgOptions, "mg", "pxq mg: NAS MG (V-cycle multigrid on a periodic 3-D grid)")

@@ -5,11 +5,10 @@
 // every block lives in one MPI-3 shared-memory window (comm/ring_shm.hpp). Ring order within rank r: thread T-1
 // receives from rank r-1, blocks flow down to thread 0 (the thread that calls MPI), which sends to rank r+1. So ring
 // position of (rank r, thread t) is r*T + (T-1-t).
-#include "ring.hpp"
-
 #include <omp.h>
 #include <sys/mman.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -19,6 +18,7 @@
 #include <memory>
 #include <sstream>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "pxq/comm/peer_traffic.hpp"
@@ -34,6 +34,25 @@
 
 namespace pxq::ring {
 namespace {
+
+struct RingOptions {
+  std::string block = "64M";     // bytes per worker
+  int passes = 8;                // K passes of the update per iteration
+  int flops = 1;                 // affine updates per element per pass (2 flops each)
+  int iterations = 10;           // timed iterations
+  int warmup = 1;                // untimed iterations first
+  std::string exchange = "p2p";  // hand-over between ranks: p2p (MPI messages) or shm (MPI-3 shared window)
+
+  void add_to(CLI::App& cli) {
+    cli.add_option("--block", block, "Bytes per worker (a multiple of 8), e.g. 64M");
+    cli.add_option("--passes", passes, "Passes of the update per iteration (K)")->check(CLI::Range(1, 1 << 20));
+    cli.add_option("--flops", flops, "Affine updates per element per pass (2 flops each)")
+        ->check(CLI::Range(1, 1 << 20));
+    cli.add_option("--iterations", iterations, "Timed iterations")->check(CLI::Range(1, 1 << 24));
+    cli.add_option("--warmup", warmup, "Untimed iterations before timing")->check(CLI::Range(0, 1 << 20));
+    common::add_app_choice(cli, exchange, "ring", "exchange");
+  }
+};
 
 using common::MpiWorld;
 
@@ -98,20 +117,6 @@ Verification verify(const MpiWorld& w, const std::vector<double*>& blocks, std::
   return v;
 }
 
-}  // namespace
-
-void add_ring_options(CLI::App& app, RingOptions& o) {
-  app.add_option("--block", o.block, "Bytes per worker (a multiple of 8), e.g. 64M");
-  app.add_option("--passes", o.passes, "Passes of the update per iteration (K)")->check(CLI::Range(1, 1 << 20));
-  app.add_option("--flops", o.flops, "Affine updates per element per pass (2 flops each)")
-      ->check(CLI::Range(1, 1 << 20));
-  app.add_option("--iterations", o.iterations, "Timed iterations")->check(CLI::Range(1, 1 << 24));
-  app.add_option("--warmup", o.warmup, "Untimed iterations before timing")->check(CLI::Range(0, 1 << 20));
-  common::add_app_choice(app, o.exchange, "ring", "exchange");
-}
-
-namespace {
-
 // Bytes per worker from --block: a multiple of 8 (one double).
 std::size_t block_bytes_of(const std::string& text) {
   std::size_t bytes = 0;
@@ -129,15 +134,15 @@ std::size_t block_bytes_of(const std::string& text) {
 // The ring's steps in the common lifecycle.
 class RingProxy final : public common::Proxy {
  public:
-  RingProxy(const MpiWorld& w, const common::Variant& v, const RingOptions& o, int nodes)
+  RingProxy(const MpiWorld& w, const common::Variant& v, const RingOptions& o, const common::CommonOptions& co)
       : Proxy(w, v), o_(o), bytes_(block_bytes_of(o.block)), elems_(bytes_ / sizeof(double)) {
     params_.passes = o.passes;
     params_.flops = o.flops;
-    if (o.exchange == "shm" && nodes > 1)
+    if (o.exchange == "shm" && co.nodes > 1)
       throw std::invalid_argument(
           "--exchange shm hands blocks over through one node's shared memory, but the "
           "layout has " +
-          std::to_string(nodes) + " nodes: use a 1xQ layout, or --exchange p2p");
+          std::to_string(co.nodes) + " nodes: use a 1xQ layout, or --exchange p2p");
   }
 
   std::size_t tile_buffer_bytes() const override { return bytes_; }
@@ -320,10 +325,7 @@ common::Summary RingProxy::summarize(const common::Measured& m, bool /*quiet*/) 
 }
 
 }  // namespace
-
-int run_ring(const MpiWorld& w, const common::CommonOptions& co, const RingOptions& ro) {
-  return common::run_proxy(w, co, "ring", false,
-                           [&](const common::Variant& v) { return std::make_unique<RingProxy>(w, v, ro, co.nodes); });
-}
-
 }  // namespace pxq::ring
+
+PXQ_PROXY_MAIN(pxq::ring::RingProxy, pxq::ring::RingOptions, "ring",
+               "pxq ring: compute on a block, pass it to the right neighbour, repeat")

@@ -70,6 +70,16 @@ inline std::vector<std::string> choice_values(const std::string& app, const std:
   throw std::invalid_argument("app '" + app + "' has no choice --" + option);
 }
 
+// NAS classes as a reader would list them: "SWABC" -> "S, W, A, B or C".
+inline std::string class_list(const std::string& letters) {
+  std::string out;
+  for (std::size_t i = 0; i < letters.size(); ++i) {
+    if (i > 0) out += i + 1 == letters.size() ? " or " : ", ";
+    out += letters[i];
+  }
+  return out;
+}
+
 inline const AppInfo& app_info(const std::string& name) {
   for (const auto& a : apps())
     if (name == a.name) return a;

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "pxq/common/apps.hpp"
+
 namespace pxq::common {
 
 inline int log2_floor(int n) {
@@ -33,7 +35,9 @@ const auto& find_nas_class(const Table& table, const std::string& name) {
     for (const auto& k : table)
       if (k.name == c) return k;
   }
-  throw std::invalid_argument("unknown class '" + name + "': use S, W, A, B or C");
+  std::string letters;
+  for (const auto& k : table) letters += k.name;
+  throw std::invalid_argument("unknown class '" + name + "': use " + class_list(letters));
 }
 
 }  // namespace pxq::common

@@ -34,6 +34,14 @@ void add_common_options(CLI::App& app, CommonOptions& o);
 // checked, `target` set to the default.
 void add_app_choice(CLI::App& cli, std::string& target, const std::string& app, const std::string& option);
 
+// What every NAS proxy takes: --class (the classes apps.def gives the app; the app's class
+// table checks the value) and --quiet (`quiet_help` says what it leaves out).
+struct NasOptions {
+  std::string cls = "S";  // NAS problem class
+  bool quiet = false;
+};
+void add_nas_options(CLI::App& cli, NasOptions& o, const std::string& app, const std::string& quiet_help);
+
 struct Variant {
   std::string mode;  // resolved: flat, hybrid or tiled
   int threads = 1;

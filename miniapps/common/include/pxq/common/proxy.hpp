@@ -12,6 +12,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -35,6 +36,11 @@ struct Measured {
 
 // One banner line: " Label           = value".
 using Line = std::pair<std::string, std::string>;
+
+// The verification lines of a proxy checked by one number: its value, NAS's reference (each
+// with its label) and the relative error beside its tolerance.
+std::vector<Line> reference_checks(const std::pair<std::string, double>& value,
+                                   const std::pair<std::string, double>& reference, double error, double tolerance);
 
 // What a proxy reports, once: the banner's lines and the record's own keys. The lifecycle
 // adds what every proxy shares (time, processes, layout, variant, tile, Mop/s, MPI traffic,
@@ -102,10 +108,46 @@ class Proxy {
   comm::PeerTraffic traffic_;
 };
 
+// A NAS proxy: the common steps, its own options and its problem class (looked up before any
+// member of the proxy is built).
+template <class Options, class Class>
+class NasProxy : public Proxy {
+ protected:
+  NasProxy(const MpiWorld& w, const Variant& v, const Options& o, const Class& cls) : Proxy(w, v), o_(o), cls_(cls) {}
+
+  // The record's "size": the class's letter beside the facts given.
+  nlohmann::json class_size(nlohmann::json facts) const {
+    facts["class"] = std::string(1, cls_.name);
+    return facts;
+  }
+
+  const Options o_;
+  const Class& cls_;
+};
+
 // The whole run of one proxy; the exit code (0 verified, 1 verification failed).
 // `make` constructs the proxy from the resolved variant (it may throw for bad input).
 int run_proxy(const MpiWorld& w, const CommonOptions& co, const std::string& app, bool quiet,
               const std::function<std::unique_ptr<Proxy>(const Variant&)>& make);
+
+// A proxy's whole main(): the shared options and the app's own (Options::add_to), then
+// run_proxy with a P made from the world, the variant and the app's options (and the shared
+// options, where P's constructor takes them); --quiet where the app has it (NasOptions).
+template <class P, class Options>
+int proxy_main(int argc, char** argv, const std::string& app, const std::string& description) {
+  const auto add = [](CLI::App& cli, Options& o) { o.add_to(cli); };
+  const auto run = [&app](const MpiWorld& w, const CommonOptions& co, const Options& o) {
+    bool quiet = false;
+    if constexpr (std::is_base_of_v<NasOptions, Options>) quiet = o.quiet;
+    return run_proxy(w, co, app, quiet, [&](const Variant& v) -> std::unique_ptr<Proxy> {
+      if constexpr (std::is_constructible_v<P, const MpiWorld&, const Variant&, const Options&, const CommonOptions&>)
+        return std::make_unique<P>(w, v, o, co);
+      else
+        return std::make_unique<P>(w, v, o);
+    });
+  };
+  return miniapp_main<Options>(argc, argv, description, "pxq-" + app, add, run);
+}
 
 // The NAS-style banner of a summary.
 std::string banner(const Summary& s, const Measured& m, const CommonOptions& co, const Variant& v,
@@ -118,3 +160,7 @@ int finish_probe(const MpiWorld& w, const CommonOptions& co, const Variant& v, c
                  const nlohmann::json& body);
 
 }  // namespace pxq::common
+
+// A proxy's main(): PXQ_PROXY_MAIN(pxq::cg::CgProxy, pxq::cg::CgOptions, "cg", "pxq cg: ...").
+#define PXQ_PROXY_MAIN(P, Options, app, description) \
+  int main(int argc, char** argv) { return pxq::common::proxy_main<P, Options>(argc, argv, app, description); }
