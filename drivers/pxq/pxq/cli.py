@@ -11,8 +11,11 @@ from rich.console import Console
 
 from pxq.core import plugins, procs, records
 from pxq.core.errors import InputError
+from pxq.core.layout import parse_layout
 from pxq.core.paths import check_plot_path
 from pxq.core.records import RecordError, RecordWriteError
+from pxq.launch import netns
+from pxq.machine import envinfo
 
 
 def parser() -> argparse.ArgumentParser:
@@ -35,7 +38,23 @@ def dispatch(args: argparse.Namespace, app_args: list[str], console: Console) ->
     if app_args and not command.app_args:
         raise InputError(f"pxq {args.command} takes no arguments after --: {' '.join(app_args)}")
     check_plot_path(getattr(args, "plot", None))
+    if getattr(args, "network", None):
+        if getattr(args, "hostfile", None) or getattr(args, "launcher", None) not in (None, "cluster"):
+            raise InputError("--network runs on a cluster of this machine: drop --hostfile and --launcher")
+        with netns.around(args.network, _nodes_asked(args), envinfo.cores(), console.print):
+            return int(command.handle(args, app_args, console))
     return int(command.handle(args, app_args, console))
+
+
+def _nodes_asked(args: argparse.Namespace) -> int:
+    """The most nodes the command's layouts name (--layout, --layouts, --ranks), else one per core
+    (studies choose their layouts from the cores), at least 2."""
+    texts = [t for t in (getattr(args, "layout", None), getattr(args, "layouts", None)) if isinstance(t, str)]
+    nodes = [parse_layout(t).nodes for text in texts for t in text.split(",") if t.strip()]
+    ranks = getattr(args, "ranks", None)
+    if isinstance(ranks, int) and ranks > 0:
+        nodes.append(ranks)  # study sharing and contention: up to one rank per node
+    return max([2, *nodes]) if nodes else max(2, envinfo.cores())
 
 
 def main(argv: list[str] | None = None) -> int:

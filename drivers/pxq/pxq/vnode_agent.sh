@@ -2,7 +2,9 @@
 # pxq virtual-node launch agent: Open MPI calls it as its rsh agent, and MPICH's Hydra as
 # its ssh (-launcher-exec), with "[options] HOST COMMAND..."; it ignores where HOST is and starts COMMAND on this machine,
 # giving each virtual node its own shared-memory backing and session directories (ranks
-# of different virtual nodes must not share them) and its name in PXQ_VNODE.
+# of different virtual nodes must not share them) and its name in PXQ_VNODE. On a cluster of
+# this machine (PXQ_CLUSTER_HOLDERS: the process holding each node's namespaces), HOST nK's
+# command runs inside node K: its network, host name and mounts.
 #
 # No shell ever reads the command: Open MPI quotes the words it passes for a remote shell
 # ("value"), so the agent removes one pair of surrounding double quotes from each word and
@@ -89,4 +91,13 @@ export PMIX_MCA_gds=hash
 # Daemons that map hwloc's shared topology into a "hole" next to their stack crash now and
 # then when several start at once on one host: each reads the topology itself instead.
 export OMPI_MCA_rtc_hwloc_vmhole=none
+if [[ -n "${PXQ_CLUSTER_HOLDERS:-}" ]]; then
+  IFS=',' read -r -a holders <<<"$PXQ_CLUSTER_HOLDERS"
+  node="${host#n}"
+  if [[ ! "$node" =~ ^[0-9]+$ || "$node" -ge ${#holders[@]} ]]; then
+    echo "pxq vnode agent: no node '$host' in this cluster (nodes n0 to n$((${#holders[@]} - 1)))" >&2
+    exit 2
+  fi
+  exec nsenter -t "${holders[$node]}" --net --uts --mount -- "${argv[@]}"
+fi
 exec "${argv[@]}"

@@ -17,6 +17,12 @@ from pxq.machine import envinfo
 
 def add_launch_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
+        "--network",
+        metavar="PROFILE",
+        help="run on a cluster of this machine brought up for this command alone, its links shaped to PROFILE "
+        "(as `pxq cluster up --link`; root only), and taken down after it",
+    )
+    p.add_argument(
         "--alloc",
         choices=("block", "cyclic"),
         default="block",
@@ -38,9 +44,9 @@ def add_launch_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--hostfile", help="run on the real nodes of this MPI hostfile")
     p.add_argument(
         "--launcher",
-        choices=("local", "virtual", "hostfile", "slurm"),
-        help="override the launcher choice (default: slurm in an allocation, "
-        "hostfile with --hostfile, virtual nodes for p > 1, else local)",
+        choices=("local", "virtual", "cluster", "hostfile", "slurm"),
+        help="override the launcher choice (default: slurm in an allocation, hostfile with --hostfile, "
+        "the cluster of `pxq cluster up` when one is, virtual nodes for p > 1, else local)",
     )
     p.add_argument("--timeout", type=float, default=600.0, help="seconds per run before it is killed")
     p.add_argument(

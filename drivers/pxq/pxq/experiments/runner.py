@@ -16,6 +16,7 @@ from pxq.core import procs, records, registry, schemas
 from pxq.core.errors import InputError
 from pxq.core.layout import Layout, resolve_mode
 from pxq.core.paths import IN_CHECKOUT, ROOT, binary, installed_facts
+from pxq.launch import netns
 from pxq.launch.plan import plan_launch, stage
 from pxq.launch.request import LaunchPlan, LaunchRequest, choose_launcher, omp_record
 from pxq.launch.slurm import slurm_job
@@ -144,6 +145,9 @@ def build(spec: RunSpec, workdir: Path, run_id: str) -> tuple[LaunchPlan, list[s
     driver = {"run_id": run_id, "repeat": spec.repeat, "layout": str(layout), "omp": omp_record(plan.env)}
     if plan.launcher == "slurm":
         driver["slurm"] = slurm_job()
+    if plan.launcher == "cluster":
+        c = netns.current()
+        driver["cluster"] = c.record() if c else None
     if plan.placement is not None:
         driver["placement"] = plan.placement
     if spec.rank_order is not None:
@@ -270,7 +274,8 @@ def execute(spec: RunSpec, echo: bool = False) -> RunResult:
     run_id = uuid.uuid4().hex
     if counters.simulating(spec.counters):
         counters.ensure_sim_build([spec.app])
-    with procs.workdir() as tmp, procs.shm_workdir() as shm:
+    on_cluster = not (spec.launcher or spec.hostfile or os.environ.get("SLURM_JOB_ID")) or spec.launcher == "cluster"
+    with procs.workdir(base=netns.run_base() if on_cluster else None) as tmp, procs.shm_workdir() as shm:
         private = tmp / "record.jsonl"
         profile = spec.profile or (tmp / "msgprof.jsonl" if spec.channels is not None else None)
         plan, argv = build(replace(spec, results=private, profile=profile), tmp, run_id)

@@ -7,6 +7,7 @@ its figure from."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 import socket
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -106,6 +107,16 @@ def finish(ctx: Context, name: str, app: str, out: Outcome) -> tuple[int, dict, 
     """Prints the paper-beside-here table and the verdicts, appends the study record after the
     study's runs, draws the figure. Returns the exit code, the record and the figure."""
     mod = get(name)
+    clusters = {
+        json.dumps(r["driver"]["cluster"], sort_keys=True) for r in out.recs if r.get("driver", {}).get("cluster")
+    }
+    for text in sorted(clusters):
+        c = json.loads(text)
+        out.data.setdefault("clusters", []).append(c)
+        out.notes.append(
+            f"ran on cluster '{c['name']}' of this machine: {c['nodes']} nodes, link {c['link']['name']}; "
+            f"not emulated: {'; '.join(c['not_emulated'])}"
+        )
     findings.print_comparison(ctx.console, out.title, out.comparison, out.found, findings.source(mod.section))
     for note in out.notes:
         ctx.console.print(f"note: {note}")

@@ -10,6 +10,7 @@ import socket
 from pathlib import Path
 
 from pxq.core.errors import InputError
+from pxq.launch import netns
 from pxq.launch.hostfile import real_nodes_argv, real_nodes_order
 from pxq.launch.hydra import hydra_plan
 from pxq.launch.request import (
@@ -42,14 +43,19 @@ def plan_launch(req: LaunchRequest, mpirun: str, workdir: Path) -> LaunchPlan:
 
     oversubscribed = is_oversubscribed(req, launcher)
     check_rank_order(req)
+    if req.mpi == "mpich" and launcher == "cluster":
+        raise InputError(
+            "runs on a cluster of this machine go through Open MPI's mpirun: use a build of pxq with Open MPI, "
+            "or pxq cluster down to run on virtual nodes"
+        )
     if req.mpi == "mpich" and launcher != "slurm":
         return _placement_note(req, hydra_plan(req, mpirun, workdir, launcher, oversubscribed, env))
     argv = [mpirun, "-np", str(layout.ranks)]
     files: dict[str, str] = {}
     links: dict[str, str] = {}
     placement, chosen = None, None
-    if req.placement and launcher in ("local", "virtual"):
-        chosen = choose_cores(req, virtual=launcher == "virtual")
+    if req.placement and launcher in ("local", "virtual", "cluster"):
+        chosen = choose_cores(req, virtual=launcher != "local")
         placement = placement_record(req, chosen)
     if launcher == "local":
         if layout.nodes != 1:
@@ -69,6 +75,15 @@ def plan_launch(req: LaunchRequest, mpirun: str, workdir: Path) -> LaunchPlan:
         files.update(rankfile(workdir, layout, req, chosen if placement is not None else None, lambda node: f"n{node}"))
         agent = virtual_agent(workdir, links)
         argv += ["--host", hosts, "--mca", "plm_rsh_agent", agent, "--rankfile", str(workdir / "rankfile")]
+        if oversubscribed:
+            argv += ["--oversubscribe", "--bind-to", "core:overload-allowed", *YIELD]
+    elif launcher == "cluster":
+        c = netns.current()
+        if c is None:
+            raise InputError("--launcher cluster: no cluster is up here: pxq cluster up --nodes P --link PROFILE")
+        files.update(rankfile(workdir, layout, req, chosen if placement is not None else None, lambda node: f"n{node}"))
+        argv, cluster_env = netns.cluster_argv(c, layout, mpirun, virtual_agent(workdir, links), workdir)
+        env.update(cluster_env)
         if oversubscribed:
             argv += ["--oversubscribe", "--bind-to", "core:overload-allowed", *YIELD]
     elif launcher == "slurm":

@@ -13,6 +13,7 @@ from pathlib import Path
 from pxq.core.errors import InputError
 from pxq.core.layout import Layout
 from pxq.core.paths import binary, build_hint
+from pxq.launch import netns
 
 PLACEMENTS = ("packed", "spread", "custom")
 
@@ -56,6 +57,8 @@ def choose_launcher(req: LaunchRequest) -> str:
         return "hostfile"
     if os.environ.get("SLURM_JOB_ID"):
         return "slurm"
+    if netns.current() is not None:
+        return "cluster"
     return "virtual" if req.layout.nodes > 1 else "local"
 
 
@@ -190,13 +193,13 @@ YIELD = ("--mca", "mpi_yield_when_idle", "1")
 def is_oversubscribed(req: LaunchRequest, launcher: str) -> bool:
     """Whether the run oversubscribes the cores; InputError where cores or placement forbid it."""
     layout = req.layout
-    if launcher in ("local", "virtual"):
+    if launcher in ("local", "virtual", "cluster"):
         if layout.cores > req.cores and not req.oversubscribe:
             raise InputError(
                 f"layout {layout} needs {layout.cores} cores but this machine has {req.cores}: "
                 "use a smaller layout, or --oversubscribe (timings then mean little)"
             )
-    oversubscribed = req.oversubscribe and (launcher not in ("local", "virtual") or layout.cores > req.cores)
+    oversubscribed = req.oversubscribe and (launcher not in ("local", "virtual", "cluster") or layout.cores > req.cores)
     if req.placement and oversubscribed:
         raise InputError(
             f"--placement {req.placement} gives every worker a core of its own, but layout {layout} "

@@ -39,6 +39,7 @@ from pxq.core import bounds, plugins, procs, records, schemas
 from pxq.core.errors import InputError
 from pxq.core.layout import parse_layout
 from pxq.core.paths import ROOT, build_dir
+from pxq.launch import netns
 from pxq.launch.hostfile import hostfile_hosts
 from pxq.launch.plan import plan_launch, stage
 from pxq.launch.request import LaunchRequest
@@ -287,7 +288,9 @@ class Context:
         )
         run_id, nonce = uuid.uuid4().hex, uuid.uuid4().hex
         limit = timeout or self.timeout
-        with procs.workdir("pxq-lab-") as tmp:
+        # On a cluster of this machine the nodes' /tmp are their own: the run's folder goes beside it.
+        base = netns.run_base() if not self.hostfile else None
+        with procs.workdir("pxq-lab-", base=base) as tmp:
             plan = plan_launch(req, find_mpirun(req.mpi), tmp)
             env = stage(plan, tmp)
             argv = list(plan.argv)

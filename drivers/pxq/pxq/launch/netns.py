@@ -1,0 +1,91 @@
+"""Launching on a cluster on this machine (pxq.machine.cluster): mpirun runs on the cluster's
+head, and Open MPI's launch agent starts each node's daemon inside that node (its network, host
+name and mounts), so ranks of different nodes talk over their nodes' shaped links.
+
+A cluster that is up is used by every run that names no other launcher, hostfile or Slurm
+allocation; PXQ_CLUSTER names the cluster (default `pxq`)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from pxq.core.errors import InputError
+from pxq.core.layout import Layout
+from pxq.machine import cluster as cluster_mod
+from pxq.machine import links
+from pxq.machine.cluster import Cluster
+
+
+def current() -> Cluster | None:
+    """The cluster runs go to: PXQ_CLUSTER's (default `pxq`), when it is up."""
+    name = os.environ.get("PXQ_CLUSTER") or cluster_mod.DEFAULT_NAME
+    return cluster_mod.load(name)
+
+
+def run_base() -> str | None:
+    """Where a run's private folder goes when it runs on the cluster: the nodes' /tmp are their
+    own, so the folder (the record, the rankfile) lives beside the cluster's state instead."""
+    c = current()
+    if c is None:
+        return None
+    base = cluster_mod.state_root() / c.name / "runs"
+    base.mkdir(parents=True, exist_ok=True)
+    return str(base)
+
+
+def cluster_argv(
+    c: Cluster, layout: Layout, mpirun: str, agent: str, workdir: Path
+) -> tuple[list[str], dict[str, str]]:
+    """mpirun on the head over the cluster's nodes, and the agent's environment."""
+    if layout.nodes > c.nodes:
+        raise InputError(
+            f"the layout {layout} needs {layout.nodes} nodes and cluster '{c.name}' has {c.nodes}: "
+            f"pxq cluster up --nodes {layout.nodes}, or pxq cluster down to run on virtual nodes"
+        )
+    hosts = ",".join(f"n{i}:{layout.ranks_per_node}" for i in range(layout.nodes))
+    subnet = f"{cluster_mod.SUBNET}.0/24"
+    argv = [
+        *cluster_mod.enter_head(c),
+        mpirun,
+        "-np",
+        str(layout.ranks),
+        "--host",
+        hosts,
+        "--mca",
+        "plm_rsh_agent",
+        agent,
+        "--rankfile",
+        str(workdir / "rankfile"),
+        "--mca",
+        "oob_tcp_if_include",
+        subnet,
+        "--mca",
+        "btl_tcp_if_include",
+        subnet,
+    ]
+    env = {"PXQ_CLUSTER_HOLDERS": ",".join(str(p) for p in c.holders)}
+    return argv, env
+
+
+@contextlib.contextmanager
+def around(profile: str, nodes: int, cores: int, say) -> Iterator[Cluster]:
+    """`--network PROFILE`: a cluster of `nodes` nodes for one command, named after this process,
+    that its runs use, removed when the command ends however it ends."""
+    link = links.parse_link(profile)
+    name = f"net{os.getpid() % 100000}"
+    given = os.environ.get("PXQ_CLUSTER")
+    c = cluster_mod.up(name, max(2, nodes), link, cores=cores)
+    say(f"cluster '{name}' up for this command: {c.nodes} nodes, link {link.text()} ({c.setup_s:.2f} s)")
+    os.environ["PXQ_CLUSTER"] = name
+    try:
+        yield c
+    finally:
+        if given is None:
+            os.environ.pop("PXQ_CLUSTER", None)
+        else:
+            os.environ["PXQ_CLUSTER"] = given
+        cluster_mod.remove(name)
+        say(f"cluster '{name}' removed")
