@@ -1,0 +1,290 @@
+"""A cluster on this machine (`pxq cluster`), end to end, as root:
+
+- refusals: not root (run as nobody), `ip` missing, bad --nodes/--link/--name/--mtu: exit 2, a
+  message naming the fix, nothing made;
+- `up`: 4 nodes, each a network namespace with its own host name, /tmp and /dev/shm and one link
+  shaped both ways (tbf at the profile's rate on the node's side and on the bridge's side); the
+  host's interfaces, routes and mounts are exactly as before;
+- `pxq run` launches on it: distinct host names observed, the record names the cluster and its link;
+- a run SIGKILLed (the driver): its processes and its folder are gone; the next `up` of the same
+  name first removes a half-built leftover (a namespace and a process of pxq's);
+- SIGTERM during `up`: exit 143 and nothing left;
+- `down`: no namespace, process, state folder or mount of pxq's left, the host as before.
+
+Figures (bandwidths against the profiles) belong to `pxq cluster bench`, not to this test.
+usage: check_cluster.py  (PYTHONPATH and PXQ_BUILD_DIR as for the other driver checks)"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE.parent / "mpi")]
+from driver_check import fail, records  # noqa: E402
+
+NAME = f"ct{os.getpid() % 100000}"
+STATE = Path(os.environ.get("PXQ_CLUSTER_DIR") or "/run/pxq-cluster")
+
+
+def pxq(*args: str, env: dict | None = None, timeout: float = 600, user: str | None = None):
+    argv = [sys.executable, "-m", "pxq", *args]
+    if user:
+        argv = ["setpriv", "--reuid", user, "--regid", "nogroup", "--clear-groups", *argv]
+    e = dict(os.environ if env is None else env, PXQ_CLUSTER=NAME)
+    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=e)
+
+
+def sh(*argv: str) -> str:
+    return subprocess.run(argv, capture_output=True, text=True, timeout=60).stdout
+
+
+def host_view(up: bool = False) -> dict:
+    """What of the host a cluster must never touch. While one is up, the only mounts it adds are
+    `ip netns`'s own (/run/netns and a file per namespace); once it is down, not even those."""
+    mounts = [ln.split()[4] for ln in Path("/proc/self/mountinfo").read_text().splitlines()]
+    return {
+        "links": sorted(line.split(":")[1].strip() for line in sh("ip", "-o", "link").splitlines()),
+        "routes": sh("ip", "route"),
+        "mounts": [m for m in mounts if not (up and (m == "/run/netns" or m.startswith("/run/netns/pxqc-")))],
+        "hostname": sh("hostname").strip(),
+    }
+
+
+def ours() -> dict:
+    spaces = [ln.split()[0] for ln in sh("ip", "netns", "list").splitlines() if ln.startswith(f"pxqc-{NAME}-")]
+    holders = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and f"PXQ_CLUSTER_HOLDER={NAME}:".encode() in (entry / "environ").read_bytes():
+                holders.append(int(entry.name))
+        except OSError:
+            pass
+    pids = sorted({int(p) for ns in spaces for p in sh("ip", "netns", "pids", ns).split()} | set(holders))
+    return {"namespaces": sorted(spaces), "processes": pids, "state": (STATE / NAME).exists()}
+
+
+def nothing_left(when: str, before: dict) -> None:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and any(ours().values()):
+        time.sleep(0.2)
+    left = ours()
+    if any(left.values()):
+        fail(f"{when}: pxq left {left}")
+    if host_view() != before:
+        fail(f"{when}: the host changed:\nbefore {before}\nafter  {host_view()}")
+    print(f"ok: {when}: nothing of pxq's left, the host as before")
+
+
+def refused(what: str, out: subprocess.CompletedProcess, needle: str, before: dict) -> None:
+    if out.returncode != 2 or needle not in out.stderr or "Traceback" in out.stderr:
+        fail(f"{what}: exit {out.returncode}, stderr {out.stderr!r} (wanted exit 2 naming '{needle}')")
+    nothing_left(what, before)
+
+
+def check_refusals(before: dict) -> None:
+    refused("not root", pxq("cluster", "up", "--nodes", "2", user="nobody"), "needs root", before)
+    no_ip = dict(os.environ, PATH="/nonexistent")
+    refused("no ip", pxq("cluster", "up", "--nodes", "2", env=no_ip), "iproute2", before)
+    for args, needle in (
+        (["--nodes", "1"], "--nodes 1"),
+        (["--nodes", "65"], "--nodes 65"),
+        (["--link", "1Q"], "link rate '1Q'"),
+        (["--link", "1gbps"], "ambiguous"),
+        (["--link", "/nonexistent.jsonl"], "cannot read it"),
+        (["--mtu", "100"], "--mtu 100"),
+        (["--name", "Bad-Name"], "cluster name 'Bad-Name'"),
+    ):
+        refused(f"up {' '.join(args)}", pxq("cluster", "up", *args), needle, before)
+    out = pxq("run", "ring", "--layout", "2x1", "--launcher", "cluster", "--results", "/tmp/never.jsonl")
+    refused("--launcher cluster with none up", out, "no cluster is up", before)
+
+
+def check_up(before: dict) -> None:
+    out = pxq("cluster", "up", "--nodes", "4", "--link", "100mbit")
+    if out.returncode != 0:
+        fail(f"cluster up: exit {out.returncode}\n{out.stdout}\n{out.stderr}")
+    state = json.loads((STATE / NAME / "cluster.json").read_text())
+    left = ours()
+    want = sorted([f"pxqc-{NAME}-{p}" for p in ("n0", "n1", "n2", "n3", "fab", "head")])
+    if left["namespaces"] != want or len(state["holders"]) != 4:
+        fail(f"cluster up: namespaces {left['namespaces']}, holders {state['holders']}")
+    names, tmps = [], []
+    for node, pid in enumerate(state["holders"]):
+        enter = ["nsenter", "-t", str(pid), "--net", "--uts", "--mount", "--"]
+        names.append(sh(*enter, "hostname").strip())
+        sh(*enter, "sh", "-c", f"echo {node} > /tmp/pxq-node && echo {node} > /dev/shm/pxq-node")
+        tmps.append(sh(*enter, "sh", "-c", "cat /tmp/pxq-node /dev/shm/pxq-node").split())
+        addr = sh(*enter, "ip", "-o", "-4", "addr", "show", "eth0")
+        if f"10.213.0.{node + 1}/24" not in addr:
+            fail(f"node {node}: address {addr!r}")
+        qdisc = sh(*enter, "tc", "qdisc", "show", "dev", "eth0")
+        if "tbf" not in qdisc or "rate 100Mbit" not in qdisc:
+            fail(f"node {node}'s sending side is not shaped to 100 Mbit/s: {qdisc!r}")
+        fab = sh("ip", "netns", "exec", f"pxqc-{NAME}-fab", "tc", "qdisc", "show", "dev", f"n{node}")
+        if "tbf" not in fab or "rate 100Mbit" not in fab:
+            fail(f"node {node}'s receiving side is not shaped to 100 Mbit/s: {fab!r}")
+    if names != [f"{NAME}-n{i}" for i in range(4)]:
+        fail(f"host names {names}")
+    if tmps != [[str(i), str(i)] for i in range(4)] or Path("/tmp/pxq-node").exists():
+        fail(f"/tmp and /dev/shm are not each node's own: {tmps}")
+    if host_view(up=True) != before:
+        fail(f"cluster up changed the host:\nbefore {before}\nafter  {host_view(up=True)}")
+    print(f"ok: up: 4 nodes {names}, own /tmp and /dev/shm, both directions shaped, the host untouched")
+
+
+def check_run(tmp: Path) -> None:
+    results = tmp / "ring.jsonl"
+    out = pxq("run", "ring", "--layout", "2x1", "--results", str(results), "--", "--block", "1M", "--iterations", "2")
+    recs = records(results)
+    if out.returncode != 0 or len(recs) != 1:
+        fail(f"pxq run on the cluster: exit {out.returncode}, {len(recs)} records\n{out.stdout}\n{out.stderr}")
+    rec = recs[0]
+    lay, cl = rec["layout"], rec["driver"].get("cluster") or {}
+    if lay["launcher"] != "cluster" or lay["observed_nodes"] != 2 or rec["context"]["host"] != f"{NAME}-n0":
+        fail(f"run on the cluster: layout {lay}, host {rec['context']['host']}")
+    if cl.get("name") != NAME or cl.get("link", {}).get("name") != "100mbit" or not cl.get("not_emulated"):
+        fail(f"the record's cluster: {cl}")
+    print(
+        f"ok: pxq run: launcher cluster, 2 nodes observed, rank 0 on {rec['context']['host']}, "
+        f"link {cl['link']['name']}"
+    )
+
+
+def check_killed_run(tmp: Path) -> None:
+    """SIGKILL to the driver in the middle of a run on the cluster: the watchdog stops the run
+    (mpirun on the head, the daemons and ranks in the nodes) and removes its folder."""
+    holders = set(json.loads((STATE / NAME / "cluster.json").read_text())["holders"])
+    argv = [sys.executable, "-m", "pxq", "probe", "osu", "latency", "--layout", "2x1", "-m", "4M:4M", "-i", "100000"]
+    proc = subprocess.Popen(
+        [*argv, "--results", str(tmp / "osu.jsonl")],
+        env=dict(os.environ, PXQ_CLUSTER=NAME),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not set(ours()["processes"]) - holders:
+        time.sleep(0.2)
+    running = set(ours()["processes"]) - holders
+    if not running:
+        proc.kill()
+        fail("the probe never started on the cluster's nodes")
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and (
+        set(ours()["processes"]) - holders or any((STATE / NAME / "runs").iterdir())
+    ):
+        time.sleep(0.2)
+    left = set(ours()["processes"]) - holders
+    folders = list((STATE / NAME / "runs").iterdir())
+    if left or folders:
+        fail(f"after SIGKILL of the driver: processes {sorted(left)} and run folders {folders} left")
+    print(f"ok: SIGKILL of a run: its {len(running)} processes on the nodes and its folder are gone")
+
+
+def check_stale_and_term(before: dict) -> None:
+    """A half-built leftover (a namespace of pxq's with a process in it, no state) is removed by
+    the next `up`; SIGTERM during `up` leaves nothing."""
+    out = pxq("cluster", "down")
+    if out.returncode != 0:
+        fail(f"cluster down: exit {out.returncode}\n{out.stdout}\n{out.stderr}")
+    nothing_left("down", before)
+    # What an `up` killed half-way leaves: a namespace with a process in it and no state (and, as
+    # that `up` made /run/netns a mount, its marker).
+    STATE.mkdir(parents=True, exist_ok=True)
+    (STATE / ".made-run-netns").touch()
+    subprocess.run(["ip", "netns", "add", f"pxqc-{NAME}-n7"], check=True)
+    stray = subprocess.Popen(
+        ["ip", "netns", "exec", f"pxqc-{NAME}-n7", "sleep", "600"],
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    time.sleep(0.3)
+    out = pxq("cluster", "up", "--nodes", "2", "--link", "gige")
+    if out.returncode != 0 or f"pxqc-{NAME}-n7" in ours()["namespaces"] or stray.poll() is None:
+        stray.kill()
+        fail(f"up over a leftover: exit {out.returncode}, namespaces {ours()['namespaces']}\n{out.stderr}")
+    print("ok: the next up removed a half-built leftover (its namespace and its process)")
+    pxq("cluster", "down")
+    nothing_left("down after the leftover", before)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pxq", "cluster", "up", "--nodes", "64", "--link", "gige"],
+        env=dict(os.environ, PXQ_CLUSTER=NAME),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and len(ours()["namespaces"]) < 8 and proc.poll() is None:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    if proc.returncode != 143 or "Traceback" in err:
+        fail(f"SIGTERM during up: exit {proc.returncode} (wanted 143), stderr {err!r}")
+    nothing_left("SIGTERM during up", before)
+
+
+def check_network_option(tmp: Path, before: dict) -> None:
+    """`--network PROFILE`: a cluster for one command, used by its runs, gone after it."""
+    results = tmp / "net.jsonl"
+    out = pxq(
+        "run",
+        "ring",
+        "--layout",
+        "2x1",
+        "--network",
+        "gige",
+        "--results",
+        str(results),
+        "--",
+        "--block",
+        "1M",
+        "--iterations",
+        "2",
+    )
+    recs = records(results)
+    cl = recs[0]["driver"].get("cluster") or {} if recs else {}
+    if out.returncode != 0 or len(recs) != 1 or recs[0]["layout"]["launcher"] != "cluster" or not cl:
+        fail(f"run --network gige: exit {out.returncode}, records {recs}\n{out.stdout}\n{out.stderr}")
+    if cl["link"]["name"] != "gige" or not cl["name"].startswith("net"):
+        fail(f"run --network gige: the record's cluster {cl}")
+    leftover = [ln for ln in sh("ip", "netns", "list").splitlines() if ln.startswith(f"pxqc-{cl['name']}-")]
+    if leftover:
+        fail(f"run --network: {leftover} left after the command")
+    out = pxq("run", "ring", "--layout", "2x1", "--network", "gige", "--hostfile", "/etc/hostname")
+    refused("--network with --hostfile", out, "drop --hostfile", before)
+    print(f"ok: run --network gige: on cluster {cl['name']} ({cl['link']['name']}), removed after the command")
+
+
+def main() -> None:
+    before = host_view()
+    if os.geteuid() != 0:
+        refused("not root", pxq("cluster", "up", "--nodes", "2"), "needs root", before)
+        print("ok: refused without root (the rest needs root)")
+        return
+    import tempfile
+
+    try:
+        check_refusals(before)
+        check_up(before)
+        with tempfile.TemporaryDirectory(prefix="pxq-cluster-check-") as tmp:
+            check_run(Path(tmp))
+            check_killed_run(Path(tmp))
+        check_stale_and_term(before)
+        with tempfile.TemporaryDirectory(prefix="pxq-cluster-check-") as tmp:
+            check_network_option(Path(tmp), before)
+    finally:
+        pxq("cluster", "down")
+    print("cluster: all checks passed")
+
+
+if __name__ == "__main__":
+    main()
