@@ -77,7 +77,7 @@ def test_cluster_names(name):
     assert cluster.check_name(name) == name
 
 
-@pytest.mark.parametrize("name", ["", "Bad", "1a", "toolongname", "a-b"])
+@pytest.mark.parametrize("name", ["", "Bad", "1a", "toolongname", "a-b", "off"])
 def test_bad_cluster_names(name):
     with pytest.raises(InputError, match="cluster name"):
         cluster.check_name(name)

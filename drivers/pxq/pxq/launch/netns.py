@@ -20,9 +20,10 @@ from pxq.machine.cluster import Cluster
 
 
 def current() -> Cluster | None:
-    """The cluster runs go to: PXQ_CLUSTER's (default `pxq`), when it is up."""
+    """The cluster runs go to: PXQ_CLUSTER's (default `pxq`), when it is up; none with
+    PXQ_CLUSTER=off."""
     name = os.environ.get("PXQ_CLUSTER") or cluster_mod.DEFAULT_NAME
-    return cluster_mod.load(name)
+    return None if name == cluster_mod.OFF else cluster_mod.load(name)
 
 
 def run_base() -> str | None:

@@ -33,6 +33,7 @@ from pxq.machine.links import Link
 PREFIX = "pxqc-"
 SUBNET = "10.213.0"
 DEFAULT_NAME = "pxq"
+OFF = "off"  # PXQ_CLUSTER=off: runs use no cluster
 MTU = 9000  # jumbo frames, as cluster Ethernet runs them
 MAX_NODES = 64
 # The token bucket holds a quarter millisecond of the rate, up to 192 KiB: shallower buckets
@@ -52,8 +53,11 @@ def state_root() -> Path:
 
 
 def check_name(name: str) -> str:
-    if not re.fullmatch(r"[a-z][a-z0-9]{0,7}", name):
-        raise InputError(f"cluster name '{name}': use 1 to 8 lower-case letters and digits, starting with a letter")
+    if not re.fullmatch(r"[a-z][a-z0-9]{0,7}", name) or name == OFF:
+        raise InputError(
+            f"cluster name '{name}': use 1 to 8 lower-case letters and digits, starting with a letter "
+            f"('{OFF}' means no cluster)"
+        )
     return name
 
 
