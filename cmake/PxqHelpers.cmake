@@ -22,6 +22,24 @@ if(PXQ_SANITIZE)
   target_link_options(pxq_options INTERFACE -fsanitize=${PXQ_SANITIZE})
 endif()
 
+# The compile flags every pxq target gets, as the run record says them (context.compile_flags).
+string(TOUPPER "${CMAKE_BUILD_TYPE}" _pxq_build_type)
+set(PXQ_COMPILE_FLAGS "${CMAKE_CXX_FLAGS} ${CMAKE_CXX_FLAGS_${_pxq_build_type}} -std=c++17")
+if(PXQ_NATIVE AND PXQ_HAS_MARCH_NATIVE)
+  string(APPEND PXQ_COMPILE_FLAGS " -march=native")
+endif()
+if(PXQ_NO_AVX512)
+  string(APPEND PXQ_COMPILE_FLAGS " -mno-avx512f")
+endif()
+if(PXQ_SANITIZE)
+  string(APPEND PXQ_COMPILE_FLAGS " -fsanitize=${PXQ_SANITIZE}")
+endif()
+string(REGEX REPLACE " +" " " PXQ_COMPILE_FLAGS "${PXQ_COMPILE_FLAGS}")
+string(STRIP "${PXQ_COMPILE_FLAGS}" PXQ_COMPILE_FLAGS)
+if(CMAKE_BUILD_TYPE)
+  set(PXQ_COMPILE_FLAGS "${PXQ_COMPILE_FLAGS} (${CMAKE_BUILD_TYPE})")
+endif()
+
 # Where a git commit is known at configure time, the run record carries it
 # (the driver overrides it at run time through PXQ_GIT_COMMIT).
 execute_process(COMMAND git rev-parse --short=12 HEAD WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}

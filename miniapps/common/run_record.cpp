@@ -5,6 +5,7 @@
 #include <mpi.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,6 +14,7 @@
 #include <ctime>
 #include <fstream>
 #include <stdexcept>
+#include <string>
 
 #include "pxq/common/tile_profile.hpp"
 #include "pxq/kernels/backend.hpp"
@@ -29,6 +31,46 @@ std::string dir_of(const std::string& path) {
   if (slash == std::string::npos) return ".";
   if (slash == 0) return "/";
   return path.substr(0, slash);
+}
+
+// What else moves the numbers, read where the node keeps it; "unavailable" where it does not
+// (a VM without cpufreq, a kernel without transparent huge pages).
+std::string first_line(const char* path) {
+  std::ifstream in(path);
+  std::string line;
+  if (!in || !std::getline(in, line) || line.empty()) return "unavailable";
+  return line;
+}
+
+// "always [madvise] never" -> "madvise".
+std::string first_word_in_brackets(const char* path) {
+  const std::string line = first_line(path);
+  const auto open = line.find('['), close = line.find(']');
+  if (open == std::string::npos || close == std::string::npos || close < open) return line;
+  return line.substr(open + 1, close - open - 1);
+}
+
+std::string os_name() {
+  std::ifstream in("/etc/os-release");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("PRETTY_NAME=", 0) == 0) {
+      std::string v = line.substr(12);
+      if (v.size() >= 2 && v.front() == '"' && v.back() == '"') v = v.substr(1, v.size() - 2);
+      return v;
+    }
+  return "unavailable";
+}
+
+std::string kernel_release() {
+  struct utsname u {};
+  return uname(&u) == 0 ? std::string(u.sysname) + " " + u.release : "unavailable";
+}
+
+// The node's 1-minute load average when the run started (before its own ranks weigh in much).
+nlohmann::json load_average() {
+  double load[1] = {0.0};
+  if (getloadavg(load, 1) != 1) return nullptr;
+  return load[0];
 }
 
 nlohmann::json cache_json(const tiling::CacheLevel& c) {
@@ -127,6 +169,12 @@ nlohmann::json machine_context(const tiling::CacheInfo& caches) {
           {"mpi_standard", std::to_string(mpi_major) + "." + std::to_string(mpi_minor)},
           {"backends", backends},
           {"pxq_version", PXQ_VERSION},
+          {"compile_flags", PXQ_COMPILE_FLAGS},
+          {"os", os_name()},
+          {"kernel", kernel_release()},
+          {"thp", first_word_in_brackets("/sys/kernel/mm/transparent_hugepage/enabled")},
+          {"cpu_governor", first_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")},
+          {"load_at_start", load_average()},
           {"git_commit", commit && *commit ? commit : PXQ_GIT_COMMIT},
           {"date", date}};
 }

@@ -45,6 +45,14 @@ def main() -> int:
         version = re.search(r'^__version__ = "(.*)"$', INIT.read_text(), re.M).group(1)
         if rec.get("context", {}).get("pxq_version") != version:
             problems.append(f"record of pxq {rec.get('context', {}).get('pxq_version')!r}, expected {version!r}")
+        ctx = rec.get("context", {})
+        # What moves the numbers beside the hardware: the build's flags, the OS and kernel, huge
+        # pages, the governor, the load (a fact or "unavailable", never missing).
+        for key in ("compile_flags", "os", "kernel", "thp", "cpu_governor"):
+            if not isinstance(ctx.get(key), str) or not ctx[key]:
+                problems.append(f"context.{key} is {ctx.get(key)!r}, expected a text")
+        if "-O" not in ctx.get("compile_flags", "") or "load_at_start" not in ctx:
+            problems.append(f"context.compile_flags {ctx.get('compile_flags')!r} names no -O; load_at_start missing")
         if "-np" in cmd and rec.get("layout", {}).get("ranks") != int(cmd[cmd.index("-np") + 1]):
             problems.append(
                 f"record has {rec.get('layout', {}).get('ranks')} ranks, expected {cmd[cmd.index('-np') + 1]}"
