@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, build_mpirun, fake_launcher, leftovers
+from conftest import ROOT, build_mpirun, fake_launcher, leftovers, tagged
 
 from pxq.machine.mpi import launcher_flavour
 
@@ -321,3 +321,23 @@ def test_a_full_disk_leaves_the_results_file_whole(driver, tmp_path):
         assert rep.returncode == 0, rep.stdout + rep.stderr
     finally:
         subprocess.run(["umount", str(disk)])
+
+
+def test_an_interrupted_tune_leaves_the_previous_results_whole(driver, tmp_path):
+    """Ctrl-C in the middle of `pxq tune`: the benchmark's earlier results file is as it was (the
+    new one is written aside and replaces it only when the benchmark has finished)."""
+    out = driver.results / "tiles.json"
+    before = '{"context": {"host": "earlier"}, "benchmarks": []}\n'
+    out.write_text(before)
+    args = ["tune", "ring", "--tiles", "4K,64K", "--threads", "1", "--repeat", "50", "--min-time", "0.5"]
+    proc = driver.start([*args, "--out", str(out), "--profile", str(tmp_path / "profile.json")])
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not any("pxq-bench-tiling" in cmd for _, cmd in tagged(driver.tag)):
+        time.sleep(0.1)
+    time.sleep(2.0)  # the benchmark has opened its output and written into it
+    proc.send_signal(signal.SIGINT)
+    text, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 130, text
+    assert out.read_text() == before
+    assert sorted(p.name for p in driver.results.iterdir()) == ["tiles.json"]
+    assert leftovers(driver.tag) == []

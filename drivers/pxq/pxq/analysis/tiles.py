@@ -405,7 +405,11 @@ def tune(
         read_profile(profile)  # a corrupt profile is an error before an hour of benchmarks
     machine = envinfo.machine()
     out.parent.mkdir(parents=True, exist_ok=True)
-    cmd = bench_command(kernels, tiles, threads, repeat, min_time, out)
+    # Google Benchmark writes its file as it goes: into a file of its own beside `out`, which
+    # replaces `out` only once the benchmark has finished, so an interrupt or a crash leaves the
+    # previous results whole.
+    partial = out.with_name(f".{out.name}.partial")
+    cmd = bench_command(kernels, tiles, threads, repeat, min_time, partial)
     count = len(kernels) * len(tiles) * len(threads)
     console.print(
         f"[bold]pxq tune[/bold]: {len(kernels)} kernel(s) x {len(tiles)} tiles x {len(threads)} thread "
@@ -413,10 +417,15 @@ def tune(
         f">= {min_time} s) -> {out}"
     )
     env = dict(os.environ, OMP_WAIT_POLICY=os.environ.get("OMP_WAIT_POLICY", "passive"))
-    p = procs.run(cmd, env, uuid.uuid4().hex, None, capture=False)
-    if p.returncode != 0:
-        console.print(f"[red]pxq-bench-tiling exited {p.returncode}[/red]")
-        return 3
+    try:
+        p = procs.run(cmd, env, uuid.uuid4().hex, None, capture=False)
+        if p.returncode != 0:
+            console.print(f"[red]pxq-bench-tiling exited {p.returncode}[/red] ({out} is as it was)")
+            return 3
+        read_results([partial])  # whole and readable before it replaces anything
+        os.replace(partial, out)
+    finally:
+        partial.unlink(missing_ok=True)
     results = read_results([out])
     best = best_tiles(results.samples)
     written, note = write_profile(profile, machine, best, out, replace)
