@@ -66,3 +66,33 @@ def test_references_per_system_pass_or_fail(tmp_path, capsys):
     assert cli.main(["compare", str(tmp_path / "n.jsonl"), "--reference", str(ref)]) == 2
     ref.write_text(json.dumps({"references": [dict(entry, median_s=1.0, lower=0.2)]}))
     assert cli.main(["compare", str(tmp_path / "n.jsonl"), "--reference", str(ref)]) == 2
+
+
+def test_short_or_noisy_sides_get_no_verdict_but_what_one_would_need(tmp_path, capsys):
+    # 2 ms runs with a 115% spread, 1.5x slower: the report flags them short and noisy, and
+    # compare does not call that a regression.
+    short = [0.002, 0.0021, 0.0043, 0.0019, 0.002, 0.0022]
+    write(tmp_path / "b.jsonl", runs(short))
+    write(tmp_path / "n.jsonl", runs([t * 1.5 for t in short]))
+    assert cli.main(["compare", str(tmp_path / "b.jsonl"), str(tmp_path / "n.jsonl")]) == 0
+    out = capsys.readouterr().out
+    assert "not judged" in out and "regression" not in out.split("significant:")[0]
+    (c,) = compare.compare(runs(short), runs([t * 1.5 for t in short]), 0.95, 0.05)[0]
+    assert c.verdict.startswith("not judged:") and "under 0.1 s" in c.verdict and "spread" in c.verdict
+    # Long and tight on one side, noisy on the other: still no verdict, and it says which side.
+    noisy = [1.0, 1.6, 0.9, 1.0, 1.5, 1.0]
+    (c,) = compare.compare(runs(BASE), runs(noisy), 0.95, 0.05)[0]
+    assert c.verdict.startswith("not judged: NEW spread") and "BASE" not in c.verdict
+
+
+def test_a_reference_entry_that_matches_nothing_is_named(tmp_path, capsys):
+    write(tmp_path / "n.jsonl", runs(BASE, host="node7"))
+    ref = tmp_path / "ref.json"
+    entry = {"system": "node*", "app": "cg", "layout": "1x2", "mode": "flat", "lower": -0.1, "upper": 0.1}
+    ref.write_text(json.dumps({"references": [dict(entry, median_s=1.0), dict(entry, layout="4x4", median_s=2.0)]}))
+    assert cli.main(["compare", str(tmp_path / "n.jsonl"), "--reference", str(ref)]) == 0
+    out = capsys.readouterr().out
+    assert "reference entry 1" in out and "layout=4x4" in out and "matches no configuration" in out
+    assert cli.main(["compare", str(tmp_path / "n.jsonl"), "--reference", str(ref), "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [u["entry"] for u in data["unmatched_references"]] == [1]

@@ -32,7 +32,7 @@ class Comparison:
     low: float | None
     high: float | None
     p: float | None
-    verdict: str  # regression, improvement, same, too few runs, within threshold
+    verdict: str  # regression, improvement, same, too few runs, within threshold, not judged: ...
 
 
 def _label(row: report.Row, group_by: list[str]) -> str:
@@ -85,7 +85,10 @@ def compare(
         b, n = base[key].times, new[key].times
         ratio = statistics.median(n) / statistics.median(b)
         low, high, p = statistics_of(b, n, confidence)
-        if p is None or min(len(b), len(n)) < 4:
+        weak = _weak(base[key], new[key])
+        if weak:
+            verdict = f"not judged: {weak}"
+        elif p is None or min(len(b), len(n)) < 4:
             verdict = "too few runs"
         elif low > 1 and p < 1 - confidence:
             verdict = "regression" if ratio > 1 + threshold else "within threshold"
@@ -97,6 +100,21 @@ def compare(
     only_base = [_label(r, group_by) for k, r in base.items() if k not in new]
     only_new = [_label(r, group_by) for k, r in new.items() if k not in base]
     return out, only_base, only_new
+
+
+def _weak(base: report.Row, new: report.Row) -> str:
+    """Why a verdict on this pair would be noise, and what it would need; "" when there is none.
+    The report flags the same rows (short, noisy)."""
+    why = []
+    for side, row in (("BASE", base), ("NEW", new)):
+        flags = row.flags
+        if "short" in flags:
+            why.append(f"{side} median {row.median:.4f} s is under {report.MIN_SECONDS} s (use a larger problem)")
+        if "noisy" in flags:
+            why.append(
+                f"{side} spread {row.spread:.0%} is above {report.MAX_SPREAD:.0%} (add repeats, quiet the machine)"
+            )
+    return "; ".join(why)
 
 
 def differences(base_recs: list[dict[str, Any]], new_recs: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
@@ -124,6 +142,7 @@ class Check:
     expected: float
     lower: float
     upper: float
+    entry: int = -1  # its index in the references file
 
     @property
     def passed(self) -> bool:
@@ -151,6 +170,12 @@ def read_references(path: Path) -> list[dict[str, Any]]:
     return refs
 
 
+def unmatched_references(recs: list[dict[str, Any]], refs: list[dict[str, Any]]) -> list[int]:
+    """The entries (by index) that match no configuration and host of `recs`."""
+    matched = {c.entry for c in check_references(recs, refs)}
+    return [i for i in range(len(refs)) if i not in matched]
+
+
 def check_references(recs: list[dict[str, Any]], refs: list[dict[str, Any]]) -> list[Check]:
     group_by = [*report.split_fields(recs, ["context.host"])]
     rows = report.summarize(recs, group_by)
@@ -167,8 +192,10 @@ def check_references(recs: list[dict[str, Any]], refs: list[dict[str, Any]]) -> 
             "alloc": row.alloc,
         }
         host = row.extra[host_at]
-        for ref in refs:
+        for i, ref in enumerate(refs):
             if fnmatch.fnmatch(host, ref["system"]) and all(str(ref[f]) == facts[f] for f in MATCH_FIELDS if f in ref):
                 label = _label(row, group_by)
-                out.append(Check(label, ref["system"], host, row.median, ref["median_s"], ref["lower"], ref["upper"]))
+                out.append(
+                    Check(label, ref["system"], host, row.median, ref["median_s"], ref["lower"], ref["upper"], i)
+                )
     return out

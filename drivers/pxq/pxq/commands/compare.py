@@ -94,6 +94,7 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
         raise InputError(
             f"--reference {args.reference}: no entry matches a configuration and host of {args.results[-1]}"
         )
+    unmatched = compare.unmatched_references(new, refs) if refs else []
     if args.format == "json":
         print(
             json.dumps(
@@ -102,6 +103,7 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
                     "references": [{**c.__dict__, "passed": c.passed} for c in checks],
                     "only_base": only_base,
                     "only_new": only_new,
+                    "unmatched_references": [{"entry": i, **refs[i]} for i in unmatched],
                     "differences": [dict(zip(("field", "base", "new"), d)) for d in compare.differences(base, new)],
                 },
                 indent=1,
@@ -111,6 +113,11 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
         for field, was, now in compare.differences(base, new):
             console.print(f"BASE and NEW differ in {field}: {was} -> {now}")
         _print(console, rows, only_base, only_new, checks, args)
+        for i in unmatched:
+            facts = ", ".join(f"{k}={v}" for k, v in refs[i].items() if k not in ("median_s", "lower", "upper"))
+            console.print(
+                f"[yellow]reference entry {i} ({facts}) matches no configuration of NEW: not checked[/yellow]"
+            )
     failed = any(c.verdict == "regression" for c in rows) or any(not c.passed for c in checks)
     return records.EXIT_VERIFICATION if failed else records.EXIT_OK
 
@@ -129,7 +136,8 @@ def _print(
             "significant: the bootstrap interval of the ratio excludes 1 and Mann-Whitney "
             f"p < {1 - args.confidence:.2f}; "
             f"a regression or improvement is also beyond {args.threshold:.0%}; "
-            "'too few runs': fewer than 4 runs on a side (use --repeat 4 or more)"
+            "'too few runs': fewer than 4 runs on a side (use --repeat 4 or more); "
+            "'not judged': a side the report flags short or noisy, with what a verdict would need"
         )
     for what, labels in (("only in BASE", only_base), ("only in NEW", only_new)):
         for label in labels:
