@@ -224,3 +224,28 @@ def test_a_job_script_carries_hostile_options_as_data(tmp_path, fake_build, caps
     got = json.loads(done.stdout)
     assert got[-len(hostile) - 1 :] == ["--", *hostile]
     assert not (tmp_path / "PWNED").exists()
+
+
+def test_batch_scripts_carry_the_sites_options(tmp_path, fake_build, capsys):
+    from pxq import cli
+
+    argv = ["sweep", "ring", "--layouts", "2x1", "--modes", "flat", "--results", str(tmp_path / "r.jsonl"), "--submit"]
+    site = ["--time", "1:30:00", "--account", "proj42", "--partition", "debug", "--exclusive"]
+    assert cli.main([*argv, "--dry-run", *site, "--sbatch=--qos=short", "--sbatch=--mem=4G"]) == 0
+    out = capsys.readouterr().out
+    for line in ("--time=1:30:00", "--account=proj42", "--partition=debug", "--exclusive", "--qos=short", "--mem=4G"):
+        assert f"#SBATCH {line}\n" in out
+    bad = [
+        (["--time", "90 min"], "--time"),
+        (["--account", "a b"], "--account"),
+        (["--partition", "$(id)"], "--partition"),
+        (["--sbatch", "--qos=x y"], "one word"),
+        (["--sbatch", "qos=x"], "one word"),
+    ]
+    for extra, needle in bad:
+        assert cli.main([*argv, "--dry-run", *extra]) == 2
+        assert needle in capsys.readouterr().err
+    # Without --submit they mean nothing: refused rather than ignored.
+    assert cli.main(["sweep", "ring", "--layouts", "1x2", "--time", "10", "--results", str(tmp_path / "x.jsonl")]) == 2
+    assert "go with --submit" in capsys.readouterr().err
+    assert not (tmp_path / "x.jsonl").exists()

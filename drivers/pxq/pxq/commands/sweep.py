@@ -20,11 +20,18 @@ from pxq.machine import counters
 
 def add(p: argparse.ArgumentParser) -> None:
     p.add_argument("app", help=options.app_help())
-    p.add_argument("--layouts", default="1x2,2x1,1x1x2")
-    p.add_argument("--modes", default="flat,hybrid,tiled")
+    p.add_argument(
+        "--layouts", default="1x2,2x1,1x1x2", help="layouts PxQ[xT], comma-separated (default 1x2,2x1,1x1x2)"
+    )
+    p.add_argument(
+        "--modes",
+        default="flat,hybrid,tiled",
+        help="variants, comma-separated: flat, hybrid, tiled (default all three; a mode that contradicts a layout "
+        "is skipped with a note)",
+    )
     p.add_argument("--tiles", default="256K", help="tile sizes for the tiled mode, e.g. 64K,256K,1M")
     p.add_argument("--threads", help="threads per rank to sweep (overrides the layouts' T), e.g. 1,2")
-    p.add_argument("--backends", default="openmp")
+    p.add_argument("--backends", default="openmp", help="kernel backends, comma-separated (default openmp)")
     p.add_argument("--repeat", type=int, default=3, help="interleaved repeats of every configuration")
     p.add_argument("--resume", action="store_true", help="skip runs the results file already holds")
     p.add_argument(
@@ -38,6 +45,7 @@ def add(p: argparse.ArgumentParser) -> None:
         help="wait for the jobs --submit started and gather their records into the results file",
     )
     p.add_argument("--dry-run", action="store_true", help="with --submit: print the job scripts, submit nothing")
+    batch.add_site_options(p)
     options.add_fuse_option(p)
     options.add_launch_options(p)
     counters.add_option(p)
@@ -61,6 +69,7 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
         raise InputError("--submit and --collect are two steps: submit first, then collect")
     if args.dry_run and not args.submit:
         raise InputError("--dry-run goes with --submit (it prints the job scripts)")
+    batch.site_lines(args)  # site options only with --submit, each checked before anything runs
     if args.collect:
         return _collect(args, console)
     layouts = parse_layouts(args.layouts)

@@ -93,6 +93,56 @@ def check_script_path(path: Path) -> None:
         )
 
 
+def add_site_options(p: argparse.ArgumentParser) -> None:
+    """What every site asks of a batch job, and a pass-through for the rest (with --submit)."""
+    g = p.add_argument_group("batch jobs (--submit)")
+    g.add_argument("--time", help="each job's time limit, as Slurm takes it: MINUTES, HH:MM:SS or D-HH:MM:SS")
+    g.add_argument("--account", help="the account the jobs are charged to")
+    g.add_argument("--partition", help="the partition (queue) the jobs go to")
+    g.add_argument("--exclusive", action="store_true", help="the jobs' nodes for them alone (no other jobs)")
+    g.add_argument(
+        "--sbatch",
+        action="append",
+        default=[],
+        metavar="OPTION",
+        help="any other sbatch option, one word each, e.g. --sbatch=--qos=debug (repeatable)",
+    )
+
+
+_TIME = re.compile(r"\d{1,6}|\d{1,4}:\d{2}(:\d{2})?|\d{1,3}-\d{1,2}(:\d{2}(:\d{2})?)?")
+
+
+def site_lines(args: argparse.Namespace) -> list[str]:
+    """The #SBATCH lines of the site options, each checked: a line Slurm reads must not carry
+    white space, quotes or shell characters, and a time must be one Slurm reads."""
+    used = any(getattr(args, k, None) for k in ("time", "account", "partition", "exclusive", "sbatch"))
+    if used and not args.submit:
+        raise InputError("--time, --account, --partition, --exclusive and --sbatch go with --submit (batch jobs)")
+    lines = []
+    if args.time is not None:
+        if not _TIME.fullmatch(args.time):
+            raise InputError(
+                f"--time {shlex.quote(args.time)}: give MINUTES, HH:MM:SS or D-HH:MM:SS, e.g. 30 or 1:30:00"
+            )
+        lines.append(f"#SBATCH --time={args.time}")
+    for flag in ("account", "partition"):
+        value = getattr(args, flag)
+        if value is not None:
+            if not re.fullmatch(r"[A-Za-z0-9_.+-]{1,128}", value):
+                raise InputError(f"--{flag} {shlex.quote(escape.plain(value))}: use letters, digits and ._+- only")
+            lines.append(f"#SBATCH --{flag}={value}")
+    if args.exclusive:
+        lines.append("#SBATCH --exclusive")
+    for option in args.sbatch:
+        if not option.startswith("--") or not _SBATCH_SAFE.fullmatch(option):
+            raise InputError(
+                f"--sbatch {shlex.quote(escape.plain(option))}: give one sbatch option as one word, such as "
+                "--sbatch=--qos=debug (no white space, quotes or shell characters)"
+            )
+        lines.append(f"#SBATCH {option}")
+    return lines
+
+
 def script_text(args: argparse.Namespace, app_args: list[str], job: Job, layout: Layout) -> str:
     folder = job.script.parent
     check_script_path(folder)
@@ -104,6 +154,7 @@ def script_text(args: argparse.Namespace, app_args: list[str], job: Job, layout:
         f"#SBATCH --ntasks-per-node={layout.ranks_per_node}",
         f"#SBATCH --cpus-per-task={layout.threads}",
         f"#SBATCH --output={folder / job.layout}-%j.out",
+        *site_lines(args),
         f"# pxq sweep {args.app} on layout {job.layout} ({job.runs} runs), written by pxq sweep --submit;",
         f"# pxq sweep {args.app} --collect --results {shlex.quote(str(collect))} gathers its records.",
         "set -euo pipefail",
