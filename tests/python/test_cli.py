@@ -119,3 +119,31 @@ def test_dry_run_leaves_the_files_its_command_needs(fake_build, capsys):
     rankfile = results.parent / "ring.dry-run" / "rankfile"
     assert code == 0 and rankfile.is_file() and rankfile.read_text().startswith("rank 0=")
     assert f"--rankfile {rankfile}" in out.splitlines()[-1]
+
+
+def _help(argv, capsys) -> str:
+    with pytest.raises(SystemExit) as done:
+        cli.parser().parse_args([*argv, "--help"])
+    assert done.value.code == 0
+    return " ".join(capsys.readouterr().out.split())
+
+
+def test_help_is_written_per_command(capsys):
+    """Help that fits where it stands: a probe's own results file and no --class; a study's class
+    default and every NAS proxy from the registry; run's default layout; sweep's lists explained."""
+    probe = _help(["probe", "pingpong"], capsys)
+    assert "default results/probe-pingpong.jsonl" in probe and "--class" not in probe.split("options:")[1]
+    assert "results/probe-allreduce.jsonl" in _help(["probe", "allreduce"], capsys)
+    sharing = _help(["study", "sharing"], capsys)
+    assert f"NAS problem class for {', '.join(registry.nas_apps())}" in sharing
+    assert "(default A quick, B full)" in sharing and "results/study-sharing.jsonl" in sharing
+    assert "--class" not in _help(["study", "rankpairs"], capsys).split("options:")[1]
+    assert "(default 1x1)" in _help(["run", "ring"], capsys)
+    sweep = _help(["sweep", "ring"], capsys)
+    for words in ("layouts PxQ[xT], comma-separated", "variants, comma-separated", "kernel backends"):
+        assert words in sweep
+
+
+def test_class_on_a_study_without_classes_is_refused(fake_build, capsys):
+    code, err = run_cli(["study", "rankpairs", "--class", "A"], capsys)
+    assert code == 2 and "no NAS proxy with a problem class" in err

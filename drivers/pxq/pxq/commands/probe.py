@@ -34,7 +34,7 @@ def _add_collective(probes: argparse._SubParsersAction, op: str) -> None:
         help="share of each 10 ms period the load works, (0, 1] (default 1)",
     )
     p.add_argument("--plot", type=Path, help="time series and histogram PNG (default next to the results)")
-    add_launch_options(p)
+    add_launch_options(p, f"results/probe-{op}.jsonl", None)
 
 
 def _add_channels(probes: argparse._SubParsersAction) -> None:
@@ -48,7 +48,7 @@ def _add_channels(probes: argparse._SubParsersAction) -> None:
     pp.add_argument("--scale", type=float, default=1.0, help="iteration counts x this (default 1)")
     pp.add_argument("--validate", action="store_true", help="check every received byte")
     pp.add_argument("--plot", type=Path, help="PNG (default next to the results)")
-    add_launch_options(pp)
+    add_launch_options(pp, "results/probe-pingpong.jsonl", None)
     rk = probes.add_parser(
         "rankpairs", help="every ordered rank pair sends one large buffer: a throughput matrix and heatmap"
     )
@@ -57,7 +57,7 @@ def _add_channels(probes: argparse._SubParsersAction) -> None:
     rk.add_argument("--repeat", type=int, default=3, help="timed sends per pair, best counts (default 3)")
     rk.add_argument("--validate", action="store_true", help="check every received byte")
     rk.add_argument("--plot", type=Path, help="PNG (default next to the results)")
-    add_launch_options(rk)
+    add_launch_options(rk, "results/probe-rankpairs.jsonl", None)
 
 
 def _add_osu(probes: argparse._SubParsersAction) -> None:
@@ -75,7 +75,7 @@ def _add_osu(probes: argparse._SubParsersAction) -> None:
     po.add_argument("-f", dest="full", action="store_true", help="collectives: min, max and iterations columns")
     po.add_argument("-c", dest="check", action="store_true", help="validate the data delivered")
     po.add_argument("--plot", type=Path, help="PNG (default next to the results)")
-    add_launch_options(po)
+    add_launch_options(po, "results/probe-osu.jsonl", None)
 
 
 def _add_memory(probes: argparse._SubParsersAction) -> None:
@@ -123,7 +123,7 @@ def _add_memory(probes: argparse._SubParsersAction) -> None:
         help="cores as ranks (flat), threads (hybrid) or both (default)",
     )
     pb.add_argument("--plot", type=Path, help="PNG (default next to the results)")
-    add_launch_options(pb)
+    add_launch_options(pb, "results/probe-bandwidth.jsonl", None)
 
 
 def add(p: argparse.ArgumentParser) -> None:

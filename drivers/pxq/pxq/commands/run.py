@@ -22,7 +22,7 @@ from pxq.machine import counters
 
 def add(p: argparse.ArgumentParser) -> None:
     p.add_argument("app", help=options.app_help())
-    p.add_argument("--layout", default="1x1", help="PxQ[xT]: nodes x ranks per node [x threads per rank]")
+    p.add_argument("--layout", default="1x1", help="PxQ[xT]: nodes x ranks per node [x threads per rank] (default 1x1)")
     p.add_argument("--mode", choices=registry.modes(), help="variant preset")
     p.add_argument("--threads", type=int, help="threads per rank (overrides the layout's T)")
     p.add_argument("--tile", help="tile size: off, auto, or bytes such as 256K")

@@ -10,6 +10,7 @@ from typing import Any
 from rich.console import Console
 
 from pxq.core import plugins
+from pxq.core.errors import InputError
 from pxq.core.paths import results_path
 from pxq.experiments import runner
 from pxq.experiments import studykit as studies
@@ -28,7 +29,12 @@ def add(p: argparse.ArgumentParser) -> None:
         speed.add_argument("--quick", dest="full", action="store_false", help="sizes for a 2-core laptop (default)")
         speed.add_argument("--full", dest="full", action="store_true", help="the paper's sizes where possible")
         sp.add_argument("--plot", type=Path, help="the study's figure (default next to the results)")
-        add_launch_options(sp)
+        quick, full = mod.defaults(True).get("cls"), mod.defaults(False).get("cls")
+        classes = quick if quick == full else f"{quick} quick, {full} full"
+        if quick is None:  # a study of one app passes --class to its runs; the others take none
+            classes = "S" if mod.apps else None
+        app_part = "[-APP]" if mod.apps else ""
+        add_launch_options(sp, f"results/study-{mod.name}{app_part}.jsonl", classes)
         if mod.apps:  # the proxies count; the probe-only studies have no timed iterations to count
             counters.add_option(sp)
         sp.set_defaults(full=False)
@@ -37,7 +43,9 @@ def add(p: argparse.ArgumentParser) -> None:
 def options(mod: Any, args: argparse.Namespace) -> dict[str, Any]:
     """The study's defaults for --quick or --full, with what the command line gave over them."""
     opts = mod.defaults(not args.full)
-    if getattr(args, "problem_class", None) and "cls" in opts:
+    if getattr(args, "problem_class", None):
+        if "cls" not in opts and not mod.apps:
+            raise InputError(f"--class: study {mod.name} runs no NAS proxy with a problem class; drop --class")
         opts["cls"] = args.problem_class
     for key in list(opts):
         value = getattr(args, key, None)

@@ -15,7 +15,12 @@ from pxq.launch.request import PLACEMENTS
 from pxq.machine import envinfo
 
 
-def add_launch_options(p: argparse.ArgumentParser) -> None:
+def add_launch_options(
+    p: argparse.ArgumentParser, results: str = "results/<app>.jsonl", classes: str | None = "S"
+) -> None:
+    """The options every launching command shares. `results`: its default results file, as its
+    help says it; `classes`: the default --class it says, None where there are no classes
+    (--class is then still taken, and refused by the command with a reason)."""
     p.add_argument(
         "--network",
         metavar="PROFILE",
@@ -39,7 +44,7 @@ def add_launch_options(p: argparse.ArgumentParser) -> None:
         dest="placement_cores",
         help="with --placement custom: OS cpu numbers, one per worker, rank by rank (node by node for virtual nodes)",
     )
-    p.add_argument("--results", type=Path, help="results file (default results/<app>.jsonl)")
+    p.add_argument("--results", type=Path, help=f"results file (default {results})")
     p.add_argument("--oversubscribe", action="store_true", help="allow more workers than cores")
     p.add_argument("--hostfile", help="run on the real nodes of this MPI hostfile")
     p.add_argument(
@@ -53,8 +58,16 @@ def add_launch_options(p: argparse.ArgumentParser) -> None:
         "--class",
         dest="problem_class",
         metavar="CLASS",
-        help="NAS problem class for cg, mg and ft: S, W, A, B or C (default S)",
+        help=argparse.SUPPRESS if classes is None else class_help(classes),
     )
+
+
+def class_help(default: str) -> str:
+    """--class's help from the registry: the NAS proxies and their classes."""
+    apps = registry.nas_apps()
+    letters = list(dict.fromkeys(c for a in apps for c in registry.classes(a)))
+    listed = ", ".join(letters[:-1]) + f" or {letters[-1]}" if len(letters) > 1 else "".join(letters)
+    return f"NAS problem class for {', '.join(apps)}: {listed} (default {default})"
 
 
 def add_fuse_option(p: argparse.ArgumentParser) -> None:
