@@ -9,7 +9,7 @@ from typing import Any
 
 from rich.console import Console
 
-from pxq.analysis import report, tiles
+from pxq.analysis import report, tables, tiles
 from pxq.core import paths as paths_mod
 from pxq.core import plugins, records, schemas
 from pxq.core.errors import InputError
@@ -26,6 +26,12 @@ def add(p: argparse.ArgumentParser) -> None:
     p.add_argument("--plot", type=Path, help="write the chart (PNG) here")
     p.add_argument("--format", choices=FORMATS, default="table", help="table (default), csv, json or markdown")
     p.add_argument("--out", type=Path, help="with --format csv|json|markdown: write here instead of the screen")
+    p.add_argument(
+        "--records",
+        choices=("runs", "probes", "profiles", "studies"),
+        help="with --format csv|json|markdown: which records to export (default: the runs, else every probe, "
+        "profile and study record, each as its own table)",
+    )
     p.add_argument(
         "--group-by",
         default="",
@@ -48,6 +54,13 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     recs: list[dict[str, Any]] = []
     for path in paths:
         recs += records.final(records.read(path, must_exist=True))
+    if args.records and args.format == "table":
+        raise InputError("--records goes with --format csv, json or markdown")
+    kinds = {"probes": "probe", "profiles": "profile", "studies": "study"}
+    if args.records and args.records != "runs":
+        recs = [r for r in recs if schemas.kind_of(r) == kinds[args.records]]
+        if not recs:
+            raise InputError(f"no {kinds[args.records]} records in {', '.join(str(p) for p in paths)}")
     runs = [r for r in recs if schemas.kind_of(r) == "run"]
     others = [r for r in recs if redraw.figure_key(r)]
     group_by = report.split_fields(runs, group_by)
@@ -56,17 +69,13 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     if not rows and not report.failed_runs(runs):
         if others and args.format == "table":
             return _redraw(others, args.plot or figure_path(None, paths[0]), console)
-        raise InputError(
-            f"{title}: no run records to report"
-            + (" (probe, profile and study records: their figures are redrawn with --format table)" if others else "")
-        )
+        if others:  # probes, profiles, studies: their own tables
+            text, count = tables.export(others, args.format)
+            _emit(text, count, args, console)
+            return records.exit_code(r for r in others if schemas.kind_of(r) != "profile")
+        raise InputError(f"{title}: no run, probe, profile or study records to report")
     if args.format != "table":
-        text = report.export(rows, args.format, group_by)
-        if args.out:
-            args.out.write_text(text)
-            console.print(f"{args.format}: {args.out} ({len(rows)} rows)")
-        else:
-            print(text, end="")
+        _emit(report.export(rows, args.format, group_by), len(rows), args, console)
     else:
         if rows:
             report.print_table(rows, title, console, group_by)
@@ -77,6 +86,15 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     elif args.plot and rows:
         console.print(f"chart: {report.bar_chart(rows, args.plot, report.chart_title(rows))}")
     return records.exit_code(runs)
+
+
+def _emit(text: str, count: int, args: argparse.Namespace, console: Console) -> None:
+    """An export to --out (whole or not at all) or to the screen."""
+    if args.out:
+        records.write_whole(args.out, text)
+        console.print(f"{args.format}: {args.out} ({count} rows)")
+    else:
+        print(text, end="")
 
 
 def _redraw(recs: list[dict[str, Any]], path: Path, console: Console) -> int:
