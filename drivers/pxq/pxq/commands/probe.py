@@ -168,6 +168,8 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
         argv = osuprobe.argv_of(
             args.test, args.sizes, args.iterations, args.warmup_iterations, args.window, args.full, args.check
         )
+        if args.plot is None:  # one figure per test and layout, not one overwritten by the next test
+            plot = results.with_name(f"{results.stem}-{args.test}-{args.layout}.png")
         return osuprobe.run(console, replace(base, layout=parse_layout(args.layout), results=results), plot, argv)
     if args.op in ("pingpong", "rankpairs"):
         on = replace(base, layout=parse_layout(args.layout), results=results)
