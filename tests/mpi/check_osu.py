@@ -80,8 +80,9 @@ def check_case(work: Path, test: str, layout: str, sizes: str | None, extra: lis
             fail(f"osu {test} -c: {r.get('wrong')} wrong, printed {cols[-1]}")
     if "-c" in extra and (rec["validation"] != {"on": True, "wrong": 0} or "Validation      = PASSED" not in p.stdout):
         fail(f"osu {test}: validation {rec['validation']}")
-    if not (work / f"{test}.png").stat().st_size:
-        fail(f"osu {test}: no plot")
+    figure = work / f"{test}-{test}-{layout}.png"  # results' name, the test and the layout: one figure each
+    if not figure.exists() or not figure.stat().st_size or f"plot: {figure}" not in p.stdout:
+        fail(f"osu {test}: no plot {figure}")
     print(f"osu {test} on {layout}: {len(rows)} sizes, e.g. {rows[-1]['bytes']} B -> {cols[0]}")
 
 
