@@ -23,12 +23,13 @@ def records(path: Path) -> list[dict]:
 
 
 def readme_commands(marker: str) -> list[str]:
-    """The commands of the README's bash block after `<!-- marker -->`, as users copy them
-    (comments and blank lines left out)."""
+    """The commands of the bash block after `<!-- marker -->` in the README or a page of docs/,
+    as users copy them (comments and blank lines left out)."""
     import re
 
-    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    root = Path(__file__).resolve().parents[2]
+    text = "\n".join(p.read_text() for p in [root / "README.md", *sorted((root / "docs").rglob("*.md"))])
     block = re.search(rf"<!-- {marker} -->\s*```bash\n(.*?)```", text, re.S)
     if block is None:
-        fail(f"README.md has no block <!-- {marker} --> followed by a bash block")
+        fail(f"neither README.md nor docs/ has a block <!-- {marker} --> followed by a bash block")
     return [ln for ln in block.group(1).splitlines() if ln.strip() and not ln.lstrip().startswith("#")]

@@ -153,7 +153,7 @@ def read_references(path: Path) -> list[dict[str, Any]]:
     """`{"references": [{"system": "host glob", "app": "ring", "layout": "1x2", ...,
     "median_s": 0.37, "lower": -0.5, "upper": 0.1}]}`: lower and upper are relative."""
     try:
-        data = records.json_file(path, 'not JSON: give {"references": [...]} (see the README)')
+        data = records.json_file(path, 'not JSON: give {"references": [...]} (see docs/RESULTS.md, "Comparisons")')
     except FileNotFoundError:
         raise InputError(f"--reference {path}: no such file") from None
     refs = data.get("references") if isinstance(data, dict) else None

@@ -382,7 +382,7 @@ def print_flags(rows: list[Row], console: Console) -> None:
             console.print(f"[yellow]note:[/yellow] {text}: {term(names)}{more}")
 
 
-# The flat columns of `pxq report --format csv|json|markdown` (documented in the README).
+# The flat columns of `pxq report --format csv|json|markdown` (documented in docs/REPORTS.md).
 COLUMNS = (
     "app",
     "size",

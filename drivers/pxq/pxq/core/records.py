@@ -31,7 +31,7 @@ from pxq.core.errors import InputError
 
 SCHEMA = 2  # the version of every record kind's schema (schemas/, docs/RESULTS.md)
 
-# The exit codes of every pxq command (documented in the README).
+# The exit codes of every pxq command (documented in the README and docs/USAGE.md).
 EXIT_OK = 0  # everything ran and verified
 EXIT_VERIFICATION = 1  # a run finished but did not reproduce its known answer
 EXIT_BAD_INPUT = 2  # bad input or environment: nothing ran, no record written
