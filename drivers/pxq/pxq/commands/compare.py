@@ -32,7 +32,9 @@ def add(p: argparse.ArgumentParser) -> None:
         default=0.05,
         help="smallest change that counts as a regression or improvement, relative (default 0.05: 5%%)",
     )
-    p.add_argument("--reference", type=Path, help="expected medians with tolerances per system (JSON; see docs/RESULTS.md)")
+    p.add_argument(
+        "--reference", type=Path, help="expected medians with tolerances per system (JSON; see docs/RESULTS.md)"
+    )
     p.add_argument("--format", choices=("table", "json"), default="table", help="table (default) or json")
 
 
