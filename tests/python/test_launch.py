@@ -318,3 +318,18 @@ def test_the_launcher_must_belong_to_the_build_s_mpi(tmp_path, monkeypatch):
     with pytest.raises(InputError, match="apt-get install mpich"):
         find_mpirun("mpich")
     mpi.launcher_flavour.cache_clear()
+
+
+def test_the_output_shown_leaves_out_launcher_noise_and_the_runs_private_paths(tmp_path):
+    from pxq.experiments import runner
+
+    private = tmp_path / "pxq-run-abc"
+    out = (
+        "[vm:31819] plm:rsh: Warning: setpgid(31824,31824) failed in parent with errno=Permission denied(13)\n"
+        " Verification    = SUCCESSFUL\n"
+        f"pxq-msgprof: record appended to {private}/msgprof.jsonl\n"
+        "pxq-msgprof: record appended to results/msgprof.jsonl\n"
+    )
+    assert runner.shown(out, private) == (
+        " Verification    = SUCCESSFUL\npxq-msgprof: record appended to results/msgprof.jsonl\n"
+    )

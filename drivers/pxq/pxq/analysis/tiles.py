@@ -362,6 +362,48 @@ def bench_command(
     ]
 
 
+# Google Benchmark's own notes, said in words a user can act on.
+_BENCH_NOTES = {
+    "Library was built as DEBUG": "Google Benchmark's library here was built without optimisation (the "
+    "distribution's package): its timing loop costs a little more, pxq's kernels inside it are -O3 as always",
+    "CPU scaling is enabled": "the CPU frequency may change during the runs: repeats are interleaved at random "
+    "so that it spreads over every tile alike",
+}
+
+
+def _bench_with_progress(
+    console: Console, cmd: list[str], env: dict[str, str], kernels: tuple[str, ...], total: int
+) -> procs.Finished:
+    """pxq-bench-tiling with a progress bar and an ETA over its `total` timed runs instead of its
+    raw lines; its warnings said once each, in words (the raw lines stay in the JSON file)."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    said: set[str] = set()
+    run_line = re.compile(rf"^({'|'.join(map(re.escape, kernels))})/tile:\d+/threads:\d+\S*\s")
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeElapsedColumn(),
+        TextColumn("left"),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+    ) as bar:
+        task = bar.add_task("benchmarks", total=total)
+
+        def line(text: str) -> None:
+            if run_line.match(text) and not re.search(r"_(mean|median|stddev|cv)\s", text):
+                bar.update(task, advance=1, description=text.split()[0].removesuffix("/real_time"))
+                return
+            for needle, note in _BENCH_NOTES.items():
+                if needle in text and needle not in said:
+                    said.add(needle)
+                    bar.console.print(f"note: {note}")
+
+        return procs.run(cmd, env, uuid.uuid4().hex, None, on_line=line)
+
+
 def _check_output(path: Path, option: str) -> None:
     """An output file's folder made (as mkdir -p) and able to take the file, before any benchmark
     runs: a folder that cannot be made or written is refused (exit 2)."""
@@ -418,8 +460,9 @@ def tune(
     )
     env = dict(os.environ, OMP_WAIT_POLICY=os.environ.get("OMP_WAIT_POLICY", "passive"))
     try:
-        p = procs.run(cmd, env, uuid.uuid4().hex, None, capture=False)
+        p = _bench_with_progress(console, cmd, env, kernels, count * repeat)
         if p.returncode != 0:
+            console.print(p.output[-2000:], markup=False)
             console.print(f"[red]pxq-bench-tiling exited {p.returncode}[/red] ({out} is as it was)")
             return 3
         read_results([partial])  # whole and readable before it replaces anything

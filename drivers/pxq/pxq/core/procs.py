@@ -24,7 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -197,9 +197,17 @@ class Finished:
     timed_out: bool
 
 
-def run(argv: list[str], env: dict[str, str], run_id: str, timeout: float | None, capture: bool = True) -> Finished:
+def run(
+    argv: list[str],
+    env: dict[str, str],
+    run_id: str,
+    timeout: float | None,
+    capture: bool = True,
+    on_line: Callable[[str], None] | None = None,
+) -> Finished:
     """Runs argv in its own session, tagged with run_id; stops the whole tree on timeout or
-    any exception (interrupts included), then re-raises the exception."""
+    any exception (interrupts included), then re-raises the exception. With `on_line` (and no
+    timeout) the output is captured line by line and each line handed to it as it comes."""
     env = dict(env)
     env[RUN_TAG] = run_id
     start = time.monotonic()
@@ -218,6 +226,15 @@ def run(argv: list[str], env: dict[str, str], run_id: str, timeout: float | None
         return Finished(127, f"cannot start {argv[0]}: {e.strerror}\n", 0.0, False)
     watch(run_id, proc.pid)
     try:
+        if on_line is not None and proc.stdout is not None:
+            seen = []
+            for line in proc.stdout:
+                seen.append(line)
+                on_line(line)
+            proc.wait()
+            if tagged_pids(run_id):
+                stop_tree(proc.pid, run_id, grace=0.5)
+            return Finished(proc.returncode, "".join(seen), time.monotonic() - start, False)
         try:
             output, _ = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:

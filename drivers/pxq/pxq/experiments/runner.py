@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import uuid
 from dataclasses import dataclass, field, replace
@@ -293,7 +294,7 @@ def execute(spec: RunSpec, echo: bool = False) -> RunResult:
         if found and spec.counters and spec.counters != "hw":
             found[-1]["counters"] = counters.run_record(spec.counters, tmp, spec.layout.ranks)
     if echo:
-        print(finished.output, end="")
+        print(shown(finished.output, tmp), end="")
     status, rec = verdict(finished, found[-1] if found else None)
     if status == "bad-input":
         return RunResult(status, EXIT_BAD_INPUT, finished.seconds, finished.output, None)
@@ -304,6 +305,22 @@ def execute(spec: RunSpec, echo: bool = False) -> RunResult:
         rec["error"] = _error_block(finished, status)
     records.append(spec.results, rec)
     return RunResult(status, finished.returncode, finished.seconds, finished.output, rec)
+
+
+# Lines of a run's output that say nothing to the user: Open MPI's rsh launcher racing its own
+# child to setpgid (harmless: the daemon runs in the group it asked for), and the profiler naming
+# the run's private file, which the driver reads and removes.
+_NOISE = re.compile(r"^\[[^\]]*\] plm:rsh: Warning: setpgid\(\d+,\d+\) failed in parent with errno=")
+
+
+def shown(output: str, private: Path) -> str:
+    """A run's output as the user sees it (the record keeps the whole output's tail)."""
+    keep = [
+        line
+        for line in output.splitlines(keepends=True)
+        if not _NOISE.match(line) and not line.startswith(f"pxq-msgprof: record appended to {private}/")
+    ]
+    return "".join(keep)
 
 
 def measured_channels(profile: Path | None, asked: dict[str, Any]) -> dict[str, Any]:
@@ -337,7 +354,13 @@ def say_failure(console: Any, what: str, result: RunResult, results: Path) -> No
 def execute_probe(spec: RunSpec, console: Any) -> tuple[dict[str, Any] | None, int]:
     """Runs a probe with its output shown; unless it verified, says why and gives the exit
     code to pass on."""
-    result = execute(spec, echo=True)
+    test = f" {spec.app_args[0]}" if spec.app == "probe-osu" and spec.app_args else ""
+    what = f"{spec.app.removeprefix('probe-')}{test} probe on layout {spec.layout}"
+    if hasattr(console, "status"):  # a spinner while the probe runs: its table comes when it ends
+        with console.status(f"{what}: running (its table comes when it ends)"):
+            result = execute(spec, echo=True)
+    else:
+        result = execute(spec, echo=True)
     if result.status != "ok":
         say_failure(console, "probe", result, spec.results)
         return None, STATUS_EXIT[result.status]
