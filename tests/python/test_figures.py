@@ -74,3 +74,42 @@ def test_each_figure_kind_redraws_from_its_record(kind, tmp_path, drawn, monkeyp
                 assert not a.overlaps(b), f"{kind}: {name} tick labels {ta!r} and {tb!r} collide"
         if ax["lines"] > 1:
             assert ax["legend"] or any(o["legend"] for o in fig["axes"]), f"{kind}: lines without a legend"
+
+
+def test_the_speedup_chart_explains_its_marks_and_keeps_its_axis_for_trusted_bars(tmp_path, monkeypatch):
+    """A 12.5x bar from a 0.08 s configuration spread over 2.4x its median (short, noisy) is
+    hatched, labelled with its flags and cut at an axis fitted to the trusted bars; the legend
+    says what the error bars, the dashed line and the hatching mean."""
+    from test_report import record, write
+
+    kept = []
+    save = figures.save
+
+    def keep(fig, path, dpi=120):
+        fig.canvas.draw()
+        kept.append(fig)
+        return save(fig, path, dpi)
+
+    monkeypatch.setattr(figures, "save", keep)
+
+    def variant(rec, mode, threads, ranks):
+        return {
+            **rec,
+            "variant": {**rec["variant"], "mode": mode, "threads": threads},
+            "layout": {**rec["layout"], "ranks_per_node": ranks, "threads": threads},
+        }
+
+    recs = [variant(record(t, 1.0), "flat", 1, 2) for t in (1.0, 1.02, 0.98, 1.01)]
+    recs += [variant(record(t, 1.0), "hybrid", 2, 1) for t in (0.8, 0.82, 0.79, 0.81)]
+    recs += [variant(record(t, 1.0), "tiled", 1, 2) for t in (0.08, 0.01, 0.2, 0.07)]
+    write(tmp_path / "r.jsonl", recs)
+    assert cli.main(["report", str(tmp_path / "r.jsonl"), "--plot", str(tmp_path / "r.png")]) == 0
+    (fig,) = kept
+    ax = fig.axes[0]
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert any("interquartile" in t for t in legend) and any("flagged" in t for t in legend)
+    assert any("as fast as flat" in t for t in legend)
+    assert ax.get_ylim()[1] < 3  # fitted to the trusted bars (1.0x, 1.25x), not to the 12.5x one
+    notes = [t.get_text() for t in ax.texts]
+    assert any("(cut)" in n and "short" in n and "noisy" in n for n in notes), notes
+    assert any(p.get_hatch() == "//" for p in ax.patches)
