@@ -59,6 +59,14 @@ class Sample:
 class Results:
     samples: list[Sample]
     caches: dict[str, int]  # l1d, l2, l3 in bytes, from Google Benchmark's context
+    hosts: tuple[str, ...] = ()  # the machines the files were measured on (their context)
+    dates: tuple[str, ...] = ()
+
+    def where(self) -> str:
+        """The machine and day in words, for a title."""
+        host = ", ".join(self.hosts) or "an unnamed machine"
+        day = sorted({d[:10] for d in self.dates if d})
+        return host + (f", {day[0]}" if len(day) == 1 else f", {day[0]} to {day[-1]}" if day else "")
 
 
 @dataclass
@@ -94,6 +102,8 @@ def _check_benchmark_json(data: Any, path: Path) -> None:
 def read_results(paths: Iterable[Path]) -> Results:
     samples: list[Sample] = []
     caches: dict[str, int] = {}
+    hosts: list[str] = []
+    dates: list[str] = []
     for path in paths:
         hint = "write one with pxq tune, or pxq-bench-tiling --benchmark_out=FILE --benchmark_out_format=json"
         try:
@@ -103,6 +113,11 @@ def read_results(paths: Iterable[Path]) -> Results:
         if not isinstance(data, dict) or "benchmarks" not in data:
             raise InputError(f'{path}: not a Google Benchmark JSON file (no "benchmarks")')
         _check_benchmark_json(data, path)
+        ctx = data.get("context", {})
+        if isinstance(ctx.get("host_name"), str):
+            hosts.append(ctx["host_name"])
+        if isinstance(ctx.get("date"), str):
+            dates.append(ctx["date"])
         for c in data.get("context", {}).get("caches", []):
             if c.get("type") in ("Data", "Unified"):
                 caches.setdefault({1: "l1d", 2: "l2", 3: "l3"}.get(c.get("level"), ""), int(c["size"]))
@@ -116,7 +131,7 @@ def read_results(paths: Iterable[Path]) -> Results:
     caches.pop("", None)
     if not samples:
         raise InputError("no tile benchmark results in " + ", ".join(str(p) for p in paths))
-    return Results(samples, caches)
+    return Results(samples, caches, tuple(dict.fromkeys(hosts)), tuple(dates))
 
 
 MIN_GAIN = 0.05  # a tile must beat 256K by at least this much (and its noise) to replace it
@@ -213,7 +228,12 @@ def plot(results: Results, path: Path, title: str) -> Path:
             med = [statistics.median(by_tile[t]) for t in tiles]
             ax.plot(tiles, med, marker="o", label=f"{threads} thread{'s' if threads > 1 else ''}")
             ax.fill_between(tiles, [min(by_tile[t]) for t in tiles], [max(by_tile[t]) for t in tiles], alpha=0.2)
+        low, high = min(s.tile for s in mine), max(s.tile for s in mine)
+        beyond = []
         for name, size in sorted(results.caches.items(), key=lambda kv: kv[1]):
+            if not low / 2 <= size <= high * 2:  # a cache far outside the tiles would squeeze the data
+                beyond.append(f"{name.upper()} {format_bytes(size)}")
+                continue
             ax.axvline(size, color="grey", linestyle="--", linewidth=0.8)
             ax.annotate(
                 f"{name.upper()} {format_bytes(size)}",
@@ -227,7 +247,7 @@ def plot(results: Results, path: Path, title: str) -> Path:
             )
         ax.set_xscale("log", base=2)
         ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: format_bytes(int(round(x))) if x >= 1 else ""))
-        ax.set_title(kernel, fontsize=10)
+        ax.set_title(kernel + (f" ({', '.join(beyond)}: beyond the tiles measured)" if beyond else ""), fontsize=10)
         ax.set_ylabel("GB/s")
         ax.legend(fontsize=7)
     axes[-1, 0].set_xlabel("tile (bytes)")
@@ -476,7 +496,8 @@ def tune(
     if note:
         console.print(f"note: {note}")
     console.print(f"profile: {profile} (--tile auto now uses it on this machine)")
-    chart = plot(results, out.with_suffix(".png"), "pxq tune on " + machine["host"])
+    title = f"Bandwidth against tile size on {results.where()} (median of the repetitions, band: min to max)"
+    chart = plot(results, out.with_suffix(".png"), title)
     console.print(f"curves: {chart}")
     return 0
 
@@ -485,5 +506,6 @@ def report(console: Console, paths: list[Path], plot_path: Path | None) -> int:
     results = read_results(paths)
     print_best(console, best_tiles(results.samples), "best tiles: " + ", ".join(str(p) for p in paths))
     target = plot_path or Path(paths[0]).with_suffix(".png")
-    console.print(f"curves: {plot(results, target, ', '.join(str(p) for p in paths))}")
+    title = f"Bandwidth against tile size on {results.where()} (median of the repetitions, band: min to max)"
+    console.print(f"curves: {plot(results, target, title)}")
     return 0
