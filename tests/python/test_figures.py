@@ -113,3 +113,40 @@ def test_the_speedup_chart_explains_its_marks_and_keeps_its_axis_for_trusted_bar
     notes = [t.get_text() for t in ax.texts]
     assert any("(cut)" in n and "short" in n and "noisy" in n for n in notes), notes
     assert any(p.get_hatch() == "//" for p in ax.patches)
+
+
+def test_figures_carry_their_caveats_in_words(tmp_path, monkeypatch):
+    """The placement study's time panel says when its ranks oversubscribed the cores; the stride
+    probe's title names its cores in words, never a Python list."""
+    kept = []
+    save = figures.save
+
+    def keep(fig, path, dpi=120):
+        kept.append(fig)
+        return save(fig, path, dpi)
+
+    monkeypatch.setattr(figures, "save", keep)
+    assert cli.main(["report", str(FILES["study-placement"]), "--plot", str(tmp_path / "p.png")]) == 0
+    titles = [ax.get_title() for ax in kept[-1].axes]
+    assert any("oversubscribe" in t for t in titles), titles
+    assert cli.main(["report", str(FILES["stride"]), "--plot", str(tmp_path / "s.png")]) == 0
+    title = kept[-1]._suptitle.get_text()
+    assert "[" not in title and ("core " in title or "cores " in title), title
+
+
+def test_the_message_shares_legend_covers_no_bar(tmp_path, monkeypatch):
+    overlaps = []
+    save = figures.save
+
+    def keep(fig, path, dpi=120):
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        boxes = [ax.get_legend().get_window_extent(renderer) for ax in fig.axes if ax.get_legend() is not None]
+        assert boxes
+        bars = [p.get_window_extent(renderer) for ax in fig.axes for p in ax.patches if p.get_height() > 0]
+        overlaps.extend(b for b in bars if any(lg.overlaps(b) for lg in boxes))
+        return save(fig, path, dpi)
+
+    monkeypatch.setattr(figures, "save", keep)
+    assert cli.main(["report", str(FILES["profile"]), "--plot", str(tmp_path / "m.png")]) == 0
+    assert overlaps == []

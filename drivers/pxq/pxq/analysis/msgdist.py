@@ -224,7 +224,7 @@ def plot(tallies: dict[str, Tally], even: dict[str, float], path: Path, title: s
     plt = figures.pyplot()
 
     t = tallies["all"]
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    fig, axes = plt.subplots(1, 2, figsize=(12.5, 4))
     for ax, data, label in ((axes[0], t.count, "messages"), (axes[1], t.nbytes, "bytes")):
         labels = list(ranges()) + ["even"]
         bottom = [0.0] * len(labels)
@@ -243,8 +243,9 @@ def plot(tallies: dict[str, Tally], even: dict[str, float], path: Path, title: s
                     ax.text(i, 101, f"{100 * n / total:.0f}% of msgs", ha="center", fontsize=7)
         ax.set_ylim(0, 110)
         ax.set_ylabel(f"% of {label} in the range")
-        ax.set_xlabel("message size")
-    axes[0].legend(fontsize=8, loc="lower left")
+        ax.set_xlabel("message size; even: one message from every rank to every other")
+    # Outside the panels, where no bar can be under it.
+    axes[1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1), title="channel", title_fontsize=8)
     fig.suptitle(title, fontsize=10)
     return figures.save(fig, path)
 

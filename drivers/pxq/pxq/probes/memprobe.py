@@ -192,10 +192,11 @@ def plot_stride(rec: dict[str, Any], path: Path) -> Path:
     if rec["blocks"]:
         _plot_blocks(axes[-1], rec, copies)
     place = rec["placement"]
+    cpus = [str(c) for c in place["cpus"]] if isinstance(place["cpus"], list) else [str(place["cpus"])]
+    where = f"core {cpus[0]}" if len(cpus) == 1 else "cores " + ", ".join(cpus[:-1]) + f" and {cpus[-1]}"
     fig.suptitle(
         f"Memory hierarchy and contention (stride probe): {copies} cop{'y' if copies == 1 else 'ies'} "
-        f"on cpu(s) {place['cpus']} "
-        f"({place['mode']}), {rec['context'].get('cpu_model', '')}",
+        f"on {where} ({place['mode']}), {rec['context'].get('cpu_model', '')}",
         fontsize=10,
     )
     return figures.save(fig, path)

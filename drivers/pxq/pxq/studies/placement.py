@@ -251,7 +251,13 @@ def plot(rec: dict[str, Any], path: Path) -> Path:
     axes[0].set_ylabel("inter-node bytes / block's")
     axes[0].set_title("bars: measured in each run; black ticks: predicted", fontsize=8)
     axes[1].set_ylabel("median time / block's")
-    axes[1].set_title("error bars: range of the repeats", fontsize=8)
+    over = any("oversubscribe" in n for n in rec.get("notes", []))
+    axes[1].set_title(
+        "error bars: range of the repeats"
+        + ("\nranks oversubscribe the cores: times include waiting for a core, read the bytes" if over else ""),
+        fontsize=8,
+        color="firebrick" if over else "black",
+    )
     for ax in axes:
         ax.axhline(1.0, color="grey", lw=0.6, ls="--")
         ax.set_xticks(range(len(apps)))
