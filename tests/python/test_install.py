@@ -224,6 +224,7 @@ def test_a_newcomers_first_commands_answer_without_running_anything(tmp_path: Pa
     for argv, message in (
         (["test", "--bogus"], "unknown option '--bogus'"),
         (["test", "-L"], "-L needs a value"),
+        (["test", "--all", "--slow"], "give one of --all, --slow"),
         (["setup", "now"], "takes no arguments"),
     ):
         out = subprocess.run([script, *argv], capture_output=True, text=True, env=env, timeout=60)
