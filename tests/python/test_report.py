@@ -195,3 +195,29 @@ def test_one_run_has_no_spread_to_show():
         return next(list(col.cells) for col in report.table(rows).columns if col.header == "spread")
 
     assert spread_cells(one) == ["-"] and spread_cells(two) == ["40.0%"]
+
+
+def test_the_table_shows_sizes_that_differ_and_short_headers_without_none(tmp_path, capsys, fake_build):
+    """Two ring sizes are two rows that say their size; a field that splits rows has a short
+    header (not a dotted path cut by the terminal) and a missing value is '-', never None."""
+    from conftest import RUN_RECORD
+
+    from pxq import cli
+
+    def ring(seconds, block, requested, commit):
+        rec = record(seconds, 6.0)
+        return {
+            **rec,
+            "app": "ring",
+            "size": {"block_bytes": block, "passes": 8, "flops": 1},
+            "placement_summary": {**RUN_RECORD["placement_summary"], "requested": requested},
+            "context": {"host": "n1", "git_commit": commit},
+        }
+
+    write(tmp_path / "r.jsonl", [ring(1.0, 1 << 20, None, "a" * 40), ring(2.0, 64 << 20, "packed", "b" * 40)])
+    assert cli.main(["report", str(tmp_path / "r.jsonl")]) == 0
+    out = capsys.readouterr().out
+    assert "None" not in out and "placement_summary" not in out and "context.git" not in out
+    head = next(line for line in out.splitlines() if "median s" in line)
+    assert "size" in head and "placement" in head and "commit" in head
+    assert "1M" in out and "64M" in out

@@ -129,8 +129,9 @@ class Row:
 def _size_text(rec: dict[str, Any]) -> str:
     s = rec.get("size", {})
     if rec.get("app") == "ring":
-        return (
-            f"{format_bytes(s.get('block_bytes', 0))} K={s.get('passes')} F={s.get('flops')} it={s.get('iterations')}"
+        parts = {"K": s.get("passes"), "F": s.get("flops"), "it": s.get("iterations")}
+        return " ".join(
+            [format_bytes(s.get("block_bytes", 0)), *(f"{k}={v}" for k, v in parts.items() if v is not None)]
         )
     # FT's decomposition changes its communication, so runs in different ones are not pooled.
     return f"{s.get('class', '')} {s['decomp']}" if "decomp" in s else str(s.get("class", ""))
@@ -149,7 +150,23 @@ def field_value(rec: dict[str, Any], path: str) -> str:
         if not isinstance(value, dict) or part not in value:
             return "-"
         value = value[part]
+    if value is None:
+        return "-"
     return json.dumps(value, sort_keys=True) if isinstance(value, (dict, list)) else str(value)
+
+
+# The table's headers of the fields that split rows: short words, not dotted paths cut by the
+# terminal ("placement_summary…"); other fields show their last part.
+FIELD_HEADERS = {
+    "placement_summary.requested": "placement",
+    "context.host": "host",
+    "context.mpi_library": "MPI",
+    "context.git_commit": "commit",
+}
+
+
+def field_header(path: str) -> str:
+    return FIELD_HEADERS.get(path, path.rsplit(".", 1)[-1])
 
 
 # Fields that make runs differ although app, layout, variant and problem agree: when they take
@@ -307,7 +324,7 @@ def miss_label(level: str) -> str:
 def table(rows: list[Row], title: str = "pxq results", group_by: Sequence[str] = ()) -> Table:
     t = Table(title=title)
     with_mops = any(r.mops for r in rows)
-    with_size = any(r.app != "ring" for r in rows)
+    with_size = any(r.app != "ring" for r in rows) or len({r.size for r in rows}) > 1
     with_misses = any(r.median_misses is not None for r in rows)
     with_nas = any(r.vs_nas is not None for r in rows)
     cols = [
@@ -317,7 +334,7 @@ def table(rows: list[Row], title: str = "pxq results", group_by: Sequence[str] =
         "mode",
         "tile",
         "backend",
-        *group_by,
+        *(field_header(f) for f in group_by),
         "runs",
         "median s",
         "spread",
@@ -330,8 +347,10 @@ def table(rows: list[Row], title: str = "pxq results", group_by: Sequence[str] =
         *(["x NAS"] if with_nas else []),
         "verified",
     ]
+    split = {field_header(f) for f in group_by}
     for col in cols:
-        t.add_column(col, justify="right" if col not in ("app", "size", "layout", "mode", "backend") else "left")
+        left = col in ("app", "size", "layout", "mode", "backend") or col in split
+        t.add_column(col, justify="left" if left else "right", overflow="fold" if col in split else "ellipsis")
     for r in rows:
         cells = [
             r.app,
