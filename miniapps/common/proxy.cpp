@@ -75,6 +75,15 @@ nlohmann::json record(const Summary& s, const Measured& m, const std::string& ap
                             {"verification", verification}});
   rec["variant"].update(s.variant_json);
   if (!m.counters.is_null()) rec["counters"] = m.counters;
+  const Efficiency& e = m.efficiency;
+  rec["efficiency"] = {{"load_balance", e.load_balance},
+                       {"communication", e.communication},
+                       {"parallel", e.parallel},
+                       {"useful_s", e.useful},
+                       {"comm_s", e.comm},
+                       {"method",
+                        "POP: useful = each rank's elapsed time outside its communication phases; load balance "
+                        "= mean/max useful; communication = max useful / runtime; parallel = their product"}};
   return rec;
 }
 
@@ -120,6 +129,10 @@ std::string banner(const Summary& s, const Measured& m, const CommonOptions& co,
       std::to_string(m.messages["messages"].get<std::uint64_t>()) + " messages, " +
           fmt("%.3f", m.messages["bytes"].get<std::uint64_t>() / 1e6) + " MB");
   if (!m.counters.is_null()) put(out, "Counters", counters_line(m.counters));
+  if (m.efficiency.parallel > 0)
+    put(out, "Efficiency",
+        "parallel " + fmt("%.2f", m.efficiency.parallel) + " = load balance " + fmt("%.2f", m.efficiency.load_balance) +
+            " x communication " + fmt("%.2f", m.efficiency.communication));
   for (const auto& n : notes) put(out, "Note", n);
   out << s.tables;
   put_all(out, s.checks);
@@ -164,11 +177,25 @@ int run_proxy(const MpiWorld& w, const CommonOptions& co, const std::string& app
   counters.start();
   proxy->iterate();
   counters.stop(w.rank);
-  m.total = slowest(MPI_Wtime() - t0, w.comm);
+  const double elapsed = MPI_Wtime() - t0;
+  m.total = slowest(elapsed, w.comm);
   proxy->timers().count_with(nullptr);
   proxy->after_timing();
   {
     const comm::Uncounted bookkeeping;
+    // Every rank's elapsed and communication time to rank 0: the efficiency breakdown.
+    double mine[2] = {elapsed, 0.0};
+    for (const auto& phase : proxy->comm_phases()) mine[1] += proxy->timers().get(phase);
+    std::vector<double> all(2 * static_cast<std::size_t>(w.size), 0.0);
+    MPI_Gather(mine, 2, MPI_DOUBLE, all.data(), 2, MPI_DOUBLE, 0, w.comm);
+    if (w.rank == 0) {
+      std::vector<double> ranks_elapsed, ranks_comm;
+      for (int r = 0; r < w.size; ++r) {
+        ranks_elapsed.push_back(all[2 * static_cast<std::size_t>(r)]);
+        ranks_comm.push_back(all[2 * static_cast<std::size_t>(r) + 1]);
+      }
+      m.efficiency = efficiency_of(ranks_elapsed, ranks_comm);
+    }
     m.phases = proxy->timers().max_over_ranks(w.comm);
     m.messages = proxy->traffic().summarize(w.comm, start.placement);
     std::vector<std::string> names;

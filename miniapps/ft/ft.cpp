@@ -161,6 +161,8 @@ class FtProxy final : public common::NasProxy<FtOptions, FtClass> {
     fft_->inverse();
   }
 
+  std::vector<std::string> comm_phases() const override { return {"alltoall"}; }
+
   std::vector<std::string> phases() const override {
     std::vector<std::string> out;
     for (const bool fwd : {true, false})

@@ -63,6 +63,7 @@ class IsProxy final : public common::NasProxy<IsOptions, IsClass> {
   void warm_up() override { rank_keys(1); }
 
   std::vector<std::string> phases() const override { return {"bucket", "allreduce", "alltoall", "rank"}; }
+  std::vector<std::string> comm_phases() const override { return {"allreduce", "alltoall"}; }
 
   void iterate() override {
     partial_passed_ = 0;

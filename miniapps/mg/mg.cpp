@@ -346,6 +346,8 @@ class MgProxy final : public common::NasProxy<MgOptions, MgClass> {
     mg_->zero_top();
   }
 
+  std::vector<std::string> comm_phases() const override { return {"halo"}; }
+
   std::vector<std::string> phases() const override {
     std::vector<std::string> out{"norm"};
     for (int k = 1; k <= cls_.lt; ++k)

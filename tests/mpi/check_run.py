@@ -53,6 +53,12 @@ def main() -> int:
                 problems.append(f"context.{key} is {ctx.get(key)!r}, expected a text")
         if "-O" not in ctx.get("compile_flags", "") or "load_at_start" not in ctx:
             problems.append(f"context.compile_flags {ctx.get('compile_flags')!r} names no -O; load_at_start missing")
+        eff = rec.get("efficiency", {})
+        lb, ce, pe = (eff.get(k) for k in ("load_balance", "communication", "parallel"))
+        if not all(isinstance(x, float) and 0 < x <= 1 for x in (lb, ce, pe)) or abs(lb * ce - pe) > 1e-12:
+            problems.append(f"efficiency {eff}: expected factors in (0, 1] whose product is the parallel one")
+        elif len(eff.get("useful_s", [])) != rec.get("layout", {}).get("ranks"):
+            problems.append(f"efficiency has {len(eff.get('useful_s', []))} ranks' useful times")
         if "-np" in cmd and rec.get("layout", {}).get("ranks") != int(cmd[cmd.index("-np") + 1]):
             problems.append(
                 f"record has {rec.get('layout', {}).get('ranks')} ranks, expected {cmd[cmd.index('-np') + 1]}"

@@ -1,5 +1,6 @@
 """The report's figures come from the median time, never from a median of rates."""
 
+import pytest
 from conftest import complete
 
 from pxq.analysis import report
@@ -221,3 +222,38 @@ def test_the_table_shows_sizes_that_differ_and_short_headers_without_none(tmp_pa
     head = next(line for line in out.splitlines() if "median s" in line)
     assert "size" in head and "placement" in head and "commit" in head
     assert "1M" in out and "64M" in out
+
+
+def test_the_efficiency_breakdown_multiplies_and_scales_against_the_fewest_workers():
+    """Each row takes its factors from its median run (so they multiply); computation scaling is
+    the base's useful CPU time over the row's, the base the same problem on the fewest workers."""
+
+    def run(seconds, ranks, threads, useful, comm, mode="flat"):
+        rec = record(seconds, 1.0)
+        elapsed = [u + c for u, c in zip(useful, comm)]
+        runtime = max(elapsed)
+        lb = sum(useful) / len(useful) / max(useful)
+        ce = max(useful) / runtime
+        return {
+            **rec,
+            "variant": {**rec["variant"], "mode": mode, "threads": threads},
+            "layout": {**rec["layout"], "ranks_per_node": ranks, "threads": threads},
+            "efficiency": {
+                "load_balance": lb,
+                "communication": ce,
+                "parallel": lb * ce,
+                "useful_s": useful,
+                "comm_s": comm,
+            },
+        }
+
+    base = [run(10.0, 1, 1, [10.0], [0.0])]
+    two = [run(t, 2, 1, [6.0, 4.0], [0.0, 2.0]) for t in (6.0, 6.1, 5.9)]  # unbalanced: rank 1 waits
+    rows = {str(r.layout): r for r in report.summarize(base + two)}
+    lb, ce, pe, useful = rows["1x2"].median_efficiency
+    assert lb == pytest.approx(5.0 / 6.0) and ce == pytest.approx(1.0) and pe == pytest.approx(lb * ce)
+    assert rows["1x2"].computation_scaling == pytest.approx(10.0 / 10.0)  # 6 + 4 useful seconds, as one rank's 10
+    assert rows["1x2"].global_efficiency == pytest.approx(pe)
+    assert rows["1x1"].computation_scaling == pytest.approx(1.0)
+    exported = {d["ranks_per_node"]: d for d in report.flat_rows(list(rows.values()))}
+    assert exported[2]["load_balance"] == pytest.approx(5.0 / 6.0) and exported[2]["parallel_efficiency"] == pe

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from pxq import figures
+from pxq.analysis import efficiency
 from pxq.analysis.peers import NAS_MODE
 from pxq.core import schemas
 from pxq.core.escape import csv_cell, md, term
@@ -64,6 +65,17 @@ class Row:
     moved: list[float] = field(default_factory=list)  # bytes the ring streamed, per run (misses per KiB)
     simulated: bool = False  # the runs' counters came from the cache simulator
     tolerance_used: float = 0.0  # the most of its verification tolerance a run's error used
+    efficiency: list[tuple[float, float, float, float] | None] = field(default_factory=list)  # per run
+    computation_scaling: float | None = None  # base useful CPU time over this row's (pxq.analysis.efficiency)
+    global_efficiency: float | None = None  # parallel efficiency x computation scaling
+
+    @property
+    def median_efficiency(self) -> tuple[float, float, float, float] | None:
+        """(load balance, communication, parallel, useful CPU s) of the run with the median time:
+        one run's factors, so that they multiply."""
+        if not self.efficiency or len(self.efficiency) != len(self.times):
+            return None
+        return self.efficiency[self._median_run()]
 
     @property
     def median_misses(self) -> float | None:
@@ -238,6 +250,7 @@ def summarize(recs: Iterable[dict[str, Any]], group_by: Sequence[str] = ()) -> l
                 tile_bytes=v.get("tile_bytes") or 0,
             )
         row.times.append(rec["time"]["total"])
+        row.efficiency.append(efficiency.factors(rec, _layout_of(rec).threads))
         if "comm" in rec["time"]:  # an imported peer run has no communication time
             row.comm.append(rec["time"]["comm"])
         metrics = rec.get("metrics", {})
@@ -254,6 +267,7 @@ def summarize(recs: Iterable[dict[str, Any]], group_by: Sequence[str] = ()) -> l
         _add_misses(row, rec, simulated)
     rows = list(groups.values())
     _speedups(rows)
+    efficiency.add_scaling(rows)
     _against_nas(rows)
     order = {"flat": 0, "hybrid": 1, "tiled": 2}
     rows.sort(
@@ -327,6 +341,7 @@ def table(rows: list[Row], title: str = "pxq results", group_by: Sequence[str] =
     with_size = any(r.app != "ring" for r in rows) or len({r.size for r in rows}) > 1
     with_misses = any(r.median_misses is not None for r in rows)
     with_nas = any(r.vs_nas is not None for r in rows)
+    with_eff = any(r.median_efficiency for r in rows)
     cols = [
         "app",
         *(["size"] if with_size else []),
@@ -345,6 +360,7 @@ def table(rows: list[Row], title: str = "pxq results", group_by: Sequence[str] =
         *(["misses", "miss/KiB"] if with_misses else []),
         "speedup",
         *(["x NAS"] if with_nas else []),
+        *(["par. eff."] if with_eff else []),
         "verified",
     ]
     split = {field_header(f) for f in group_by}
@@ -375,6 +391,9 @@ def table(rows: list[Row], title: str = "pxq results", group_by: Sequence[str] =
         cells.append("-" if r.speedup is None else f"{r.speedup:.2f}x")
         if with_nas:
             cells.append("-" if r.vs_nas is None else f"{r.vs_nas:.2f}")
+        if with_eff:
+            e = r.median_efficiency
+            cells.append("-" if e is None else f"{e[2]:.2f}")
         cells = [term(c) for c in cells]  # text from records shows as written, never as markup
         cells.append("yes" if r.verified else "[red]NO[/red]")
         t.add_row(*cells)
@@ -426,6 +445,11 @@ COLUMNS = (
     "misses_per_kib",
     "speedup",
     "vs_nas",
+    "load_balance",
+    "comm_efficiency",
+    "parallel_efficiency",
+    "computation_scaling",
+    "global_efficiency",
     "verified",
     "flags",
 )
@@ -460,6 +484,14 @@ def flat_rows(rows: list[Row], group_by: Sequence[str] = ()) -> list[dict[str, A
             "misses_per_kib": r.misses_per_kib,
             "speedup": r.speedup,
             "vs_nas": r.vs_nas,
+            **dict(
+                zip(
+                    ("load_balance", "comm_efficiency", "parallel_efficiency"),
+                    (r.median_efficiency or (None, None, None))[:3],
+                )
+            ),
+            "computation_scaling": r.computation_scaling,
+            "global_efficiency": r.global_efficiency,
             "verified": r.verified,
             "flags": " ".join(r.flags),
         }

@@ -18,6 +18,7 @@
 
 #include "pxq/comm/peer_traffic.hpp"
 #include "pxq/common/app.hpp"
+#include "pxq/common/efficiency.hpp"
 #include "pxq/common/options.hpp"
 #include "pxq/common/run_context.hpp"
 #include "pxq/common/timer.hpp"
@@ -31,6 +32,7 @@ struct Measured {
   std::map<std::string, double> phases;  // per phase, slowest rank
   nlohmann::json messages;               // comm::PeerTraffic::summarize
   nlohmann::json counters;               // RunCounters::summarize (null without --counters)
+  Efficiency efficiency;                 // from every rank's times (rank 0)
   double phase(const std::string& name) const;
 };
 
@@ -87,6 +89,9 @@ class Proxy {
   // After the timed part, before the reduction: per-rank totals from finer timers (per
   // level, per step), traffic counted outside the timed loop.
   virtual void after_timing() {}
+  // The phases (after after_timing) that are communication: time in MPI, for the efficiency
+  // breakdown (load balance, communication efficiency).
+  virtual std::vector<std::string> comm_phases() const { return {"comm"}; }
   // Collective; every rank returns the same verdict.
   virtual bool verify() = 0;
   // Rank 0: the banner lines and the record's keys.
