@@ -249,22 +249,7 @@ def summarize(recs: Iterable[dict[str, Any]], group_by: Sequence[str] = ()) -> l
                 extra=extra,
                 tile_bytes=v.get("tile_bytes") or 0,
             )
-        row.times.append(rec["time"]["total"])
-        row.efficiency.append(efficiency.factors(rec, _layout_of(rec).threads))
-        if "comm" in rec["time"]:  # an imported peer run has no communication time
-            row.comm.append(rec["time"]["comm"])
-        metrics = rec.get("metrics", {})
-        # The ring's streamed bandwidth, CG's SpMV and MG's residual bandwidth; FT has none.
-        gbs_key = next((k for k in GBS_METRICS if k in metrics), None)
-        if gbs_key is not None:
-            row.gbs.append(metrics[gbs_key])
-            row.gbs_over_total = gbs_key == "effective_gbs"
-        if "mops_total" in metrics:
-            row.mops.append(metrics["mops_total"])
-        row.verified = row.verified and rec["status"] == "ok"
-        row.tolerance_used = max(row.tolerance_used, float((rec.get("verification") or {}).get("tolerance_used", 0)))
-        row.oversubscribed = row.oversubscribed or bool(rec["layout"].get("oversubscribed"))
-        _add_misses(row, rec, simulated)
+        _add_run(row, rec, simulated)
     rows = list(groups.values())
     _speedups(rows)
     efficiency.add_scaling(rows)
@@ -283,6 +268,26 @@ def summarize(recs: Iterable[dict[str, Any]], group_by: Sequence[str] = ()) -> l
         )
     )
     return rows
+
+
+def _add_run(row: Row, rec: dict[str, Any], simulated: bool) -> None:
+    """One finished run's figures into its configuration's row."""
+    row.times.append(rec["time"]["total"])
+    row.efficiency.append(efficiency.factors(rec, _layout_of(rec).threads))
+    if "comm" in rec["time"]:  # an imported peer run has no communication time
+        row.comm.append(rec["time"]["comm"])
+    metrics = rec.get("metrics", {})
+    # The ring's streamed bandwidth, CG's SpMV and MG's residual bandwidth; FT has none.
+    gbs_key = next((k for k in GBS_METRICS if k in metrics), None)
+    if gbs_key is not None:
+        row.gbs.append(metrics[gbs_key])
+        row.gbs_over_total = gbs_key == "effective_gbs"
+    if "mops_total" in metrics:
+        row.mops.append(metrics["mops_total"])
+    row.verified = row.verified and rec["status"] == "ok"
+    row.tolerance_used = max(row.tolerance_used, float((rec.get("verification") or {}).get("tolerance_used", 0)))
+    row.oversubscribed = row.oversubscribed or bool(rec["layout"].get("oversubscribed"))
+    _add_misses(row, rec, simulated)
 
 
 def _rank_per_core(row: Row, rows: list[Row], mode: str, same_group: bool = True) -> Row | None:
