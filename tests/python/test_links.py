@@ -88,3 +88,18 @@ def test_the_record_says_what_is_not_emulated():
     rec = c.record()
     assert any("latency" in x for x in rec["not_emulated"]) and any("cores" in x for x in rec["not_emulated"])
     assert c.host(2) == "pxq-n2"
+
+
+def test_what_lives_under_tmp_is_bound_back_into_every_node(monkeypatch, tmp_path):
+    """A checkout or build under /tmp (a CI runner's clone) stays visible in nodes whose /tmp is
+    their own: the outermost such folders, once each."""
+    from pxq.core import paths
+
+    monkeypatch.setattr(paths, "ROOT", Path("/tmp/ci7"))
+    monkeypatch.setattr(paths, "build_dir", lambda: Path("/tmp/ci7/build"))
+    monkeypatch.setattr(paths, "results_dir", lambda: Path("/srv/results"))
+    monkeypatch.setenv("PXQ_CLUSTER_DIR", "/tmp/state")
+    assert cluster.shared_under_tmp() == ["ci7", "state"]
+    monkeypatch.setattr(paths, "ROOT", Path("/tmp"))
+    with pytest.raises(cluster.ClusterError, match="in /tmp itself"):
+        cluster.shared_under_tmp()

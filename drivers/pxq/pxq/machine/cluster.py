@@ -20,6 +20,7 @@ import contextlib
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -27,6 +28,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from pxq.core import paths
 from pxq.core.errors import InputError
 from pxq.machine.links import Link
 
@@ -192,6 +194,9 @@ def remove(name: str) -> dict[str, list]:
     for ns in found["namespaces"]:
         subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=30)
     shutil.rmtree(state.parent, ignore_errors=True)
+    for hidden in Path("/dev/shm").glob(f".pxqc-{name}-n*-tmp"):  # a holder that failed half-way
+        with contextlib.suppress(OSError):
+            hidden.rmdir()
     _release_netns_mount()
     return found
 
@@ -254,10 +259,36 @@ def _shape(ns: str, dev: str, link: Link, mtu: int) -> bool:
     return False
 
 
+def shared_under_tmp() -> list[str]:
+    """What every node must see although its /tmp is its own: pxq's checkout, its build, the
+    results and the clusters' state (the runs' folders), where they live under /tmp; as paths
+    relative to /tmp, outermost first, none inside another."""
+    wanted = [paths.ROOT, paths.build_dir(), paths.results_dir(), state_root()]
+    rels = []
+    for p in sorted({Path(os.path.realpath(w)) for w in wanted}, key=lambda p: len(p.parts)):
+        try:
+            rel = p.relative_to("/tmp")
+        except ValueError:
+            continue
+        if str(rel) != "." and not any(rel.is_relative_to(r) for r in rels):
+            rels.append(rel)
+        elif str(rel) == ".":
+            raise ClusterError("pxq's files live in /tmp itself, which each node replaces: move them below it")
+    return [str(r) for r in rels]
+
+
 def _holder(name: str, node: int, ns: str, host: str) -> int:
-    """An idle process in the node's network namespace with its own host name, /tmp and /dev/shm."""
+    """An idle process in the node's network namespace with its own host name, /tmp and /dev/shm.
+    What pxq needs from the host's /tmp (its checkout, build, results, the runs' folders) is bound
+    back into the node's /tmp, through a folder of the host's /dev/shm removed at once."""
+    hidden = f"/dev/shm/.pxqc-{name}-n{node}-tmp"
+    binds = "".join(
+        f'mkdir -p /tmp/{shlex.quote(r)} && mount --bind "$h"/{shlex.quote(r)} /tmp/{shlex.quote(r)} && '
+        for r in shared_under_tmp()
+    )
     script = (
-        f"hostname {host} && mount -t tmpfs -o mode=1777 pxq-tmp /tmp && "
+        f'hostname {host} && h={hidden} && mkdir -p "$h" && mount --bind /tmp "$h" && '
+        f'mount -t tmpfs -o mode=1777 pxq-tmp /tmp && {binds}umount -l "$h" && rmdir "$h" && '
         "mount -t tmpfs -o mode=1777 pxq-shm /dev/shm && exec sleep infinity"
     )
     env = dict(os.environ, PXQ_CLUSTER_HOLDER=f"{name}:{node}")
