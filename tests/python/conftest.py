@@ -46,3 +46,33 @@ def complete(rec: dict) -> dict:
     if isinstance(ctx, dict):
         out["context"] = {**RUN_RECORD["context"], **ctx}
     return out
+
+
+class SavedFigures(list):
+    """The figures pxq saved during a test, in order, kept for inspection."""
+
+    @staticmethod
+    def renderer(fig):
+        """A renderer of the figure as it was saved (for extents: legends, bars, labels)."""
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        canvas = FigureCanvasAgg(fig)
+        canvas.draw()
+        return canvas.get_renderer()
+
+
+@pytest.fixture
+def saved_figures(monkeypatch):
+    """Every figure `pxq.figures.save` writes during the test, drawn, kept in a SavedFigures."""
+    from pxq import figures
+
+    kept = SavedFigures()
+    save = figures.save
+
+    def keep(fig, path, dpi=120):
+        fig.canvas.draw()
+        kept.append(fig)
+        return save(fig, path, dpi)
+
+    monkeypatch.setattr(figures, "save", keep)
+    return kept

@@ -76,21 +76,11 @@ def test_each_figure_kind_redraws_from_its_record(kind, tmp_path, drawn, monkeyp
             assert ax["legend"] or any(o["legend"] for o in fig["axes"]), f"{kind}: lines without a legend"
 
 
-def test_the_speedup_chart_explains_its_marks_and_keeps_its_axis_for_trusted_bars(tmp_path, monkeypatch):
+def test_the_speedup_chart_explains_its_marks_and_keeps_its_axis_for_trusted_bars(tmp_path, saved_figures):
     """A 12.5x bar from a 0.08 s configuration spread over 2.4x its median (short, noisy) is
     hatched, labelled with its flags and cut at an axis fitted to the trusted bars; the legend
     says what the error bars, the dashed line and the hatching mean."""
     from test_report import record, write
-
-    kept = []
-    save = figures.save
-
-    def keep(fig, path, dpi=120):
-        fig.canvas.draw()
-        kept.append(fig)
-        return save(fig, path, dpi)
-
-    monkeypatch.setattr(figures, "save", keep)
 
     def variant(rec, mode, threads, ranks):
         return {
@@ -104,7 +94,7 @@ def test_the_speedup_chart_explains_its_marks_and_keeps_its_axis_for_trusted_bar
     recs += [variant(record(t, 1.0), "tiled", 1, 2) for t in (0.08, 0.01, 0.2, 0.07)]
     write(tmp_path / "r.jsonl", recs)
     assert cli.main(["report", str(tmp_path / "r.jsonl"), "--plot", str(tmp_path / "r.png")]) == 0
-    (fig,) = kept
+    (fig,) = saved_figures
     ax = fig.axes[0]
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     assert any("interquartile" in t for t in legend) and any("flagged" in t for t in legend)
@@ -115,38 +105,25 @@ def test_the_speedup_chart_explains_its_marks_and_keeps_its_axis_for_trusted_bar
     assert any(p.get_hatch() == "//" for p in ax.patches)
 
 
-def test_figures_carry_their_caveats_in_words(tmp_path, monkeypatch):
+def test_figures_carry_their_caveats_in_words(tmp_path, saved_figures):
     """The placement study's time panel says when its ranks oversubscribed the cores; the stride
     probe's title names its cores in words, never a Python list."""
-    kept = []
-    save = figures.save
-
-    def keep(fig, path, dpi=120):
-        kept.append(fig)
-        return save(fig, path, dpi)
-
-    monkeypatch.setattr(figures, "save", keep)
     assert cli.main(["report", str(FILES["study-placement"]), "--plot", str(tmp_path / "p.png")]) == 0
-    titles = [ax.get_title() for ax in kept[-1].axes]
+    titles = [ax.get_title() for ax in saved_figures[-1].axes]
     assert any("oversubscribe" in t for t in titles), titles
     assert cli.main(["report", str(FILES["stride"]), "--plot", str(tmp_path / "s.png")]) == 0
-    title = kept[-1]._suptitle.get_text()
+    title = saved_figures[-1]._suptitle.get_text()
     assert "[" not in title and ("core " in title or "cores " in title), title
 
 
-def test_the_message_shares_legend_covers_no_bar(tmp_path, monkeypatch):
-    overlaps = []
-    save = figures.save
-
-    def keep(fig, path, dpi=120):
-        fig.canvas.draw()
-        renderer = fig.canvas.get_renderer()
-        boxes = [ax.get_legend().get_window_extent(renderer) for ax in fig.axes if ax.get_legend() is not None]
-        assert boxes
-        bars = [p.get_window_extent(renderer) for ax in fig.axes for p in ax.patches if p.get_height() > 0]
-        overlaps.extend(b for b in bars if any(lg.overlaps(b) for lg in boxes))
-        return save(fig, path, dpi)
-
-    monkeypatch.setattr(figures, "save", keep)
+def test_the_message_shares_legend_covers_no_bar(tmp_path, saved_figures):
     assert cli.main(["report", str(FILES["profile"]), "--plot", str(tmp_path / "m.png")]) == 0
-    assert overlaps == []
+    (fig,) = saved_figures
+    renderer = saved_figures.renderer(fig)
+    boxes = [ax.get_legend().get_window_extent(renderer) for ax in fig.axes if ax.get_legend() is not None]
+    bars = [p.get_window_extent(renderer) for ax in fig.axes for p in ax.patches if p.get_height() > 0]
+    assert boxes and bars
+    assert [b for b in bars if any(lg.overlaps(b) for lg in boxes)] == []
+    # Outside every panel: no bar of any record can come under it.
+    panels = [ax.get_window_extent(renderer) for ax in fig.axes]
+    assert not any(lg.overlaps(p) for lg in boxes for p in panels)

@@ -35,17 +35,17 @@ def test_profiles_and_rates(text, rate, latency):
     assert link.latency_s == pytest.approx(latency) if latency else link.latency_s is None
 
 
-@pytest.mark.parametrize(
-    ("text", "needle"),
-    [
-        ("1Q", "link rate '1Q'"),
-        ("fast", "give a profile name"),
-        ("1gbps", "ambiguous"),
-        ("10bit", "between 100 kbit/s and 1 TB/s"),
-        ("1Gbit,5", "link latency '5'"),
-        ("missing.jsonl", "cannot read it"),
-    ],
-)
+BAD_LINKS = {  # what is typed: what the refusal names
+    "1Q": "link rate '1Q'",
+    "fast": "give a profile name",
+    "1gbps": "ambiguous",
+    "10bit": "between 100 kbit/s and 1 TB/s",
+    "1Gbit,5": "link latency '5'",
+    "missing.jsonl": "cannot read it",
+}
+
+
+@pytest.mark.parametrize(("text", "needle"), BAD_LINKS.items())
 def test_bad_links_name_the_fix(text, needle):
     with pytest.raises(InputError, match=needle):
         links.parse_link(text)

@@ -1,3 +1,4 @@
+import shlex
 from pathlib import Path
 
 import pytest
@@ -235,15 +236,15 @@ def test_batch_scripts_carry_the_sites_options(tmp_path, fake_build, capsys):
     out = capsys.readouterr().out
     for line in ("--time=1:30:00", "--account=proj42", "--partition=debug", "--exclusive", "--qos=short", "--mem=4G"):
         assert f"#SBATCH {line}\n" in out
-    bad = [
-        (["--time", "90 min"], "--time"),
-        (["--account", "a b"], "--account"),
-        (["--partition", "$(id)"], "--partition"),
-        (["--sbatch", "--qos=x y"], "one word"),
-        (["--sbatch", "qos=x"], "one word"),
+    bad = [  # the options as typed, and what the refusal names
+        ("--time '90 min'", "--time"),
+        ("--account 'a b'", "--account"),
+        ("--partition '$(id)'", "--partition"),
+        ("--sbatch '--qos=x y'", "one word"),
+        ("--sbatch qos=x", "one word"),
     ]
-    for extra, needle in bad:
-        assert cli.main([*argv, "--dry-run", *extra]) == 2
+    for typed, needle in bad:
+        assert cli.main([*argv, "--dry-run", *shlex.split(typed)]) == 2
         assert needle in capsys.readouterr().err
     # Without --submit they mean nothing: refused rather than ignored.
     assert cli.main(["sweep", "ring", "--layouts", "1x2", "--time", "10", "--results", str(tmp_path / "x.jsonl")]) == 2

@@ -220,27 +220,17 @@ def test_256k_stays_unless_the_winner_is_significantly_faster():
     assert tiles.best_tiles(samples)[0].tile == 65536
 
 
-def test_the_curves_say_the_machine_and_keep_far_caches_off_the_axis(tmp_path, monkeypatch):
+def test_the_curves_say_the_machine_and_keep_far_caches_off_the_axis(tmp_path, saved_figures):
     """The title names the machine and day in words (not the file's path); a cache far beyond
     the tiles measured (a VM's 480 MiB L3) is named in the panel's title instead of stretching
     the axis until the data sit in a corner."""
-    from pxq import figures
-
-    kept = []
-    save = figures.save
-
-    def keep(fig, path, dpi=120):
-        kept.append(fig)
-        return save(fig, path, dpi)
-
-    monkeypatch.setattr(figures, "save", keep)
     data = bench_json({("ring_pass", 4096, 1): [90.0, 91.0], ("ring_pass", 65536, 1): [88.0, 87.0]})
     data["context"].update(host_name="node7", date="2026-11-26T10:00:00+00:00")
     data["context"]["caches"][-1]["size"] = 480 << 20
     bench = tmp_path / "b.json"
     bench.write_text(json.dumps(data))
     assert cli.main(["report", "tiles", str(bench), "--plot", str(tmp_path / "c.png")]) == 0
-    (fig,) = kept
+    (fig,) = saved_figures
     title = fig._suptitle.get_text()
     assert "node7, 2026-11-26" in title and str(tmp_path) not in title and ".json" not in title
     (ax,) = fig.axes

@@ -167,23 +167,16 @@ def field_value(rec: dict[str, Any], path: str) -> str:
     return json.dumps(value, sort_keys=True) if isinstance(value, (dict, list)) else str(value)
 
 
-# The table's headers of the fields that split rows: short words, not dotted paths cut by the
-# terminal ("placement_summary…"); other fields show their last part.
-FIELD_HEADERS = {
-    "placement_summary.requested": "placement",
-    "context.host": "host",
-    "context.mpi_library": "MPI",
-    "context.git_commit": "commit",
-}
+# Fields that make runs differ although app, layout, variant and problem agree: when they take
+# more than one value among the records, rows are split by them too (never merged).
+DISTINGUISH = ("placement_summary.requested", "context.host", "context.mpi_library", "context.git_commit")
+# Their headers in the table: short words, not dotted paths cut by the terminal
+# ("placement_summary…"); a --group-by field shows its last part.
+FIELD_HEADERS = dict(zip(DISTINGUISH, ("placement", "host", "MPI", "commit")))
 
 
 def field_header(path: str) -> str:
     return FIELD_HEADERS.get(path, path.rsplit(".", 1)[-1])
-
-
-# Fields that make runs differ although app, layout, variant and problem agree: when they take
-# more than one value among the records, rows are split by them too (never merged).
-DISTINGUISH = ("placement_summary.requested", "context.host", "context.mpi_library", "context.git_commit")
 
 
 # An app's own variant choices, shown in the mode when not the default ("flat+fftw",

@@ -16,16 +16,18 @@ from pxq.core.errors import InputError
 from pxq.machine import cluster, envinfo, links
 from pxq.probes import linkbench
 
+# What --link takes, for `pxq cluster up --help`.
+LINK_HELP = (
+    "Profiles: "
+    + "; ".join(f"{k}: {v.source}" for k, v in links.PROFILES.items())
+    + ". Or a rate (1Gbit, 400MB/s), a rate and a latency (400MB/s,5us), or a pxq probe pingpong record."
+)
+
 
 def add(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="action", required=True, metavar="ACTION")
-    u = sub.add_parser(
-        "up",
-        help="bring up P nodes joined by links of one profile (replaces a cluster of the same name)",
-        description="Profiles: "
-        + "; ".join(f"{k}: {v.source}" for k, v in links.PROFILES.items())
-        + ". Or a rate (1Gbit, 400MB/s), a rate and a latency (400MB/s,5us), or a pxq probe pingpong record.",
-    )
+    what = "bring up P nodes joined by links of one profile (replaces a cluster of the same name)"
+    u = sub.add_parser("up", help=what, description=LINK_HELP)
     u.add_argument("--nodes", type=int, default=4, help="nodes (2 to 64, default 4)")
     u.add_argument("--link", default="gige", help="link profile (default gige: 1 Gbit/s)")
     u.add_argument("--mtu", type=int, default=cluster.MTU, help=f"link MTU in bytes (default {cluster.MTU})")

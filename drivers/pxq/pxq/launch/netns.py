@@ -72,14 +72,11 @@ def cluster_argv(
 
 
 @contextlib.contextmanager
-def around(profile: str, nodes: int, cores: int, say) -> Iterator[Cluster]:
-    """`--network PROFILE`: a cluster of `nodes` nodes for one command, named after this process,
-    that its runs use, removed when the command ends however it ends."""
-    link = links.parse_link(profile)
-    name = f"net{os.getpid() % 100000}"
+def brought_up(name: str, nodes: int, link: links.Link, cores: int) -> Iterator[Cluster]:
+    """A cluster for the length of a block, which the block's runs use (PXQ_CLUSTER names it),
+    removed when the block ends however it ends; PXQ_CLUSTER as it was afterwards."""
     given = os.environ.get("PXQ_CLUSTER")
-    c = cluster_mod.up(name, max(2, nodes), link, cores=cores)
-    say(f"cluster '{name}' up for this command: {c.nodes} nodes, link {link.text()} ({c.setup_s:.2f} s)")
+    c = cluster_mod.up(name, nodes, link, cores=cores)
     os.environ["PXQ_CLUSTER"] = name
     try:
         yield c
@@ -89,4 +86,14 @@ def around(profile: str, nodes: int, cores: int, say) -> Iterator[Cluster]:
         else:
             os.environ["PXQ_CLUSTER"] = given
         cluster_mod.remove(name)
-        say(f"cluster '{name}' removed")
+
+
+@contextlib.contextmanager
+def around(profile: str, nodes: int, cores: int, say) -> Iterator[Cluster]:
+    """`--network PROFILE`: a cluster of `nodes` nodes for one command, named after this process."""
+    link = links.parse_link(profile)
+    name = f"net{os.getpid() % 100000}"
+    with brought_up(name, max(2, nodes), link, cores) as c:
+        say(f"cluster '{name}' up for this command: {c.nodes} nodes, link {link.text()} ({c.setup_s:.2f} s)")
+        yield c
+    say(f"cluster '{name}' removed")

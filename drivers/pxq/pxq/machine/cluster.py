@@ -265,7 +265,7 @@ def shared_under_tmp() -> list[str]:
     relative to /tmp, outermost first, none inside another."""
     wanted = [paths.ROOT, paths.build_dir(), paths.results_dir(), state_root()]
     rels = []
-    for p in sorted({Path(os.path.realpath(w)) for w in wanted}, key=lambda p: len(p.parts)):
+    for p in sorted({Path(os.path.realpath(w)) for w in wanted}, key=lambda p: (len(p.parts), str(p))):
         try:
             rel = p.relative_to("/tmp")
         except ValueError:
@@ -343,28 +343,9 @@ def up(name: str, nodes: int, link: Link, mtu: int = MTU, cores: int = 1, progre
             address = f"{SUBNET}.{254 if part == 'head' else k + 1}"
             _run(["ip", "netns", "add", ns], f"the namespace of {part}")
             _run(["ip", "-n", ns, "link", "set", "lo", "up"], f"{part}'s loopback")
-            _run(
-                [
-                    "ip",
-                    "link",
-                    "add",
-                    part,
-                    "netns",
-                    fab,
-                    "mtu",
-                    str(mtu),
-                    "type",
-                    "veth",
-                    "peer",
-                    "name",
-                    "eth0",
-                    "netns",
-                    ns,
-                    "mtu",
-                    str(mtu),
-                ],
-                f"{part}'s link",
-            )
+            # One veth pair: `part` on the bridge's side, eth0 in the node (names are pxq's own words).
+            veth = f"ip link add {part} netns {fab} mtu {mtu} type veth peer name eth0 netns {ns} mtu {mtu}"
+            _run(veth.split(), f"{part}'s link")
             _run(["ip", "-n", fab, "link", "set", part, "master", "br0", "up"], f"{part}'s link")
             _run(["ip", "-n", ns, "addr", "add", f"{address}/24", "dev", "eth0"], f"{part}'s address")
             _run(["ip", "-n", ns, "link", "set", "eth0", "up"], f"{part}'s link")

@@ -12,7 +12,6 @@ be emulated here, and the report says so instead of printing it as emulated."""
 from __future__ import annotations
 
 import json
-import os
 import statistics
 import tempfile
 from pathlib import Path
@@ -25,6 +24,7 @@ from pxq.core import paths
 from pxq.core.errors import InputError
 from pxq.core.layout import Layout
 from pxq.experiments import runner
+from pxq.launch import netns
 from pxq.machine import cluster, envinfo, links
 from pxq.machine.links import Link
 
@@ -65,10 +65,7 @@ def _spread(values: list[float]) -> dict[str, float]:
 
 
 def _measure(link: Link, repeat: int, out: Path, console: Console) -> dict[str, Any]:
-    c = cluster.up(NAME, 4, link, cores=envinfo.cores())
-    given = os.environ.get("PXQ_CLUSTER")
-    os.environ["PXQ_CLUSTER"] = NAME  # the runs below go to this cluster
-    try:
+    with netns.brought_up(NAME, 4, link, envinfo.cores()) as c:  # the runs below go to it
         iters = ["-i", "10", "-x", "2"] if (link.bytes_per_s or 1e12) < 50e6 else ["-i", "40", "-x", "5"]
         pp_args = ["-m", "1M:4M", *iters]
         mbw_args = ["-m", "1M:1M", "-W", "8", *iters]
@@ -92,12 +89,6 @@ def _measure(link: Link, repeat: int, out: Path, console: Console) -> dict[str, 
                 _mbw(_osu("mbw_mr", Layout(4, 1), mbw_args, "cluster", out))
             )
         return {"link": link.record(), "setup_s": c.setup_s, "figures": {k: _spread(v) for k, v in samples.items()}}
-    finally:
-        if given is None:
-            os.environ.pop("PXQ_CLUSTER", None)
-        else:
-            os.environ["PXQ_CLUSTER"] = given
-        cluster.remove(NAME)
 
 
 def run(console: Console, profiles: list[Link], repeat: int, out: str | None) -> int:
