@@ -187,7 +187,7 @@ for argv, what in (
     (["validate", "nonexistent.jsonl"], "no such file"),
     (["validate", RES], "is a directory without results files"),
     (["validate", PROFILE, "--require", "runs"], "not a record kind"),
-    (["report", MSGPROF, "--format", "csv"], "no run records"),
+    (["report", MSGPROF, "--format", "csv", "--records", "studies"], "no study records"),  # a profile exports as itself
     (["sweep", "ring", "--collect"], "no submitted sweep"),
     (["sweep", "ring", "--submit", "--collect"], "two steps"),
     (["sweep", "ring", "--dry-run"], "--dry-run goes with --submit"),
