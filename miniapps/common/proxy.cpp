@@ -63,6 +63,7 @@ nlohmann::json record(const Summary& s, const Measured& m, const std::string& ap
     const double mops = s.operations / m.total / 1e6;
     metrics.update({{"mops_total", mops}, {"mops_per_process", mops / ranks}});
   }
+  metrics.update(m.work_metrics);
   metrics.update(s.metrics_json);
   metrics.update({{"mpi_bytes", m.messages["bytes"]}, {"mpi_messages", m.messages["messages"]}});
   nlohmann::json verification = {{"passed", passed}};
@@ -75,6 +76,7 @@ nlohmann::json record(const Summary& s, const Measured& m, const std::string& ap
                             {"verification", verification}});
   rec["variant"].update(s.variant_json);
   if (!m.counters.is_null()) rec["counters"] = m.counters;
+  if (!m.work.empty()) rec["work"] = m.work;
   const Efficiency& e = m.efficiency;
   rec["efficiency"] = {{"load_balance", e.load_balance},
                        {"communication", e.communication},
@@ -85,6 +87,34 @@ nlohmann::json record(const Summary& s, const Measured& m, const std::string& ap
                         "POP: useful = each rank's elapsed time outside its communication phases; load balance "
                         "= mean/max useful; communication = max useful / runtime; parallel = their product"}};
   return rec;
+}
+
+// Each phase's work over the ranks, on rank 0: flops, bytes and compulsory bytes summed and
+// their largest rank's; footprint and working set, the largest.
+std::vector<PhaseTotals> reduce_work(const Work& mine, MPI_Comm comm, int rank) {
+  std::vector<double> sums, maxes;
+  for (const auto& p : mine) {
+    sums.insert(sums.end(), {p.flops, p.bytes, p.memory});
+    maxes.insert(maxes.end(), {p.flops, p.bytes, p.memory, p.footprint, p.working_set});
+  }
+  std::vector<double> sum(sums.size()), max(maxes.size());
+  MPI_Reduce(sums.data(), sum.data(), static_cast<int>(sums.size()), MPI_DOUBLE, MPI_SUM, 0, comm);
+  MPI_Reduce(maxes.data(), max.data(), static_cast<int>(maxes.size()), MPI_DOUBLE, MPI_MAX, 0, comm);
+  std::vector<PhaseTotals> out;
+  if (rank != 0) return out;
+  for (std::size_t i = 0; i < mine.size(); ++i) {
+    PhaseTotals t{mine[i], mine[i]};
+    t.sum.flops = sum[3 * i];
+    t.sum.bytes = sum[3 * i + 1];
+    t.sum.memory = sum[3 * i + 2];
+    t.max.flops = max[5 * i];
+    t.max.bytes = max[5 * i + 1];
+    t.max.memory = max[5 * i + 2];
+    t.sum.footprint = t.max.footprint = max[5 * i + 3];
+    t.sum.working_set = t.max.working_set = max[5 * i + 4];
+    out.push_back(t);
+  }
+  return out;
 }
 
 }  // namespace
@@ -125,6 +155,7 @@ std::string banner(const Summary& s, const Measured& m, const CommonOptions& co,
     put(out, "Operation type", "floating point");
   }
   put_all(out, s.metrics);
+  put_all(out, work_lines(m.work));
   put(out, "MPI",
       std::to_string(m.messages["messages"].get<std::uint64_t>()) + " messages, " +
           fmt("%.3f", m.messages["bytes"].get<std::uint64_t>() / 1e6) + " MB");
@@ -205,6 +236,14 @@ int run_proxy(const MpiWorld& w, const CommonOptions& co, const std::string& app
 
   const bool passed = proxy->verify();
   const int code = passed ? kExitOk : kExitVerificationFailed;
+  {
+    const comm::Uncounted bookkeeping;
+    const std::vector<PhaseTotals> totals = reduce_work(proxy->work(), w.comm, w.rank);
+    if (w.rank == 0) {
+      m.work = work_json(totals, m.phases);
+      m.work_metrics = work_metrics(totals, m.phases, m.total);
+    }
+  }
   if (w.rank != 0) return code;
 
   // ---- report (rank 0) ----

@@ -211,6 +211,7 @@ class FtProxy final : public common::NasProxy<FtOptions, FtClass> {
   }
 
   common::Summary summarize(const common::Measured& m, bool quiet) const override;
+  common::Work work() const override;
 
  private:
   // Every rank's checksum of layout A, summed over the ranks and divided by nx ny nz.
@@ -239,6 +240,45 @@ class FtProxy final : public common::NasProxy<FtOptions, FtClass> {
   std::vector<double> errors_;
   double max_error_ = 0.0;
 };
+
+// Per step (the forward ones once, the inverse ones every iteration), over this rank's
+// points P (16 B each): an FFT of length n does 5 log2(n) flops per point and reads and
+// writes the batch once per radix-4 pass at the cores, its source and destination once from
+// memory, reusing the batch (the tile) between passes; a copy reads and writes every point;
+// NAS's evolve multiplies by three real factors (4 flops) and reads and writes u0 and writes
+// u1; an FFT with the evolve folded in does it on the way. The all-to-alls are communication.
+common::Work FtProxy::work() const {
+  const double P = static_cast<double>(grid_.local_points());
+  const double tile = tile_.tiled ? static_cast<double>(tile_.bytes) : P * 16.0;
+  common::Work out;
+  for (const bool fwd : {true, false}) {
+    const double calls = fwd ? 1.0 : cls_.niter;
+    const auto& steps = fwd ? plan_->forward() : plan_->inverse();
+    const auto& keys = fft_->keys(fwd);
+    for (std::size_t k = 0; k < steps.size(); ++k) {
+      const Step& st = steps[k];
+      common::PhaseWork w{keys[k], 0.0, 0.0, 0.0, P * 32.0, P * 32.0, st.what};
+      if (st.kind == Step::Kind::fft) {
+        const double n = st.pass.plan->size(), log2n = std::log2(n);
+        const bool evolve = st.pass.evolve.outer != nullptr;
+        w.flops = calls * P * (5.0 * log2n + (evolve ? 4.0 : 0.0));
+        w.memory = calls * P * 32.0;
+        w.bytes = w.memory + calls * P * 32.0 * std::ceil(log2n / 2.0);
+        w.working_set = std::min(tile, P * 16.0);
+      } else if (st.kind == Step::Kind::copy) {
+        w.bytes = w.memory = calls * P * 32.0;
+      } else if (st.kind == Step::Kind::evolve) {
+        w.flops = calls * P * 4.0;
+        w.bytes = w.memory = calls * P * 48.0;
+        w.footprint = w.working_set = P * 48.0;
+      } else {
+        continue;
+      }
+      out.push_back(w);
+    }
+  }
+  return out;
+}
 
 std::string FtProxy::step_table(const common::Measured& m) const {
   std::ostringstream out;

@@ -79,6 +79,32 @@ class IsProxy final : public common::NasProxy<IsOptions, IsClass> {
   bool verify() override;
   common::Summary summarize(const common::Measured& m, bool quiet) const override;
 
+  // Integer work only (no flops). Per iteration: the bucket sort reads this rank's keys twice
+  // (count, then scatter) and writes them once; ranking reads the keys it received and
+  // increments one counter per key (read and write) over this rank's share of the key range,
+  // then sums the counters once. The counters are reused (a window of them when tiled).
+  common::Work work() const override {
+    const double it = kIsIterations, keys = static_cast<double>(keys_.size()), key = sizeof(IsKey);
+    const double range = static_cast<double>(cls_.max_key()) / w_.size * sizeof(std::int32_t);
+    const double received = static_cast<double>(cls_.total_keys()) / w_.size;
+    const double counters = tile_.tiled ? std::min(range, static_cast<double>(tile_.bytes)) : range;
+    common::PhaseWork bucket{"bucket",
+                             0.0,
+                             it * keys * 3.0 * key,
+                             it * keys * 2.0 * key,
+                             keys * 2.0 * key,
+                             keys * 2.0 * key,
+                             "keys read twice and written once into the send buffer"};
+    common::PhaseWork rank{"rank",
+                           0.0,
+                           it * (received * (key + 8.0) + range * 2.0),
+                           it * (received * key + range * 2.0),
+                           received * key + range,
+                           counters,
+                           "received keys read once, a counter read and written per key, the counters summed"};
+    return {bucket, rank};
+  }
+
  private:
   // One iteration of NAS's rank(): the test keys found on this rank are checked.
   void rank_keys(int iteration) {

@@ -15,6 +15,38 @@ from pathlib import Path
 INIT = Path(__file__).resolve().parents[2] / "drivers" / "pxq" / "pxq" / "__init__.py"
 
 
+WORK_LINE = re.compile(
+    r"^ Work +?= (\S+): (?:([\d.]+) GFlop/s, )?([\d.]+) GB/s at the cores, ([\d.]+) GB/s compulsory", re.M
+)
+
+
+def work_problems(rec: dict, out: str) -> list[str]:
+    """The declared work: every phase with bytes, compulsory bytes within them, rates that are
+    the amounts over the phase's time, and the banner's Work lines the record's figures."""
+    work = rec.get("work")
+    if not isinstance(work, dict) or not work:
+        return [f"record has no declared work: {work!r}"]
+    problems = []
+    for phase, w in work.items():
+        if not (w["bytes"] > 0 and 0 <= w["memory_bytes"] <= w["bytes"] * (1 + 1e-12) and w["flops"] >= 0):
+            problems.append(f"work.{phase}: bytes {w['bytes']}, compulsory {w['memory_bytes']}, flops {w['flops']}")
+        if w["seconds"] > 0 and abs(w["gbs"] - w["bytes"] / w["seconds"] / 1e9) > 1e-9 * w["gbs"]:
+            problems.append(f"work.{phase}.gbs {w['gbs']} is not bytes over seconds")
+    shown = WORK_LINE.findall(out)
+    if not shown:
+        problems.append("the banner shows no Work line")
+    for phase, gflops, gbs, mem in shown:
+        w = work.get(phase)
+        if w is None:
+            problems.append(f"the banner's Work line for {phase!r} has no record entry")
+            continue
+        pairs = [(gbs, w["gbs"]), (mem, w["memory_gbs"])] + ([(gflops, w["gflops"])] if gflops else [])
+        for text, value in pairs:
+            if abs(float(text) - value) > 0.006:
+                problems.append(f"work.{phase}: the banner says {text}, the record {value}")
+    return problems
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--record", type=Path, required=True, help="the record file (recreated)")
@@ -59,6 +91,7 @@ def main() -> int:
             problems.append(f"efficiency {eff}: expected factors in (0, 1] whose product is the parallel one")
         elif len(eff.get("useful_s", [])) != rec.get("layout", {}).get("ranks"):
             problems.append(f"efficiency has {len(eff.get('useful_s', []))} ranks' useful times")
+        problems += work_problems(rec, out)
         if "-np" in cmd and rec.get("layout", {}).get("ranks") != int(cmd[cmd.index("-np") + 1]):
             problems.append(
                 f"record has {rec.get('layout', {}).get('ranks')} ranks, expected {cmd[cmd.index('-np') + 1]}"

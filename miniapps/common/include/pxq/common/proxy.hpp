@@ -22,6 +22,7 @@
 #include "pxq/common/options.hpp"
 #include "pxq/common/run_context.hpp"
 #include "pxq/common/timer.hpp"
+#include "pxq/common/work.hpp"
 
 namespace pxq::common {
 
@@ -33,6 +34,8 @@ struct Measured {
   nlohmann::json messages;               // comm::PeerTraffic::summarize
   nlohmann::json counters;               // RunCounters::summarize (null without --counters)
   Efficiency efficiency;                 // from every rank's times (rank 0)
+  nlohmann::json work;                   // the declared work, reduced and rated (work_json)
+  nlohmann::json work_metrics;           // the headline rates the declarations name
   double phase(const std::string& name) const;
 };
 
@@ -94,6 +97,9 @@ class Proxy {
   virtual std::vector<std::string> comm_phases() const { return {"comm"}; }
   // Collective; every rank returns the same verdict.
   virtual bool verify() = 0;
+  // This rank's work over the timed run, per phase, from the proxy's own data structures
+  // (after verify). Every rank declares the same phases in the same order.
+  virtual Work work() const = 0;
   // Rank 0: the banner lines and the record's keys.
   virtual Summary summarize(const Measured& m, bool quiet) const = 0;
 
