@@ -6,12 +6,15 @@
 // total) are reported per kernel. A probe that reports; never a test.
 #include <mpi.h>
 #include <omp.h>
+#include <sys/mman.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -31,13 +34,18 @@ using pxq::probes::StreamKernel;
 struct ProbeOptions {
   std::string array = "auto", kernels = "copy,scale,add,triad";
   int repeat = 5;
+  int sweeps = 1;         // passes over the arrays per timed repeat (small, cache-resident arrays)
   double fraction = 0.9;  // of the best total: saturation
 };
 
 void add_probe_options(CLI::App& app, ProbeOptions& o) {
   app.add_option("--array", o.array, "bytes per array per core (default auto: 4 x the last-level cache)");
-  app.add_option("--kernels", o.kernels, "comma-separated: copy, scale, add, triad (default all)");
+  app.add_option("--kernels", o.kernels,
+                 "comma-separated: copy, scale, add, triad, update (in place) (default the first four)");
   app.add_option("--repeat", o.repeat, "timed passes per kernel and core count; the fastest counts (default 5)");
+  app.add_option("--sweeps", o.sweeps,
+                 "passes over the arrays per timed repeat, for arrays that fit in a cache (default 1)")
+      ->check(CLI::Range(1, 1 << 24));
   app.add_option("--saturation", o.fraction, "share of the best total that marks saturation (default 0.9)");
 }
 
@@ -73,6 +81,23 @@ std::size_t check_options(const pxq::common::MpiWorld& w, const ProbeOptions& o,
   return bytes;
 }
 
+// Arrays 2 MiB aligned and asked to be backed by transparent huge pages, as the ring's blocks:
+// a sweep of hundreds of MiB is otherwise slowed by TLB misses the proxies do not pay.
+struct FreeDeleter {
+  void operator()(double* p) const { std::free(p); }
+};
+std::unique_ptr<double[], FreeDeleter> huge_array(std::size_t n) {
+  constexpr std::size_t kHuge = 2u << 20;
+  const std::size_t bytes = (n * sizeof(double) + kHuge - 1) / kHuge * kHuge;
+  void* p = nullptr;
+  if (posix_memalign(&p, kHuge, bytes) != 0)
+    throw std::runtime_error("cannot allocate an array of " + std::to_string(bytes) + " bytes");
+#ifdef MADV_HUGEPAGE
+  madvise(p, bytes, MADV_HUGEPAGE);  // advice only
+#endif
+  return std::unique_ptr<double[], FreeDeleter>(static_cast<double*>(p));
+}
+
 // best[kernel][k-1]: the fastest of the repeats of the slowest active worker, seconds.
 using Best = std::vector<std::vector<double>>;
 
@@ -80,7 +105,7 @@ Best measure(const pxq::common::MpiWorld& w, const ProbeOptions& o, const std::v
              std::size_t n, bool threads_mode, int workers) {
   const std::size_t total_n = threads_mode ? n * static_cast<std::size_t>(workers) : n;
   // Each worker's share first-touched by the thread that streams it.
-  std::unique_ptr<double[]> a(new double[total_n]), b(new double[total_n]), c(new double[total_n]);
+  const auto a = huge_array(total_n), b = huge_array(total_n), c = huge_array(total_n);
 #pragma omp parallel for schedule(static) num_threads(threads_mode ? workers : 1)
   for (int t = 0; t < (threads_mode ? workers : 1); ++t)
     for (std::size_t i = static_cast<std::size_t>(t) * n; i < static_cast<std::size_t>(t + 1) * n; ++i) {
@@ -99,12 +124,13 @@ Best measure(const pxq::common::MpiWorld& w, const ProbeOptions& o, const std::v
 #pragma omp parallel num_threads(k)
           {
             const std::size_t t = static_cast<std::size_t>(omp_get_thread_num());
-            pxq::probes::stream_pass(kernels[ki], a.get(), b.get(), c.get(), t * n, (t + 1) * n);
+            for (int s = 0; s < o.sweeps; ++s)
+              pxq::probes::stream_pass(kernels[ki], a.get(), b.get(), c.get(), t * n, (t + 1) * n);
           }
           mine = omp_get_wtime() - t0;
         } else if (w.rank < k) {
           const double t0 = MPI_Wtime();
-          pxq::probes::stream_pass(kernels[ki], a.get(), b.get(), c.get(), 0, n);
+          for (int s = 0; s < o.sweeps; ++s) pxq::probes::stream_pass(kernels[ki], a.get(), b.get(), c.get(), 0, n);
           mine = MPI_Wtime() - t0;
         }
         double slowest = 0;
@@ -118,11 +144,11 @@ Best measure(const pxq::common::MpiWorld& w, const ProbeOptions& o, const std::v
 
 // One kernel's table rows (appended to `out`) and its record entry.
 nlohmann::json report_kernel(std::ostringstream& out, StreamKernel kernel, const std::vector<double>& best,
-                             std::size_t n, double fraction) {
+                             std::size_t n, int sweeps, double fraction) {
   const int workers = static_cast<int>(best.size());
   std::vector<double> totals;
   for (int k = 1; k <= workers; ++k)
-    totals.push_back(pxq::probes::stream_bytes(kernel, n) * k / best[static_cast<std::size_t>(k - 1)] / 1e9);
+    totals.push_back(pxq::probes::stream_bytes(kernel, n) * sweeps * k / best[static_cast<std::size_t>(k - 1)] / 1e9);
   const bool scaling = pxq::probes::still_scaling(totals, fraction);
   const int sat = scaling ? 0 : pxq::probes::saturation_point(totals, fraction);
   const std::string name = pxq::probes::stream_name(kernel);
@@ -168,12 +194,13 @@ int run(const pxq::common::MpiWorld& w, const pxq::common::CommonOptions& co, co
   std::ostringstream out;
   out << "\n Bandwidth per active core (STREAM kernels, " << as << ")\n"
       << " Array           = " << pxq::tiling::format_bytes(bytes) << " per array per core"
-      << (o.array == "auto" ? " (4 x the last-level cache)" : "") << ", best of " << o.repeat << "\n"
+      << (o.array == "auto" ? " (4 x the last-level cache)" : "") << ", best of " << o.repeat
+      << (o.sweeps > 1 ? " (" + std::to_string(o.sweeps) + " sweeps each)" : std::string()) << "\n"
       << " Cores           = 1.." << workers << " as " << as << "\n\n"
       << " kernel   cores  total GB/s  per core GB/s  efficiency\n";
   nlohmann::json results = nlohmann::json::array();
   for (std::size_t ki = 0; ki < kernels.size(); ++ki)
-    results.push_back(report_kernel(out, kernels[ki], best[ki], n, o.fraction));
+    results.push_back(report_kernel(out, kernels[ki], best[ki], n, o.sweeps, o.fraction));
   out << "\n saturation: the fewest cores reaching " << fmt("%.0f", 100 * o.fraction)
       << "% of the best total, unless the last still scales that well; efficiency: total / (cores x one core's)\n"
       << " bytes as STREAM counts them (2 arrays for copy and scale, 3 for add and triad)\n";
@@ -182,6 +209,7 @@ int run(const pxq::common::MpiWorld& w, const pxq::common::CommonOptions& co, co
                                  {"workers", workers},
                                  {"as", as},
                                  {"repeat", o.repeat},
+                                 {"sweeps", o.sweeps},
                                  {"saturation_fraction", o.fraction}}},
                                {"kernels", results}};
   return pxq::common::finish_probe(w, co, variant, start, "probe-bandwidth", true, out.str(),

@@ -116,19 +116,20 @@ std::vector<CacheMatch> match_caches(const std::vector<Step>& steps,
 namespace pxq::probes {
 
 const char* stream_name(StreamKernel k) {
-  static constexpr const char* kNames[] = {"copy", "scale", "add", "triad"};  // in the enum's order
+  static constexpr const char* kNames[] = {"copy", "scale", "add", "triad", "update"};  // in the enum's order
   const auto i = static_cast<std::size_t>(k);
   return i < std::size(kNames) ? kNames[i] : "unknown";
 }
 
 StreamKernel stream_kernel_named(const std::string& name) {
-  for (auto k : {StreamKernel::copy, StreamKernel::scale, StreamKernel::add, StreamKernel::triad})
+  for (auto k : {StreamKernel::copy, StreamKernel::scale, StreamKernel::add, StreamKernel::triad, StreamKernel::update})
     if (name == stream_name(k)) return k;
-  throw std::invalid_argument("unknown kernel '" + name + "': use copy, scale, add or triad");
+  throw std::invalid_argument("unknown kernel '" + name + "': use copy, scale, add, triad or update");
 }
 
 double stream_bytes(StreamKernel k, std::size_t n) {
-  const double arrays = (k == StreamKernel::copy || k == StreamKernel::scale) ? 2.0 : 3.0;
+  // update reads and writes one array: 16 B per element, as copy and scale count theirs.
+  const double arrays = (k == StreamKernel::copy || k == StreamKernel::scale || k == StreamKernel::update) ? 2.0 : 3.0;
   return arrays * 8.0 * static_cast<double>(n);
 }
 
@@ -150,6 +151,10 @@ void stream_pass(StreamKernel k, double* a, double* b, double* c, std::size_t lo
     case StreamKernel::triad:
 #pragma omp simd
       for (std::size_t i = lo; i < hi; ++i) a[i] = b[i] + s * c[i];
+      break;
+    case StreamKernel::update:  // in place, as the proxies' sweeps: no write-allocate stream (fixed point 1)
+#pragma omp simd
+      for (std::size_t i = lo; i < hi; ++i) a[i] = 0.5 * a[i] + 0.5;
       break;
   }
   asm volatile("" : : "r"(a), "r"(b), "r"(c) : "memory");

@@ -117,6 +117,15 @@ std::vector<PhaseTotals> reduce_work(const Work& mine, MPI_Comm comm, int rank) 
   return out;
 }
 
+// The proxy's declared work, reduced and rated on rank 0 (collective).
+void rate_work(const Proxy& proxy, const MpiWorld& w, Measured& m) {
+  const comm::Uncounted bookkeeping;
+  const std::vector<PhaseTotals> totals = reduce_work(proxy.work(), w.comm, w.rank);
+  if (w.rank != 0) return;
+  m.work = work_json(totals, m.phases);
+  m.work_metrics = work_metrics(totals, m.phases, m.total);
+}
+
 }  // namespace
 
 std::vector<Line> reference_checks(const std::pair<std::string, double>& value,
@@ -236,14 +245,7 @@ int run_proxy(const MpiWorld& w, const CommonOptions& co, const std::string& app
 
   const bool passed = proxy->verify();
   const int code = passed ? kExitOk : kExitVerificationFailed;
-  {
-    const comm::Uncounted bookkeeping;
-    const std::vector<PhaseTotals> totals = reduce_work(proxy->work(), w.comm, w.rank);
-    if (w.rank == 0) {
-      m.work = work_json(totals, m.phases);
-      m.work_metrics = work_metrics(totals, m.phases, m.total);
-    }
-  }
+  rate_work(*proxy, w, m);
   if (w.rank != 0) return code;
 
   // ---- report (rank 0) ----

@@ -275,7 +275,7 @@ def test_a_stored_cache_profile_of_the_wrong_types_is_measured_again_not_used(tm
 
     machine = {"host": "h", "cpu_model": "c", "caches": {k: {"bytes": 1 << 20} for k in ("l1d", "l2", "l3")}}
     good = {
-        **caches._key(machine),
+        **caches.key(machine),
         "last_level_bytes": 1 << 25,
         "peak_gbs": 50.0,
         "levels": [{"level": "l2", "hwloc_bytes": 1 << 20, "agrees": True}],

@@ -53,7 +53,7 @@ def available_memory() -> int:
     return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
 
-def _key(machine: dict[str, Any]) -> dict[str, Any]:
+def key(machine: dict[str, Any]) -> dict[str, Any]:
     caches = machine.get("caches", {})
     return {
         "format": FORMAT,
@@ -116,8 +116,8 @@ def probe_size(hwloc_last: int, memory: int) -> int:
 
 def measure(machine: dict[str, Any], binary: Path) -> dict[str, Any]:
     """Runs the stride probe once (one copy, stride 64 B) and returns the profile."""
-    key = _key(machine)
-    largest = probe_size(max(key["hwloc"].values(), default=0), available_memory())
+    mine = key(machine)
+    largest = probe_size(max(mine["hwloc"].values(), default=0), available_memory())
     with tempfile.TemporaryDirectory(prefix="pxq-caches-") as tmp:
         out = Path(tmp) / "stride.jsonl"
         argv = [
@@ -186,8 +186,8 @@ def load(machine: dict[str, Any]) -> dict[str, Any] | None:
         jsonschema.validate(prof, _PROFILE)
     except (FileNotFoundError, InputError, jsonschema.ValidationError):
         return None  # none, or not one pxq wrote: measured again
-    key = _key(machine)
-    return prof if all(prof.get(k) == v for k, v in key.items()) else None
+    mine = key(machine)
+    return prof if all(prof.get(k) == v for k, v in mine.items()) else None
 
 
 def save(prof: dict[str, Any]) -> Path | None:
@@ -212,10 +212,10 @@ def profile(machine: dict[str, Any], binary: Path) -> dict[str, Any]:
     try:
         prof = measure(machine, binary)
     except (OSError, RuntimeError, subprocess.TimeoutExpired, ValueError, KeyError) as e:
-        key = _key(machine)
-        last = max(key["hwloc"].values(), default=0)
+        mine = key(machine)
+        last = max(mine["hwloc"].values(), default=0)
         return {
-            **key,
+            **mine,
             "steps": [],
             "levels": [],
             "hwloc_last_bytes": last,

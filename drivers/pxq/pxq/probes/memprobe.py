@@ -27,7 +27,7 @@ from pxq.core.paths import binary, build_hint
 from pxq.experiments import runner
 
 PLACEMENTS = ("packed", "spread", "custom")
-KERNELS = ("copy", "scale", "add", "triad")
+KERNELS = ("copy", "scale", "add", "triad", "update")
 
 
 def _last_record(path: Path, app: str) -> dict[str, Any] | None:

@@ -62,8 +62,9 @@ std::vector<CacheMatch> match_caches(const std::vector<Step>& steps,
 
 namespace pxq::probes {
 
-// STREAM's four kernels: copy c = a, scale b = s c, add c = a + b, triad a = b + s c.
-enum class StreamKernel { copy, scale, add, triad };
+// STREAM's four kernels: copy c = a, scale b = s c, add c = a + b, triad a = b + s c; and
+// update a = (a + 1) / 2 in place (one array read and written, as the proxies' sweeps).
+enum class StreamKernel { copy, scale, add, triad, update };
 const char* stream_name(StreamKernel k);
 // Throws std::invalid_argument naming the kernels for an unknown name.
 StreamKernel stream_kernel_named(const std::string& name);

@@ -1,0 +1,153 @@
+"""The contention-aware roofline: each run's declared work (the record's "work") placed against
+the ceilings of its layout (pxq.machine.ceilings), the binding ceiling named and the time
+predicted beside the measured one.
+
+Per declared phase, for the slowest rank (its rank_max figures), with k = the cores of a node
+in use (ranks per node x threads, at most the cores there are) and T the rank's threads:
+
+- compute: flops / (peak(k) / k x T);
+- the compulsory bytes at the bandwidth per core that the measured curve gives a sweep of the
+  rank's footprint per core with k cores busy (so a footprint that spills shares the memory
+  bus with the node's other ranks, one that fits is served by its cache);
+- the reused bytes (bytes - compulsory) at the bandwidth of a sweep of one worker's working set
+  (a tile in L2 runs at L2's rate, an untiled block that spills at memory's);
+- each named by the level whose share holds that size (shared levels split over the k cores);
+- the phase takes the largest of these; the run takes the sum over its declared phases plus
+  what was measured outside them (communication, waiting, undeclared set-up), as measured.
+
+The intensity a point is drawn at is flops over the bytes the model sends to memory (not the
+compulsory ones alone): an untiled sweep whose block spills streams every pass from memory, its
+tiled twin only once, and the arrow between them is the tile's gain."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from typing import Any
+
+from pxq.machine import ceilings as ceil
+
+
+def cores_used(rec: dict[str, Any], ceilings: dict[str, Any]) -> tuple[int, int, int]:
+    """(k cores of a node in use, ranks per node, threads per rank)."""
+    lay = rec.get("layout", {})
+    q = int(lay.get("ranks_per_node") or 1)
+    t = int(lay.get("threads") or rec.get("variant", {}).get("threads") or 1)
+    return max(1, min(q * t, int(ceilings["cores"]))), q, t
+
+
+def phase_prediction(w: dict[str, Any], ceilings: dict[str, Any], k: int, q: int, t: int) -> dict[str, Any]:
+    """One phase's predicted seconds, the ceiling that binds it and the bytes it sends to memory.
+
+    The compulsory bytes stream at the bandwidth the measured curve gives a sweep of the rank's
+    footprint (per core) with k cores busy; the reused bytes at the bandwidth of a sweep of one
+    worker's working set. Each is named by the level that holds that size."""
+    m = w["rank_max"]
+    flops, core, compulsory = m["flops"], m["bytes"], m["memory_bytes"]
+    peak_worker = ceil.at(ceilings["peak_gflops"], k) / k * 1e9
+    times: dict[str, float] = {"compute": flops / (peak_worker * t)}
+    memory_bytes = 0.0
+    parts = (
+        (compulsory, max(w["footprint_bytes"] / t, 1.0), t),
+        (max(0.0, core - compulsory), max(w["working_set_bytes"], 1.0), 1),
+    )
+    for amount, size, owners in parts:
+        if amount <= 0:
+            continue
+        name = ceil.level_of(ceilings, size * owners, k, owners)
+        per_core = ceil.bandwidth(ceilings, size, k) / k * 1e9
+        times[name] = times.get(name, 0.0) + amount / (per_core * t)
+        if name == "memory":
+            memory_bytes += amount
+    binding = max(times, key=lambda n: times[n])
+    return {"seconds": times[binding], "binding": binding, "times": times, "memory_bytes": memory_bytes}
+
+
+def predict(rec: dict[str, Any], ceilings: dict[str, Any]) -> dict[str, Any] | None:
+    """The run's predicted time beside its measured one; None without declared work."""
+    work = rec.get("work")
+    if not work:
+        return None
+    k, q, t = cores_used(rec, ceilings)
+    phases = {name: phase_prediction(w, ceilings, k, q, t) for name, w in work.items()}
+    declared = sum(w["seconds"] for w in work.values())
+    measured = rec["time"]["total"]
+    outside = max(0.0, measured - declared)
+    predicted = sum(p["seconds"] for p in phases.values()) + outside
+    flops = sum(w["flops"] for w in work.values())
+    memory = sum(p["memory_bytes"] * rec["layout"].get("ranks", 1) for p in phases.values())
+    heaviest = max(phases, key=lambda n: phases[n]["seconds"])
+    return {
+        "cores": k,
+        "phases": phases,
+        "predicted": predicted,
+        "measured": measured,
+        "outside": outside,
+        "binding": phases[heaviest]["binding"],
+        "binding_phase": heaviest,
+        "flops": flops,
+        "intensity": flops / memory if memory > 0 else math.inf,
+        "gflops": flops / declared / 1e9 if declared > 0 else 0.0,
+    }
+
+
+def group_key(rec: dict[str, Any]) -> tuple[Any, ...]:
+    v, lay = rec.get("variant", {}), rec.get("layout", {})
+    size = rec.get("size", {})
+    return (
+        rec.get("app"),
+        size.get("class") or size.get("block_bytes"),
+        f"{lay.get('nodes', 1)}x{lay.get('ranks_per_node', 1)}x{lay.get('threads', 1)}",
+        v.get("mode"),
+        v.get("tile_bytes") if v.get("mode") == "tiled" or v.get("tile_bytes") else None,
+        v.get("backend"),
+    )
+
+
+def points(recs: list[dict[str, Any]], ceilings: dict[str, Any]) -> list[dict[str, Any]]:
+    """One point per configuration: the run nearest the median time predicted, beside the
+    median measured time and its spread."""
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for r in recs:
+        if r.get("status") == "ok" and r.get("work"):
+            groups.setdefault(group_key(r), []).append(r)
+    out = []
+    for key, runs in groups.items():
+        times = sorted(r["time"]["total"] for r in runs)
+        median = statistics.median(times)
+        rep = min(runs, key=lambda r: abs(r["time"]["total"] - median))
+        pred = predict(rep, ceilings)
+        if pred is None:
+            continue
+        out.append(
+            {
+                "app": key[0],
+                "size": key[1],
+                "layout": key[2],
+                "mode": key[3],
+                "tile": key[4],
+                "backend": key[5],
+                "runs": len(runs),
+                "median": median,
+                "spread": (times[-1] - times[0]) / median if median > 0 else 0.0,
+                **pred,
+                "ratio": pred["predicted"] / median if median > 0 else math.nan,
+            }
+        )
+    return out
+
+
+def kendall_per_app(pts: list[dict[str, Any]]) -> dict[str, float | None]:
+    """Kendall's tau between predicted and measured times over each app's points of one size
+    and layout family (None with fewer than three points)."""
+    from scipy.stats import kendalltau
+
+    out: dict[str, float | None] = {}
+    for app in sorted({p["app"] for p in pts}):
+        mine = [p for p in pts if p["app"] == app]
+        if len(mine) < 3:
+            out[app] = None
+            continue
+        tau = kendalltau([p["predicted"] for p in mine], [p["median"] for p in mine]).statistic
+        out[app] = None if tau is None or math.isnan(tau) else float(tau)
+    return out

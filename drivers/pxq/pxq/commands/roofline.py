@@ -1,0 +1,113 @@
+"""`pxq roofline PATH...`: every run's declared work against its layout's ceilings (measured
+once per machine: bandwidth of each cache level and of memory on 1..N cores, peak flop rate),
+the binding ceiling named, the predicted time beside the measured median, and a log-log
+figure with the ceilings labelled by the cores sharing them and arrows from untiled to tiled
+and from flat to hybrid. See docs/ROOFLINE.md."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from pxq.analysis import roofline
+from pxq.core import paths, plugins, records, schemas
+from pxq.core.errors import InputError
+from pxq.core.escape import term
+from pxq.core.layout import format_bytes
+from pxq.figures import roofline as draw
+from pxq.machine import ceilings as ceil
+from pxq.probes import ceilprobe
+
+NEAR = 0.25  # a prediction within this of the measured median counts as near
+
+
+def add(p: argparse.ArgumentParser) -> None:
+    p.add_argument("results", nargs="+", metavar="PATH", help="run records (files, folders or globs)")
+    p.add_argument("--plot", type=Path, help="the figure (default results/roofline.png)")
+    p.add_argument("--remeasure", action="store_true", help="measure this machine's ceilings again")
+
+
+def _runs(items: list[str]) -> list[dict[str, Any]]:
+    recs: list[dict[str, Any]] = []
+    for path in paths.expand(items):
+        recs += records.final(records.read(path, must_exist=True))
+    runs = [r for r in recs if schemas.kind_of(r) == "run" and r.get("status") == "ok"]
+    if not runs:
+        raise InputError(f"{' '.join(items)}: no verified runs to place")
+    if not any(r.get("work") for r in runs):
+        raise InputError("these runs declare no work (recorded before pxq declared it): run them again")
+    return runs
+
+
+def _label(p: dict[str, Any]) -> str:
+    tile = f" {format_bytes(p['tile'])}" if p["tile"] else ""
+    size = p["size"] if isinstance(p["size"], str) else format_bytes(p["size"])
+    return f"{p['app']} {size} {p['layout']} {p['mode']}{tile}"
+
+
+def _ceilings_text(c: dict[str, Any]) -> str:
+    n = c["cores"]
+    parts = [f"peak {ceil.at(c['peak_gflops'], 1):.1f} GFlop/s per core"]
+    for (name, alone), (_, busy) in zip(ceil.roofs(c, 1), ceil.roofs(c, n)):
+        parts.append(f"{name} {alone:.1f}/{busy / n:.1f}")
+    return ", ".join(parts) + f" GB/s per core alone/with {n} cores busy"
+
+
+def table(pts: list[dict[str, Any]]) -> Table:
+    t = Table(title="predicted against measured (median) time per configuration")
+    for col in ("configuration", "runs", "flop/B", "GFlop/s", "bound by", "measured s", "predicted s", "pred/meas"):
+        t.add_column(col, justify="left" if col in ("configuration", "bound by") else "right")
+    for p in pts:
+        near = abs(p["ratio"] - 1) <= NEAR
+        ratio = f"{p['ratio']:.2f}" if near else f"[yellow]{p['ratio']:.2f}[/yellow]"
+        t.add_row(
+            term(_label(p)),
+            str(p["runs"]),
+            "inf" if math.isinf(p["intensity"]) else f"{p['intensity']:.3g}",
+            f"{p['gflops']:.2f}",
+            f"{p['binding']} ({p['binding_phase']}, {p['cores']} core(s))",
+            f"{p['median']:.4f}" + (f" ±{p['spread'] / 2:.0%}" if p["runs"] > 1 else ""),
+            f"{p['predicted']:.4f}",
+            ratio,
+        )
+    return t
+
+
+def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> int:
+    runs = _runs(args.results)
+    c = ceilprobe.here(lambda s: console.print(f"[dim]{s}[/dim]"), remeasure=args.remeasure)
+    console.print(f"ceilings ({c['cpu_model']}, measured {c['date']}): {_ceilings_text(c)}")
+    pts = roofline.points(runs, c)
+    console.print(table(pts))
+    near = sum(abs(p["ratio"] - 1) <= NEAR for p in pts)
+    bound = sum(p["ratio"] <= 1 + NEAR for p in pts)
+    console.print(f"{near} of {len(pts)} configuration(s) predicted within {NEAR:.0%} of the measured median")
+    console.print(
+        f"{bound} of {len(pts)} no faster than their roof allows (predicted/measured at most {1 + NEAR:.2f}); "
+        "far below 1: the kernel does not reach its ceiling (irregular access, latency, or flops the "
+        "vector units do not fill); above: fewer bytes moved than declared (the compiler fused sweeps, "
+        "or data stayed in a cache the model gave to others)"
+    )
+    for app, tau in roofline.kendall_per_app(pts).items():
+        said = "fewer than 3 configurations: not judged" if tau is None else f"{tau:.2f}"
+        console.print(f"order of the variants, {app}: Kendall's tau (predicted against measured) {said}")
+    console.print(
+        "[dim]predicted: each declared phase at its binding ceiling (compute, a cache level or memory, "
+        "shared by the node's busy cores), plus what was measured outside the declared phases "
+        "(communication, waiting)[/dim]"
+    )
+    out = args.plot or paths.results_dir() / "roofline.png"
+    console.print(f"figure: {draw.plot(pts, c, out)}")
+    return 0
+
+
+PLUGIN = plugins.Command(
+    help="every run against its layout's ceilings: the binding one, predicted against measured time",
+    order=62,
+    hooks=plugins.CommandHooks(add, handle),
+)

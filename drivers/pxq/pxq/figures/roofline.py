@@ -1,0 +1,105 @@
+"""The roofline figure: log-log, attainable GFlop/s of one node against flops per byte from
+memory; the peak and each bandwidth roof drawn for 1 core and for every core busy (labelled
+with the cores sharing it); one marker per variant, one colour per app; arrows from each
+untiled point to its tiled twin and from flat to hybrid."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from pxq import figures
+from pxq.machine.ceilings import at, roofs
+
+MARKERS = {"flat": "o", "hybrid": "s", "tiled": "^"}
+ROOF_COLOURS = {"memory": "tab:red", "L1": "tab:grey", "L2": "tab:purple", "L3": "tab:brown"}
+
+
+def _roofs(ax: Any, c: dict[str, Any], xs: list[float]) -> None:
+    n = c["cores"]
+    for cores, style in ((n, "-"), (1, ":")):
+        peak = at(c["peak_gflops"], cores)
+        ax.axhline(peak, color="black", linestyle=style, linewidth=0.9)
+        ax.annotate(
+            f"peak, {cores} core(s): {peak:.0f} GFlop/s",
+            (xs[0], peak),
+            textcoords="offset points",
+            xytext=(2, 3),
+            fontsize=7,
+        )
+        for name, bw in roofs(c, cores):
+            x_top = peak / bw
+            line_x = [x for x in xs if x < x_top] + [x_top]
+            ax.plot(line_x, [min(peak, bw * x) for x in line_x], style, color=ROOF_COLOURS.get(name, "tab:olive"))
+            if cores == n or name == "memory":
+                ax.annotate(
+                    f"{name} {bw:.0f} GB/s ({cores} core(s))",
+                    (xs[0], bw * xs[0]),
+                    textcoords="offset points",
+                    xytext=(2, 2),
+                    fontsize=7,
+                    color=ROOF_COLOURS.get(name, "tab:olive"),
+                    rotation=0,
+                )
+
+
+def _arrows(ax: Any, pts: list[dict[str, Any]], place: dict[int, tuple[float, float]]) -> None:
+    def twin(p: dict[str, Any], mode: str) -> dict[str, Any] | None:
+        for q in pts:
+            same = (q["app"], q["size"], q["backend"]) == (p["app"], p["size"], p["backend"])
+            if same and q["mode"] == mode and q is not p:
+                if mode == "tiled" and q["layout"] == p["layout"]:
+                    return q
+                if mode == "hybrid" and q["layout"].split("x")[0] == p["layout"].split("x")[0]:
+                    return q
+        return None
+
+    for p in pts:
+        if p["mode"] != "flat":
+            continue
+        for mode, colour in (("tiled", "tab:green"), ("hybrid", "tab:blue")):
+            q = twin(p, mode)
+            if q is not None and id(p) in place and id(q) in place:
+                ax.annotate(
+                    "",
+                    place[id(q)],
+                    place[id(p)],
+                    arrowprops={"arrowstyle": "->", "color": colour, "linewidth": 0.8, "alpha": 0.8},
+                )
+
+
+def plot(pts: list[dict[str, Any]], c: dict[str, Any], path: Path) -> Path:
+    plt = figures.pyplot()
+    fig, ax = plt.subplots(figsize=(9, 6))
+    finite = [p for p in pts if math.isfinite(p["intensity"]) and p["gflops"] > 0]
+    xs_data = [p["intensity"] for p in finite] or [0.1, 10.0]
+    lo, hi = min(xs_data) / 4, max(xs_data) * 4
+    xs = [lo * (hi / lo) ** (i / 60) for i in range(61)]
+    _roofs(ax, c, xs)
+    apps = sorted({p["app"] for p in finite})
+    colours = {a: f"C{i}" for i, a in enumerate(apps)}
+    place: dict[int, tuple[float, float]] = {}
+    for p in finite:
+        # Node GFlop/s over the declared phases: every rank's flops over the slowest rank's time.
+        xy = (p["intensity"], p["gflops"])
+        place[id(p)] = xy
+        ax.plot(*xy, MARKERS.get(p["mode"], "x"), color=colours[p["app"]], markersize=7, markeredgecolor="black")
+    _arrows(ax, finite, place)
+    figures.log_axis(ax, "x")
+    figures.log_axis(ax, "y")
+    ax.set_xlim(lo, hi)
+    ax.set_xlabel("arithmetic intensity (flops per byte from memory, as the model places each run)")
+    ax.set_ylabel("attained GFlop/s (declared flops over the declared phases' time, all ranks)")
+    ax.set_title(f"Roofline of {c['cpu_model']}: solid roofs with all {c['cores']} cores busy, dotted with one")
+    handles = [plt.Line2D([], [], marker="o", linestyle="", color=colours[a], label=a) for a in apps]
+    handles += [
+        plt.Line2D([], [], marker=m, linestyle="", color="white", markeredgecolor="black", label=mode)
+        for mode, m in MARKERS.items()
+    ]
+    handles += [
+        plt.Line2D([], [], color="tab:green", label="untiled -> tiled"),
+        plt.Line2D([], [], color="tab:blue", label="flat -> hybrid"),
+    ]
+    ax.legend(handles=handles, fontsize=8, loc="lower right")
+    return figures.save(fig, path)

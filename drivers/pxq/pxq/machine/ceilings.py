@@ -1,0 +1,115 @@
+"""This machine's ceilings for the roofline, measured once and kept.
+
+A roofline is only as good as its roofs, and a layout changes them: the memory bandwidth a rank
+gets falls as more ranks share the bus, and a shared cache shrinks per rank. So every ceiling
+is measured as a function of how many cores use it at once (1..N), with the spread of
+`REPEATS` runs:
+
+- bandwidth against the bytes each core sweeps, from 16K to well past the last cache level:
+  pxq-probe-bandwidth's in-place update (one read and one write per element, as the proxies'
+  sweeps), as ranks on 1..N cores, swept often enough to time. A curve, not one figure per
+  level: a VM's last level may hold more than its latency step suggests (the host's cache),
+  and the curve measures what a sweep of that size gets. The cache levels the stride probe
+  found (pxq.machine.caches) name the ranges;
+- the peak flop rate: pxq-ring's affine update with 32 updates per element on an L1-resident
+  block (a compute-bound kernel, as the Empirical Roofline Toolkit's), on 1..N cores.
+
+Kept in $PXQ_CEILINGS, else $XDG_CACHE_HOME/pxq/ceilings.json, else ~/.cache/pxq/ceilings.json,
+keyed like the cache profile (host, processor, hwloc's figures); written whole. The
+measurement itself is pxq.probes.ceilprobe's."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+from pxq.machine import caches
+
+FORMAT = 2
+REPEATS = 3
+SWEPT = 64 << 20  # bytes each timed repeat streams at least
+FLOP_BLOCK_UPDATES = 32
+
+
+def path() -> Path:
+    if os.environ.get("PXQ_CEILINGS"):
+        return Path(os.environ["PXQ_CEILINGS"])
+    base = Path(os.environ["XDG_CACHE_HOME"]) if os.environ.get("XDG_CACHE_HOME") else Path.home() / ".cache"
+    return base / "pxq" / "ceilings.json"
+
+
+def levels(profile: dict[str, Any]) -> list[dict[str, Any]]:
+    """The cache levels the stride probe measured (capacity: the largest size that still fit),
+    L1 and L2 private, the third and beyond shared by every core; hwloc's where nothing was
+    measured."""
+    steps = sorted(profile.get("steps") or [], key=lambda s: s["fits"])
+    if steps:
+        sizes = [s["fits"] for s in steps]
+    else:
+        hw = profile.get("hwloc", {})
+        sizes = [hw[k] for k in ("l1d", "l2", "l3") if hw.get(k)]
+    return [{"name": f"L{i + 1}", "bytes": int(b), "shared": i >= 2} for i, b in enumerate(sizes)]
+
+
+def load(machine: dict[str, Any]) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("key") != caches.key(machine):
+        return None
+    return data
+
+
+def save(data: dict[str, Any]) -> Path | None:
+    p = path()
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        tmp = p.with_name(f".{p.name}.{os.getpid()}")
+        tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
+        tmp.replace(p)
+    except OSError:
+        return None
+    return p
+
+
+def at(rows: list[dict[str, float]], cores: int) -> float:
+    """The median total at `cores` active cores (the largest measured count beyond it)."""
+    k = max(1, min(cores, len(rows)))
+    return rows[k - 1]["median"]
+
+
+def bandwidth(c: dict[str, Any], size: float, cores: int) -> float:
+    """Total GB/s of `cores` busy cores each sweeping `size` bytes: the measured curve,
+    interpolated on a log scale between its sizes (its ends beyond them)."""
+    curve = c["curve"]
+    if size <= curve[0]["bytes"]:
+        return at(curve[0]["gbs"], cores)
+    for lo, hi in zip(curve, curve[1:]):
+        if size <= hi["bytes"]:
+            f = math.log(size / lo["bytes"]) / math.log(hi["bytes"] / lo["bytes"])
+            return at(lo["gbs"], cores) * (1 - f) + at(hi["gbs"], cores) * f
+    return at(curve[-1]["gbs"], cores)
+
+
+def level_of(c: dict[str, Any], size: float, cores: int, owners: int = 1) -> str:
+    """The level whose share for `owners` of `cores` busy cores holds `size` bytes, else memory."""
+    for level in c["levels"]:
+        share = level["bytes"] / (cores if level["shared"] else 1) * owners
+        if size <= share:
+            return level["name"]
+    return "memory"
+
+
+def roofs(c: dict[str, Any], cores: int) -> list[tuple[str, float]]:
+    """The bandwidth roofs with `cores` busy, total GB/s: each level at a sweep of half its
+    share per core, memory at the largest size measured."""
+    out = []
+    for level in c["levels"]:
+        share = level["bytes"] / (cores if level["shared"] else 1)
+        out.append((level["name"], bandwidth(c, share / 2, cores)))
+    out.append(("memory", at(c["curve"][-1]["gbs"], cores)))
+    return out

@@ -1,0 +1,119 @@
+"""Measures this machine's ceilings for the roofline (pxq.machine.ceilings keeps them): STREAM
+scale through pxq-probe-bandwidth on arrays sized for each measured cache level and for memory,
+and the ring's L1-resident update as the compute-bound kernel, each on 1..N cores, REPEATS
+times, through the launcher."""
+
+from __future__ import annotations
+
+import math
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pxq.core.errors import InputError
+from pxq.core.layout import Layout, format_bytes
+from pxq.experiments import runner
+from pxq.machine import caches, envinfo
+from pxq.machine.ceilings import FLOP_BLOCK_UPDATES, FORMAT, REPEATS, SWEPT, levels, load, save
+
+
+def _spread(values: list[float]) -> dict[str, float]:
+    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
+
+
+def _run(spec_app: str, layout: Layout, args: list[str], mode: str, tmp: Path) -> dict[str, Any]:
+    spec = runner.RunSpec(
+        app=spec_app, layout=layout, mode=mode, tile="off", results=tmp / "ceil.jsonl", app_args=args, timeout=300
+    )
+    result = runner.execute(spec)
+    if result.status != "ok" or result.record is None:
+        last = "\n".join(result.output.strip().splitlines()[-5:])
+        raise InputError(f"measuring the ceilings: {spec_app} {' '.join(args)} ended {result.status}:\n{last}")
+    return result.record
+
+
+def _bandwidth(array: int, n: int, tmp: Path) -> list[list[float]]:
+    """Total GB/s of the in-place update of one array per core on 1..n cores, one list per repeat."""
+    sweeps = max(1, math.ceil(SWEPT / (2 * array)))
+    args = ["--array", str(array), "--kernels", "update", "--repeat", "5", "--sweeps", str(sweeps)]
+    out = []
+    for _ in range(REPEATS):
+        rec = _run("probe-bandwidth", Layout(1, n, 1), args, "flat", tmp)
+        out.append([row["total_gbs"] for row in rec["kernels"][0]["rows"]])
+    return out
+
+
+def _flops(l1: int, n: int, tmp: Path) -> list[list[float]]:
+    """Total GFlop/s of the compute-bound ring on 1..n cores, one list per repeat."""
+    block = max(8192, (l1 // 4) // 8 * 8)
+    args = ["--block", str(block), "--passes", "64", "--flops", str(FLOP_BLOCK_UPDATES), "--iterations", "200"]
+    out = []
+    for _ in range(REPEATS):
+        row = []
+        for k in range(1, n + 1):
+            rec = _run("ring", Layout(1, k, 1), args, "flat", tmp)
+            row.append(rec["work"]["compute"]["gflops"])
+        out.append(row)
+    return out
+
+
+def _per_cores(runs: list[list[float]]) -> list[dict[str, float]]:
+    return [{"cores": k + 1, **_spread([r[k] for r in runs])} for k in range(len(runs[0]))]
+
+
+def sizes(profile: dict[str, Any], n: int) -> list[int]:
+    """Array bytes per core to measure: powers of 4 from 16K to past 16 x the last measured
+    level (at least 1G), within a quarter of the memory there is to share."""
+    last = int(profile.get("last_level_bytes") or 0)
+    top = min(max(16 * last, 1 << 30), caches.available_memory() // (4 * n))
+    out, size = [], 16 << 10
+    while size <= top:
+        out.append(size)
+        size *= 4
+    return out
+
+
+def measure(say: Callable[[str], None]) -> dict[str, Any]:
+    machine = envinfo.machine()
+    profile = caches.here(say)
+    n = envinfo.cores()
+    lv = levels(profile)
+    if not lv:
+        raise InputError("no cache level is known on this machine (neither measured nor from hwloc)")
+    out: dict[str, Any] = {
+        "format": FORMAT,
+        "key": caches.key(machine),
+        "cpu_model": machine.get("cpu_model", "?"),
+        "cores": n,
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "levels": lv,
+        "curve": [],
+        "method": (
+            f"in-place update of one array per core (16 B per element, read + write, as the proxies' sweeps) "
+            f"as ranks on 1..{n} cores, best of 5 per run, median and range of {REPEATS} runs, per array size; "
+            f"peak: the ring's update, {FLOP_BLOCK_UPDATES} per element, L1-resident"
+        ),
+    }
+    with tempfile.TemporaryDirectory(prefix="pxq-ceilings-") as t:
+        tmp = Path(t)
+        for size in sizes(profile, n):
+            say(f"ceilings: bandwidth with {format_bytes(size)} per core on 1..{n} cores")
+            out["curve"].append({"bytes": size, "gbs": _per_cores(_bandwidth(size, n, tmp))})
+        say(f"ceilings: peak flop rate on 1..{n} cores")
+        out["peak_gflops"] = _per_cores(_flops(lv[0]["bytes"], n, tmp))
+    return out
+
+
+def here(say: Callable[[str], None], remeasure: bool = False) -> dict[str, Any]:
+    """This machine's ceilings: stored, else measured now (about half a minute) and stored."""
+    machine = envinfo.machine()
+    data = None if remeasure else load(machine)
+    if data is None:
+        say("measuring this machine's ceilings once (bandwidth per cache level and memory, peak flop rate)")
+        data = measure(say)
+        where = save(data)
+        say(f"ceilings kept in {where}" if where else "ceilings not kept: the cache folder cannot be written")
+    return data

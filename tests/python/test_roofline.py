@@ -1,0 +1,192 @@
+"""The contention-aware roofline: the ceilings' curve and levels, the model's placement of a run
+(binding ceiling, predicted time), the grouping into points, and `pxq roofline` end to end on
+fixed ceilings (no measurement in a test)."""
+
+import copy
+import json
+import math
+import uuid
+from pathlib import Path
+
+import pytest
+
+from pxq import cli
+from pxq.analysis import roofline
+from pxq.machine import ceilings
+from pxq.probes import ceilprobe
+
+K, M = 1 << 10, 1 << 20
+
+
+def rows(one: float, two: float) -> list[dict]:
+    return [{"cores": 1, "median": one, "min": one, "max": one}, {"cores": 2, "median": two, "min": two, "max": two}]
+
+
+# A 2-core machine: L1 48K and L2 2M private, L3 24M shared; the in-place sweep's total GB/s
+# with 1 and 2 cores busy per size per core; peak 50 GFlop/s per core.
+CEIL = {
+    "format": ceilings.FORMAT,
+    "cpu_model": "test CPU",
+    "cores": 2,
+    "date": "2026-11-26T00:00:00Z",
+    "levels": [
+        {"name": "L1", "bytes": 48 * K, "shared": False},
+        {"name": "L2", "bytes": 2 * M, "shared": False},
+        {"name": "L3", "bytes": 24 * M, "shared": True},
+    ],
+    "curve": [
+        {"bytes": 16 * K, "gbs": rows(200, 400)},
+        {"bytes": 256 * K, "gbs": rows(100, 200)},
+        {"bytes": 4 * M, "gbs": rows(50, 100)},
+        {"bytes": 64 * M, "gbs": rows(30, 50)},
+        {"bytes": 1024 * M, "gbs": rows(25, 40)},
+    ],
+    "peak_gflops": rows(50, 100),
+}
+
+
+BASE = json.loads((Path(__file__).parent / "data" / "run-record.json").read_text())
+
+
+def ring_record(block: int, tile: int | None, ranks: int = 2, threads: int = 1, total: float = 1.0, comm=0.0):
+    """A ring run's record as the proxy writes it (a real record's frame): K=8 passes, 10
+    iterations, one update per element and pass."""
+    K_, N = 8, 10
+    per_rank = {
+        "flops": threads * block / 8 * K_ * 2 * N,
+        "bytes": threads * block * 2 * K_ * N,
+        "memory_bytes": threads * block * 2 * N,
+    }
+    work = {k: v * ranks for k, v in per_rank.items()} | {
+        "rank_max": per_rank,
+        "footprint_bytes": (threads + 1) * block,
+        "working_set_bytes": tile or block,
+        "seconds": total - comm,
+        "what": "",
+    }
+    rec = copy.deepcopy(BASE)
+    rec["size"]["block_bytes"] = block
+    rec["layout"].update(ranks_per_node=ranks, threads=threads, ranks=ranks, workers=ranks * threads)
+    mode = "tiled" if tile else ("hybrid" if threads > 1 else "flat")
+    rec["variant"].update(mode=mode, threads=threads, tile_bytes=tile or 0)
+    rec["time"] = {"total": total, "compute": total - comm, "comm": comm}
+    rec["work"] = {"compute": work}
+    rec["driver"]["run_id"] = uuid.uuid4().hex  # each its own run
+    return rec
+
+
+def test_the_curve_interpolates_on_a_log_scale_and_holds_its_ends():
+    assert ceilings.bandwidth(CEIL, 256 * K, 2) == 200
+    assert ceilings.bandwidth(CEIL, 1 * K, 1) == 200  # below the smallest size: its figure
+    assert ceilings.bandwidth(CEIL, 8 << 30, 2) == 40  # beyond the largest: its figure
+    between = ceilings.bandwidth(CEIL, 1 * M, 1)  # halfway between 256K and 4M on a log scale
+    assert between == pytest.approx(75.0)
+
+
+def test_a_shared_level_splits_over_the_busy_cores():
+    assert ceilings.level_of(CEIL, 1 * M, 2) == "L2"
+    assert ceilings.level_of(CEIL, 16 * M, 1) == "L3"
+    assert ceilings.level_of(CEIL, 16 * M, 2) == "memory"  # 24M shared by 2 cores: 12M each
+    assert ceilings.level_of(CEIL, 16 * M, 2, owners=2) == "L3"  # a rank with both cores
+
+
+def test_an_untiled_block_that_spills_is_bound_by_memory_and_its_tile_by_l2():
+    untiled = roofline.predict(ring_record(64 * M, None), CEIL)
+    tiled = roofline.predict(ring_record(64 * M, 256 * K), CEIL)
+    assert untiled["binding"] == "memory" and tiled["binding"] == "L2"
+    # Untiled: every pass's bytes from memory: the compulsory ones at the rate of a sweep of the
+    # rank's footprint (two blocks: 128M, 23.75 GB/s per core interpolated), the other passes' at
+    # the 64M block's 25 GB/s per core.
+    per_rank_bytes = 64 * M * 2 * 8 * 10
+    compulsory = 64 * M * 2 * 10
+    assert ceilings.bandwidth(CEIL, 128 * M, 2) == pytest.approx(47.5)
+    expected = compulsory / 23.75e9 + (per_rank_bytes - compulsory) / 25e9
+    assert untiled["predicted"] == pytest.approx(expected)
+    # Tiled: the compulsory bytes at memory's rate, the other 7 passes at 100 GB/s per core (L2):
+    # the larger of the two binds.
+    assert tiled["phases"]["compute"]["times"]["memory"] == pytest.approx(compulsory / 23.75e9)
+    assert tiled["predicted"] == pytest.approx((per_rank_bytes - compulsory) / 100e9)
+    # The intensity drawn is flops over the bytes the model sends to memory: the tile moves it.
+    assert tiled["intensity"] == pytest.approx(8 * untiled["intensity"])
+
+
+def test_what_was_measured_outside_the_declared_phases_is_added_as_measured():
+    rec = ring_record(64 * M, 256 * K, total=2.0, comm=0.5)
+    pred = roofline.predict(rec, CEIL)
+    assert pred["outside"] == pytest.approx(0.5)
+    assert pred["predicted"] == pytest.approx(pred["phases"]["compute"]["seconds"] + 0.5)
+
+
+def test_a_compute_bound_phase_is_named_compute():
+    rec = ring_record(16 * K, None, ranks=1)
+    rec["work"]["compute"]["rank_max"]["flops"] *= 1000
+    assert roofline.predict(rec, CEIL)["binding"] == "compute"
+
+
+def test_points_take_the_median_of_repeats_and_skip_failed_runs():
+    recs = [ring_record(64 * M, None, total=t) for t in (1.0, 3.0, 2.0)]
+    recs.append({**ring_record(64 * M, None, total=9.0), "status": "failed"})
+    (p,) = roofline.points(recs, CEIL)
+    assert p["runs"] == 3 and p["median"] == 2.0 and p["spread"] == pytest.approx(1.0)
+    assert p["ratio"] == pytest.approx(p["predicted"] / 2.0)
+
+
+def test_kendall_needs_three_points_per_app():
+    recs = [
+        ring_record(64 * M, None, total=1.0),
+        ring_record(64 * M, 256 * K, total=0.4),
+        ring_record(64 * M, None, threads=2, ranks=1, total=0.9),
+    ]
+    pts = roofline.points(recs, CEIL)
+    assert len(pts) == 3
+    assert roofline.kendall_per_app(pts[:2]) == {"ring": None}
+    assert roofline.kendall_per_app(pts)["ring"] is not None
+
+
+@pytest.fixture
+def fixed_ceilings(monkeypatch):
+    monkeypatch.setattr(ceilprobe, "here", lambda say, remeasure=False: CEIL)
+
+
+def test_pxq_roofline_places_runs_and_draws_a_labelled_figure(tmp_path, fixed_ceilings, saved_figures, capsys):
+    path = tmp_path / "ring.jsonl"
+    runs = [ring_record(64 * M, None, total=1.0), ring_record(64 * M, 256 * K, total=0.4)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in runs))
+    assert cli.main(["roofline", str(path), "--plot", str(tmp_path / "r.png")]) == 0
+    out = capsys.readouterr().out
+    assert "memory" in out and "L2" in out and "predicted within 25%" in out
+    assert (tmp_path / "r.png").exists()
+    (fig,) = saved_figures
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    assert "intensity" in ax.get_xlabel() and "GFlop/s" in ax.get_ylabel()
+    assert "test CPU" in ax.get_title() and "[" not in ax.get_title()
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "untiled -> tiled" in legend and "ring" in legend
+    labels = [t.get_text() for t in ax.texts]
+    assert any("memory" in t and "2 core(s)" in t for t in labels), labels
+    assert any(a.arrow_patch is not None for a in ax.texts if hasattr(a, "arrow_patch")), "no untiled -> tiled arrow"
+
+
+def test_pxq_roofline_refuses_runs_without_declared_work(tmp_path, fixed_ceilings, capsys):
+    old = ring_record(64 * M, None)
+    del old["work"]
+    path = tmp_path / "old.jsonl"
+    path.write_text(json.dumps(old) + "\n")
+    assert cli.main(["roofline", str(path)]) == 2
+    assert "declare no work" in capsys.readouterr().err
+    assert cli.main(["roofline", str(tmp_path / "missing.jsonl")]) == 2
+
+
+def test_ceilings_of_another_machine_or_format_are_measured_again(tmp_path, monkeypatch):
+    monkeypatch.setenv("PXQ_CEILINGS", str(tmp_path / "c.json"))
+    machine = {"host": "h", "cpu_model": "m", "caches": {}}
+    stored = {**CEIL, "key": ceilings.caches.key(machine)}
+    assert ceilings.save(stored) == tmp_path / "c.json"
+    assert ceilings.load(machine)["cpu_model"] == "test CPU"
+    assert ceilings.load({**machine, "host": "other"}) is None
+    (tmp_path / "c.json").write_text(json.dumps({**stored, "format": ceilings.FORMAT - 1}))
+    assert ceilings.load(machine) is None
+    (tmp_path / "c.json").write_text("{ torn")
+    assert ceilings.load(machine) is None
+    assert not math.isnan(ceilings.bandwidth(stored, 3 * M, 1))
