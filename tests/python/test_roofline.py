@@ -190,3 +190,16 @@ def test_ceilings_of_another_machine_or_format_are_measured_again(tmp_path, monk
     (tmp_path / "c.json").write_text("{ torn")
     assert ceilings.load(machine) is None
     assert not math.isnan(ceilings.bandwidth(stored, 3 * M, 1))
+
+
+def test_the_tiling_study_names_the_ceilings_its_tiles_moved_the_ring_between(monkeypatch):
+    from pxq.studies import tiling
+
+    monkeypatch.setattr(tiling.envinfo, "machine", lambda: {})
+    recs = [ring_record(64 * M, None, total=1.0), ring_record(64 * M, 256 * K, total=0.4)]
+    monkeypatch.setattr(tiling.ceilings, "load", lambda machine: None)
+    (pointer,) = tiling.ceiling_notes(recs)
+    assert "pxq roofline" in pointer
+    monkeypatch.setattr(tiling.ceilings, "load", lambda machine: CEIL)
+    (note,) = tiling.ceiling_notes(recs)
+    assert "untiled bound by memory, tiled by L2" in note and "measured 60%" in note, note

@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from pxq import figures
-from pxq.analysis import findings, plausible
+from pxq.analysis import findings, plausible, roofline
 from pxq.analysis.findings import Comparison, Finding
 from pxq.core import plugins
 from pxq.core.errors import InputError
 from pxq.core.layout import format_bytes, format_volume, parse_bytes, parse_layout, parse_tile
 from pxq.experiments.studykit import Context, Outcome, cache_profile, exit_code, group, layout_text, measure
-from pxq.machine import caches, envinfo
+from pxq.machine import caches, ceilings, envinfo
 
 SECTION = "tiling"
 
@@ -129,6 +129,7 @@ def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
     title = f"Tiling: the ring, {format_volume(block)} per rank, untiled vs {opts['tile']} tiles"
     notes = [f"working set: {size_why}", f"caches: {prof['note']}"]
     notes += [f"implausible: {f}" for r in rows for f in r["flags"]]
+    notes += ceiling_notes(recs)
     notes += [] if len(lays) >= 2 else ["one layout fits this machine"]
     return Outcome(
         title,
@@ -140,6 +141,26 @@ def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
         {"tile": opts["tile"], "block_bytes": block, "last_level_bytes": prof["last_level_bytes"]},
         exit_code(recs, planned),
     )
+
+
+def ceiling_notes(recs: list[dict[str, Any]]) -> list[str]:
+    """Which ceiling binds the untiled and the tiled ring per layout, from this machine's
+    stored ceilings (pxq roofline measures them once); a pointer when none are stored."""
+    c = ceilings.load(envinfo.machine())
+    if c is None:
+        return ["which ceiling binds each variant: `pxq roofline` on these records (it measures this machine once)"]
+    pts = {(p["layout"], p["mode"]): p for p in roofline.points(recs, c)}
+    out = []
+    for (lay, mode), flat in sorted(pts.items()):
+        tiled = pts.get((lay, "tiled"))
+        if mode != "flat" or tiled is None:
+            continue
+        out.append(
+            f"ceilings, {lay}: untiled bound by {flat['binding']}, tiled by {tiled['binding']} "
+            f"({flat['cores']} core(s) busy); predicted cut {1 - tiled['predicted'] / flat['predicted']:.0%}, "
+            f"measured {1 - tiled['median'] / flat['median']:.0%} (pxq roofline; docs/ROOFLINE.md)"
+        )
+    return out
 
 
 def bandwidth_flags(recs: list[dict[str, Any]], lay: str, peak: float | None) -> list[str]:
