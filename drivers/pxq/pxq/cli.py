@@ -38,6 +38,8 @@ def dispatch(args: argparse.Namespace, app_args: list[str], console: Console) ->
     if app_args and not command.app_args:
         raise InputError(f"pxq {args.command} takes no arguments after --: {' '.join(app_args)}")
     check_plot_path(getattr(args, "plot", None))
+    if command.hooks.prepare is not None:
+        app_args = command.hooks.prepare(args, app_args)
     if getattr(args, "network", None):
         if getattr(args, "hostfile", None) or getattr(args, "launcher", None) not in (None, "cluster"):
             raise InputError("--network runs on a cluster of this machine: drop --hostfile and --launcher")

@@ -13,13 +13,19 @@ from pxq.core import bounds, plugins, records, registry
 from pxq.core.errors import InputError
 from pxq.core.layout import parse_layouts, parse_tile
 from pxq.core.paths import results_path
-from pxq.experiments import batch, options, runner
+from pxq.experiments import batch, expfile, options, runner
 from pxq.experiments import sweep as sweeps
 from pxq.machine import counters
 
 
 def add(p: argparse.ArgumentParser) -> None:
-    p.add_argument("app", help=options.app_help())
+    p.add_argument("app", nargs="?", help=options.app_help() + " (or give it in --file)")
+    p.add_argument(
+        "--file",
+        metavar="EXPERIMENT",
+        help="the sweep from a TOML experiment file (app, layouts, modes, ... ; docs/EXPERIMENTS.md); "
+        "its name, hash and text go into every record",
+    )
     p.add_argument(
         "--layouts", default="1x2,2x1,1x1x2", help="layouts PxQ[xT], comma-separated (default 1x2,2x1,1x1x2)"
     )
@@ -61,6 +67,17 @@ def _threads(text: str | None) -> list[int] | None:
     for t in threads:
         bounds.threads(t, f"--threads {text}:")
     return threads
+
+
+def prepare(args: argparse.Namespace, app_args: list[str]) -> list[str]:
+    """The experiment file's options (--file), checked against the command line's."""
+    if not args.file:
+        if args.app is None:
+            raise InputError("give an app (ring, cg, mg, ft, is) or an experiment file (--file EXPERIMENT.toml)")
+        return app_args
+    fresh = argparse.ArgumentParser()
+    add(fresh)
+    return expfile.apply(args, app_args, fresh.parse_args([]))
 
 
 def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> int:
@@ -126,5 +143,5 @@ def _collect(args: argparse.Namespace, console: Console) -> int:
 PLUGIN = plugins.Command(
     help="run the cross product of layouts x modes x tiles x backends",
     order=1,
-    hooks=plugins.CommandHooks(add, handle, app_args=True),
+    hooks=plugins.CommandHooks(add, handle, app_args=True, prepare=prepare),
 )

@@ -166,4 +166,5 @@ def base_spec(args: argparse.Namespace, app_args: list[str], results: Path) -> r
         placement_cpus=parse_cpus(args.placement_cores),
         fuse=getattr(args, "fuse", "auto"),
         counters=getattr(args, "counters", None),
+        driver_extra={"experiment": args.experiment} if getattr(args, "experiment", None) else {},
     )

@@ -1,0 +1,166 @@
+"""Experiments in a file: `pxq sweep --file EXPERIMENT.toml`.
+
+A TOML file names what a `pxq sweep` command line would: the app, its class and arguments, the
+layouts, modes, tiles, threads, backends and repeats, and in [launch] and [batch] the launch and
+batch options. It is checked against a JSON Schema (the message names the file, the line and
+the fix), then applied to the sweep's options, so the file and the command line it stands for
+run the same sweep. Each run's record carries the file's name, its SHA-256 and its text
+(driver.experiment), so `pxq report --group-by driver.experiment.name` shows which experiment a
+row came from, and `--resume` with the same file carries on where it stopped.
+
+    app = "ring"
+    layouts = ["1x2", "1x1x2"]
+    modes = ["flat", "tiled", "hybrid"]
+    repeat = 3
+    app_args = ["--block", "64M"]
+    [launch]
+    timeout = 300
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import re
+from pathlib import Path
+from typing import Any
+
+import tomllib
+
+from pxq.core.errors import InputError
+
+MAX_TEXT = 64 << 10  # bytes of the file kept in every record
+
+_STRINGS = {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}}
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["app"],
+    "additionalProperties": False,
+    "properties": {
+        "name": {"type": "string", "minLength": 1, "description": "the experiment's name (default: the file's)"},
+        "description": {"type": "string"},
+        "app": {"type": "string", "minLength": 1},
+        "class": {"type": "string", "minLength": 1},
+        "layouts": _STRINGS,
+        "modes": _STRINGS,
+        "tiles": _STRINGS,
+        "threads": {"type": "array", "minItems": 1, "items": {"type": "integer", "minimum": 1}},
+        "backends": _STRINGS,
+        "repeat": {"type": "integer", "minimum": 1},
+        "fuse": {"enum": ["auto", "on", "off"]},
+        "results": {"type": "string", "minLength": 1},
+        "app_args": {"type": "array", "items": {"type": "string"}},
+        "launch": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "alloc": {"enum": ["block", "cyclic"]},
+                "placement": {"enum": ["packed", "spread", "custom"]},
+                "cores": {"type": "array", "items": {"type": "integer", "minimum": 0}},
+                "launcher": {"enum": ["local", "virtual", "cluster", "hostfile", "slurm"]},
+                "hostfile": {"type": "string", "minLength": 1},
+                "oversubscribe": {"type": "boolean"},
+                "timeout": {"type": "number", "exclusiveMinimum": 0},
+                "network": {"type": "string", "minLength": 1},
+                "counters": {"enum": ["hw", "sim", "sim-llc"]},
+            },
+        },
+        "batch": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "time": {"type": "string", "minLength": 1},
+                "account": {"type": "string", "minLength": 1},
+                "partition": {"type": "string", "minLength": 1},
+                "exclusive": {"type": "boolean"},
+                "sbatch": {"type": "array", "items": {"type": "string", "minLength": 1}},
+            },
+        },
+    },
+}
+
+# Key in the file -> the sweep option's destination, and how a value becomes the option's.
+_JOINED = ("layouts", "modes", "tiles", "backends")
+_DEST = {"class": "problem_class", "cores": "placement_cores"}
+
+
+def _line_of(text: str, path: list[Any]) -> int | None:
+    """The line that sets the last key of `path` (within its table, when it has one)."""
+    keys = [p for p in path if isinstance(p, str)]
+    if not keys:
+        return None
+    table = keys[0] if len(keys) > 1 else None
+    inside = table is None
+    for i, line in enumerate(text.splitlines(), 1):
+        head = re.match(r"\s*\[([^\]]+)\]\s*(#.*)?$", line)
+        if head:
+            inside = head.group(1).strip() == table
+            continue
+        if inside and re.match(rf"\s*{re.escape(keys[-1])}\s*=", line):
+            return i
+    return None
+
+
+def load(path: Path) -> tuple[dict[str, Any], str]:
+    """The file's table and text, checked: exit 2 naming the line on a malformed file."""
+    import jsonschema
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(
+            f"--file {path}: no such file (an experiment is a TOML file; see docs/EXPERIMENTS.md)"
+        ) from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"--file {path}: cannot be read ({e})") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise InputError(f"{path}: not valid TOML: {e}") from None
+    errors = sorted(jsonschema.Draft202012Validator(SCHEMA).iter_errors(data), key=lambda e: list(e.absolute_path))
+    if errors:
+        e = errors[0]
+        where = ".".join(str(p) for p in e.absolute_path) or "(top level)"
+        keys = list(e.absolute_path)
+        if e.validator == "additionalProperties":  # the line of the first unexpected key
+            keys += [k for k in e.instance if k not in e.schema.get("properties", {})][:1]
+        line = _line_of(text, keys)
+        at = f"{path}:{line}" if line else str(path)
+        if e.validator == "additionalProperties":
+            allowed = ", ".join(sorted(e.schema.get("properties", {})))
+            raise InputError(f"{at}: {e.message}; the keys here are: {allowed}")
+        raise InputError(f"{at}: {where}: {e.message}")
+    return data, text
+
+
+def apply(args: argparse.Namespace, app_args: list[str], defaults: argparse.Namespace) -> list[str]:
+    """Sets the sweep's options from args.file's experiment and returns the app's arguments.
+    An option given both on the command line and in the file is refused (exit 2)."""
+    path = Path(args.file)
+    data, text = load(path)
+    if args.app is not None:
+        raise InputError(f"give the app in {path} or on the command line, not both (the file says {data['app']!r})")
+    if app_args and data.get("app_args"):
+        raise InputError(f"app arguments both after -- and in {path}'s app_args: give them in one place")
+    values: dict[str, Any] = {"app": data["app"]}
+    for key, value in {**data, **data.get("launch", {}), **data.get("batch", {})}.items():
+        if key in ("name", "description", "app", "app_args", "launch", "batch"):
+            continue
+        dest = _DEST.get(key, key)
+        if key in _JOINED or key in ("threads", "cores"):
+            value = ",".join(str(v) for v in value)
+        elif key == "results":
+            value = Path(value)
+        if getattr(args, dest, None) != getattr(defaults, dest, None):
+            raise InputError(f"--{key.replace('_', '-')} is given on the command line and in {path}: keep one")
+        values[dest] = value
+    for dest, value in values.items():
+        setattr(args, dest, value)
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    args.experiment = {
+        "name": data.get("name", path.stem),
+        "file": str(path),
+        "sha256": digest,
+        "text": text if len(text.encode("utf-8")) <= MAX_TEXT else None,
+    }
+    return list(data.get("app_args", [])) or app_args
