@@ -6,7 +6,6 @@
 // total) are reported per kernel. A probe that reports; never a test.
 #include <mpi.h>
 #include <omp.h>
-#include <sys/mman.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -20,6 +19,7 @@
 
 #include "pxq/comm/mpi_check.hpp"
 #include "pxq/common/app.hpp"
+#include "pxq/common/huge_array.hpp"
 #include "pxq/common/options.hpp"
 #include "pxq/common/proxy.hpp"
 #include "pxq/common/run_context.hpp"
@@ -81,23 +81,6 @@ std::size_t check_options(const pxq::common::MpiWorld& w, const ProbeOptions& o,
   return bytes;
 }
 
-// Arrays 2 MiB aligned and asked to be backed by transparent huge pages, as the ring's blocks:
-// a sweep of hundreds of MiB is otherwise slowed by TLB misses the proxies do not pay.
-struct FreeDeleter {
-  void operator()(double* p) const { std::free(p); }
-};
-std::unique_ptr<double[], FreeDeleter> huge_array(std::size_t n) {
-  constexpr std::size_t kHuge = 2u << 20;
-  const std::size_t bytes = (n * sizeof(double) + kHuge - 1) / kHuge * kHuge;
-  void* p = nullptr;
-  if (posix_memalign(&p, kHuge, bytes) != 0)
-    throw std::runtime_error("cannot allocate an array of " + std::to_string(bytes) + " bytes");
-#ifdef MADV_HUGEPAGE
-  madvise(p, bytes, MADV_HUGEPAGE);  // advice only
-#endif
-  return std::unique_ptr<double[], FreeDeleter>(static_cast<double*>(p));
-}
-
 // best[kernel][k-1]: the fastest of the repeats of the slowest active worker, seconds.
 using Best = std::vector<std::vector<double>>;
 
@@ -105,7 +88,9 @@ Best measure(const pxq::common::MpiWorld& w, const ProbeOptions& o, const std::v
              std::size_t n, bool threads_mode, int workers) {
   const std::size_t total_n = threads_mode ? n * static_cast<std::size_t>(workers) : n;
   // Each worker's share first-touched by the thread that streams it.
-  const auto a = huge_array(total_n), b = huge_array(total_n), c = huge_array(total_n);
+  // Huge-page arrays, as the ring's blocks: the probe measures what the proxies get.
+  const auto a = pxq::common::huge_array(total_n, "an array"), b = pxq::common::huge_array(total_n, "an array"),
+             c = pxq::common::huge_array(total_n, "an array");
 #pragma omp parallel for schedule(static) num_threads(threads_mode ? workers : 1)
   for (int t = 0; t < (threads_mode ? workers : 1); ++t)
     for (std::size_t i = static_cast<std::size_t>(t) * n; i < static_cast<std::size_t>(t + 1) * n; ++i) {

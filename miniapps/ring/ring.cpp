@@ -6,7 +6,6 @@
 // receives from rank r-1, blocks flow down to thread 0 (the thread that calls MPI), which sends to rank r+1. So ring
 // position of (rank r, thread t) is r*T + (T-1-t).
 #include <omp.h>
-#include <sys/mman.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -25,6 +24,7 @@
 #include "pxq/comm/placement.hpp"
 #include "pxq/comm/ring_exchange.hpp"
 #include "pxq/comm/ring_shm.hpp"
+#include "pxq/common/huge_array.hpp"
 #include "pxq/common/proxy.hpp"
 #include "pxq/common/timer.hpp"
 #include "pxq/kernels/ring_update.hpp"
@@ -56,25 +56,7 @@ struct RingOptions {
 
 using common::MpiWorld;
 
-struct FreeDeleter {
-  void operator()(double* p) const { std::free(p); }
-};
-using Block = std::unique_ptr<double, FreeDeleter>;
-
-// Blocks are 2 MiB aligned and asked to be backed by transparent huge pages: fewer TLB
-// misses in the kernel, and far fewer pages for the MPI library to pin when it copies a
-// tile between processes (single-copy transfers pin every page they touch).
-Block allocate_block(std::size_t elems) {
-  constexpr std::size_t kHuge = 2u << 20;
-  const std::size_t bytes = (elems * sizeof(double) + kHuge - 1) / kHuge * kHuge;
-  void* p = nullptr;
-  if (posix_memalign(&p, kHuge, bytes) != 0)
-    throw std::runtime_error("cannot allocate a block of " + std::to_string(bytes) + " bytes");
-#ifdef MADV_HUGEPAGE
-  madvise(p, bytes, MADV_HUGEPAGE);  // advice only: without THP the block still works
-#endif
-  return Block(static_cast<double*>(p));
-}
+using Block = common::HugeArray;
 
 struct Verification {
   bool passed = false;
@@ -156,7 +138,7 @@ class RingProxy final : public common::Proxy {
       shm_ = std::make_unique<comm::ShmRing>(w_.comm, T, elems_, tile_.elements);
       place_shm_blocks(0);
     } else {
-      for (int t = 0; t < T + (mpi_ring ? 1 : 0); ++t) storage_.push_back(allocate_block(elems_));
+      for (int t = 0; t < T + (mpi_ring ? 1 : 0); ++t) storage_.push_back(common::huge_array(elems_, "a block"));
       for (int t = 0; t < T; ++t) blocks_[t] = storage_[t].get();
     }
     spare_ = mpi_ring ? storage_[T].get() : nullptr;

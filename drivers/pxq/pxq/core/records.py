@@ -136,6 +136,17 @@ def write_whole(path: Path, text: str) -> None:
         raise
 
 
+def keep_json(path: Path, data: Any) -> Path | None:
+    """A JSON file pxq keeps for itself (a measured profile), written whole; None when its
+    folder cannot be written (the caller measures again next time)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_whole(path, json.dumps(data, indent=1))
+    except OSError:
+        return None
+    return path
+
+
 def append(path: Path, record: dict[str, Any]) -> None:
     """One line, one write, under an exclusive lock: concurrent writers never interleave and a
     failed write leaves the file as it was."""

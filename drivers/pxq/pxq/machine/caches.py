@@ -191,16 +191,8 @@ def load(machine: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def save(prof: dict[str, Any]) -> Path | None:
-    """Written whole (a temporary file, then renamed); None when the folder cannot be written."""
-    path = profile_path()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}")
-        tmp.write_text(json.dumps(prof, indent=1), encoding="utf-8")
-        tmp.replace(path)
-    except OSError:
-        return None
-    return path
+    """Written whole; None when the folder cannot be written."""
+    return records.keep_json(profile_path(), prof)
 
 
 def profile(machine: dict[str, Any], binary: Path) -> dict[str, Any]:

@@ -26,6 +26,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from pxq.core import records
 from pxq.machine import caches
 
 FORMAT = 2
@@ -65,15 +66,8 @@ def load(machine: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def save(data: dict[str, Any]) -> Path | None:
-    p = path()
-    try:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        tmp = p.with_name(f".{p.name}.{os.getpid()}")
-        tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
-        tmp.replace(p)
-    except OSError:
-        return None
-    return p
+    """Written whole; None when the folder cannot be written."""
+    return records.keep_json(path(), data)
 
 
 def at(rows: list[dict[str, float]], cores: int) -> float:
