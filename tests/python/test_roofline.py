@@ -151,6 +151,10 @@ def fixed_ceilings(monkeypatch):
 def test_pxq_roofline_places_runs_and_draws_a_labelled_figure(tmp_path, fixed_ceilings, saved_figures, capsys):
     path = tmp_path / "ring.jsonl"
     runs = [ring_record(64 * M, None, total=1.0), ring_record(64 * M, 256 * K, total=0.4)]
+    integer = ring_record(64 * M, None, total=1.0)
+    integer["app"], integer["work"]["compute"]["flops"] = "is", 0.0  # no flops: in the table, not drawn
+    integer["work"]["compute"]["rank_max"]["flops"] = 0.0
+    runs.append(integer)
     path.write_text("".join(json.dumps(r) + "\n" for r in runs))
     assert cli.main(["roofline", str(path), "--plot", str(tmp_path / "r.png")]) == 0
     out = capsys.readouterr().out
@@ -166,6 +170,8 @@ def test_pxq_roofline_places_runs_and_draws_a_labelled_figure(tmp_path, fixed_ce
     labels = [t.get_text() for t in ax.texts]
     assert any("memory" in t and "2 core(s)" in t for t in labels), labels
     assert any(a.arrow_patch is not None for a in ax.texts if hasattr(a, "arrow_patch")), "no untiled -> tiled arrow"
+    assert any("not drawn: is" in t.get_text() for t in fig.texts)
+    assert "is 64M" in out
 
 
 def test_pxq_roofline_refuses_runs_without_declared_work(tmp_path, fixed_ceilings, capsys):

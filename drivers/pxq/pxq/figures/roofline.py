@@ -102,4 +102,14 @@ def plot(pts: list[dict[str, Any]], c: dict[str, Any], path: Path) -> Path:
         plt.Line2D([], [], color="tab:blue", label="flat -> hybrid"),
     ]
     ax.legend(handles=handles, fontsize=8, loc="lower right")
+    left_out = sorted({p["app"] for p in pts if p not in finite})
+    if left_out:
+        fig.text(
+            0.01,
+            0.005,
+            f"not drawn: {', '.join(left_out)} (no flops, or no bytes from memory: all in cache); "
+            "the table of `pxq roofline` has them",
+            fontsize=8,
+            va="bottom",
+        )
     return figures.save(fig, path)
