@@ -209,3 +209,15 @@ def test_the_tiling_study_names_the_ceilings_its_tiles_moved_the_ring_between(mo
     monkeypatch.setattr(tiling.ceilings, "load", lambda machine: CEIL)
     (note,) = tiling.ceiling_notes(recs)
     assert "untiled bound by memory, tiled by L2" in note and "measured 60%" in note, note
+
+
+def test_virtual_nodes_of_one_machine_share_its_memory_bus():
+    """2x1 on virtual nodes (or the emulated cluster): two nodes of one host, so both of its cores
+    are busy; on two real hosts, one core on each."""
+    rec = ring_record(64 * M, None, ranks=1)
+    rec["layout"].update(nodes=2, ranks_per_node=1, ranks=2, observed_nodes=2, virtual_nodes=True)
+    assert roofline.cores_used(rec, CEIL) == (2, 2, 1)
+    rec["layout"].update(virtual_nodes=False, launcher="cluster")
+    assert roofline.cores_used(rec, CEIL) == (2, 2, 1)
+    rec["layout"]["launcher"] = "hostfile"
+    assert roofline.cores_used(rec, CEIL) == (1, 1, 1)

@@ -29,10 +29,13 @@ from pxq.machine import ceilings as ceil
 
 
 def cores_used(rec: dict[str, Any], ceilings: dict[str, Any]) -> tuple[int, int, int]:
-    """(k cores of a node in use, ranks per node, threads per rank)."""
+    """(k cores of a host in use, ranks per host, threads per rank). Ranks per host come from the
+    hosts the run was observed on: virtual nodes of one machine share its memory bus."""
     lay = rec.get("layout", {})
-    q = int(lay.get("ranks_per_node") or 1)
     t = int(lay.get("threads") or rec.get("variant", {}).get("threads") or 1)
+    virtual = lay.get("virtual_nodes") or lay.get("launcher") == "cluster"
+    hosts = 1 if virtual else int(lay.get("observed_nodes") or lay.get("nodes") or 1)
+    q = max(1, -(-int(lay.get("ranks") or lay.get("ranks_per_node") or 1) // hosts))
     return max(1, min(q * t, int(ceilings["cores"]))), q, t
 
 
