@@ -34,12 +34,17 @@ PROBE_CEILING = 2048 * MIB  # and at most this
 FORMAT = 3  # a stored profile of another format is measured again
 
 
+def kept_path(variable: str, name: str) -> Path:
+    """Where pxq keeps a measured profile of this machine: $variable, else
+    $XDG_CACHE_HOME/pxq/NAME, else ~/.cache/pxq/NAME."""
+    if os.environ.get(variable):
+        return Path(os.environ[variable])
+    base = Path(os.environ["XDG_CACHE_HOME"]) if os.environ.get("XDG_CACHE_HOME") else Path.home() / ".cache"
+    return base / "pxq" / name
+
+
 def profile_path() -> Path:
-    if os.environ.get("PXQ_CACHE_PROFILE"):
-        return Path(os.environ["PXQ_CACHE_PROFILE"])
-    if os.environ.get("XDG_CACHE_HOME"):
-        return Path(os.environ["XDG_CACHE_HOME"]) / "pxq" / "caches.json"
-    return Path.home() / ".cache" / "pxq" / "caches.json"
+    return kept_path("PXQ_CACHE_PROFILE", "caches.json")
 
 
 def available_memory() -> int:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from pathlib import Path
 from typing import Any
 
@@ -36,10 +35,7 @@ FLOP_BLOCK_UPDATES = 32
 
 
 def path() -> Path:
-    if os.environ.get("PXQ_CEILINGS"):
-        return Path(os.environ["PXQ_CEILINGS"])
-    base = Path(os.environ["XDG_CACHE_HOME"]) if os.environ.get("XDG_CACHE_HOME") else Path.home() / ".cache"
-    return base / "pxq" / "ceilings.json"
+    return caches.kept_path("PXQ_CEILINGS", "ceilings.json")
 
 
 def levels(profile: dict[str, Any]) -> list[dict[str, Any]]:

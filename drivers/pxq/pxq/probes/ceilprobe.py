@@ -1,7 +1,7 @@
-"""Measures this machine's ceilings for the roofline (pxq.machine.ceilings keeps them): STREAM
-scale through pxq-probe-bandwidth on arrays sized for each measured cache level and for memory,
+"""Measures this machine's ceilings for the roofline (pxq.machine.ceilings keeps them):
+pxq-probe-bandwidth's in-place update on arrays from 16K per core to past the last cache level,
 and the ring's L1-resident update as the compute-bound kernel, each on 1..N cores, REPEATS
-times, through the launcher."""
+times, through the launcher. Nothing is kept until every measurement is done."""
 
 from __future__ import annotations
 
