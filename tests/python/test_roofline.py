@@ -221,3 +221,20 @@ def test_virtual_nodes_of_one_machine_share_its_memory_bus():
     assert roofline.cores_used(rec, CEIL) == (2, 2, 1)
     rec["layout"]["launcher"] = "hostfile"
     assert roofline.cores_used(rec, CEIL) == (1, 1, 1)
+
+
+def test_ceilings_measured_on_a_busy_machine_are_flagged_and_not_kept(tmp_path, monkeypatch, capsys):
+    """All cores giving less than one alone is what a loaded machine measures: said, not kept."""
+    busy = copy.deepcopy(CEIL)
+    busy["peak_gflops"] = rows(50, 39)
+    assert ceilings.implausible(CEIL) == []
+    (problem,) = ceilings.implausible(busy)
+    assert "peak flop rate" in problem and "39.0" in problem
+    monkeypatch.setenv("PXQ_CEILINGS", str(tmp_path / "c.json"))
+    monkeypatch.setattr(ceilprobe.envinfo, "machine", lambda: {})
+    monkeypatch.setattr(ceilprobe, "measure", lambda say: busy)
+    assert ceilprobe.here(print, remeasure=True) is busy
+    assert not (tmp_path / "c.json").exists()
+    monkeypatch.setattr(ceilprobe, "measure", lambda say: CEIL)
+    ceilprobe.here(print, remeasure=True)
+    assert (tmp_path / "c.json").exists()

@@ -82,6 +82,12 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     runs = _runs(args.results)
     c = ceilprobe.here(lambda s: console.print(f"[dim]{s}[/dim]"), remeasure=args.remeasure)
     console.print(f"ceilings ({c['cpu_model']}, measured {c['date']}): {_ceilings_text(c)}")
+    for problem in ceil.implausible(c):
+        console.print(
+            f"[yellow]implausible ceiling, not kept[/yellow] ({problem}): the machine was busy while it was "
+            "measured; run again on an idle machine (the predictions below use it as measured)",
+            highlight=False,
+        )
     pts = roofline.points(runs, c)
     console.print(table(pts))
     near = sum(abs(p["ratio"] - 1) <= NEAR for p in pts)

@@ -37,7 +37,7 @@ def _roofs(ax: Any, c: dict[str, Any], xs: list[float]) -> None:
                     f"{name} {bw:.0f} GB/s ({cores} core(s))",
                     (xs[0], bw * xs[0]),
                     textcoords="offset points",
-                    xytext=(2, 2),
+                    xytext=(2, 3) if cores == n else (2, -10),  # one core's memory roof: below its line
                     fontsize=7,
                     color=ROOF_COLOURS.get(name, "tab:olive"),
                     rotation=0,

@@ -103,3 +103,19 @@ def roofs(c: dict[str, Any], cores: int) -> list[tuple[str, float]]:
         out.append((level["name"], bandwidth(c, share / 2, cores)))
     out.append(("memory", at(c["curve"][-1]["gbs"], cores)))
     return out
+
+
+def implausible(c: dict[str, Any]) -> list[str]:
+    """Ceilings a careful engineer would not sign: all cores busy giving less in total than one
+    core alone (the machine was busy while they were measured), or a range wider than the
+    median."""
+    out = []
+    n = c["cores"]
+    rows = {"peak flop rate": c["peak_gflops"], "memory bandwidth": c["curve"][-1]["gbs"]}
+    for what, r in rows.items():
+        if n > 1 and at(r, n) < 0.9 * at(r, 1):
+            out.append(f"{what}: {at(r, n):.1f} in total with {n} cores busy, below one core's {at(r, 1):.1f}")
+        wide = [row for row in r if row["median"] > 0 and (row["max"] - row["min"]) > row["median"]]
+        if wide:
+            out.append(f"{what}: runs spread over more than their median with {wide[0]['cores']} core(s)")
+    return out

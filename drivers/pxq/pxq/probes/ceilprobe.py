@@ -17,7 +17,7 @@ from pxq.core.errors import InputError
 from pxq.core.layout import Layout, format_bytes
 from pxq.experiments import runner
 from pxq.machine import caches, envinfo
-from pxq.machine.ceilings import FLOP_BLOCK_UPDATES, FORMAT, REPEATS, SWEPT, levels, load, save
+from pxq.machine.ceilings import FLOP_BLOCK_UPDATES, FORMAT, REPEATS, SWEPT, implausible, levels, load, save
 
 
 def _spread(values: list[float]) -> dict[str, float]:
@@ -112,8 +112,10 @@ def here(say: Callable[[str], None], remeasure: bool = False) -> dict[str, Any]:
     machine = envinfo.machine()
     data = None if remeasure else load(machine)
     if data is None:
-        say("measuring this machine's ceilings once (bandwidth per cache level and memory, peak flop rate)")
+        say("measuring this machine's ceilings once (bandwidth against bytes per core, peak flop rate)")
         data = measure(say)
+        if implausible(data):  # not kept: the next command measures again
+            return data
         where = save(data)
         say(f"ceilings kept in {where}" if where else "ceilings not kept: the cache folder cannot be written")
     return data
