@@ -39,7 +39,7 @@ def cores_used(rec: dict[str, Any], ceilings: dict[str, Any]) -> tuple[int, int,
     return max(1, min(q * t, int(ceilings["cores"]))), q, t
 
 
-def phase_prediction(w: dict[str, Any], ceilings: dict[str, Any], k: int, q: int, t: int) -> dict[str, Any]:
+def phase_prediction(w: dict[str, Any], ceilings: dict[str, Any], k: int, t: int) -> dict[str, Any]:
     """One phase's predicted seconds, the ceiling that binds it and the bytes it sends to memory.
 
     The compulsory bytes stream at the bandwidth the measured curve gives a sweep of the rank's
@@ -71,8 +71,8 @@ def predict(rec: dict[str, Any], ceilings: dict[str, Any]) -> dict[str, Any] | N
     work = rec.get("work")
     if not work:
         return None
-    k, q, t = cores_used(rec, ceilings)
-    phases = {name: phase_prediction(w, ceilings, k, q, t) for name, w in work.items()}
+    k, _, t = cores_used(rec, ceilings)  # the k-core curve already divides the bus among the ranks
+    phases = {name: phase_prediction(w, ceilings, k, t) for name, w in work.items()}
     declared = sum(w["seconds"] for w in work.values())
     measured = rec["time"]["total"]
     outside = max(0.0, measured - declared)
