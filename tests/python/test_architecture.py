@@ -125,7 +125,7 @@ def test_the_ctest_backends_are_the_registry_s():
 def test_every_environment_variable_pxq_reads_is_documented():
     pattern = re.compile(r"(?:environ(?:\.get)?\(?\[?\"|getenv\(\"|\$\{?)(PXQ_[A-Z_]+)")
     read = set()
-    for folder in ("drivers", "miniapps", "comm", "tiling", "kernels"):
+    for folder in ("drivers", "miniapps", "comm", "tiling", "kernels", "packaging"):
         for path in (ROOT / folder).rglob("*"):
             if path.suffix in (".py", ".cpp", ".hpp", ".sh"):
                 read |= set(pattern.findall(path.read_text(errors="replace")))
