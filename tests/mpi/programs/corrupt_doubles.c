@@ -31,8 +31,8 @@ int MPI_Send(const void* buf, int count, MPI_Datatype type, int dest, int tag, M
 int MPI_Sendrecv(const void* sbuf, int scount, MPI_Datatype stype, int dest, int stag, void* rbuf, int rcount,
                  MPI_Datatype rtype, int src, int rtag, MPI_Comm comm, MPI_Status* status) {
   double* copy = (stype == MPI_DOUBLE && scount > 0 && sbuf != NULL) ? corrupted_copy(sbuf, scount) : NULL;
-  const int rc = PMPI_Sendrecv(copy ? copy : sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, src, rtag, comm,
-                               status);
+  const int rc =
+      PMPI_Sendrecv(copy ? copy : sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, src, rtag, comm, status);
   free(copy);
   return rc;
 }

@@ -9,14 +9,14 @@ from typing import Any
 
 from rich.console import Console
 
-from pxq.analysis import report, tables, tiles
+from pxq.analysis import caliper, report, tables, tiles
 from pxq.core import paths as paths_mod
 from pxq.core import plugins, records, schemas
 from pxq.core.errors import InputError
 from pxq.core.paths import figure_path
 from pxq.probes import redraw
 
-FORMATS = ("table", "csv", "json", "markdown")
+FORMATS = ("table", "csv", "json", "markdown", "caliper")
 
 
 def add(p: argparse.ArgumentParser) -> None:
@@ -24,8 +24,18 @@ def add(p: argparse.ArgumentParser) -> None:
         "results", nargs="+", help="results files, folders (every *.jsonl in them) or globs; or: tiles FILE..."
     )
     p.add_argument("--plot", type=Path, help="write the chart (PNG) here")
-    p.add_argument("--format", choices=FORMATS, default="table", help="table (default), csv, json or markdown")
-    p.add_argument("--out", type=Path, help="with --format csv|json|markdown: write here instead of the screen")
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="table",
+        help="table (default), csv, json, markdown, or caliper (one Caliper JSON profile per run into the "
+        "--out folder, with the run's context and placement as metadata: what Thicket reads)",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        help="with --format csv|json|markdown: write here instead of the screen; caliper: the folder",
+    )
     p.add_argument(
         "--records",
         choices=("runs", "probes", "profiles", "studies"),
@@ -46,7 +56,9 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
             raise InputError("pxq report tiles needs a tile benchmark JSON file (pxq tune writes results/tiles.json)")
         return tiles.report(console, [Path(p) for p in args.results[1:]], args.plot)
     if args.out and args.format == "table":
-        raise InputError("--out goes with --format csv, json or markdown")
+        raise InputError("--out goes with --format csv, json, markdown or caliper")
+    if args.format == "caliper":
+        return _caliper(args, console)
     if args.out:
         records.check_writable(args.out)
     group_by = [f.strip() for f in args.group_by.split(",") if f.strip()]
@@ -86,6 +98,25 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     elif args.plot and rows:
         console.print(f"chart: {report.bar_chart(rows, args.plot, report.chart_title(rows))}")
     return records.exit_code(runs)
+
+
+def _caliper(args: argparse.Namespace, console: Console) -> int:
+    """Every ok run of the results as a Caliper JSON profile in the --out folder."""
+    out = args.out
+    if out is None:
+        raise InputError("--format caliper writes a folder of profiles: give it one, e.g. --out results/caliper")
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {out} is a file: --format caliper writes a folder of profiles, give a folder")
+    runs: list[tuple[dict[str, Any], str]] = []
+    for path in paths_mod.expand(args.results):
+        runs += [
+            (r, str(path)) for r in records.final(records.read(path, must_exist=True)) if schemas.kind_of(r) == "run"
+        ]
+    if not any(r.get("status") == "ok" for r, _ in runs):
+        raise InputError(f"{', '.join(args.results)}: no completed runs to export as Caliper profiles")
+    count = caliper.write_folder(runs, out)
+    console.print(f"caliper: {out} ({count} profiles; Thicket reads them with Thicket.from_caliper)")
+    return records.exit_code(r for r, _ in runs)
 
 
 def _emit(text: str, count: int, args: argparse.Namespace, console: Console) -> None:

@@ -1,0 +1,58 @@
+"""Thicket reads pxq's Caliper export of a sweep: one profile per run, each phase's time as the
+record has it, and pxq's context (layout, variant, placement) as the profiles' metadata."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from conftest import ROOT, eco_env, eco_tool, run
+
+DATA = ROOT / "tests" / "python" / "data" / "figures" / "runs.jsonl"
+READ = """
+import glob, json, sys
+import thicket as th
+files = sorted(glob.glob(sys.argv[1] + "/*.json"))
+tk = th.Thicket.from_caliper(files, disable_tqdm=True)
+meta = tk.metadata.reset_index()
+df = tk.dataframe.reset_index()
+out = {
+    "metadata": json.loads(meta.to_json(orient="records")),
+    "rows": [{"profile": int(r["profile"]), "name": r["name"], "time": r["time"]} for _, r in df.iterrows()],
+}
+print(json.dumps(out))
+"""
+
+
+def test_thicket_reads_an_exported_sweep_with_its_metadata(tmp_path):
+    out = tmp_path / "cali"
+    export = subprocess.run(
+        [sys.executable, "-m", "pxq", "report", str(DATA), "--format", "caliper", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        env=eco_env(tmp_path, PYTHONPATH=str(ROOT / "drivers" / "pxq")),
+    )
+    assert export.returncode == 0, export.stderr
+    proc = run([str(eco_tool("python")), "-c", READ, str(out)], cwd=tmp_path, env=eco_env(tmp_path))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    recs = [json.loads(line) for line in DATA.read_text().splitlines() if line.strip()]
+    done = [r for r in recs if r["status"] == "ok"]
+    meta = got["metadata"]
+    assert len(meta) == len(done)
+    for rec in done:
+        lay = rec["layout"]
+        match = [
+            m
+            for m in meta
+            if m["ranks"] == lay["ranks"] and m["mode"] == rec["variant"]["mode"] and m["threads"] == lay["threads"]
+        ]
+        assert len(match) == 1, (rec["variant"], lay)
+        m = match[0]
+        assert m["app"] == rec["app"] and m["layout"].startswith(f"{lay['nodes']}x{lay['ranks_per_node']}")
+        assert m["placement"] and m["rank_pairs_same_l3"] == rec["placement_summary"]["rank_pairs_on_a_node"]["same_l3"]
+        times = {r["name"]: r["time"] for r in got["rows"] if r["profile"] == m["profile"]}
+        for phase, seconds in rec["time"].items():
+            if phase not in ("total", "setup"):
+                assert abs(times[phase] - seconds) <= 1e-12 * max(1.0, seconds), phase

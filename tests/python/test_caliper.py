@@ -1,0 +1,60 @@
+"""pxq report --format caliper: one Caliper JSON (json-split) profile per completed run, the
+tree and metadata Thicket reads (tests/ecosystem/test_thicket.py reads them with Thicket)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pxq import cli
+
+DATA = Path(__file__).parent / "data" / "figures" / "runs.jsonl"
+
+
+def run_pxq(argv, capsys):
+    code = cli.main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_every_completed_run_is_a_profile_with_its_phases_and_context(tmp_path, capsys):
+    out = tmp_path / "cali"
+    code, stdout, err = run_pxq(["report", str(DATA), "--format", "caliper", "--out", str(out)], capsys)
+    assert code == 0, stdout + err
+    recs = [json.loads(line) for line in DATA.read_text().splitlines() if line.strip()]
+    done = [r for r in recs if r["status"] == "ok"]
+    files = sorted(out.glob("*.json"))
+    assert len(files) == len(done) and f"{len(done)} profiles" in stdout
+    for rec, path in zip(done, files):
+        prof = json.loads(path.read_text())
+        nodes, cols = prof["nodes"], prof["columns"]
+        assert nodes[0] == {"label": rec["app"], "column": "path"} and "parent" not in nodes[0]
+        phases = {k: v for k, v in rec["time"].items() if k not in ("total", "setup")}
+        assert [n["label"] for n in nodes[1:]] == list(phases) and all(n["parent"] == 0 for n in nodes[1:])
+        by_node = {row[0]: dict(zip(cols, row)) for row in prof["data"]}
+        assert by_node[0]["inclusive#sum#time.duration"] == rec["time"]["total"]
+        for i, (phase, seconds) in enumerate(phases.items(), start=1):
+            assert by_node[i]["sum#time.duration"] == seconds, phase
+        assert by_node[0]["sum#time.duration"] >= 0
+        lay = rec["layout"]
+        assert prof["layout"].startswith(f"{lay['nodes']}x{lay['ranks_per_node']}")
+        assert prof["mode"] == rec["variant"]["mode"] and prof["ranks"] == lay["ranks"]
+        cpus = [t["cpu"] for p in rec["placement"] for t in p["threads"]]
+        assert prof["placement"].count("@n") == len(rec["placement"]) and all(str(c) in prof["placement"] for c in cpus)
+        assert prof["rank_pairs_same_l3"] == rec["placement_summary"]["rank_pairs_on_a_node"]["same_l3"]
+        # The metadata never takes a name the reader keeps for the profile's own sections.
+        assert not {"data", "columns", "column_metadata"} & (set(prof) - {"data", "columns", "column_metadata"})
+        assert isinstance(prof["nodes"], list)
+
+
+def test_bad_requests_exit_2_and_write_nothing(tmp_path, capsys):
+    code, _, err = run_pxq(["report", str(DATA), "--format", "caliper"], capsys)
+    assert code == 2 and "--out" in err
+    afile = tmp_path / "file.json"
+    afile.write_text("{}")
+    code, _, err = run_pxq(["report", str(DATA), "--format", "caliper", "--out", str(afile)], capsys)
+    assert code == 2 and "is a file" in err and afile.read_text() == "{}"
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    code, _, err = run_pxq(["report", str(empty), "--format", "caliper", "--out", str(tmp_path / "c")], capsys)
+    assert code == 2 and "no completed runs" in err and not (tmp_path / "c").exists()
