@@ -225,7 +225,7 @@ def test_a_newcomers_first_commands_answer_without_running_anything(tmp_path: Pa
         (["test", "--bogus"], "unknown option '--bogus'"),
         (["test", "-L"], "-L needs a value"),
         (["test", "--all", "--slow"], "give one of --all, --slow"),
-        (["setup", "now"], "takes no arguments"),
+        (["setup", "now"], "takes --ecosystem or nothing"),
     ):
         out = subprocess.run([script, *argv], capture_output=True, text=True, env=env, timeout=60)
         assert out.returncode == 2 and message in out.stderr, (argv, out.stderr)
