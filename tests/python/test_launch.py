@@ -113,6 +113,27 @@ def test_hostfile_and_slurm_use_the_real_nodes(tmp_path, monkeypatch):
     assert p.argv[p.argv.index("--rank-by") + 1] == "node"
 
 
+def test_a_run_across_hosts_keeps_its_folder_where_every_node_sees_it(tmp_path, monkeypatch):
+    """A node's /tmp is its own: across hosts (a hostfile, Slurm) the record rank 0 writes goes to
+    a folder beside the results; on one machine to the temporary folder."""
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    monkeypatch.setenv("PXQ_CLUSTER", "off")
+    results = tmp_path / "out" / "ring.jsonl"
+    shared = tmp_path / "out" / launch_plan.SHARED_RUNS
+    for launcher, hostfile in (("slurm", None), ("hostfile", None), (None, "hosts")):
+        assert launch_plan.run_folder_base(launcher, hostfile, results) == str(shared)
+    assert shared.is_dir()
+    for launcher in ("local", "virtual", None):
+        assert launch_plan.run_folder_base(launcher, None, results) is None
+    monkeypatch.setenv("SLURM_JOB_ID", "42")  # inside an allocation, the default launcher is srun
+    assert launch_plan.run_folder_base(None, None, results) == str(shared)
+    assert launch_plan.run_folder_base("local", None, results) is None
+    (tmp_path / "ro").mkdir()
+    (tmp_path / "ro" / launch_plan.SHARED_RUNS).write_text("a file where the folder goes")
+    with pytest.raises(InputError, match="every node must see"):
+        launch_plan.run_folder_base("slurm", None, tmp_path / "ro" / "ring.jsonl")
+
+
 @pytest.fixture
 def allocation(monkeypatch):
     """Inside a Slurm job on nodes a..d (scontrol's expansion stood in for), built with Open MPI."""

@@ -4,7 +4,12 @@ with their own configuration (SLURM_CONF), ports and logs, stopped and removed a
 
 Authentication is auth/none (there is one host and one user; munge is left out), so nothing
 outside the folder is touched. `Cluster.start()` raises Unavailable with the reason when Slurm
-cannot run here (no packages, no multiple-slurmd support, daemons that do not come up)."""
+cannot run here (no packages, no multiple-slurmd support, daemons that do not come up).
+
+On a cluster of this machine (`pxq cluster up`; pass it as `emulated`) each slurmd runs inside
+its own node (that node's network, host name, /tmp and /dev/shm) and answers at the node's
+address, slurmctld runs on the cluster's head, and so do the clients (`client` gives the
+prefix that puts a command there): steps reach their nodes over the emulated links."""
 
 from __future__ import annotations
 
@@ -15,6 +20,8 @@ import socket
 import subprocess
 import time
 from pathlib import Path
+
+from pxq.machine.cluster import HEAD_ADDRESS, enter_head, enter_node
 
 DAEMONS = ("slurmctld", "slurmd")
 CLIENTS = ("srun", "sbatch", "salloc", "squeue", "sinfo", "scontrol")
@@ -37,8 +44,11 @@ def _find(name: str) -> str | None:
 
 
 class Cluster:
-    def __init__(self, folder: Path, nodes: int = 2, cpus: int | None = None):
+    def __init__(self, folder: Path, nodes: int = 2, cpus: int | None = None, emulated=None):
         self.folder = folder.resolve()
+        self.emulated = emulated  # a pxq.machine.cluster.Cluster whose nodes host the slurmd
+        if emulated is not None:
+            nodes = emulated.nodes
         self.nodes = [f"n{i}" for i in range(nodes)]
         self.cpus = cpus or os.cpu_count() or 1
         self.conf = self.folder / "slurm.conf"
@@ -49,12 +59,29 @@ class Cluster:
         """The environment of a client of this cluster (srun, sbatch, ./pxq inside salloc)."""
         return dict(os.environ, SLURM_CONF=str(self.conf))
 
+    @property
+    def client(self) -> list[str]:
+        """The prefix that runs a client where it reaches the daemons (the emulated head)."""
+        return [] if self.emulated is None else enter_head(self.emulated)
+
+    def _node_line(self, k: int, name: str, host: str) -> str:
+        if self.emulated is None:
+            where = f"NodeHostname={host} NodeAddr=127.0.0.1"
+        else:
+            where = f"NodeHostname={self.emulated.host(k)} NodeAddr={self.emulated.addresses[k]}"
+        return (
+            f"NodeName={name} {where} Port={_free_port()} CPUs={self.cpus} Sockets=1 "
+            f"CoresPerSocket={self.cpus} ThreadsPerCore=1 RealMemory=1000 State=UNKNOWN"
+        )
+
     def _write_conf(self) -> None:
         host = socket.gethostname()
         ctld_port = _free_port()
+        # On an emulated cluster slurmctld listens on the head, which keeps the machine's host name.
+        ctld = host if self.emulated is None else f"{host}({HEAD_ADDRESS})"
         lines = [
             "ClusterName=pxqtest",
-            f"SlurmctldHost={host}",
+            f"SlurmctldHost={ctld}",
             f"SlurmctldPort={ctld_port}",
             "SlurmUser=root",
             "SlurmdUser=root",
@@ -90,11 +117,7 @@ class Cluster:
             "SlurmctldDebug=info",
             "SlurmdDebug=info",
         ]
-        for name in self.nodes:
-            lines.append(
-                f"NodeName={name} NodeHostname={host} NodeAddr=127.0.0.1 Port={_free_port()} "
-                f"CPUs={self.cpus} Sockets=1 CoresPerSocket={self.cpus} ThreadsPerCore=1 RealMemory=1000 State=UNKNOWN"
-            )
+        lines += [self._node_line(k, name, host) for k, name in enumerate(self.nodes)]
         lines.append(f"PartitionName=pxq Nodes={','.join(self.nodes)} Default=YES MaxTime=INFINITE State=UP")
         self.conf.write_text("\n".join(lines) + "\n")
 
@@ -112,9 +135,10 @@ class Cluster:
         for sub in ("state", *(f"spool/{n}" for n in self.nodes), *(f"tmp/{n}" for n in self.nodes)):
             (self.folder / sub).mkdir(parents=True)
         self._write_conf()
-        self._spawn([_find("slurmctld"), "-D", "-i", "-f", str(self.conf)], "slurmctld.out")
-        for name in self.nodes:
-            self._spawn([_find("slurmd"), "-D", "-N", name, "-f", str(self.conf)], f"slurmd-{name}.out")
+        self._spawn([*self.client, _find("slurmctld"), "-D", "-i", "-f", str(self.conf)], "slurmctld.out")
+        for k, name in enumerate(self.nodes):
+            inside = [] if self.emulated is None else enter_node(self.emulated, k)
+            self._spawn([*inside, _find("slurmd"), "-D", "-N", name, "-f", str(self.conf)], f"slurmd-{name}.out")
         try:
             self._wait_idle(timeout)
         except Unavailable:
@@ -132,11 +156,15 @@ class Cluster:
         deadline = time.monotonic() + timeout
         state = ""
         while time.monotonic() < deadline:
-            dead = [p.args[0] for p in self.procs if p.poll() is not None]
+            dead = [next(a for a in p.args if "slurm" in a) for p in self.procs if p.poll() is not None]
             if dead:
                 raise Unavailable(f"{', '.join(dead)} exited at start: {self.log_tail()}")
             out = subprocess.run(
-                ["sinfo", "-h", "-N", "-o", "%N %t"], env=self.env, capture_output=True, text=True, timeout=20
+                [*self.client, "sinfo", "-h", "-N", "-o", "%N %t"],
+                env=self.env,
+                capture_output=True,
+                text=True,
+                timeout=20,
             )
             state = out.stdout.strip()
             if out.returncode == 0 and state and all(ln.split()[1] == "idle" for ln in state.splitlines()):
@@ -174,12 +202,18 @@ class Cluster:
                 p.wait()
 
     def _drain(self, timeout: float = 30) -> None:
-        ids = subprocess.run(["squeue", "-h", "-o", "%i"], env=self.env, capture_output=True, text=True, timeout=20)
+        ids = subprocess.run(
+            [*self.client, "squeue", "-h", "-o", "%i"], env=self.env, capture_output=True, text=True, timeout=20
+        )
         if ids.stdout.split():
-            subprocess.run(["scancel", *ids.stdout.split()], env=self.env, capture_output=True, timeout=20)
+            subprocess.run(
+                [*self.client, "scancel", *ids.stdout.split()], env=self.env, capture_output=True, timeout=20
+            )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            left = subprocess.run(["squeue", "-h"], env=self.env, capture_output=True, text=True, timeout=20)
+            left = subprocess.run(
+                [*self.client, "squeue", "-h"], env=self.env, capture_output=True, text=True, timeout=20
+            )
             steps = subprocess.run(["pgrep", "-x", "slurmstepd"], capture_output=True, text=True).stdout
             if not left.stdout.strip() and not steps.strip():
                 return

@@ -157,10 +157,11 @@ def unwatch(run_id: str) -> None:
 
 
 @contextlib.contextmanager
-def workdir(prefix: str = "pxq-run-", base: str | None = None) -> Iterator[Path]:
+def workdir(prefix: str = "pxq-run-", base: str | None = None, tidy_base: bool = False) -> Iterator[Path]:
     """A temporary folder (in `base`, else the temporary folder) removed when the block ends,
-    or by the watchdog should the driver die first. Open MPI splits some paths at white space,
-    so a TMPDIR holding any falls back to /tmp."""
+    or by the watchdog should the driver die first; `tidy_base` removes `base` too once no
+    other run's folder is in it. Open MPI splits some paths at white space, so a TMPDIR holding
+    any falls back to /tmp."""
     if base is None:
         base = tempfile.gettempdir()
         if any(c.isspace() for c in base) and os.path.isdir("/tmp"):
@@ -172,6 +173,9 @@ def workdir(prefix: str = "pxq-run-", base: str | None = None) -> Iterator[Path]
     finally:
         shutil.rmtree(path, ignore_errors=True)
         _watchdog.send({"op": "tmpdone", "path": path})
+        if tidy_base:
+            with contextlib.suppress(OSError):
+                os.rmdir(base)
 
 
 SHM = "/dev/shm"

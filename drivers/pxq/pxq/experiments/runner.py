@@ -18,7 +18,7 @@ from pxq.core.errors import InputError
 from pxq.core.layout import Layout, resolve_mode
 from pxq.core.paths import IN_CHECKOUT, ROOT, binary, installed_facts
 from pxq.launch import netns
-from pxq.launch.plan import plan_launch, stage
+from pxq.launch.plan import SHARED_RUNS, plan_launch, run_folder_base, stage
 from pxq.launch.request import LaunchPlan, LaunchRequest, choose_launcher, omp_record
 from pxq.launch.slurm import slurm_job
 from pxq.machine import counters, envinfo
@@ -275,8 +275,9 @@ def execute(spec: RunSpec, echo: bool = False) -> RunResult:
     run_id = uuid.uuid4().hex
     if counters.simulating(spec.counters):
         counters.ensure_sim_build([spec.app])
-    on_cluster = not (spec.launcher or spec.hostfile or os.environ.get("SLURM_JOB_ID")) or spec.launcher == "cluster"
-    with procs.workdir(base=netns.run_base() if on_cluster else None) as tmp, procs.shm_workdir() as shm:
+    base = run_folder_base(spec.launcher, spec.hostfile, spec.results)
+    tidy = base is not None and Path(base).name == SHARED_RUNS
+    with procs.workdir(base=base, tidy_base=tidy) as tmp, procs.shm_workdir() as shm:
         private = tmp / "record.jsonl"
         profile = spec.profile or (tmp / "msgprof.jsonl" if spec.channels is not None else None)
         plan, argv = build(replace(spec, results=private, profile=profile), tmp, run_id)

@@ -143,3 +143,23 @@ def stage(plan: LaunchPlan, folder: Path, shm: Path | None = None) -> dict[str, 
     if shm is not None and plan.launcher == "virtual":
         env["PXQ_VNODE_SHM"] = str(shm)  # the agent gives each virtual node a folder in it
     return env
+
+
+SHARED_RUNS = ".pxq-runs"
+
+
+def run_folder_base(launcher: str | None, hostfile: str | None, results: Path) -> str | None:
+    """Where a run's private folder (the record rank 0 writes, the rankfile) goes: where its ranks
+    see it. On a cluster of this machine, beside the cluster's state; across hosts (a hostfile,
+    Slurm), beside the results, which such runs keep on a file system the nodes share (a node's
+    /tmp is its own); on one machine, the temporary folder."""
+    if not (launcher or hostfile or os.environ.get("SLURM_JOB_ID")) or launcher == "cluster":
+        return netns.run_base()
+    if launcher in ("local", "virtual"):
+        return None
+    base = results.parent / SHARED_RUNS
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise InputError(f"cannot make {base} for the run's folder, which every node must see: {e.strerror}") from e
+    return str(base)

@@ -34,6 +34,7 @@ from pxq.machine.links import Link
 
 PREFIX = "pxqc-"
 SUBNET = "10.213.0"
+HEAD_ADDRESS = f"{SUBNET}.254"  # node k is SUBNET.(k+1)
 DEFAULT_NAME = "pxq"
 OFF = "off"  # PXQ_CLUSTER=off: runs use no cluster
 MTU = 9000  # jumbo frames, as cluster Ethernet runs them
@@ -292,7 +293,10 @@ def _holder(name: str, node: int, ns: str, host: str) -> int:
         "mount -t tmpfs -o mode=1777 pxq-shm /dev/shm && exec sleep infinity"
     )
     env = dict(os.environ, PXQ_CLUSTER_HOLDER=f"{name}:{node}")
-    argv = ["ip", "netns", "exec", ns, "unshare", "--uts", "--mount", "--propagation", "private", "sh", "-c", script]
+    # nsenter, not `ip netns exec`, which would mount a /sys of the namespace's own: the node keeps
+    # the machine's /sys, and with it the cgroup tree slurmd needs (v1, v2 or hybrid as it is).
+    unshare = "unshare --uts --mount --propagation private sh -c".split()
+    argv = ["nsenter", f"--net=/run/netns/{ns}", "--", *unshare, script]
     proc = subprocess.Popen(
         argv,
         env=env,
@@ -340,7 +344,7 @@ def up(name: str, nodes: int, link: Link, mtu: int = MTU, cores: int = 1, progre
         members = [*(f"n{i}" for i in range(nodes)), "head"]
         for k, part in enumerate(members):
             ns = netns(name, part)
-            address = f"{SUBNET}.{254 if part == 'head' else k + 1}"
+            address = HEAD_ADDRESS if part == "head" else f"{SUBNET}.{k + 1}"
             _run(["ip", "netns", "add", ns], f"the namespace of {part}")
             _run(["ip", "-n", ns, "link", "set", "lo", "up"], f"{part}'s loopback")
             # One veth pair: `part` on the bridge's side, eth0 in the node (names are pxq's own words).
