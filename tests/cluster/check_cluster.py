@@ -9,7 +9,8 @@
 - a run SIGKILLed (the driver): its processes and its folder are gone; the next `up` of the same
   name first removes a half-built leftover (a namespace and a process of pxq's);
 - SIGTERM during `up`: exit 143 and nothing left;
-- `down`: no namespace, process, state folder or mount of pxq's left, the host as before.
+- `down`: no namespace, process, state folder or mount of pxq's left, the host as before;
+- `--network PROFILE` on a run and on lab 1 (whose other node is then across the link).
 
 Figures (bandwidths against the profiles) belong to `pxq cluster bench`, not to this test.
 usage: check_cluster.py  (PYTHONPATH and PXQ_BUILD_DIR as for the other driver checks)"""
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -264,6 +266,29 @@ def check_network_option(tmp: Path, before: dict) -> None:
     print(f"ok: run --network gige: on cluster {cl['name']} ({cl['link']['name']}), removed after the command")
 
 
+def check_lab_channels(tmp: Path, before: dict) -> None:
+    """Lab 1 with `--network gige`: its other node is across the emulated link (the 2 MiB
+    ping-pong held to the link's 125 MB/s; the machine's loopback carries over ten times more),
+    and the grade names the cluster and what it does not emulate."""
+    grade = tmp / "lab1.json"
+    out = pxq("lab", "check", "1", "--solution", "--repeat", "1", "--network", "gige", "--json", str(grade))
+    if out.returncode != 0 or not grade.is_file():
+        fail(f"lab 1 --network gige: exit {out.returncode}\n{out.stdout[-3000:]}\n{out.stderr[-2000:]}")
+    row = re.search(r"another node \(cluster (net\d+): gige link\)\s*│\s*([\d.]+)\s*│\s*(\d+)", out.stdout)
+    if row is None:
+        fail(f"lab 1 --network gige did not measure another node of the cluster:\n{out.stdout[-3000:]}")
+    mbps = float(row.group(3))
+    if not 0 < mbps <= 1.5 * 125:
+        fail(f"lab 1's other node at {mbps} MB/s for 2 MiB: not across the 125 MB/s link")
+    got = json.loads(grade.read_text())
+    if got["outcome"] != "done" or not any("link gige" in n and "not emulated" in n for n in got["notes"]):
+        fail(f"lab 1 --network gige graded {got['outcome']}, notes {got['notes']}")
+    leftover = [ln for ln in sh("ip", "netns", "list").splitlines() if ln.startswith(f"pxqc-{row.group(1)}-")]
+    if leftover:
+        fail(f"lab 1 --network: {leftover} left after the command")
+    print(f"ok: lab 1 --network gige: the other node across the link at {mbps:.0f} MB/s (2 MiB), graded done")
+
+
 def main() -> None:
     before = host_view()
     if os.geteuid() != 0:
@@ -281,6 +306,7 @@ def main() -> None:
         check_stale_and_term(before)
         with tempfile.TemporaryDirectory(prefix="pxq-cluster-check-") as tmp:
             check_network_option(Path(tmp), before)
+            check_lab_channels(Path(tmp), before)
     finally:
         pxq("cluster", "down")
     print("cluster: all checks passed")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -155,3 +156,37 @@ def test_a_students_copy_is_confined_and_what_the_sandbox_allows(tmp_path, monke
             sandbox.check_copy(tmp_path, ["ring_compute.cpp"])
         if "." in shadow:
             (tmp_path / shadow).unlink()
+
+
+def test_on_a_cluster_of_this_machine_lab_1_crosses_its_link_and_a_copy_must_be_seen_by_its_nodes(
+    tmp_path, monkeypatch
+):
+    """While a cluster is up, lab 1's other node is one of it (named with its link); a student's
+    copy cannot be confined there (the runs enter the nodes' namespaces), and a copy under /tmp,
+    which each node has of its own, is refused with the fix."""
+    from pxq.labs import channels
+    from pxq.launch import netns
+    from pxq.machine import cluster
+
+    fake = cluster.Cluster("lab", 2, {"name": "gige", "bytes_per_s": 125e6}, 9000, [1, 2], 2, 0.1, False)
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    monkeypatch.setattr(netns, "current", lambda: fake)
+    ctx = labs.Context(
+        console=quiet(),
+        program=tmp_path / "lab",
+        repeat=1,
+        cores=2,
+        machine={"caches": {"l2": {"shared_by": 1}}, "packages": 1},
+    )
+    names = [name for name, _ in channels.configs(ctx)]
+    assert names[-1] == "another node (cluster lab: gige link)"
+    assert "latency is this machine's TCP's" in channels._caveat(names[-1])
+    with pytest.raises(InputError, match="add --unconfined to run it there"):
+        labs.confinement("copy", tmp_path, None, False)
+    monkeypatch.setattr(cluster, "shared_under_tmp", lambda: ["pxq-checkout"])
+    with pytest.raises(InputError, match="under /tmp, which each node of cluster 'lab' has of its own"):
+        netns.check_visible(Path("/tmp/my-copy"), "work outside /tmp")
+    netns.check_visible(Path("/tmp/pxq-checkout/labs-work/01"), "work outside /tmp")  # bound into the nodes
+    netns.check_visible(Path("/home/student/01"), "work outside /tmp")
+    monkeypatch.setattr(netns, "current", lambda: None)
+    assert channels.configs(ctx)[-1][0] == "another node (virtual nodes: TCP)"

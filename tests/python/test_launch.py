@@ -354,3 +354,14 @@ def test_the_output_shown_leaves_out_launcher_noise_and_the_runs_private_paths(t
     assert runner.shown(out, private) == (
         " Verification    = SUCCESSFUL\npxq-msgprof: record appended to results/msgprof.jsonl\n"
     )
+
+
+def test_launcher_flags_go_after_the_launcher_even_behind_a_cluster_s_prefix():
+    """Flags for mpirun (a lab's -x, a profile's preload) follow mpirun itself, which on a cluster
+    of this machine comes after the prefix that enters the head."""
+    from pxq.launch.request import LaunchPlan
+
+    head = ["nsenter", "--net=/run/netns/pxqc-pxq-head", "--", "/usr/bin/mpirun", "-np", "2"]
+    got = LaunchPlan("cluster", head).with_flags(["-x", "A=1"])
+    assert got == [*head[:4], "-x", "A=1", "-np", "2"]
+    assert LaunchPlan("local", ["mpirun", "-np", "2"]).with_flags(["-x", "A=1"]) == ["mpirun", "-x", "A=1", "-np", "2"]

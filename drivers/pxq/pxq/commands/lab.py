@@ -51,6 +51,12 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--repeat", type=int, default=3, help="interleaved repeats of each measurement (default 3)")
     p.add_argument("--hostfile", help="run on the hosts of this MPI hostfile (inside Slurm: the allocation)")
     p.add_argument(
+        "--network",
+        metavar="PROFILE",
+        help="run on a 2-node cluster of this machine brought up for this command, its links shaped to PROFILE "
+        "(as `pxq cluster up --link`; root only): lab 1's other node is then across that link",
+    )
+    p.add_argument(
         "--unconfined",
         action="store_true",
         help="build and run a student's copy with your own rights, outside its sandbox (bubblewrap): only for "

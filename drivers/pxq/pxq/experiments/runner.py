@@ -188,14 +188,15 @@ def build(spec: RunSpec, workdir: Path, run_id: str) -> tuple[LaunchPlan, list[s
         app_argv.append("--oversubscribed")
     if spec.counters:
         app_argv += ["--counters", "sim" if sim else "hw" if spec.counters == "hw" else "off"]
-    launch = list(plan.argv)
+    launch = (
+        list(plan.argv)
+        if plan.passes_environment or spec.profile is None
+        else plan.with_flags(preload_flags(spec.profile))
+    )
     if sim:
         launch += counters.wrapper(*counters.simulated(spec.counters, counters.machine_caches()), workdir)
-    if spec.profile is not None:
-        if plan.passes_environment:
-            plan.env.update(preload_env(spec.profile))
-        else:
-            launch[1:1] = preload_flags(spec.profile)
+    if spec.profile is not None and plan.passes_environment:
+        plan.env.update(preload_env(spec.profile))
     return plan, launch + app_argv + list(spec.app_args)
 
 

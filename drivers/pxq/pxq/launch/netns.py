@@ -97,3 +97,20 @@ def around(profile: str, nodes: int, cores: int, say) -> Iterator[Cluster]:
         say(f"cluster '{name}' up for this command: {c.nodes} nodes, link {link.text()} ({c.setup_s:.2f} s)")
         yield c
     say(f"cluster '{name}' removed")
+
+
+def check_visible(path: Path, fix: str) -> None:
+    """Exit 2 when runs go to a cluster whose nodes cannot see `path`: each node has a /tmp of
+    its own, into which only pxq's checkout, build, results and runs are bound back."""
+    c = current()
+    if c is None:
+        return
+    try:
+        rel = Path(os.path.realpath(path)).relative_to("/tmp")
+    except ValueError:
+        return
+    if not any(rel.is_relative_to(r) for r in cluster_mod.shared_under_tmp()):
+        raise InputError(
+            f"{path} is under /tmp, which each node of cluster '{c.name}' has of its own: {fix}, "
+            f"or pxq cluster down --name {c.name}"
+        )

@@ -49,6 +49,12 @@ class LaunchPlan:
         needs each variable named (Open MPI's mpirun -x)."""
         return self.launcher == "slurm" or self.mpi == "mpich"
 
+    def with_flags(self, flags: list[str]) -> list[str]:
+        """argv with `flags` given to the launcher: right after its program, which on a cluster of
+        this machine follows the prefix that enters the head (`nsenter ... --`)."""
+        at = self.argv.index("--") + 1 if self.launcher == "cluster" else 0
+        return [*self.argv[: at + 1], *flags, *self.argv[at + 1 :]]
+
 
 def choose_launcher(req: LaunchRequest) -> str:
     if req.launcher:

@@ -300,7 +300,7 @@ class Context:
             if plan.passes_environment:
                 env.update(extra)
             else:
-                argv[1:1] = [flag for key, value in extra.items() for flag in ("-x", f"{key}={value}")]
+                argv = plan.with_flags([flag for key, value in extra.items() for flag in ("-x", f"{key}={value}")])
             command = [*argv, str(program or self.program), *(args or [])]
             if self.confine is not None:
                 command = self.confine.wrap(command, tmp, [profile.parent] if profile is not None else [])
@@ -402,6 +402,12 @@ def confinement(which: str, source: Path, hostfile: str | None, unconfined: bool
             "a student's copy runs confined, and its runs on other hosts (--hostfile, Slurm) cannot be: check it on "
             "this machine, or add --unconfined to run it there with your rights"
         )
+    if netns.current() is not None:
+        raise InputError(
+            f"a student's copy runs confined, and its runs on cluster '{netns.current().name}' of this machine enter "
+            "the nodes' namespaces, which a sandbox cannot: add --unconfined to run it there with your rights, or "
+            "pxq cluster down"
+        )
     sandbox.check()
     return sandbox.Sandbox([source])
 
@@ -422,6 +428,8 @@ def grade(
         hostfile_hosts(Path(hostfile))  # read as every launch reads it: strictly, before anything runs
     which, source = source_of(mod, which, copy)
     confine = confinement(which, source, hostfile, unconfined)
+    if not (hostfile or os.environ.get("SLURM_JOB_ID")):
+        netns.check_visible(source, "work in a folder outside /tmp, such as labs-work/ in pxq's checkout")
     record: dict[str, Any] = {"kind": "lab-grade", "schema": schemas.VERSION, "lab": mod.folder, "number": mod.number}
     record["source"] = str(source)
     record["confined"] = confine is not None
