@@ -102,6 +102,25 @@ def test_channels_on_one_package_cannot_test_inter_cmp():
     assert channels._findings(rows, findings.section("channels"), False)[1].verdict == "not reproduced"
 
 
+def test_channels_on_a_cluster_of_this_machine_judge_only_what_its_link_emulates():
+    """The link's bandwidth stands for a network's when shaped; its latency only where netem adds
+    it: without, the latency part cannot be tested, and an unshaped link stands for nothing."""
+    rows = [
+        {"channel": "intra_cmp", "small_us": 0.5, "peak_MBps": 9000},
+        {"channel": "inter_cmp", "small_us": 0.9, "peak_MBps": 1200},
+        {"channel": "inter_node", "small_us": 6.0, "peak_MBps": 125},
+    ]
+    paper = findings.section("channels")
+    gige = {"name": "c1", "link": {"name": "gige", "bytes_per_s": 125e6}, "emulated": ["one link per node"]}
+    _, node, large = channels._findings(rows, paper, False, gige)
+    assert node.verdict == "cannot be tested here" and "no netem" in node.why and "12.0x" in node.here
+    assert large.verdict == "not reproduced" and "over the gige link" in large.here  # 1200 MB/s > the link's 125
+    netem = dict(gige, emulated=["one link per node", "link latency (netem)"])
+    assert channels._findings(rows, paper, False, netem)[1].verdict == "reproduced"
+    unshaped = dict(gige, link={"name": "unshaped", "bytes_per_s": None})
+    assert "unshaped" in channels._findings(rows, paper, False, unshaped)[2].why
+
+
 def ring(ranks: int, nbytes: int) -> dict:
     upper = [0] + [1 << (k - 1) for k in range(1, 50)]
     b = next(k for k, u in enumerate(upper) if nbytes <= u)

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from pxq.analysis import findings, plausible
-from pxq.experiments import study
+from pxq.experiments import study, studykit
 from pxq.experiments.studykit import registry
 from pxq.machine import caches
 from pxq.studies import contention, scalability, stride, tiling
@@ -198,10 +198,30 @@ def test_scalability_flags_one_rank_faster_than_two_and_rests_no_verdict_on_it()
     assert one["speedup"] == pytest.approx(3.14, abs=0.01) and "more than the cores allow" in one["flags"][0]
     four = next(r for r in rows if r["ranks"] == 4 and r["how"] == "packed")
     assert four["flags"]  # 4.55x over 2 ranks with twice the cores
-    parts = {f.ref: f for f in scalability._parts(rows, 4, virtual=False)}
+    parts = {f.ref: f for f in scalability._parts(rows, 4, None)}
     assert parts["scalability/contention_bound/cg"].verdict == "inconclusive"
     assert "implausible" in parts["scalability/contention_bound/cg"].why
     assert parts["scalability/contention_bound/is"].verdict == "cannot be tested here"
+
+
+def test_nodes_of_one_machine_stand_for_no_real_node_s_chip():
+    """Virtual nodes and a cluster of this machine's nodes share its chip and memory bus: the
+    scalability and tiling parts that need real nodes say so instead of judging."""
+    one_node = {"layout": {"nodes": 1, "virtual_nodes": False}, "driver": {"cluster": {"name": "c1"}}}
+    assert studykit.one_machine([one_node]) is None  # one node of a cluster: one machine, as it is
+    on_cluster = {"layout": {"nodes": 4, "virtual_nodes": False}, "driver": {"cluster": {"name": "c1"}}}
+    why = studykit.one_machine([one_node, on_cluster])
+    assert why is not None and "cluster 'c1'" in why
+    assert "virtual nodes" in studykit.one_machine([{"layout": {"nodes": 2, "virtual_nodes": True}}])
+    assert studykit.one_machine([{"layout": {"nodes": 2}, "driver": {}}]) is None  # real nodes
+    rows = [
+        {"app": "mg", "ranks": 4, "how": how, "speedup": 1.9, "spread": 0.02, "flags": [], "times": [1.0] * 3}
+        for how in ("packed", "spread")
+    ]
+    parts = {f.ref: f for f in scalability._parts(rows, 4, why)}
+    assert (
+        parts["scalability/ideal/mg"].verdict == "cannot be tested here" and "c1" in parts["scalability/ideal/mg"].why
+    )
 
 
 def test_stride_flags_a_ratio_far_below_one_and_rests_no_verdict_on_it():
@@ -268,6 +288,18 @@ def test_where_no_size_the_memory_holds_leaves_the_cache_the_verdict_says_why():
     assert "available memory" in part.why
     given, why, inside = tiling.choose_block("64M", 480 * MIB, 2, 24 << 30)
     assert inside and "inside the measured last level" in why
+    shared = "the nodes of cluster 'c1' are namespaces of this one machine: they share its chip and memory bus"
+    across = dict(row, layout="2x4", one_machine=shared)
+    part = next(p for p in tiling._parts([across], 2 * MIB, 64 * MIB, False, "") if p.ref.endswith("2 nodes"))
+    assert part.verdict == "cannot be tested here" and "cluster 'c1'" in part.why
+    assert (
+        next(
+            p
+            for p in tiling._parts([dict(across, one_machine=None)], 2 * MIB, 64 * MIB, False, "")
+            if p.ref.endswith("2 nodes")
+        ).verdict
+        == "reproduced"
+    )
 
 
 def test_a_stored_cache_profile_of_the_wrong_types_is_measured_again_not_used(tmp_path, monkeypatch):

@@ -171,6 +171,22 @@ def layout_text(rec: dict[str, Any]) -> str:
     return f"{lay['nodes']}x{lay['ranks_per_node']}"
 
 
+def one_machine(recs: list[dict[str, Any]]) -> str | None:
+    """Why the runs' nodes cannot stand for real nodes' chips and memory buses (None where they
+    can): virtual nodes are processes of one host, and a cluster of this machine's nodes are its
+    namespaces, with its cores, caches and memory bus (only their links are their own)."""
+    for rec in recs:
+        if (rec.get("layout") or {}).get("virtual_nodes"):
+            return "virtual nodes of one host share its chip and memory bus"
+        c = (rec.get("driver") or {}).get("cluster")
+        if c and (rec.get("layout") or {}).get("nodes", 1) > 1:
+            name = c["name"]
+            return (
+                f"the nodes of cluster '{name}' are namespaces of this one machine: they share its chip and memory bus"
+            )
+    return None
+
+
 def count(path: Path) -> int:
     """Records in a file so far (0 when there is none): what appended() compares with."""
     return len(records.read(path)) if path.exists() else 0

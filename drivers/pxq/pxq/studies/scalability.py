@@ -13,7 +13,7 @@ from pxq.analysis.findings import Comparison, Finding
 from pxq.core import plugins, registry
 from pxq.core.layout import parse_layout
 from pxq.experiments import runner
-from pxq.experiments.studykit import Context, Outcome, exit_code, group, layout_text, measure
+from pxq.experiments.studykit import Context, Outcome, exit_code, group, layout_text, measure, one_machine
 from pxq.machine import envinfo
 
 SECTION = "scalability"
@@ -67,8 +67,7 @@ def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
         )
         for r in rows
     ]
-    virtual = any((r.get("layout") or {}).get("virtual_nodes") for r in recs)
-    found = _parts(rows, top, virtual)
+    found = _parts(rows, top, one_machine(recs))
     title = f"Scalability: speedup over {base_n} ranks, packed vs one rank per node (class {opts['cls']})"
     notes = [f"implausible: {f}" for r in rows for f in r["flags"]]
     data, code = {"base_ranks": base_n}, exit_code(recs, planned)
@@ -111,7 +110,7 @@ def speedups(groups: dict[Any, dict[str, Any]], apps: list[str], top: int, base_
 NO_PROXY = "pxq has no proxy of it"
 
 
-def _parts(rows: list[dict[str, Any]], top: int, virtual: bool) -> list[Finding]:
+def _parts(rows: list[dict[str, Any]], top: int, shared: str | None) -> list[Finding]:
     """Every part: packed against one rank per node at the largest count, on real nodes with 4
     or more ranks; never from a flagged row."""
     refs = {
@@ -122,8 +121,8 @@ def _parts(rows: list[dict[str, Any]], top: int, virtual: bool) -> list[Finding]
     why = None
     if top < 4:
         why = f"speedup over the 2-rank run needs 4 or more ranks ({top} cores here; real nodes with --hostfile)"
-    elif virtual:
-        why = "virtual nodes of one host share its memory bus and caches: no single-core cluster to stand in for"
+    elif shared:
+        why = f"{shared}: no single-core cluster to stand in for"
     at = {(r["app"], r["how"]): r for r in rows if r["ranks"] == top}
     out = []
     for name, apps in refs.items():

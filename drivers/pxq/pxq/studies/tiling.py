@@ -15,7 +15,16 @@ from pxq.analysis.findings import Comparison, Finding
 from pxq.core import plugins
 from pxq.core.errors import InputError
 from pxq.core.layout import format_bytes, format_volume, parse_bytes, parse_layout, parse_tile
-from pxq.experiments.studykit import Context, Outcome, cache_profile, exit_code, group, layout_text, measure
+from pxq.experiments.studykit import (
+    Context,
+    Outcome,
+    cache_profile,
+    exit_code,
+    group,
+    layout_text,
+    measure,
+    one_machine,
+)
 from pxq.machine import caches, ceilings, envinfo
 
 SECTION = "tiling"
@@ -113,6 +122,7 @@ def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
                 "untiled_times": flat["times"],
                 "tiled_times": tiled["times"],
                 "virtual": any(r["layout"].get("virtual_nodes") for r in recs if layout_text(r) == lay),
+                "one_machine": one_machine([r for r in recs if layout_text(r) == lay]),
                 "flags": flags,
             }
         )
@@ -204,8 +214,9 @@ def _parts(rows: list[dict[str, Any]], last_level: int, block: int, inside: bool
             why = f"the untiled blocks fit the measured last level ({format_volume(last_level)}): {size_why}"
             out.append(findings.untestable(ref, why, here))
             continue
-        if r.get("virtual"):
-            out.append(findings.untestable(ref, "virtual nodes of one host share its chip and memory bus", here))
+        if r.get("virtual") or r.get("one_machine"):
+            why = r.get("one_machine") or "virtual nodes of one host share its chip and memory bus"
+            out.append(findings.untestable(ref, why, here))
             continue
         ratio = r["tiled"] / r["untiled"]
         n = min(len(r["tiled_times"]), len(r["untiled_times"]))
