@@ -105,3 +105,31 @@ def test_the_shipped_experiments_are_valid_and_stand_for_the_readme_sweeps():
         line = f"./pxq sweep --file experiments/{f.name}"
         assert line in readme or f.name.startswith("roofline-"), f"{f.name} is not shown in the README or USAGE"
         assert data["app"] in ("ring", "cg", "mg", "ft", "is")
+
+
+def test_a_submitted_job_carries_the_experiment_s_identity_into_its_records(tmp_path, capsys):
+    """`--file ... --submit`: the job's own `pxq sweep` line names the experiment, so its records
+    say which experiment they belong to exactly as a run from the file does."""
+    import shlex
+
+    exp = tmp_path / "tiny.toml"
+    exp.write_text(TINY + '\n[batch]\ntime = "0:10:00"\n')
+    results = tmp_path / "r" / "ring.jsonl"
+    results.parent.mkdir()
+    assert cli.main(["sweep", "--file", str(exp), "--submit", "--dry-run", "--results", str(results)]) == 0
+    script = capsys.readouterr().out
+    line = next(ln for ln in script.splitlines() if ln.startswith("exec "))
+    argv = shlex.split(line)[4:]  # after `exec PYTHON -m pxq`
+    assert argv[0] == "sweep" and "--experiment-identity" in argv
+    (tmp_path / "r" / "ring.jobs").mkdir()  # --submit makes it (the dry run does not)
+    assert cli.main(argv) == 0
+    recs = [json.loads(ln) for ln in (tmp_path / "r" / "ring.jobs" / "1x1.jsonl").read_text().splitlines()]
+    assert len(recs) == 2
+    for rec in recs:
+        got = rec["driver"]["experiment"]
+        assert got["name"] == "tiny-ring" and got["file"] == str(exp) and got["text"] == exp.read_text()
+    bad = [*argv[: argv.index("--experiment-identity") + 1], '{"name": "x"}']
+    assert cli.main(bad) == 2
+    assert "exactly name, file, sha256, text" in capsys.readouterr().err
+    both = ["sweep", "--file", str(exp), "--experiment-identity", "{}", "--results", str(results)]
+    assert cli.main(both) == 2

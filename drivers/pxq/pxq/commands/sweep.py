@@ -26,6 +26,8 @@ def add(p: argparse.ArgumentParser) -> None:
         help="the sweep from a TOML experiment file (app, layouts, modes, ... ; docs/EXPERIMENTS.md); "
         "its name, hash and text go into every record",
     )
+    # How a job of `--submit` carries its experiment's identity (the JSON of driver.experiment).
+    p.add_argument("--experiment-identity", help=argparse.SUPPRESS)
     p.add_argument(
         "--layouts", default="1x2,2x1,1x1x2", help="layouts PxQ[xT], comma-separated (default 1x2,2x1,1x1x2)"
     )
@@ -74,7 +76,11 @@ def prepare(args: argparse.Namespace, app_args: list[str]) -> list[str]:
     if not args.file:
         if args.app is None:
             raise InputError("give an app (ring, cg, mg, ft, is) or an experiment file (--file EXPERIMENT.toml)")
+        if args.experiment_identity is not None:
+            args.experiment = expfile.identity(args.experiment_identity)
         return app_args
+    if args.experiment_identity is not None:
+        raise InputError("--experiment-identity is what a submitted job carries in place of --file: give one")
     fresh = argparse.ArgumentParser()
     add(fresh)
     return expfile.apply(args, app_args, fresh.parse_args([]))

@@ -75,6 +75,8 @@ def _sweep_argv(args: argparse.Namespace, app_args: list[str], layout: str, resu
     if args.oversubscribe:
         argv.append("--oversubscribe")
     argv += ["--results", str(results), "--resume"]
+    if getattr(args, "experiment", None):  # the experiment file's identity, for every record of the job
+        argv += ["--experiment-identity", json.dumps(args.experiment, sort_keys=True)]
     return argv + (["--", *app_args] if app_args else [])
 
 

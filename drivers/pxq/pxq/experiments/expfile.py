@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -164,3 +165,23 @@ def apply(args: argparse.Namespace, app_args: list[str], defaults: argparse.Name
         "text": text if len(text.encode("utf-8")) <= MAX_TEXT else None,
     }
     return list(data.get("app_args", [])) or app_args
+
+
+IDENTITY_KEYS = {"name": str, "file": str, "sha256": str, "text": (str, type(None))}
+
+
+def identity(text: str) -> dict[str, Any]:
+    """The experiment's identity as a job of `--submit` carries it (driver.experiment's JSON),
+    checked: the record gets exactly what a run from the file would give it."""
+    try:
+        got = json.loads(text)
+    except ValueError as e:
+        raise InputError(f"--experiment-identity: not JSON ({e}); it is written by pxq sweep --file --submit") from e
+    if not isinstance(got, dict) or set(got) != set(IDENTITY_KEYS):
+        raise InputError(f"--experiment-identity: give an object with exactly {', '.join(IDENTITY_KEYS)}")
+    for key, kind in IDENTITY_KEYS.items():
+        if not isinstance(got[key], kind):
+            raise InputError(f"--experiment-identity: '{key}' has the wrong type")
+    if not re.fullmatch(r"[0-9a-f]{64}", got["sha256"]):
+        raise InputError("--experiment-identity: 'sha256' is not a SHA-256 in hex")
+    return got
