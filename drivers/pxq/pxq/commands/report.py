@@ -9,14 +9,14 @@ from typing import Any
 
 from rich.console import Console
 
-from pxq.analysis import caliper, report, tables, tiles
+from pxq.analysis import caliper, extrap, report, tables, tiles
 from pxq.core import paths as paths_mod
 from pxq.core import plugins, records, schemas
 from pxq.core.errors import InputError
 from pxq.core.paths import figure_path
 from pxq.probes import redraw
 
-FORMATS = ("table", "csv", "json", "markdown", "caliper")
+FORMATS = ("table", "csv", "json", "markdown", "caliper", "extrap")
 
 
 def add(p: argparse.ArgumentParser) -> None:
@@ -28,13 +28,19 @@ def add(p: argparse.ArgumentParser) -> None:
         "--format",
         choices=FORMATS,
         default="table",
-        help="table (default), csv, json, markdown, or caliper (one Caliper JSON profile per run into the "
-        "--out folder, with the run's context and placement as metadata: what Thicket reads)",
+        help="table (default), csv, json, markdown, caliper (one Caliper JSON profile per run into the "
+        "--out folder, with the run's context and placement as metadata: what Thicket reads), or extrap "
+        "(Extra-P's text input for scaling models: one region per variant, the sweep's dimensions as parameters)",
     )
     p.add_argument(
         "--out",
         type=Path,
-        help="with --format csv|json|markdown: write here instead of the screen; caliper: the folder",
+        help="with --format csv|json|markdown: write here instead of the screen; caliper: the folder; extrap: the file",
+    )
+    p.add_argument(
+        "--params",
+        help="with --format extrap: the model's parameters, 1 to 4 of ranks, threads, nodes, tile, n (the problem "
+        "size), comma-separated (default: every one the runs vary in)",
     )
     p.add_argument(
         "--records",
@@ -56,9 +62,13 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
             raise InputError("pxq report tiles needs a tile benchmark JSON file (pxq tune writes results/tiles.json)")
         return tiles.report(console, [Path(p) for p in args.results[1:]], args.plot)
     if args.out and args.format == "table":
-        raise InputError("--out goes with --format csv, json, markdown or caliper")
+        raise InputError("--out goes with --format csv, json, markdown, caliper or extrap")
+    if args.params and args.format != "extrap":
+        raise InputError("--params goes with --format extrap")
     if args.format == "caliper":
         return _caliper(args, console)
+    if args.format == "extrap":
+        return _extrap(args, console)
     if args.out:
         records.check_writable(args.out)
     group_by = [f.strip() for f in args.group_by.split(",") if f.strip()]
@@ -107,16 +117,38 @@ def _caliper(args: argparse.Namespace, console: Console) -> int:
         raise InputError("--format caliper writes a folder of profiles: give it one, e.g. --out results/caliper")
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {out} is a file: --format caliper writes a folder of profiles, give a folder")
-    runs: list[tuple[dict[str, Any], str]] = []
-    for path in paths_mod.expand(args.results):
-        runs += [
-            (r, str(path)) for r in records.final(records.read(path, must_exist=True)) if schemas.kind_of(r) == "run"
-        ]
+    runs = _runs(args)
     if not any(r.get("status") == "ok" for r, _ in runs):
         raise InputError(f"{', '.join(args.results)}: no completed runs to export as Caliper profiles")
     count = caliper.write_folder(runs, out)
     console.print(f"caliper: {out} ({count} profiles; Thicket reads them with Thicket.from_caliper)")
     return records.exit_code(r for r, _ in runs)
+
+
+def _runs(args: argparse.Namespace) -> list[tuple[dict[str, Any], str]]:
+    runs: list[tuple[dict[str, Any], str]] = []
+    for path in paths_mod.expand(args.results):
+        runs += [
+            (r, str(path)) for r in records.final(records.read(path, must_exist=True)) if schemas.kind_of(r) == "run"
+        ]
+    return runs
+
+
+def _extrap(args: argparse.Namespace, console: Console) -> int:
+    """The runs as Extra-P's text input in the --out file, and where variants trade places."""
+    out = args.out
+    if out is None or out.is_dir():
+        raise InputError("--format extrap writes one text file: give it, e.g. --out results/cg-scaling.txt")
+    runs = [r for r, _ in _runs(args)]
+    export = extrap.build(runs, args.params)
+    records.write_whole(out, export.text())
+    console.print(
+        f"extrap: {out} ({len(export.regions)} regions over {len(export.points)} points of "
+        f"{', '.join(export.params)}); model it with: extrap --text {out}"
+    )
+    for line in [*export.left_out, *extrap.crossings(export)]:
+        console.print(f"  {line}")
+    return records.exit_code(runs)
 
 
 def _emit(text: str, count: int, args: argparse.Namespace, console: Console) -> None:
