@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -34,3 +35,9 @@ def eco_env(tmp: Path, **extra: str) -> dict[str, str]:
 
 def run(argv: list[str], cwd: Path, env: dict[str, str], timeout: float = 600) -> subprocess.CompletedProcess:
     return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def pxq(argv: list[str], tmp: Path) -> subprocess.CompletedProcess:
+    """pxq's own command line, from the driver's environment (the tests' interpreter)."""
+    env = eco_env(tmp, PYTHONPATH=str(ROOT / "drivers" / "pxq"))
+    return run([sys.executable, "-m", "pxq", *argv], cwd=tmp, env=env)

@@ -7,10 +7,8 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
-import subprocess
-import sys
 
-from conftest import ROOT, eco_env, eco_tool, run
+from conftest import ROOT, eco_env, eco_tool, pxq, run
 
 # The driver's own test of the export makes the runs (same file name as this one: loaded by path).
 _spec = importlib.util.spec_from_file_location("pxq_export_test", ROOT / "tests" / "python" / "test_extrap.py")
@@ -37,12 +35,7 @@ def test_extrap_fits_the_laws_of_an_exported_sweep(tmp_path):
     results = tmp_path / "sweep.jsonl"
     results.write_text("".join(json.dumps(r) + "\n" for r in law_runs()))
     out = tmp_path / "model.txt"
-    export = subprocess.run(
-        [sys.executable, "-m", "pxq", "report", str(results), "--format", "extrap", "--out", str(out)],
-        capture_output=True,
-        text=True,
-        env=eco_env(tmp_path, PYTHONPATH=str(ROOT / "drivers" / "pxq")),
-    )
+    export = pxq(["report", str(results), "--format", "extrap", "--out", str(out)], tmp_path)
     assert export.returncode == 0, export.stderr
     assert "cross between ranks=4 and 8" in export.stdout
     cli = run([str(eco_tool("extrap")), "--text", str(out)], cwd=tmp_path, env=eco_env(tmp_path))

@@ -4,10 +4,8 @@ record has it, and pxq's context (layout, variant, placement) as the profiles' m
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
-from conftest import ROOT, eco_env, eco_tool, run
+from conftest import ROOT, eco_env, eco_tool, pxq, run
 
 DATA = ROOT / "tests" / "python" / "data" / "figures" / "runs.jsonl"
 READ = """
@@ -27,12 +25,7 @@ print(json.dumps(out))
 
 def test_thicket_reads_an_exported_sweep_with_its_metadata(tmp_path):
     out = tmp_path / "cali"
-    export = subprocess.run(
-        [sys.executable, "-m", "pxq", "report", str(DATA), "--format", "caliper", "--out", str(out)],
-        capture_output=True,
-        text=True,
-        env=eco_env(tmp_path, PYTHONPATH=str(ROOT / "drivers" / "pxq")),
-    )
+    export = pxq(["report", str(DATA), "--format", "caliper", "--out", str(out)], tmp_path)
     assert export.returncode == 0, export.stderr
     proc = run([str(eco_tool("python")), "-c", READ, str(out)], cwd=tmp_path, env=eco_env(tmp_path))
     assert proc.returncode == 0, proc.stderr[-3000:]
