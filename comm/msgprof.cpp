@@ -11,8 +11,14 @@
 // ranks and on the busiest rank) and states what its own timing costs per call. Regions
 // between MPI_Pcontrol(0) and MPI_Pcontrol(1) are not counted (pxq's own bookkeeping, or
 // any region a user marks): the record says how many calls were left out that way.
+//
+// With $PXQ_TRACE_DIR set, every counted call is also kept with its start and end (MPI_Wtime,
+// the clock of the proxies' phase timers), the OS thread that made it and, for a send, its
+// destination and bytes; each rank writes them to $PXQ_TRACE_DIR/mpi-RANK.json at MPI_Finalize
+// (pxq run --trace merges them with the phases into one timeline).
 #include <dlfcn.h>
 #include <mpi.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -49,6 +55,29 @@ struct Timing {  // one MPI call's calls and seconds inside it, on one rank
   double seconds = 0.0;
 };
 
+struct Dest {  // where a send goes: a world rank (-1: none) and its bytes
+  int peer = -1;
+  u64 bytes = 0;
+};
+
+struct Event {  // one call kept for the trace
+  const char* name;
+  double t0, t1;  // MPI_Wtime
+  long tid;
+  Dest to;
+};
+
+constexpr std::size_t kMaxEvents = std::size_t{1} << 21;  // a bound on memory: the rest are counted
+
+// The trace's folder, or nullptr when no trace was asked for (read once).
+const char* trace_dir() {
+  static const char* dir = [] {
+    const char* d = std::getenv("PXQ_TRACE_DIR");
+    return d != nullptr && *d != '\0' ? d : nullptr;
+  }();
+  return dir;
+}
+
 struct State {
   std::mutex m;
   bool ready = false, quiet = false;                // quiet: the profiler's own calls at finalize
@@ -60,6 +89,8 @@ struct State {
   std::map<std::string, std::pair<u64, u64>> calls;                 // collective -> calls, bytes given
   std::unordered_map<MPI_Comm, std::vector<int>> world_of;          // communicator rank -> world rank
   std::unordered_map<MPI_Request, Pending> persistent;
+  std::vector<Event> events;  // with a trace asked for
+  u64 dropped = 0;            // events beyond kMaxEvents
 };
 
 State& state() {
@@ -138,14 +169,25 @@ bool counting(State& s) {
 
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
-// The seconds inside one MPI call, added to its name's total when it returns.
+// Whether MPI_Wtime may be read now (between MPI_Init and MPI_Finalize).
+bool clock_ready() {
+  int init = 0, done = 0;
+  PMPI_Initialized(&init);
+  PMPI_Finalized(&done);
+  return init && !done;
+}
+
+// The seconds inside one MPI call, added to its name's total when it returns; with a trace
+// asked for, the call itself is kept too.
 class Timed {
  public:
-  explicit Timed(const char* name) : name_(name), t0_(now()) {}
+  explicit Timed(const char* name)
+      : name_(name), t0_(now()), w0_(trace_dir() != nullptr && clock_ready() ? PMPI_Wtime() : -1.0) {}
   Timed(const Timed&) = delete;
   Timed& operator=(const Timed&) = delete;
   ~Timed() {
     const double dt = now() - t0_;
+    const double w1 = w0_ >= 0.0 ? PMPI_Wtime() : -1.0;
     State& s = state();
     std::lock_guard<std::mutex> lock(s.m);
     if (!ready(s) || s.paused) return;
@@ -153,11 +195,20 @@ class Timed {
     if (it == s.time.end()) it = s.time.emplace(name_, Timing{}).first;
     ++it->second.calls;
     it->second.seconds += dt;
+    if (w0_ < 0.0) return;
+    if (s.events.size() >= kMaxEvents) {
+      ++s.dropped;
+      return;
+    }
+    s.events.push_back({name_, w0_, w1, static_cast<long>(::syscall(SYS_gettid)), to_});
   }
+  // A send's destination, for the trace.
+  void to(Dest d) { to_ = d; }
 
  private:
   const char* name_;
-  double t0_;
+  double t0_, w0_;
+  Dest to_;
 };
 
 // What timing one call costs: the best of several loops of what Timed does, in nanoseconds.
@@ -181,11 +232,13 @@ double timer_overhead_ns() {
   return best;
 }
 
-void send(MPI_Comm comm, int dst, int count, MPI_Datatype type) {
+Dest send(MPI_Comm comm, int dst, int count, MPI_Datatype type) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.m);
-  if (!counting(s)) return;
-  add(s.p2p_count, s.p2p_bytes, to_world(s, comm, dst), bytes_of(count, type));
+  if (!counting(s)) return {};
+  const Dest d{to_world(s, comm, dst), bytes_of(count, type)};
+  add(s.p2p_count, s.p2p_bytes, d.peer, d.bytes);
+  return d;
 }
 
 // A collective call: counted by name, and its modelled messages (peers are communicator ranks).
@@ -375,6 +428,45 @@ void write_record(State& s) {
     std::fprintf(stderr, "pxq-msgprof: record appended to %s\n", out.c_str());
 }
 
+// This rank's kept calls, to $PXQ_TRACE_DIR/mpi-RANK.json (every rank writes its own).
+void write_trace(const State& s) {
+  if (trace_dir() == nullptr) return;
+  const std::string path = std::string(trace_dir()) + "/mpi-" + std::to_string(s.world_rank) + ".json";
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) {
+    std::fprintf(stderr, "pxq-msgprof: rank %d: error: cannot write the trace file %s\n", s.world_rank, path.c_str());
+    return;
+  }
+  std::map<const char*, int> index;
+  nlohmann::json names = nlohmann::json::array();
+  for (const Event& e : s.events)
+    if (index.emplace(e.name, static_cast<int>(index.size())).second) names.push_back(e.name);
+  char host[256] = {0};
+  ::gethostname(host, sizeof host - 1);
+  const nlohmann::json head = {{"rank", s.world_rank},
+                               {"pid", static_cast<long>(::getpid())},
+                               {"host", host},
+                               {"clock", "MPI_Wtime"},
+                               {"names", names},
+                               {"dropped", s.dropped},
+                               {"columns", {"name", "start", "end", "tid", "peer", "bytes"}}};
+  std::string text = head.dump();
+  text.pop_back();  // the events follow as one array, written without building a JSON tree
+  std::fputs(text.c_str(), f);
+  std::fputs(",\"events\":[", f);
+  bool first = true;
+  for (const Event& e : s.events) {
+    std::fprintf(f, "%s[%d,%.17g,%.17g,%ld,%d,%llu]", first ? "" : ",", index[e.name], e.t0, e.t1, e.tid, e.to.peer,
+                 static_cast<unsigned long long>(e.to.bytes));
+    first = false;
+  }
+  std::fputs("]}\n", f);
+  const bool ok = std::fflush(f) == 0 && std::ferror(f) == 0;
+  if (std::fclose(f) != 0 || !ok)
+    std::fprintf(stderr, "pxq-msgprof: rank %d: error: could not finish the trace file %s\n", s.world_rank,
+                 path.c_str());
+}
+
 std::vector<u64> blocks(const int* counts, MPI_Datatype type, int n) {
   std::vector<u64> out(static_cast<std::size_t>(n), 0);
   if (counts)
@@ -450,12 +542,14 @@ void remember_persistent(MPI_Request req, MPI_Comm comm, int dst, int count, MPI
   if (ready(s)) s.persistent[req] = {to_world(s, comm, dst), bytes_of(count, type)};
 }
 
-void started(MPI_Request req) {
+Dest started(MPI_Request req) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.m);
-  if (!counting(s)) return;
+  if (!counting(s)) return {};
   auto it = s.persistent.find(req);
-  if (it != s.persistent.end()) add(s.p2p_count, s.p2p_bytes, it->second.dst_world, it->second.bytes);
+  if (it == s.persistent.end()) return {};
+  add(s.p2p_count, s.p2p_bytes, it->second.dst_world, it->second.bytes);
+  return {it->second.dst_world, it->second.bytes};
 }
 
 }  // namespace
@@ -467,13 +561,13 @@ extern "C" {
 #define PXQ_BLOCKING_SEND(name)                                                                    \
   int MPI_##name(const void* buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm) { \
     Timed timed("MPI_" #name);                                                                     \
-    send(comm, dst, count, type);                                                                  \
+    timed.to(send(comm, dst, count, type));                                                        \
     return PMPI_##name(buf, count, type, dst, tag, comm);                                          \
   }
 #define PXQ_REQUEST_SEND(name)                                                                                       \
   int MPI_##name(const void* buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm, MPI_Request* req) { \
     Timed timed("MPI_" #name);                                                                                       \
-    send(comm, dst, count, type);                                                                                    \
+    timed.to(send(comm, dst, count, type));                                                                          \
     return PMPI_##name(buf, count, type, dst, tag, comm, req);                                                       \
   }
 #define PXQ_PERSISTENT_SEND(name)                                                                                    \
@@ -497,13 +591,13 @@ PXQ_PERSISTENT_SEND(Rsend_init)
 int MPI_Sendrecv(const void* sbuf, int scount, MPI_Datatype stype, int dst, int stag, void* rbuf, int rcount,
                  MPI_Datatype rtype, int src, int rtag, MPI_Comm comm, MPI_Status* status) {
   Timed timed("MPI_Sendrecv");
-  send(comm, dst, scount, stype);
+  timed.to(send(comm, dst, scount, stype));
   return PMPI_Sendrecv(sbuf, scount, stype, dst, stag, rbuf, rcount, rtype, src, rtag, comm, status);
 }
 int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dst, int stag, int src, int rtag, MPI_Comm comm,
                          MPI_Status* status) {
   Timed timed("MPI_Sendrecv_replace");
-  send(comm, dst, count, type);
+  timed.to(send(comm, dst, count, type));
   return PMPI_Sendrecv_replace(buf, count, type, dst, stag, src, rtag, comm, status);
 }
 int MPI_Recv(void* buf, int count, MPI_Datatype type, int src, int tag, MPI_Comm comm, MPI_Status* status) {
@@ -550,7 +644,7 @@ int MPI_Iprobe(int src, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
 // ---- persistent sends: counted at every start ----
 int MPI_Start(MPI_Request* req) {
   Timed timed("MPI_Start");
-  started(*req);
+  timed.to(started(*req));
   return PMPI_Start(req);
 }
 int MPI_Startall(int n, MPI_Request reqs[]) {
@@ -665,7 +759,10 @@ int MPI_Finalize(void) {
     write = ready(s);
     s.quiet = true;  // the profiler's own communication below is not counted
   }
-  if (write) write_record(s);
+  if (write) {
+    write_trace(s);
+    write_record(s);
+  }
   return PMPI_Finalize();
 }
 
@@ -683,7 +780,7 @@ using FSend = void (*)(void*, F*, F*, F*, F*, F*, F*);
   void fname(void* b, F* n, F* t, F* d, F* tag, F* c, F* e) { \
     PXQ_NEXT(#fname, FSend);                                  \
     Timed timed(cname);                                       \
-    send(fcomm(c), *d, *n, ftype(t));                         \
+    timed.to(send(fcomm(c), *d, *n, ftype(t)));               \
     next(b, n, t, d, tag, c, e);                              \
   }
 PXQ_F_SEND(mpi_send_, "MPI_Send")
@@ -696,7 +793,7 @@ using FIsend = void (*)(void*, F*, F*, F*, F*, F*, F*, F*);
   void fname(void* b, F* n, F* t, F* d, F* tag, F* c, F* r, F* e) { \
     PXQ_NEXT(#fname, FIsend);                                       \
     Timed timed(cname);                                             \
-    send(fcomm(c), *d, *n, ftype(t));                               \
+    timed.to(send(fcomm(c), *d, *n, ftype(t)));                     \
     next(b, n, t, d, tag, c, r, e);                                 \
   }
 PXQ_F_ISEND(mpi_isend_, "MPI_Isend")
@@ -719,7 +816,7 @@ using FStart = void (*)(F*, F*);
 void mpi_start_(F* r, F* e) {
   PXQ_NEXT("mpi_start_", FStart);
   Timed timed("MPI_Start");
-  started(MPI_Request_f2c(*r));
+  timed.to(started(MPI_Request_f2c(*r)));
   next(r, e);
 }
 using FStartall = void (*)(F*, F*, F*);
@@ -735,14 +832,14 @@ void mpi_sendrecv_(void* sb, F* sn, F* st, F* d, F* stag, void* rb, F* rn, F* rt
                    F* e) {
   PXQ_NEXT("mpi_sendrecv_", FSendrecv);
   Timed timed("MPI_Sendrecv");
-  send(fcomm(c), *d, *sn, ftype(st));
+  timed.to(send(fcomm(c), *d, *sn, ftype(st)));
   next(sb, sn, st, d, stag, rb, rn, rt, src, rtag, c, status, e);
 }
 using FSendrecvReplace = void (*)(void*, F*, F*, F*, F*, F*, F*, F*, F*, F*);
 void mpi_sendrecv_replace_(void* b, F* n, F* t, F* d, F* stag, F* src, F* rtag, F* c, F* status, F* e) {
   PXQ_NEXT("mpi_sendrecv_replace_", FSendrecvReplace);
   Timed timed("MPI_Sendrecv_replace");
-  send(fcomm(c), *d, *n, ftype(t));
+  timed.to(send(fcomm(c), *d, *n, ftype(t)));
   next(b, n, t, d, stag, src, rtag, c, status, e);
 }
 using FRecv = void (*)(void*, F*, F*, F*, F*, F*, F*, F*);

@@ -12,6 +12,7 @@
 #include "pxq/common/apps.hpp"
 #include "pxq/common/run_counters.hpp"
 #include "pxq/common/run_record.hpp"
+#include "pxq/common/trace.hpp"
 #include "pxq/kernels/backend.hpp"
 #include "pxq/tiling/tile_policy.hpp"
 
@@ -180,6 +181,16 @@ std::string banner(const Summary& s, const Measured& m, const CommonOptions& co,
   return out.str();
 }
 
+// Runs `fn` as one of the run's stages begun at `t0`: the seconds from `t0` to its end, kept in
+// the trace when one is asked for.
+template <class Fn>
+double stage(const char* name, double t0, Fn&& fn) {
+  fn();
+  const double t1 = MPI_Wtime();
+  if (trace::enabled()) trace::span(name, "run", t0, t1);
+  return t1 - t0;
+}
+
 int run_proxy(const MpiWorld& w, const CommonOptions& co, const std::string& app, bool quiet,
               const std::function<std::unique_ptr<Proxy>(const Variant&)>& make) {
   // ---- validate everything before any MPI work ----
@@ -200,10 +211,8 @@ int run_proxy(const MpiWorld& w, const CommonOptions& co, const std::string& app
 
   Measured m;
   const double t_setup = synced();
-  proxy->begin(start);
-  m.setup = slowest(MPI_Wtime() - t_setup, w.comm);
-
-  proxy->warm_up();
+  m.setup = slowest(stage("setup", t_setup, [&] { proxy->begin(start); }), w.comm);
+  stage("warm-up", MPI_Wtime(), [&] { proxy->warm_up(); });
   proxy->timers().reset();
   proxy->traffic().reset();
   for (const auto& phase : proxy->phases()) proxy->timers().add(phase, 0.0);
@@ -215,9 +224,11 @@ int run_proxy(const MpiWorld& w, const CommonOptions& co, const std::string& app
 
   const double t0 = synced();
   counters.start();
-  proxy->iterate();
-  counters.stop(w.rank);
-  const double elapsed = MPI_Wtime() - t0;
+  const double elapsed = stage("timed iterations", t0, [&] {
+    proxy->iterate();
+    counters.stop(w.rank);
+  });
+  trace::write(w.rank, t0);  // with a trace asked for: this rank's spans, aligned on t0
   m.total = slowest(elapsed, w.comm);
   proxy->timers().count_with(nullptr);
   proxy->after_timing();

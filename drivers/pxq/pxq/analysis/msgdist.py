@@ -362,14 +362,18 @@ def profiler_library() -> Path:
     return lib
 
 
-def preload_env(results: Path) -> dict[str, str]:
-    """The environment that loads the profiler into every rank and points it at the results."""
-    return {"LD_PRELOAD": str(profiler_library()), "PXQ_MSGPROF_OUT": str(Path(results).resolve())}
+def preload_env(results: Path, trace_dir: Path | None = None) -> dict[str, str]:
+    """The environment that loads the profiler into every rank and points it at the results
+    (and, for a traced run, at the folder each rank writes its timeline to)."""
+    env = {"LD_PRELOAD": str(profiler_library()), "PXQ_MSGPROF_OUT": str(Path(results).resolve())}
+    if trace_dir is not None:
+        env["PXQ_TRACE_DIR"] = str(Path(trace_dir).resolve())
+    return env
 
 
-def preload_flags(results: Path) -> list[str]:
+def preload_flags(results: Path, trace_dir: Path | None = None) -> list[str]:
     """mpirun flags that pass preload_env on to every rank."""
-    return [flag for key, value in preload_env(results).items() for flag in ("-x", f"{key}={value}")]
+    return [flag for key, value in preload_env(results, trace_dir).items() for flag in ("-x", f"{key}={value}")]
 
 
 def _profiles(path: Path) -> int:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -25,6 +26,7 @@ import numpy as np
 from pxq.analysis import msgdist
 from pxq.analysis.msgdist import Model
 from pxq.core.errors import InputError
+from pxq.core.records import RecordError
 
 OBJECTIVES = ("bytes", "messages")
 
@@ -289,3 +291,16 @@ def model_of_profile(rec: dict[str, Any]) -> Model:
 
 
 # ---------------------------------------------------------------- synthetic profiles and the benchmark
+
+
+def measured_channels(profile: Path | None, asked: dict[str, Any]) -> dict[str, Any]:
+    """The record's "channels": bytes and messages per channel as the run's own message profile
+    observed them (its placement), beside the prediction the order came with."""
+    out: dict[str, Any] = {k: asked.get(k) for k in ("source", "model", "predicted")}
+    try:
+        prof = msgdist.load(profile) if profile is not None else None
+        out["observed"] = channel_cost(prof, msgdist.observed_places(prof)) if prof else None
+    except (InputError, RecordError) as e:
+        out["observed"] = None
+        out["note"] = f"no channels measured: {e}"
+    return out

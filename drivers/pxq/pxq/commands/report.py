@@ -9,7 +9,7 @@ from typing import Any
 
 from rich.console import Console
 
-from pxq.analysis import caliper, extrap, report, tables, tiles
+from pxq.analysis import caliper, extrap, report, tables, tiles, trace
 from pxq.core import paths as paths_mod
 from pxq.core import plugins, records, schemas
 from pxq.core.errors import InputError
@@ -102,6 +102,7 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
         if rows:
             report.print_table(rows, title, console, group_by)
         report.print_failures(runs, console)
+        trace.print_timelines(console, runs)
     studies = [r for r in others if schemas.kind_of(r) == "study"]
     if studies and args.format == "table":
         _redraw(studies, args.plot or figure_path(None, paths[0]), console)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import subprocess
 from dataclasses import replace
@@ -10,7 +11,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from pxq.analysis import placement_view, rankorder, report, tiles
+from pxq.analysis import otf2trace, placement_view, rankorder, report, tiles, trace
 from pxq.core import bounds, plugins, records, registry
 from pxq.core.errors import InputError
 from pxq.core.layout import parse_layout
@@ -35,6 +36,16 @@ def add(p: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="place the ranks slot by slot as FILE lists them (pxq placement suggest writes one); the run is "
         "profiled and its record shows the channels measured beside the ones predicted",
+    )
+    p.add_argument(
+        "--trace",
+        type=Path,
+        nargs="?",
+        const=runner.TRACE_AUTO,
+        metavar="FILE",
+        help="write the run's timeline (every rank's phases and MPI calls) as a Chrome trace-event JSON file "
+        "for ui.perfetto.dev (FILE.otf2: an OTF2 archive for Vampir too, with the otf2 package); FILE "
+        "defaults to traces/APP-RUNID.trace.json beside the results",
     )
     options.add_fuse_option(p)
     options.add_launch_options(p)
@@ -74,6 +85,8 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     )
     if args.rank_order is not None:
         spec = with_rank_order(spec, args.rank_order)
+    if args.trace is not None:
+        spec = replace(spec, trace=trace_target(args.trace))
     spec.resolved()  # validates mode/threads/tile before anything runs
     if spec.resolved()[2] == "auto":
         tiles.read_profile(tiles.profile_path())  # a damaged profile is refused here, by name
@@ -82,7 +95,7 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     counters.say_before(console, spec.counters)
     recs = []
     for rep in range(args.repeat):
-        result = runner.execute(replace(spec, repeat=rep), echo=True)
+        result = runner.execute(replace(spec, repeat=rep, trace=repeat_trace(spec.trace, rep, args.repeat)), echo=True)
         if result.status == "bad-input":
             console.print("[red]the app refused the run as bad input[/red] (exit code 2; no record written)")
             return records.EXIT_BAD_INPUT
@@ -98,7 +111,35 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     if measured:  # the same in every repeat: the order fixes them
         placement_view.print_channels(console, measured[-1])
     counters.print_summary(console, recs)
+    trace.print_timelines(console, recs)
     return records.exit_code(recs)
+
+
+def trace_target(path: Path) -> Path:
+    """--trace's file, refused before any run when it cannot be written."""
+    if path == runner.TRACE_AUTO:
+        return path
+    if path.suffix == ".otf2" and otf2trace.interpreter() is None:
+        raise InputError(f"--trace {path}: {otf2trace.INSTALL_HINT}")
+    if path.exists() and path.is_dir():
+        raise InputError(f"--trace {path}: a directory; give a file name such as {path / 'run.trace.json'}")
+    parent = path.parent if str(path.parent) else Path(".")
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise InputError(f"--trace {path}: cannot create {parent} ({e.strerror}): choose a writable folder") from None
+    if not os.access(parent, os.W_OK):
+        raise InputError(f"--trace {path}: {parent} is not writable: choose a writable folder")
+    return path
+
+
+def repeat_trace(path: Path | None, rep: int, repeats: int) -> Path | None:
+    """One file per repeat: a named file gets -r0, -r1, ... when the run repeats."""
+    if path is None or path == runner.TRACE_AUTO or repeats == 1:
+        return path
+    name = path.name
+    ext = ".trace.json" if name.endswith(".trace.json") else path.suffix
+    return path.with_name(f"{name[: len(name) - len(ext)]}-r{rep}{ext}")
 
 
 def with_rank_order(spec: runner.RunSpec, path: Path) -> runner.RunSpec:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from pxq.analysis import msgdist, placement
+from pxq.analysis import placement, trace
 from pxq.analysis.msgdist import preload_env, preload_flags
 from pxq.core import procs, records, registry, schemas
 from pxq.core.errors import InputError
@@ -26,6 +26,7 @@ from pxq.machine.mpi import find_mpirun
 
 EXIT_VERIFICATION = records.EXIT_VERIFICATION
 EXIT_BAD_INPUT = records.EXIT_BAD_INPUT
+TRACE_AUTO = Path("<beside the results>")  # RunSpec.trace: the default file, named by the run
 
 
 def class_args(app: str, cls: str | None) -> list[str]:
@@ -71,6 +72,7 @@ class RunSpec:
     # prediction ({"source", "model", "predicted"}; set with every rank order).
     channels: dict[str, Any] | None = None
     counters: str | None = None  # hw, sim or sim-llc (pxq.machine.counters); None: not counted
+    trace: Path | None = None  # write the run's timeline here (TRACE_AUTO: beside the results)
 
     def resolved(self) -> tuple[str, int, str]:
         return resolve_mode(self.mode, self.layout.threads, self.tile)
@@ -188,15 +190,16 @@ def build(spec: RunSpec, workdir: Path, run_id: str) -> tuple[LaunchPlan, list[s
         app_argv.append("--oversubscribed")
     if spec.counters:
         app_argv += ["--counters", "sim" if sim else "hw" if spec.counters == "hw" else "off"]
+    tdir = workdir / "trace" if spec.trace is not None else None
     launch = (
         list(plan.argv)
         if plan.passes_environment or spec.profile is None
-        else plan.with_flags(preload_flags(spec.profile))
+        else plan.with_flags(preload_flags(spec.profile, tdir))
     )
     if sim:
         launch += counters.wrapper(*counters.simulated(spec.counters, counters.machine_caches()), workdir)
     if spec.profile is not None and plan.passes_environment:
-        plan.env.update(preload_env(spec.profile))
+        plan.env.update(preload_env(spec.profile, tdir))
     return plan, launch + app_argv + list(spec.app_args)
 
 
@@ -280,7 +283,10 @@ def execute(spec: RunSpec, echo: bool = False) -> RunResult:
     tidy = base is not None and Path(base).name == SHARED_RUNS
     with procs.workdir(base=base, tidy_base=tidy) as tmp, procs.shm_workdir() as shm:
         private = tmp / "record.jsonl"
-        profile = spec.profile or (tmp / "msgprof.jsonl" if spec.channels is not None else None)
+        wanted = spec.channels is not None or spec.trace is not None
+        profile = spec.profile or (tmp / "msgprof.jsonl" if wanted else None)
+        if spec.trace is not None:
+            (tmp / "trace").mkdir()
         plan, argv = build(replace(spec, results=private, profile=profile), tmp, run_id)
         env = stage(plan, tmp, shm)
         env["PXQ_GIT_COMMIT"] = git_commit()
@@ -292,9 +298,12 @@ def execute(spec: RunSpec, echo: bool = False) -> RunResult:
         except records.RecordError:
             found = []  # rank 0 died while writing: no record of its own
         if found and spec.channels is not None:
-            found[-1]["channels"] = measured_channels(profile, spec.channels)
+            found[-1]["channels"] = placement.measured_channels(profile, spec.channels)
         if found and spec.counters and spec.counters != "hw":
             found[-1]["counters"] = counters.run_record(spec.counters, tmp, spec.layout.ranks)
+        if found and spec.trace is not None:
+            dest = trace.default_path(spec.results, spec.app, run_id) if spec.trace == TRACE_AUTO else spec.trace
+            found[-1]["trace"] = trace.finish(tmp / "trace", dest, found[-1])
     if echo:
         print(shown(finished.output, tmp), end="")
     status, rec = verdict(finished, found[-1] if found else None)
@@ -323,19 +332,6 @@ def shown(output: str, private: Path) -> str:
         if not _NOISE.match(line) and not line.startswith(f"pxq-msgprof: record appended to {private}/")
     ]
     return "".join(keep)
-
-
-def measured_channels(profile: Path | None, asked: dict[str, Any]) -> dict[str, Any]:
-    """The record's "channels": bytes and messages per channel as the run's own message profile
-    observed them (its placement), beside the prediction the order came with."""
-    out: dict[str, Any] = {k: asked.get(k) for k in ("source", "model", "predicted")}
-    try:
-        prof = msgdist.load(profile) if profile is not None else None
-        out["observed"] = placement.channel_cost(prof, msgdist.observed_places(prof)) if prof else None
-    except (InputError, records.RecordError) as e:
-        out["observed"] = None
-        out["note"] = f"no channels measured: {e}"
-    return out
 
 
 # A run's status as an exit code (see records.py).

@@ -8,24 +8,30 @@
 #include <vector>
 
 #include "pxq/common/counters.hpp"
+#include "pxq/common/trace.hpp"
 
 namespace pxq::common {
 
 class PhaseTimers {
  public:
-  // Adds the time spent in `fn` to `phase`, and what the counters counted in it when set.
+  // Adds the time spent in `fn` to `phase`, and what the counters counted in it when set; with
+  // a trace asked for, keeps the span too (the same two clock readings).
   template <class Fn>
   void time(const std::string& phase, Fn&& fn) {
     if (counters_ == nullptr) {
       const double t0 = MPI_Wtime();
       fn();
-      seconds_[phase] += MPI_Wtime() - t0;
+      const double t1 = MPI_Wtime();
+      seconds_[phase] += t1 - t0;
+      if (trace::enabled()) trace::span(phase, "phase", t0, t1);
       return;
     }
     const std::vector<double> before = counters_->read();
     const double t0 = MPI_Wtime();
     fn();
-    seconds_[phase] += MPI_Wtime() - t0;
+    const double t1 = MPI_Wtime();
+    seconds_[phase] += t1 - t0;
+    if (trace::enabled()) trace::span(phase, "phase", t0, t1);
     const std::vector<double> after = counters_->read();
     std::vector<double>& sum = counts_[phase];
     sum.resize(after.size(), 0.0);

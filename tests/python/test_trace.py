@@ -1,0 +1,106 @@
+"""The timeline merge (pxq run --trace) on rank files of known content: ranks with unrelated
+clocks aligned on their timed iterations, lanes per rank and thread, a missing rank's file
+reported instead of a partial trace, and a malformed trace refused when read back."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pxq.analysis import trace
+from pxq.commands import run as run_cmd
+from pxq.core.errors import InputError
+
+
+def write_rank(folder: Path, rank: int, clock: float, pid: int) -> None:
+    """Rank files whose clock reads `clock` at the barrier that starts the timed iterations:
+    setup 1 s before it, then two phases and a send to the next rank inside 1 s of timing."""
+    c = clock
+    phases = {
+        "rank": rank,
+        "pid": pid,
+        "host": "n0",
+        "clock": "MPI_Wtime",
+        "sync": c,
+        "names": ["setup", "compute", "comm", "timed iterations"],
+        "dropped": 0,
+        "spans": [
+            [0, "run", c - 1.0, c - 0.5, pid],
+            [1, "phase", c + 0.1, c + 0.4, pid],
+            [2, "phase", c + 0.4, c + 0.5, pid],
+            [1, "phase", c + 0.5, c + 0.9, pid],
+            [3, "run", c, c + 1.0, pid],
+        ],
+    }
+    mpi = {
+        "rank": rank,
+        "pid": pid,
+        "host": "n0",
+        "names": ["MPI_Send", "MPI_Recv"],
+        "dropped": 2,
+        "events": [[0, c + 0.41, c + 0.42, pid, (rank + 1) % 2, 800], [1, c + 0.43, c + 0.45, pid + 1, -1, 0]],
+    }
+    (folder / f"phases-{rank}.json").write_text(json.dumps(phases))
+    (folder / f"mpi-{rank}.json").write_text(json.dumps(mpi))
+
+
+def test_ranks_with_unrelated_clocks_are_aligned_on_the_timed_start(tmp_path):
+    write_rank(tmp_path, 0, 10.0, 100)
+    write_rank(tmp_path, 1, 5000.0, 200)
+    t = trace.merge(tmp_path, 2, {"app": "demo"})
+    xs = [e for e in t["traceEvents"] if e["ph"] == "X"]
+    starts = {e["pid"]: e["ts"] for e in xs if e["name"] == trace.TIMED}
+    assert starts[0] == pytest.approx(starts[1]) == pytest.approx(1e6)  # setup began 1 s before
+    assert min(e["ts"] for e in xs) == pytest.approx(0.0)
+    assert t["otherData"]["dropped_events"] == 4 and t["otherData"]["app"] == "demo"
+    names = {(e["pid"], e.get("tid")): e["args"].get("name") for e in t["traceEvents"] if e["name"].endswith("_name")}
+    assert names[(0, None)].startswith("rank 0") and names[(1, 200)] == "main thread"
+    assert names[(1, 201)] == "thread 201"  # the receive was made on another thread
+    per_rank = trace.phase_seconds(t)
+    assert per_rank[1]["compute"] == pytest.approx(0.7) and per_rank[0]["comm"] == pytest.approx(0.1)
+    assert trace.sends(t, timed_only=True) == {(0, 1): 1, (1, 0): 1}
+
+
+def test_a_missing_rank_gives_a_note_and_no_file(tmp_path):
+    write_rank(tmp_path, 0, 1.0, 100)  # rank 1 died before writing
+    out = tmp_path / "out" / "t.json"
+    got = trace.finish(tmp_path, out, {"app": "cg", "layout": {"ranks": 2}})
+    assert got["path"] is None and "rank 1's phases is missing" in got["note"]
+    assert not out.exists()
+    got = trace.finish(tmp_path, out, {"app": "cg", "layout": {"ranks": 1}})
+    assert got["path"] == str(out) and got["mpi_calls"] == 2 and got["phase_spans"] == 3
+    assert trace.load(out)["otherData"]["app"] == "cg"
+
+
+@pytest.mark.parametrize(
+    "content, why",
+    [
+        ("not json", "not a readable trace"),
+        ('{"events": []}', "no traceEvents"),
+        ('{"traceEvents": [{"ph": "B", "name": "x"}]}', "neither a complete"),
+        ('{"traceEvents": [{"ph": "X", "name": "x", "cat": "mpi", "pid": 0, "tid": 1, "ts": 0}]}', "lacks"),
+        ('{"traceEvents": [{"ph": "X", "name": "x", "cat": "mpi", "pid": 0, "tid": 1, "ts": 0, "dur": -1}]}', "lacks"),
+    ],
+)
+def test_a_malformed_trace_is_refused(tmp_path, content, why):
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    with pytest.raises(InputError, match=why):
+        trace.load(path)
+
+
+def test_trace_files_per_repeat_and_refused_targets(tmp_path):
+    assert run_cmd.repeat_trace(tmp_path / "a.trace.json", 1, 3) == tmp_path / "a-r1.trace.json"
+    assert run_cmd.repeat_trace(tmp_path / "a.json", 0, 2) == tmp_path / "a-r0.json"
+    assert run_cmd.repeat_trace(tmp_path / "a.json", 0, 1) == tmp_path / "a.json"
+    with pytest.raises(InputError, match="a directory"):
+        run_cmd.trace_target(tmp_path)
+    assert run_cmd.trace_target(tmp_path / "new" / "t.json") == tmp_path / "new" / "t.json"
+    assert (tmp_path / "new").is_dir()
+
+
+def test_otf2_without_the_package_names_what_to_install(tmp_path, monkeypatch):
+    monkeypatch.setattr(run_cmd.otf2trace, "interpreter", lambda: None)
+    with pytest.raises(InputError, match=r"needs the otf2 package: \./pxq setup --ecosystem"):
+        run_cmd.trace_target(tmp_path / "t.otf2")
+    assert run_cmd.trace_target(tmp_path / "t.json") == tmp_path / "t.json"  # Chrome JSON needs nothing
