@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
+import sys
 
 from conftest import ROOT, eco_env, eco_tool, pxq, run
 
@@ -53,3 +54,21 @@ def test_extrap_fits_the_laws_of_an_exported_sweep(tmp_path):
         assert abs(tiled["at"][str(p)] - want) <= 0.03 * want, (p, tiled)
     # The models cross where the measured repeats did: tiled slower at 4 ranks, faster at 8.
     assert tiled["at"]["4"] > flat["at"]["4"] and tiled["at"]["8"] < flat["at"]["8"]
+
+
+def test_pxq_reports_extrap_models_fit_quality_and_where_they_cross(tmp_path):
+    results = tmp_path / "sweep.jsonl"
+    results.write_text("".join(json.dumps(r) + "\n" for r in law_runs()))
+    out = tmp_path / "model.txt"
+    env_cols = {"COLUMNS": "400"}  # one line per model
+    proc = run(
+        [sys.executable, "-m", "pxq", "report", str(results), "--format", "extrap", "--out", str(out), "--model"],
+        cwd=tmp_path,
+        env=eco_env(tmp_path, PYTHONPATH=str(ROOT / "drivers" / "pxq"), **env_cols),
+    )
+    assert proc.returncode == 0, proc.stderr
+    flat = next(line for line in proc.stdout.splitlines() if ".flat." in line and "time =" in line)
+    law = r"time = 1 \+ 0\.5 \* ranks\^\(1\)  \(SMAPE \d+\.\d%, adjusted R\^2 (?:0\.9\d\d|1\.000)\)"
+    assert re.search(law, flat), flat
+    cross = re.search(r"the models of \S+ and \S+ cross at ranks=([\d.]+)", proc.stdout)
+    assert cross and 4 < float(cross.group(1)) < 8, proc.stdout  # 1 + 0.5 p = 3.2 + 0.01 p at p = 4.49

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pxq import cli
-from pxq.analysis import extrap
+from pxq.analysis import extrap, extrapfit
 from pxq.core.errors import InputError
 
 DATA = Path(__file__).parent / "data" / "figures" / "runs.jsonl"
@@ -92,3 +92,49 @@ def test_the_command_writes_the_file_and_refuses_what_it_cannot_write(tmp_path, 
     ):
         assert cli.main(["report", str(results), *argv]) == 2
         assert needle in capsys.readouterr().err
+
+
+def test_model_needs_extrap_and_the_extrap_format(tmp_path, capsys, monkeypatch):
+    results = tmp_path / "sweep.jsonl"
+    results.write_text("".join(json.dumps(r) + "\n" for r in law_runs()))
+    out = tmp_path / "model.txt"
+    assert cli.main(["report", str(results), "--format", "csv", "--model"]) == 2
+    assert "--model goes with --format extrap" in capsys.readouterr().err
+    monkeypatch.setattr(extrapfit, "interpreter", lambda: None)
+    assert cli.main(["report", str(results), "--format", "extrap", "--out", str(out), "--model"]) == 2
+    assert "./pxq setup --ecosystem" in capsys.readouterr().err and not out.exists()
+
+
+def test_few_points_are_warned_about():
+    runs = [r for r in law_runs() if r["layout"]["ranks"] in (1, 2)]
+    (warning,) = extrap.few_points(extrap.build(runs))
+    assert "ranks has 2 point(s)" in warning and "5 or more" in warning
+    assert extrap.few_points(extrap.build(law_runs())) == []  # five points
+
+
+def test_model_crossings_are_found_inside_the_measured_range():
+    grid = [1 + 31 * k / 399 for k in range(400)]
+    fitted = {
+        "params": ["ranks"],
+        "grid": grid,
+        "models": {
+            "ring.flat": {
+                "text": "1 + 0.5 * ranks^(1)",
+                "smape": 0.1,
+                "ar2": 0.99,
+                "values": [1 + 0.5 * x for x in grid],
+            },
+            "ring.tiled": {
+                "text": "3.2 + 0.01 * ranks^(1)",
+                "smape": 0.2,
+                "ar2": 0.9,
+                "values": [3.2 + 0.01 * x for x in grid],
+            },
+            "cg.flat": {"text": "2", "smape": 0.0, "ar2": 1.0, "values": [2.0] * 400},  # another app: never paired
+        },
+    }
+    (cross,) = extrapfit.crossings(fitted)
+    assert "ring.flat and ring.tiled cross at ranks=4.49: ring.flat faster below" in cross
+    assert extrapfit.formula("1.0000000000000009 + 0.010000000000000045 * ranks^(1)") == "1 + 0.01 * ranks^(1)"
+    shown = extrapfit.lines(fitted)
+    assert any("SMAPE 0.1%, adjusted R^2 0.990" in line for line in shown) and shown[-1] == cross

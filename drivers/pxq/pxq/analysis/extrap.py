@@ -167,3 +167,16 @@ def _order(xs: list[float], ys: list[float]) -> int:
     if max(ys) < min(xs):
         return 1
     return 0
+
+
+def few_points(export: Export, wanted: int = 5) -> list[str]:
+    """A warning per parameter measured at fewer points than a model needs to tell laws apart."""
+    out = []
+    for i, p in enumerate(export.params):
+        n = len({point[i] for point in export.points})
+        if n < wanted:
+            out.append(
+                f"warning: {p} has {n} point(s); Extra-P needs {wanted} or more to tell one law from another "
+                f"(with fewer, a model is a guess): sweep more values of {p}"
+            )
+    return out

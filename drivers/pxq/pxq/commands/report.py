@@ -9,7 +9,7 @@ from typing import Any
 
 from rich.console import Console
 
-from pxq.analysis import caliper, extrap, report, tables, tiles, trace
+from pxq.analysis import caliper, extrap, extrapfit, report, tables, tiles, trace
 from pxq.core import paths as paths_mod
 from pxq.core import plugins, records, schemas
 from pxq.core.errors import InputError
@@ -43,6 +43,12 @@ def add(p: argparse.ArgumentParser) -> None:
         "size), comma-separated (default: every one the runs vary in)",
     )
     p.add_argument(
+        "--model",
+        action="store_true",
+        help="with --format extrap: fit Extra-P's models too (./pxq setup --ecosystem installs it) and print "
+        "each variant's model, its fit quality and where two variants' models cross",
+    )
+    p.add_argument(
         "--records",
         choices=("runs", "probes", "profiles", "studies"),
         help="with --format csv|json|markdown: which records to export (default: the runs, else every probe, "
@@ -63,8 +69,8 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
         return tiles.report(console, [Path(p) for p in args.results[1:]], args.plot)
     if args.out and args.format == "table":
         raise InputError("--out goes with --format csv, json, markdown, caliper or extrap")
-    if args.params and args.format != "extrap":
-        raise InputError("--params goes with --format extrap")
+    if (args.params or args.model) and args.format != "extrap":
+        raise InputError(f"{'--params' if args.params else '--model'} goes with --format extrap")
     if args.format == "caliper":
         return _caliper(args, console)
     if args.format == "extrap":
@@ -140,6 +146,8 @@ def _extrap(args: argparse.Namespace, console: Console) -> int:
     out = args.out
     if out is None or out.is_dir():
         raise InputError("--format extrap writes one text file: give it, e.g. --out results/cg-scaling.txt")
+    if args.model and extrapfit.interpreter() is None:
+        raise InputError(extrapfit.INSTALL_HINT)
     runs = [r for r, _ in _runs(args)]
     export = extrap.build(runs, args.params)
     records.write_whole(out, export.text())
@@ -147,8 +155,12 @@ def _extrap(args: argparse.Namespace, console: Console) -> int:
         f"extrap: {out} ({len(export.regions)} regions over {len(export.points)} points of "
         f"{', '.join(export.params)}); model it with: extrap --text {out}"
     )
-    for line in [*export.left_out, *extrap.crossings(export)]:
-        console.print(f"  {line}")
+    for line in [*export.left_out, *extrap.crossings(export), *extrap.few_points(export)]:
+        console.print(f"  {line}", markup=False)
+    if args.model:
+        console.print("Extra-P's models (time in seconds):")
+        for line in extrapfit.lines(extrapfit.run_fit(out)):
+            console.print(f"  {line}", markup=False)
     return records.exit_code(runs)
 
 
