@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from pxq import cli
 from pxq.analysis import trace
 from pxq.commands import run as run_cmd
 from pxq.core.errors import InputError
@@ -104,3 +105,12 @@ def test_otf2_without_the_package_names_what_to_install(tmp_path, monkeypatch):
     with pytest.raises(InputError, match=r"needs the otf2 package: \./pxq setup --ecosystem"):
         run_cmd.trace_target(tmp_path / "t.otf2")
     assert run_cmd.trace_target(tmp_path / "t.json") == tmp_path / "t.json"  # Chrome JSON needs nothing
+
+
+def test_a_dry_run_with_trace_prints_the_launch_that_writes_the_ranks_files(tmp_path, capsys):
+    results = tmp_path / "cg.jsonl"
+    argv = ["run", "cg", "--layout", "1x2", "--trace", "--dry-run", "--results", str(results)]
+    assert cli.main(argv) == 0
+    out = capsys.readouterr().out
+    folder = tmp_path / "cg.dry-run" / "trace"
+    assert f"PXQ_TRACE_DIR={folder}" in out and "libpxq-msgprof.so" in out and folder.is_dir()

@@ -60,6 +60,10 @@ def _dry_run(spec: runner.RunSpec, console: Console) -> int:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise InputError(f"cannot create {folder} for the dry run's files ({e.strerror})") from None
+    if spec.trace is not None:  # the ranks' own trace files, as a real run has them written
+        (folder / "trace").mkdir(exist_ok=True)
+        spec = replace(spec, profile=spec.profile or folder / "msgprof.jsonl")
+        console.print(f"# each rank writes its phases and MPI calls into {folder / 'trace'}; a real run merges them")
     plan, argv = runner.build(spec, folder, "dry-run")
     stage(plan, folder)
     for path, content in plan.files.items():
