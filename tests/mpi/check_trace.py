@@ -16,11 +16,9 @@ usage: check_trace.py WORKDIR   (PYTHONPATH and PXQ_BUILD_DIR set by CTest)"""
 from __future__ import annotations
 
 import math
-import shutil
-import sys
 from pathlib import Path
 
-from driver_check import fail, pxq, records
+from driver_check import fail, fresh_workdir, pxq, records
 
 from pxq.analysis import trace
 from pxq.core import records as pxq_records
@@ -101,9 +99,7 @@ def check_repeats_and_refusals(work: Path) -> None:
 
 
 def main() -> None:
-    work = Path(sys.argv[1])
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
+    work = fresh_workdir()
     check_cg(work)
     check_hybrid(work)
     check_repeats_and_refusals(work)

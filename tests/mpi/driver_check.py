@@ -4,6 +4,7 @@ reading a results file."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +13,14 @@ from pathlib import Path
 def fail(msg: str) -> None:
     print(f"FAIL: {msg}")
     sys.exit(1)
+
+
+def fresh_workdir() -> Path:
+    """The check's working folder (its first argument), emptied."""
+    work = Path(sys.argv[1])
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    return work
 
 
 def pxq(*args: str, timeout: float = 1200) -> subprocess.CompletedProcess:

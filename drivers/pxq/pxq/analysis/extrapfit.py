@@ -8,7 +8,6 @@ setup --ecosystem``) as ``python -m pxq.analysis.extrapfit EXPORT.txt``."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import re
@@ -18,9 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from pxq.core.errors import InputError
-from pxq.core.paths import ROOT
+from pxq.core.paths import python_with
 
-ECOSYSTEM_PYTHON = ROOT / ".deps" / "ecosystem" / "bin" / "python"
 INSTALL_HINT = (
     "--model fits with Extra-P, which is not installed: ./pxq setup --ecosystem installs it "
     "(the export itself needs nothing: drop --model and run extrap --text FILE yourself)"
@@ -30,13 +28,7 @@ GRID = 400  # points per measured range at which two models are compared
 
 def interpreter() -> str | None:
     """A Python that can import extrap: this one, or the ecosystem environment's; None if neither."""
-    if importlib.util.find_spec("extrap") is not None:
-        return sys.executable
-    if ECOSYSTEM_PYTHON.exists():
-        probe = subprocess.run([str(ECOSYSTEM_PYTHON), "-c", "import extrap"], capture_output=True, timeout=120)
-        if probe.returncode == 0:
-            return str(ECOSYSTEM_PYTHON)
-    return None
+    return python_with("extrap")
 
 
 def fit(path: Path) -> dict[str, Any]:

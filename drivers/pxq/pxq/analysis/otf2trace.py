@@ -13,7 +13,6 @@ environment when the user installed it there, otherwise in .deps/ecosystem (``./
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import subprocess
@@ -22,10 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from pxq.core.errors import InputError
-from pxq.core.paths import ROOT
+from pxq.core.paths import python_with
 
 FORMAT = "OTF2 archive (open traces.otf2 in Vampir)"
-ECOSYSTEM_PYTHON = ROOT / ".deps" / "ecosystem" / "bin" / "python"
 INSTALL_HINT = (
     "writing OTF2 needs the otf2 package: ./pxq setup --ecosystem (or .venv/bin/pip install otf2); "
     "--trace FILE.json writes the Chrome trace with nothing to install"
@@ -34,13 +32,7 @@ INSTALL_HINT = (
 
 def interpreter() -> str | None:
     """A Python that can import otf2: this one, or the ecosystem environment's; None if neither."""
-    if importlib.util.find_spec("otf2") is not None:
-        return sys.executable
-    if ECOSYSTEM_PYTHON.exists():
-        probe = subprocess.run([str(ECOSYSTEM_PYTHON), "-c", "import otf2"], capture_output=True, timeout=60)
-        if probe.returncode == 0:
-            return str(ECOSYSTEM_PYTHON)
-    return None
+    return python_with("otf2")
 
 
 def _nested(spans: list[tuple[int, int, str, str]]) -> list[tuple[str, int, str, str]]:

@@ -8,8 +8,11 @@ records; PXQ_BUILD_DIR points it at a build or install prefix to run them).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 from pxq.core import records
@@ -126,3 +129,17 @@ def check_plot_path(path: Path | None) -> None:
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir() or not os.access(parent, os.W_OK):
         raise InputError(f"--plot {path}: folder '{parent}' does not exist or is not writable: pick another path")
+
+
+def python_with(module: str) -> str | None:
+    """A Python that can import `module` (an optional package of the tools the field uses): this
+    one, or that of .deps/ecosystem (./pxq setup --ecosystem); None if neither."""
+    if importlib.util.find_spec(module) is not None:
+        return sys.executable
+    eco = ROOT / ".deps" / "ecosystem" / "bin" / "python"
+    if (
+        eco.exists()
+        and subprocess.run([str(eco), "-c", f"import {module}"], capture_output=True, timeout=120).returncode == 0
+    ):
+        return str(eco)
+    return None
