@@ -25,6 +25,8 @@ def fake_build(tmp_path, monkeypatch):
     for app in registry.apps():
         (bin_dir / f"pxq-{app}").write_text("#!/bin/sh\nexit 0\n")
         (bin_dir / f"pxq-{app}").chmod(0o755)
+    (tmp_path / "build" / "lib").mkdir()
+    (tmp_path / "build" / "lib" / "libpxq-msgprof.so").write_bytes(b"")  # named in dry runs that profile or trace
     monkeypatch.setenv("PXQ_BUILD_DIR", str(tmp_path / "build"))
     monkeypatch.setenv("PXQ_RESULTS_DIR", str(tmp_path / "results"))
     return tmp_path
