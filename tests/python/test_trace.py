@@ -104,6 +104,7 @@ def test_otf2_without_the_package_names_what_to_install(tmp_path, monkeypatch):
     monkeypatch.setattr(run_cmd.otf2trace, "interpreter", lambda: None)
     with pytest.raises(InputError, match=r"needs the otf2 package: \./pxq setup --ecosystem"):
         run_cmd.trace_target(tmp_path / "t.otf2")
+    assert run_cmd.trace_target(tmp_path / "t.otf2", writes=False) == tmp_path / "t.otf2"  # a dry run writes none
     assert run_cmd.trace_target(tmp_path / "t.json") == tmp_path / "t.json"  # Chrome JSON needs nothing
 
 

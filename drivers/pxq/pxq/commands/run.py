@@ -90,7 +90,7 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     if args.rank_order is not None:
         spec = with_rank_order(spec, args.rank_order)
     if args.trace is not None:
-        spec = replace(spec, trace=trace_target(args.trace))
+        spec = replace(spec, trace=trace_target(args.trace, writes=not args.dry_run))
     spec.resolved()  # validates mode/threads/tile before anything runs
     if spec.resolved()[2] == "auto":
         tiles.read_profile(tiles.profile_path())  # a damaged profile is refused here, by name
@@ -119,11 +119,12 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     return records.exit_code(recs)
 
 
-def trace_target(path: Path) -> Path:
-    """--trace's file, refused before any run when it cannot be written."""
+def trace_target(path: Path, writes: bool = True) -> Path:
+    """--trace's file, refused before any run when it cannot be written (`writes` False: a dry
+    run, which only prints the launch and needs no OTF2 writer)."""
     if path == runner.TRACE_AUTO:
         return path
-    if path.suffix == ".otf2" and otf2trace.interpreter() is None:
+    if writes and path.suffix == ".otf2" and otf2trace.interpreter() is None:
         raise InputError(f"--trace {path}: {otf2trace.INSTALL_HINT}")
     if path.exists() and path.is_dir():
         raise InputError(f"--trace {path}: a directory; give a file name such as {path / 'run.trace.json'}")
