@@ -97,6 +97,11 @@ def test_trace_files_per_repeat_and_refused_targets(tmp_path):
     with pytest.raises(InputError, match="a directory"):
         run_cmd.trace_target(tmp_path)
     assert run_cmd.trace_target(tmp_path / "new" / "t.json") == tmp_path / "new" / "t.json"
+    with pytest.raises(InputError, match="control character"):
+        run_cmd.trace_target(tmp_path / "odd\ndir" / "t.json")
+    assert not (tmp_path / "odd\ndir").exists()
+    (tmp_path / "again.otf2").mkdir()  # an earlier run's archive: replaced, not refused
+    assert run_cmd.trace_target(tmp_path / "again.otf2", writes=False) == tmp_path / "again.otf2"
     assert (tmp_path / "new").is_dir()
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import shlex
 import subprocess
 from dataclasses import replace
@@ -121,20 +120,19 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
 
 def trace_target(path: Path, writes: bool = True) -> Path:
     """--trace's file, refused before any run when it cannot be written (`writes` False: a dry
-    run, which only prints the launch and needs no OTF2 writer)."""
+    run, which only prints the launch and needs no OTF2 writer). Its folder is created."""
     if path == runner.TRACE_AUTO:
         return path
+    records.check_plain(path, "--trace")
     if writes and path.suffix == ".otf2" and otf2trace.interpreter() is None:
         raise InputError(f"--trace {path}: {otf2trace.INSTALL_HINT}")
-    if path.exists() and path.is_dir():
-        raise InputError(f"--trace {path}: a directory; give a file name such as {path / 'run.trace.json'}")
     parent = path.parent if str(path.parent) else Path(".")
     try:
         parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise InputError(f"--trace {path}: cannot create {parent} ({e.strerror}): choose a writable folder") from None
-    if not os.access(parent, os.W_OK):
-        raise InputError(f"--trace {path}: {parent} is not writable: choose a writable folder")
+    # An OTF2 archive is a folder, replaced whole by the run: what must be writable is beside it.
+    records.check_writable(parent / f".{path.name}.probe" if path.suffix == ".otf2" else path, "--trace")
     return path
 
 

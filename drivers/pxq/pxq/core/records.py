@@ -55,35 +55,41 @@ def _is_regular_or_absent(path: Path) -> bool:
         return True
 
 
-def check_writable(path: Path, option: str = "--results") -> None:
-    """Raises InputError naming the path and the fix; creates nothing."""
-    path = Path(path)
+def check_plain(path: Path, option: str) -> None:
+    """Raises InputError when a path holds a control character (a newline, an escape)."""
     if re.search(r"[\x00-\x1f\x7f-\x9f]", str(path)):
         raise InputError(
             f"{option} {escape.plain(str(path))!r}: the path holds a control character (a newline, an escape): "
             f"give {option} a plain path"
         )
+
+
+def check_writable(path: Path, option: str = "--results") -> None:
+    """Raises InputError naming the path and the fix; creates nothing."""
+    path = Path(path)
+    check_plain(path, option)
+    what = "results" if option == "--results" else f"{option}'s"
     if path.exists():
         if path.is_dir():
-            raise InputError(f"results path '{path}' is a directory: give a file such as {path}/results.jsonl")
+            raise InputError(f"{what} path '{path}' is a directory: give a file such as {path}/results.jsonl")
         if not _is_regular_or_absent(path):
-            raise InputError(f"results path '{path}' is not a regular file: give a file such as results/run.jsonl")
+            raise InputError(f"{what} path '{path}' is not a regular file: give a file such as results/run.jsonl")
         if not os.access(path, os.W_OK):
-            raise InputError(f"results file '{path}' is not writable: fix its permissions or use {option}")
+            raise InputError(f"{what} file '{path}' is not writable: fix its permissions or use {option}")
         return
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
         # Creating our own default results folder is fine; a user path must exist.
-        raise InputError(f"results directory '{parent}' does not exist: create it or use {option}")
+        raise InputError(f"{what} directory '{parent}' does not exist: create it or use {option}")
     if not os.access(parent, os.W_OK):
-        raise InputError(f"results directory '{parent}' is not writable: use {option} PATH")
+        raise InputError(f"{what} directory '{parent}' is not writable: use {option} PATH")
     probe = parent / f".pxq-write-test-{os.getpid()}"
     try:
         fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         os.close(fd)
         os.unlink(probe)
     except OSError as e:
-        raise InputError(f"results directory '{parent}' cannot hold files ({e.strerror}): use {option} PATH") from None
+        raise InputError(f"{what} directory '{parent}' cannot hold files ({e.strerror}): use {option} PATH") from None
 
 
 def _mend_tail(fd: int, path: Path, size: int) -> int:
