@@ -201,8 +201,8 @@ class RingProxy final : public common::Proxy {
                               (T + (exchange_ ? 1.0 : 0.0)) * block,
                               tile,
                               "K passes x read+write of every block; the block read and written once per iteration "
-                              "from memory"};
-    compute.metric = "effective_gbs";
+                              "from memory",
+                              "effective_gbs"};
     compute.over_total = true;
     return {compute};
   }

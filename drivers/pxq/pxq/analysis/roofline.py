@@ -12,7 +12,10 @@ in use (ranks per node x threads, at most the cores there are) and T the rank's 
 - the reused bytes (bytes - compulsory) at the bandwidth of a sweep of one worker's working set
   (a tile in L2 runs at L2's rate, an untiled block that spills at memory's);
 - each named by the level whose share holds that size (shared levels split over the k cores);
-- the phase takes the largest of these; the run takes the sum over its declared phases plus
+- the phase takes the larger of its compute time and the sum of its levels' times (a tile's
+  first pass brings it from memory and its other passes find it in L2: one core does one, then
+  the other, so their times add, while the core's arithmetic overlaps its loads); the binding
+  ceiling is the one with the largest time; the run takes the sum over its declared phases plus
   what was measured outside them (communication, waiting, undeclared set-up), as measured.
 
 The intensity a point is drawn at is flops over the bytes the model sends to memory (not the
@@ -44,7 +47,8 @@ def phase_prediction(w: dict[str, Any], ceilings: dict[str, Any], k: int, t: int
 
     The compulsory bytes stream at the bandwidth the measured curve gives a sweep of the rank's
     footprint (per core) with k cores busy; the reused bytes at the bandwidth of a sweep of one
-    worker's working set. Each is named by the level that holds that size."""
+    worker's working set. Each is named by the level that holds that size. Traffic at different
+    levels adds up; compute overlaps it."""
     m = w["rank_max"]
     flops, core, compulsory = m["flops"], m["bytes"], m["memory_bytes"]
     peak_worker = ceil.at(ceilings["peak_gflops"], k) / k * 1e9
@@ -63,7 +67,9 @@ def phase_prediction(w: dict[str, Any], ceilings: dict[str, Any], k: int, t: int
         if name == "memory":
             memory_bytes += amount
     binding = max(times, key=lambda n: times[n])
-    return {"seconds": times[binding], "binding": binding, "times": times, "memory_bytes": memory_bytes}
+    traffic = sum(v for n, v in times.items() if n != "compute")
+    seconds = max(times["compute"], traffic)
+    return {"seconds": seconds, "binding": binding, "times": times, "memory_bytes": memory_bytes}
 
 
 def predict(rec: dict[str, Any], ceilings: dict[str, Any]) -> dict[str, Any] | None:

@@ -30,13 +30,28 @@ struct RingParams {
 // and the F dependent updates of one element overlap with those of its neighbours.
 inline constexpr std::size_t kStrip = 64;
 
+// The end of a pass: the compiler may not move loads or stores of x across it. Without it, gcc
+// -O3 applies unroll-and-jam to the pass loop (-fopt-info: "applying unroll and jam with factor
+// 2"), fusing two passes into one sweep, so an untiled block would stream K/2 times rather than
+// the K times the proxy declares, and its tiles would be measured against a baseline the
+// compiler had half-tiled already.
+inline void end_of_pass(double* x) {
+#if defined(__GNUC__) || defined(__clang__)
+  asm volatile("" : : "r"(x) : "memory");
+#else
+  (void)x;
+#endif
+}
+
 inline void ring_passes_tile(double* x, std::size_t n, const RingParams& p) {
   const double a = p.a, b = p.b;
   const int flops = p.flops;
   if (flops == 1) {  // the default: one streaming update, vectorised directly
-    for (int pass = 0; pass < p.passes; ++pass)
+    for (int pass = 0; pass < p.passes; ++pass) {
 #pragma omp simd
       for (std::size_t i = 0; i < n; ++i) x[i] = a * x[i] + b;
+      end_of_pass(x);
+    }
     return;
   }
   const std::size_t full = n - n % kStrip;
@@ -53,6 +68,7 @@ inline void ring_passes_tile(double* x, std::size_t n, const RingParams& p) {
       for (int f = 0; f < flops; ++f) v = a * v + b;
       x[i] = v;
     }
+    end_of_pass(x);
   }
 }
 
