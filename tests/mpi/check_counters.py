@@ -4,8 +4,8 @@
   that no hardware counters are available and how to get simulated ones (never zeros); with a
   PMU, the record holds counted instructions;
 - `--counters sim` on the ring, blocks four times this machine's L2, untiled vs 256 KiB tiles:
-  the untiled run misses the L2 at least once per line per iteration (the simulator is set to a
-  cache smaller than the block), the tiled one at least 4x less; the records validate, the report
+  the untiled run misses the L2 once per line per pass (the simulator is set to a cache smaller
+  than the block, and no pass may be fused into another), the tiled one at least 4x less; the records validate, the report
   shows the misses, and no valgrind process is left;
 - `pxq study counters mg --class S`: a valid study record with misses for every variant;
 - the simulator's build with another backend: exit 2, no record.
@@ -60,13 +60,14 @@ def check_ring(work: Path) -> None:
     for c in (flat, tiled):
         if c["source"] != "callgrind" or not c["simulated"] or len(c["per_rank"]) != 2:
             fail(f"a simulated run's counters: {c}")
-    # Two ranks, every line of the block at least once per iteration (the compiler may jam passes
-    # into fewer sweeps, but a block four times the L2 cannot stay in it between iterations).
-    lines = 2 * iterations * block / 64
+    # Two ranks, every line of the block once per pass: a block four times the L2 cannot stay in
+    # it from one pass to the next, and each pass ends at a compiler barrier (no pass is fused
+    # into another's sweep, as gcc's unroll-and-jam did before it), so K passes are K sweeps.
+    lines = 2 * iterations * passes * block / 64
     f, t = flat["total"]["l2_misses"], tiled["total"]["l2_misses"]
     print(f"ring {block >> 20} MiB blocks: L2 misses untiled {f:.3g}, tiled {t:.3g} ({f / t:.1f}x); lines {lines:.3g}")
     if f < 0.9 * lines:
-        fail(f"untiled misses {f} < 0.9 x {lines} lines, one sweep per iteration: the simulated L2 holds the block?")
+        fail(f"untiled misses {f} < 0.9 x {lines} lines, one sweep per pass: passes fused, or the L2 holds the block?")
     if 4 * t > f:
         fail(f"tiled L2 misses {t} are not 4x below untiled {f}")
     v = pxq("validate", str(res))
