@@ -5,8 +5,8 @@
   PMU, the record holds counted instructions;
 - `--counters sim` on the ring, blocks four times this machine's L2, untiled vs 256 KiB tiles:
   the untiled run misses the L2 once per line per pass (the simulator is set to a cache smaller
-  than the block, and no pass may be fused into another), the tiled one at least 4x less; the records validate, the report
-  shows the misses, and no valgrind process is left;
+  than the block, and no pass may be fused into another), the tiled one at least 4x less; the
+  records validate, the report shows the misses, and no valgrind process is left;
 - `pxq study counters mg --class S`: a valid study record with misses for every variant;
 - the simulator's build with another backend: exit 2, no record.
 

@@ -12,6 +12,7 @@ import pytest
 
 from pxq import cli
 from pxq.analysis import roofline
+from pxq.labs import tiling
 from pxq.machine import ceilings
 from pxq.probes import ceilprobe
 
@@ -245,3 +246,28 @@ def test_ceilings_measured_on_a_busy_machine_are_flagged_and_not_kept(tmp_path, 
     monkeypatch.setattr(ceilprobe, "measure", lambda say: CEIL)
     ceilprobe.here(print, remeasure=True)
     assert (tmp_path / "c.json").exists()
+
+
+def test_lab4_names_the_roof_each_loop_runs_under():
+    def result(seconds: float, tile: int) -> dict:
+        return {"compute_s": seconds, "block_bytes": 32 * M, "tile_bytes": tile, "passes": 8, "iterations": 4}
+
+    runs = {
+        "untiled (the harness's loop)": [result(s, 0) for s in (0.9, 1.0, 1.1)],
+        "yours": [result(s, 256 * K) for s in (0.3, 0.25, 0.35)],
+    }
+    note = tiling.ceiling_note(CEIL, runs, 2)
+    # The untiled median: 32 MiB read and written by 8 passes x 4 iterations in 1.0 s, against the
+    # test curve's 32M sweep with 2 cores busy (beyond L3's 12M share each: memory), per core.
+    moved = 2 * 32 * M * 8 * 4 / 1e9
+    untiled_roof = ceilings.bandwidth(CEIL, 32 * M, 2) / 2
+    assert f"untiled {moved:.1f} GB/s per rank, {moved / untiled_roof:.0%} of memory's {untiled_roof:.1f}" in note
+    tiled_roof = ceilings.bandwidth(CEIL, 256 * K, 2) / 2
+    assert f"yours {moved / 0.3:.1f} GB/s per rank, {moved / 0.3 / tiled_roof:.0%} of L2's {tiled_roof:.1f}" in note
+    assert note.endswith("the tiles moved the ring from the memory roof to the L2 roof")
+    # A tile as large as the block sweeps from where the block does: no move is claimed.
+    same = {k: [{**r, "tile_bytes": 32 * M} for r in v] for k, v in runs.items()}
+    assert tiling.ceiling_note(CEIL, same, 2).endswith(
+        "both loops sweep from memory: the tiles did not change the roof"
+    )
+    assert "./pxq roofline measures" in tiling.ceiling_note(None, runs, 2)

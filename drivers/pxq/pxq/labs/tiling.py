@@ -11,6 +11,7 @@ from rich.table import Table
 from pxq.analysis import findings, plausible
 from pxq.core import plugins
 from pxq.core.layout import format_bytes
+from pxq.machine import ceilings
 from pxq.teaching import harness as labs
 
 # The sweep: tiles that divide the 32 MiB block and tiles that do not (48K, 3M), so a loop that
@@ -80,7 +81,7 @@ def measure(ctx: labs.Context) -> labs.Outcome:
     same = plausible.identical("your loop and the harness's, both untiled", base, mine) if starter else None
     if same:  # the same loop twice: their gap is this machine's noise, never an effect
         effect = replace(effect, verdict="inconclusive", settle=f"implausible as an effect: {same}")
-    notes = [best_tile(sweep, caches, starter)]
+    notes = [best_tile(sweep, caches, starter), ceiling_note(ceilings.load(ctx.machine), runs, ctx.cores)]
     checks = [
         {"name": "verified with tiles that divide the block and tiles that do not (48K, 3M)", "passed": True},
         {"name": "each update() covers one tile, not the whole block", "passed": not starter, "detail": note},
@@ -107,6 +108,31 @@ def best_tile(sweep: dict[str, dict], caches: dict, starter: bool) -> str:
             f"no clear winner); {here}"
         )
     return f"best tile of the sweep: {best} ({labs.cache_of(sweep[best]['tile_bytes'], caches)}-sized); {here}"
+
+
+def ceiling_note(c: dict | None, runs: dict[str, list[dict]], cores: int) -> str:
+    """Which roof each loop runs under, from this machine's measured ceilings: the level that
+    holds what one pass sweeps (the block untiled, a tile tiled) with `cores` ranks sharing the
+    machine, that level's bandwidth per core, and the share of it each loop attained."""
+    if c is None:
+        return (
+            "which roof each loop runs under: ./pxq roofline measures this machine's ceilings once (docs/ROOFLINE.md)"
+        )
+    parts, levels = [], []
+    for name, results in runs.items():
+        r0 = results[0]
+        swept = r0["tile_bytes"] if name == "yours" and r0["tile_bytes"] else r0["block_bytes"]
+        level = ceilings.level_of(c, swept, cores)
+        roof = ceilings.bandwidth(c, swept, cores) / cores
+        rate = _rate(r0, statistics.median(r["compute_s"] for r in results))
+        parts.append(f"{name.split(' ')[0]} {rate:.1f} GB/s per rank, {rate / roof:.0%} of {level}'s {roof:.1f}")
+        levels.append(level)
+    moved = (
+        f"the tiles moved the ring from the {levels[0]} roof to the {levels[1]} roof"
+        if levels[0] != levels[1]
+        else f"both loops sweep from {levels[0]}: the tiles did not change the roof"
+    )
+    return f"ceilings ({c['cpu_model']}, {cores} core(s) busy, GB/s per core): {'; '.join(parts)}: {moved}"
 
 
 def _rate(r: dict, seconds: float) -> float:
