@@ -15,6 +15,7 @@ from pxq.analysis import roofline
 from pxq.labs import tiling
 from pxq.machine import ceilings
 from pxq.probes import ceilprobe
+from pxq.studies import contention
 
 K, M = 1 << 10, 1 << 20
 
@@ -271,3 +272,12 @@ def test_lab4_names_the_roof_each_loop_runs_under():
         "both loops sweep from memory: the tiles did not change the roof"
     )
     assert "./pxq roofline measures" in tiling.ceiling_note(None, runs, 2)
+
+
+def test_the_contention_study_shows_the_shared_memory_roof():
+    note = contention.memory_roof_note(CEIL, 2)
+    # The test curve's largest size: 25 GB/s with one core, 40 in total with two (20 each, 80%).
+    assert "1 core(s) 25.0 (25.0-25.0) in total, 25.0 each (100% of one alone)" in note
+    assert "2 core(s) 40.0 (40.0-40.0) in total, 20.0 each (80% of one alone)" in note
+    assert "3 core(s)" not in contention.memory_roof_note(CEIL, 8)  # only the cores measured
+    assert "./pxq roofline measures" in contention.memory_roof_note(None, 2)

@@ -15,7 +15,7 @@ from pxq.core import plugins
 from pxq.core.errors import InputError
 from pxq.experiments import runner, study
 from pxq.experiments.studykit import Context, Outcome, exit_code, measure
-from pxq.machine import envinfo
+from pxq.machine import ceilings, envinfo
 
 SECTION = "contention"
 
@@ -122,9 +122,32 @@ def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
     ]
     notes = sorted({w for r in rows for w in r["warnings"]})
     notes += [f"implausible: {f}" for f in dict.fromkeys(f for r in rows for f in r.get("flags", []))]
+    notes.append(memory_roof_note(ceilings.load(envinfo.machine()), q))
     code = exit_code(recs, planned)
     out = Outcome(title, rows, comparison, _findings(rows, q), recs, notes, {"median_of": "repeats"}, code)
     return out
+
+
+def memory_roof_note(c: dict[str, Any] | None, q: int) -> str:
+    """The shared memory roof these layouts divide: the memory bandwidth this machine's cores get
+    together with 1..q of them streaming at once (pxq roofline's measured ceilings, median and
+    range), and what each gets of it."""
+    if c is None:
+        return "the shared memory roof: ./pxq roofline measures this machine's ceilings once (docs/ROOFLINE.md)"
+    mem = c["curve"][-1]["gbs"]
+    alone = ceilings.at(mem, 1)
+    parts = []
+    for k in range(1, min(q, len(mem)) + 1):
+        row = mem[k - 1]
+        total = row["median"]
+        parts.append(
+            f"{k} core(s) {total:.1f} ({row['min']:.1f}-{row['max']:.1f}) in total, "
+            f"{total / k:.1f} each ({total / k / alone:.0%} of one alone)"
+        )
+    return (
+        f"the shared memory roof ({c['cpu_model']}, pxq roofline's ceilings, GB/s): {'; '.join(parts)}. "
+        "Ranks of one node divide it; virtual nodes of one machine divide the same bus"
+    )
 
 
 def plot(rec: dict[str, Any], path: Path) -> Path:
