@@ -10,7 +10,10 @@
   name first removes a half-built leftover (a namespace and a process of pxq's);
 - SIGTERM during `up`: exit 143 and nothing left;
 - `down`: no namespace, process, state folder or mount of pxq's left, the host as before;
-- `--network PROFILE` on a run and on lab 1 (whose other node is then across the link).
+- `--network PROFILE` on a run and on lab 1 (whose other node is then across the link);
+- `pxq study allocation cg --network 100mbit`: block and cyclic timed on the cluster at 2x2, the
+  time finding judged there (naming the cluster and the cores its ranks share), not left
+  untestable; results under /tmp refused (the nodes' /tmp are their own).
 
 Figures (bandwidths against the profiles) belong to `pxq cluster bench`, not to this test.
 usage: check_cluster.py  (PYTHONPATH and PXQ_BUILD_DIR as for the other driver checks)"""
@@ -289,6 +292,35 @@ def check_lab_channels(tmp: Path, before: dict) -> None:
     print(f"ok: lab 1 --network gige: the other node across the link at {mbps:.0f} MB/s (2 MiB), graded done")
 
 
+def check_allocation_study(before: dict) -> None:
+    """`study allocation` on a cluster times block and cyclic there and judges the time part."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="pxq-alloc-check-") as tmp:  # under /tmp: the nodes' own
+        out = pxq("study", "allocation", "cg", "--ranks", "4", "--model", "2x1x2", "--network", "100mbit",
+                  "--results", f"{tmp}/a.jsonl")  # fmt: skip
+        refused("study allocation with results under /tmp", out, "outside /tmp", before)
+    root = HERE.parents[1] / "results"
+    root.mkdir(exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="cluster-alloc-", dir=root) as tmp:
+        res = Path(tmp) / "alloc.jsonl"
+        out = pxq("study", "allocation", "cg", "--ranks", "4", "--model", "2x1x2", "--repeat", "3",
+                  "--network", "100mbit", "--results", str(res))  # fmt: skip
+        study = [r for r in records(res) if r.get("kind") == "study"]
+        if out.returncode != 0 or len(study) != 1:
+            fail(f"study allocation --network 100mbit: exit {out.returncode}\n{out.stdout[-3000:]}\n{out.stderr}")
+        timed = [r for r in study[0]["rows"] if "timed" in r]
+        runs = [r for r in records(res) if r.get("kind") != "study" and r["layout"].get("nodes") == 2]
+        if sorted(r["timed"] for r in timed) != ["block", "cyclic"] or len(runs) != 6:
+            fail(f"study allocation on a cluster: timed rows {timed}, {len(runs)} timed runs (expected 2 x 3)")
+        if any((r["driver"].get("cluster") or {}).get("link", {}).get("name") != "100mbit" for r in runs):
+            fail("study allocation --network 100mbit: a timed run did not go over the cluster's link")
+        part = next(f for f in study[0]["findings"] if f["ref"] == "allocation/cg/time")
+        if part["verdict"] == "cannot be tested here" or "cluster 'net" not in part["here"]:
+            fail(f"study allocation on a cluster left the time part {part}")
+        print(f"ok: study allocation on cluster: cg {part['here']}: {part['verdict']}")
+
+
 def main() -> None:
     before = host_view()
     if os.geteuid() != 0:
@@ -307,6 +339,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="pxq-cluster-check-") as tmp:
             check_network_option(Path(tmp), before)
             check_lab_channels(Path(tmp), before)
+        check_allocation_study(before)
     finally:
         pxq("cluster", "down")
     print("cluster: all checks passed")

@@ -11,7 +11,7 @@ import pytest
 from conftest import RUN_RECORD
 
 from pxq import cli
-from pxq.analysis import msgdist, placement, placement_bench, rankorder
+from pxq.analysis import allocation, msgdist, placement, placement_bench, rankorder
 from pxq.core.errors import InputError
 from pxq.core.layout import Layout
 from pxq.launch.plan import plan_launch
@@ -214,3 +214,52 @@ def test_bench_reports_time_and_recovered_locality(capsys):
     out = capsys.readouterr().out
     assert "partitioner median" in out and "the unshuffled pattern" in out
     assert cli.main(["placement", "bench", "--grid", "8"]) == 2
+
+
+def _timed_run(alloc: str, total: float, cluster: dict | None, virtual: bool = False) -> dict:
+    rec = json.loads(json.dumps(RUN_RECORD))
+    rec["layout"].update(nodes=2, ranks_per_node=2, ranks=4, alloc=alloc, virtual_nodes=virtual)
+    rec["driver"]["cluster"] = cluster
+    rec["time"] = {"total": total, "comm": total / 2}
+    return rec
+
+
+CLUSTER = {"name": "lab", "nodes": 2, "link": {"name": "100mbit"}}
+
+
+def test_allocation_times_on_a_cluster_are_judged_and_say_where_they_ran():
+    recs = [_timed_run("block", 0.18, CLUSTER), _timed_run("cyclic", 0.55, CLUSTER)]
+    # Oversubscribed (4 ranks, 2 cores) yet judged: the cluster's links are what allocation changes.
+    assert allocation.why_untimed(recs, 4, 2, False) is None
+    where = allocation.where_timed(recs, 2)
+    assert where == " (cluster 'lab' of this machine, link 100mbit, 4 ranks on 2 cores)"
+    by = {
+        a: {"times": [t] * 3, "median_s": t, "comm_median_s": t / 2, "spread": 0.01}
+        for a, t in (("block", 0.18), ("cyclic", 0.55))
+    }
+    (cg,) = allocation.time_findings("cg", by, None, where)
+    assert cg.verdict == "reproduced" and cg.here.startswith("block / cyclic time = 0.33x (cluster 'lab'")
+    # Block slower than cyclic by more than the noise: CG's claim does not hold.
+    flipped = {"block": by["cyclic"], "cyclic": by["block"]}
+    assert allocation.time_findings("cg", flipped, None, where)[0].verdict == "not reproduced"
+
+
+def test_allocation_times_off_a_cluster_stay_untestable_where_they_mean_little():
+    virtual = [_timed_run("block", 0.2, None, virtual=True)]
+    assert "virtual nodes" in allocation.why_untimed(virtual, 4, 2, False)
+    one_host = [_timed_run("block", 0.2, None)]
+    assert "oversubscribe" in allocation.why_untimed(one_host, 4, 2, False)
+    assert allocation.why_untimed(one_host, 4, 2, True) is None  # real nodes of a hostfile
+    assert allocation.where_timed(one_host, 2) == ""
+    parts = allocation.time_findings("mg", {}, "virtual nodes of one host", "")
+    assert [p.verdict for p in parts] == ["cannot be tested here"] * 2
+
+
+def test_about_the_same_needs_repeats_tighter_than_the_band():
+    def by(spread: float) -> dict:
+        return {a: {"times": [1.0] * 5, "median_s": t, "comm_median_s": t, "spread": spread} for a, t in
+                (("block", 0.99), ("cyclic", 1.0))}  # fmt: skip
+
+    assert allocation.time_findings("ft", by(0.03), None)[0].verdict == "reproduced"
+    noisy = allocation.time_findings("ft", by(0.56), None)[0]
+    assert noisy.verdict == "inconclusive" and "spread 56%" in noisy.why

@@ -1,5 +1,6 @@
-"""The allocation study's verdicts on bytes (block against cyclic on a machine model), shared by
-the allocation and placement studies."""
+"""The allocation study's verdicts on bytes (block against cyclic on a machine model) and on time
+(block against cyclic timed on nodes with a network between them), shared by the allocation and
+placement studies."""
 
 from __future__ import annotations
 
@@ -49,3 +50,65 @@ def byte_findings(app: str, rows: list[dict[str, Any]]) -> list[Finding]:
     name, ok, why_not, why_ok, timed_parts = rules[app]
     out = [findings.held(f"allocation/{name}/bytes", here, ok, why_not, why_ok)]
     return out + [findings.untestable(f"allocation/{name}/{p}", timed) for p in timed_parts]
+
+
+TIME_PARTS = {"cg": ("cg/time",), "mg": ("mg/time", "mg/network_time"), "ft": ("ft_is/time", "ft_is/network_time")}
+
+
+def cluster_of(recs: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The cluster of this machine the runs went to (its record), if they did."""
+    return next((r["driver"]["cluster"] for r in recs if (r.get("driver") or {}).get("cluster")), None)
+
+
+def why_untimed(recs: list[dict[str, Any]], ranks: int, cores: int, real_nodes: bool) -> str | None:
+    """Why the runs' times cannot test the paper's time claims here (None when they can). On a
+    cluster of this machine they can, oversubscribed or not: its shaped links are what the
+    allocation changes (the findings name the cluster and the cores its ranks share)."""
+    if any((r.get("layout") or {}).get("virtual_nodes") for r in recs):
+        return "virtual nodes of one host talk TCP over loopback: no network whose time the allocation changes"
+    if ranks > cores and not real_nodes and cluster_of(recs) is None:
+        return f"{ranks} ranks oversubscribe this machine's {cores} cores: the times mean little"
+    return None
+
+
+def time_findings(app: str, by: dict[str, dict[str, Any]], why_not: str | None, where: str = "") -> list[Finding]:
+    """The paper's time and network-time claims, from block's and cyclic's timed runs (`by`:
+    times, median_s, comm_median_s, spread per allocation); `where` says where they ran."""
+    refs = [f"allocation/{p}" for p in TIME_PARTS.get(app, ())]
+    if why_not is not None:
+        return [findings.untestable(ref, why_not) for ref in refs]
+    blk, cyc = by["block"], by["cyclic"]
+    if not blk["times"] or not cyc["times"]:
+        return [findings.untestable(ref, "block or cyclic left no timed run") for ref in refs]
+    out = []
+    noise, n = max(blk["spread"], cyc["spread"]), min(len(blk["times"]), len(cyc["times"]))
+    for ref in refs:
+        key = "comm_median_s" if ref.endswith("network_time") else "median_s"
+        ratio = blk[key] / cyc[key] if cyc[key] else float("inf")
+        here = f"block / cyclic {'network time' if 'network' in ref else 'time'} = {ratio:.2f}x{where}"
+        if ref.endswith("cg/time"):
+            verdict, why = findings.judge(ratio, noise, n, False, 0.085)  # 17% faster: at least half of it
+        elif ref.endswith("ft_is/time"):  # "about the same": within 10%, which the noise must not swamp
+            if noise > 0.1:
+                verdict, why = "inconclusive", f"repeats spread {noise:.0%}, wider than the 10% that 'the same' allows"
+            elif abs(ratio - 1) <= 0.1:
+                verdict, why = "reproduced", "within 10%"
+            else:
+                verdict, why = "not reproduced", "more than 10% apart"
+        elif ref.endswith("mg/network_time"):
+            verdict, why = findings.judge(ratio, noise, n, True, 2.5)  # six times: at least half of it
+        else:  # mg time slower with block, ft network time higher with block
+            verdict, why = findings.judge(ratio, noise, n, True, 0.02)
+        out.append(findings.part(ref, here, verdict, why, evidence={"repeats": n, "spread": noise}))
+    return out
+
+
+def where_timed(recs: list[dict[str, Any]], cores: int) -> str:
+    """Where timed runs ran, for a finding's text: a cluster of this machine names its link and
+    how many ranks shared the cores."""
+    c = cluster_of(recs)
+    if c is None:
+        return ""
+    ranks = max((r.get("layout") or {}).get("ranks", 1) for r in recs)
+    shared = f", {ranks} ranks on {cores} cores" if ranks > cores else ""
+    return f" (cluster '{c['name']}' of this machine, link {c['link']['name']}{shared})"

@@ -20,6 +20,7 @@ from pxq.core import bounds, plugins, records
 from pxq.core.errors import InputError
 from pxq.core.layout import parse_layout
 from pxq.experiments import runner, sweep
+from pxq.launch import netns
 from pxq.machine import caches, envinfo
 
 
@@ -206,6 +207,7 @@ def profile_app(
     the run failed) and the run's record."""
     path = ctx.aux(f"{app}-msgprof")
     records.check_writable(path)
+    netns.check_visible(path, "give --results outside /tmp (the ranks write the profile beside it)")
     over = ranks > envinfo.cores()
     spec = ctx.spec(
         app,

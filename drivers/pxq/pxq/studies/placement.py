@@ -88,48 +88,15 @@ def _app_rows(app: str, s: placement.Suggestion, recs: list[dict[str, Any]]) -> 
     return rows
 
 
-TIME_PARTS = {"cg": ("cg/time",), "mg": ("mg/time", "mg/network_time"), "ft": ("ft_is/time", "ft_is/network_time")}
-
-
-def _timing(ctx: Context, opts: dict[str, Any], recs: list[dict[str, Any]]) -> str | None:
-    """Why the runs' times cannot test the paper's time claims here (None when they can)."""
-    if opts["ranks"] > envinfo.cores() and not ctx.base.hostfile:
-        return f"{opts['ranks']} ranks oversubscribe this machine's {envinfo.cores()} cores: the times mean little"
-    if any((r.get("layout") or {}).get("virtual_nodes") for r in recs):
-        return "virtual nodes of one host talk TCP over loopback: no network whose time the allocation changes"
-    return None
-
-
-def _time_parts(app: str, by: dict[str, dict[str, Any]], timing: str | None) -> list[Finding]:
-    """The paper's time and network-time claims, from block's and cyclic's timed runs."""
-    refs = [f"{SECTION}/{p}" for p in TIME_PARTS.get(app, ())]
-    if timing is not None:
-        return [findings.untestable(ref, timing) for ref in refs]
-    blk, cyc = by["block"], by["cyclic"]
-    if not blk["times"] or not cyc["times"]:
-        return [findings.untestable(ref, "block or cyclic left no timed run") for ref in refs]
-    out = []
-    noise, n = max(blk["spread"], cyc["spread"]), min(len(blk["times"]), len(cyc["times"]))
-    for ref in refs:
-        key = "comm_median_s" if ref.endswith("network_time") else "median_s"
-        ratio = blk[key] / cyc[key] if cyc[key] else float("inf")
-        here = f"block / cyclic {'network time' if 'network' in ref else 'time'} = {ratio:.2f}x"
-        if ref.endswith("cg/time"):
-            verdict, why = findings.judge(ratio, noise, n, False, 0.085)  # 17% faster: at least half of it
-        elif ref.endswith("ft_is/time"):
-            verdict, why = (
-                ("reproduced", "within 10%") if abs(ratio - 1) <= 0.1 else ("not reproduced", "more than 10% apart")
-            )
-        elif ref.endswith("mg/network_time"):
-            verdict, why = findings.judge(ratio, noise, n, True, 2.5)  # six times: at least half of it
-        else:  # mg time slower with block, ft network time higher with block
-            verdict, why = findings.judge(ratio, noise, n, True, 0.02)
-        out.append(findings.part(ref, here, verdict, why, evidence={"repeats": n, "spread": noise}))
-    return out
+def _timing(ctx: Context, opts: dict[str, Any], recs: list[dict[str, Any]]) -> tuple[str | None, str]:
+    """Why the runs' times cannot test the paper's time claims here (None when they can), and
+    where they ran."""
+    why = allocation.why_untimed(recs, opts["ranks"], envinfo.cores(), bool(ctx.base.hostfile))
+    return why, allocation.where_timed(recs, envinfo.cores())
 
 
 def _compare(
-    app: str, rows: list[dict[str, Any]], chosen: str, timing: str | None
+    app: str, rows: list[dict[str, Any]], chosen: str, timing: tuple[str | None, str]
 ) -> tuple[list[Comparison], list[Finding]]:
     by = {r["order"]: r for r in rows}
     mine = by["suggested"]
@@ -158,7 +125,7 @@ def _compare(
     measured = [{"alloc": a, "bytes": {"inter_node": by[a]["measured_inter_node_bytes"] or 0}} for a in ORDERS[:2]]
     if all(by[a]["measured_inter_node_bytes"] is not None for a in ORDERS[:2]):
         found += [f for f in allocation.byte_findings(app, measured) if f.ref.endswith("/bytes")]
-    found += _time_parts(app, by, timing)
+    found += allocation.time_findings(app, by, *timing)
     a, b = mine["measured_inter_node_bytes"], by[best]["measured_inter_node_bytes"]
     if a is not None and b is not None:
         why = (
@@ -213,7 +180,7 @@ def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
         "without --hostfile the runs are on virtual nodes of this machine (TCP between them); the predicted "
         "sockets are the model's, the measured channels what each run's own profile observed",
     ]
-    if opts["ranks"] > envinfo.cores():
+    if opts["ranks"] > envinfo.cores() and allocation.cluster_of(recs) is None:
         notes.append("the ranks oversubscribe the cores: the byte counts are exact, the times mean little")
     return Outcome(
         title, rows or [{"app": "-"}], comparison, found, recs, notes, {"model": str(model)}, exit_code(recs, planned)
