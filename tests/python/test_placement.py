@@ -263,3 +263,10 @@ def test_about_the_same_needs_repeats_tighter_than_the_band():
     assert allocation.time_findings("ft", by(0.03), None)[0].verdict == "reproduced"
     noisy = allocation.time_findings("ft", by(0.56), None)[0]
     assert noisy.verdict == "inconclusive" and "spread 56%" in noisy.why
+
+
+def test_study_allocation_refuses_a_bad_repeat_before_profiling(tmp_path, capsys):
+    res = tmp_path / "alloc.jsonl"
+    assert cli.main(["study", "allocation", "cg", "--repeat", "0", "--results", str(res)]) == 2
+    assert "--repeat 0: use 1 to" in capsys.readouterr().err
+    assert not res.exists() and not list(tmp_path.iterdir())

@@ -30,7 +30,8 @@ def byte_findings(app: str, rows: list[dict[str, Any]]) -> list[Finding]:
     ratio = b / c if c else float("inf")
     here = f"{here} ({ratio:.2f}x)"
     timed = (
-        "counted on a machine model, no time measured: pxq study placement on a cluster (--hostfile or Slurm) times it"
+        "counted on a machine model, no time measured: this study times it on a cluster of this machine "
+        "(pxq cluster up, or --network), pxq study placement on real nodes (--hostfile or Slurm)"
     )
     same = (0.9 <= ratio <= 1.1, "more than 10% apart", "within 10% (the cause the paper names, not its claim)")
     rules = {  # app: (finding, holds, why not, why, the time parts bytes cannot test)

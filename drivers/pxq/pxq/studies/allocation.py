@@ -14,7 +14,7 @@ from typing import Any
 from pxq import figures
 from pxq.analysis import allocation, msgdist
 from pxq.analysis.findings import Comparison
-from pxq.core import plugins, records, registry
+from pxq.core import bounds, plugins, records, registry
 from pxq.core.layout import parse_layout
 from pxq.experiments import runner
 from pxq.experiments.studykit import Context, Outcome, exit_code, group, measure, profile_app
@@ -35,6 +35,7 @@ def add(p: argparse.ArgumentParser) -> None:
 def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
     model = msgdist.parse_model(opts["model"])
     allocation.check_ranks(opts["ranks"], model)
+    bounds.repeat(opts["repeat"])  # refused before the profile, not after it
     apps = [ctx.app] if ctx.app else list(registry.nas_apps())
     rows: list[dict[str, Any]] = []
     found, recs, comparison = [], [], []
