@@ -79,8 +79,10 @@ long check(const std::vector<unsigned char>& buf, std::size_t n, long stamp) {
 
 // How virtual nodes on one host talk: Open MPI's over TCP (its shared memory stays within a
 // node); MPICH's UCX picks its own transports, shared memory on one host, unless UCX_TLS
-// names tcp and no shared-memory transport.
-std::string virtual_nodes_detail() {
+// names tcp and no shared-memory transport. The nodes of a cluster of this machine have host
+// names (and network and IPC namespaces) of their own: both MPIs talk TCP over the node's link.
+std::string virtual_nodes_detail(const pxq::comm::RankPlacement& a, const pxq::comm::RankPlacement& b) {
+  if (a.host != b.host) return "cluster of this machine (TCP over the nodes' links)";
   char lib[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
   int len = 0;
   MPI_Get_library_version(lib, &len);
@@ -107,7 +109,7 @@ std::vector<Pair> choose_pairs(const std::vector<pxq::comm::RankPlacement>& rank
                    : pxq::comm::shares_cache(ranks[i], ranks[j], 3) ? "shared L3"
                                                                     : "same package";
       else if (ch == pxq::comm::Channel::inter_node)
-        p.detail = ranks[i].vnode.empty() ? "network" : virtual_nodes_detail();
+        p.detail = ranks[i].vnode.empty() ? "network" : virtual_nodes_detail(ranks[i], ranks[j]);
       found[name] = p;
     }
   std::vector<Pair> out;

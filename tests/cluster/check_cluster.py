@@ -136,11 +136,16 @@ def check_up(before: dict) -> None:
             fail(f"node {node}'s receiving side is not shaped to 100 Mbit/s: {fab!r}")
     if names != [f"{NAME}-n{i}" for i in range(4)]:
         fail(f"host names {names}")
+    # An IPC namespace per node: MPICH's UCX then takes each node for another host and talks
+    # TCP over its link instead of shared memory across nodes.
+    ipc = [os.readlink(f"/proc/{pid}/ns/ipc") for pid in state["holders"]]
+    if len(set(ipc)) != 4 or os.readlink("/proc/self/ns/ipc") in ipc:
+        fail(f"the nodes' IPC namespaces are not each their own: {ipc}")
     if tmps != [[str(i), str(i)] for i in range(4)] or Path("/tmp/pxq-node").exists():
         fail(f"/tmp and /dev/shm are not each node's own: {tmps}")
     if host_view(up=True) != before:
         fail(f"cluster up changed the host:\nbefore {before}\nafter  {host_view(up=True)}")
-    print(f"ok: up: 4 nodes {names}, own /tmp and /dev/shm, both directions shaped, the host untouched")
+    print(f"ok: up: 4 nodes {names}, own /tmp, /dev/shm and IPC namespace, both directions shaped, the host untouched")
 
 
 def check_run(tmp: Path) -> None:

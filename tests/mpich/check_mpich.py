@@ -11,6 +11,11 @@ fault tests on the MPICH build.
 - the README's hostfile commands with both builds (launcher hostfile, this host);
 - inside a 2-node Slurm allocation (the private cluster of tests/slurm), srun --mpi=pmi2 runs
   the MPICH build on both nodes (left out, saying why, where Slurm cannot run);
+- on a cluster of this machine (2 nodes, links shaped to 1 Gbit/s), Hydra starts the MPICH
+  build on both nodes: ping-pong between them goes over the shaped link, not UCX's shared
+  memory (at most the link's rate); a ring run is verified with rank 0 on the first node; an
+  oversubscribed layout is refused before anything runs (UCX's TCP hangs in MPI_Finalize then);
+  nothing of the cluster is left after `pxq cluster down` (left out, saying why, without root);
 - a launcher of the other MPI is refused (exit 2, no record);
 - tests/faults (a rank killed, a stopped rank, signals, full disk...) pass on the MPICH build.
 
@@ -129,6 +134,43 @@ def check_slurm(work: Path, env: dict) -> str:
     return "Slurm: srun --mpi=pmi2 ran the MPICH build on nodes n0 and n1"
 
 
+def check_on_cluster(work: Path, env: dict) -> str:
+    """The MPICH build on a cluster of this machine. Returns what was checked, or why it was left out."""
+    if os.geteuid() != 0 or shutil.which("ip") is None or shutil.which("tc") is None:
+        return "the cluster of this machine left out: it needs root, ip and tc"
+    env = dict(env, PXQ_BUILD_DIR=str(work / "build-mpich"), PXQ_CLUSTER="mpichck")
+    shell(f"{sys.executable} -m pxq cluster up --nodes 2 --link 1Gbit", env, timeout=120)
+    try:
+        pp, ring = work / "results" / "cluster-pp.jsonl", work / "results" / "cluster-ring.jsonl"
+        shell(
+            f"{sys.executable} -m pxq probe pingpong --layout 2x1 --min 1M --max 4M --scale 0.2 --results {pp}",
+            env,
+            timeout=600,
+        )
+        shell(f"{sys.executable} -m pxq run ring --layout 2x1 --repeat 2 --results {ring} -- --block 1M", env)
+        never = work / "results" / "never.jsonl"
+        refused = shell(
+            f"{sys.executable} -m pxq run ring --layout 2x2 --oversubscribe --results {never}", env, ok=(2,)
+        )
+    finally:
+        shell(f"{sys.executable} -m pxq cluster down", env, timeout=120)
+    if "hangs in MPI_Finalize" not in refused.stderr or never.exists():
+        fail(f"MPICH oversubscribed on the cluster: {refused.stderr[-1000:]}")
+    channel = next(c for c in records(pp)[-1]["channels"] if c["channel"] == "inter_node")
+    fastest = max(p["median_gbs"] for p in channel["bandwidth"])
+    if not channel["detail"].startswith("cluster of this machine") or fastest > 1.25 * 1.1:
+        fail(f"MPICH between the cluster's nodes: {channel['detail']}, {fastest:.2f} GB/s over a 1.25 GB/s link")
+    recs = records(ring)
+    if len(recs) != 2 or any(r["status"] != "ok" or not r["verification"]["passed"] for r in recs):
+        fail(f"MPICH ring on the cluster: {[r.get('status') for r in recs]}")
+    hosts = [p["host"] for p in recs[-1]["placement"]]
+    if hosts != ["mpichck-n0", "mpichck-n1"] or not recs[-1]["context"]["mpi_library"].startswith("MPICH"):
+        fail(f"MPICH ring on the cluster: ranks on {hosts}, {recs[-1]['context']['mpi_library']}")
+    if "pxqc-mpichck-" in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout:
+        fail("pxq cluster down left namespaces of the MPICH check behind")
+    return f"cluster of this machine: Hydra on {hosts}, {fastest:.2f} GB/s over the 1 Gbit/s link"
+
+
 def check_wrong_launcher(work: Path, env: dict) -> None:
     """Open MPI's mpirun for an MPICH build: refused before anything runs."""
     results = work / "results" / "wrong.jsonl"
@@ -174,6 +216,7 @@ def main() -> int:
     check_osu(work, outs[5].stdout)
     check_hostfile(work, env)
     check_wrong_launcher(work, env)
+    print(check_on_cluster(work, env))
     slurm = check_slurm(work, env)
     print(slurm)
     valid = shell(f"{sys.executable} -m pxq validate {work / 'results'}", env)

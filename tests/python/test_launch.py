@@ -5,11 +5,12 @@ import pytest
 from pxq.core import paths
 from pxq.core.errors import InputError
 from pxq.core.layout import Layout
+from pxq.launch import netns, slurm
 from pxq.launch import plan as launch_plan
-from pxq.launch import slurm
 from pxq.launch.plan import plan_launch
 from pxq.launch.request import LaunchRequest, rank_cores
 from pxq.machine import envinfo, mpi
+from pxq.machine.cluster import HEAD_ADDRESS, Cluster
 from pxq.machine.mpi import find_mpirun
 
 
@@ -365,3 +366,23 @@ def test_launcher_flags_go_after_the_launcher_even_behind_a_cluster_s_prefix():
     got = LaunchPlan("cluster", head).with_flags(["-x", "A=1"])
     assert got == [*head[:4], "-x", "A=1", "-np", "2"]
     assert LaunchPlan("local", ["mpirun", "-np", "2"]).with_flags(["-x", "A=1"]) == ["mpirun", "-x", "A=1", "-np", "2"]
+
+
+def test_mpich_on_a_cluster_of_this_machine_starts_on_the_head_and_enters_each_node(tmp_path, monkeypatch):
+    """Hydra's mpiexec on the head, its proxies calling back at the head's address; the agent
+    enters node K for host nK; each rank bound to the cores pxq planned; more ranks than cores
+    refused (UCX's TCP hangs in MPI_Finalize then), as is a layout with more nodes than the cluster's."""
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    c = Cluster("lab", 2, {"name": "1gbit"}, 9000, [101, 102], 2, 0.1, False)
+    monkeypatch.setattr(netns, "current", lambda: c)
+    p = hydra(Layout(2, 1), tmp_path, launcher="cluster")
+    assert p.launcher == "cluster" and p.mpi == "mpich"
+    assert p.argv[:4] == ["nsenter", "--net=/run/netns/pxqc-lab-head", "--", "/usr/bin/mpiexec.hydra"]
+    assert p.argv[p.argv.index("-localhost") + 1] == HEAD_ADDRESS
+    assert p.argv[p.argv.index("-hosts") + 1 :][:3] == ["n0,n1", "-ppn", "1"]
+    assert Path(p.argv[p.argv.index("-launcher-exec") + 1]) == paths.AGENT
+    assert p.env["PXQ_CLUSTER_HOLDERS"] == "101,102" and p.env["PXQ_BIND_CPUS"] == "0;1"
+    with pytest.raises(InputError, match="hangs in MPI_Finalize"):
+        hydra(Layout(2, 2), tmp_path, launcher="cluster", oversubscribe=True)
+    with pytest.raises(InputError, match="cluster 'lab' has 2"):
+        hydra(Layout(3, 1), tmp_path, launcher="cluster", cores=3)

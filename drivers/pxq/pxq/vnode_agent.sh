@@ -98,6 +98,6 @@ if [[ -n "${PXQ_CLUSTER_HOLDERS:-}" ]]; then
     echo "pxq vnode agent: no node '$host' in this cluster (nodes n0 to n$((${#holders[@]} - 1)))" >&2
     exit 2
   fi
-  exec nsenter -t "${holders[$node]}" --net --uts --mount -- "${argv[@]}"
+  exec nsenter -t "${holders[$node]}" --net --uts --ipc --mount -- "${argv[@]}"
 fi
 exec "${argv[@]}"

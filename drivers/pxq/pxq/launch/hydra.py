@@ -6,6 +6,7 @@ from pathlib import Path
 
 from pxq.core.errors import InputError
 from pxq.core.paths import BIND_WRAPPER
+from pxq.launch import netns
 from pxq.launch.hostfile import check_custom_on_real_nodes, check_hostfile
 from pxq.launch.request import (
     LaunchPlan,
@@ -16,11 +17,18 @@ from pxq.launch.request import (
     rank_slots,
 )
 from pxq.launch.vnodes import RANK_ORDER_NEEDS_RANKFILE, virtual_agent
+from pxq.machine import cluster as cluster_mod
+
+OVERSUBSCRIBED_ON_CLUSTER = (
+    "MPICH on a cluster of this machine needs a core per rank: with more ranks than cores, UCX's TCP transport "
+    "between the nodes hangs in MPI_Finalize (3 of 4 oversubscribed 2x2 ring runs here). Use a layout with no more "
+    "workers than cores (2x1 on 2 cores), or the Open MPI build of pxq"
+)
 
 
 def _hydra_hosts(req: LaunchRequest, launcher: str) -> list[str]:
     """The nodes of a Hydra launch: the virtual nodes n0..n(p-1), or a hostfile's first p hosts."""
-    if launcher == "virtual":
+    if launcher in ("virtual", "cluster"):
         return [f"n{i}" for i in range(req.layout.nodes)]
     return check_hostfile(req, launcher)[: req.layout.nodes]
 
@@ -44,27 +52,36 @@ def hydra_plan(
     req: LaunchRequest, mpiexec: str, workdir: Path, launcher: str, oversubscribed: bool, env: dict[str, str]
 ) -> LaunchPlan:
     """MPICH's Hydra: -hosts with -ppn q (block) or -ppn 1, dealt round (cyclic); on
-    virtual nodes the pxq agent stands in for ssh. MPICH then treats them as nodes, but UCX
-    picks its own transports between them: shared memory on one host. UCX_TLS=tcp,self would
-    make them talk TCP as Open MPI's do, but UCX 1.13's tcp transport can hang in
-    MPI_Finalize (openucx/ucx#8738: a third of oversubscribed runs here), so that is left to
-    the user. Hydra passes the whole environment (`env` and the caller's) on."""
+    virtual nodes and a cluster of this machine the pxq agent stands in for ssh. MPICH then
+    treats them as nodes, but UCX picks its own transports between them: on virtual nodes,
+    shared memory (one host). UCX_TLS=tcp,self would make them talk TCP as Open MPI's do, but
+    UCX 1.13's tcp transport can hang in MPI_Finalize (openucx/ucx#8738: a third of
+    oversubscribed runs here), so that is left to the user. A cluster's nodes each have an IPC
+    namespace of their own, which UCX takes for another host: TCP over the node's link between
+    nodes, shared memory within one. mpiexec runs on the head, and its proxies call it back at
+    the head's address. Hydra passes the whole environment (`env` and the caller's) on."""
     layout = req.layout
     if req.rank_order is not None and launcher != "local":  # on one node bind_rank.sh places the order
         raise InputError(RANK_ORDER_NEEDS_RANKFILE)
     argv = [mpiexec, "-np", str(layout.ranks)]
+    if launcher == "cluster":
+        if oversubscribed:
+            raise InputError(OVERSUBSCRIBED_ON_CLUSTER)
+        c = netns.cluster_for(layout)
+        argv = [*cluster_mod.enter_head(c), mpiexec, "-localhost", cluster_mod.HEAD_ADDRESS, "-np", str(layout.ranks)]
+        env.update(netns.holders_env(c))
     links: dict[str, str] = {}
-    if launcher in ("virtual", "hostfile"):
+    if launcher in ("virtual", "hostfile", "cluster"):
         ppn = 1 if req.alloc == "cyclic" else layout.ranks_per_node
         argv += ["-hosts", ",".join(_hydra_hosts(req, launcher)), "-ppn", str(ppn)]
-    if launcher == "virtual":
+    if launcher in ("virtual", "cluster"):
         argv += ["-launcher", "ssh", "-launcher-exec", virtual_agent(workdir, links)]
     # pxq plans every rank's cores on this machine where Hydra cannot: a placement, a rank
     # order, and virtual nodes (Hydra would bind the ranks of every node alike).
-    planned = launcher == "virtual" or req.placement is not None or req.rank_order is not None
+    planned = launcher in ("virtual", "cluster") or req.placement is not None or req.rank_order is not None
     chosen = None
-    if launcher in ("local", "virtual") and not oversubscribed and planned:
-        chosen = choose_cores(packed_unless_placed(req), virtual=launcher == "virtual")
+    if launcher in ("local", "virtual", "cluster") and not oversubscribed and planned:
+        chosen = choose_cores(packed_unless_placed(req), virtual=launcher != "local")
         slots = rank_slots(layout, req.alloc, req.rank_order)
         cpus = [chosen["nodes"][node]["ranks"][local]["cpus"] for node, local in slots]
         env["PXQ_BIND_CPUS"] = ";".join(",".join(str(c) for c in rank) for rank in cpus)

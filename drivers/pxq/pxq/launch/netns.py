@@ -37,15 +37,28 @@ def run_base() -> str | None:
     return str(base)
 
 
-def cluster_argv(
-    c: Cluster, layout: Layout, mpirun: str, agent: str, workdir: Path
-) -> tuple[list[str], dict[str, str]]:
-    """mpirun on the head over the cluster's nodes, and the agent's environment."""
+def cluster_for(layout: Layout) -> Cluster:
+    """The cluster that is up here, if it has the nodes the layout needs."""
+    c = current()
+    if c is None:
+        raise InputError("--launcher cluster: no cluster is up here: pxq cluster up --nodes P --link PROFILE")
     if layout.nodes > c.nodes:
         raise InputError(
             f"the layout {layout} needs {layout.nodes} nodes and cluster '{c.name}' has {c.nodes}: "
             f"pxq cluster up --nodes {layout.nodes}, or pxq cluster down to run on virtual nodes"
         )
+    return c
+
+
+def holders_env(c: Cluster) -> dict[str, str]:
+    """What the launch agent needs to start node K's commands inside node K."""
+    return {"PXQ_CLUSTER_HOLDERS": ",".join(str(p) for p in c.holders)}
+
+
+def cluster_argv(
+    c: Cluster, layout: Layout, mpirun: str, agent: str, workdir: Path
+) -> tuple[list[str], dict[str, str]]:
+    """mpirun on the head over the cluster's nodes, and the agent's environment."""
     hosts = ",".join(f"n{i}:{layout.ranks_per_node}" for i in range(layout.nodes))
     subnet = f"{cluster_mod.SUBNET}.0/24"
     argv = [
@@ -67,8 +80,7 @@ def cluster_argv(
         "btl_tcp_if_include",
         subnet,
     ]
-    env = {"PXQ_CLUSTER_HOLDERS": ",".join(str(p) for p in c.holders)}
-    return argv, env
+    return argv, holders_env(c)
 
 
 @contextlib.contextmanager

@@ -43,11 +43,6 @@ def plan_launch(req: LaunchRequest, mpirun: str, workdir: Path) -> LaunchPlan:
 
     oversubscribed = is_oversubscribed(req, launcher)
     check_rank_order(req)
-    if req.mpi == "mpich" and launcher == "cluster":
-        raise InputError(
-            "runs on a cluster of this machine go through Open MPI's mpirun: use a build of pxq with Open MPI, "
-            "or pxq cluster down to run on virtual nodes"
-        )
     if req.mpi == "mpich" and launcher != "slurm":
         return _placement_note(req, hydra_plan(req, mpirun, workdir, launcher, oversubscribed, env))
     argv = [mpirun, "-np", str(layout.ranks)]
@@ -78,9 +73,7 @@ def plan_launch(req: LaunchRequest, mpirun: str, workdir: Path) -> LaunchPlan:
         if oversubscribed:
             argv += ["--oversubscribe", "--bind-to", "core:overload-allowed", *YIELD]
     elif launcher == "cluster":
-        c = netns.current()
-        if c is None:
-            raise InputError("--launcher cluster: no cluster is up here: pxq cluster up --nodes P --link PROFILE")
+        c = netns.cluster_for(layout)
         files.update(rankfile(workdir, layout, req, chosen if placement is not None else None, lambda node: f"n{node}"))
         argv, cluster_env = netns.cluster_argv(c, layout, mpirun, virtual_agent(workdir, links), workdir)
         env.update(cluster_env)

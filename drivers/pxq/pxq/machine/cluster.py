@@ -295,7 +295,7 @@ def _holder(name: str, node: int, ns: str, host: str) -> int:
     env = dict(os.environ, PXQ_CLUSTER_HOLDER=f"{name}:{node}")
     # nsenter, not `ip netns exec`, which would mount a /sys of the namespace's own: the node keeps
     # the machine's /sys, and with it the cgroup tree slurmd needs (v1, v2 or hybrid as it is).
-    unshare = "unshare --uts --mount --propagation private sh -c".split()
+    unshare = "unshare --uts --ipc --mount --propagation private sh -c".split()
     argv = ["nsenter", f"--net=/run/netns/{ns}", "--", *unshare, script]
     proc = subprocess.Popen(
         argv,
@@ -384,7 +384,7 @@ def up(name: str, nodes: int, link: Link, mtu: int = MTU, cores: int = 1, progre
 
 def enter_node(cluster: Cluster, node: int) -> list[str]:
     """The prefix that runs a command on a node (its network, host name and mounts)."""
-    return ["nsenter", "-t", str(cluster.holders[node]), "--net", "--uts", "--mount", "--"]
+    return ["nsenter", "-t", str(cluster.holders[node]), "--net", "--uts", "--ipc", "--mount", "--"]
 
 
 def enter_head(cluster: Cluster) -> list[str]:
