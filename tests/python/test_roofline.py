@@ -262,9 +262,11 @@ def test_lab4_names_the_roof_each_loop_runs_under():
     # test curve's 32M sweep with 2 cores busy (beyond L3's 12M share each: memory), per core.
     moved = 2 * 32 * M * 8 * 4 / 1e9
     untiled_roof = ceilings.bandwidth(CEIL, 32 * M, 2) / 2
-    assert f"untiled {moved:.1f} GB/s per rank, {moved / untiled_roof:.0%} of memory's {untiled_roof:.1f}" in note
+    untiled = f"untiled {moved:.1f} GB/s per rank, {moved / untiled_roof:.0%}"
+    assert f"{untiled} of the 32M sweep's {untiled_roof:.1f} (memory)" in note
     tiled_roof = ceilings.bandwidth(CEIL, 256 * K, 2) / 2
-    assert f"yours {moved / 0.3:.1f} GB/s per rank, {moved / 0.3 / tiled_roof:.0%} of L2's {tiled_roof:.1f}" in note
+    tiled = f"yours {moved / 0.3:.1f} GB/s per rank, {moved / 0.3 / tiled_roof:.0%}"
+    assert f"{tiled} of the 256K sweep's {tiled_roof:.1f} (L2)" in note
     assert note.endswith("the tiles moved the ring from the memory roof to the L2 roof")
     # A tile as large as the block sweeps from where the block does: no move is claimed.
     same = {k: [{**r, "tile_bytes": 32 * M} for r in v] for k, v in runs.items()}

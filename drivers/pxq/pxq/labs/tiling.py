@@ -113,7 +113,8 @@ def best_tile(sweep: dict[str, dict], caches: dict, starter: bool) -> str:
 def ceiling_note(c: dict | None, runs: dict[str, list[dict]], cores: int) -> str:
     """Which roof each loop runs under, from this machine's measured ceilings: the level that
     holds what one pass sweeps (the block untiled, a tile tiled) with `cores` ranks sharing the
-    machine, that level's bandwidth per core, and the share of it each loop attained."""
+    machine, the bandwidth per core a sweep of that size gets, and the share of it each loop
+    attained."""
     if c is None:
         return (
             "which roof each loop runs under: ./pxq roofline measures this machine's ceilings once (docs/ROOFLINE.md)"
@@ -125,7 +126,12 @@ def ceiling_note(c: dict | None, runs: dict[str, list[dict]], cores: int) -> str
         level = ceilings.level_of(c, swept, cores)
         roof = ceilings.bandwidth(c, swept, cores) / cores
         rate = _rate(r0, statistics.median(r["compute_s"] for r in results))
-        parts.append(f"{name.split(' ')[0]} {rate:.1f} GB/s per rank, {rate / roof:.0%} of {level}'s {roof:.1f}")
+        # The roof is what the measured curve gives a sweep of this size (between two measured
+        # sizes, interpolated): not the level's plateau, so it is named by the size swept.
+        parts.append(
+            f"{name.split(' ')[0]} {rate:.1f} GB/s per rank, {rate / roof:.0%} of the "
+            f"{format_bytes(int(swept))} sweep's {roof:.1f} ({level})"
+        )
         levels.append(level)
     moved = (
         f"the tiles moved the ring from the {levels[0]} roof to the {levels[1]} roof"
