@@ -385,4 +385,4 @@ def test_mpich_on_a_cluster_of_this_machine_starts_on_the_head_and_enters_each_n
     with pytest.raises(InputError, match="hangs in MPI_Finalize"):
         hydra(Layout(2, 2), tmp_path, launcher="cluster", oversubscribe=True)
     with pytest.raises(InputError, match="cluster 'lab' has 2"):
-        hydra(Layout(3, 1), tmp_path, launcher="cluster", cores=3)
+        hydra(Layout(3, 1), tmp_path, launcher="cluster", oversubscribe=True)

@@ -4,7 +4,7 @@
 # giving each virtual node its own shared-memory backing and session directories (ranks
 # of different virtual nodes must not share them) and its name in PXQ_VNODE. On a cluster of
 # this machine (PXQ_CLUSTER_HOLDERS: the process holding each node's namespaces), HOST nK's
-# command runs inside node K: its network, host name and mounts.
+# command runs inside node K: its network, host name, IPC namespace and mounts.
 #
 # No shell ever reads the command: Open MPI quotes the words it passes for a remote shell
 # ("value"), so the agent removes one pair of surrounding double quotes from each word and

@@ -64,11 +64,11 @@ def hydra_plan(
     if req.rank_order is not None and launcher != "local":  # on one node bind_rank.sh places the order
         raise InputError(RANK_ORDER_NEEDS_RANKFILE)
     argv = [mpiexec, "-np", str(layout.ranks)]
-    if launcher == "cluster":
+    if launcher == "cluster":  # mpiexec on the head; its proxies call it back at the head's address
+        c = netns.cluster_for(layout)  # a layout the cluster cannot hold is the first thing to fix
         if oversubscribed:
             raise InputError(OVERSUBSCRIBED_ON_CLUSTER)
-        c = netns.cluster_for(layout)
-        argv = [*cluster_mod.enter_head(c), mpiexec, "-localhost", cluster_mod.HEAD_ADDRESS, "-np", str(layout.ranks)]
+        argv = [*cluster_mod.enter_head(c), mpiexec, "-localhost", cluster_mod.HEAD_ADDRESS, *argv[1:]]
         env.update(netns.holders_env(c))
     links: dict[str, str] = {}
     if launcher in ("virtual", "hostfile", "cluster"):

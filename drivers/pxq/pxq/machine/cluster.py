@@ -93,7 +93,7 @@ class Cluster:
             "mtu": self.mtu,
             "cores": self.cores,
             "emulated": [
-                "a network namespace, host name, /tmp and /dev/shm per node",
+                "a network namespace, host name, IPC namespace, /tmp and /dev/shm per node",
                 "one link per node to a bridge, shaped in both directions"
                 + ("" if self.link.get("bytes_per_s") else " (here: unshaped)"),
             ]
@@ -279,7 +279,8 @@ def shared_under_tmp() -> list[str]:
 
 
 def _holder(name: str, node: int, ns: str, host: str) -> int:
-    """An idle process in the node's network namespace with its own host name, /tmp and /dev/shm.
+    """An idle process in the node's network namespace with its own host name, IPC namespace
+    (MPICH's UCX then reaches other nodes over the link, not shared memory), /tmp and /dev/shm.
     What pxq needs from the host's /tmp (its checkout, build, results, the runs' folders) is bound
     back into the node's /tmp, through a folder of the host's /dev/shm removed at once."""
     hidden = f"/dev/shm/.pxqc-{name}-n{node}-tmp"
@@ -383,7 +384,7 @@ def up(name: str, nodes: int, link: Link, mtu: int = MTU, cores: int = 1, progre
 
 
 def enter_node(cluster: Cluster, node: int) -> list[str]:
-    """The prefix that runs a command on a node (its network, host name and mounts)."""
+    """The prefix that runs a command on a node (its network, host name, IPC and mounts)."""
     return ["nsenter", "-t", str(cluster.holders[node]), "--net", "--uts", "--ipc", "--mount", "--"]
 
 
