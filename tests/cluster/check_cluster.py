@@ -3,13 +3,16 @@
 - refusals: not root (run as nobody), `ip` missing, bad --nodes/--link/--name/--mtu: exit 2, a
   message naming the fix, nothing made;
 - `up`: 4 nodes, each a network namespace with its own host name, /tmp and /dev/shm and one link
-  shaped both ways (tbf at the profile's rate on the node's side and on the bridge's side); the
-  host's interfaces, routes and mounts are exactly as before;
-- `pxq run` launches on it: distinct host names observed, the record names the cluster and its link;
+  shaped both ways (tbf at the profile's rate on the node's side and on the bridge's side), and
+  a cpuset of its own cores which its holder and whatever the launch agent starts there join;
+  the host's interfaces, routes and mounts are exactly as before;
+- `pxq run` launches on it: distinct host names observed, the record names the cluster and its
+  link, each rank runs on its node's cores; a layout needing more cores than a node has is
+  refused with the fix;
 - a run SIGKILLed (the driver): its processes and its folder are gone; the next `up` of the same
   name first removes a half-built leftover (a namespace and a process of pxq's);
 - SIGTERM during `up`: exit 143 and nothing left;
-- `down`: no namespace, process, state folder or mount of pxq's left, the host as before;
+- `down`: no namespace, cpuset, process, state folder or mount of pxq's left, the host as before;
 - `--network PROFILE` on a run and on lab 1 (whose other node is then across the link);
 - `pxq study allocation cg --network 100mbit`: block and cyclic timed on the cluster at 2x2, the
   time finding judged there (naming the cluster and the cores its ranks share), not left
@@ -71,7 +74,36 @@ def ours() -> dict:
         except OSError:
             pass
     pids = sorted({int(p) for ns in spaces for p in sh("ip", "netns", "pids", ns).split()} | set(holders))
-    return {"namespaces": sorted(spaces), "processes": pids, "state": (STATE / NAME).exists()}
+    root = cpuset_root()
+    groups = sorted(g.name for g in root.glob(f"pxqc-{NAME}-*")) if root else []
+    return {"namespaces": sorted(spaces), "cgroups": groups, "processes": pids, "state": (STATE / NAME).exists()}
+
+
+def cpuset_root() -> Path | None:
+    """Where this machine's cpusets are: the cgroup v2 tree if its root hands cpuset to its
+    children, else the v1 cpuset hierarchy's mount."""
+    v2 = Path("/sys/fs/cgroup/cgroup.subtree_control")
+    if v2.exists() and "cpuset" in v2.read_text().split():
+        return v2.parent
+    for line in Path("/proc/self/mounts").read_text().splitlines():
+        f = line.split()
+        if f[2] == "cgroup" and "cpuset" in f[3].split(","):
+            return Path(f[1])
+    return None
+
+
+def allowed(pid: int | str) -> list[int]:
+    """A process's cores (Cpus_allowed_list, ranges expanded)."""
+    text = next(ln for ln in Path(f"/proc/{pid}/status").read_text().splitlines() if ln.startswith("Cpus_allowed_list"))
+    return expand(text.split(":")[1].strip())
+
+
+def expand(text: str) -> list[int]:
+    cpus: list[int] = []
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        cpus += range(int(lo), int(hi or lo) + 1)
+    return cpus
 
 
 def nothing_left(when: str, before: dict) -> None:
@@ -143,9 +175,45 @@ def check_up(before: dict) -> None:
         fail(f"the nodes' IPC namespaces are not each their own: {ipc}")
     if tmps != [[str(i), str(i)] for i in range(4)] or Path("/tmp/pxq-node").exists():
         fail(f"/tmp and /dev/shm are not each node's own: {tmps}")
+    check_cores(state)
     if host_view(up=True) != before:
         fail(f"cluster up changed the host:\nbefore {before}\nafter  {host_view(up=True)}")
     print(f"ok: up: 4 nodes {names}, own /tmp, /dev/shm and IPC namespace, both directions shaped, the host untouched")
+
+
+def check_cores(state: dict) -> None:
+    """Each node's cpuset holds its cores and its holder; a command the launch agent starts on a
+    node runs there; the record says how many nodes share a core."""
+    per_node = state["node_cpus"]
+    if cpuset_root() is None:
+        if state["cpuset"]:
+            fail(f"no cpuset hierarchy here, yet the cluster says cgroup {state['cpuset']}")
+        print("ok: no cpuset controller here: the nodes are not confined, and the record says so")
+        return
+    root = cpuset_root()
+    for k, pid in enumerate(state["holders"]):
+        group = root / f"pxqc-{NAME}-n{k}"
+        if sorted(set(per_node[k])) != expand((group / "cpuset.cpus").read_text().strip()):
+            fail(f"node {k}'s cpuset holds {(group / 'cpuset.cpus').read_text()!r}, not {per_node[k]}")
+        if str(pid) not in (group / "cgroup.procs").read_text().split() or allowed(pid) != sorted(set(per_node[k])):
+            fail(f"node {k}'s holder {pid} is not in its cpuset: cores {allowed(pid)}")
+    agent = HERE.parents[1] / "drivers" / "pxq" / "pxq" / "vnode_agent.sh"
+    env = dict(os.environ, PXQ_CLUSTER_HOLDERS=",".join(map(str, state["holders"])))
+    env["PXQ_CLUSTER_CPUSETS"] = ",".join(state["cpuset_procs"])
+    got = subprocess.run([str(agent), "n1", "sh", "-c", "hostname; grep Cpus_allowed_list /proc/self/status"],
+                         capture_output=True, text=True, env=env, timeout=60)  # fmt: skip
+    lines = got.stdout.split("\n")
+    if (
+        got.returncode != 0
+        or lines[0] != f"{NAME}-n1"
+        or expand(lines[1].split(":")[1].strip()) != sorted(set(per_node[1]))
+    ):
+        fail(f"a command the agent starts on n1 ran as {got.stdout!r} {got.stderr!r}, not on {per_node[1]}")
+    status = json.loads(pxq("cluster", "status", "--json").stdout)["cluster"]
+    shared = max(sum(c in cpus for cpus in per_node) for c in {c for cpus in per_node for c in cpus})
+    if status["nodes_per_core"] != shared or status["cores_per_node"] != len(per_node[0]):
+        fail(f"the cluster's record: {status['cores_per_node']} cores per node, {status['nodes_per_core']} per core")
+    print(f"ok: each node in a cpuset of its cores {per_node} (up to {shared} nodes per core), as its agent's commands")
 
 
 def check_run(tmp: Path) -> None:
@@ -160,6 +228,14 @@ def check_run(tmp: Path) -> None:
         fail(f"run on the cluster: layout {lay}, host {rec['context']['host']}")
     if cl.get("name") != NAME or cl.get("link", {}).get("name") != "100mbit" or not cl.get("not_emulated"):
         fail(f"the record's cluster: {cl}")
+    for rank in rec["placement"]:
+        cores = {c for t in rank["threads"] for c in t["affinity"]}
+        if not cores <= set(cl["node_cpus"][rank["node"]]):
+            fail(f"rank {rank['rank']} on node {rank['node']} ran on cores {cores}, not its node's {cl['node_cpus']}")
+    q = cl["cores_per_node"] + 1
+    out = pxq("run", "ring", "--layout", f"1x{q}", "--results", str(results))
+    if out.returncode != 2 or f"--cores-per-node {q}" not in out.stderr or len(records(results)) != 1:
+        fail(f"1x{q} on nodes of {q - 1} core(s): exit {out.returncode}, {out.stderr!r}")
     print(
         f"ok: pxq run: launcher cluster, 2 nodes observed, rank 0 on {rec['context']['host']}, "
         f"link {cl['link']['name']}"
@@ -199,6 +275,21 @@ def check_killed_run(tmp: Path) -> None:
     print(f"ok: SIGKILL of a run: its {len(running)} processes on the nodes and its folder are gone")
 
 
+def stray_cpuset() -> subprocess.Popen | None:
+    """A cpuset of pxq's name with a process in it, as a SIGKILLed `up` or run may leave."""
+    root = cpuset_root()
+    if root is None:
+        return None
+    group = root / f"pxqc-{NAME}-n9"
+    group.mkdir()
+    if (root / "cpuset.mems").exists():  # v1: memory nodes before cores
+        (group / "cpuset.mems").write_text((root / "cpuset.mems").read_text().strip())
+    (group / "cpuset.cpus").write_text("0")
+    proc = subprocess.Popen(["sleep", "600"], start_new_session=True)
+    (group / "cgroup.procs").write_text(str(proc.pid))
+    return proc
+
+
 def check_stale_and_term(before: dict) -> None:
     """A half-built leftover (a namespace of pxq's with a process in it, no state) is removed by
     the next `up`; SIGTERM during `up` leaves nothing."""
@@ -218,11 +309,17 @@ def check_stale_and_term(before: dict) -> None:
         stderr=subprocess.DEVNULL,
     )
     time.sleep(0.3)
+    caged = stray_cpuset()  # and a node's cpuset with a process in it
     out = pxq("cluster", "up", "--nodes", "2", "--link", "gige")
     if out.returncode != 0 or f"pxqc-{NAME}-n7" in ours()["namespaces"] or stray.poll() is None:
         stray.kill()
         fail(f"up over a leftover: exit {out.returncode}, namespaces {ours()['namespaces']}\n{out.stderr}")
-    print("ok: the next up removed a half-built leftover (its namespace and its process)")
+    if caged is not None and (caged.poll() is None or f"pxqc-{NAME}-n9" in ours()["cgroups"]):
+        caged.kill()
+        fail(
+            f"up over a leftover cpuset: {ours()['cgroups']}, its process {'alive' if caged.poll() is None else 'gone'}"
+        )
+    print("ok: the next up removed a half-built leftover (its namespace, its cpuset and their processes)")
     pxq("cluster", "down")
     nothing_left("down after the leftover", before)
     proc = subprocess.Popen(

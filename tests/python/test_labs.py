@@ -166,7 +166,7 @@ def test_on_a_cluster_of_this_machine_lab_1_crosses_its_link_and_a_copy_must_be_
     which each node has of its own, is refused with the fix."""
     from pxq.labs import channels
     from pxq.launch import netns
-    from pxq.machine import cluster
+    from pxq.machine import cluster, nodes
 
     fake = cluster.Cluster("lab", 2, {"name": "gige", "bytes_per_s": 125e6}, 9000, [1, 2], 2, 0.1, False)
     monkeypatch.delenv("SLURM_JOB_ID", raising=False)
@@ -183,7 +183,7 @@ def test_on_a_cluster_of_this_machine_lab_1_crosses_its_link_and_a_copy_must_be_
     assert "latency is this machine's TCP's" in channels._caveat(names[-1])
     with pytest.raises(InputError, match="add --unconfined to run it there"):
         labs.confinement("copy", tmp_path, None, False)
-    monkeypatch.setattr(cluster, "shared_under_tmp", lambda: ["pxq-checkout"])
+    monkeypatch.setattr(nodes, "shared_under_tmp", lambda: ["pxq-checkout"])
     with pytest.raises(InputError, match="under /tmp, which each node of cluster 'lab' has of its own"):
         netns.check_visible(Path("/tmp/my-copy"), "work outside /tmp")
     netns.check_visible(Path("/tmp/pxq-checkout/labs-work/01"), "work outside /tmp")  # bound into the nodes

@@ -386,3 +386,49 @@ def test_mpich_on_a_cluster_of_this_machine_starts_on_the_head_and_enters_each_n
         hydra(Layout(2, 2), tmp_path, launcher="cluster", oversubscribe=True)
     with pytest.raises(InputError, match="cluster 'lab' has 2"):
         hydra(Layout(3, 1), tmp_path, launcher="cluster", oversubscribe=True)
+
+
+def _cluster(per_node: list[list[int]]) -> Cluster:
+    n = len(per_node)
+    procs = [f"/cg/n{k}" for k in range(n)]
+    holders = [101, 102, 103, 104][:n]
+    return Cluster(
+        "lab", n, {"name": "1gbit"}, 9000, holders, 2, 0.1, False, node_cpus=per_node, cpuset="v1", cpuset_procs=procs
+    )
+
+
+def test_ranks_on_a_cluster_run_on_their_node_s_cores_and_the_agent_joins_its_cpuset(tmp_path, monkeypatch):
+    """Each node's ranks take the node's own cores in order: with nodes sharing this machine's two
+    cores (n0 0,1; n1 1,0) a 2x1 still gives each rank a core of its own, and 1x2 both of node 0's.
+    Ranks reach their nodes line by line of a hostfile, bind_rank.sh binds them (the program
+    follows it), and the agent is told each node's cpuset."""
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    monkeypatch.setattr(netns, "current", lambda: _cluster([[0, 1], [1, 0]]))
+    p = plan(Layout(2, 1), tmp_path)
+    assert p.launcher == "cluster" and p.files[str(tmp_path / "hostfile")] == "n0\nn1\n"
+    assert p.argv[p.argv.index("rmaps") + 1] == "seq" and p.argv[-1] == str(paths.BIND_WRAPPER)
+    assert p.env["PXQ_BIND_CPUS"] == "0;1" and not p.oversubscribed
+    assert p.env["PXQ_CLUSTER_CPUSETS"] == "/cg/n0,/cg/n1" and "PXQ_BIND_CPUS" in p.argv  # exported with -x
+    assert plan(Layout(1, 2), tmp_path).env["PXQ_BIND_CPUS"] == "0;1"
+    cyclic = plan(Layout(2, 2), tmp_path, oversubscribe=True, alloc="cyclic")
+    assert cyclic.files[str(tmp_path / "hostfile")] == "n0\nn1\nn0\nn1\n" and cyclic.oversubscribed
+    assert cyclic.env["PXQ_BIND_CPUS"] == "0;1;1;0"  # rank 2 is node 0's second: core 1
+    with pytest.raises(InputError, match="needs 4 cores but this machine has 2"):
+        plan(Layout(2, 2), tmp_path)  # each node holds 2 workers, the machine does not hold 4
+
+
+def test_a_layout_needing_more_cores_than_a_cluster_node_has_is_refused_with_the_fix(tmp_path, monkeypatch):
+    """Nodes of one core each (disjoint): 2x1 fits, 1x2 is refused naming --cores-per-node 2,
+    and with --oversubscribe both ranks share node 0's core; MPICH refuses that outright."""
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    monkeypatch.setattr(netns, "current", lambda: _cluster([[0], [1]]))
+    assert plan(Layout(2, 1), tmp_path).env["PXQ_BIND_CPUS"] == "0;1"
+    with pytest.raises(InputError, match="have 1 core each: pxq cluster up --nodes 2 --cores-per-node 2"):
+        plan(Layout(1, 2), tmp_path)
+    with pytest.raises(InputError, match="--cores-per-node 2"):
+        plan(Layout(1, 1, 2), tmp_path)  # two threads of one rank are two workers of the node
+    over = plan(Layout(1, 2), tmp_path, oversubscribe=True)
+    assert over.oversubscribed and over.env["PXQ_BIND_CPUS"] == "0;0"
+    with pytest.raises(InputError, match="hangs in MPI_Finalize"):
+        hydra(Layout(1, 2), tmp_path, launcher="cluster", oversubscribe=True)
+    assert hydra(Layout(2, 1), tmp_path, launcher="cluster").env["PXQ_BIND_CPUS"] == "0;1"

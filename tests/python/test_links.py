@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pxq.core.errors import InputError
-from pxq.machine import cluster, links
+from pxq.machine import cluster, cpusets, links, nodes
 
 DATA = Path(__file__).parent / "data"
 
@@ -88,6 +88,29 @@ def test_the_record_says_what_is_not_emulated():
     rec = c.record()
     assert any("latency" in x for x in rec["not_emulated"]) and any("cores" in x for x in rec["not_emulated"])
     assert c.host(2) == "pxq-n2"
+    assert any("no cpuset controller" in x for x in rec["not_emulated"])  # a cluster of no cpusets says so
+
+
+def test_each_node_gets_its_share_of_the_cores_or_shares_them_and_the_record_says_how_many():
+    """Node k gets cores k*C .. k*C+C-1 of the machine's, wrapping: disjoint when the machine has
+    enough, shared otherwise, with the count of nodes per core in the record."""
+    assert cpusets.node_cpus(2, 2, [0, 1, 2, 3]) == [[0, 1], [2, 3]]
+    assert cpusets.node_cpus(4, 1, [0, 1]) == [[0], [1], [1], [0]]  # n0 and n1 apart: a 2x1 shares no core
+    assert cpusets.node_cpus(2, 2, [0, 1]) == [[0, 1], [1, 0]]  # node 1 starts where node 0 ends
+    assert cpusets.node_cpus(3, 1, [4, 6]) == [[4], [6], [6]]  # the machine's own numbering
+    assert cpusets.sharing([[0], [1], [0]]) == {0: 2, 1: 1}
+    own = cluster.Cluster("pxq", 2, {}, 9000, [1, 2], 4, 0.1, False, node_cpus=[[0, 1], [2, 3]], cpuset="v1")
+    shared = cluster.Cluster("pxq", 4, {}, 9000, [1, 2, 3, 4], 2, 0.1, False, node_cpus=[[0], [1], [0], [1]],
+                             cpuset="v2")  # fmt: skip
+    rec, rec2 = own.record(), shared.record()
+    assert (rec["cores_per_node"], rec["nodes_per_core"], rec2["cores_per_node"], rec2["nodes_per_core"]) == (
+        2,
+        1,
+        1,
+        2,
+    )
+    assert any("a cpuset of 2 per node (cgroup v1)" in x for x in rec["emulated"])
+    assert any("up to 2 nodes share each core" in x for x in rec2["not_emulated"])
 
 
 def test_what_lives_under_tmp_is_bound_back_into_every_node(monkeypatch, tmp_path):
@@ -99,7 +122,22 @@ def test_what_lives_under_tmp_is_bound_back_into_every_node(monkeypatch, tmp_pat
     monkeypatch.setattr(paths, "build_dir", lambda: Path("/tmp/ci7/build"))
     monkeypatch.setattr(paths, "results_dir", lambda: Path("/srv/results"))
     monkeypatch.setenv("PXQ_CLUSTER_DIR", "/tmp/state")
-    assert cluster.shared_under_tmp() == ["ci7", "state"]
+    assert nodes.shared_under_tmp() == ["ci7", "state"]
     monkeypatch.setattr(paths, "ROOT", Path("/tmp"))
     with pytest.raises(cluster.ClusterError, match="in /tmp itself"):
-        cluster.shared_under_tmp()
+        nodes.shared_under_tmp()
+
+
+def test_a_cluster_for_one_command_gives_each_node_the_cores_its_layouts_put_on_one_node():
+    """`--network`: the nodes' cores are the most workers any of the command's layouts puts on
+    one node (capped at the machine's), every core where the command names no layout."""
+    import argparse
+
+    from pxq.cli import _cores_asked
+
+    def asked(**kw):
+        return _cores_asked(argparse.Namespace(**kw), 4)
+
+    assert asked(layout="2x1") == 1 and asked(layouts="2x1,1x2x2") == 4 and asked(layout="1x8") == 4
+    assert asked(ranks=2, model="2x1x2") == 2  # study sharing's 1x2; a model's sockets x cores
+    assert asked() == 4

@@ -43,7 +43,8 @@ def dispatch(args: argparse.Namespace, app_args: list[str], console: Console) ->
     if getattr(args, "network", None):
         if getattr(args, "hostfile", None) or getattr(args, "launcher", None) not in (None, "cluster"):
             raise InputError("--network runs on a cluster of this machine: drop --hostfile and --launcher")
-        with netns.around(args.network, _nodes_asked(args), envinfo.cores(), console.print):
+        cores = envinfo.cores()
+        with netns.around(args.network, _nodes_asked(args), cores, _cores_asked(args, cores), console.print):
             return int(command.handle(args, app_args, console))
     return int(command.handle(args, app_args, console))
 
@@ -57,6 +58,19 @@ def _nodes_asked(args: argparse.Namespace) -> int:
     if isinstance(ranks, int) and ranks > 0:
         nodes.append(ranks)  # study sharing and contention: up to one rank per node
     return max([2, *nodes]) if nodes else max(2, envinfo.cores())
+
+
+def _cores_asked(args: argparse.Namespace, cores: int) -> int:
+    """The most workers one node of the command's layouts holds (--layout, --layouts, a machine
+    --model's sockets x cores, and 1xR for --ranks R: study sharing and contention put every rank
+    on one node), else every core: the cores each node of a cluster for the command gets."""
+    texts = [t for t in (getattr(args, n, None) for n in ("layout", "layouts", "model")) if isinstance(t, str)]
+    need = [(lay.ranks_per_node * lay.threads) for text in texts for t in text.split(",") if t.strip()
+            for lay in [parse_layout(t)]]  # fmt: skip
+    ranks = getattr(args, "ranks", None)
+    if isinstance(ranks, int) and ranks > 0:
+        need.append(ranks)
+    return min(max(need), cores) if need else cores
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -4,7 +4,8 @@
 # giving each virtual node its own shared-memory backing and session directories (ranks
 # of different virtual nodes must not share them) and its name in PXQ_VNODE. On a cluster of
 # this machine (PXQ_CLUSTER_HOLDERS: the process holding each node's namespaces), HOST nK's
-# command runs inside node K: its network, host name, IPC namespace and mounts.
+# command runs inside node K: its network, host name, IPC namespace and mounts, and on its
+# cores (PXQ_CLUSTER_CPUSETS: each node's cpuset's cgroup.procs, where the cluster has them).
 #
 # No shell ever reads the command: Open MPI quotes the words it passes for a remote shell
 # ("value"), so the agent removes one pair of surrounding double quotes from each word and
@@ -97,6 +98,11 @@ if [[ -n "${PXQ_CLUSTER_HOLDERS:-}" ]]; then
   if [[ ! "$node" =~ ^[0-9]+$ || "$node" -ge ${#holders[@]} ]]; then
     echo "pxq vnode agent: no node '$host' in this cluster (nodes n0 to n$((${#holders[@]} - 1)))" >&2
     exit 2
+  fi
+  # The node's cores: this process (and so the command it becomes) joins the node's cpuset.
+  if [[ -n "${PXQ_CLUSTER_CPUSETS:-}" ]]; then
+    IFS=',' read -r -a cpusets <<<"$PXQ_CLUSTER_CPUSETS"
+    echo $$ >"${cpusets[$node]}"
   fi
   exec nsenter -t "${holders[$node]}" --net --uts --ipc --mount -- "${argv[@]}"
 fi

@@ -31,6 +31,12 @@ def add(p: argparse.ArgumentParser) -> None:
     u.add_argument("--nodes", type=int, default=4, help="nodes (2 to 64, default 4)")
     u.add_argument("--link", default="gige", help="link profile (default gige: 1 Gbit/s)")
     u.add_argument("--mtu", type=int, default=cluster.MTU, help=f"link MTU in bytes (default {cluster.MTU})")
+    u.add_argument(
+        "--cores-per-node",
+        type=int,
+        help="each node's cores, a cpuset of this machine's (default: its share, at least 1; "
+        "more than the share makes nodes share cores, and the records say how many)",
+    )
     _name(u)
     s = sub.add_parser("status", help="the cluster that is up, and anything pxq left behind")
     s.add_argument("--json", action="store_true", help="print the cluster's state as JSON")
@@ -73,7 +79,7 @@ def up(console: Console, args: argparse.Namespace) -> int:
     if not 1280 <= args.mtu <= 65000:
         raise InputError(f"--mtu {args.mtu}: give 1280 to 65000 bytes")
     try:
-        c = cluster.up(args.name, args.nodes, link, args.mtu, envinfo.cores())
+        c = cluster.up(args.name, args.nodes, link, args.mtu, envinfo.cores(), args.cores_per_node)
     except cluster.ClusterError as e:
         console.print(f"[red]pxq cluster up: {e}[/red] (nothing of it was left behind)")
         return 3
@@ -94,14 +100,23 @@ def _show(console: Console, c: cluster.Cluster) -> None:
     t.add_row("nodes", ", ".join(f"{c.host(i)} ({a})" for i, a in enumerate(c.addresses)))
     t.add_row("link", f"{link.text()}, MTU {c.mtu}: {link.source}")
     t.add_row("each node has", "a network namespace, a host name, its own /tmp and /dev/shm, one shaped link")
-    t.add_row("cores", f"{c.cores} on this machine, shared by the {c.nodes} nodes")
+    t.add_row("cores", _cores_text(c))
     t.add_row("not emulated", "; ".join(rec["not_emulated"]))
     console.print(t)
 
 
+def _cores_text(c: cluster.Cluster) -> str:
+    if not c.cpuset:
+        return f"not confined (no cpuset controller here): every node runs on all {c.cores} of this machine's"
+    per = "; ".join(f"{c.host(k)} {','.join(map(str, cpus))}" for k, cpus in enumerate(c.node_cpus))
+    shared = c.nodes_per_core()
+    tail = f"; up to {shared} nodes share each core" if shared > 1 else "; no node shares a core"
+    return f"{c.cores_per_node} per node, a cpuset each (cgroup {c.cpuset}): {per}{tail}"
+
+
 def status(console: Console, name: str, as_json: bool) -> int:
     c = cluster.load(name)
-    left = cluster.leftovers(name) if os.geteuid() == 0 else {"namespaces": [], "processes": []}
+    left = cluster.leftovers(name) if os.geteuid() == 0 else {"namespaces": [], "cgroups": [], "processes": []}
     if as_json:
         print(json.dumps({"up": c is not None, "cluster": c.record() if c else None, "leftovers": left}, indent=1))
         return 0
@@ -109,7 +124,7 @@ def status(console: Console, name: str, as_json: bool) -> int:
         _show(console, c)
     else:
         console.print(f"no cluster '{name}' is up: runs launch on this machine (virtual nodes for P > 1)")
-        if left["namespaces"] or left["processes"]:
+        if any(left.values()):
             console.print(f"[yellow]left behind: {left}[/yellow]: `pxq cluster down --name {name}` removes it")
     return 0
 
@@ -117,15 +132,15 @@ def status(console: Console, name: str, as_json: bool) -> int:
 def down(console: Console, name: str) -> int:
     cluster.requirements()
     removed = cluster.remove(name)
-    if not removed["namespaces"] and not removed["processes"]:
+    if not any(removed.values()):
         console.print(f"no cluster '{name}' was up; nothing of pxq's was left")
         return 0
     console.print(
         f"cluster '{name}' removed: {len(removed['namespaces'])} namespace(s) with their links and shaping, "
-        f"{len(removed['processes'])} process(es)"
+        f"{len(removed['cgroups'])} cpuset(s), {len(removed['processes'])} process(es)"
     )
     left = cluster.leftovers(name)
-    if left["namespaces"] or left["processes"]:
+    if any(left.values()):
         console.print(f"[red]still there: {left}[/red]")
         return 3
     return 0

@@ -15,7 +15,7 @@ from pathlib import Path
 from pxq.core.errors import InputError
 from pxq.core.layout import Layout
 from pxq.machine import cluster as cluster_mod
-from pxq.machine import links
+from pxq.machine import links, nodes
 from pxq.machine.cluster import Cluster
 
 
@@ -51,28 +51,35 @@ def cluster_for(layout: Layout) -> Cluster:
 
 
 def holders_env(c: Cluster) -> dict[str, str]:
-    """What the launch agent needs to start node K's commands inside node K."""
-    return {"PXQ_CLUSTER_HOLDERS": ",".join(str(p) for p in c.holders)}
+    """What the launch agent needs to start node K's commands inside node K, on its cores."""
+    env = {"PXQ_CLUSTER_HOLDERS": ",".join(str(p) for p in c.holders)}
+    if c.cpuset_procs:
+        env["PXQ_CLUSTER_CPUSETS"] = ",".join(c.cpuset_procs)
+    return env
 
 
 def cluster_argv(
     c: Cluster, layout: Layout, mpirun: str, agent: str, workdir: Path
 ) -> tuple[list[str], dict[str, str]]:
-    """mpirun on the head over the cluster's nodes, and the agent's environment."""
-    hosts = ",".join(f"n{i}:{layout.ranks_per_node}" for i in range(layout.nodes))
+    """mpirun on the head over the cluster's nodes, each rank on the node the run's hostfile
+    names on its line (Open MPI's sequential mapper), binding left to the caller; and the
+    agent's environment."""
     subnet = f"{cluster_mod.SUBNET}.0/24"
     argv = [
         *cluster_mod.enter_head(c),
         mpirun,
         "-np",
         str(layout.ranks),
-        "--host",
-        hosts,
+        "--hostfile",
+        str(workdir / "hostfile"),
+        "--mca",
+        "rmaps",
+        "seq",
+        "--bind-to",
+        "none",
         "--mca",
         "plm_rsh_agent",
         agent,
-        "--rankfile",
-        str(workdir / "rankfile"),
         "--mca",
         "oob_tcp_if_include",
         subnet,
@@ -84,11 +91,11 @@ def cluster_argv(
 
 
 @contextlib.contextmanager
-def brought_up(name: str, nodes: int, link: links.Link, cores: int) -> Iterator[Cluster]:
+def brought_up(name: str, nodes: int, link: links.Link, cores: int, per_node: int | None = None) -> Iterator[Cluster]:
     """A cluster for the length of a block, which the block's runs use (PXQ_CLUSTER names it),
     removed when the block ends however it ends; PXQ_CLUSTER as it was afterwards."""
     given = os.environ.get("PXQ_CLUSTER")
-    c = cluster_mod.up(name, nodes, link, cores=cores)
+    c = cluster_mod.up(name, nodes, link, cores=cores, per_node=per_node)
     os.environ["PXQ_CLUSTER"] = name
     try:
         yield c
@@ -101,12 +108,17 @@ def brought_up(name: str, nodes: int, link: links.Link, cores: int) -> Iterator[
 
 
 @contextlib.contextmanager
-def around(profile: str, nodes: int, cores: int, say) -> Iterator[Cluster]:
-    """`--network PROFILE`: a cluster of `nodes` nodes for one command, named after this process."""
+def around(profile: str, nodes: int, cores: int, per_node: int, say) -> Iterator[Cluster]:
+    """`--network PROFILE`: a cluster of `nodes` nodes of `per_node` cores for one command,
+    named after this process."""
     link = links.parse_link(profile)
     name = f"net{os.getpid() % 100000}"
-    with brought_up(name, max(2, nodes), link, cores) as c:
-        say(f"cluster '{name}' up for this command: {c.nodes} nodes, link {link.text()} ({c.setup_s:.2f} s)")
+    with brought_up(name, max(2, nodes), link, cores, min(max(1, per_node), cores)) as c:
+        shared = f", up to {c.nodes_per_core()} nodes per core" if c.cpuset and c.nodes_per_core() > 1 else ""
+        say(
+            f"cluster '{name}' up for this command: {c.nodes} nodes of {c.cores_per_node} core(s){shared}, "
+            f"link {link.text()} ({c.setup_s:.2f} s)"
+        )
         yield c
     say(f"cluster '{name}' removed")
 
@@ -121,7 +133,7 @@ def check_visible(path: Path, fix: str) -> None:
         rel = Path(os.path.realpath(path)).relative_to("/tmp")
     except ValueError:
         return
-    if not any(rel.is_relative_to(r) for r in cluster_mod.shared_under_tmp()):
+    if not any(rel.is_relative_to(r) for r in nodes.shared_under_tmp()):
         raise InputError(
             f"{path} is under /tmp, which each node of cluster '{c.name}' has of its own: {fix}, "
             f"or pxq cluster down --name {c.name}"

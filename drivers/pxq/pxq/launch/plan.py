@@ -5,11 +5,13 @@ Only builds commands and environments; running them is pxq.experiments.runner's 
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import socket
 from pathlib import Path
 
 from pxq.core.errors import InputError
+from pxq.core.paths import BIND_WRAPPER
 from pxq.launch import netns
 from pxq.launch.hostfile import real_nodes_argv, real_nodes_order
 from pxq.launch.hydra import hydra_plan
@@ -24,6 +26,8 @@ from pxq.launch.request import (
     is_oversubscribed,
     omp_env,
     placement_record,
+    rank_cores,
+    rank_slots,
     rankfile,
 )
 from pxq.launch.slurm import slurm_plan
@@ -35,6 +39,10 @@ def plan_launch(req: LaunchRequest, mpirun: str, workdir: Path) -> LaunchPlan:
     """The mpirun command line (without the program) and environment for a layout."""
     layout = req.layout
     launcher = choose_launcher(req)
+    if launcher == "cluster":  # a layout the cluster cannot hold is the first thing to fix
+        c = netns.cluster_for(layout)
+        if c.node_cpus:  # each node's ranks go on the node's own cores
+            req = dataclasses.replace(req, node_cpus=c.node_cpus, cluster=c.name)
     env = omp_env(layout.threads)
     env["PMIX_MCA_gds"] = "hash"
     if hasattr(os, "geteuid") and os.geteuid() == 0:
@@ -73,12 +81,22 @@ def plan_launch(req: LaunchRequest, mpirun: str, workdir: Path) -> LaunchPlan:
         if oversubscribed:
             argv += ["--oversubscribe", "--bind-to", "core:overload-allowed", *YIELD]
     elif launcher == "cluster":
-        c = netns.cluster_for(layout)
-        files.update(rankfile(workdir, layout, req, chosen if placement is not None else None, lambda node: f"n{node}"))
-        argv, cluster_env = netns.cluster_argv(c, layout, mpirun, virtual_agent(workdir, links), workdir)
+        # Ranks go to their nodes in order (a hostfile read line by line: block, cyclic or a rank
+        # order alike) and bind_rank.sh binds each to its cores: a rankfile's cores would be
+        # checked against mpirun's view of the machine, not the node's cpuset.
+        slots = rank_slots(layout, req.alloc, req.rank_order)
+        if chosen is not None:
+            cpus = [chosen["nodes"][node]["ranks"][local]["cpus"] for node, local in slots]
+        else:
+            cpus = [cores for _, cores in rank_cores(layout, req.alloc, req.cores, req.rank_order, req.node_cpus)]
+        files[str(workdir / "hostfile")] = "".join(f"n{node}\n" for node, _ in slots)
+        argv, cluster_env = netns.cluster_argv(
+            netns.cluster_for(layout), layout, mpirun, virtual_agent(workdir, links), workdir
+        )
         env.update(cluster_env)
+        env["PXQ_BIND_CPUS"] = ";".join(",".join(str(c) for c in rank) for rank in cpus)
         if oversubscribed:
-            argv += ["--oversubscribe", "--bind-to", "core:overload-allowed", *YIELD]
+            argv += ["--oversubscribe", *YIELD]
     elif launcher == "slurm":
         argv, slurm_env, slurm_files = slurm_plan(req, workdir, oversubscribed)
         env.update(slurm_env)
@@ -92,6 +110,8 @@ def plan_launch(req: LaunchRequest, mpirun: str, workdir: Path) -> LaunchPlan:
         argv += real_nodes_argv(req, launcher, layout, oversubscribed)
     if launcher != "slurm":
         argv += export_flags(env)  # srun passes the whole environment on
+    if launcher == "cluster":
+        argv.append(str(BIND_WRAPPER))  # the program follows: bind_rank.sh binds it, then becomes it
     return _placement_note(req, LaunchPlan(launcher, argv, env, files, links, oversubscribed, placement))
 
 

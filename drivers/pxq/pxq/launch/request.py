@@ -30,6 +30,8 @@ class LaunchRequest:
     placement_cpus: list[int] | None = None  # custom: OS cpu numbers, one per worker
     rank_order: list[int] | None = None  # the ranks slot by slot (pxq.analysis.placement); None: alloc decides
     mpi: str = "open-mpi"  # the MPI pxq was built with (mpi_flavour()): open-mpi or mpich
+    node_cpus: list[list[int]] | None = None  # a cluster of this machine: each node's cores (its cpuset)
+    cluster: str = ""  # that cluster's name, for messages
 
 
 @dataclass
@@ -78,14 +80,48 @@ def rank_slots(layout: Layout, alloc: str, order: list[int] | None = None) -> li
     return [(r // q, r % q) if alloc == "block" else (r % p, r // p) for r in range(layout.ranks)]
 
 
-def rank_cores(layout: Layout, alloc: str, cores: int, order: list[int] | None = None) -> list[tuple[int, list[int]]]:
+def rank_cores(
+    layout: Layout, alloc: str, cores: int, order: list[int] | None = None, node_cpus: list[list[int]] | None = None
+) -> list[tuple[int, list[int]]]:
     """For each rank: (node, cores). Virtual nodes get disjoint core sets (wrapping only when
-    oversubscribed)."""
+    oversubscribed); a cluster's node gives its workers its own cores in order (wrapping when
+    they outnumber them)."""
     q, t = layout.ranks_per_node, layout.threads
+    if node_cpus is not None:
+        return [
+            (node, [node_cpus[node][(local * t + k) % len(node_cpus[node])] for k in range(t)])
+            for node, local in rank_slots(layout, alloc, order)
+        ]
     return [
         (node, [((node * q + local) * t + k) % cores for k in range(t)])
         for node, local in rank_slots(layout, alloc, order)
     ]
+
+
+def _cluster_check(req: LaunchRequest) -> bool:
+    """Whether a run on a cluster's nodes puts two workers on one core; InputError when it would
+    without --oversubscribe, naming whether a node's cores or the machine's ran out."""
+    assert req.node_cpus is not None
+    layout, per_node = req.layout, len(req.node_cpus[0])
+    load: dict[int, int] = {}
+    for _, cpus in rank_cores(layout, req.alloc, req.cores, req.rank_order, req.node_cpus):
+        for c in cpus:
+            load[c] = load.get(c, 0) + 1
+    shared = max(load.values()) > 1
+    if shared and not req.oversubscribe:
+        need = layout.ranks_per_node * layout.threads
+        if need > per_node:
+            raise InputError(
+                f"layout {layout} puts {need} workers on a node and the nodes of cluster '{req.cluster}' have "
+                f"{per_node} core{'s' if per_node > 1 else ''} each: pxq cluster up --nodes {len(req.node_cpus)} "
+                f"--cores-per-node {need} (nodes may then share this machine's cores; the record says how many), "
+                "or --oversubscribe (timings then mean little)"
+            )
+        raise InputError(
+            f"layout {layout} needs {layout.cores} cores but this machine has {req.cores}: "
+            "use a smaller layout, or --oversubscribe (timings then mean little)"
+        )
+    return shared
 
 
 def check_rank_order(req: LaunchRequest) -> None:
@@ -110,6 +146,8 @@ def choose_cores(req: LaunchRequest, virtual: bool) -> dict:
     exe = binary("envinfo")
     if not exe.exists():
         raise InputError(f"{exe} is missing: {build_hint()}")
+    if req.node_cpus is not None:
+        return _cores_on_cluster(req)
     lay = req.layout
     argv = [
         str(exe),
@@ -137,12 +175,42 @@ def choose_cores(req: LaunchRequest, virtual: bool) -> dict:
     return json.loads(out.stdout)
 
 
+def _cores_on_cluster(req: LaunchRequest) -> dict:
+    """A placement on a cluster's nodes: each node's workers on the node's own cores (its cpuset),
+    in order, or the user's custom cores where each lies in its worker's node; hwloc says which
+    caches the ranks of a node share."""
+    assert req.node_cpus is not None
+    lay = req.layout
+    need = lay.ranks_per_node * lay.threads
+    if req.placement == "custom" and req.placement_cpus:
+        cpus = list(req.placement_cpus)
+        for i, cpu in enumerate(cpus):
+            if i // need < lay.nodes and cpu not in req.node_cpus[i // need]:
+                raise InputError(
+                    f"--cores: core {cpu} is not a core of node {i // need} of cluster '{req.cluster}' "
+                    f"({','.join(map(str, req.node_cpus[i // need]))}; pxq cluster status lists them)"
+                )
+    else:
+        cpus = [c for _, rank in rank_cores(lay, "block", req.cores, None, req.node_cpus) for c in rank]
+    done = dataclasses.replace(req, placement="custom", placement_cpus=cpus, node_cpus=None)
+    chosen = choose_cores(done, virtual=True)
+    chosen["mode"] = req.placement or "packed"
+    if req.placement == "spread":
+        chosen["warnings"].append(
+            f"spread on cluster '{req.cluster}': a node's ranks take its own cores (its cpuset) in order, as packed"
+        )
+    return chosen
+
+
 def rankfile(workdir: Path, layout: Layout, req: LaunchRequest, chosen: dict | None, host) -> dict[str, str]:
     """An Open MPI rankfile: every rank on its node's host, on the cores placement chose (or,
     without a placement, disjoint cores per virtual node)."""
     lines = []
     for rank, ((node, local), (_, cores)) in enumerate(
-        zip(rank_slots(layout, req.alloc, req.rank_order), rank_cores(layout, req.alloc, req.cores, req.rank_order))
+        zip(
+            rank_slots(layout, req.alloc, req.rank_order),
+            rank_cores(layout, req.alloc, req.cores, req.rank_order, req.node_cpus),
+        )
     ):
         if chosen is not None:
             cores = chosen["nodes"][node]["ranks"][local]["cores"]
@@ -199,13 +267,16 @@ YIELD = ("--mca", "mpi_yield_when_idle", "1")
 def is_oversubscribed(req: LaunchRequest, launcher: str) -> bool:
     """Whether the run oversubscribes the cores; InputError where cores or placement forbid it."""
     layout = req.layout
-    if launcher in ("local", "virtual", "cluster"):
-        if layout.cores > req.cores and not req.oversubscribe:
+    if launcher == "cluster" and req.node_cpus is not None:
+        oversubscribed = _cluster_check(req)
+    else:
+        if launcher in ("local", "virtual", "cluster") and layout.cores > req.cores and not req.oversubscribe:
             raise InputError(
                 f"layout {layout} needs {layout.cores} cores but this machine has {req.cores}: "
                 "use a smaller layout, or --oversubscribe (timings then mean little)"
             )
-    oversubscribed = req.oversubscribe and (launcher not in ("local", "virtual", "cluster") or layout.cores > req.cores)
+        local = launcher in ("local", "virtual", "cluster")
+        oversubscribed = req.oversubscribe and (not local or layout.cores > req.cores)
     if req.placement and oversubscribed:
         raise InputError(
             f"--placement {req.placement} gives every worker a core of its own, but layout {layout} "

@@ -20,7 +20,6 @@ import contextlib
 import json
 import os
 import re
-import shlex
 import shutil
 import signal
 import subprocess
@@ -28,9 +27,10 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from pxq.core import paths
 from pxq.core.errors import InputError
+from pxq.machine import cpusets
 from pxq.machine.links import Link
+from pxq.machine.nodes import ClusterError, holder, state_root
 
 PREFIX = "pxqc-"
 SUBNET = "10.213.0"
@@ -45,14 +45,6 @@ MAX_NODES = 64
 BURST_S = 2.5e-4
 BURST_MAX = 192 * 1024
 TOOLS = (("ip", "iproute2"), ("tc", "iproute2"), ("nsenter", "util-linux"), ("unshare", "util-linux"))
-
-
-class ClusterError(RuntimeError):
-    """A step of building or removing a cluster failed (the message names the command)."""
-
-
-def state_root() -> Path:
-    return Path(os.environ.get("PXQ_CLUSTER_DIR") or "/run/pxq-cluster")
 
 
 def check_name(name: str) -> str:
@@ -80,6 +72,17 @@ class Cluster:
     latency_emulated: bool
     created: str = ""
     addresses: list[str] = field(default_factory=list)
+    node_cpus: list[list[int]] = field(default_factory=list)  # each node's cores (OS numbering)
+    cpuset: str = ""  # "v1" or "v2": the cgroup hierarchy of the nodes' cpusets; "" not confined
+    cpuset_procs: list[str] = field(default_factory=list)  # each node's cpuset's cgroup.procs
+
+    @property
+    def cores_per_node(self) -> int:
+        return len(self.node_cpus[0]) if self.node_cpus else self.cores
+
+    def nodes_per_core(self) -> int:
+        """The most nodes sharing one core (1: every node's cores are its own)."""
+        return max(cpusets.sharing(self.node_cpus).values(), default=self.nodes)
 
     def host(self, node: int) -> str:
         return f"{self.name}-n{node}"
@@ -92,18 +95,28 @@ class Cluster:
             "link": self.link,
             "mtu": self.mtu,
             "cores": self.cores,
+            "cores_per_node": self.cores_per_node,
+            "node_cpus": self.node_cpus,
+            "nodes_per_core": self.nodes_per_core(),
             "emulated": [
                 "a network namespace, host name, IPC namespace, /tmp and /dev/shm per node",
                 "one link per node to a bridge, shaped in both directions"
                 + ("" if self.link.get("bytes_per_s") else " (here: unshaped)"),
             ]
+            + ([f"the cores: a cpuset of {self.cores_per_node} per node (cgroup {self.cpuset})"] if self.cpuset else [])
             + (["link latency (netem)"] if self.latency_emulated else []),
-            "not_emulated": [
-                "the cores: every node runs on this machine's cores, ranks bound as on virtual nodes",
-                "memory bandwidth and caches: the nodes share this machine's",
-            ]
+            "not_emulated": [self.cores_note(), "memory bandwidth and caches: the nodes share this machine's"]
             + ([] if self.latency_emulated else ["link latency: the host's (this kernel has no netem)"]),
         }
+
+    def cores_note(self) -> str:
+        """What the nodes' cores are not: their own where nodes share them, or confined at all."""
+        if not self.cpuset:
+            return "the cores: no cpuset controller here, every node runs on all of this machine's cores"
+        shared = self.nodes_per_core()
+        if shared > 1:
+            return f"cores of their own: this machine has {self.cores}, so up to {shared} nodes share each core"
+        return "cores of separate machines: each node's cpuset holds cores of this one"
 
 
 def requirements() -> None:
@@ -158,10 +171,12 @@ def load(name: str = DEFAULT_NAME) -> Cluster | None:
 
 
 def leftovers(name: str | None = None) -> dict[str, list]:
-    """What pxq made and has not removed: namespaces and the processes in them."""
+    """What pxq made and has not removed: namespaces, the nodes' cpusets, and the processes in
+    either."""
     spaces = _namespaces(name)
-    pids = sorted({p for ns in spaces for p in _pids_in(ns)})
-    return {"namespaces": spaces, "processes": pids}
+    groups = cpusets.groups(PREFIX if name is None else f"{PREFIX}{name}-")
+    pids = {p for ns in spaces for p in _pids_in(ns)} | {p for g in groups for p in cpusets.members(g)}
+    return {"namespaces": spaces, "cgroups": [g.name for g in groups], "processes": sorted(pids)}
 
 
 def _stop(pids: list[int]) -> None:
@@ -194,6 +209,7 @@ def remove(name: str) -> dict[str, list]:
     _stop(sorted(set(found["processes"]) | {p for p in holders if _is_holder(p)}))
     for ns in found["namespaces"]:
         subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=30)
+    cpusets.remove(f"{PREFIX}{name}-")
     shutil.rmtree(state.parent, ignore_errors=True)
     for hidden in Path("/dev/shm").glob(f".pxqc-{name}-n*-tmp"):  # a holder that failed half-way
         with contextlib.suppress(OSError):
@@ -260,75 +276,21 @@ def _shape(ns: str, dev: str, link: Link, mtu: int) -> bool:
     return False
 
 
-def shared_under_tmp() -> list[str]:
-    """What every node must see although its /tmp is its own: pxq's checkout, its build, the
-    results and the clusters' state (the runs' folders), where they live under /tmp; as paths
-    relative to /tmp, outermost first, none inside another."""
-    wanted = [paths.ROOT, paths.build_dir(), paths.results_dir(), state_root()]
-    rels = []
-    for p in sorted({Path(os.path.realpath(w)) for w in wanted}, key=lambda p: (len(p.parts), str(p))):
-        try:
-            rel = p.relative_to("/tmp")
-        except ValueError:
-            continue
-        if str(rel) != "." and not any(rel.is_relative_to(r) for r in rels):
-            rels.append(rel)
-        elif str(rel) == ".":
-            raise ClusterError("pxq's files live in /tmp itself, which each node replaces: move them below it")
-    return [str(r) for r in rels]
-
-
-def _holder(name: str, node: int, ns: str, host: str) -> int:
-    """An idle process in the node's network namespace with its own host name, IPC namespace
-    (MPICH's UCX then reaches other nodes over the link, not shared memory), /tmp and /dev/shm.
-    What pxq needs from the host's /tmp (its checkout, build, results, the runs' folders) is bound
-    back into the node's /tmp, through a folder of the host's /dev/shm removed at once."""
-    hidden = f"/dev/shm/.pxqc-{name}-n{node}-tmp"
-    binds = "".join(
-        f'mkdir -p /tmp/{shlex.quote(r)} && mount --bind "$h"/{shlex.quote(r)} /tmp/{shlex.quote(r)} && '
-        for r in shared_under_tmp()
-    )
-    script = (
-        f'hostname {host} && h={hidden} && mkdir -p "$h" && mount --bind /tmp "$h" && '
-        f'mount -t tmpfs -o mode=1777 pxq-tmp /tmp && {binds}umount -l "$h" && rmdir "$h" && '
-        "mount -t tmpfs -o mode=1777 pxq-shm /dev/shm && exec sleep infinity"
-    )
-    env = dict(os.environ, PXQ_CLUSTER_HOLDER=f"{name}:{node}")
-    # nsenter, not `ip netns exec`, which would mount a /sys of the namespace's own: the node keeps
-    # the machine's /sys, and with it the cgroup tree slurmd needs (v1, v2 or hybrid as it is).
-    unshare = "unshare --uts --ipc --mount --propagation private sh -c".split()
-    argv = ["nsenter", f"--net=/run/netns/{ns}", "--", *unshare, script]
-    proc = subprocess.Popen(
-        argv,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
-    deadline = time.monotonic() + 10.0
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            err = proc.stderr.read().decode(errors="replace").strip() if proc.stderr else ""
-            raise ClusterError(f"node {node}'s host name and mounts: {err or 'the holder process exited'}")
-        try:
-            if Path(f"/proc/{proc.pid}/comm").read_text().strip() == "sleep":
-                if proc.stderr:
-                    proc.stderr.close()
-                return proc.pid
-        except OSError:
-            pass
-        time.sleep(0.01)
-    raise ClusterError(f"node {node}'s host name and mounts: not ready after 10 s")
-
-
-def up(name: str, nodes: int, link: Link, mtu: int = MTU, cores: int = 1, progress=None) -> Cluster:
-    """Builds the cluster (any earlier one of the same name is removed first). On any failure or
+def up(
+    name: str, nodes: int, link: Link, mtu: int = MTU, cores: int = 1, per_node: int | None = None, progress=None
+) -> Cluster:
+    """Builds the cluster, each node on `per_node` of the machine's `cores` (default: its share,
+    at least one). Any earlier cluster of the same name is removed first; on any failure or
     interrupt, everything made so far is removed before the exception goes on."""
     requirements()
     check_name(name)
     if not 2 <= nodes <= MAX_NODES:
         raise InputError(f"--nodes {nodes}: a cluster has 2 to {MAX_NODES} nodes")
+    cpus = cpusets.machine_cpus()[: max(1, cores)]
+    per_node = per_node or max(1, len(cpus) // nodes)
+    if not 1 <= per_node <= len(cpus):
+        raise InputError(f"--cores-per-node {per_node}: give 1 to {len(cpus)}, the cores this machine has")
+    node_cpus = cpusets.node_cpus(nodes, per_node, cpus)
     remove(name)
     start = time.monotonic()
     fab = netns(name, "fab")
@@ -340,6 +302,10 @@ def up(name: str, nodes: int, link: Link, mtu: int = MTU, cores: int = 1, progre
         _run(["ip", "netns", "add", fab], "the fabric namespace")
         _run(["ip", "-n", fab, "link", "add", "br0", "type", "bridge"], "the bridge")
         _run(["ip", "-n", fab, "link", "set", "br0", "up"], "the bridge")
+        try:
+            kind, procs = cpusets.make(f"{PREFIX}{name}-", node_cpus)
+        except OSError as e:
+            raise ClusterError(f"the nodes' cpusets: {e}") from e
         latency = False
         holders, addresses = [], []
         members = [*(f"n{i}" for i in range(nodes)), "head"]
@@ -358,7 +324,7 @@ def up(name: str, nodes: int, link: Link, mtu: int = MTU, cores: int = 1, progre
                 if link.bytes_per_s is not None:
                     latency = _shape(ns, "eth0", link, mtu)  # what the node sends
                     _shape(fab, part, link, mtu)  # what it receives
-                holders.append(_holder(name, k, ns, f"{name}-{part}"))
+                holders.append(holder(name, k, ns, f"{name}-{part}", procs[k] if procs else None))
                 addresses.append(address)
             if progress:
                 progress(part)
@@ -373,6 +339,9 @@ def up(name: str, nodes: int, link: Link, mtu: int = MTU, cores: int = 1, progre
             latency_emulated=latency,
             created=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             addresses=addresses,
+            node_cpus=node_cpus,
+            cpuset=kind,
+            cpuset_procs=procs,
         )
         tmp = state.with_suffix(".tmp")
         tmp.write_text(json.dumps(asdict(cluster), indent=1) + "\n")
@@ -384,8 +353,11 @@ def up(name: str, nodes: int, link: Link, mtu: int = MTU, cores: int = 1, progre
 
 
 def enter_node(cluster: Cluster, node: int) -> list[str]:
-    """The prefix that runs a command on a node (its network, host name, IPC and mounts)."""
-    return ["nsenter", "-t", str(cluster.holders[node]), "--net", "--uts", "--ipc", "--mount", "--"]
+    """The prefix that runs a command on a node (its cores, network, host name, IPC and mounts)."""
+    enter = ["nsenter", "-t", str(cluster.holders[node]), "--net", "--uts", "--ipc", "--mount", "--"]
+    if not cluster.cpuset_procs:
+        return enter
+    return ["sh", "-c", 'echo $$ > "$0" && exec "$@"', cluster.cpuset_procs[node], *enter]
 
 
 def enter_head(cluster: Cluster) -> list[str]:

@@ -65,7 +65,7 @@ def _spread(values: list[float]) -> dict[str, float]:
 
 
 def _measure(link: Link, repeat: int, out: Path, console: Console) -> dict[str, Any]:
-    with netns.brought_up(NAME, 4, link, envinfo.cores()) as c:  # the runs below go to it
+    with netns.brought_up(NAME, 4, link, envinfo.cores(), envinfo.cores()) as c:  # the runs below go to it
         iters = ["-i", "10", "-x", "2"] if (link.bytes_per_s or 1e12) < 50e6 else ["-i", "40", "-x", "5"]
         pp_args = ["-m", "1M:4M", *iters]
         mbw_args = ["-m", "1M:1M", "-W", "8", *iters]
