@@ -65,13 +65,18 @@ class Cluster:
         return [] if self.emulated is None else enter_head(self.emulated)
 
     def _node_line(self, k: int, name: str, host: str) -> str:
+        cpus, spec = self.cpus, ""
         if self.emulated is None:
             where = f"NodeHostname={host} NodeAddr=127.0.0.1"
         else:
             where = f"NodeHostname={self.emulated.host(k)} NodeAddr={self.emulated.addresses[k]}"
+            # slurmd numbers a node's cores as the machine's, whatever its cpuset: the cores
+            # outside the node's cpuset are reserved (CpuSpecList), so jobs get only the node's.
+            other = sorted(set(range(cpus)) - set(self.emulated.node_cpus[k])) if self.emulated.cpuset else []
+            spec = f" CpuSpecList={','.join(map(str, other))}" if other else ""
         return (
-            f"NodeName={name} {where} Port={_free_port()} CPUs={self.cpus} Sockets=1 "
-            f"CoresPerSocket={self.cpus} ThreadsPerCore=1 RealMemory=1000 State=UNKNOWN"
+            f"NodeName={name} {where} Port={_free_port()} CPUs={cpus} Sockets=1 "
+            f"CoresPerSocket={cpus} ThreadsPerCore=1 RealMemory=1000{spec} State=UNKNOWN"
         )
 
     def _write_conf(self) -> None:
