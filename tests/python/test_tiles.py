@@ -236,3 +236,26 @@ def test_the_curves_say_the_machine_and_keep_far_caches_off_the_axis(tmp_path, s
     (ax,) = fig.axes
     assert ax.get_xlim()[1] < 1 << 20  # the axis spans the tiles, not the L3
     assert "L3 480M" in ax.get_title() and "beyond the tiles" in ax.get_title()
+
+
+def test_measuring_the_caches_runs_the_stride_probe_and_keys_the_profile_by_this_machine(tmp_path):
+    """`caches.measure` (a machine with no kept profile yet): the stride probe's record becomes a
+    profile carrying this machine's key (host, CPU, hwloc's sizes), its levels and its peak."""
+    import stat
+
+    from pxq.machine import caches
+
+    rec = {
+        "detection": {"steps": []},
+        "size": {"max": 8 << 20},
+        "context": {"date": "2026-11-27"},
+        "blocks": [{"gbs": 41.5}, {"gbs": None}],
+    }
+    (tmp_path / "rec.json").write_text(json.dumps(rec) + "\n")
+    probe = tmp_path / "pxq-stride"  # writes the record to its last argument, the --json path
+    probe.write_text(f'#!/bin/sh\neval "out=\\${{$#}}"\ncp {tmp_path / "rec.json"} "$out"\n')
+    probe.chmod(probe.stat().st_mode | stat.S_IEXEC)
+    machine = {"host": "vm", "cpu_model": "Xeon", "caches": {"l2": {"bytes": 2 << 20}, "l3": {"bytes": 4 << 20}}}
+    prof = caches.measure(machine, probe)
+    assert (prof["host"], prof["cpu_model"], prof["hwloc"]["l2"]) == ("vm", "Xeon", 2 << 20)
+    assert prof["peak_gbs"] == 41.5 and prof["date"] == "2026-11-27" and prof["source"] == "hwloc"

@@ -147,11 +147,11 @@ def measure(machine: dict[str, Any], binary: Path) -> dict[str, Any]:
         if proc.returncode != 0 or not out.exists():
             raise RuntimeError(f"the stride probe failed (exit {proc.returncode}): {proc.stderr.strip()[-300:]}")
         rec = json.loads(out.read_text().splitlines()[-1])
-    got = levels(rec["detection"]["steps"], key["hwloc"], rec["size"]["max"])
+    got = levels(rec["detection"]["steps"], mine["hwloc"], rec["size"]["max"])
     # One core reading and writing a block in its nearest cache: no kernel of pxq's moves more
     # per core (the tiling study's bandwidth guard).
     peak = max((b["gbs"] for b in rec.get("blocks", []) if b.get("gbs")), default=None)
-    return {**key, "date": rec["context"].get("date", ""), **got, "peak_gbs": peak}
+    return {**mine, "date": rec["context"].get("date", ""), **got, "peak_gbs": peak}
 
 
 # The fields of a stored cache profile pxq reads, with their types (a profile that is not so is
