@@ -287,7 +287,7 @@ def up(
     if not 2 <= nodes <= MAX_NODES:
         raise InputError(f"--nodes {nodes}: a cluster has 2 to {MAX_NODES} nodes")
     cpus = cpusets.machine_cpus()[: max(1, cores)]
-    per_node = per_node or max(1, len(cpus) // nodes)
+    per_node = max(1, len(cpus) // nodes) if per_node is None else per_node
     if not 1 <= per_node <= len(cpus):
         raise InputError(f"--cores-per-node {per_node}: give 1 to {len(cpus)}, the cores this machine has")
     node_cpus = cpusets.node_cpus(nodes, per_node, cpus)
