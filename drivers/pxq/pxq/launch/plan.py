@@ -90,9 +90,7 @@ def plan_launch(req: LaunchRequest, mpirun: str, workdir: Path) -> LaunchPlan:
         else:
             cpus = [cores for _, cores in rank_cores(layout, req.alloc, req.cores, req.rank_order, req.node_cpus)]
         files[str(workdir / "hostfile")] = "".join(f"n{node}\n" for node, _ in slots)
-        argv, cluster_env = netns.cluster_argv(
-            netns.cluster_for(layout), layout, mpirun, virtual_agent(workdir, links), workdir
-        )
+        argv, cluster_env = netns.cluster_argv(c, layout, mpirun, virtual_agent(workdir, links), workdir)
         env.update(cluster_env)
         env["PXQ_BIND_CPUS"] = ";".join(",".join(str(c) for c in rank) for rank in cpus)
         if oversubscribed:

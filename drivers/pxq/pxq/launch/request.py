@@ -98,6 +98,13 @@ def rank_cores(
     ]
 
 
+def _more_than_the_machine(req: LaunchRequest) -> InputError:
+    return InputError(
+        f"layout {req.layout} needs {req.layout.cores} cores but this machine has {req.cores}: "
+        "use a smaller layout, or --oversubscribe (timings then mean little)"
+    )
+
+
 def _cluster_check(req: LaunchRequest) -> bool:
     """Whether a run on a cluster's nodes puts two workers on one core; InputError when it would
     without --oversubscribe, naming whether a node's cores or the machine's ran out."""
@@ -117,10 +124,7 @@ def _cluster_check(req: LaunchRequest) -> bool:
                 f"--cores-per-node {need} (nodes may then share this machine's cores; the record says how many), "
                 "or --oversubscribe (timings then mean little)"
             )
-        raise InputError(
-            f"layout {layout} needs {layout.cores} cores but this machine has {req.cores}: "
-            "use a smaller layout, or --oversubscribe (timings then mean little)"
-        )
+        raise _more_than_the_machine(req)
     return shared
 
 
@@ -271,10 +275,7 @@ def is_oversubscribed(req: LaunchRequest, launcher: str) -> bool:
         oversubscribed = _cluster_check(req)
     else:
         if launcher in ("local", "virtual", "cluster") and layout.cores > req.cores and not req.oversubscribe:
-            raise InputError(
-                f"layout {layout} needs {layout.cores} cores but this machine has {req.cores}: "
-                "use a smaller layout, or --oversubscribe (timings then mean little)"
-            )
+            raise _more_than_the_machine(req)
         local = launcher in ("local", "virtual", "cluster")
         oversubscribed = req.oversubscribe and (not local or layout.cores > req.cores)
     if req.placement and oversubscribed:
