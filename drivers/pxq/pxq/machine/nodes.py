@@ -80,7 +80,10 @@ def holder(name: str, node: int, ns: str, host: str, cpuset: str | None) -> int:
                 if proc.stderr:
                     proc.stderr.close()
                 if cpuset:
-                    cpusets.join(cpuset, proc.pid)
+                    try:
+                        cpusets.join(cpuset, proc.pid)
+                    except OSError as e:
+                        raise ClusterError(f"node {node}'s cpuset: {e}") from e
                 return proc.pid
         except OSError:
             pass
