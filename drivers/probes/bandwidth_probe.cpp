@@ -3,7 +3,9 @@
 // k threads of one rank share the arrays, statically divided). Every worker streams its own
 // --array bytes per array, so the memory traffic grows with the cores; the total bandwidth,
 // the bandwidth per core and the saturation point (the fewest cores reaching 90% of the best
-// total) are reported per kernel. A probe that reports; never a test.
+// total) are reported per kernel. With --kind, one of the access kinds of pxq/probes/kinds.hpp
+// (gather, update, stencil, fft) runs instead, as ranks, with its declared bytes and flops:
+// the roofline's ceilings for phases that do not stream. A probe that reports; never a test.
 #include <mpi.h>
 #include <omp.h>
 
@@ -23,6 +25,7 @@
 #include "pxq/common/options.hpp"
 #include "pxq/common/proxy.hpp"
 #include "pxq/common/run_context.hpp"
+#include "pxq/probes/kinds.hpp"
 #include "pxq/probes/memory.hpp"
 #include "pxq/tiling/tile_policy.hpp"
 
@@ -32,7 +35,7 @@ using pxq::common::fmt;
 using pxq::probes::StreamKernel;
 
 struct ProbeOptions {
-  std::string array = "auto", kernels = "copy,scale,add,triad";
+  std::string array = "auto", kernels = "copy,scale,add,triad", kind;
   int repeat = 5;
   int sweeps = 1;         // passes over the arrays per timed repeat (small, cache-resident arrays)
   double fraction = 0.9;  // of the best total: saturation
@@ -42,6 +45,8 @@ void add_probe_options(CLI::App& app, ProbeOptions& o) {
   app.add_option("--array", o.array, "bytes per array per core (default auto: 4 x the last-level cache)");
   app.add_option("--kernels", o.kernels,
                  "comma-separated: copy, scale, add, triad, update (in place) (default the first four)");
+  app.add_option("--kind", o.kind,
+                 std::string("an access kind instead of the STREAM kernels, as ranks: ") + pxq::probes::kind_names());
   app.add_option("--repeat", o.repeat, "timed passes per kernel and core count; the fastest counts (default 5)");
   app.add_option("--sweeps", o.sweeps,
                  "passes over the arrays per timed repeat, for arrays that fit in a cache (default 1)")
@@ -64,6 +69,10 @@ std::size_t check_options(const pxq::common::MpiWorld& w, const ProbeOptions& o,
   if (!(o.fraction > 0 && o.fraction <= 1)) throw std::invalid_argument("--saturation must be within (0, 1]");
   if (v.tile.kind != pxq::tiling::TilePolicy::Kind::off)
     throw std::invalid_argument("the bandwidth probe streams whole arrays: use --tile off");
+  if (!o.kind.empty() && !pxq::probes::is_kind(o.kind))
+    throw std::invalid_argument("--kind " + o.kind + ": use " + pxq::probes::kind_names());
+  if (!o.kind.empty() && v.threads > 1)
+    throw std::invalid_argument("--kind runs its cores as ranks: use a layout 1xQ with one thread per rank");
   if (w.size > 1 && v.threads > 1)
     throw std::invalid_argument(
         "the bandwidth probe runs cores as ranks (layout 1xQ) or as threads (1x1xT), "
@@ -164,12 +173,61 @@ nlohmann::json report_kernel(std::ostringstream& out, StreamKernel kernel, const
           {"rows", rows}};
 }
 
+// --kind: the kind's kernel on 1..N ranks (the first k sweep, the others wait), the fastest of
+// the repeats of the slowest active rank; rows of declared GB/s and GFlop/s in total.
+int run_kind(const pxq::common::MpiWorld& w, const pxq::common::CommonOptions& co, const ProbeOptions& o,
+             const pxq::common::Variant& variant, std::size_t bytes, const pxq::common::RunStart& start) {
+  const auto kernel = pxq::probes::make_kind(o.kind, bytes);
+  std::vector<double> best(static_cast<std::size_t>(w.size), 0.0);
+  for (int k = 1; k <= w.size; ++k)
+    for (int r = 0; r < o.repeat + 1; ++r) {  // the first pass is untimed
+      double mine = 0;
+      pxq::comm::check_mpi(MPI_Barrier(w.comm), "MPI_Barrier");
+      if (w.rank < k) {
+        const double t0 = MPI_Wtime();
+        for (int s = 0; s < o.sweeps; ++s) kernel->sweep();
+        mine = MPI_Wtime() - t0;
+      }
+      double slowest = 0;
+      pxq::comm::check_mpi(MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, w.comm), "MPI_Allreduce");
+      double& b = best[static_cast<std::size_t>(k - 1)];
+      if (r > 0) b = b == 0 ? slowest : std::min(b, slowest);
+    }
+  if (w.rank != 0) return pxq::common::kExitOk;
+  std::ostringstream out;
+  out << "\n Attainable rate of an access kind (" << o.kind << ", ranks)\n"
+      << " Size            = " << pxq::tiling::format_bytes(bytes) << " per core asked, "
+      << pxq::tiling::format_bytes(kernel->footprint()) << " swept, best of " << o.repeat << " (" << o.sweeps
+      << " sweeps each)\n\n"
+      << " cores  total GB/s  total GFlop/s  checksum\n";
+  nlohmann::json rows = nlohmann::json::array();
+  for (int k = 1; k <= w.size; ++k) {
+    const double s = best[static_cast<std::size_t>(k - 1)];
+    const double gbs = kernel->bytes() * o.sweeps * k / s / 1e9, gflops = kernel->flops() * o.sweeps * k / s / 1e9;
+    out << fmt("%6.0f", k) << fmt("%12.2f", gbs) << fmt("%15.2f", gflops) << fmt("%10.3g", kernel->checksum()) << "\n";
+    rows.push_back({{"cores", k}, {"seconds", s}, {"total_gbs", gbs}, {"total_gflops", gflops}});
+  }
+  out << "\n bytes and flops as the proxies' phases of this kind declare theirs (pxq/probes/kinds.hpp)\n";
+  const nlohmann::json body = {
+      {"size",
+       {{"array_bytes", bytes},
+        {"swept_bytes", kernel->footprint()},
+        {"workers", w.size},
+        {"as", "ranks"},
+        {"repeat", o.repeat},
+        {"sweeps", o.sweeps}}},
+      {"kernels", nlohmann::json::array({{{"kernel", o.kind}, {"kind", true}, {"rows", rows}}})}};
+  return pxq::common::finish_probe(w, co, variant, start, "probe-bandwidth", true, out.str(),
+                                   pxq::common::start_notes(start), body);
+}
+
 int run(const pxq::common::MpiWorld& w, const pxq::common::CommonOptions& co, const ProbeOptions& o) {
   const auto kernels = parse_kernels(o.kernels);
   const pxq::common::Variant variant = pxq::common::resolve_variant(co);
   const std::size_t bytes = check_options(w, o, variant);
   const std::size_t n = bytes / sizeof(double);
   const pxq::common::RunStart start = pxq::common::start_run(w, co, variant, bytes, "");
+  if (!o.kind.empty()) return run_kind(w, co, o, variant, bytes, start);
   const bool threads_mode = variant.threads > 1;
   const int workers = threads_mode ? variant.threads : w.size;
   const Best best = measure(w, o, kernels, n, threads_mode, workers);

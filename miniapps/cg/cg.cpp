@@ -321,6 +321,7 @@ class CgProxy final : public common::NasProxy<CgOptions, CgClass> {
                            reused,
                            "the matrix once per SpMV, x gathered per entry, y written; compulsory: matrix, x and y"};
     spmv.metric = "spmv_gbs";
+    spmv.kind = "gather";
     spmv.memory_metric = true;
     const double per_iteration = v_.fused ? 64.0 : 96.0 + (blocked_ ? 0.0 : 8.0);
     const double sweeps = cls_.niter * (kCgIterations * per_iteration + 80.0) * nc;

@@ -40,7 +40,8 @@ nlohmann::json work_json(const std::vector<PhaseTotals>& totals, const std::map<
                         {"memory_gbs", rate(t.sum.memory, s)},
                         {"intensity", ratio(t.sum.flops, t.sum.memory)},
                         {"core_intensity", ratio(t.sum.flops, t.sum.bytes)},
-                        {"what", t.sum.what}};
+                        {"what", t.sum.what},
+                        {"kind", t.sum.kind}};
   }
   return out;
 }

@@ -265,6 +265,7 @@ common::Work FtProxy::work() const {
         w.memory = calls * P * 32.0;
         w.bytes = w.memory + calls * P * 32.0 * std::ceil(log2n / 2.0);
         w.working_set = std::min(tile, P * 16.0);
+        w.kind = "fft";
       } else if (st.kind == Step::Kind::copy) {
         w.bytes = w.memory = calls * P * 32.0;
       } else if (st.kind == Step::Kind::evolve) {

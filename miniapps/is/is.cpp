@@ -79,29 +79,38 @@ class IsProxy final : public common::NasProxy<IsOptions, IsClass> {
   bool verify() override;
   common::Summary summarize(const common::Measured& m, bool quiet) const override;
 
-  // Integer work only (no flops). Per iteration: the bucket sort reads this rank's keys twice
-  // (count, then scatter) and writes them once; ranking reads the keys it received and
-  // increments one counter per key (read and write) over this rank's share of the key range,
-  // then sums the counters once. The counters are reused (a window of them when tiled).
+  // Integer work only (no flops), counted as the cores issue it. Per iteration, the bucket sort
+  // counts this rank's keys (a key read, its bucket's counter read and written) and scatters
+  // them (a key read, its bucket's position read and written, the key written): 28 B per key,
+  // of which the keys read and written once must cross the memory bus. Ranking reads the
+  // keys it received and increments one counter per key (read and write) over this rank's share
+  // of the key range, then sums the counters once. Both are random updates (kind "update"):
+  // the bucket sort's over the buckets' counters, the ranking's within one bucket's range of
+  // counters at a time (the keys arrive grouped by bucket), while all of them stream through.
   common::Work work() const override {
     const double it = kIsIterations, keys = static_cast<double>(keys_.size()), key = sizeof(IsKey);
-    const double range = static_cast<double>(cls_.max_key()) / w_.size * sizeof(std::int32_t);
+    const double counter = sizeof(std::int32_t);
+    const double range = static_cast<double>(cls_.max_key()) / w_.size * counter;
     const double received = static_cast<double>(cls_.total_keys()) / w_.size;
+    const double bucket_range = static_cast<double>(cls_.max_key() >> cls_.buckets_log2) * counter;
     const double counters = tile_.tiled ? std::min(range, static_cast<double>(tile_.bytes)) : range;
     common::PhaseWork bucket{"bucket",
                              0.0,
-                             it * keys * 3.0 * key,
+                             it * keys * (3.0 * key + 4.0 * counter),
                              it * keys * 2.0 * key,
                              keys * 2.0 * key,
-                             keys * 2.0 * key,
-                             "keys read twice and written once into the send buffer"};
+                             cls_.buckets() * counter,
+                             "keys counted and scattered: a key read and its bucket's counter read and written "
+                             "twice, the key written; compulsory: the keys read and written once"};
     common::PhaseWork rank{"rank",
                            0.0,
                            it * (received * (key + 8.0) + range * 2.0),
                            it * (received * key + range * 2.0),
                            received * key + range,
-                           counters,
+                           std::min(counters, bucket_range),
                            "received keys read once, a counter read and written per key, the counters summed"};
+    bucket.kind = "update";
+    rank.kind = "update";
     return {bucket, rank};
   }
 

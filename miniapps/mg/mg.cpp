@@ -475,11 +475,16 @@ common::Work MgProxy::work() const {
         p.what += "; fused with the restriction: u and v read, r stored only for the coarse level";
       }
   }
-  for (auto& p : out)
+  for (auto& p : out) {
     if (p.phase == Multigrid::level_key(lt, "residual")) {
       p.metric = "resid_gbs";
       p.memory_metric = true;
     }
+    // Every operator is a stencil (the residual's and smoother's 27 points, the restriction's
+    // 27-point full weighting, the interpolation's 8 coarse neighbours): their loads of
+    // neighbouring planes and their arithmetic, not a stream, set their pace.
+    p.kind = "stencil";
+  }
   return out;
 }
 

@@ -20,13 +20,35 @@ WORK_LINE = re.compile(
 )
 
 
+# The access kind each proxy's phases declare (the ceiling pxq roofline bounds them by).
+KIND_OF = {
+    "cg": lambda phase: "gather" if phase == "spmv" else "stream",
+    "is": lambda phase: "update",
+    "mg": lambda phase: "stencil",
+    "ring": lambda phase: "stream",
+}
+
+
+def kind_problems(app: str, work: dict) -> list[str]:
+    """Each phase's declared access kind is the one its kernel has (FT: its transforms fft,
+    its copies and evolve streams, at least one transform)."""
+    kinds = {phase: w.get("kind") for phase, w in work.items()}
+    if app == "ft":
+        bad = [f"{p}: {k}" for p, k in kinds.items() if k not in ("fft", "stream")]
+        return bad + ([] if "fft" in kinds.values() else ["no phase of ft declares kind fft"])
+    expect = KIND_OF.get(app)
+    if expect is None:
+        return []
+    return [f"work.{p}.kind {k!r}, expected {expect(p)!r}" for p, k in kinds.items() if k != expect(p)]
+
+
 def work_problems(rec: dict, out: str) -> list[str]:
     """The declared work: every phase with bytes, compulsory bytes within them, rates that are
     the amounts over the phase's time, and the banner's Work lines the record's figures."""
     work = rec.get("work")
     if not isinstance(work, dict) or not work:
         return [f"record has no declared work: {work!r}"]
-    problems = []
+    problems = kind_problems(rec.get("app", ""), work)
     for phase, w in work.items():
         if not (w["bytes"] > 0 and 0 <= w["memory_bytes"] <= w["bytes"] * (1 + 1e-12) and w["flops"] >= 0):
             problems.append(f"work.{phase}: bytes {w['bytes']}, compulsory {w['memory_bytes']}, flops {w['flops']}")

@@ -29,8 +29,12 @@ struct PhaseWork {
   // The record's headline rate (metrics[metric], GB/s) where the app has one: the bytes at the
   // cores, or the compulsory bytes (memory_metric), over the phase's time or the run's
   // (over_total).
-  std::string metric;
+  std::string metric{};
   bool memory_metric = false, over_total = false;
+  // The access kind whose measured ceiling bounds the phase: "stream" (sweeps the stream
+  // curve gives), or "gather" (CG's SpMV), "update" (IS's counters), "stencil" (MG's 27-point
+  // operators), "fft" (FT's butterflies), as pxq-probe-bandwidth --kind measures them.
+  std::string kind = "stream";
 };
 
 // A proxy's declarations, in the order the banner shows them.

@@ -1,0 +1,44 @@
+// The access kinds whose attainable rate a streaming sweep does not give: the kernels the
+// roofline's in-core and irregular-access ceilings are measured with (pxq-probe-bandwidth
+// --kind). Each sweeps data of a given size per core, in the form of the proxies' phases of
+// that kind, and counts its bytes and flops as those phases declare theirs:
+//
+//   gather   CG's SpMV: a square CSR matrix, 128 entries per row (NAS CG's rows hold about
+//            (nonzer+1)^2), columns uniformly random; the size is the matrix with x and y.
+//            Bytes: the matrix (value and int32 column per entry, int64 row pointer per row),
+//            x gathered per entry, y written; 2 flops per entry.
+//   update   IS's ranking: 4M int32 keys uniformly random over counters of the given size,
+//            one counter read and written per key, then the counters summed. Bytes: the keys
+//            once, 8 per key at its counter, the counters read and written once.
+//   stencil  MG's residual r = v - A u (NAS's operator A, 27 points in 4 classes) with the
+//            kernel library's OpenMP executor on one thread, on a cube holding u, v and r in
+//            the given size. Bytes: the three arrays once; 15 flops per point (as MG declares).
+//   fft      FT's 1-D transforms: the kernel library's radix-4 Stockham FFT of length 256 on
+//            a batch of lines whose data take the given size (and as much again of work
+//            space). Bytes: 32 per point per radix-4 pass (the batch stays where it is: the
+//            proxy's copies in and out are streams); 5 log2 n flops per point (as FT declares).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+namespace pxq::probes {
+
+class KindKernel {
+ public:
+  virtual ~KindKernel() = default;
+  virtual void sweep() = 0;                   // one sweep over the data
+  virtual double bytes() const = 0;           // per sweep, as the proxies' phases of this kind declare
+  virtual double flops() const = 0;           // per sweep
+  virtual std::size_t footprint() const = 0;  // the bytes it actually sweeps
+  virtual double checksum() const = 0;        // keeps the sweeps from being optimised away
+};
+
+// "gather, update, stencil, fft"
+const char* kind_names();
+bool is_kind(const std::string& name);
+// Throws std::invalid_argument naming the kinds for an unknown one. `bytes`: per core.
+std::unique_ptr<KindKernel> make_kind(const std::string& name, std::size_t bytes);
+
+}  // namespace pxq::probes

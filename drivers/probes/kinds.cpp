@@ -1,0 +1,169 @@
+// The access kinds' kernels (pxq/probes/kinds.hpp).
+#include "pxq/probes/kinds.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
+#include "pxq/kernels/fft.hpp"
+#include "pxq/kernels/mg_ops.hpp"
+
+namespace pxq::probes {
+namespace {
+
+// A fixed, fast stream of pseudo-random numbers (xorshift64): the same matrix and keys on
+// every run.
+struct Xorshift {
+  std::uint64_t s = 0x9E3779B97F4A7C15ull;
+  std::uint64_t next() {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    return s;
+  }
+  std::size_t below(std::size_t n) { return static_cast<std::size_t>(next() % n); }
+};
+
+constexpr std::size_t kRowEntries = 128;
+constexpr std::size_t kKeys = std::size_t{1} << 22;
+constexpr int kFftLength = 256;
+
+class Gather final : public KindKernel {
+ public:
+  explicit Gather(std::size_t bytes)
+      : rows_(std::max<std::size_t>(256, bytes / (kRowEntries * 12 + 8 + 16))),
+        rowptr_(rows_ + 1),
+        col_(rows_ * kRowEntries),
+        val_(rows_ * kRowEntries),
+        x_(rows_, 1.0),
+        y_(rows_, 0.0) {
+    Xorshift rng;
+    for (std::size_t i = 0; i <= rows_; ++i) rowptr_[i] = static_cast<std::int64_t>(i * kRowEntries);
+    for (std::size_t j = 0; j < col_.size(); ++j) {
+      col_[j] = static_cast<std::int32_t>(rng.below(rows_));
+      val_[j] = 1.0 / static_cast<double>(j % 7 + 1);
+    }
+  }
+  void sweep() override {
+    for (std::size_t i = 0; i < rows_; ++i) {
+      double sum = 0.0;
+      for (std::int64_t j = rowptr_[i]; j < rowptr_[i + 1]; ++j) sum += val_[j] * x_[col_[j]];
+      y_[i] = sum;
+    }
+  }
+  double bytes() const override {
+    const double nnz = static_cast<double>(col_.size());
+    return nnz * 12.0 + (rows_ + 1.0) * 8.0 + nnz * 8.0 + rows_ * 8.0;
+  }
+  double flops() const override { return 2.0 * static_cast<double>(col_.size()); }
+  std::size_t footprint() const override { return col_.size() * 12 + (rows_ + 1) * 8 + rows_ * 16; }
+  double checksum() const override { return y_[rows_ / 2]; }
+
+ private:
+  std::size_t rows_;
+  std::vector<std::int64_t> rowptr_;
+  std::vector<std::int32_t> col_;
+  std::vector<double> val_, x_, y_;
+};
+
+class Update final : public KindKernel {
+ public:
+  explicit Update(std::size_t bytes) : counters_(std::max<std::size_t>(1024, bytes / 4), 0), keys_(kKeys) {
+    Xorshift rng;
+    for (auto& k : keys_) k = static_cast<std::uint32_t>(rng.below(counters_.size()));
+  }
+  void sweep() override {
+    std::uint32_t* c = counters_.data();
+    for (const std::uint32_t k : keys_) ++c[k];
+    std::uint64_t total = 0;
+    for (auto& v : counters_) {
+      total += v;
+      v = 0;
+    }
+    total_ += total;
+  }
+  double bytes() const override {
+    return static_cast<double>(keys_.size()) * 12.0 + static_cast<double>(counters_.size()) * 8.0;
+  }
+  double flops() const override { return 0.0; }
+  std::size_t footprint() const override { return (counters_.size() + keys_.size()) * 4; }
+  double checksum() const override { return static_cast<double>(total_); }
+
+ private:
+  std::vector<std::uint32_t> counters_, keys_;
+  std::uint64_t total_ = 0;
+};
+
+class Stencil final : public KindKernel {
+ public:
+  explicit Stencil(std::size_t bytes)
+      : m_(std::max(8, static_cast<int>(std::cbrt(static_cast<double>(bytes) / 24.0)))),
+        box_{m_, m_, m_},
+        ops_(kernels::make_mg_ops("openmp", 1, 0)),
+        u_(box_.size()),
+        v_(box_.size(), 0.0),
+        r_(box_.size(), 0.0) {
+    Xorshift rng;
+    for (auto& x : u_) x = static_cast<double>(rng.below(1000)) / 1000.0;
+  }
+  void sweep() override { ops_->resid(u_.data(), v_.data(), r_.data(), box_, kOperator); }
+  double bytes() const override { return 24.0 * static_cast<double>(box_.size()); }
+  double flops() const override { return 15.0 * static_cast<double>(box_.size()); }
+  std::size_t footprint() const override { return 24 * box_.size(); }
+  double checksum() const override { return r_[box_.at(m_ / 2, m_ / 2, m_ / 2)]; }
+
+ private:
+  static constexpr kernels::Stencil kOperator{{-8.0 / 3.0, 0.0, 1.0 / 6.0, 1.0 / 12.0}};  // NAS's A
+  int m_;
+  kernels::Box box_;
+  std::unique_ptr<kernels::MgOps> ops_;
+  std::vector<double> u_, v_, r_;
+};
+
+// The data are zeros: an FFT's speed does not depend on its values, and repeated unscaled
+// transforms of anything else would overflow.
+class Fft final : public KindKernel {
+ public:
+  explicit Fft(std::size_t bytes)
+      : plan_(kFftLength),
+        lines_(std::max(1, static_cast<int>(bytes / (16 * static_cast<std::size_t>(kFftLength))))),
+        part_(kernels::fft_batch_part(kFftLength, lines_)),
+        buf_(4 * part_, 0.0) {}
+  void sweep() override {
+    double* b = buf_.data();
+    plan_.run(b, b + part_, b + 2 * part_, b + 3 * part_, lines_, kernels::FftDirection::forward);
+  }
+  double bytes() const override {
+    const double points = static_cast<double>(kFftLength) * lines_;
+    return points * 32.0 * std::ceil(std::log2(kFftLength) / 2.0);
+  }
+  double flops() const override { return static_cast<double>(kFftLength) * lines_ * 5.0 * std::log2(kFftLength); }
+  std::size_t footprint() const override { return buf_.size() * sizeof(double); }
+  double checksum() const override { return buf_[0]; }
+
+ private:
+  kernels::FftPlan plan_;
+  int lines_;
+  std::size_t part_;
+  std::vector<double> buf_;
+};
+
+}  // namespace
+
+const char* kind_names() { return "gather, update, stencil, fft"; }
+
+bool is_kind(const std::string& name) {
+  return name == "gather" || name == "update" || name == "stencil" || name == "fft";
+}
+
+std::unique_ptr<KindKernel> make_kind(const std::string& name, std::size_t bytes) {
+  if (name == "gather") return std::make_unique<Gather>(bytes);
+  if (name == "update") return std::make_unique<Update>(bytes);
+  if (name == "stencil") return std::make_unique<Stencil>(bytes);
+  if (name == "fft") return std::make_unique<Fft>(bytes);
+  throw std::invalid_argument("unknown kind '" + name + "': use " + kind_names());
+}
+
+}  // namespace pxq::probes

@@ -1,0 +1,73 @@
+// The access kinds' kernels (pxq/probes/kinds.hpp): they do the work they say, and count their
+// bytes and flops as the proxies' phases of that kind declare theirs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "pxq/probes/kinds.hpp"
+
+namespace {
+
+using pxq::probes::make_kind;
+
+TEST(ProbeKinds, GatherCountsAsCgDeclaresAnUnblockedSpmv) {
+  const auto g = make_kind("gather", std::size_t{4} << 20);
+  const double flops = g->flops(), entries = flops / 2.0, rows = entries / 128.0;
+  ASSERT_EQ(std::fmod(entries, 128.0), 0.0);
+  // CG: the matrix (8 + 4 per entry, an int64 row pointer per row and one more), x gathered per
+  // entry, y written.
+  EXPECT_DOUBLE_EQ(g->bytes(), entries * 12.0 + (rows + 1.0) * 8.0 + entries * 8.0 + rows * 8.0);
+  EXPECT_GT(g->footprint(), std::size_t{3} << 20);
+  EXPECT_LE(g->footprint(), std::size_t{4} << 20);
+  // x is all ones: a row's sum is its values', 1/(j % 7 + 1) for its entries j.
+  g->sweep();
+  const std::size_t middle = static_cast<std::size_t>(rows) / 2;
+  double expect = 0.0;
+  for (std::size_t j = middle * 128; j < (middle + 1) * 128; ++j) expect += 1.0 / static_cast<double>(j % 7 + 1);
+  EXPECT_NEAR(g->checksum(), expect, 1e-12);
+}
+
+TEST(ProbeKinds, UpdateCountsEveryKeyOnceAndClearsItsCounters) {
+  const auto u = make_kind("update", std::size_t{1} << 20);
+  const double keys = 1 << 22, counters = (1 << 20) / 4.0;
+  EXPECT_DOUBLE_EQ(u->bytes(), keys * 12.0 + counters * 8.0);  // IS: the key, 8 at its counter; counters r+w
+  EXPECT_EQ(u->flops(), 0.0);
+  u->sweep();
+  EXPECT_EQ(u->checksum(), keys);
+  u->sweep();
+  EXPECT_EQ(u->checksum(), 2 * keys);  // the counters were cleared: each sweep counts its keys again
+}
+
+TEST(ProbeKinds, StencilCountsAsMgDeclaresItsResidual) {
+  const auto s = make_kind("stencil", std::size_t{3} << 20);
+  const double points = s->flops() / 15.0;
+  const double side = std::round(std::cbrt(points));
+  EXPECT_DOUBLE_EQ(side * side * side, points);
+  EXPECT_DOUBLE_EQ(s->bytes(), 24.0 * points);  // u, v and r once each, halos included, as MG
+  EXPECT_LE(s->footprint(), std::size_t{3} << 20);
+  s->sweep();
+  EXPECT_TRUE(std::isfinite(s->checksum()));
+  EXPECT_NE(s->checksum(), 0.0);  // r = 0 - A u with u in [0, 1): not left at zero
+}
+
+TEST(ProbeKinds, FftCountsAsFtDeclaresItsTransforms) {
+  const auto f = make_kind("fft", std::size_t{1} << 20);
+  const double points = (1 << 20) / 16.0;             // the batch's data, complex doubles
+  EXPECT_DOUBLE_EQ(f->flops(), points * 5.0 * 8.0);   // 5 log2 256 per point
+  EXPECT_DOUBLE_EQ(f->bytes(), points * 32.0 * 4.0);  // 4 radix-4 passes, 32 B per point each
+  f->sweep();
+  EXPECT_EQ(f->checksum(), 0.0);
+}
+
+TEST(ProbeKinds, AnUnknownKindIsRefusedNamingTheKinds) {
+  try {
+    make_kind("scatter", 1 << 20);
+    FAIL() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("gather, update, stencil, fft"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
