@@ -247,6 +247,11 @@ def test_ceilings_measured_on_a_busy_machine_are_flagged_and_not_kept(tmp_path, 
     monkeypatch.setattr(ceilprobe, "measure", lambda say: CEIL)
     ceilprobe.here(print, remeasure=True)
     assert (tmp_path / "c.json").exists()
+    # An access kind's largest size giving less with both cores than with one: flagged too.
+    slow = {**CEIL, "kinds": {**KINDS, "gather": [KINDS["gather"][0], {"bytes": 64 * M, "rate": rows(10, 8)}]}}
+    assert ceilings.implausible({**CEIL, "kinds": KINDS}) == []
+    (problem,) = ceilings.implausible(slow)
+    assert problem.startswith("gather at 64M per core: 8.0 in total with 2 cores busy")
 
 
 def test_lab4_names_the_roof_each_loop_runs_under():
@@ -283,3 +288,57 @@ def test_the_contention_study_shows_the_shared_memory_roof():
     assert "2 core(s) 40.0 (40.0-40.0) in total, 20.0 each (80% of one alone)" in note
     assert "3 core(s)" not in contention.memory_roof_note(CEIL, 8)  # only the cores measured
     assert "./pxq roofline measures" in contention.memory_roof_note(None, 2)
+
+
+# Access kinds on the test machine: a gather curve (declared GB/s) and a stencil and FFT curve
+# (GFlop/s), each at 64K and 64M per core, with 1 and 2 cores busy.
+KINDS = {
+    "gather": [{"bytes": 64 * K, "rate": rows(20, 40)}, {"bytes": 64 * M, "rate": rows(10, 16)}],
+    "stencil": [{"bytes": 64 * K, "rate": rows(12, 24)}, {"bytes": 64 * M, "rate": rows(8, 12)}],
+    "fft": [{"bytes": 64 * K, "rate": rows(16, 32)}, {"bytes": 64 * M, "rate": rows(10, 16)}],
+}
+
+
+def phase(kind: str, flops: float, core: float, memory: float, footprint: float, working_set: float) -> dict:
+    return {
+        "kind": kind,
+        "rank_max": {"flops": flops, "bytes": core, "memory_bytes": memory},
+        "footprint_bytes": footprint,
+        "working_set_bytes": working_set,
+    }
+
+
+def test_the_kind_curves_interpolate_and_are_absent_without_a_measurement():
+    c = {**CEIL, "kinds": KINDS}
+    assert ceilings.kind_rate(c, "gather", 64 * K, 1) == 20
+    assert ceilings.kind_rate(c, "gather", 1024 * M, 2) == 16  # beyond the curve: its end
+    # 2M per core is halfway (on a log scale) from 64K to 64M.
+    assert ceilings.kind_rate(c, "stencil", 2 * M, 2) == pytest.approx((24 + 12) / 2)
+    assert ceilings.kind_rate(CEIL, "gather", 64 * K, 1) is None
+    assert ceilings.kind_rate(c, "update", 64 * K, 1) is None
+
+
+def test_a_phase_of_an_access_kind_runs_at_its_kinds_ceiling_and_names_it():
+    c = {**CEIL, "kinds": KINDS}
+    # A gather phase: 8 GB declared at the cores over a 64M footprint with both cores busy:
+    # 16 GB/s in total, 8 per core.
+    g = roofline.phase_prediction(phase("gather", 1e9, 8e9, 4e9, 64 * M, 112 * K), c, 2, 1)
+    assert g["seconds"] == pytest.approx(8e9 / 8e9)
+    assert g["binding"] == "gather (memory)"
+    assert g["memory_bytes"] == 4e9  # the footprint spills its share of L3: its compulsory bytes
+    # The same phase without a gather curve: a stream (its bytes at the stream curve), faster.
+    assert roofline.phase_prediction(phase("gather", 1e9, 8e9, 4e9, 64 * M, 112 * K), CEIL, 2, 1)["seconds"] < 1.0
+    # A stencil runs at its flop rate for its footprint: 12e9 flops at 6 GFlop/s per core.
+    s = roofline.phase_prediction(phase("stencil", 12e9, 8e9, 8e9, 64 * M, 64 * M), c, 2, 1)
+    assert s["seconds"] == pytest.approx(2.0)
+    assert s["binding"] == "stencil (memory)"
+    # An FFT on a 64K batch (16 GFlop/s per core with both busy) plus its copies in and out: the
+    # compulsory 3.2 GB at the stream curve's 64M rate (25 GB/s per core), one after the other.
+    f = roofline.phase_prediction(phase("fft", 16e9, 9.6e9, 3.2e9, 64 * M, 64 * K), c, 2, 1)
+    assert f["times"]["fft (L2)"] == pytest.approx(1.0)
+    assert f["times"]["memory"] == pytest.approx(3.2e9 / 25e9)
+    assert f["seconds"] == pytest.approx(1.0 + 3.2e9 / 25e9)
+    assert f["binding"] == "fft (L2)"
+    # Two threads of one rank share its phase: each core does half, at the per-core rate.
+    s2 = roofline.phase_prediction(phase("stencil", 12e9, 8e9, 8e9, 128 * M, 128 * M), c, 2, 2)
+    assert s2["seconds"] == pytest.approx(1.0)

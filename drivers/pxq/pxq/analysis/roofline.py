@@ -24,6 +24,7 @@ tiled twin only once, and the arrow between them is the tile's gain."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 from typing import Any
@@ -42,22 +43,51 @@ def cores_used(rec: dict[str, Any], ceilings: dict[str, Any]) -> tuple[int, int,
     return max(1, min(q * t, int(ceilings["cores"]))), q, t
 
 
+def _kind_time(w: dict[str, Any], ceilings: dict[str, Any], k: int, t: int) -> tuple[str, float] | None:
+    """The phase's time at its access kind's measured ceiling (named "kind (level)"), or None
+    for a stream or ceilings without that kind's curve. The kind's kernel was measured on data
+    of the size that sets its pace, so its rate already holds that data's trips from wherever
+    it lives."""
+    spec = ceil.KINDS.get(w.get("kind", "stream"))
+    if spec is None:
+        return None
+    size = max(w["footprint_bytes"] / t if spec["size"] == "footprint" else w["working_set_bytes"], 1.0)
+    rate = ceil.kind_rate(ceilings, w["kind"], size, k)
+    if not rate:
+        return None
+    amount = w["rank_max"]["flops"] if spec["unit"] == "gflops" else w["rank_max"]["bytes"]
+    return f"{w['kind']} ({ceil.level_of(ceilings, size, k)})", amount / (rate / k * 1e9 * t)
+
+
 def phase_prediction(w: dict[str, Any], ceilings: dict[str, Any], k: int, t: int) -> dict[str, Any]:
     """One phase's predicted seconds, the ceiling that binds it and the bytes it sends to memory.
 
-    The compulsory bytes stream at the bandwidth the measured curve gives a sweep of the rank's
-    footprint (per core) with k cores busy; the reused bytes at the bandwidth of a sweep of one
-    worker's working set. Each is named by the level that holds that size. Traffic at different
-    levels adds up; compute overlaps it."""
+    A phase of an access kind the ceilings measured (gather, update, stencil, fft) takes its
+    amount (flops or bytes, as the kind's unit) at the kind's rate for its size with k cores busy,
+    plus, for a kind whose kernel leaves the phase's streams out (the FFT's copies), its
+    compulsory bytes at the stream curve's rate. A stream: the compulsory bytes at the bandwidth
+    the measured curve gives a sweep of the rank's footprint (per core) with k cores busy; the
+    reused bytes at the bandwidth of a sweep of one worker's working set. Each is named by the
+    level that holds that size. Traffic at different levels adds up; compute overlaps it."""
     m = w["rank_max"]
     flops, core, compulsory = m["flops"], m["bytes"], m["memory_bytes"]
     peak_worker = ceil.at(ceilings["peak_gflops"], k) / k * 1e9
     times: dict[str, float] = {"compute": flops / (peak_worker * t)}
     memory_bytes = 0.0
-    parts = (
+    parts = [
         (compulsory, max(w["footprint_bytes"] / t, 1.0), t),
         (max(0.0, core - compulsory), max(w["working_set_bytes"], 1.0), 1),
-    )
+    ]
+    kind = _kind_time(w, ceilings, k, t)
+    if kind is not None:
+        times[kind[0]] = kind[1]
+        spec = ceil.KINDS[w["kind"]]
+        if not spec["streams"]:
+            if ceil.level_of(ceilings, parts[0][1] * t, k, t) == "memory":
+                memory_bytes += compulsory
+            parts = []
+        else:
+            parts = parts[:1]
     for amount, size, owners in parts:
         if amount <= 0:
             continue
@@ -138,6 +168,8 @@ def points(recs: list[dict[str, Any]], ceilings: dict[str, Any]) -> list[dict[st
                 "backend": key[5],
                 "runs": len(runs),
                 "median": median,
+                "low": times[0],
+                "high": times[-1],
                 "spread": (times[-1] - times[0]) / median if median > 0 else 0.0,
                 **pred,
                 "ratio": pred["predicted"] / median if median > 0 else math.nan,
@@ -159,4 +191,24 @@ def kendall_per_app(pts: list[dict[str, Any]]) -> dict[str, float | None]:
             continue
         tau = kendalltau([p["predicted"] for p in mine], [p["median"] for p in mine]).statistic
         out[app] = None if tau is None or math.isnan(tau) else float(tau)
+    return out
+
+
+def pairs_per_app(pts: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per app, the pairs of configurations its runs order (their ranges of measured times do not
+    overlap) and how many of those the prediction orders the same way; the pairs whose ranges
+    overlap are listed: no prediction can be right or wrong about an order the runs did not
+    measure."""
+    out: dict[str, dict[str, Any]] = {}
+    for app in sorted({p["app"] for p in pts}):
+        mine = [p for p in pts if p["app"] == app]
+        ordered = agree = 0
+        unordered = []
+        for a, b in itertools.combinations(mine, 2):
+            if a["low"] <= b["high"] and b["low"] <= a["high"]:
+                unordered.append((a, b))
+                continue
+            ordered += 1
+            agree += (a["median"] < b["median"]) == (a["predicted"] < b["predicted"])
+        out[app] = {"ordered": ordered, "agree": agree, "unordered": unordered}
     return out

@@ -50,6 +50,25 @@ def _label(p: dict[str, Any]) -> str:
     return f"{p['app']} {size} {p['layout']} {p['mode']}{tile}"
 
 
+def _variant(p: dict[str, Any]) -> str:
+    return f"{p['layout']} {p['mode']}" + (f" {format_bytes(p['tile'])}" if p["tile"] else "")
+
+
+def _kinds_text(c: dict[str, Any]) -> str:
+    """Each access kind's rate per core at its smallest and largest measured size, all cores busy."""
+    n, parts = c["cores"], []
+    for kind, spec in ceil.KINDS.items():
+        curve = (c.get("kinds") or {}).get(kind)
+        if curve:
+            unit = "GFlop/s" if spec["unit"] == "gflops" else "GB/s"
+            lo, hi = curve[0], curve[-1]
+            parts.append(
+                f"{kind} {ceil.at(lo['rate'], n) / n:.1f} ({format_bytes(lo['bytes'])}) to "
+                f"{ceil.at(hi['rate'], n) / n:.1f} ({format_bytes(hi['bytes'])}) {unit}"
+            )
+    return ("access kinds per core with " + str(n) + " cores busy: " + ", ".join(parts)) if parts else ""
+
+
 def _ceilings_text(c: dict[str, Any]) -> str:
     n = c["cores"]
     parts = [f"peak {ceil.at(c['peak_gflops'], 1):.1f} GFlop/s per core"]
@@ -82,6 +101,8 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     runs = _runs(args.results)
     c = ceilprobe.here(lambda s: console.print(f"[dim]{s}[/dim]"), remeasure=args.remeasure)
     console.print(f"ceilings ({c['cpu_model']}, measured {c['date']}): {_ceilings_text(c)}")
+    if _kinds_text(c):
+        console.print(_kinds_text(c))
     for problem in ceil.implausible(c):
         console.print(
             f"[yellow]implausible ceiling, not kept[/yellow] ({problem}): the machine was busy while it was "
@@ -99,8 +120,15 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
         "vector units do not fill); above: fewer bytes moved than declared (the compiler fused sweeps, "
         "or data stayed in a cache the model gave to others)"
     )
+    pairs = roofline.pairs_per_app(pts)
     for app, tau in roofline.kendall_per_app(pts).items():
         said = "fewer than 3 configurations: not judged" if tau is None else f"{tau:.2f}"
+        pr = pairs[app]
+        if pr["ordered"]:
+            said += f"; of the {pr['ordered']} pair(s) the runs order, {pr['agree']} predicted in that order"
+        if pr["unordered"]:
+            names = "; ".join(f"{_variant(a)} / {_variant(b)}" for a, b in pr["unordered"])
+            said += f"; not ordered by the runs (their ranges overlap): {names}"
         console.print(f"order of the variants, {app}: Kendall's tau (predicted against measured) {said}")
     console.print(
         "[dim]predicted: each declared phase at its binding ceiling (compute, a cache level or memory, "

@@ -12,7 +12,12 @@ is measured as a function of how many cores use it at once (1..N), with the spre
   and the curve measures what a sweep of that size gets. The cache levels the stride probe
   found (pxq.machine.caches) name the ranges;
 - the peak flop rate: pxq-ring's affine update with 32 updates per element on an L1-resident
-  block (a compute-bound kernel, as the Empirical Roofline Toolkit's), on 1..N cores.
+  block (a compute-bound kernel, as the Empirical Roofline Toolkit's), on 1..N cores;
+- the attainable rate of each access kind a stream does not model (KINDS), against the bytes
+  each core sweeps, on 1..N cores: pxq-probe-bandwidth --kind's kernels, which count their
+  bytes and flops as the proxies' phases of that kind declare theirs. These are the roofline's
+  lower ceilings: an SpMV's gathers or a sort's random counters never reach the stream's
+  bandwidth, a 27-point stencil or an FFT never reaches the peak flop rate.
 
 Kept in $PXQ_CEILINGS, else $XDG_CACHE_HOME/pxq/ceilings.json, else ~/.cache/pxq/ceilings.json,
 keyed like the cache profile (host, processor, hwloc's figures); written whole. The
@@ -28,10 +33,22 @@ from typing import Any
 from pxq.core import records
 from pxq.machine import caches
 
-FORMAT = 2
+FORMAT = 3
 REPEATS = 3
 SWEPT = 64 << 20  # bytes each timed repeat streams at least
 FLOP_BLOCK_UPDATES = 32
+
+
+# Per access kind: the unit its ceiling is in (a flop rate for kernels whose arithmetic sets
+# their pace, declared bytes per second for irregular access), the size of the phase that sets
+# it (its footprint per core, or the working set one worker reuses), and whether the phase's
+# compulsory stream (the FFT's copies of lines in and out) comes on top of the kernel's time.
+KINDS: dict[str, dict[str, Any]] = {
+    "gather": {"unit": "gbs", "size": "footprint", "streams": False, "what": "CG's SpMV (CSR, random columns)"},
+    "update": {"unit": "gbs", "size": "working_set", "streams": False, "what": "IS's random counter increments"},
+    "stencil": {"unit": "gflops", "size": "footprint", "streams": False, "what": "MG's 27-point residual"},
+    "fft": {"unit": "gflops", "size": "working_set", "streams": True, "what": "FT's radix-4 FFT of 256"},
+}
 
 
 def path() -> Path:
@@ -72,17 +89,28 @@ def at(rows: list[dict[str, float]], cores: int) -> float:
     return rows[k - 1]["median"]
 
 
-def bandwidth(c: dict[str, Any], size: float, cores: int) -> float:
-    """Total GB/s of `cores` busy cores each sweeping `size` bytes: the measured curve,
-    interpolated on a log scale between its sizes (its ends beyond them)."""
-    curve = c["curve"]
+def _on_curve(curve: list[dict[str, Any]], field: str, size: float, cores: int) -> float:
+    """A curve's total at `cores` busy cores each sweeping `size` bytes, interpolated on a log
+    scale between its sizes (its ends beyond them)."""
     if size <= curve[0]["bytes"]:
-        return at(curve[0]["gbs"], cores)
+        return at(curve[0][field], cores)
     for lo, hi in zip(curve, curve[1:]):
         if size <= hi["bytes"]:
             f = math.log(size / lo["bytes"]) / math.log(hi["bytes"] / lo["bytes"])
-            return at(lo["gbs"], cores) * (1 - f) + at(hi["gbs"], cores) * f
-    return at(curve[-1]["gbs"], cores)
+            return at(lo[field], cores) * (1 - f) + at(hi[field], cores) * f
+    return at(curve[-1][field], cores)
+
+
+def bandwidth(c: dict[str, Any], size: float, cores: int) -> float:
+    """Total GB/s of `cores` busy cores each sweeping `size` bytes in place (the stream curve)."""
+    return _on_curve(c["curve"], "gbs", size, cores)
+
+
+def kind_rate(c: dict[str, Any], kind: str, size: float, cores: int) -> float | None:
+    """Total rate (KINDS[kind]["unit"]) of `cores` busy cores each running the kind's kernel on
+    `size` bytes; None when these ceilings have no curve for it."""
+    curve = (c.get("kinds") or {}).get(kind)
+    return _on_curve(curve, "rate", size, cores) if curve else None
 
 
 def level_of(c: dict[str, Any], size: float, cores: int, owners: int = 1) -> str:
@@ -112,6 +140,8 @@ def implausible(c: dict[str, Any]) -> list[str]:
     out = []
     n = c["cores"]
     rows = {"peak flop rate": c["peak_gflops"], "memory bandwidth": c["curve"][-1]["gbs"]}
+    for kind, curve in (c.get("kinds") or {}).items():
+        rows[f"{kind} at {curve[-1]['bytes'] >> 20}M per core"] = curve[-1]["rate"]
     for what, r in rows.items():
         if n > 1 and at(r, n) < 0.9 * at(r, 1):
             out.append(f"{what}: {at(r, n):.1f} in total with {n} cores busy, below one core's {at(r, 1):.1f}")

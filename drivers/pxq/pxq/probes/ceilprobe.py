@@ -1,7 +1,8 @@
 """Measures this machine's ceilings for the roofline (pxq.machine.ceilings keeps them):
 pxq-probe-bandwidth's in-place update on arrays from 16K per core to past the last cache level,
-and the ring's L1-resident update as the compute-bound kernel, each on 1..N cores, REPEATS
-times, through the launcher. Nothing is kept until every measurement is done."""
+the ring's L1-resident update as the compute-bound kernel, and pxq-probe-bandwidth --kind's
+kernels for the access kinds a stream does not model (from 64K per core to past the last
+level), each on 1..N cores, REPEATS times, through the launcher. Nothing is kept until every measurement is done."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from pxq.core.errors import InputError
 from pxq.core.layout import Layout, format_bytes
 from pxq.experiments import runner
 from pxq.machine import caches, envinfo
-from pxq.machine.ceilings import FLOP_BLOCK_UPDATES, FORMAT, REPEATS, SWEPT, implausible, levels, load, save
+from pxq.machine.ceilings import FLOP_BLOCK_UPDATES, FORMAT, KINDS, REPEATS, SWEPT, implausible, levels, load, save
 
 
 def _spread(values: list[float]) -> dict[str, float]:
@@ -43,6 +44,31 @@ def _bandwidth(array: int, n: int, tmp: Path) -> list[list[float]]:
     for _ in range(REPEATS):
         rec = _run("probe-bandwidth", Layout(1, n, 1), args, "flat", tmp)
         out.append([row["total_gbs"] for row in rec["kernels"][0]["rows"]])
+    return out
+
+
+def _kind(kind: str, size: int, n: int, tmp: Path) -> list[list[float]]:
+    """Total rate (GB/s or GFlop/s, as KINDS says) of the kind's kernel on 1..n cores, one list
+    per repeat. The update's 4M keys take the same time at any size: one sweep is enough."""
+    sweeps = 1 if kind == "update" else max(1, math.ceil(SWEPT / size))
+    args = ["--kind", kind, "--array", str(size), "--repeat", "3", "--sweeps", str(sweeps)]
+    field = "total_gflops" if KINDS[kind]["unit"] == "gflops" else "total_gbs"
+    out = []
+    for _ in range(REPEATS):
+        rec = _run("probe-bandwidth", Layout(1, n, 1), args, "flat", tmp)
+        out.append([row[field] for row in rec["kernels"][0]["rows"]])
+    return out
+
+
+def kind_sizes(profile: dict[str, Any], n: int) -> list[int]:
+    """Bytes per core for the access kinds: powers of 4 from 64K to past 4 x the last measured
+    level (at least 64M), within a quarter of the memory there is to share."""
+    last = int(profile.get("last_level_bytes") or 0)
+    top = min(max(4 * last, 64 << 20), caches.available_memory() // (4 * n))
+    out, size = [], 64 << 10
+    while size <= top:
+        out.append(size)
+        size *= 4
     return out
 
 
@@ -94,7 +120,8 @@ def measure(say: Callable[[str], None]) -> dict[str, Any]:
         "method": (
             f"in-place update of one array per core (16 B per element, read + write, as the proxies' sweeps) "
             f"as ranks on 1..{n} cores, best of 5 per run, median and range of {REPEATS} runs, per array size; "
-            f"peak: the ring's update, {FLOP_BLOCK_UPDATES} per element, L1-resident"
+            f"peak: the ring's update, {FLOP_BLOCK_UPDATES} per element, L1-resident; access kinds: "
+            f"pxq-probe-bandwidth --kind (gather, update: declared GB/s; stencil, fft: GFlop/s), best of 3 per run"
         ),
     }
     with tempfile.TemporaryDirectory(prefix="pxq-ceilings-") as t:
@@ -104,6 +131,12 @@ def measure(say: Callable[[str], None]) -> dict[str, Any]:
             out["curve"].append({"bytes": size, "gbs": _per_cores(_bandwidth(size, n, tmp))})
         say(f"ceilings: peak flop rate on 1..{n} cores")
         out["peak_gflops"] = _per_cores(_flops(lv[0]["bytes"], n, tmp))
+        out["kinds"] = {}
+        for kind, spec in KINDS.items():
+            say(f"ceilings: {kind} ({spec['what']}) from 64K per core, on 1..{n} cores")
+            out["kinds"][kind] = [
+                {"bytes": size, "rate": _per_cores(_kind(kind, size, n, tmp))} for size in kind_sizes(profile, n)
+            ]
     return out
 
 
@@ -112,7 +145,10 @@ def here(say: Callable[[str], None], remeasure: bool = False) -> dict[str, Any]:
     machine = envinfo.machine()
     data = None if remeasure else load(machine)
     if data is None:
-        say("measuring this machine's ceilings once (bandwidth against bytes per core, peak flop rate)")
+        say(
+            "measuring this machine's ceilings once (bandwidth against bytes per core, peak flop rate, "
+            "the access kinds' rates; a few minutes)"
+        )
         data = measure(say)
         if implausible(data):  # not kept: the next command measures again
             return data
