@@ -342,3 +342,12 @@ def test_a_phase_of_an_access_kind_runs_at_its_kinds_ceiling_and_names_it():
     # Two threads of one rank share its phase: each core does half, at the per-core rate.
     s2 = roofline.phase_prediction(phase("stencil", 12e9, 8e9, 8e9, 128 * M, 128 * M), c, 2, 2)
     assert s2["seconds"] == pytest.approx(1.0)
+
+
+def test_the_access_kinds_are_measured_from_64k_to_past_four_times_the_last_level(monkeypatch):
+    monkeypatch.setattr(ceilprobe.caches, "available_memory", lambda: 64 << 30)
+    assert ceilprobe.kind_sizes({"last_level_bytes": 16 * M}, 2) == [64 * K * 4**i for i in range(6)]  # to 64M
+    assert ceilprobe.kind_sizes({"last_level_bytes": 48 * M}, 2)[-1] == 256 * M  # past 4 x 48M
+    assert ceilprobe.sizes({"last_level_bytes": 16 * M}, 2)[-1] == 1024 * M  # the stream curve: at least 1G
+    monkeypatch.setattr(ceilprobe.caches, "available_memory", lambda: 512 * M)
+    assert ceilprobe.kind_sizes({"last_level_bytes": 16 * M}, 2)[-1] == 64 * M  # a quarter of 512M over 2 cores

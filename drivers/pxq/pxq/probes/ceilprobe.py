@@ -63,13 +63,7 @@ def _kind(kind: str, size: int, n: int, tmp: Path) -> list[list[float]]:
 def kind_sizes(profile: dict[str, Any], n: int) -> list[int]:
     """Bytes per core for the access kinds: powers of 4 from 64K to past 4 x the last measured
     level (at least 64M), within a quarter of the memory there is to share."""
-    last = int(profile.get("last_level_bytes") or 0)
-    top = min(max(4 * last, 64 << 20), caches.available_memory() // (4 * n))
-    out, size = [], 64 << 10
-    while size <= top:
-        out.append(size)
-        size *= 4
-    return out
+    return _powers_of_4(64 << 10, 4, 64 << 20, profile, n)
 
 
 def _flops(l1: int, n: int, tmp: Path) -> list[list[float]]:
@@ -90,16 +84,22 @@ def _per_cores(runs: list[list[float]]) -> list[dict[str, float]]:
     return [{"cores": k + 1, **_spread([r[k] for r in runs])} for k in range(len(runs[0]))]
 
 
-def sizes(profile: dict[str, Any], n: int) -> list[int]:
-    """Array bytes per core to measure: powers of 4 from 16K to past 16 x the last measured
-    level (at least 1G), within a quarter of the memory there is to share."""
+def _powers_of_4(start: int, times_last: int, least: int, profile: dict[str, Any], n: int) -> list[int]:
+    """Powers of 4 from `start` to the first at or past `times_last` x the last measured level
+    (at least `least`), within a quarter of the memory there is to share among n cores."""
     last = int(profile.get("last_level_bytes") or 0)
-    top = min(max(16 * last, 1 << 30), caches.available_memory() // (4 * n))
-    out, size = [], 16 << 10
-    while size <= top:
+    target, cap = max(times_last * last, least), caches.available_memory() // (4 * n)
+    out, size = [], start
+    while size <= cap and (not out or out[-1] < target):
         out.append(size)
         size *= 4
     return out
+
+
+def sizes(profile: dict[str, Any], n: int) -> list[int]:
+    """Array bytes per core to measure: powers of 4 from 16K to past 16 x the last measured
+    level (at least 1G), within a quarter of the memory there is to share."""
+    return _powers_of_4(16 << 10, 16, 1 << 30, profile, n)
 
 
 def measure(say: Callable[[str], None]) -> dict[str, Any]:
