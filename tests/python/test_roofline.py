@@ -12,6 +12,7 @@ import pytest
 
 from pxq import cli
 from pxq.analysis import roofline
+from pxq.figures import roofline as draw
 from pxq.labs import tiling
 from pxq.machine import ceilings
 from pxq.probes import ceilprobe
@@ -181,6 +182,17 @@ def test_pxq_roofline_places_runs_and_draws_a_labelled_figure(tmp_path, fixed_ce
     assert any(a.arrow_patch is not None for a in ax.texts if hasattr(a, "arrow_patch")), "no untiled -> tiled arrow"
     assert any("not drawn: is" in t.get_text() for t in fig.texts)
     assert "is 64M" in out
+
+
+def test_the_figure_draws_the_flop_ceilings_of_the_access_kinds(tmp_path, saved_figures):
+    pts = roofline.points([ring_record(64 * M, None, total=1.0)], CEIL)
+    draw.plot(pts, {**CEIL, "kinds": KINDS}, tmp_path / "k.png")
+    labels = [t.get_text() for t in saved_figures[-1].axes[0].texts]
+    # The stencil and FFT rates with both cores busy, in cache (64K) and from memory (64M);
+    # the gather's is in bytes, not drawn against flops.
+    for text in ("stencil, 64K per core, 2 core(s): 24", "stencil, 64M per core, 2 core(s): 12", "fft, 64M"):
+        assert any(t.startswith(text) for t in labels), (text, labels)
+    assert not any(t.startswith("gather") for t in labels)
 
 
 def test_pxq_roofline_refuses_runs_without_declared_work(tmp_path, fixed_ceilings, capsys):

@@ -1,7 +1,9 @@
 """The roofline figure: log-log, attainable GFlop/s of one node against flops per byte from
 memory; the peak and each bandwidth roof drawn for 1 core and for every core busy (labelled
-with the cores sharing it); one marker per variant, one colour per app; arrows from each
-untiled point to its tiled twin and from flat to hybrid."""
+with the cores sharing it); the lower flop ceilings of the access kinds whose rate is a flop
+rate (a 27-point stencil's, an FFT's: dashed, every core busy, in cache and from memory); one
+marker per variant, one colour per app; arrows from each untiled point to its tiled twin and
+from flat to hybrid."""
 
 from __future__ import annotations
 
@@ -10,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from pxq import figures
-from pxq.machine.ceilings import at, roofs
+from pxq.core.layout import format_bytes
+from pxq.machine.ceilings import KINDS, at, roofs
 
 MARKERS = {"flat": "o", "hybrid": "s", "tiled": "^"}
 ROOF_COLOURS = {"memory": "tab:red", "L1": "tab:grey", "L2": "tab:purple", "L3": "tab:brown"}
@@ -42,6 +45,28 @@ def _roofs(ax: Any, c: dict[str, Any], xs: list[float]) -> None:
                     color=ROOF_COLOURS.get(name, "tab:olive"),
                     rotation=0,
                 )
+
+
+def _kind_ceilings(ax: Any, c: dict[str, Any], xs: list[float]) -> None:
+    """Each flop-rate kind's ceiling with every core busy, at its smallest and largest measured
+    size per core (in cache, from memory), labelled at the right."""
+    n = c["cores"]
+    for kind, spec in KINDS.items():
+        curve = (c.get("kinds") or {}).get(kind)
+        if not curve or spec["unit"] != "gflops":
+            continue
+        for point, style in ((curve[0], (0, (6, 3))), (curve[-1], (0, (2, 2)))):
+            rate = at(point["rate"], n)
+            ax.axhline(rate, color="tab:cyan" if kind == "fft" else "tab:olive", linestyle=style, linewidth=0.9)
+            ax.annotate(
+                f"{kind}, {format_bytes(point['bytes'])} per core, {n} core(s): {rate:.0f} GFlop/s",
+                (xs[-1], rate),
+                textcoords="offset points",
+                xytext=(-2, 3),
+                ha="right",
+                fontsize=7,
+                color="tab:cyan" if kind == "fft" else "tab:olive",
+            )
 
 
 def _arrows(ax: Any, pts: list[dict[str, Any]], place: dict[int, tuple[float, float]]) -> None:
@@ -77,6 +102,7 @@ def plot(pts: list[dict[str, Any]], c: dict[str, Any], path: Path) -> Path:
     lo, hi = min(xs_data) / 4, max(xs_data) * 4
     xs = [lo * (hi / lo) ** (i / 60) for i in range(61)]
     _roofs(ax, c, xs)
+    _kind_ceilings(ax, c, xs)
     apps = sorted({p["app"] for p in finite})
     colours = {a: f"C{i}" for i, a in enumerate(apps)}
     place: dict[int, tuple[float, float]] = {}
