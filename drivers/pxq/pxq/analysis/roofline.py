@@ -3,7 +3,9 @@ the ceilings of its layout (pxq.machine.ceilings), the binding ceiling named and
 predicted beside the measured one.
 
 Per declared phase, for the slowest rank (its rank_max figures), with k = the cores of a node
-in use (ranks per node x threads, at most the cores there are) and T the rank's threads:
+in use (ranks per node x threads, at most the cores there are) and T the rank's threads. A
+phase of an access kind the ceilings measured (gather, update, stencil, fft: its record's
+"kind") takes its flops or bytes at that kind's rate for its size (phase_prediction); a stream:
 
 - compute: flops / (peak(k) / k x T);
 - the compulsory bytes at the bandwidth per core that the measured curve gives a sweep of the
