@@ -131,9 +131,9 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
             said += f"; not ordered by the runs (their ranges overlap): {names}"
         console.print(f"order of the variants, {app}: Kendall's tau (predicted against measured) {said}")
     console.print(
-        "[dim]predicted: each declared phase at its binding ceiling (compute, a cache level, memory, or "
-        "its access kind's: gather, update, stencil, fft), "
-        "shared by the node's busy cores), plus what was measured outside the declared phases "
+        "[dim]predicted: each declared phase at its binding ceiling (compute, a cache level or memory, "
+        "shared by the node's busy cores, or its access kind's: gather, update, stencil, fft), "
+        "plus what was measured outside the declared phases "
         "(communication, waiting)[/dim]"
     )
     out = args.plot or paths.results_dir() / "roofline.png"
