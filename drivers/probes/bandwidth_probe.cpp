@@ -93,6 +93,21 @@ std::size_t check_options(const pxq::common::MpiWorld& w, const ProbeOptions& o,
 // best[kernel][k-1]: the fastest of the repeats of the slowest active worker, seconds.
 using Best = std::vector<std::vector<double>>;
 
+// The fastest of `repeat` timed passes (after one untimed, as in STREAM) of the slowest rank:
+// each pass starts together, `timed` returns this rank's seconds (0 when it only waits).
+template <class Timed>
+double best_of(const pxq::common::MpiWorld& w, int repeat, Timed&& timed) {
+  double best = 0;
+  for (int r = 0; r < repeat + 1; ++r) {
+    pxq::comm::check_mpi(MPI_Barrier(w.comm), "MPI_Barrier");
+    const double mine = timed();
+    double slowest = 0;
+    pxq::comm::check_mpi(MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, w.comm), "MPI_Allreduce");
+    if (r > 0) best = best == 0 ? slowest : std::min(best, slowest);
+  }
+  return best;
+}
+
 Best measure(const pxq::common::MpiWorld& w, const ProbeOptions& o, const std::vector<StreamKernel>& kernels,
              std::size_t n, bool threads_mode, int workers) {
   const std::size_t total_n = threads_mode ? n * static_cast<std::size_t>(workers) : n;
@@ -110,9 +125,7 @@ Best measure(const pxq::common::MpiWorld& w, const ProbeOptions& o, const std::v
   Best best(kernels.size(), std::vector<double>(static_cast<std::size_t>(workers), 0));
   for (int k = 1; k <= workers; ++k)
     for (std::size_t ki = 0; ki < kernels.size(); ++ki)
-      for (int r = 0; r < o.repeat + 1; ++r) {  // the first pass is untimed, as in STREAM
-        double mine = 0;
-        pxq::comm::check_mpi(MPI_Barrier(w.comm), "MPI_Barrier");
+      best[ki][static_cast<std::size_t>(k - 1)] = best_of(w, o.repeat, [&] {
         if (threads_mode) {
           const double t0 = omp_get_wtime();
 #pragma omp parallel num_threads(k)
@@ -121,18 +134,13 @@ Best measure(const pxq::common::MpiWorld& w, const ProbeOptions& o, const std::v
             for (int s = 0; s < o.sweeps; ++s)
               pxq::probes::stream_pass(kernels[ki], a.get(), b.get(), c.get(), t * n, (t + 1) * n);
           }
-          mine = omp_get_wtime() - t0;
-        } else if (w.rank < k) {
-          const double t0 = MPI_Wtime();
-          for (int s = 0; s < o.sweeps; ++s) pxq::probes::stream_pass(kernels[ki], a.get(), b.get(), c.get(), 0, n);
-          mine = MPI_Wtime() - t0;
+          return omp_get_wtime() - t0;
         }
-        double slowest = 0;
-        pxq::comm::check_mpi(MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, w.comm), "MPI_Allreduce");
-        if (r == 0) continue;
-        double& b_ = best[ki][static_cast<std::size_t>(k - 1)];
-        b_ = b_ == 0 ? slowest : std::min(b_, slowest);
-      }
+        if (w.rank >= k) return 0.0;
+        const double t0 = MPI_Wtime();
+        for (int s = 0; s < o.sweeps; ++s) pxq::probes::stream_pass(kernels[ki], a.get(), b.get(), c.get(), 0, n);
+        return MPI_Wtime() - t0;
+      });
   return best;
 }
 
@@ -178,21 +186,14 @@ nlohmann::json report_kernel(std::ostringstream& out, StreamKernel kernel, const
 int run_kind(const pxq::common::MpiWorld& w, const pxq::common::CommonOptions& co, const ProbeOptions& o,
              const pxq::common::Variant& variant, std::size_t bytes, const pxq::common::RunStart& start) {
   const auto kernel = pxq::probes::make_kind(o.kind, bytes);
-  std::vector<double> best(static_cast<std::size_t>(w.size), 0.0);
+  std::vector<double> best;
   for (int k = 1; k <= w.size; ++k)
-    for (int r = 0; r < o.repeat + 1; ++r) {  // the first pass is untimed
-      double mine = 0;
-      pxq::comm::check_mpi(MPI_Barrier(w.comm), "MPI_Barrier");
-      if (w.rank < k) {
-        const double t0 = MPI_Wtime();
-        for (int s = 0; s < o.sweeps; ++s) kernel->sweep();
-        mine = MPI_Wtime() - t0;
-      }
-      double slowest = 0;
-      pxq::comm::check_mpi(MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, w.comm), "MPI_Allreduce");
-      double& b = best[static_cast<std::size_t>(k - 1)];
-      if (r > 0) b = b == 0 ? slowest : std::min(b, slowest);
-    }
+    best.push_back(best_of(w, o.repeat, [&] {
+      if (w.rank >= k) return 0.0;
+      const double t0 = MPI_Wtime();
+      for (int s = 0; s < o.sweeps; ++s) kernel->sweep();
+      return MPI_Wtime() - t0;
+    }));
   if (w.rank != 0) return pxq::common::kExitOk;
   std::ostringstream out;
   out << "\n Attainable rate of an access kind (" << o.kind << ", ranks)\n"
