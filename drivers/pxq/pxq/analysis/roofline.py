@@ -76,20 +76,16 @@ def phase_prediction(w: dict[str, Any], ceilings: dict[str, Any], k: int, t: int
     peak_worker = ceil.at(ceilings["peak_gflops"], k) / k * 1e9
     times: dict[str, float] = {"compute": flops / (peak_worker * t)}
     memory_bytes = 0.0
-    parts = [
-        (compulsory, max(w["footprint_bytes"] / t, 1.0), t),
-        (max(0.0, core - compulsory), max(w["working_set_bytes"], 1.0), 1),
-    ]
+    streamed = (compulsory, max(w["footprint_bytes"] / t, 1.0), t)
+    reused = (max(0.0, core - compulsory), max(w["working_set_bytes"], 1.0), 1)
+    parts = [streamed, reused]
     kind = _kind_time(w, ceilings, k, t)
     if kind is not None:
         times[kind[0]] = kind[1]
-        spec = ceil.KINDS[w["kind"]]
-        if not spec["streams"]:
-            if ceil.level_of(ceilings, parts[0][1] * t, k, t) == "memory":
-                memory_bytes += compulsory
-            parts = []
-        else:
-            parts = parts[:1]
+        # The FFT's copies stream on top; the other kinds' kernels moved their data themselves.
+        parts = [streamed] if ceil.KINDS[w["kind"]]["streams"] else []
+        if not parts and ceil.level_of(ceilings, streamed[1] * t, k, t) == "memory":
+            memory_bytes += compulsory
     for amount, size, owners in parts:
         if amount <= 0:
             continue

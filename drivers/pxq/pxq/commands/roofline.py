@@ -44,14 +44,13 @@ def _runs(items: list[str]) -> list[dict[str, Any]]:
     return runs
 
 
-def _label(p: dict[str, Any]) -> str:
-    tile = f" {format_bytes(p['tile'])}" if p["tile"] else ""
-    size = p["size"] if isinstance(p["size"], str) else format_bytes(p["size"])
-    return f"{p['app']} {size} {p['layout']} {p['mode']}{tile}"
-
-
 def _variant(p: dict[str, Any]) -> str:
     return f"{p['layout']} {p['mode']}" + (f" {format_bytes(p['tile'])}" if p["tile"] else "")
+
+
+def _label(p: dict[str, Any]) -> str:
+    size = p["size"] if isinstance(p["size"], str) else format_bytes(p["size"])
+    return f"{p['app']} {size} {_variant(p)}"
 
 
 def _kinds_text(c: dict[str, Any]) -> str:
@@ -101,8 +100,9 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     runs = _runs(args.results)
     c = ceilprobe.here(lambda s: console.print(f"[dim]{s}[/dim]"), remeasure=args.remeasure)
     console.print(f"ceilings ({c['cpu_model']}, measured {c['date']}): {_ceilings_text(c)}")
-    if _kinds_text(c):
-        console.print(_kinds_text(c))
+    kinds = _kinds_text(c)
+    if kinds:
+        console.print(kinds)
     for problem in ceil.implausible(c):
         console.print(
             f"[yellow]implausible ceiling, not kept[/yellow] ({problem}): the machine was busy while it was "
