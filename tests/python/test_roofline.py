@@ -185,14 +185,21 @@ def test_pxq_roofline_places_runs_and_draws_a_labelled_figure(tmp_path, fixed_ce
 
 
 def test_the_figure_draws_the_flop_ceilings_of_the_access_kinds(tmp_path, saved_figures):
-    pts = roofline.points([ring_record(64 * M, None, total=1.0)], CEIL)
-    draw.plot(pts, {**CEIL, "kinds": KINDS}, tmp_path / "k.png")
+    # A run with a stencil phase and an FFT phase (a ring's record, its phase declared twice).
+    rec = ring_record(64 * M, None, total=1.0)
+    rec["work"] = {"s": {**rec["work"]["compute"], "kind": "stencil"}, "f": {**rec["work"]["compute"], "kind": "fft"}}
+    c = {**CEIL, "kinds": KINDS}
+    draw.plot(roofline.points([rec], c), c, tmp_path / "k.png")
     labels = [t.get_text() for t in saved_figures[-1].axes[0].texts]
     # The stencil and FFT rates with both cores busy, in cache (64K) and from memory (64M);
     # the gather's is in bytes, not drawn against flops.
     for text in ("stencil, 64K per core, 2 core(s): 24", "stencil, 64M per core, 2 core(s): 12", "fft, 64M"):
         assert any(t.startswith(text) for t in labels), (text, labels)
     assert not any(t.startswith("gather") for t in labels)
+    # A figure of streams alone draws no access kind's ceiling.
+    draw.plot(roofline.points([ring_record(64 * M, None, total=1.0)], c), c, tmp_path / "r.png")
+    labels = [t.get_text() for t in saved_figures[-1].axes[0].texts]
+    assert not any(t.startswith(("stencil", "fft")) for t in labels), labels
 
 
 def test_pxq_roofline_refuses_runs_without_declared_work(tmp_path, fixed_ceilings, capsys):

@@ -47,13 +47,19 @@ def _roofs(ax: Any, c: dict[str, Any], xs: list[float]) -> None:
                 )
 
 
-def _kind_ceilings(ax: Any, c: dict[str, Any], xs: list[float]) -> None:
-    """Each flop-rate kind's ceiling with every core busy, at its smallest and largest measured
-    size per core (in cache, from memory), labelled at the right."""
+def _kinds_drawn(pts: list[dict[str, Any]]) -> set[str]:
+    """The access kinds whose ceiling bounds a phase of a drawn point ("stencil (memory)")."""
+    return {name.split(" (")[0] for p in pts for ph in p["phases"].values() for name in ph["times"]} & set(KINDS)
+
+
+def _kind_ceilings(ax: Any, c: dict[str, Any], xs: list[float], kinds: set[str]) -> None:
+    """The ceiling of each flop-rate kind a drawn phase has, with every core busy, at its
+    smallest and largest measured size per core (in cache, from memory), labelled at the right
+    (the FFT's above its lines, the stencil's below)."""
     n = c["cores"]
     for kind, spec in KINDS.items():
         curve = (c.get("kinds") or {}).get(kind)
-        if not curve or spec["unit"] != "gflops":
+        if not curve or spec["unit"] != "gflops" or kind not in kinds:
             continue
         for point, style in ((curve[0], (0, (6, 3))), (curve[-1], (0, (2, 2)))):
             rate = at(point["rate"], n)
@@ -62,7 +68,7 @@ def _kind_ceilings(ax: Any, c: dict[str, Any], xs: list[float]) -> None:
                 f"{kind}, {format_bytes(point['bytes'])} per core, {n} core(s): {rate:.0f} GFlop/s",
                 (xs[-1], rate),
                 textcoords="offset points",
-                xytext=(-2, 3),
+                xytext=(-2, 3) if kind == "fft" else (-2, -9),
                 ha="right",
                 fontsize=7,
                 color="tab:cyan" if kind == "fft" else "tab:olive",
@@ -102,7 +108,7 @@ def plot(pts: list[dict[str, Any]], c: dict[str, Any], path: Path) -> Path:
     lo, hi = min(xs_data) / 4, max(xs_data) * 4
     xs = [lo * (hi / lo) ** (i / 60) for i in range(61)]
     _roofs(ax, c, xs)
-    _kind_ceilings(ax, c, xs)
+    _kind_ceilings(ax, c, xs, _kinds_drawn(finite))
     apps = sorted({p["app"] for p in finite})
     colours = {a: f"C{i}" for i, a in enumerate(apps)}
     place: dict[int, tuple[float, float]] = {}
