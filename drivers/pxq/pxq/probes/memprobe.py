@@ -25,6 +25,7 @@ from pxq.core.errors import InputError
 from pxq.core.layout import Layout, format_bytes, parse_bytes
 from pxq.core.paths import binary, build_hint
 from pxq.experiments import runner
+from pxq.machine.ceilings import SWEPT
 
 PLACEMENTS = ("packed", "spread", "custom")
 KERNELS = ("copy", "scale", "add", "triad", "update")
@@ -224,7 +225,7 @@ def plot_bandwidth(recs: list[dict[str, Any]], path: Path) -> Path:
     plt = figures.pyplot()
 
     fig, (tot, per) = plt.subplots(1, 2, figsize=(10, 4))
-    colours = dict(zip(KERNELS, ("tab:blue", "tab:orange", "tab:green", "tab:red")))
+    colours = dict(zip(KERNELS, ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple")))
     for rec in recs:
         style = "-o" if rec["size"]["as"] == "ranks" else "--s"
         for k in rec["kernels"]:
@@ -356,6 +357,8 @@ def run_bandwidth(
         modes = modes[:1]
     records.check_writable(results)
     args = ["--array", array, "--kernels", kernels, "--repeat", str(repeat)]
+    if array != "auto":  # a cache-sized array swept once takes microseconds: sweep it enough to time
+        args += ["--sweeps", str(max(1, -(-SWEPT // (2 * parse_bytes(array)))))]
     recs = []
     for mode, layout in modes:
         spec = runner.RunSpec(
