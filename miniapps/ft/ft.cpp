@@ -242,14 +242,15 @@ class FtProxy final : public common::NasProxy<FtOptions, FtClass> {
 };
 
 // Per step (the forward ones once, the inverse ones every iteration), over this rank's
-// points P (16 B each): an FFT of length n does 5 log2(n) flops per point and reads and
-// writes the batch once per radix-4 pass at the cores, its source and destination once from
-// memory, reusing the batch (the tile) between passes; a copy reads and writes every point;
+// points P (16 B each, twice that when the step writes another buffer than it reads): an FFT
+// of length n does 5 log2(n) flops per point and reads and writes the batch once per radix-4
+// pass at the cores, its source and destination once from memory, reusing the batch (the
+// executor's lines per batch: NAS's fftblock untiled, sized by the tile tiled) between passes;
+// a copy reads and writes every point;
 // NAS's evolve multiplies by three real factors (4 flops) and reads and writes u0 and writes
 // u1; an FFT with the evolve folded in does it on the way. The all-to-alls are communication.
 common::Work FtProxy::work() const {
   const double P = static_cast<double>(grid_.local_points());
-  const double tile = tile_.tiled ? static_cast<double>(tile_.bytes) : P * 16.0;
   common::Work out;
   for (const bool fwd : {true, false}) {
     const double calls = fwd ? 1.0 : cls_.niter;
@@ -257,14 +258,17 @@ common::Work FtProxy::work() const {
     const auto& keys = fft_->keys(fwd);
     for (std::size_t k = 0; k < steps.size(); ++k) {
       const Step& st = steps[k];
-      common::PhaseWork w{keys[k], 0.0, 0.0, 0.0, P * 32.0, P * 32.0, st.what};
+      const double held = P * (st.src == st.dst ? 16.0 : 32.0);
+      common::PhaseWork w{keys[k], 0.0, 0.0, 0.0, held, held, st.what};
       if (st.kind == Step::Kind::fft) {
-        const double n = st.pass.plan->size(), log2n = std::log2(n);
+        const int n = st.pass.plan->size();
+        const double log2n = std::log2(n);
         const bool evolve = st.pass.evolve.outer != nullptr;
+        const bool rows = st.pass.src.line != 1 || st.pass.dst.line != 1;  // gathered by transposition
         w.flops = calls * P * (5.0 * log2n + (evolve ? 4.0 : 0.0));
         w.memory = calls * P * 32.0;
         w.bytes = w.memory + calls * P * 32.0 * std::ceil(log2n / 2.0);
-        w.working_set = std::min(tile, P * 16.0);
+        w.working_set = std::min(16.0 * n * std::min(ops_->batch_lines(n, rows), st.pass.line_count), held);
         w.kind = "fft";
       } else if (st.kind == Step::Kind::copy) {
         w.bytes = w.memory = calls * P * 32.0;

@@ -351,13 +351,15 @@ def test_a_phase_of_an_access_kind_runs_at_its_kinds_ceiling_and_names_it():
     s = roofline.phase_prediction(phase("stencil", 12e9, 8e9, 8e9, 64 * M, 64 * M), c, 2, 1)
     assert s["seconds"] == pytest.approx(2.0)
     assert s["binding"] == "stencil (memory)"
-    # An FFT on a 64K batch (16 GFlop/s per core with both busy) plus its copies in and out: the
-    # compulsory 3.2 GB at the stream curve's 64M rate (25 GB/s per core), one after the other.
+    # FFTs of the strided lines of a 64M grid (8 GFlop/s per core with both busy), whatever
+    # their batch: the kind's kernel gathers and scatters its lines as FT does.
     f = roofline.phase_prediction(phase("fft", 16e9, 9.6e9, 3.2e9, 64 * M, 64 * K), c, 2, 1)
-    assert f["times"]["fft (L2)"] == pytest.approx(1.0)
-    assert f["times"]["memory"] == pytest.approx(3.2e9 / 25e9)
-    assert f["seconds"] == pytest.approx(1.0 + 3.2e9 / 25e9)
-    assert f["binding"] == "fft (L2)"
+    assert f["times"] == {"compute": pytest.approx(16e9 / 50e9), "fft (memory)": pytest.approx(2.0)}
+    assert f["seconds"] == pytest.approx(2.0) and f["binding"] == "fft (memory)"
+    assert f["memory_bytes"] == 3.2e9
+    # A grid that fits in L2 runs at the kind's in-cache rate (16 per core at 64K).
+    f = roofline.phase_prediction(phase("fft", 16e9, 9.6e9, 3.2e9, 64 * K, 64 * K), c, 2, 1)
+    assert f["seconds"] == pytest.approx(1.0) and f["binding"] == "fft (L2)"
     # Two threads of one rank share its phase: each core does half, at the per-core rate.
     s2 = roofline.phase_prediction(phase("stencil", 12e9, 8e9, 8e9, 128 * M, 128 * M), c, 2, 2)
     assert s2["seconds"] == pytest.approx(1.0)

@@ -54,11 +54,14 @@ TEST(ProbeKinds, StencilCountsAsMgDeclaresItsResidual) {
 
 TEST(ProbeKinds, FftCountsAsFtDeclaresItsTransforms) {
   const auto f = make_kind("fft", std::size_t{1} << 20);
-  const double points = (1 << 20) / 16.0;             // the batch's data, complex doubles
-  EXPECT_DOUBLE_EQ(f->flops(), points * 5.0 * 8.0);   // 5 log2 256 per point
-  EXPECT_DOUBLE_EQ(f->bytes(), points * 32.0 * 4.0);  // 4 radix-4 passes, 32 B per point each
+  const double points = (1 << 20) / 16.0;                     // the grid, complex doubles
+  EXPECT_DOUBLE_EQ(f->flops(), points * 5.0 * 8.0);           // 5 log2 256 per point
+  EXPECT_DOUBLE_EQ(f->bytes(), points * 32.0 * (1.0 + 4.0));  // read and written once, 4 radix-4 passes
+  EXPECT_EQ(f->footprint(), std::size_t{1} << 20);
   f->sweep();
   EXPECT_EQ(f->checksum(), 0.0);
+  // A size below one line still transforms one whole line.
+  EXPECT_DOUBLE_EQ(make_kind("fft", 64)->flops(), 256.0 * 5.0 * 8.0);
 }
 
 TEST(ProbeKinds, AnUnknownKindIsRefusedNamingTheKinds) {

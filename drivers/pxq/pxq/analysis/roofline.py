@@ -48,8 +48,8 @@ def cores_used(rec: dict[str, Any], ceilings: dict[str, Any]) -> tuple[int, int,
 def _kind_time(w: dict[str, Any], ceilings: dict[str, Any], k: int, t: int) -> tuple[str, float] | None:
     """The phase's time at its access kind's measured ceiling (named "kind (level)"), or None
     for a stream or ceilings without that kind's curve. The kind's kernel was measured on data
-    of the size that sets its pace, so its rate already holds that data's trips from wherever
-    it lives."""
+    of the size that sets its pace, in the phase's own form (its gathers, its strided lines), so
+    its rate already holds that data's trips from wherever it lives."""
     spec = ceil.KINDS.get(w.get("kind", "stream"))
     if spec is None:
         return None
@@ -65,9 +65,8 @@ def phase_prediction(w: dict[str, Any], ceilings: dict[str, Any], k: int, t: int
     """One phase's predicted seconds, the ceiling that binds it and the bytes it sends to memory.
 
     A phase of an access kind the ceilings measured (gather, update, stencil, fft) takes its
-    amount (flops or bytes, as the kind's unit) at the kind's rate for its size with k cores busy,
-    plus, for a kind whose kernel leaves the phase's streams out (the FFT's copies), its
-    compulsory bytes at the stream curve's rate. A stream: the compulsory bytes at the bandwidth
+    amount (flops or bytes, as the kind's unit) at the kind's rate for its size with k cores busy.
+    A stream: the compulsory bytes at the bandwidth
     the measured curve gives a sweep of the rank's footprint (per core) with k cores busy; the
     reused bytes at the bandwidth of a sweep of one worker's working set. Each is named by the
     level that holds that size. Traffic at different levels adds up; compute overlaps it."""
@@ -80,11 +79,10 @@ def phase_prediction(w: dict[str, Any], ceilings: dict[str, Any], k: int, t: int
     reused = (max(0.0, core - compulsory), max(w["working_set_bytes"], 1.0), 1)
     parts = [streamed, reused]
     kind = _kind_time(w, ceilings, k, t)
-    if kind is not None:
+    if kind is not None:  # the kind's kernel moved its data itself
         times[kind[0]] = kind[1]
-        # The FFT's copies stream on top; the other kinds' kernels moved their data themselves.
-        parts = [streamed] if ceil.KINDS[w["kind"]]["streams"] else []
-        if not parts and ceil.level_of(ceilings, streamed[1] * t, k, t) == "memory":
+        parts = []
+        if ceil.level_of(ceilings, streamed[1] * t, k, t) == "memory":
             memory_bytes += compulsory
     for amount, size, owners in parts:
         if amount <= 0:

@@ -33,21 +33,20 @@ from typing import Any
 from pxq.core import records
 from pxq.machine import caches
 
-FORMAT = 3
+FORMAT = 4
 REPEATS = 3
 SWEPT = 64 << 20  # bytes each timed repeat streams at least
 FLOP_BLOCK_UPDATES = 32
 
 
 # Per access kind: the unit its ceiling is in (a flop rate for kernels whose arithmetic sets
-# their pace, declared bytes per second for irregular access), the size of the phase that sets
-# it (its footprint per core, or the working set one worker reuses), and whether the phase's
-# compulsory stream (the FFT's copies of lines in and out) comes on top of the kernel's time.
+# their pace, declared bytes per second for irregular access) and the size of the phase that
+# sets it (its footprint per core, or the working set one worker reuses).
 KINDS: dict[str, dict[str, Any]] = {
-    "gather": {"unit": "gbs", "size": "footprint", "streams": False, "what": "CG's SpMV (CSR, random columns)"},
-    "update": {"unit": "gbs", "size": "working_set", "streams": False, "what": "IS's random counter increments"},
-    "stencil": {"unit": "gflops", "size": "footprint", "streams": False, "what": "MG's 27-point residual"},
-    "fft": {"unit": "gflops", "size": "working_set", "streams": True, "what": "FT's radix-4 FFT of 256"},
+    "gather": {"unit": "gbs", "size": "footprint", "what": "CG's SpMV (CSR, random columns)"},
+    "update": {"unit": "gbs", "size": "working_set", "what": "IS's random counter increments"},
+    "stencil": {"unit": "gflops", "size": "footprint", "what": "MG's 27-point residual"},
+    "fft": {"unit": "gflops", "size": "footprint", "what": "FT's strided line FFTs of 256"},
 }
 
 

@@ -13,10 +13,11 @@
 //   stencil  MG's residual r = v - A u (NAS's operator A, 27 points in 4 classes) with the
 //            kernel library's OpenMP executor on one thread, on a cube holding u, v and r in
 //            the given size. Bytes: the three arrays once; 15 flops per point (as MG declares).
-//   fft      FT's 1-D transforms: the kernel library's radix-4 Stockham FFT of length 256 on
-//            a batch of lines whose data take the given size (and as much again of work
-//            space). Bytes: 32 per point per radix-4 pass (the batch stays where it is: the
-//            proxy's copies in and out are streams); 5 log2 n flops per point (as FT declares).
+//   fft      FT's transforms: the kernel library's FT executor (NAS's batches of 16 lines)
+//            gathers the strided y-lines of length 256 of a grid of the given size, transforms
+//            and scatters them back. Bytes: 32 per point from memory (read and written once)
+//            and 32 per point per radix-4 pass at the cores; 5 log2 n flops per point (as FT
+//            declares its transforms).
 #pragma once
 
 #include <cstddef>
