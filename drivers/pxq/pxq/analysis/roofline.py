@@ -31,6 +31,7 @@ import math
 import statistics
 from typing import Any
 
+from pxq.analysis import drift
 from pxq.machine import ceilings as ceil
 
 
@@ -139,9 +140,12 @@ def group_key(rec: dict[str, Any]) -> tuple[Any, ...]:
     )
 
 
-def points(recs: list[dict[str, Any]], ceilings: dict[str, Any]) -> list[dict[str, Any]]:
+def points(
+    recs: list[dict[str, Any]], ceilings: dict[str, Any], fs: dict[int, Any] | None = None
+) -> list[dict[str, Any]]:
     """One point per configuration: the run nearest the median time predicted, beside the
-    median measured time and its spread."""
+    median measured time and its spread; with reference measurements (pxq.analysis.drift's
+    factors), against the ceilings scaled to the machine as it was when that run started."""
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for r in recs:
         if r.get("status") == "ok" and r.get("work"):
@@ -151,7 +155,7 @@ def points(recs: list[dict[str, Any]], ceilings: dict[str, Any]) -> list[dict[st
         times = sorted(r["time"]["total"] for r in runs)
         median = statistics.median(times)
         rep = min(runs, key=lambda r: abs(r["time"]["total"] - median))
-        pred = predict(rep, ceilings)
+        pred = predict(rep, drift.for_run(rep, ceilings, fs))
         if pred is None:
             continue
         out.append(

@@ -9,14 +9,16 @@ from pathlib import Path
 
 from rich.console import Console
 
+from pxq.analysis import drift
 from pxq.core import plugins
 from pxq.core.errors import InputError
-from pxq.core.layout import parse_layout
+from pxq.core.layout import format_bytes, parse_layout
 from pxq.core.paths import figure_path, results_path
 from pxq.experiments.options import add_launch_options, launch_spec, parse_cpus
 from pxq.launch.request import PLACEMENTS
+from pxq.machine import ceilings as ceil
 from pxq.machine import envinfo
-from pxq.probes import chanprobe, memprobe, osuprobe, probe
+from pxq.probes import ceilprobe, chanprobe, memprobe, osuprobe, probe
 
 
 def _add_collective(probes: argparse._SubParsersAction, op: str) -> None:
@@ -126,6 +128,15 @@ def _add_memory(probes: argparse._SubParsersAction) -> None:
     add_launch_options(pb, "results/probe-bandwidth.jsonl", None)
 
 
+def _add_reference(probes: argparse._SubParsersAction) -> None:
+    pr = probes.add_parser(
+        "reference",
+        help="re-time the roofline ceilings' reference points beside your runs (the stream and the access "
+        "kinds, about half a minute), so `pxq roofline` scales the ceilings to the runs' time",
+    )
+    pr.add_argument("--results", type=Path, help="results file (default results/roofline-reference.jsonl)")
+
+
 def add(p: argparse.ArgumentParser) -> None:
     probes = p.add_subparsers(dest="op", required=True, metavar="PROBE")
     for op in probe.COLLECTIVES:
@@ -133,6 +144,26 @@ def add(p: argparse.ArgumentParser) -> None:
     _add_channels(probes)
     _add_osu(probes)
     _add_memory(probes)
+    _add_reference(probes)
+
+
+def _reference(args: argparse.Namespace, console: Console) -> int:
+    """The reference points, appended to the results, and how far each is from the kept ceilings."""
+    results = results_path(args.results, "roofline-reference.jsonl")
+    refs = ceilprobe.reference(lambda s: console.print(f"[dim]{s}[/dim]"), results)
+    kept = ceil.load(envinfo.machine())
+    if kept is None:
+        console.print("no ceilings kept on this machine yet: `pxq roofline` measures them, then uses these")
+    else:
+        n = kept["cores"]
+        for s in drift.summary(drift.factors(refs, kept), n):
+            console.print(
+                f"{s['curve']} at {format_bytes(s['bytes'])} per core, {n} cores busy: "
+                f"{s['median']:.2f} x the kept ceilings' (measured {kept['date']})",
+                highlight=False,
+            )
+    console.print(f"{len(refs)} reference(s) appended to {results}; pass it to `pxq roofline` with the runs")
+    return 0
 
 
 def _stride(args: argparse.Namespace, console: Console) -> int:
@@ -157,6 +188,8 @@ def _stride(args: argparse.Namespace, console: Console) -> int:
 def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> int:
     if args.op == "stride":
         return _stride(args, console)
+    if args.op == "reference":
+        return _reference(args, console)
     if args.problem_class:
         raise InputError("--class: the probes have no problem classes")
     if args.op == "bandwidth" and args.max_cores is not None and args.max_cores < 1:

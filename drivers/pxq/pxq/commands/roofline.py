@@ -14,7 +14,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from pxq.analysis import roofline
+from pxq.analysis import drift, roofline
 from pxq.core import paths, plugins, records, schemas
 from pxq.core.errors import InputError
 from pxq.core.escape import term
@@ -30,9 +30,15 @@ def add(p: argparse.ArgumentParser) -> None:
     p.add_argument("results", nargs="+", metavar="PATH", help="run records (files, folders or globs)")
     p.add_argument("--plot", type=Path, help="the figure (default results/roofline.png)")
     p.add_argument("--remeasure", action="store_true", help="measure this machine's ceilings again")
+    p.add_argument(
+        "--no-drift",
+        action="store_true",
+        help="ignore the bandwidth references among PATH (the ceilings as kept, not scaled to the runs' time)",
+    )
 
 
-def _runs(items: list[str]) -> list[dict[str, Any]]:
+def _runs(items: list[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The verified runs, and the bandwidth probe records among them (the drift references)."""
     recs: list[dict[str, Any]] = []
     for path in paths.expand(items):
         recs += records.final(records.read(path, must_exist=True))
@@ -41,7 +47,36 @@ def _runs(items: list[str]) -> list[dict[str, Any]]:
         raise InputError(f"{' '.join(items)}: no verified runs to place")
     if not any(r.get("work") for r in runs):
         raise InputError("these runs declare no work (recorded before pxq declared it): run them again")
-    return runs
+    return runs, [r for r in recs if drift.is_reference(r)]
+
+
+def _drift(refs: list[dict[str, Any]], c: dict[str, Any], console: Console) -> drift.Factors | None:
+    """The references' factors, said: per curve and size, how far from the kept ceilings and how
+    far they moved while the runs were taken."""
+    if not refs:
+        console.print(
+            "[dim]no references among the records: the ceilings are used as kept; on a shared host, "
+            "`pxq probe reference` beside the runs lets pxq scale them to the runs' time (docs/ROOFLINE.md)[/dim]"
+        )
+        return None
+    fs = drift.factors(refs, c)
+    n = c["cores"]
+    moved = []
+    for curve in ["stream", *ceil.KINDS]:
+        rows = [s for s in drift.summary(fs, n) if s["curve"] == curve]
+        if not rows:
+            continue
+        parts = [f"{format_bytes(s['bytes'])} {s['median']:.2f} ({s['min']:.2f} to {s['max']:.2f})" for s in rows]
+        console.print(f"drift of {curve}, {n} cores busy, x the kept ceilings: " + ", ".join(parts), highlight=False)
+        moved += [f"{curve} {format_bytes(s['bytes'])}" for s in rows if s["max"] > (1 + NEAR) * s["min"]]
+    refs_n = sum(s["references"] for s in drift.summary(fs, n))
+    console.print(f"[dim]{refs_n} reference(s): each run is predicted against the ceilings scaled to its start[/dim]")
+    if moved:
+        console.print(
+            f"[yellow]the machine moved more than {NEAR:.0%} while the runs were taken[/yellow] ({', '.join(moved)}): "
+            "the predictions between references carry that uncertainty"
+        )
+    return fs
 
 
 def _variant(p: dict[str, Any]) -> str:
@@ -97,7 +132,7 @@ def table(pts: list[dict[str, Any]]) -> Table:
 
 
 def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> int:
-    runs = _runs(args.results)
+    runs, refs = _runs(args.results)
     c = ceilprobe.here(lambda s: console.print(f"[dim]{s}[/dim]"), remeasure=args.remeasure)
     console.print(f"ceilings ({c['cpu_model']}, measured {c['date']}): {_ceilings_text(c)}")
     kinds = _kinds_text(c)
@@ -109,7 +144,8 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
             "measured; run again on an idle machine (the predictions below use it as measured)",
             highlight=False,
         )
-    pts = roofline.points(runs, c)
+    fs = None if args.no_drift else _drift(refs, c, console)
+    pts = roofline.points(runs, c, fs)
     console.print(table(pts))
     near = sum(abs(p["ratio"] - 1) <= NEAR for p in pts)
     bound = sum(p["ratio"] <= 1 + NEAR for p in pts)
@@ -137,7 +173,9 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
         "(communication, waiting)[/dim]"
     )
     out = args.plot or paths.results_dir() / "roofline.png"
-    console.print(f"figure: {draw.plot(pts, c, out)}")
+    middle = sorted(runs, key=lambda r: r.get("context", {}).get("date", ""))[len(runs) // 2]
+    drawn = drift.for_run(middle, c, fs)  # the roofs as the machine was midway through the runs
+    console.print(f"figure: {draw.plot(pts, drawn, out)}")
     return 0
 
 

@@ -25,9 +25,9 @@ def _spread(values: list[float]) -> dict[str, float]:
     return {"median": statistics.median(values), "min": min(values), "max": max(values)}
 
 
-def _run(spec_app: str, layout: Layout, args: list[str], mode: str, tmp: Path) -> dict[str, Any]:
+def _run(spec_app: str, layout: Layout, args: list[str], mode: str, results: Path) -> dict[str, Any]:
     spec = runner.RunSpec(
-        app=spec_app, layout=layout, mode=mode, tile="off", results=tmp / "ceil.jsonl", app_args=args, timeout=300
+        app=spec_app, layout=layout, mode=mode, tile="off", results=results, app_args=args, timeout=300
     )
     result = runner.execute(spec)
     if result.status != "ok" or result.record is None:
@@ -36,27 +36,54 @@ def _run(spec_app: str, layout: Layout, args: list[str], mode: str, tmp: Path) -
     return result.record
 
 
+def _stream_args(array: int) -> list[str]:
+    """The in-place update of one array per core, swept often enough to time."""
+    sweeps = max(1, math.ceil(SWEPT / (2 * array)))
+    return ["--array", str(array), "--kernels", "update", "--repeat", "5", "--sweeps", str(sweeps)]
+
+
+def _kind_args(kind: str, size: int) -> list[str]:
+    """The kind's kernel on `size` bytes per core. The update's 4M keys take the same time at any
+    size: one sweep is enough."""
+    sweeps = 1 if kind == "update" else max(1, math.ceil(SWEPT / size))
+    return ["--kind", kind, "--array", str(size), "--repeat", "3", "--sweeps", str(sweeps)]
+
+
 def _bandwidth(array: int, n: int, tmp: Path) -> list[list[float]]:
     """Total GB/s of the in-place update of one array per core on 1..n cores, one list per repeat."""
-    sweeps = max(1, math.ceil(SWEPT / (2 * array)))
-    args = ["--array", str(array), "--kernels", "update", "--repeat", "5", "--sweeps", str(sweeps)]
     out = []
     for _ in range(REPEATS):
-        rec = _run("probe-bandwidth", Layout(1, n, 1), args, "flat", tmp)
+        rec = _run("probe-bandwidth", Layout(1, n, 1), _stream_args(array), "flat", tmp / "ceil.jsonl")
         out.append([row["total_gbs"] for row in rec["kernels"][0]["rows"]])
     return out
 
 
 def _kind(kind: str, size: int, n: int, tmp: Path) -> list[list[float]]:
     """Total rate (GB/s or GFlop/s, as KINDS says) of the kind's kernel on 1..n cores, one list
-    per repeat. The update's 4M keys take the same time at any size: one sweep is enough."""
-    sweeps = 1 if kind == "update" else max(1, math.ceil(SWEPT / size))
-    args = ["--kind", kind, "--array", str(size), "--repeat", "3", "--sweeps", str(sweeps)]
+    per repeat."""
     field = "total_gflops" if KINDS[kind]["unit"] == "gflops" else "total_gbs"
     out = []
     for _ in range(REPEATS):
-        rec = _run("probe-bandwidth", Layout(1, n, 1), args, "flat", tmp)
+        rec = _run("probe-bandwidth", Layout(1, n, 1), _kind_args(kind, size), "flat", tmp / "ceil.jsonl")
         out.append([row[field] for row in rec["kernels"][0]["rows"]])
+    return out
+
+
+REFERENCE_STREAM = (256 << 10, 64 << 20)  # a cache's sweep and memory's, bytes per core
+REFERENCE_KINDS = (64 << 10, 4 << 20, 64 << 20)
+
+
+def reference(say: Callable[[str], None], results: Path) -> list[dict[str, Any]]:
+    """Re-times the ceilings' reference points beside a user's runs, once each, into `results`:
+    the stream at REFERENCE_STREAM and every access kind at REFERENCE_KINDS bytes per core, as
+    ranks on 1..N cores, with the ceilings' own arguments (pxq.analysis.drift reads them)."""
+    n = envinfo.cores()
+    todo = [("stream", size, _stream_args(size)) for size in REFERENCE_STREAM]
+    todo += [(kind, size, _kind_args(kind, size)) for kind in KINDS for size in REFERENCE_KINDS]
+    out = []
+    for i, (what, size, args) in enumerate(todo, 1):
+        say(f"reference {i}/{len(todo)}: {what} with {format_bytes(size)} per core on 1..{n} cores")
+        out.append(_run("probe-bandwidth", Layout(1, n, 1), args, "flat", results))
     return out
 
 
@@ -74,7 +101,7 @@ def _flops(l1: int, n: int, tmp: Path) -> list[list[float]]:
     for _ in range(REPEATS):
         row = []
         for k in range(1, n + 1):
-            rec = _run("ring", Layout(1, k, 1), args, "flat", tmp)
+            rec = _run("ring", Layout(1, k, 1), args, "flat", tmp / "ceil.jsonl")
             row.append(rec["work"]["compute"]["gflops"])
         out.append(row)
     return out
