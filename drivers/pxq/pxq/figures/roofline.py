@@ -54,24 +54,30 @@ def _kinds_drawn(pts: list[dict[str, Any]]) -> set[str]:
 
 def _kind_ceilings(ax: Any, c: dict[str, Any], xs: list[float], kinds: set[str]) -> None:
     """The ceiling of each flop-rate kind a drawn phase has, with every core busy, at its
-    smallest and largest measured size per core (in cache, from memory), labelled at the right
-    (the FFT's above its lines, the stencil's below)."""
+    smallest and largest measured size per core (in cache, from memory), labelled at the right:
+    of the lines at one size, the highest's label above it, the others' below, so two close
+    lines' labels do not overlap."""
     n = c["cores"]
+    lines: dict[int, list[tuple[float, str]]] = {0: [], -1: []}  # in cache, from memory
     for kind, spec in KINDS.items():
         curve = (c.get("kinds") or {}).get(kind)
-        if not curve or spec["unit"] != "gflops" or kind not in kinds:
-            continue
-        for point, style in ((curve[0], (0, (6, 3))), (curve[-1], (0, (2, 2)))):
-            rate = at(point["rate"], n)
-            ax.axhline(rate, color="tab:cyan" if kind == "fft" else "tab:olive", linestyle=style, linewidth=0.9)
+        if curve and spec["unit"] == "gflops" and kind in kinds:
+            for end in lines:
+                lines[end].append((at(curve[end]["rate"], n), kind))
+    for end, drawn in lines.items():
+        style = (0, (6, 3)) if end == 0 else (0, (2, 2))
+        for i, (rate, kind) in enumerate(sorted(drawn, reverse=True)):
+            colour = "tab:cyan" if kind == "fft" else "tab:olive"
+            size = format_bytes(c["kinds"][kind][end]["bytes"])
+            ax.axhline(rate, color=colour, linestyle=style, linewidth=0.9)
             ax.annotate(
-                f"{kind}, {format_bytes(point['bytes'])} per core, {n} core(s): {rate:.0f} GFlop/s",
+                f"{kind}, {size} per core, {n} core(s): {rate:.0f} GFlop/s",
                 (xs[-1], rate),
                 textcoords="offset points",
-                xytext=(-2, 3) if kind == "fft" else (-2, -9),
+                xytext=(-2, 3) if i == 0 else (-2, -9),
                 ha="right",
                 fontsize=7,
-                color="tab:cyan" if kind == "fft" else "tab:olive",
+                color=colour,
             )
 
 
