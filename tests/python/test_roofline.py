@@ -372,3 +372,23 @@ def test_the_access_kinds_are_measured_from_64k_to_past_four_times_the_last_leve
     assert ceilprobe.sizes({"last_level_bytes": 16 * M}, 2)[-1] == 1024 * M  # the stream curve: at least 1G
     monkeypatch.setattr(ceilprobe.caches, "available_memory", lambda: 512 * M)
     assert ceilprobe.kind_sizes({"last_level_bytes": 16 * M}, 2)[-1] == 64 * M  # a quarter of 512M over 2 cores
+
+
+def test_a_pair_is_ordered_by_its_runs_only_when_they_tell_it_apart():
+    # Three runs each: ranges that do not overlap (no rank-sum test reaches 5% with 3 against 3).
+    assert roofline.ordered_by_runs([1.0, 1.1, 1.2], [1.3, 1.4, 1.5])
+    assert not roofline.ordered_by_runs([1.0, 1.1, 1.35], [1.3, 1.4, 1.5])
+    # Seven each: a rank-sum test, which one outlier does not defeat and a shift within the noise
+    # does not pass.
+    fast, slow = [1.0, 1.01, 1.02, 1.03, 1.04, 1.05, 1.6], [1.1, 1.11, 1.12, 1.13, 1.14, 1.15, 1.16]
+    assert roofline.ordered_by_runs(fast, slow)
+    assert not roofline.ordered_by_runs(fast, [t + 0.01 for t in fast])
+    # Per app: the pairs the runs order, and how many the prediction orders the same way.
+    pts = [
+        {"app": "ring", "times": fast, "median": 1.03, "predicted": 1.0},
+        {"app": "ring", "times": slow, "median": 1.13, "predicted": 0.9},  # predicted the wrong way
+        {"app": "ring", "times": [t + 0.001 for t in fast], "median": 1.031, "predicted": 0.5},
+    ]
+    pairs = roofline.pairs_per_app(pts)["ring"]
+    assert (pairs["ordered"], pairs["agree"]) == (2, 1)
+    assert pairs["unordered"] == [(pts[0], pts[2])]

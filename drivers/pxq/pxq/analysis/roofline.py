@@ -168,6 +168,7 @@ def points(
                 "backend": key[5],
                 "runs": len(runs),
                 "median": median,
+                "times": times,
                 "low": times[0],
                 "high": times[-1],
                 "spread": (times[-1] - times[0]) / median if median > 0 else 0.0,
@@ -194,18 +195,31 @@ def kendall_per_app(pts: list[dict[str, Any]]) -> dict[str, float | None]:
     return out
 
 
+ORDER_P = 0.05  # a pair's runs order it when a rank-sum test says their times differ at this level
+ORDER_TEST_RUNS = 4  # fewer runs of either: no test can reach ORDER_P (3 against 3: p >= 0.1)
+
+
+def ordered_by_runs(a: list[float], b: list[float]) -> bool:
+    """Whether two configurations' measured times order them: a two-sided Mann-Whitney rank-sum
+    test at ORDER_P with ORDER_TEST_RUNS or more runs of each, else ranges that do not overlap."""
+    from scipy.stats import mannwhitneyu
+
+    if min(len(a), len(b)) >= ORDER_TEST_RUNS:
+        return bool(mannwhitneyu(a, b, alternative="two-sided").pvalue < ORDER_P)
+    return max(a) < min(b) or max(b) < min(a)
+
+
 def pairs_per_app(pts: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Per app, the pairs of configurations its runs order (their ranges of measured times do not
-    overlap) and how many of those the prediction orders the same way; the pairs whose ranges
-    overlap are listed: no prediction can be right or wrong about an order the runs did not
-    measure."""
+    """Per app, the pairs of configurations its runs order (ordered_by_runs) and how many of
+    those the prediction orders the same way; the others are listed: no prediction can be right
+    or wrong about an order the runs did not measure."""
     out: dict[str, dict[str, Any]] = {}
     for app in sorted({p["app"] for p in pts}):
         mine = [p for p in pts if p["app"] == app]
         ordered = agree = 0
         unordered = []
         for a, b in itertools.combinations(mine, 2):
-            if a["low"] <= b["high"] and b["low"] <= a["high"]:
+            if not ordered_by_runs(a["times"], b["times"]):
                 unordered.append((a, b))
                 continue
             ordered += 1

@@ -131,6 +131,16 @@ def table(pts: list[dict[str, Any]]) -> Table:
     return t
 
 
+def _order_rule(pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
+    """How the runs failed to order these pairs: a rank-sum test, overlapping ranges, or both."""
+    tested = [min(a["runs"], b["runs"]) >= roofline.ORDER_TEST_RUNS for a, b in pairs]
+    if all(tested):
+        return f"rank-sum p >= {roofline.ORDER_P}"
+    if not any(tested):
+        return "their ranges overlap"
+    return f"rank-sum p >= {roofline.ORDER_P}, or ranges that overlap"
+
+
 def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> int:
     runs, refs = _runs(args.results)
     c = ceilprobe.here(lambda s: console.print(f"[dim]{s}[/dim]"), remeasure=args.remeasure)
@@ -164,7 +174,7 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
             said += f"; of the {pr['ordered']} pair(s) the runs order, {pr['agree']} predicted in that order"
         if pr["unordered"]:
             names = "; ".join(f"{_variant(a)} / {_variant(b)}" for a, b in pr["unordered"])
-            said += f"; not ordered by the runs (their ranges overlap): {names}"
+            said += f"; not ordered by the runs ({_order_rule(pr['unordered'])}): {names}"
         console.print(f"order of the variants, {app}: Kendall's tau (predicted against measured) {said}")
     console.print(
         "[dim]predicted: each declared phase at its binding ceiling (compute, a cache level or memory, "
