@@ -145,12 +145,13 @@ def test_pxq_probe_reference_retimes_the_ceilings_own_measurements(tmp_path, mon
     assert cli.main(["probe", "reference", "--results", str(out)]) == 0
     assert {(a[0], a[1], a[2], a[3]) for a in asked} == {("probe-bandwidth", "1x2", "flat", out)}
     stream = [a[4] for a in asked if "--kernels" in a[4]]
-    assert [s[s.index("--array") + 1] for s in stream] == [str(256 * K), str(64 * M)]
+    assert [s[s.index("--array") + 1] for s in stream] == [str(256 * K), str(64 * M)] * ceilings.REPEATS
     assert stream[0] == ceilprobe._stream_args(256 * K)  # as the ceilings' curve was measured
     for kind in ceilings.KINDS:
         mine = [a[4] for a in asked if "--kind" in a[4] and kind in a[4]]
-        assert mine == [ceilprobe._kind_args(kind, s) for s in ceilprobe.REFERENCE_KINDS]
+        assert mine == [ceilprobe._kind_args(kind, s) for s in ceilprobe.REFERENCE_KINDS] * ceilings.REPEATS
     said = capsys.readouterr().out
-    assert "stream at 64M per core, 2 cores busy: 1.00 x the kept ceilings'" in said
-    assert "gather at 64K per core, 2 cores busy: 0.50 x" in said
-    assert f"14 reference(s) appended to {out}" in said
+    table = {line.split("│")[1].strip(): line.split("│")[2:-1] for line in said.splitlines() if line.count("│") > 2}
+    assert [c.strip() for c in table["stream"]] == ["", "0.25", "", "1.00"]  # 64K, 256K, 4M, 64M: 50 / 200, 50 / 50
+    assert [c.strip() for c in table["gather"]] == ["0.50", "", "0.50", "0.50"]  # 50 over the kept 100
+    assert f"{14 * ceilings.REPEATS} reference(s) appended to {out}" in said

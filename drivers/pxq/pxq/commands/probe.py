@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from rich.console import Console
+from rich.table import Table
 
 from pxq.analysis import drift
 from pxq.core import plugins
@@ -156,12 +157,17 @@ def _reference(args: argparse.Namespace, console: Console) -> int:
         console.print("no ceilings kept on this machine yet: `pxq roofline` measures them, then uses these")
     else:
         n = kept["cores"]
-        for s in drift.summary(drift.factors(refs, kept), n):
-            console.print(
-                f"{s['curve']} at {format_bytes(s['bytes'])} per core, {n} cores busy: "
-                f"{s['median']:.2f} x the kept ceilings' (measured {kept['date']})",
-                highlight=False,
-            )
+        rows = drift.summary(drift.factors(refs, kept), n)
+        console.print(f"these references over the kept ceilings (measured {kept['date']}), median, {n} cores busy:")
+        t = Table()
+        t.add_column("curve")
+        sizes = sorted({r["bytes"] for r in rows})
+        for size in sizes:
+            t.add_column(format_bytes(size), justify="right")
+        for curve in dict.fromkeys(r["curve"] for r in rows):
+            by = {r["bytes"]: f"{r['median']:.2f}" for r in rows if r["curve"] == curve}
+            t.add_row(curve, *(by.get(size, "") for size in sizes))
+        console.print(t)
     console.print(f"{len(refs)} reference(s) appended to {results}; pass it to `pxq roofline` with the runs")
     return 0
 

@@ -74,16 +74,18 @@ REFERENCE_KINDS = (64 << 10, 4 << 20, 64 << 20)
 
 
 def reference(say: Callable[[str], None], results: Path) -> list[dict[str, Any]]:
-    """Re-times the ceilings' reference points beside a user's runs, once each, into `results`:
-    the stream at REFERENCE_STREAM and every access kind at REFERENCE_KINDS bytes per core, as
-    ranks on 1..N cores, with the ceilings' own arguments (pxq.analysis.drift reads them)."""
+    """Re-times the ceilings' reference points beside a user's runs into `results`: the stream at
+    REFERENCE_STREAM and every access kind at REFERENCE_KINDS bytes per core, as ranks on 1..N
+    cores, with the ceilings' own arguments, REPEATS rounds over all of them (one timing is as
+    noisy as a run; pxq.analysis.drift takes the median)."""
     n = envinfo.cores()
     todo = [("stream", size, _stream_args(size)) for size in REFERENCE_STREAM]
     todo += [(kind, size, _kind_args(kind, size)) for kind in KINDS for size in REFERENCE_KINDS]
     out = []
-    for i, (what, size, args) in enumerate(todo, 1):
-        say(f"reference {i}/{len(todo)}: {what} with {format_bytes(size)} per core on 1..{n} cores")
-        out.append(_run("probe-bandwidth", Layout(1, n, 1), args, "flat", results))
+    for rep in range(REPEATS):
+        for i, (what, size, args) in enumerate(todo, 1):
+            say(f"reference {rep + 1}/{REPEATS}, {i}/{len(todo)}: {what} with {format_bytes(size)} per core")
+            out.append(_run("probe-bandwidth", Layout(1, n, 1), args, "flat", results))
     return out
 
 
