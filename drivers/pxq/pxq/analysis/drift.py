@@ -64,10 +64,13 @@ def factors(refs: list[dict[str, Any]], c: dict[str, Any]) -> Factors:
     the kept curve's at that size and core count; a kind these ceilings lack is left out."""
     out: Factors = {}
     for rec in refs:
-        curve, kernel = _curve(rec) or ("", {})
+        found = _curve(rec)
+        if found is None:
+            continue
+        curve, kernel = found
         size = int(rec["size"]["array_bytes"])
         per_k = []
-        for row in kernel.get("rows", []):
+        for row in kernel["rows"]:
             if curve == "stream":
                 per_k.append(row["total_gbs"] / ceil.bandwidth(c, size, row["cores"]))
             else:
