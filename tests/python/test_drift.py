@@ -155,3 +155,14 @@ def test_pxq_probe_reference_retimes_the_ceilings_own_measurements(tmp_path, mon
     assert [c.strip() for c in table["stream"]] == ["", "0.25", "", "1.00"]  # 64K, 256K, 4M, 64M: 50 / 200, 50 / 50
     assert [c.strip() for c in table["gather"]] == ["0.50", "", "0.50", "0.50"]  # 50 over the kept 100
     assert f"{14 * ceilings.REPEATS} reference(s) appended to {out}" in said
+
+
+def test_one_noisy_reference_among_many_is_not_a_machine_that_moved():
+    steady = [reference(64 * M, 30, 50, f"2026-11-27T10:0{m}:00Z") for m in range(5)]
+    glitch = reference(64 * M, 30, 10, "2026-11-27T10:05:00Z")
+    (row,) = drift.summary(drift.factors([*steady, glitch], CEIL), 2)
+    assert (row["min"], row["max"], row["median"]) == pytest.approx((0.2, 1.0, 1.0))
+    assert row["quartiles"] == pytest.approx([0.8, 1.0])  # one glitch: the range is wide, the quartiles not
+    moved = [reference(64 * M, 30, v, f"2026-11-27T10:0{m}:00Z") for m, v in enumerate((25, 25, 25, 50, 50, 50))]
+    (row,) = drift.summary(drift.factors(moved, CEIL), 2)
+    assert row["quartiles"][1] > 1.25 * row["quartiles"][0]

@@ -149,8 +149,9 @@ def for_run(rec: dict[str, Any], c: dict[str, Any], fs: Factors | None) -> dict[
 
 
 def summary(fs: Factors, cores: int) -> list[dict[str, Any]]:
-    """Per curve and reference size: how many references, the median factor with `cores` busy and
-    its range over them (how far the machine moved while the runs were taken)."""
+    """Per curve and reference size: how many references, the median factor with `cores` busy, its
+    range over them and its quartiles (the range with fewer than 4): how far the machine moved
+    while the runs were taken, one noisy reference aside."""
     out = []
     for curve in ["stream", *ceil.KINDS]:
         for size in sorted(fs.get(curve, {})):
@@ -163,6 +164,9 @@ def summary(fs: Factors, cores: int) -> list[dict[str, Any]]:
                     "median": statistics.median(values),
                     "min": min(values),
                     "max": max(values),
+                    "quartiles": statistics.quantiles(values, n=4)[::2]
+                    if len(values) >= 4
+                    else [min(values), max(values)],
                 }
             )
     return out

@@ -68,13 +68,15 @@ def _drift(refs: list[dict[str, Any]], c: dict[str, Any], console: Console) -> d
             continue
         parts = [f"{format_bytes(s['bytes'])} {s['median']:.2f} ({s['min']:.2f} to {s['max']:.2f})" for s in rows]
         console.print(f"drift of {curve}, {n} cores busy, x the kept ceilings: " + ", ".join(parts), highlight=False)
-        moved += [f"{curve} {format_bytes(s['bytes'])}" for s in rows if s["max"] > (1 + NEAR) * s["min"]]
+        moved += [
+            f"{curve} {format_bytes(s['bytes'])}" for s in rows if s["quartiles"][1] > (1 + NEAR) * s["quartiles"][0]
+        ]
     refs_n = sum(s["references"] for s in drift.summary(fs, n))
     console.print(f"[dim]{refs_n} reference(s): each run is predicted against the ceilings scaled to its start[/dim]")
     if moved:
         console.print(
-            f"[yellow]the machine moved more than {NEAR:.0%} while the runs were taken[/yellow] ({', '.join(moved)}): "
-            "the predictions between references carry that uncertainty"
+            f"[yellow]the machine moved more than {NEAR:.0%} while the runs were taken[/yellow] (the references' "
+            f"quartiles, {', '.join(moved)}): the predictions between references carry that uncertainty"
         )
     return fs
 
