@@ -354,9 +354,17 @@ def test_a_phase_of_an_access_kind_runs_at_its_kinds_ceiling_and_names_it():
     # FFTs of the strided lines of a 64M grid (8 GFlop/s per core with both busy), whatever
     # their batch: the kind's kernel gathers and scatters its lines as FT does.
     f = roofline.phase_prediction(phase("fft", 16e9, 9.6e9, 3.2e9, 64 * M, 64 * K), c, 2, 1)
-    assert f["times"] == {"compute": pytest.approx(16e9 / 50e9), "fft (memory)": pytest.approx(2.0)}
+    assert f["times"] == {
+        "compute": pytest.approx(16e9 / 50e9),
+        "fft (memory)": pytest.approx(2.0),
+        "memory": pytest.approx(3.2e9 / 25e9),  # its compulsory bytes at the stream's roof: not binding
+    }
     assert f["seconds"] == pytest.approx(2.0) and f["binding"] == "fft (memory)"
     assert f["memory_bytes"] == 3.2e9
+    # A stencil phase with few flops per byte (MG's interpolation against the residual the kind
+    # measured): its compulsory 50 GB at the stream's 25 GB/s per core outlast 1.2e9 flops at 6.
+    lean = roofline.phase_prediction(phase("stencil", 1.2e9, 50e9, 50e9, 64 * M, 64 * M), c, 2, 1)
+    assert lean["binding"] == "memory" and lean["seconds"] == pytest.approx(2.0)
     # A grid that fits in L2 runs at the kind's in-cache rate (16 per core at 64K).
     f = roofline.phase_prediction(phase("fft", 16e9, 9.6e9, 3.2e9, 64 * K, 64 * K), c, 2, 1)
     assert f["seconds"] == pytest.approx(1.0) and f["binding"] == "fft (L2)"

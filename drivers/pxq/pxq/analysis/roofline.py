@@ -66,8 +66,8 @@ def phase_prediction(w: dict[str, Any], ceilings: dict[str, Any], k: int, t: int
     """One phase's predicted seconds, the ceiling that binds it and the bytes it sends to memory.
 
     A phase of an access kind the ceilings measured (gather, update, stencil, fft) takes its
-    amount (flops or bytes, as the kind's unit) at the kind's rate for its size with k cores busy.
-    A stream: the compulsory bytes at the bandwidth
+    amount (flops or bytes, as the kind's unit) at the kind's rate for its size with k cores busy,
+    or its compulsory bytes at the stream's, whichever is longer. A stream: the compulsory bytes at the bandwidth
     the measured curve gives a sweep of the rank's footprint (per core) with k cores busy; the
     reused bytes at the bandwidth of a sweep of one worker's working set. Each is named by the
     level that holds that size. Traffic at different levels adds up; compute overlaps it."""
@@ -78,14 +78,19 @@ def phase_prediction(w: dict[str, Any], ceilings: dict[str, Any], k: int, t: int
     memory_bytes = 0.0
     streamed = (compulsory, max(w["footprint_bytes"] / t, 1.0), t)
     reused = (max(0.0, core - compulsory), max(w["working_set_bytes"], 1.0), 1)
-    parts = [streamed, reused]
     kind = _kind_time(w, ceilings, k, t)
-    if kind is not None:  # the kind's kernel moved its data itself
+    if kind is not None:
+        # The kind's kernel moved its data itself, at its own bytes per flop; a phase that must
+        # stream more per flop than that kernel (MG's restriction and interpolation against the
+        # residual) meets the stream's roof for its compulsory bytes first: the larger binds.
         times[kind[0]] = kind[1]
-        parts = []
-        if ceil.level_of(ceilings, streamed[1] * t, k, t) == "memory":
-            memory_bytes += compulsory
-    for amount, size, owners in parts:
+        if compulsory > 0:
+            name = ceil.level_of(ceilings, streamed[1] * t, k, t)
+            times[name] = compulsory / (ceil.bandwidth(ceilings, streamed[1], k) / k * 1e9 * t)
+            memory_bytes += compulsory if name == "memory" else 0.0
+        binding = max(times, key=lambda n: times[n])
+        return {"seconds": times[binding], "binding": binding, "times": times, "memory_bytes": memory_bytes}
+    for amount, size, owners in (streamed, reused):
         if amount <= 0:
             continue
         name = ceil.level_of(ceilings, size * owners, k, owners)
