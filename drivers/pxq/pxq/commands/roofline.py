@@ -61,9 +61,9 @@ def _drift(refs: list[dict[str, Any]], c: dict[str, Any], console: Console) -> d
         return None
     fs = drift.factors(refs, c)
     n = c["cores"]
-    moved = []
+    moved, summary = [], drift.summary(fs, n)
     for curve in ["stream", *ceil.KINDS]:
-        rows = [s for s in drift.summary(fs, n) if s["curve"] == curve]
+        rows = [s for s in summary if s["curve"] == curve]
         if not rows:
             continue
         parts = [f"{format_bytes(s['bytes'])} {s['median']:.2f} ({s['min']:.2f} to {s['max']:.2f})" for s in rows]
@@ -71,7 +71,7 @@ def _drift(refs: list[dict[str, Any]], c: dict[str, Any], console: Console) -> d
         moved += [
             f"{curve} {format_bytes(s['bytes'])}" for s in rows if s["quartiles"][1] > (1 + NEAR) * s["quartiles"][0]
         ]
-    refs_n = sum(s["references"] for s in drift.summary(fs, n))
+    refs_n = sum(s["references"] for s in summary)
     console.print(f"[dim]{refs_n} reference(s): each run is predicted against the ceilings scaled to its start[/dim]")
     if moved:
         console.print(
