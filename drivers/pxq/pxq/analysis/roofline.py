@@ -67,10 +67,11 @@ def phase_prediction(w: dict[str, Any], ceilings: dict[str, Any], k: int, t: int
 
     A phase of an access kind the ceilings measured (gather, update, stencil, fft) takes its
     amount (flops or bytes, as the kind's unit) at the kind's rate for its size with k cores busy,
-    or its compulsory bytes at the stream's, whichever is longer. A stream: the compulsory bytes at the bandwidth
-    the measured curve gives a sweep of the rank's footprint (per core) with k cores busy; the
-    reused bytes at the bandwidth of a sweep of one worker's working set. Each is named by the
-    level that holds that size. Traffic at different levels adds up; compute overlaps it."""
+    or its compulsory bytes at the stream's, whichever is longer. A stream: the compulsory bytes
+    at the bandwidth the measured curve gives a sweep of the rank's footprint (per core) with k
+    cores busy; the reused bytes at the bandwidth of a sweep of one worker's working set. Each is
+    named by the level that holds that size. Traffic at different levels adds up; compute
+    overlaps it."""
     m = w["rank_max"]
     flops, core, compulsory = m["flops"], m["bytes"], m["memory_bytes"]
     peak_worker = ceil.at(ceilings["peak_gflops"], k) / k * 1e9
@@ -146,7 +147,7 @@ def group_key(rec: dict[str, Any]) -> tuple[Any, ...]:
 
 
 def points(
-    recs: list[dict[str, Any]], ceilings: dict[str, Any], fs: dict[int, Any] | None = None
+    recs: list[dict[str, Any]], ceilings: dict[str, Any], fs: drift.Factors | None = None
 ) -> list[dict[str, Any]]:
     """One point per configuration: the run nearest the median time predicted, beside the
     median measured time and its spread; with reference measurements (pxq.analysis.drift's
