@@ -400,3 +400,29 @@ def test_a_pair_is_ordered_by_its_runs_only_when_they_tell_it_apart():
     pairs = roofline.pairs_per_app(pts)["ring"]
     assert (pairs["ordered"], pairs["agree"]) == (2, 1)
     assert pairs["unordered"] == [(pts[0], pts[2])]
+    # One pair concordant, one discordant, one tied by the runs: tau-b 0 over 2 by 3 pairs.
+    assert pairs["tau_b"] == pytest.approx(0.0)
+
+
+def test_tau_b_counts_a_pair_the_runs_do_not_order_as_a_tie():
+    from scipy.stats import kendalltau
+
+    fast, slow = [1.0, 1.01, 1.02, 1.03, 1.04, 1.05, 1.06], [1.2, 1.21, 1.22, 1.23, 1.24, 1.25, 1.26]
+    # Two pairs the runs cannot tell apart, the prediction ordering all four strictly: the medians
+    # alone put the first pair against the prediction (tau 0.67), the runs measured a tie.
+    pts = [
+        {"app": "cg", "times": [t + 0.001 for t in fast], "median": 1.031, "predicted": 1.0},
+        {"app": "cg", "times": fast, "median": 1.03, "predicted": 1.1},
+        {"app": "cg", "times": slow, "median": 1.23, "predicted": 1.2},
+        {"app": "cg", "times": [t + 0.001 for t in slow], "median": 1.231, "predicted": 1.3},
+    ]
+    assert roofline.kendall_per_app(pts)["cg"] == pytest.approx(2 / 3)
+    pairs = roofline.pairs_per_app(pts)["cg"]
+    assert pairs["tau_b"] == pytest.approx(kendalltau([1, 2, 3, 4], [1, 1, 2, 2]).statistic)
+    assert pairs["tau_b"] == pytest.approx(4 / math.sqrt(6 * 4))
+    # The same pairs predicted against the runs' order: -1; nothing ordered by the runs: not judged.
+    flipped = [dict(p, predicted=-p["predicted"]) for p in pts]
+    assert roofline.pairs_per_app(flipped)["cg"]["tau_b"] == pytest.approx(-4 / math.sqrt(6 * 4))
+    same = [dict(p, times=fast) for p in pts]
+    assert roofline.pairs_per_app(same)["cg"]["tau_b"] is None
+    assert roofline.tau_b_by_runs(pts[:2]) is None

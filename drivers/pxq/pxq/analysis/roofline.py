@@ -230,5 +230,29 @@ def pairs_per_app(pts: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
                 continue
             ordered += 1
             agree += (a["median"] < b["median"]) == (a["predicted"] < b["predicted"])
-        out[app] = {"ordered": ordered, "agree": agree, "unordered": unordered}
+        out[app] = {"ordered": ordered, "agree": agree, "unordered": unordered, "tau_b": tau_b_by_runs(mine)}
     return out
+
+
+def _sign(x: float) -> int:
+    return (x > 0) - (x < 0)
+
+
+def tau_b_by_runs(mine: list[dict[str, Any]]) -> float | None:
+    """Kendall's tau-b between the predicted order and the order the runs measure: a pair the
+    runs do not order (ordered_by_runs) is a tie of the measured ranking, as tau-b counts ties,
+    rather than an order read from two medians the noise decides; None with fewer than three
+    points, or when the runs or the prediction order no pair at all."""
+    if len(mine) < 3:
+        return None
+    pairs = tied_meas = tied_pred = score = 0
+    for a, b in itertools.combinations(mine, 2):
+        pairs += 1
+        meas = _sign(b["median"] - a["median"]) if ordered_by_runs(a["times"], b["times"]) else 0
+        pred = _sign(b["predicted"] - a["predicted"])
+        tied_meas += meas == 0
+        tied_pred += pred == 0
+        score += meas * pred
+    if tied_meas == pairs or tied_pred == pairs:
+        return None
+    return score / math.sqrt((pairs - tied_meas) * (pairs - tied_pred))

@@ -170,14 +170,22 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     )
     pairs = roofline.pairs_per_app(pts)
     for app, tau in roofline.kendall_per_app(pts).items():
-        said = "fewer than 3 configurations: not judged" if tau is None else f"{tau:.2f}"
         pr = pairs[app]
+        if tau is None:
+            said = "fewer than 3 configurations: not judged"
+        else:
+            said = f"Kendall's tau {tau:.2f} on the medians alone"
+            if pr["tau_b"] is not None:
+                said = (
+                    f"Kendall's tau-b {pr['tau_b']:.2f} against the order the runs measure (a pair they "
+                    f"do not order counts as a tie), {said}"
+                )
         if pr["ordered"]:
             said += f"; of the {pr['ordered']} pair(s) the runs order, {pr['agree']} predicted in that order"
         if pr["unordered"]:
             names = "; ".join(f"{_variant(a)} / {_variant(b)}" for a, b in pr["unordered"])
             said += f"; not ordered by the runs ({_order_rule(pr['unordered'])}): {names}"
-        console.print(f"order of the variants, {app}: Kendall's tau (predicted against measured) {said}")
+        console.print(f"order of the variants predicted, {app}: {said}")
     console.print(
         "[dim]predicted: each declared phase at its binding ceiling (compute, a cache level or memory, "
         "shared by the node's busy cores, or its access kind's: gather, update, stencil, fft), "
