@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pxq import cli
-from pxq.analysis import roofline
+from pxq.analysis import drift, roofline
 from pxq.figures import roofline as draw
 from pxq.labs import tiling
 from pxq.machine import ceilings
@@ -210,6 +210,41 @@ def test_pxq_roofline_refuses_runs_without_declared_work(tmp_path, fixed_ceiling
     assert cli.main(["roofline", str(path)]) == 2
     assert "declare no work" in capsys.readouterr().err
     assert cli.main(["roofline", str(tmp_path / "missing.jsonl")]) == 2
+
+
+def test_runs_or_references_from_another_machine_are_refused(tmp_path, monkeypatch, capsys):
+    ctx = BASE["context"]
+    here = {**CEIL, "key": ceilings.caches.key(ctx), "cores": ctx["logical_cpus"]}
+    monkeypatch.setattr(ceilprobe, "here", lambda say, remeasure=False: here)
+    ours = [ring_record(64 * M, None, total=1.0), ring_record(64 * M, 256 * K, total=0.4)]
+    path = tmp_path / "runs.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in ours))
+    assert cli.main(["roofline", str(path), "--plot", str(tmp_path / "r.png")]) == 0
+    capsys.readouterr()
+    # Another processor, other cache sizes, or more CPUs: never predicted against these ceilings.
+    for change in (
+        {"cpu_model": "AMD EPYC 9654"},
+        {"caches": {**ctx["caches"], "l2": {**ctx["caches"]["l2"], "bytes": 1 << 20}}},
+        {"logical_cpus": 192},
+    ):
+        theirs = copy.deepcopy(ours[0])
+        theirs["context"].update(change, host="node7")
+        path.write_text("".join(json.dumps(r) + "\n" for r in [*ours, theirs]))
+        assert cli.main(["roofline", str(path), "--plot", str(tmp_path / "r.png")]) == 2
+        err = capsys.readouterr().err
+        assert "1 record(s) ran on another machine (host node7" in err and "on the machine that ran them" in err
+        assert "Traceback" not in err
+    # A drift reference taken on another machine (the bandwidth record is an AMD EPYC's).
+    probe = json.loads((Path(__file__).parent / "data" / "bandwidth-record.json").read_text())
+    assert drift.is_reference(probe) and probe["context"]["cpu_model"] != ctx["cpu_model"]
+    path.write_text("".join(json.dumps(r) + "\n" for r in [*ours, probe]))
+    assert cli.main(["roofline", str(path), "--plot", str(tmp_path / "r.png")]) == 2
+    assert "1 record(s) ran on another machine (host vm: AMD EPYC" in capsys.readouterr().err
+    # The host's name alone does not make another machine (identical nodes share ceilings).
+    same = copy.deepcopy(ours[0])
+    same["context"]["host"] = "node8"
+    path.write_text("".join(json.dumps(r) + "\n" for r in [*ours, same]))
+    assert cli.main(["roofline", str(path), "--plot", str(tmp_path / "r.png")]) == 0
 
 
 def test_ceilings_of_another_machine_or_format_are_measured_again(tmp_path, monkeypatch):

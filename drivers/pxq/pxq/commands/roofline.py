@@ -20,6 +20,7 @@ from pxq.core.errors import InputError
 from pxq.core.escape import term
 from pxq.core.layout import format_bytes
 from pxq.figures import roofline as draw
+from pxq.machine import caches
 from pxq.machine import ceilings as ceil
 from pxq.probes import ceilprobe
 
@@ -48,6 +49,39 @@ def _runs(items: list[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
     if not any(r.get("work") for r in runs):
         raise InputError("these runs declare no work (recorded before pxq declared it): run them again")
     return runs, [r for r in recs if drift.is_reference(r)]
+
+
+def _machine(rec: dict[str, Any]) -> tuple[Any, ...]:
+    """What a record says of the machine it ran on, as far as the ceilings depend on it: the
+    processor, hwloc's cache sizes and the logical CPUs (the host's name aside: identical nodes
+    share ceilings)."""
+    ctx = rec.get("context") or {}
+    k = caches.key(ctx)
+    return (k["cpu_model"], tuple(k["hwloc"].values()), ctx.get("logical_cpus"))
+
+
+def _describe(rec: dict[str, Any]) -> str:
+    ctx = rec.get("context") or {}
+    l2 = ((ctx.get("caches") or {}).get("l2") or {}).get("bytes") or 0
+    cpus = ctx.get("logical_cpus", "?")
+    return f"host {ctx.get('host', '?')}: {ctx.get('cpu_model', '?')}, L2 {format_bytes(l2)}, {cpus} CPUs"
+
+
+def refuse_other_machines(recs: list[dict[str, Any]], c: dict[str, Any]) -> None:
+    """Ceilings predict only the machine they were measured on: records from another processor,
+    cache sizes or CPU count are refused (InputError), never predicted against this one's."""
+    key = c.get("key")
+    if not key:
+        return
+    here = (key.get("cpu_model"), tuple((key.get("hwloc") or {}).values()), c.get("cores"))
+    other = [r for r in recs if _machine(r)[:2] != here[:2] or _machine(r)[2] not in (None, here[2])]
+    if other:
+        raise InputError(
+            f"{len(other)} record(s) ran on another machine ({_describe(other[0])}) than the one whose "
+            f"ceilings would predict them (this one, host {key.get('host', '?')}: {here[0]}, "
+            f"L2 {format_bytes((key.get('hwloc') or {}).get('l2') or 0)}, {here[2]} CPUs): run `pxq roofline` "
+            "on the machine that ran them, or leave them out of PATH"
+        )
 
 
 def _drift(refs: list[dict[str, Any]], c: dict[str, Any], console: Console) -> drift.Factors | None:
@@ -146,6 +180,7 @@ def _order_rule(pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
 def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> int:
     runs, refs = _runs(args.results)
     c = ceilprobe.here(lambda s: console.print(f"[dim]{s}[/dim]"), remeasure=args.remeasure)
+    refuse_other_machines(runs + refs, c)
     console.print(f"ceilings ({c['cpu_model']}, measured {c['date']}): {_ceilings_text(c)}")
     kinds = _kinds_text(c)
     if kinds:
