@@ -15,6 +15,7 @@ from pxq import figures
 from pxq.core.layout import format_bytes
 from pxq.machine.ceilings import KINDS, at, roofs
 
+LABEL_BOX = {"boxstyle": "square,pad=0.1", "facecolor": "white", "edgecolor": "none", "alpha": 0.8}  # over lines
 MARKERS = {"flat": "o", "hybrid": "s", "tiled": "^"}
 ROOF_COLOURS = {"memory": "tab:red", "L1": "tab:grey", "L2": "tab:purple", "L3": "tab:brown"}
 
@@ -31,20 +32,40 @@ def _roofs(ax: Any, c: dict[str, Any], xs: list[float]) -> None:
             xytext=(2, 3),
             fontsize=7,
         )
-        for name, bw in roofs(c, cores):
+        drawn = roofs(c, cores)
+        for name, bw in drawn:
             x_top = peak / bw
             line_x = [x for x in xs if x < x_top] + [x_top]
             ax.plot(line_x, [min(peak, bw * x) for x in line_x], style, color=ROOF_COLOURS.get(name, "tab:olive"))
-            if cores == n or name == "memory":
+        for names, bws in _label_groups(drawn):
+            if cores == n or "memory" in names:
+                said = ", ".join(f"{nm} {b:.0f}" for nm, b in zip(names, bws))
                 ax.annotate(
-                    f"{name} {bw:.0f} GB/s ({cores} core(s))",
-                    (xs[0], bw * xs[0]),
+                    f"{said} GB/s ({cores} core(s))",
+                    (xs[0], min(peak, max(bws) * xs[0])),
                     textcoords="offset points",
                     xytext=(2, 3) if cores == n else (2, -10),  # one core's memory roof: below its line
                     fontsize=7,
-                    color=ROOF_COLOURS.get(name, "tab:olive"),
+                    color=ROOF_COLOURS.get(names[0], "tab:olive"),
+                    bbox=LABEL_BOX,
                     rotation=0,
                 )
+
+
+LABEL_APART = 1.25  # roofs closer than this share one label (their lines all but coincide)
+
+
+def _label_groups(drawn: list[tuple[str, float]]) -> list[tuple[list[str], list[float]]]:
+    """The roofs' labels: roofs within LABEL_APART of a neighbour share one ("L2 349, L3 337"),
+    so two lines drawn on top of each other do not get two labels on top of each other."""
+    groups: list[tuple[list[str], list[float]]] = []
+    for name, bw in sorted(drawn, key=lambda r: -r[1]):
+        if groups and min(groups[-1][1]) / bw < LABEL_APART:
+            groups[-1][0].append(name)
+            groups[-1][1].append(bw)
+        else:
+            groups.append(([name], [bw]))
+    return groups
 
 
 def _kinds_drawn(pts: list[dict[str, Any]]) -> set[str]:
