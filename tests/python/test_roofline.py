@@ -12,6 +12,7 @@ import pytest
 
 from pxq import cli
 from pxq.analysis import drift, roofline
+from pxq.commands import roofline as roofline_cmd
 from pxq.figures import roofline as draw
 from pxq.labs import tiling
 from pxq.machine import ceilings
@@ -182,6 +183,22 @@ def test_pxq_roofline_places_runs_and_draws_a_labelled_figure(tmp_path, fixed_ce
     assert any(a.arrow_patch is not None for a in ax.texts if hasattr(a, "arrow_patch")), "no untiled -> tiled arrow"
     assert any("not drawn: is" in t.get_text() for t in fig.texts)
     assert "is 64M" in out
+
+
+def test_roofs_whose_lines_coincide_share_one_label(tmp_path, saved_figures):
+    # L2 and L3 4% apart (this VM's 349 and 337 GB/s) share a label; L1 and memory keep theirs.
+    assert draw._label_groups([("L1", 454.0), ("L2", 349.0), ("L3", 337.0), ("memory", 57.0)]) == [
+        (["L1"], [454.0]),
+        (["L2", "L3"], [349.0, 337.0]),
+        (["memory"], [57.0]),
+    ]
+    c = {**CEIL, "curve": [{**row, "gbs": rows(30, 50)} for row in CEIL["curve"]]}
+    draw.plot(roofline.points([ring_record(64 * M, None, total=1.0)], c), c, tmp_path / "r.png")
+    labels = [t.get_text() for t in saved_figures[-1].axes[0].texts]
+    # Every level and memory at 30 GB/s alone, 50 with both cores busy: one label per core count.
+    assert "L1 50, L2 50, L3 50, memory 50 GB/s (2 core(s))" in labels, labels
+    assert "L1 30, L2 30, L3 30, memory 30 GB/s (1 core(s))" in labels, labels
+    assert not any(t.startswith(("L2", "L3", "memory")) for t in labels), labels
 
 
 def test_the_figure_draws_the_flop_ceilings_of_the_access_kinds(tmp_path, saved_figures):
@@ -460,4 +477,13 @@ def test_tau_b_counts_a_pair_the_runs_do_not_order_as_a_tie():
     assert roofline.pairs_per_app(flipped)["cg"]["tau_b"] == pytest.approx(-4 / math.sqrt(6 * 4))
     same = [dict(p, times=fast) for p in pts]
     assert roofline.pairs_per_app(same)["cg"]["tau_b"] is None
+    # As `pxq roofline` says them: tau-b first, the medians' tau beside it, or why tau-b is not judged.
+    pts = [dict(p, layout="1x2x1", mode="flat", tile=None, runs=7) for p in pts]
+    said = roofline_cmd._order_text(2 / 3, roofline.pairs_per_app(pts)["cg"])
+    assert said.startswith("Kendall's tau-b 0.82 against the order the runs measure")
+    assert "tau 0.67 on the medians" in said
+    assert "of the 4 pair(s) the runs order, 4 predicted in that order" in said and "rank-sum p >= 0.05" in said
+    same = [dict(p, times=fast) for p in pts]
+    said = roofline_cmd._order_text(2 / 3, roofline.pairs_per_app(same)["cg"])
+    assert said.startswith("Kendall's tau-b not judged: the runs order no pair")
     assert roofline.tau_b_by_runs(pts[:2]) is None

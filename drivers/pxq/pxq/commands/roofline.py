@@ -177,6 +177,30 @@ def _order_rule(pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
     return f"rank-sum p >= {roofline.ORDER_P}, or ranges that overlap"
 
 
+def _order_text(tau: float | None, pr: dict[str, Any]) -> str:
+    """How well the prediction orders one app's variants: tau-b against the order the runs
+    measure, the medians' tau, the ordered pairs predicted right, and the pairs the runs leave
+    unordered."""
+    if tau is None:
+        said = "fewer than 3 configurations: not judged"
+    elif pr["tau_b"] is not None:
+        said = (
+            f"Kendall's tau-b {pr['tau_b']:.2f} against the order the runs measure (a pair they do not "
+            f"order counts as a tie), Kendall's tau {tau:.2f} on the medians alone"
+        )
+    else:
+        said = (
+            "Kendall's tau-b not judged: the runs order no pair (they differ less than their noise), "
+            f"Kendall's tau {tau:.2f} on the medians alone"
+        )
+    if pr["ordered"]:
+        said += f"; of the {pr['ordered']} pair(s) the runs order, {pr['agree']} predicted in that order"
+    if pr["unordered"]:
+        names = "; ".join(f"{_variant(a)} / {_variant(b)}" for a, b in pr["unordered"])
+        said += f"; not ordered by the runs ({_order_rule(pr['unordered'])}): {names}"
+    return said
+
+
 def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> int:
     runs, refs = _runs(args.results)
     c = ceilprobe.here(lambda s: console.print(f"[dim]{s}[/dim]"), remeasure=args.remeasure)
@@ -205,22 +229,7 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     )
     pairs = roofline.pairs_per_app(pts)
     for app, tau in roofline.kendall_per_app(pts).items():
-        pr = pairs[app]
-        if tau is None:
-            said = "fewer than 3 configurations: not judged"
-        else:
-            said = f"Kendall's tau {tau:.2f} on the medians alone"
-            if pr["tau_b"] is not None:
-                said = (
-                    f"Kendall's tau-b {pr['tau_b']:.2f} against the order the runs measure (a pair they "
-                    f"do not order counts as a tie), {said}"
-                )
-        if pr["ordered"]:
-            said += f"; of the {pr['ordered']} pair(s) the runs order, {pr['agree']} predicted in that order"
-        if pr["unordered"]:
-            names = "; ".join(f"{_variant(a)} / {_variant(b)}" for a, b in pr["unordered"])
-            said += f"; not ordered by the runs ({_order_rule(pr['unordered'])}): {names}"
-        console.print(f"order of the variants predicted, {app}: {said}")
+        console.print(f"order of the variants predicted, {app}: {_order_text(tau, pairs[app])}")
     console.print(
         "[dim]predicted: each declared phase at its binding ceiling (compute, a cache level or memory, "
         "shared by the node's busy cores, or its access kind's: gather, update, stencil, fft), "
