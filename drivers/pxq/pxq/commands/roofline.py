@@ -51,36 +51,34 @@ def _runs(items: list[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
     return runs, [r for r in recs if drift.is_reference(r)]
 
 
-def _machine(rec: dict[str, Any]) -> tuple[Any, ...]:
-    """What a record says of the machine it ran on, as far as the ceilings depend on it: the
-    processor, hwloc's cache sizes and the logical CPUs (the host's name aside: identical nodes
-    share ceilings)."""
-    ctx = rec.get("context") or {}
+def _machine(ctx: dict[str, Any]) -> tuple[Any, ...]:
+    """What a record's context says of the machine it ran on, as far as the ceilings depend on
+    it: the processor and hwloc's cache sizes (not the host's name: identical nodes share
+    ceilings; not the CPU count: an affinity mask or a cpuset changes what the ceilings saw, not
+    the machine)."""
     k = caches.key(ctx)
-    return (k["cpu_model"], tuple(k["hwloc"].values()), ctx.get("logical_cpus"))
+    return (k["cpu_model"], tuple(k["hwloc"].values()))
 
 
-def _describe(rec: dict[str, Any]) -> str:
-    ctx = rec.get("context") or {}
-    l2 = ((ctx.get("caches") or {}).get("l2") or {}).get("bytes") or 0
-    cpus = ctx.get("logical_cpus", "?")
-    return f"host {ctx.get('host', '?')}: {ctx.get('cpu_model', '?')}, L2 {format_bytes(l2)}, {cpus} CPUs"
+def _describe(cpu_model: Any, hwloc: dict[str, Any], host: Any) -> str:
+    return f"host {host}: {cpu_model}, L2 {format_bytes(int(hwloc.get('l2') or 0))}"
 
 
 def refuse_other_machines(recs: list[dict[str, Any]], c: dict[str, Any]) -> None:
-    """Ceilings predict only the machine they were measured on: records from another processor,
-    cache sizes or CPU count are refused (InputError), never predicted against this one's."""
+    """Ceilings predict only the machine they were measured on: records from another processor
+    or other cache sizes are refused (InputError), never predicted against this one's."""
     key = c.get("key")
     if not key:
         return
-    here = (key.get("cpu_model"), tuple((key.get("hwloc") or {}).values()), c.get("cores"))
-    other = [r for r in recs if _machine(r)[:2] != here[:2] or _machine(r)[2] not in (None, here[2])]
+    here = (key.get("cpu_model"), tuple((key.get("hwloc") or {}).values()))
+    other = [r.get("context") or {} for r in recs if _machine(r.get("context") or {}) != here]
     if other:
+        theirs = caches.key(other[0])
         raise InputError(
-            f"{len(other)} record(s) ran on another machine ({_describe(other[0])}) than the one whose "
-            f"ceilings would predict them (this one, host {key.get('host', '?')}: {here[0]}, "
-            f"L2 {format_bytes((key.get('hwloc') or {}).get('l2') or 0)}, {here[2]} CPUs): run `pxq roofline` "
-            "on the machine that ran them, or leave them out of PATH"
+            f"{len(other)} record(s) ran on another machine "
+            f"({_describe(theirs['cpu_model'], theirs['hwloc'], other[0].get('host', '?'))}) than the one whose "
+            f"ceilings would predict them (this one, {_describe(here[0], key.get('hwloc') or {}, key.get('host'))}): "
+            "run `pxq roofline` on the machine that ran them, or leave them out of PATH"
         )
 
 
