@@ -142,6 +142,46 @@ def test_points_take_the_median_of_repeats_and_skip_failed_runs():
     assert p["ratio"] == pytest.approx(p["predicted"] / 2.0)
 
 
+def test_phases_of_one_kind_are_grouped_measured_beside_predicted(tmp_path, fixed_ceilings, capsys):
+    # A ring record with two levels of each of two phases, as MG names them, and 0.1 s outside.
+    rec = ring_record(64 * M, None, total=1.0)
+    w = rec["work"]["compute"]
+    rec["work"] = {
+        "L8.smooth": {**w, "seconds": 0.4},
+        "L7.smooth": {**w, "seconds": 0.1},
+        "L8.residual": {**w, "seconds": 0.3},
+        "L7.residual": {**w, "seconds": 0.1},
+    }
+    (p,) = roofline.points([rec], CEIL)
+    rows = roofline.phase_groups(p)
+    assert [r["phase"] for r in rows] == ["smooth", "residual", "outside"]
+    each = p["phases"]["L8.smooth"]["seconds"]
+    assert rows[0]["measured"] == pytest.approx(0.5) and rows[0]["predicted"] == pytest.approx(2 * each)
+    assert rows[1]["measured"] == pytest.approx(0.4) and rows[0]["binding"] == "memory"
+    assert rows[2] == {
+        "phase": "outside",
+        "measured": pytest.approx(0.1),
+        "predicted": pytest.approx(0.1),
+        "binding": "measured",
+    }
+    # The phases' rows add up to the configuration's prediction and to the run's time.
+    assert sum(r["predicted"] for r in rows) == pytest.approx(p["predicted"])
+    assert sum(r["measured"] for r in rows) == pytest.approx(p["median"])
+    # A phase named by its short description (FT's steps), a long one left to the record.
+    rec["work"]["L8.smooth"]["what"] = "x-FFT"
+    rec["work"]["L8.residual"]["what"] = "every array of the sweep read or written once per call, halos included"
+    p = roofline.points([rec], CEIL)[0]
+    assert [r["phase"] for r in roofline.phase_groups(p)][:2] == ["smooth", "residual"]
+    rec["work"] = {"F1": {**w, "seconds": 0.5, "what": "x-FFT"}, "F2": {**w, "seconds": 0.4, "what": "y" * 80}}
+    p = roofline.points([rec], CEIL)[0]
+    assert [r["phase"] for r in roofline.phase_groups(p)] == ["F1 x-FFT", "F2", "outside"]
+    path = tmp_path / "r.jsonl"
+    path.write_text(json.dumps(rec) + "\n")
+    assert cli.main(["roofline", str(path), "--phases", "--plot", str(tmp_path / "r.png")]) == 0
+    out = capsys.readouterr().out
+    assert "per phase" in out and "F1 x-FFT" in out and "outside" in out
+
+
 def test_kendall_needs_three_points_per_app():
     recs = [
         ring_record(64 * M, None, total=1.0),

@@ -178,11 +178,40 @@ def points(
                 "low": times[0],
                 "high": times[-1],
                 "spread": (times[-1] - times[0]) / median if median > 0 else 0.0,
+                "phase_seconds": {n: float(w.get("seconds") or 0.0) for n, w in rep["work"].items()},
+                "phase_what": {n: str(w.get("what") or "") for n, w in rep["work"].items()},
                 **pred,
                 "ratio": pred["predicted"] / median if median > 0 else math.nan,
             }
         )
     return out
+
+
+SHORT_WHAT = 56  # a phase's description up to this long names its row in the per-phase table
+
+
+def phase_groups(p: dict[str, Any]) -> list[dict[str, Any]]:
+    """A point's phases by kind (MG's L8.residual and L7.residual are one "residual"), in the
+    order declared: the measured seconds of its representative run (the slowest rank's, as the
+    record keeps them) beside the predicted ones, and the ceiling that binds the group's longest
+    predicted phase; then what was measured outside the declared phases, predicted as measured."""
+    out: dict[str, dict[str, Any]] = {}
+    for name, ph in p["phases"].items():
+        g = out.setdefault(
+            name.rsplit(".", 1)[-1], {"measured": 0.0, "predicted": 0.0, "binding": ph["binding"], "top": -1.0}
+        )
+        g["measured"] += p["phase_seconds"].get(name, 0.0)
+        g["predicted"] += ph["seconds"]
+        if ph["seconds"] > g["top"]:
+            g["top"], g["binding"] = ph["seconds"], ph["binding"]
+    rows = [{"phase": k, **{f: g[f] for f in ("measured", "predicted", "binding")}} for k, g in out.items()]
+    for row in rows:  # a phase of its own with a short description (FT's "I1 evolve") is named by it
+        what = p.get("phase_what", {}).get(row["phase"], "")
+        if what and len(what) <= SHORT_WHAT:
+            row["phase"] += f" {what}"
+    if p["outside"] > 0:
+        rows.append({"phase": "outside", "measured": p["outside"], "predicted": p["outside"], "binding": "measured"})
+    return rows
 
 
 def kendall_per_app(pts: list[dict[str, Any]]) -> dict[str, float | None]:

@@ -30,6 +30,11 @@ NEAR = 0.25  # a prediction within this of the measured median counts as near
 def add(p: argparse.ArgumentParser) -> None:
     p.add_argument("results", nargs="+", metavar="PATH", help="run records (files, folders or globs)")
     p.add_argument("--plot", type=Path, help="the figure (default results/roofline.png)")
+    p.add_argument(
+        "--phases",
+        action="store_true",
+        help="also each configuration's phases: measured against predicted seconds, and what binds each",
+    )
     p.add_argument("--remeasure", action="store_true", help="measure this machine's ceilings again")
     p.add_argument(
         "--no-drift",
@@ -165,6 +170,29 @@ def table(pts: list[dict[str, Any]]) -> Table:
     return t
 
 
+def phase_table(pts: list[dict[str, Any]]) -> Table:
+    """Per configuration, its phases by kind: where the prediction meets the run and where it
+    misses (a phase far below 1 runs slower than any ceiling pxq measured allows)."""
+    t = Table(title="per phase (the run nearest the median; the slowest rank's seconds)")
+    for col in ("configuration", "phase", "measured s", "predicted s", "pred/meas", "bound by"):
+        t.add_column(col, justify="left" if col in ("configuration", "phase", "bound by") else "right")
+    for p in pts:
+        rows = roofline.phase_groups(p)
+        for i, row in enumerate(rows):
+            ratio = row["predicted"] / row["measured"] if row["measured"] > 0 else math.nan
+            said = f"{ratio:.2f}" if abs(ratio - 1) <= NEAR else f"[yellow]{ratio:.2f}[/yellow]"
+            t.add_row(
+                term(_label(p)) if i == 0 else "",
+                term(row["phase"]),
+                f"{row['measured']:.4f}",
+                f"{row['predicted']:.4f}",
+                said if row["measured"] > 0 else "-",
+                term(row["binding"]),
+                end_section=i == len(rows) - 1,
+            )
+    return t
+
+
 def _order_rule(pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
     """How the runs failed to order these pairs: a rank-sum test, overlapping ranges, or both."""
     tested = [min(a["runs"], b["runs"]) >= roofline.ORDER_TEST_RUNS for a, b in pairs]
@@ -216,6 +244,8 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     fs = None if args.no_drift else _drift(refs, c, console)
     pts = roofline.points(runs, c, fs)
     console.print(table(pts))
+    if args.phases:
+        console.print(phase_table(pts))
     near = sum(abs(p["ratio"] - 1) <= NEAR for p in pts)
     bound = sum(p["ratio"] <= 1 + NEAR for p in pts)
     console.print(f"{near} of {len(pts)} configuration(s) predicted within {NEAR:.0%} of the measured median")
