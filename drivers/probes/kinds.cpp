@@ -123,6 +123,38 @@ class Stencil final : public KindKernel {
   std::vector<double> u_, v_, r_;
 };
 
+// MG's restriction s = P r as MG runs it: the kernel library's OpenMP executor on one thread
+// takes a fine cube of side m (2e + 2, halos included) to its coarse cube (e + 2). Each coarse
+// point weighs 27 fine neighbours: an access pattern (every other fine point, three planes at a
+// time) neither a stream nor the residual's stencil has.
+class Restrict final : public KindKernel {
+ public:
+  explicit Restrict(std::size_t bytes)
+      : m_(std::max(6, 2 * (static_cast<int>(std::cbrt(static_cast<double>(bytes) / 9.0)) / 2))),
+        fine_{m_, m_, m_},
+        coarse_{m_ / 2 + 1, m_ / 2 + 1, m_ / 2 + 1},
+        ops_(kernels::make_mg_ops("openmp", 1, 0)),
+        r_(fine_.size()),
+        s_(coarse_.size(), 0.0) {
+    Xorshift rng;
+    for (auto& x : r_) x = static_cast<double>(rng.below(1000)) / 1000.0;
+  }
+  void sweep() override { ops_->rprj3(r_.data(), fine_, s_.data(), coarse_); }
+  // As MG declares a restriction: the fine array read and an eighth of it written (8 B per
+  // point and array, halos included); 4 flops per fine point.
+  double bytes() const override { return 9.0 * static_cast<double>(fine_.size()); }
+  double flops() const override { return 4.0 * static_cast<double>(fine_.size()); }
+  std::size_t footprint() const override { return 8 * (fine_.size() + coarse_.size()); }
+  double checksum() const override { return s_[coarse_.at(coarse_.n1 / 2, coarse_.n2 / 2, coarse_.n3 / 2)]; }
+  int side() const { return m_; }
+
+ private:
+  int m_;
+  kernels::Box fine_, coarse_;
+  std::unique_ptr<kernels::MgOps> ops_;
+  std::vector<double> r_, s_;
+};
+
 // FT's transforms as FT runs them: the kernel library's FT executor (OpenMP, one thread,
 // NAS's batches of 16 lines) takes the y-lines of length 256 of a grid [n3][256][n1] of the
 // given size, gathers each batch from its lines' strided elements, transforms it and scatters
@@ -163,16 +195,17 @@ class Fft final : public KindKernel {
 
 }  // namespace
 
-const char* kind_names() { return "gather, update, stencil, fft"; }
+const char* kind_names() { return "gather, update, stencil, restrict, fft"; }
 
 bool is_kind(const std::string& name) {
-  return name == "gather" || name == "update" || name == "stencil" || name == "fft";
+  return name == "gather" || name == "update" || name == "stencil" || name == "restrict" || name == "fft";
 }
 
 std::unique_ptr<KindKernel> make_kind(const std::string& name, std::size_t bytes) {
   if (name == "gather") return std::make_unique<Gather>(bytes);
   if (name == "update") return std::make_unique<Update>(bytes);
   if (name == "stencil") return std::make_unique<Stencil>(bytes);
+  if (name == "restrict") return std::make_unique<Restrict>(bytes);
   if (name == "fft") return std::make_unique<Fft>(bytes);
   throw std::invalid_argument("unknown kind '" + name + "': use " + kind_names());
 }

@@ -24,7 +24,7 @@ WORK_LINE = re.compile(
 KIND_OF = {
     "cg": lambda phase: "gather" if phase == "spmv" else "stream",
     "is": lambda phase: "update",
-    "mg": lambda phase: "stencil",
+    "mg": lambda phase: "restrict" if phase.endswith(".restrict") else "stencil",
     "ring": lambda phase: "stream",
 }
 

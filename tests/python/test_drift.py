@@ -154,7 +154,8 @@ def test_pxq_probe_reference_retimes_the_ceilings_own_measurements(tmp_path, mon
     table = {line.split("│")[1].strip(): line.split("│")[2:-1] for line in said.splitlines() if line.count("│") > 2}
     assert [c.strip() for c in table["stream"]] == ["", "0.25", "", "1.00"]  # 64K, 256K, 4M, 64M: 50 / 200, 50 / 50
     assert [c.strip() for c in table["gather"]] == ["0.50", "", "0.50", "0.50"]  # 50 over the kept 100
-    assert f"{14 * ceilings.REPEATS} reference(s) appended to {out}" in said
+    per_round = len(ceilprobe.REFERENCE_STREAM) + len(ceilings.KINDS) * len(ceilprobe.REFERENCE_KINDS)
+    assert f"{per_round * ceilings.REPEATS} reference(s) appended to {out}" in said
 
 
 def test_one_noisy_reference_among_many_is_not_a_machine_that_moved():

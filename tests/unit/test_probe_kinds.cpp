@@ -52,6 +52,25 @@ TEST(ProbeKinds, StencilCountsAsMgDeclaresItsResidual) {
   EXPECT_NE(s->checksum(), 0.0);  // r = 0 - A u with u in [0, 1): not left at zero
 }
 
+TEST(ProbeKinds, RestrictCountsAsMgDeclaresItsRestriction) {
+  const auto r = make_kind("restrict", std::size_t{9} << 20);
+  const double fine = r->flops() / 4.0;  // 4 flops per fine point, halos included, as MG
+  const double side = std::round(std::cbrt(fine));
+  EXPECT_DOUBLE_EQ(side * side * side, fine);
+  EXPECT_EQ(std::fmod(side, 2.0), 0.0);      // 2e + 2 points: e coarse interior points per side
+  EXPECT_DOUBLE_EQ(r->bytes(), 9.0 * fine);  // r read, an eighth of it written, as MG
+  const double coarse = std::pow(side / 2.0 + 1.0, 3.0);
+  EXPECT_EQ(r->footprint(), static_cast<std::size_t>(8.0 * (fine + coarse)));
+  EXPECT_GT(r->footprint(), std::size_t{6} << 20);
+  EXPECT_LE(r->footprint(), std::size_t{10} << 20);
+  r->sweep();
+  // r in [0, 1): a coarse point is a positive weighted sum of 27 of them (weights 1/2 to 1/16).
+  EXPECT_GT(r->checksum(), 0.0);
+  EXPECT_LT(r->checksum(), 8.0);
+  // A size below the smallest cube still restricts one (side 6: two coarse points per side).
+  EXPECT_DOUBLE_EQ(make_kind("restrict", 64)->flops(), 4.0 * 216.0);
+}
+
 TEST(ProbeKinds, FftCountsAsFtDeclaresItsTransforms) {
   const auto f = make_kind("fft", std::size_t{1} << 20);
   const double points = (1 << 20) / 16.0;                     // the grid, complex doubles
@@ -69,7 +88,7 @@ TEST(ProbeKinds, AnUnknownKindIsRefusedNamingTheKinds) {
     make_kind("scatter", 1 << 20);
     FAIL() << "no exception";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("gather, update, stencil, fft"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("gather, update, stencil, restrict, fft"), std::string::npos) << e.what();
   }
 }
 

@@ -260,7 +260,7 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
         console.print(f"order of the variants predicted, {app}: {_order_text(tau, pairs[app])}")
     console.print(
         "[dim]predicted: each declared phase at its binding ceiling (compute, a cache level or memory, "
-        "shared by the node's busy cores, or its access kind's: gather, update, stencil, fft), "
+        "shared by the node's busy cores, or its access kind's: gather, update, stencil, restrict, fft), "
         "plus what was measured outside the declared phases "
         "(communication, waiting)[/dim]"
     )

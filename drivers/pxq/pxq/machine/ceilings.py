@@ -33,7 +33,7 @@ from typing import Any
 from pxq.core import records
 from pxq.machine import caches
 
-FORMAT = 4
+FORMAT = 5
 REPEATS = 3
 SWEPT = 64 << 20  # bytes each timed repeat streams at least
 FLOP_BLOCK_UPDATES = 32
@@ -46,6 +46,7 @@ KINDS: dict[str, dict[str, Any]] = {
     "gather": {"unit": "gbs", "size": "footprint", "what": "CG's SpMV (CSR, random columns)"},
     "update": {"unit": "gbs", "size": "working_set", "what": "IS's random counter increments"},
     "stencil": {"unit": "gflops", "size": "footprint", "what": "MG's 27-point residual"},
+    "restrict": {"unit": "gflops", "size": "footprint", "what": "MG's restriction (27-point full weighting)"},
     "fft": {"unit": "gflops", "size": "footprint", "what": "FT's strided line FFTs of 256"},
 }
 

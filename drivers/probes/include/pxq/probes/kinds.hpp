@@ -13,6 +13,10 @@
 //   stencil  MG's residual r = v - A u (NAS's operator A, 27 points in 4 classes) with the
 //            kernel library's OpenMP executor on one thread, on a cube holding u, v and r in
 //            the given size. Bytes: the three arrays once; 15 flops per point (as MG declares).
+//   restrict MG's restriction s = P r (27-point full weighting) with the kernel library's
+//            OpenMP executor on one thread, from a fine cube (side 2e + 2, halos included) to
+//            its coarse cube (e + 2); the size is both. Bytes: the fine array read and an eighth
+//            of it written (9 per fine point); 4 flops per fine point (as MG declares).
 //   fft      FT's transforms: the kernel library's FT executor (NAS's batches of 16 lines)
 //            gathers the strided y-lines of length 256 of a grid of the given size, transforms
 //            and scatters them back. Bytes: 32 per point from memory (read and written once)
@@ -36,7 +40,7 @@ class KindKernel {
   virtual double checksum() const = 0;        // keeps the sweeps from being optimised away
 };
 
-// "gather, update, stencil, fft"
+// "gather, update, stencil, restrict, fft"
 const char* kind_names();
 bool is_kind(const std::string& name);
 // Throws std::invalid_argument naming the kinds for an unknown one. `bytes`: per core.
