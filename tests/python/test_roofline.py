@@ -253,6 +253,21 @@ def test_the_figure_draws_the_flop_ceilings_of_the_access_kinds(tmp_path, saved_
     for text in ("stencil, 64K per core, 2 core(s): 24", "stencil, 64M per core, 2 core(s): 12", "fft, 64M"):
         assert any(t.startswith(text) for t in labels), (text, labels)
     assert not any(t.startswith("gather") for t in labels)
+    # Lines a few percent apart (restrict 25 by stencil 24 in cache, 15 by fft 16 from memory):
+    # every kind's label in its own place, none written over another.
+    c["kinds"] = {
+        **KINDS,
+        "restrict": [{"bytes": 64 * K, "rate": rows(13, 25)}, {"bytes": 64 * M, "rate": rows(8, 15)}],
+    }
+    rec["work"]["r"] = {**rec["work"]["s"], "kind": "restrict"}
+    draw.plot(roofline.points([rec], c), c, tmp_path / "k.png")
+    ax = saved_figures[-1].axes[0]
+    kinds = [t for t in ax.texts if t.get_text().startswith(("stencil", "fft", "restrict"))]
+    assert len(kinds) == 6
+    boxes = [t.get_window_extent() for t in kinds]
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1 :]:
+            assert not a.overlaps(b), [t.get_text() for t in kinds]
     # A figure of streams alone draws no access kind's ceiling.
     draw.plot(roofline.points([ring_record(64 * M, None, total=1.0)], c), c, tmp_path / "r.png")
     labels = [t.get_text() for t in saved_figures[-1].axes[0].texts]

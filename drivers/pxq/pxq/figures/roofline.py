@@ -17,6 +17,7 @@ from pxq.machine.ceilings import KINDS, at, roofs
 
 LABEL_BOX = {"boxstyle": "square,pad=0.1", "facecolor": "white", "edgecolor": "none", "alpha": 0.8}  # over lines
 MARKERS = {"flat": "o", "hybrid": "s", "tiled": "^"}
+KIND_COLOURS = {"stencil": "tab:olive", "restrict": "tab:pink", "fft": "tab:cyan"}
 ROOF_COLOURS = {"memory": "tab:red", "L1": "tab:grey", "L2": "tab:purple", "L3": "tab:brown"}
 
 
@@ -25,11 +26,12 @@ def _roofs(ax: Any, c: dict[str, Any], xs: list[float]) -> None:
     for cores, style in ((n, "-"), (1, ":")):
         peak = at(c["peak_gflops"], cores)
         ax.axhline(peak, color="black", linestyle=style, linewidth=0.9)
-        ax.annotate(
+        ax.annotate(  # at the right, where no bandwidth roof's label is
             f"peak, {cores} core(s): {peak:.0f} GFlop/s",
-            (xs[0], peak),
+            (xs[-1], peak),
             textcoords="offset points",
-            xytext=(2, 3),
+            xytext=(-2, 3),
+            ha="right",
             fontsize=7,
         )
         drawn = roofs(c, cores)
@@ -73,33 +75,51 @@ def _kinds_drawn(pts: list[dict[str, Any]]) -> set[str]:
     return {name.split(" (")[0] for p in pts for ph in p["phases"].values() for name in ph["times"]} & set(KINDS)
 
 
-def _kind_ceilings(ax: Any, c: dict[str, Any], xs: list[float], kinds: set[str]) -> None:
+def _kind_ceilings(ax: Any, c: dict[str, Any], kinds: set[str]) -> list[tuple[float, str, str]]:
     """The ceiling of each flop-rate kind a drawn phase has, with every core busy, at its
-    smallest and largest measured size per core (in cache, from memory), labelled at the right:
-    of the lines at one size, the highest's label above it, the others' below, so two close
-    lines' labels do not overlap."""
+    smallest and largest measured size per core (in cache, from memory); their labels (rate,
+    text, colour) for _right_labels, placed once the axes' limits are known."""
     n = c["cores"]
-    lines: dict[int, list[tuple[float, str]]] = {0: [], -1: []}  # in cache, from memory
+    labels = []
     for kind, spec in KINDS.items():
         curve = (c.get("kinds") or {}).get(kind)
-        if curve and spec["unit"] == "gflops" and kind in kinds:
-            for end in lines:
-                lines[end].append((at(curve[end]["rate"], n), kind))
-    for end, drawn in lines.items():
-        style = (0, (6, 3)) if end == 0 else (0, (2, 2))
-        for i, (rate, kind) in enumerate(sorted(drawn, reverse=True)):
-            colour = "tab:cyan" if kind == "fft" else "tab:olive"
-            size = format_bytes(c["kinds"][kind][end]["bytes"])
+        if not (curve and spec["unit"] == "gflops" and kind in kinds):
+            continue
+        colour = KIND_COLOURS.get(kind, "tab:olive")
+        for end, style in ((0, (0, (6, 3))), (-1, (0, (2, 2)))):  # in cache, from memory
+            rate = at(curve[end]["rate"], n)
             ax.axhline(rate, color=colour, linestyle=style, linewidth=0.9)
-            ax.annotate(
-                f"{kind}, {size} per core, {n} core(s): {rate:.0f} GFlop/s",
-                (xs[-1], rate),
-                textcoords="offset points",
-                xytext=(-2, 3) if i == 0 else (-2, -9),
-                ha="right",
-                fontsize=7,
-                color=colour,
-            )
+            size = format_bytes(curve[end]["bytes"])
+            labels.append((rate, f"{kind}, {size} per core, {n} core(s): {rate:.0f} GFlop/s", colour))
+    return labels
+
+
+LABEL_POINTS = 9.0  # a 7-point label's height with its gap, in points
+
+
+def _right_labels(ax: Any, labels: list[tuple[float, str, str]], x: float) -> None:
+    """Labels of horizontal lines at the right edge, from the highest line down: each above its
+    line unless that overlaps a label placed already, then below it, so lines a few percent
+    apart (or two lines' labels on either side of a third) do not write over each other."""
+    ax.get_ylim()  # autoscale now: the data-to-display transform below needs the final limits
+    to_points = 72.0 / ax.figure.dpi
+    taken: list[tuple[float, float]] = []
+    for rate, text, colour in sorted(labels, reverse=True):
+        y = ax.transData.transform((x, rate))[1] * to_points
+        above, below = (y + 2.0, y + 2.0 + LABEL_POINTS), (y - 1.0 - LABEL_POINTS, y - 1.0)
+        free = [span for span in (above, below) if all(span[1] <= lo or span[0] >= hi for lo, hi in taken)]
+        span = free[0] if free else above
+        taken.append(span)
+        ax.annotate(
+            text,
+            (x, rate),
+            textcoords="offset points",
+            xytext=(-2, 3) if span is above else (-2, -9),
+            ha="right",
+            fontsize=7,
+            color=colour,
+            bbox=LABEL_BOX,
+        )
 
 
 def _arrows(ax: Any, pts: list[dict[str, Any]], place: dict[int, tuple[float, float]]) -> None:
@@ -129,13 +149,13 @@ def _arrows(ax: Any, pts: list[dict[str, Any]], place: dict[int, tuple[float, fl
 
 def plot(pts: list[dict[str, Any]], c: dict[str, Any], path: Path) -> Path:
     plt = figures.pyplot()
-    fig, ax = plt.subplots(figsize=(9, 6))
+    fig, ax = plt.subplots(figsize=(10.5, 6))
     finite = [p for p in pts if math.isfinite(p["intensity"]) and p["gflops"] > 0]
     xs_data = [p["intensity"] for p in finite] or [0.1, 10.0]
     lo, hi = min(xs_data) / 4, max(xs_data) * 4
     xs = [lo * (hi / lo) ** (i / 60) for i in range(61)]
     _roofs(ax, c, xs)
-    _kind_ceilings(ax, c, xs, _kinds_drawn(finite))
+    kind_labels = _kind_ceilings(ax, c, _kinds_drawn(finite))
     apps = sorted({p["app"] for p in finite})
     colours = {a: f"C{i}" for i, a in enumerate(apps)}
     place: dict[int, tuple[float, float]] = {}
@@ -143,11 +163,14 @@ def plot(pts: list[dict[str, Any]], c: dict[str, Any], path: Path) -> Path:
         # Node GFlop/s over the declared phases: every rank's flops over the slowest rank's time.
         xy = (p["intensity"], p["gflops"])
         place[id(p)] = xy
-        ax.plot(*xy, MARKERS.get(p["mode"], "x"), color=colours[p["app"]], markersize=7, markeredgecolor="black")
+        ax.plot(
+            *xy, MARKERS.get(p["mode"], "x"), color=colours[p["app"]], markersize=7, markeredgecolor="black", zorder=4
+        )  # over the labels' white ground
     _arrows(ax, finite, place)
     figures.log_axis(ax, "x")
     figures.log_axis(ax, "y")
     ax.set_xlim(lo, hi)
+    _right_labels(ax, kind_labels, xs[-1])
     ax.set_xlabel("arithmetic intensity (flops per byte from memory, as the model places each run)")
     ax.set_ylabel("attained GFlop/s (declared flops over the declared phases' time, all ranks)")
     ax.set_title(f"Roofline of {c['cpu_model']}: solid roofs with all {c['cores']} cores busy, dotted with one")
@@ -160,7 +183,7 @@ def plot(pts: list[dict[str, Any]], c: dict[str, Any], path: Path) -> Path:
         plt.Line2D([], [], color="tab:green", label="untiled -> tiled"),
         plt.Line2D([], [], color="tab:blue", label="flat -> hybrid"),
     ]
-    ax.legend(handles=handles, fontsize=8, loc="lower right")
+    ax.legend(handles=handles, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # off the labels
     left_out = sorted({p["app"] for p in pts if p not in finite})
     if left_out:
         fig.text(
