@@ -42,6 +42,7 @@ nlohmann::json work_json(const std::vector<PhaseTotals>& totals, const std::map<
                         {"core_intensity", ratio(t.sum.flops, t.sum.bytes)},
                         {"what", t.sum.what},
                         {"kind", t.sum.kind}};
+    if (t.sum.also_share > 0) out[t.sum.phase]["also"] = {{"kind", t.sum.also_kind}, {"share", t.sum.also_share}};
   }
   return out;
 }

@@ -467,7 +467,8 @@ common::Work MgProxy::work() const {
       add(k, "interpolate", (top && interp_fused) ? 0.0 : nit, 3.0, top ? 2.125 : 1.125);
     }
   }
-  // The residual fused with the restriction: u and v read, the coarse residual written.
+  // The residual fused with the restriction: u and v read, the coarse residual written. Of its
+  // flops, the restriction's 4 per point run at the restriction's rate.
   if (restricts) {
     const double n = static_cast<double>(levels_[static_cast<std::size_t>(lt)].box.size());
     for (auto& p : out)
@@ -476,6 +477,8 @@ common::Work MgProxy::work() const {
         p.bytes += nit * 2.125 * 8.0 * n;
         p.memory = p.bytes;
         p.what += "; fused with the restriction: u and v read, r stored only for the coarse level";
+        p.also_kind = "restrict";
+        p.also_share = nit * 4.0 * n / p.flops;
       }
   }
   for (auto& p : out) {

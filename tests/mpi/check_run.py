@@ -36,10 +36,18 @@ def kind_problems(app: str, work: dict) -> list[str]:
     if app == "ft":
         bad = [f"{p}: {k}" for p, k in kinds.items() if k not in ("fft", "stream")]
         return bad + ([] if "fft" in kinds.values() else ["no phase of ft declares kind fft"])
+    # A phase fusing two kinds' loops names the other and its share: MG's finest residual fused
+    # with the restriction, nothing else.
+    also = {phase: w["also"] for phase, w in work.items() if "also" in w}
+    bad = [
+        f"work.{p}.also {a!r}: only MG's residual fused with the restriction, a share in (0, 1)"
+        for p, a in also.items()
+        if not (app == "mg" and p.endswith(".residual") and a.get("kind") == "restrict" and 0 < a.get("share", 0) < 1)
+    ]
     expect = KIND_OF.get(app)
     if expect is None:
-        return []
-    return [f"work.{p}.kind {k!r}, expected {expect(p)!r}" for p, k in kinds.items() if k != expect(p)]
+        return bad
+    return bad + [f"work.{p}.kind {k!r}, expected {expect(p)!r}" for p, k in kinds.items() if k != expect(p)]
 
 
 def work_problems(rec: dict, out: str) -> list[str]:

@@ -480,6 +480,24 @@ def test_a_phase_of_an_access_kind_runs_at_its_kinds_ceiling_and_names_it():
     assert s2["seconds"] == pytest.approx(1.0)
 
 
+def test_a_phase_fusing_two_kinds_takes_each_share_at_its_kinds_rate():
+    c = {
+        **CEIL,
+        "kinds": {**KINDS, "restrict": [{"bytes": 64 * K, "rate": rows(8, 16)}, {"bytes": 64 * M, "rate": rows(2, 3)}]},
+    }
+    # MG's residual fused with the restriction: 12e9 flops over a 64M footprint with both cores
+    # busy, a quarter of them the restriction's (1.5 GFlop/s per core), the rest the stencil's (6).
+    fused = {**phase("stencil", 12e9, 8e9, 8e9, 64 * M, 64 * M), "also": {"kind": "restrict", "share": 0.25}}
+    f = roofline.phase_prediction(fused, c, 2, 1)
+    assert f["seconds"] == pytest.approx(9e9 / 6e9 + 3e9 / 1.5e9)
+    assert f["binding"] == "stencil (memory)"
+    # Without the restriction's curve (older ceilings), the whole phase at the stencil's rate.
+    assert roofline.phase_prediction(fused, {**CEIL, "kinds": KINDS}, 2, 1)["seconds"] == pytest.approx(2.0)
+    # A share of a kind in other units (a gather's bytes against a stencil's flops) is not mixed in.
+    odd = {**fused, "also": {"kind": "gather", "share": 0.25}}
+    assert roofline.phase_prediction(odd, c, 2, 1)["seconds"] == pytest.approx(2.0)
+
+
 def test_the_access_kinds_are_measured_from_64k_to_past_four_times_the_last_level(monkeypatch):
     monkeypatch.setattr(ceilprobe.caches, "available_memory", lambda: 64 << 30)
     assert ceilprobe.kind_sizes({"last_level_bytes": 16 * M}, 2) == [64 * K * 4**i for i in range(6)]  # to 64M

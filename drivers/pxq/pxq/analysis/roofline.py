@@ -55,11 +55,20 @@ def _kind_time(w: dict[str, Any], ceilings: dict[str, Any], k: int, t: int) -> t
     if spec is None:
         return None
     size = max(w["footprint_bytes"] / t if spec["size"] == "footprint" else w["working_set_bytes"], 1.0)
+    amount = w["rank_max"]["flops"] if spec["unit"] == "gflops" else w["rank_max"]["bytes"]
+    # A phase fusing two kinds' loops (MG's residual into the restriction): its "also" share of
+    # the amount at the other kind's rate, the rest at its own; one pass, so the times add.
     rate = ceil.kind_rate(ceilings, w["kind"], size, k)
     if not rate:
         return None
-    amount = w["rank_max"]["flops"] if spec["unit"] == "gflops" else w["rank_max"]["bytes"]
-    return f"{w['kind']} ({ceil.level_of(ceilings, size, k)})", amount / (rate / k * 1e9 * t)
+    also = w.get("also") or {}
+    other = ceil.KINDS.get(also.get("kind", ""))
+    other_rate = ceil.kind_rate(ceilings, also["kind"], size, k) if other and other["unit"] == spec["unit"] else None
+    share = float(also.get("share") or 0.0) if other_rate else 0.0  # without its curve: at the phase's kind's
+    seconds = amount * (1.0 - share) / (rate / k * 1e9 * t)
+    if share > 0:
+        seconds += amount * share / (other_rate / k * 1e9 * t)
+    return f"{w['kind']} ({ceil.level_of(ceilings, size, k)})", seconds
 
 
 def phase_prediction(w: dict[str, Any], ceilings: dict[str, Any], k: int, t: int) -> dict[str, Any]:

@@ -35,6 +35,11 @@ struct PhaseWork {
   // curve gives), or "gather" (CG's SpMV), "update" (IS's counters), "stencil" (MG's 27-point
   // operators), "fft" (FT's butterflies), as pxq-probe-bandwidth --kind measures them.
   std::string kind = "stream";
+  // A phase that fuses two kinds' loops in one pass (MG's residual straight into the
+  // restriction): this share of its flops (or bytes) runs at also_kind's rate, the rest at
+  // kind's. The same on every rank.
+  std::string also_kind{};
+  double also_share = 0.0;
 };
 
 // A proxy's declarations, in the order the banner shows them.
