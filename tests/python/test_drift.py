@@ -63,12 +63,18 @@ def test_the_drift_is_the_median_of_the_references_near_in_time_and_interpolates
         reference(64 * M, 30, 50, "2026-11-27T10:10:00Z"),  # then as measured
         reference(64 * M, 30, 50, "2026-11-27T10:40:00Z"),
         reference(256 * K, 100, 200, "2026-11-27T10:00:00Z"),  # the cache unmoved
+        reference(64 * M, 15, 25, "2026-11-27T13:00:00Z"),  # later, memory at half and 0.6
+        reference(64 * M, 18, 30, "2026-11-27T13:05:00Z"),
     ]
     fs = drift.factors(refs, CEIL)
     assert set(fs) == {"stream"}
     stream = fs["stream"]
-    when = {m: drift._seconds(f"2026-11-27T{m}:00Z") for m in ("09:00", "10:05", "10:30", "11:30")}
-    assert drift.at(stream, when["10:05"], 64 * M, 2) == pytest.approx(0.75)  # the two within 15 minutes
+    when = {m: drift._seconds(f"2026-11-27T{m}:00Z") for m in ("09:00", "10:05", "10:30", "11:30", "13:02")}
+    # The two within 15 minutes of 13:02 agree the bus is slower: their median.
+    assert drift.at(stream, when["13:02"], 64 * M, 2) == pytest.approx(0.55)
+    # The two within 15 minutes of 10:05 (0.5 and 1) cannot tell a move from their own noise:
+    # the kept ceiling stands.
+    assert drift.at(stream, when["10:05"], 64 * M, 2) == pytest.approx(1.0)
     assert drift.at(stream, when["10:30"], 64 * M, 2) == pytest.approx(1.0)
     assert drift.at(stream, when["09:00"], 64 * M, 1) == pytest.approx(0.5)  # none near: the nearest one
     assert drift.at(stream, when["11:30"], 1024 * M, 2) == pytest.approx(1.0)  # beyond the sizes: the nearest's
@@ -76,7 +82,8 @@ def test_the_drift_is_the_median_of_the_references_near_in_time_and_interpolates
     # Halfway between 256K and 64M on a log scale (4M), at 10:00: halfway between 1 and 0.5.
     assert drift.at(stream, drift._seconds("2026-11-27T09:50:00Z"), 4 * M, 2) == pytest.approx(0.75)
     s = {row["bytes"]: row for row in drift.summary(fs, 2)}
-    assert s[64 * M]["references"] == 3 and (s[64 * M]["min"], s[64 * M]["max"]) == pytest.approx((0.5, 1.0))
+    assert s[64 * M]["references"] == 5 and (s[64 * M]["min"], s[64 * M]["max"]) == pytest.approx((0.5, 1.0))
+    assert s[64 * M]["within_noise"] and s[256 * K]["within_noise"]  # 1 lies in [0.5, 1]; the cache at 1
 
 
 def test_a_run_is_predicted_against_each_curve_scaled_by_its_own_references():
@@ -116,8 +123,18 @@ def test_pxq_roofline_says_the_drift_and_flags_a_machine_that_moved(tmp_path, mo
     path.write_text("".join(json.dumps(r) + "\n" for r in runs + refs))
     assert cli.main(["roofline", str(path), "--plot", str(tmp_path / "r.png")]) == 0
     out = capsys.readouterr().out
-    assert "drift of stream, 2 cores busy, x the kept ceilings: 64M 0.75 (0.50 to 1.00)" in out
+    # Two references, 0.5 and 1: the kept ceiling within their range, so not applied (starred).
+    assert "drift of stream, 2 cores busy, x the kept ceilings: 64M 0.75* (0.50 to 1.00)" in out
+    assert "*: the kept ceiling lies within the references' quartiles" in out
     assert "moved more than 25%" in out and "stream 64M" in out
+    plain = float(out.split("ring 64M 1x2x1 flat")[1].split("│")[6])
+    # Two references that agree the bus is at half: applied, the untiled ring predicted slower.
+    refs = [reference(64 * M, 15, 25, "2026-11-27T10:00:00Z"), reference(64 * M, 15, 26, "2026-11-27T10:10:00Z")]
+    path.write_text("".join(json.dumps(r) + "\n" for r in runs + refs))
+    assert cli.main(["roofline", str(path), "--plot", str(tmp_path / "r.png")]) == 0
+    out = capsys.readouterr().out
+    assert "64M 0.51 (0.50 to 0.52)" in out and "not applied" not in out
+    assert float(out.split("ring 64M 1x2x1 flat")[1].split("│")[6]) > 1.5 * plain
     assert cli.main(["roofline", str(path), "--no-drift", "--plot", str(tmp_path / "r.png")]) == 0
     assert "drift of" not in capsys.readouterr().out
     # Without references the ceilings are used as kept, and the way to time them is named.

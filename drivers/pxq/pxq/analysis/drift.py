@@ -98,8 +98,18 @@ def _at_time(series: list[tuple[float, list[float]]], when: float, cores: int) -
 
     near = [of(f) for t, f in series if abs(t - when) <= WINDOW]
     if near:
-        return statistics.median(near)
+        low, high = _spread(near)
+        return 1.0 if low <= 1.0 <= high else statistics.median(near)
     return of(min(series, key=lambda tf: abs(tf[0] - when))[1])
+
+
+def _spread(values: list[float]) -> tuple[float, float]:
+    """The references' own noise: their quartiles (four or more), else their range. A move
+    within it is not told apart from the kept ceilings, so it is not applied."""
+    if len(values) >= 4:
+        q = statistics.quantiles(values, n=4)
+        return q[0], q[2]
+    return min(values), max(values)
 
 
 Series = dict[int, list[tuple[float, list[float]]]]
@@ -151,11 +161,13 @@ def for_run(rec: dict[str, Any], c: dict[str, Any], fs: Factors | None) -> dict[
 def summary(fs: Factors, cores: int) -> list[dict[str, Any]]:
     """Per curve and reference size: how many references, the median factor with `cores` busy, its
     range over them and its quartiles (the range with fewer than 4): how far the machine moved
-    while the runs were taken, one noisy reference aside."""
+    while the runs were taken, one noisy reference aside; and whether the kept curve lies within
+    those quartiles (a move the references cannot tell from their own noise, not applied)."""
     out = []
     for curve in ["stream", *ceil.KINDS]:
         for size in sorted(fs.get(curve, {})):
             values = [f[max(0, min(cores, len(f)) - 1)] for _, f in fs[curve][size]]
+            low, high = _spread(values)
             out.append(
                 {
                     "curve": curve,
@@ -164,9 +176,8 @@ def summary(fs: Factors, cores: int) -> list[dict[str, Any]]:
                     "median": statistics.median(values),
                     "min": min(values),
                     "max": max(values),
-                    "quartiles": statistics.quantiles(values, n=4)[::2]
-                    if len(values) >= 4
-                    else [min(values), max(values)],
+                    "quartiles": [low, high],
+                    "within_noise": low <= 1.0 <= high,  # not applied (see _at_time), over all of them
                 }
             )
     return out

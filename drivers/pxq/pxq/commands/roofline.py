@@ -103,13 +103,22 @@ def _drift(refs: list[dict[str, Any]], c: dict[str, Any], console: Console) -> d
         rows = [s for s in summary if s["curve"] == curve]
         if not rows:
             continue
-        parts = [f"{format_bytes(s['bytes'])} {s['median']:.2f} ({s['min']:.2f} to {s['max']:.2f})" for s in rows]
+        parts = [
+            f"{format_bytes(s['bytes'])} {s['median']:.2f}{'*' if s['within_noise'] else ''} "
+            f"({s['min']:.2f} to {s['max']:.2f})"
+            for s in rows
+        ]
         console.print(f"drift of {curve}, {n} cores busy, x the kept ceilings: " + ", ".join(parts), highlight=False)
         moved += [
             f"{curve} {format_bytes(s['bytes'])}" for s in rows if s["quartiles"][1] > (1 + NEAR) * s["quartiles"][0]
         ]
     refs_n = sum(s["references"] for s in summary)
     console.print(f"[dim]{refs_n} reference(s): each run is predicted against the ceilings scaled to its start[/dim]")
+    if any(s["within_noise"] for s in summary):
+        console.print(
+            "[dim]*: the kept ceiling lies within the references' quartiles, a move they cannot tell from "
+            "their own noise: not applied (nor near a run whose references say the same)[/dim]"
+        )
     if moved:
         console.print(
             f"[yellow]the machine moved more than {NEAR:.0%} while the runs were taken[/yellow] (the references' "
