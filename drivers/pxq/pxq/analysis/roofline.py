@@ -56,11 +56,11 @@ def _kind_time(w: dict[str, Any], ceilings: dict[str, Any], k: int, t: int) -> t
         return None
     size = max(w["footprint_bytes"] / t if spec["size"] == "footprint" else w["working_set_bytes"], 1.0)
     amount = w["rank_max"]["flops"] if spec["unit"] == "gflops" else w["rank_max"]["bytes"]
-    # A phase fusing two kinds' loops (MG's residual into the restriction): its "also" share of
-    # the amount at the other kind's rate, the rest at its own; one pass, so the times add.
     rate = ceil.kind_rate(ceilings, w["kind"], size, k)
     if not rate:
         return None
+    # A phase fusing two kinds' loops (MG's residual into the restriction): its "also" share of
+    # the amount at the other kind's rate, the rest at its own; one pass, so the times add.
     also = w.get("also") or {}
     other = ceil.KINDS.get(also.get("kind", ""))
     other_rate = ceil.kind_rate(ceilings, also["kind"], size, k) if other and other["unit"] == spec["unit"] else None
