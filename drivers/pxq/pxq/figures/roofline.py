@@ -170,7 +170,6 @@ def plot(pts: list[dict[str, Any]], c: dict[str, Any], path: Path) -> Path:
     figures.log_axis(ax, "x")
     figures.log_axis(ax, "y")
     ax.set_xlim(lo, hi)
-    _right_labels(ax, kind_labels, xs[-1])
     ax.set_xlabel("arithmetic intensity (flops per byte from memory, as the model places each run)")
     ax.set_ylabel("attained GFlop/s (declared flops over the declared phases' time, all ranks)")
     ax.set_title(f"Roofline of {c['cpu_model']}: solid roofs with all {c['cores']} cores busy, dotted with one")
@@ -194,4 +193,6 @@ def plot(pts: list[dict[str, Any]], c: dict[str, Any], path: Path) -> Path:
             fontsize=8,
             va="bottom",
         )
+    fig.tight_layout()  # the final geometry first: the labels' spacing is reckoned in points on it
+    _right_labels(ax, kind_labels, xs[-1])
     return figures.save(fig, path)
