@@ -146,7 +146,6 @@ class Restrict final : public KindKernel {
   double flops() const override { return 4.0 * static_cast<double>(fine_.size()); }
   std::size_t footprint() const override { return 8 * (fine_.size() + coarse_.size()); }
   double checksum() const override { return s_[coarse_.at(coarse_.n1 / 2, coarse_.n2 / 2, coarse_.n3 / 2)]; }
-  int side() const { return m_; }
 
  private:
   int m_;

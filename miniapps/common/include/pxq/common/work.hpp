@@ -33,7 +33,8 @@ struct PhaseWork {
   bool memory_metric = false, over_total = false;
   // The access kind whose measured ceiling bounds the phase: "stream" (sweeps the stream
   // curve gives), or "gather" (CG's SpMV), "update" (IS's counters), "stencil" (MG's 27-point
-  // operators), "fft" (FT's butterflies), as pxq-probe-bandwidth --kind measures them.
+  // operators), "restrict" (MG's restriction), "fft" (FT's butterflies), as
+  // pxq-probe-bandwidth --kind measures them.
   std::string kind = "stream";
   // A phase that fuses two kinds' loops in one pass (MG's residual straight into the
   // restriction): this share of its flops (or bytes) runs at also_kind's rate, the rest at
