@@ -256,19 +256,17 @@ def ordered_by_runs(a: list[float], b: list[float]) -> bool:
 def pairs_per_app(pts: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Per app, the pairs of configurations its runs order (ordered_by_runs) and how many of
     those the prediction orders the same way; the others are listed: no prediction can be right
-    or wrong about an order the runs did not measure."""
+    or wrong about an order the runs did not measure. With tau-b over the same pairs."""
     out: dict[str, dict[str, Any]] = {}
     for app in sorted({p["app"] for p in pts}):
         mine = [p for p in pts if p["app"] == app]
-        ordered = agree = 0
-        unordered = []
-        for a, b in itertools.combinations(mine, 2):
-            if not ordered_by_runs(a["times"], b["times"]):
-                unordered.append((a, b))
-                continue
-            ordered += 1
-            agree += (a["median"] < b["median"]) == (a["predicted"] < b["predicted"])
-        out[app] = {"ordered": ordered, "agree": agree, "unordered": unordered, "tau_b": tau_b_by_runs(mine)}
+        signs = _pair_signs(mine)
+        ordered = sum(meas != 0 for _, _, meas, _ in signs)
+        agree = sum(
+            meas != 0 and (a["median"] < b["median"]) == (a["predicted"] < b["predicted"]) for a, b, meas, _ in signs
+        )
+        unordered = [(a, b) for a, b, meas, _ in signs if meas == 0]
+        out[app] = {"ordered": ordered, "agree": agree, "unordered": unordered, "tau_b": _tau_b(signs)}
     return out
 
 
@@ -276,21 +274,29 @@ def _sign(x: float) -> int:
     return (x > 0) - (x < 0)
 
 
+def _pair_signs(mine: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any], int, int]]:
+    """Each pair with the order its runs measure (0: a tie, ordered_by_runs cannot tell them
+    apart) and the order predicted: one rank-sum test per pair."""
+    out = []
+    for a, b in itertools.combinations(mine, 2):
+        meas = _sign(b["median"] - a["median"]) if ordered_by_runs(a["times"], b["times"]) else 0
+        out.append((a, b, meas, _sign(b["predicted"] - a["predicted"])))
+    return out
+
+
+def _tau_b(signs: list[tuple[Any, Any, int, int]]) -> float | None:
+    pairs = len(signs)
+    tied_meas = sum(meas == 0 for _, _, meas, _ in signs)
+    tied_pred = sum(pred == 0 for _, _, _, pred in signs)
+    if pairs < 3 or tied_meas == pairs or tied_pred == pairs:
+        return None
+    score = sum(meas * pred for _, _, meas, pred in signs)
+    return score / math.sqrt((pairs - tied_meas) * (pairs - tied_pred))
+
+
 def tau_b_by_runs(mine: list[dict[str, Any]]) -> float | None:
     """Kendall's tau-b between the predicted order and the order the runs measure: a pair the
     runs do not order (ordered_by_runs) is a tie of the measured ranking, as tau-b counts ties,
     rather than an order read from two medians the noise decides; None with fewer than three
     points, or when the runs or the prediction order no pair at all."""
-    if len(mine) < 3:
-        return None
-    pairs = tied_meas = tied_pred = score = 0
-    for a, b in itertools.combinations(mine, 2):
-        pairs += 1
-        meas = _sign(b["median"] - a["median"]) if ordered_by_runs(a["times"], b["times"]) else 0
-        pred = _sign(b["predicted"] - a["predicted"])
-        tied_meas += meas == 0
-        tied_pred += pred == 0
-        score += meas * pred
-    if tied_meas == pairs or tied_pred == pairs:
-        return None
-    return score / math.sqrt((pairs - tied_meas) * (pairs - tied_pred))
+    return _tau_b(_pair_signs(mine)) if len(mine) >= 3 else None
