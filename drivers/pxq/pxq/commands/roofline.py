@@ -116,8 +116,9 @@ def _drift(refs: list[dict[str, Any]], c: dict[str, Any], console: Console) -> d
     console.print(f"[dim]{refs_n} reference(s): each run is predicted against the ceilings scaled to its start[/dim]")
     if any(s["within_noise"] for s in summary):
         console.print(
-            "[dim]*: the kept ceiling lies within the references' quartiles, a move they cannot tell from "
-            "their own noise: not applied (nor near a run whose references say the same)[/dim]"
+            "[dim]*: the kept ceiling lies within the references' quartiles (all of them), a move they cannot "
+            "tell from their own noise; each run is scaled only where the references near it agree the machine "
+            "moved[/dim]"
         )
     if moved:
         console.print(
