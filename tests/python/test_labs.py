@@ -132,12 +132,19 @@ def test_the_lab2_answer_matches_what_cyclic_allocation_gives():
 def test_a_students_copy_is_confined_and_what_the_sandbox_allows(tmp_path, monkeypatch):
     from pxq.teaching import sandbox
 
-    box = sandbox.Sandbox([tmp_path / "copy"])
+    box = sandbox.Sandbox([tmp_path / "copy"], readable=[labs.LABS / "common"], hidden=[labs.LABS / "common" / "x"])
     argv = box.wrap(["mpirun", "-np", "2", "./lab"], tmp_path / "scratch", [tmp_path / "prof"])
-    assert argv[:5] == ["bwrap", "--ro-bind", "/", "/", "--dev"]
+    bwrap = argv.index("bwrap")
+    assert argv[1] == str(sandbox.ENTER) and "--" in argv[:bwrap]  # limits and cgroups first, then bwrap
+    assert {"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--new-session", "--die-with-parent"} <= set(argv)
+    assert argv[argv.index("--cap-drop") + 1] == "ALL" and ("--ro-bind", "/", "/") not in zip(argv, argv[1:], argv[2:])
     binds = [argv[i + 1] for i, a in enumerate(argv) if a == "--bind"]
-    assert binds == [str((tmp_path / p).resolve()) for p in ("copy", "scratch", "prof")]
+    assert binds == [str((tmp_path / p).resolve()) for p in ("copy", "prof", "scratch")]
+    reads = [argv[i + 1] for i, a in enumerate(argv) if a == "--ro-bind"]
+    assert str((labs.LABS / "common").resolve()) in reads and "/etc" in reads
     assert "--unshare-net" in argv and argv[-4:] == ["mpirun", "-np", "2", "./lab"]
+    reads = labs.sandbox_reads(labs.get("4"))
+    assert labs.folder(labs.get("4")) in reads and labs.ROOT not in reads and labs.ROOT / "labs" not in reads
     assert argv[argv.index("TMPDIR") + 1] == str((tmp_path / "scratch").resolve())
     assert labs.confinement("solution", tmp_path, None, False) is None  # pxq's own code
     assert labs.confinement("copy", tmp_path, None, True) is None  # --unconfined, said out loud

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import selectors
 import shutil
 import signal
 import subprocess
@@ -195,10 +196,58 @@ def shm_workdir() -> Iterator[Path | None]:
 
 @dataclass
 class Finished:
-    returncode: int  # -1 when the run was killed for its timeout
+    returncode: int  # -1 when the run was killed for its timeout or its output
     output: str  # stdout and stderr together (empty when not captured)
     seconds: float
     timed_out: bool
+    overflowed: bool = False  # it printed more than its output limit and was stopped
+
+
+# Once the launcher has exited, how long what it printed may take to drain before whatever
+# still holds its output (a detached child) is stopped.
+LINGER = 2.0
+
+
+def _collect(proc: subprocess.Popen, run_id: str, timeout: float | None, limit: int | None) -> tuple[bytes, str]:
+    """What the process tree prints until its output closes: (bytes, "") when it did, with
+    "timeout" when the timeout passed first, "overflow" when it printed more than LIMIT bytes.
+    A tree whose launcher has exited while something it left holds the output open is
+    stopped after LINGER seconds, so a detached child never keeps the caller waiting."""
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    os.set_blocking(fd, False)
+    chunks: list[bytes] = []
+    size = 0
+    start = time.monotonic()
+    exited: float | None = None  # when the launcher exited
+    stopped: float | None = None  # when what it left was stopped
+    with selectors.DefaultSelector() as sel:
+        sel.register(fd, selectors.EVENT_READ)
+        while True:
+            now = time.monotonic()
+            if timeout is not None and now - start >= timeout:
+                return b"".join(chunks), "timeout"
+            if exited is None and proc.poll() is not None:
+                exited = now
+            if stopped is None and exited is not None and now - exited >= LINGER:
+                stop_tree(proc.pid, run_id, grace=0.5)
+                stopped = time.monotonic()
+            if stopped is not None and now - stopped >= LINGER:
+                return b"".join(chunks), ""  # held by a process outside the tag: the output ends here
+            wait = 0.2 if timeout is None else max(0.0, min(0.2, timeout - (now - start)))
+            if not sel.select(timeout=wait):
+                continue
+            try:
+                data = os.read(fd, 1 << 16)
+            except BlockingIOError:
+                continue
+            if not data:
+                return b"".join(chunks), ""
+            if limit is not None and size + len(data) > limit:
+                chunks.append(data[: limit - size])
+                return b"".join(chunks), "overflow"
+            chunks.append(data)
+            size += len(data)
 
 
 def run(
@@ -208,21 +257,23 @@ def run(
     timeout: float | None,
     capture: bool = True,
     on_line: Callable[[str], None] | None = None,
+    max_output: int | None = None,
 ) -> Finished:
     """Runs argv in its own session, tagged with run_id; stops the whole tree on timeout or
     any exception (interrupts included), then re-raises the exception. With `on_line` (and no
-    timeout) the output is captured line by line and each line handed to it as it comes."""
+    timeout) the output is captured line by line and each line handed to it as it comes; with
+    `max_output`, a tree that prints more bytes is stopped (Finished.overflowed)."""
     env = dict(env)
     env[RUN_TAG] = run_id
     start = time.monotonic()
-    out = subprocess.PIPE if capture else None
+    streamed = on_line is not None
     try:
         proc = subprocess.Popen(
             argv,
-            stdout=out,
+            stdout=subprocess.PIPE if capture else None,
             stderr=subprocess.STDOUT if capture else None,
-            text=capture,
-            errors="replace" if capture else None,
+            text=streamed,
+            errors="replace" if streamed else None,
             env=env,
             start_new_session=True,
         )
@@ -239,19 +290,32 @@ def run(
             if tagged_pids(run_id):
                 stop_tree(proc.pid, run_id, grace=0.5)
             return Finished(proc.returncode, "".join(seen), time.monotonic() - start, False)
-        try:
-            output, _ = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
+        if not capture:
+            try:
+                proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                stop_tree(proc.pid, run_id, grace=0.5, proc=proc)
+                proc.wait()
+                return Finished(-1, "", time.monotonic() - start, True)
+            if tagged_pids(run_id):
+                stop_tree(proc.pid, run_id, grace=0.5)
+            return Finished(proc.returncode, "", time.monotonic() - start, False)
+        raw, why = _collect(proc, run_id, timeout, max_output)
+        output = raw.decode("utf-8", errors="replace")
+        if why:
             stop_tree(proc.pid, run_id, grace=0.5, proc=proc)
-            output, _ = proc.communicate()
-            return Finished(-1, output or "", time.monotonic() - start, True)
+            proc.wait()
+            return Finished(-1, output, time.monotonic() - start, why == "timeout", why == "overflow")
         # The launcher is gone; nothing it started may outlive it.
         if tagged_pids(run_id):
             stop_tree(proc.pid, run_id, grace=0.5)
-        return Finished(proc.returncode, output or "", time.monotonic() - start, False)
+        proc.wait()
+        return Finished(proc.returncode, output, time.monotonic() - start, False)
     except BaseException:
         stop_tree(proc.pid, run_id, grace=1.0, proc=proc)
         proc.wait()
         raise
     finally:
+        if proc.stdout is not None:
+            proc.stdout.close()
         unwatch(run_id)
