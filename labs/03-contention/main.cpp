@@ -33,11 +33,13 @@ int run(const lab::World& w, const Options& o) {
   const std::size_t max = lab::parse_bytes("--max", o.max), stride = lab::parse_bytes("--stride", o.stride);
   if (stride < 8 || stride % 8 != 0) throw std::invalid_argument("--stride: a multiple of 8 bytes");
   if (max < 16384) throw std::invalid_argument("--max: at least 16K");
-  std::vector<std::uint64_t> array(max / sizeof(std::uint64_t), 0), expected(array.size(), 0);
+  // Every word starts at a value of the run's seed; the sweeps add to it.
+  std::vector<std::uint64_t> array(max / sizeof(std::uint64_t)), expected(array.size());
+  for (std::size_t i = 0; i < array.size(); ++i) array[i] = expected[i] = (lab::seed() + i) * 0x9E3779B97F4A7C15ull;
   lab::Json sizes = lab::Json::array();
   if (w.rank == 0) std::printf("%10s %10s %12s %8s\n", "bytes", "alone_ns", "all_ns", "overlap");
   sweep(array.data(), max, stride, 1);  // warm-up on every rank: pages faulted in, clocks running
-  for (std::size_t i = 0; i < expected.size(); i += stride / sizeof(std::uint64_t)) expected[i] = 1;
+  for (std::size_t i = 0; i < expected.size(); i += stride / sizeof(std::uint64_t)) expected[i] += 1;
   for (std::size_t bytes = 16384; bytes <= max; bytes *= 4) {
     const long per_sweep = static_cast<long>(bytes / stride);
     const int reps = static_cast<int>(std::max(1L, o.accesses / per_sweep));
@@ -76,7 +78,10 @@ int run(const lab::World& w, const Options& o) {
   const int ok = array == expected ? 1 : 0;
   int all_ok = 0;
   MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, w.comm);
-  return lab::finish(w, "03-contention", all_ok == 1, {{"ranks", w.size}, {"stride", stride}, {"sizes", sizes}},
+  // The answer: rank 0's words, which every correct program sweeps the same number of times.
+  const std::string answer = w.rank == 0 ? lab::Digest().add_all(array.data(), array.size()).hex() : "";
+  return lab::finish(w, "03-contention", all_ok == 1,
+                     {{"ranks", w.size}, {"stride", stride}, {"sizes", sizes}, {"answer", answer}},
                      "every word holds the count of sweeps that touched it",
                      "a word's count differs from the sweeps reported");
 }

@@ -19,7 +19,9 @@ void count_kernel(const char*, const uint32_t, uint64_t* id) {
   *id = 0;
 }
 
-double initial(int i, int n) { return std::sin(3.0 * i / n) + ((i * 7919) % 101) / 101.0; }
+double initial(int i, int n) {
+  return std::sin(3.0 * i / n) + ((i * 7919 + static_cast<int>(lab::seed() % 101)) % 101) / 101.0;
+}
 
 // The reference: plain loops, the same arithmetic.
 std::vector<double> reference(int n, int steps, double c, double* change) {
@@ -40,6 +42,7 @@ struct Backend {
   double seconds = 0;
   long kernels = 0;
   bool verified = false;
+  lab::Digest answer;  // what it computed: the last step's points and largest change
 };
 
 template <class Space>
@@ -60,6 +63,7 @@ Backend run_on(int n, int steps, double c, const std::vector<double>& ref, doubl
   b.seconds = MPI_Wtime() - t0;
   b.kernels = kernels_launched - before;
   b.verified = change == ref_change && std::memcmp(x.data(), ref.data(), sizeof(double) * n) == 0;
+  b.answer.add(x.data(), sizeof(double) * n).add(&change, sizeof change);
   return b;
 }
 
@@ -96,7 +100,8 @@ int run(const lab::World& w, const Options& o) {
                       {"serial_kernels", serial.kernels},
                       {"openmp_kernels", omp.kernels},
                       {"serial_verified", serial.verified},
-                      {"openmp_verified", omp.verified}},
+                      {"openmp_verified", omp.verified},
+                      {"answer", serial.answer.hex() + omp.answer.hex()}},
                      "both backends match the plain loops bit for bit",
                      std::string("differs from the plain loops: ") + (serial.verified ? "" : "Serial ") +
                          (omp.verified ? "" : "OpenMP"));

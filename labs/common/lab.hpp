@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace lab {
 
@@ -60,7 +61,47 @@ inline std::string take_nonce() {
 }
 inline const std::string nonce = take_nonce();
 inline bool emitted = false;
+inline std::uint64_t seed = 0;  // --seed, the same on every rank
 }  // namespace detail
+
+// The run's seed (--seed N, which pxq lab check draws afresh for every check): the labs mix it
+// into their starting data, so that no answer can be known before the run computes it.
+inline std::uint64_t seed() { return detail::seed; }
+
+// A digest of the answer a lab computed (64-bit FNV-1a over its bytes): pxq lab check compares
+// it with the digest pxq's own build of the lab computes from the same seed and options, outside
+// the student's process, so a result line can only pass by carrying the answer itself.
+class Digest {
+ public:
+  Digest& add(const void* data, std::size_t bytes) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    for (std::size_t i = 0; i < bytes; ++i) h_ = (h_ ^ p[i]) * 1099511628211ull;
+    return *this;
+  }
+  template <class T>
+  Digest& add_all(const T* values, std::size_t count) {
+    return add(values, count * sizeof(T));
+  }
+  std::uint64_t value() const { return h_; }
+  std::string hex() const {
+    char text[17];
+    std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(h_));
+    return text;
+  }
+
+ private:
+  std::uint64_t h_ = 1469598103934665603ull;
+};
+
+// Every rank's digest, combined on rank 0 in rank order (every rank must call it).
+inline std::string digest_over_ranks(const World& w, const Digest& mine) {
+  const unsigned long long value = mine.value();
+  std::vector<unsigned long long> all(w.rank == 0 ? w.size : 0);
+  MPI_Gather(&value, 1, MPI_UNSIGNED_LONG_LONG, all.data(), 1, MPI_UNSIGNED_LONG_LONG, 0, w.comm);
+  Digest out;
+  out.add_all(all.data(), all.size());
+  return out.hex();
+}
 
 // The line pxq lab check reads: "LAB-RESULT NONCE {json}", printed by rank 0 only, once: a
 // second call (code that prints a result before the harness's) ends the run with an error, and
@@ -85,6 +126,7 @@ template <class Parse, class Body>
 int run(int argc, char** argv, int required, Parse&& parse, Body&& body) {
   CLI::App app;
   parse(app);
+  app.add_option("--seed", detail::seed, "mixed into the starting data (pxq lab check draws one per check)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -93,6 +93,9 @@ class LabBuild:
     kokkos: bool = False  # the build needs Kokkos
     timeout: float | None = None  # seconds a run may take before it is called a hang (None: the default)
     hang_hint: str = ""  # the likely cause of a hang, named
+    # The program's options that do not change its answer (a tile size: "--tile=", "=" when it
+    # takes a value): pxq recomputes a copy's answer once for all of their values.
+    answer_ignores: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from rich.table import Table
 
 from pxq.analysis import findings, msgdist
-from pxq.core import paths, plugins
+from pxq.core import paths, plugins, procs
 from pxq.teaching import harness as labs
 
 RANKS, MODEL = 16, "4x2x2"
@@ -41,15 +41,12 @@ def neighbour_shares(cells: list[list[int]], q: int, cyclic: bool = False) -> fl
 
 def profile(ctx: labs.Context, program, args: list[str], name: str) -> tuple[dict, dict]:
     """One run under the message profiler: the program's result and its profile."""
-    path = paths.build_dir() / "labs" / f"{PLUGIN.folder}-{name}-msgprof.jsonl"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.unlink(missing_ok=True)
-    ctx.console.print(f"  profiling {name} on {RANKS} ranks")
-    result = ctx.run(f"1x{RANKS}", args, profile=path, program=program, lab_result=program == ctx.program)
-    try:
+    # A folder of the run's own: students checking at the same moment never share a profile.
+    with procs.workdir("pxq-lab-profile-") as folder:
+        path = folder / f"{name}-msgprof.jsonl"
+        ctx.console.print(f"  profiling {name} on {RANKS} ranks")
+        result = ctx.run(f"1x{RANKS}", args, profile=path, program=program, lab_result=program == ctx.program)
         return result, msgdist.load(path)
-    finally:
-        path.unlink(missing_ok=True)
 
 
 def measure(ctx: labs.Context) -> labs.Outcome:

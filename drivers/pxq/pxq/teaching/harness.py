@@ -20,11 +20,12 @@ is one protocol with the labs' checkers; the sandbox and the class's grading are
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import secrets
 import shutil
-import subprocess
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,10 +36,10 @@ from rich.table import Table
 
 from pxq.analysis import findings
 from pxq.analysis.msgdist import preload_env
-from pxq.core import bounds, plugins, procs, records, schemas
+from pxq.core import bounds, escape, plugins, procs, records, schemas
 from pxq.core.errors import InputError
 from pxq.core.layout import parse_layout
-from pxq.core.paths import ROOT, build_dir
+from pxq.core.paths import AGENT, BIND_WRAPPER, ROOT, build_dir
 from pxq.launch import netns
 from pxq.launch.hostfile import hostfile_hosts
 from pxq.launch.plan import plan_launch, stage
@@ -67,6 +68,7 @@ EFFECT = {
     "inconclusive": "too noisy to read here",
 }
 TIMEOUT = 120.0  # seconds a lab run may take unless the lab says otherwise
+RUN_OUTPUT = 64 << 20  # bytes one of pxq's own lab runs may print (a student's: its sandbox's limit)
 
 
 class LabFailure(Exception):
@@ -217,13 +219,17 @@ def configure_args(mod: plugins.Lab) -> list[str]:
     return args
 
 
-def _build_step(argv: list[str], confine: sandbox.Sandbox | None) -> subprocess.CompletedProcess:
+BUILD_SECONDS = 1800.0  # a configure or compile step longer than this is stopped
+BUILD_OUTPUT = 16 << 20  # bytes of compiler messages a build step may print
+
+
+def _build_step(argv: list[str], confine: sandbox.Sandbox | None) -> procs.Finished:
     """One configure or compile step; a student's copy builds inside its sandbox."""
     if confine is None:
-        return subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=1800)
+        return procs.run(argv, dict(os.environ), uuid.uuid4().hex, BUILD_SECONDS, max_output=BUILD_OUTPUT)
     with procs.workdir("pxq-lab-build-") as scratch:
-        wrapped = confine.wrap(argv, scratch)
-        return subprocess.run(wrapped, capture_output=True, text=True, errors="replace", timeout=1800)
+        wrapped = confine.wrap(argv, scratch, cpu_seconds=BUILD_SECONDS)
+        return procs.run(wrapped, dict(os.environ), uuid.uuid4().hex, BUILD_SECONDS, max_output=BUILD_OUTPUT)
 
 
 def build(mod: plugins.Lab, which: str, source: Path, console: Console, confine: sandbox.Sandbox | None = None) -> Path:
@@ -240,14 +246,24 @@ def build(mod: plugins.Lab, which: str, source: Path, console: Console, confine:
     ]
     if confine is not None:
         sandbox.check_copy(source, student_files(mod))
+    if which == "copy":
+        found = sandbox.reaches(source, student_files(mod))
+        if found:
+            raise LabFailure(
+                "your code reaches past the exercise, which no lab needs and which could forge the harness's "
+                "result: remove it (printing for yourself with printf is fine)\n  " + "\n  ".join(found[:12]),
+                records.EXIT_VERIFICATION,
+            )
     for argv in steps:
-        try:
-            done = _build_step(argv, confine)
-        except OSError as e:
-            raise InputError(f"cannot run {argv[0]}: {e.strerror}") from None
+        done = _build_step(argv, confine)
+        what = "configure" if "-S" in argv else "compile"
+        if done.returncode == 127 and not done.output.strip().count("\n"):
+            raise InputError(escape.plain(done.output.strip()))
         if done.returncode != 0:
-            console.print((done.stdout + done.stderr)[-6000:], markup=False, highlight=False)
-            what = "configure" if "-S" in argv else "compile"
+            console.print(escape.plain(done.output[-6000:]), markup=False, highlight=False)
+            if done.timed_out or done.overflowed:
+                why = f"took over {BUILD_SECONDS:.0f} s" if done.timed_out else f"printed over {BUILD_OUTPUT >> 20} MiB"
+                raise LabFailure(f"the lab's {what} step {why} and was stopped", EXIT_BUILD)
             raise LabFailure(f"the lab does not {what}: the messages above say where", EXIT_BUILD)
     return out / mod.program
 
@@ -263,6 +279,12 @@ class Context:
     hang_hint: str = ""  # the likely cause of a hang in this lab
     hostfile: str | None = None  # run on these hosts (else this machine, or the Slurm allocation)
     confine: sandbox.Sandbox | None = None  # a student's copy runs inside this sandbox
+    # pxq's own build of the lab (its solution), which recomputes every answer a confined copy
+    # reports from the same seed and options; None when the program is pxq's own.
+    trusted: Path | None = None
+    answer_ignores: tuple[str, ...] = ()  # options that do not change the answer ("--tile=" takes a value)
+    seed: int = field(default_factory=lambda: secrets.randbelow(1 << 62))  # this check's, for every run
+    _answers: dict[tuple, str | None] = field(default_factory=dict)
 
     def run(
         self,
@@ -276,7 +298,52 @@ class Context:
     ) -> dict[str, Any]:
         """One run of the lab's program (or another: lab_result=False for one of pxq's, which
         must exit 0) at a layout; its LAB-RESULT line. A wrong result, a crash or a hang raises
-        LabFailure with the program's last words."""
+        LabFailure with the program's last words. The lab's program gets this check's seed; a
+        confined copy's answer must be the one pxq's own build computes from the same input."""
+        own = program is None or Path(program) == Path(self.program)
+        args = [*(args or []), *(["--seed", str(self.seed)] if own else [])]
+        result = self._launch(layout, args, placement, profile, program, timeout, lab_result, self.confine)
+        if own and lab_result and self.trusted is not None:
+            want = self._answer(layout, args, placement, timeout)
+            if want is not None and result.get("answer") != want:
+                raise LabFailure(
+                    f"the run at {layout} reports an answer pxq's own build of the lab does not compute from the "
+                    f"same input (seed {self.seed}): a result line can only pass by carrying what the computation "
+                    "computed, so the code must compute it",
+                    records.EXIT_VERIFICATION,
+                )
+        return result
+
+    def _answer(self, layout: str, args: list[str], placement: str | None, timeout: float | None) -> str | None:
+        """The answer pxq's own build computes for this input (cached per layout and options);
+        None for a lab whose results are measurements only (no answer to recompute)."""
+        kept, skip = [], False
+        for a in args:
+            if skip:
+                skip = False
+            elif a in self.answer_ignores or f"{a}=" in self.answer_ignores:
+                skip = f"{a}=" in self.answer_ignores  # an option that takes a value: skip that too
+            else:
+                kept.append(a)
+        key = (layout, tuple(kept))
+        if key not in self._answers:
+            assert self.trusted is not None
+            self.console.print(f"  recomputing the answer at {layout} with pxq's own build", highlight=False)
+            done = self._launch(layout, kept, placement, None, self.trusted, timeout, True, None)
+            self._answers[key] = done.get("answer")
+        return self._answers[key]
+
+    def _launch(
+        self,
+        layout: str,
+        args: list[str],
+        placement: str | None,
+        profile: Path | None,
+        program: Path | None,
+        timeout: float | None,
+        lab_result: bool,
+        confine: sandbox.Sandbox | None,
+    ) -> dict[str, Any]:
         lay = parse_layout(layout)
         req = LaunchRequest(
             lay,
@@ -301,10 +368,19 @@ class Context:
                 env.update(extra)
             else:
                 argv = plan.with_flags([flag for key, value in extra.items() for flag in ("-x", f"{key}={value}")])
-            command = [*argv, str(program or self.program), *(args or [])]
-            if self.confine is not None:
-                command = self.confine.wrap(command, tmp, [profile.parent] if profile is not None else [])
-            done = procs.run(command, env, run_id, limit)
+            command = [*argv, str(program or self.program), *args]
+            output = RUN_OUTPUT
+            if confine is not None:
+                more = [profile.parent] if profile is not None else []
+                command = confine.wrap(command, tmp, more, cpu_seconds=limit * max(1, lay.cores) + 60)
+                output = confine.limits.output_bytes
+            done = procs.run(command, env, run_id, limit, max_output=output)
+        if done.overflowed:
+            raise LabFailure(
+                f"the run at {layout} printed over {output >> 20} MiB and was stopped: print less (a line per "
+                "iteration, not per element)",
+                3,
+            )
         lines = RESULT.findall(done.output)
         found = [body for tag, body in lines if tag == nonce]
         if len(found) != len(lines) or len(found) > 1:
@@ -313,7 +389,7 @@ class Context:
                 "reports a result; remove the LAB-RESULT printing from your code",
                 records.EXIT_VERIFICATION,
             )
-        tail = "\n".join(done.output.strip().splitlines()[-15:])
+        tail = escape.plain("\n".join(done.output.strip().splitlines()[-15:]))
         if done.timed_out:
             hint = f" {self.hang_hint}" if self.hang_hint else ""
             raise LabFailure(
@@ -324,8 +400,10 @@ class Context:
         if not found:
             code = records.EXIT_BAD_INPUT if done.returncode == 2 else records.EXIT_RUN_FAILED
             raise LabFailure(f"the run at {layout} ended (exit {done.returncode}) without a result:\n{tail}", code)
-        result = json.loads(found[-1])
-        if not result.get("verified") or done.returncode != 0:
+        result, why = records.parse_line(found[-1].encode())
+        if why is not None or not isinstance(result, dict):
+            raise LabFailure(f"the run at {layout} printed a result line that is not the harness's: {why}", 1)
+        if result.get("verified") is not True or done.returncode != 0:
             raise LabFailure(f"wrong result at {layout}:\n{tail}", records.EXIT_VERIFICATION)
         return result
 
@@ -391,7 +469,9 @@ def check(*args: Any, **options: Any) -> tuple[int, Outcome | None]:
     return code, out
 
 
-def confinement(which: str, source: Path, hostfile: str | None, unconfined: bool) -> sandbox.Sandbox | None:
+def confinement(
+    which: str, source: Path, hostfile: str | None, unconfined: bool, mod: plugins.Lab | None = None
+) -> sandbox.Sandbox | None:
     """The sandbox a student's copy builds and runs in (None for pxq's own starter and solution,
     or when the teacher asked for --unconfined). Runs on other hosts cannot be confined from
     here: they need --unconfined, said out loud."""
@@ -409,7 +489,27 @@ def confinement(which: str, source: Path, hostfile: str | None, unconfined: bool
             "pxq cluster down"
         )
     sandbox.check()
-    return sandbox.Sandbox([source])
+    if mod is None:
+        return sandbox.Sandbox([source])
+    return sandbox.Sandbox([source], readable=sandbox_reads(mod), hidden=[folder(mod) / "solution"])
+
+
+def sandbox_reads(mod: plugins.Lab) -> list[Path]:
+    """What a student's copy reads besides itself: the lab's harness, pxq's programs and
+    libraries (another program a lab runs, the message profiler), the launch scripts, Kokkos,
+    and the compiler, CMake and mpirun where they live outside /usr. Nothing else of pxq's
+    checkout or build (other students' copies, the solution's build) is there."""
+    reads = [LABS / "common", folder(mod), AGENT, BIND_WRAPPER, build_dir() / "bin", build_dir() / "lib"]
+    kokkos = _cmake_cache("Kokkos_DIR")
+    if kokkos:  # lab 6 builds with it; pxq's programs (CG for lab 2) link it
+        k = Path(kokkos).resolve()
+        reads.append(k.parents[2] if len(k.parents) > 3 and k.parent.name == "cmake" else k)
+    tools = [_cmake_cache("CMAKE_CXX_COMPILER"), shutil.which("cmake"), shutil.which("mpirun")]
+    for tool in filter(None, tools):
+        real = Path(tool).resolve()
+        if not real.is_relative_to("/usr") and len(real.parents) > 2:
+            reads.append(real.parents[1])  # PREFIX of PREFIX/bin/tool
+    return reads
 
 
 def grade(
@@ -427,32 +527,53 @@ def grade(
     if hostfile is not None:
         hostfile_hosts(Path(hostfile))  # read as every launch reads it: strictly, before anything runs
     which, source = source_of(mod, which, copy)
-    confine = confinement(which, source, hostfile, unconfined)
+    confine = confinement(which, source, hostfile, unconfined, mod)
     if not (hostfile or os.environ.get("SLURM_JOB_ID")):
         netns.check_visible(source, "work in a folder outside /tmp, such as labs-work/ in pxq's checkout")
     record: dict[str, Any] = {"kind": "lab-grade", "schema": schemas.VERSION, "lab": mod.folder, "number": mod.number}
     record["source"] = str(source)
     record["confined"] = confine is not None
     try:
-        program = build(mod, which, source, console, confine)
-        ctx = Context(
-            console,
-            program,
-            repeat,
-            envinfo.cores(),
-            envinfo.machine(),
-            float(mod.timeout or TIMEOUT),
-            mod.hang_hint,
-            hostfile,
-            confine,
-        )
-        console.print(f"checking lab {mod.number} ({mod.title}): {repeat} interleaved repeat(s)")
-        out = mod.measure(ctx)
+        with confine if confine is not None else contextlib.nullcontext():
+            return _graded(mod, which, source, repeat, console, hostfile, confine, record)
     except LabFailure as e:
         console.print("[red]not correct[/red]: ", end="")
         console.print(str(e), highlight=False, markup=False)
         console.print(f"grade: not correct (exit {e.code}: {GRADES[e.code][1]})", highlight=False)
         return e.code, None, {**record, "outcome": "not correct", "exit": e.code, "reason": str(e)[:4000]}
+
+
+def _graded(
+    mod: plugins.Lab,
+    which: str,
+    source: Path,
+    repeat: int,
+    console: Console,
+    hostfile: str | None,
+    confine: sandbox.Sandbox | None,
+    record: dict[str, Any],
+) -> tuple[int, Outcome | None, dict[str, Any]]:
+    """The build, the runs and the grade, inside the sandbox when there is one."""
+    if confine is not None:
+        record["sandbox"] = confine.describe()
+    program = build(mod, which, source, console, confine)
+    # A student's answers are recomputed by pxq's own build of the lab, outside the sandbox.
+    trusted = build(mod, "solution", folder(mod) / "solution", console) if which == "copy" else None
+    ctx = Context(
+        console,
+        program,
+        repeat,
+        envinfo.cores(),
+        envinfo.machine(),
+        float(mod.timeout or TIMEOUT),
+        mod.hang_hint,
+        hostfile,
+        confine,
+        trusted,
+        mod.answer_ignores,
+    )
+    console.print(f"checking lab {mod.number} ({mod.title}): {repeat} interleaved repeat(s)")
+    out = mod.measure(ctx)
     code = EXIT_NOT_DONE if out.starter_like else records.EXIT_OK
     say(console, mod, out)
     console.print(f"grade: {GRADES[code][0]} (exit {code}: {GRADES[code][1]})", highlight=False)
