@@ -4,12 +4,14 @@ dispatch to their handlers, and the one mapping of errors to exit codes."""
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
+from pathlib import Path
 
 from rich.console import Console
 
-from pxq.core import plugins, procs, records
+from pxq.core import escape, outputs, plugins, procs, records
 from pxq.core.errors import InputError
 from pxq.core.layout import parse_layout
 from pxq.core.paths import check_plot_path
@@ -40,6 +42,7 @@ def dispatch(args: argparse.Namespace, app_args: list[str], console: Console) ->
     check_plot_path(getattr(args, "plot", None))
     if command.hooks.prepare is not None:
         app_args = command.hooks.prepare(args, app_args)
+    check_distinct(args)
     if getattr(args, "network", None):
         if getattr(args, "hostfile", None) or getattr(args, "launcher", None) not in (None, "cluster"):
             raise InputError("--network runs on a cluster of this machine: drop --hostfile and --launcher")
@@ -47,6 +50,46 @@ def dispatch(args: argparse.Namespace, app_args: list[str], console: Console) ->
         with netns.around(args.network, _nodes_asked(args), cores, _cores_asked(args, cores), console.print):
             return int(command.handle(args, app_args, console))
     return int(command.handle(args, app_args, console))
+
+
+# The options that name a file pxq writes; every other path a command is given is read.
+OUTPUTS = {"results": "--results", "trace": "--trace", "plot": "--plot", "out": "--out", "json": "--json"}
+
+
+def _identity(path: Path) -> tuple:
+    """What makes two paths one file: the same device and inode when it exists, else the same
+    absolute path."""
+    try:
+        st = os.stat(path)
+        return ("inode", st.st_dev, st.st_ino)
+    except OSError:
+        return ("path", os.path.abspath(path))
+
+
+def check_distinct(args: argparse.Namespace) -> None:
+    """Refuses (exit 2) a command line whose output names the same file as another output or as
+    a file it reads (`--results r.jsonl --trace r.jsonl`, `report r.jsonl --out r.jsonl`):
+    writing one would destroy the other."""
+    named: list[tuple[str, tuple, bool]] = []  # (option, identity, written)
+    for attr, value in vars(args).items():
+        values = value if isinstance(value, list) else [value]
+        for v in values:
+            if not isinstance(v, (str, Path)) or not str(v) or attr in ("command", "app", "layout", "lab"):
+                continue
+            written = attr in OUTPUTS and not isinstance(value, list)
+            path = Path(v)
+            if not written and not path.is_file():
+                continue  # a name, a number or a glob: not a file read
+            option = OUTPUTS.get(attr, attr.replace("_", "-"))
+            named.append((option if written else f"the input {v}", _identity(path), written))
+    for i, (a, ida, wa) in enumerate(named):
+        for b, idb, wb in named[i + 1 :]:
+            if ida == idb and (wa or wb):
+                first, second = (a, b) if wa else (b, a)
+                raise InputError(
+                    f"{first} and {second} name the same file: writing one would destroy the other; give "
+                    f"{first} a path of its own"
+                )
 
 
 def _nodes_asked(args: argparse.Namespace) -> int:
@@ -85,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         args = parser().parse_args(own)
         return dispatch(args, app_args, console)
     except (InputError, RecordError) as e:
-        print(f"pxq: error: {e}", file=sys.stderr)
+        print(f"pxq: error: {escape.plain(e)}", file=sys.stderr)
         return records.EXIT_RUN_FAILED if isinstance(e, RecordWriteError) else records.EXIT_BAD_INPUT
     except procs.Interrupted as e:
         print(
@@ -95,9 +138,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("pxq: interrupted (runs and background loads stopped)", file=sys.stderr)
         return 130
+    except outputs.NotJSON as e:
+        print(f"pxq: error: cannot write what was computed: {escape.plain(e)}", file=sys.stderr)
+        return records.EXIT_RUN_FAILED
     except OSError as e:
-        where = f": {e.filename}" if e.filename else ""
-        print(f"pxq: error: {e.strerror or e}{where}", file=sys.stderr)
+        where = f": {escape.plain(e.filename)}" if e.filename else ""
+        print(f"pxq: error: {escape.plain(e.strerror or e)}{where}", file=sys.stderr)
         return records.EXIT_RUN_FAILED
 
 

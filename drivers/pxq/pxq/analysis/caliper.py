@@ -9,11 +9,10 @@ how many rank pairs share a core, an L2, an L3)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from pxq.core import records
+from pxq.core import outputs
 
 # "Node order": each node's place in the tree, which Thicket asks its reader to keep.
 COLUMNS = ["path", "sum#time.duration", "inclusive#sum#time.duration", "bytes", "flops", "Node order"]
@@ -115,6 +114,6 @@ def write_folder(recs: list[tuple[dict[str, Any], str]], out: Path) -> int:
     for index, (rec, source) in enumerate(recs):
         if rec.get("status") != "ok":
             continue
-        records.write_whole(out / file_name(rec, index), json.dumps(profile(rec, source), indent=1))
+        outputs.write(out / file_name(rec, index), outputs.dumps(profile(rec, source), indent=1), "json", "--out")
         count += 1
     return count

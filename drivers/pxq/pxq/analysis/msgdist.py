@@ -379,7 +379,7 @@ def preload_flags(results: Path, trace_dir: Path | None = None) -> list[str]:
 def _profiles(path: Path) -> int:
     if not path.exists():
         return 0
-    return sum(1 for ln in path.read_text(errors="replace").splitlines() if '"app":"msgprof"' in ln)
+    return sum(1 for ln in records.read_bytes(path).splitlines() if b'"app":"msgprof"' in ln)
 
 
 def profile(console: Console, command: list[str], results: Path, plot_path: Path) -> int:

@@ -53,6 +53,17 @@ def _nested(spans: list[tuple[int, int, str, str]]) -> list[tuple[str, int, str,
     return out
 
 
+def check_replaceable(archive: Path) -> None:
+    """An archive path pxq may replace: absent, or a folder holding an OTF2 archive (its
+    traces.otf2 anchor); anything else is a user's, refused (exit 2)."""
+    ours = archive.is_dir() and ((archive / "traces.otf2").is_file() or not any(archive.iterdir()))
+    if archive.is_symlink() or (archive.exists() and not ours):
+        raise InputError(
+            f"--trace {archive} exists and is not an OTF2 archive, which pxq replaces whole: give another path, "
+            "or move it away first"
+        )
+
+
 def write(trace: dict[str, Any], archive: Path) -> None:
     """Writes `trace` (pxq's Chrome trace) as an OTF2 archive in the folder `archive`."""
     import otf2  # the optional package: imported only where this runs
@@ -65,6 +76,7 @@ def write(trace: dict[str, Any], archive: Path) -> None:
             per_thread.setdefault((e["pid"], e["tid"]), []).append(
                 (start, start + round(e["dur"] * 1000), e["name"], e["cat"])
             )
+    check_replaceable(archive)
     if archive.exists():
         shutil.rmtree(archive)
     with otf2.writer.open(str(archive), timer_resolution=1_000_000_000) as w:

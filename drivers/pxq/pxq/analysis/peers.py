@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pxq.core import registry
+from pxq.core import door, registry
 from pxq.core.errors import InputError
 from pxq.core.layout import Layout
 
@@ -60,9 +60,9 @@ class Peer:
 
 def read_text(path: Path) -> str:
     try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise InputError(f"cannot read {path} ({e.strerror}): give the file NAS or OSU printed") from None
+        raw = door.read_bytes(path, "", "give the file NAS or OSU printed", door.DOCUMENT)
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file: give the file NAS or OSU printed") from None
     if b"\0" in raw[:4096]:
         raise InputError(f"{path} is not text: give the file NAS or OSU printed (their standard output)")
     return raw.decode("utf-8", errors="replace")

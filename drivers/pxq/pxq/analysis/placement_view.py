@@ -90,10 +90,7 @@ def plot(rec: dict[str, Any], s: Suggestion, path: Path, title: str) -> Path:
         bar.ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: figures.short_bytes(v)))
         bar.ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
     fig.suptitle(title + "; red squares: one node each", fontsize=9)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120, bbox_inches="tight", pad_inches=0.15)
-    plt.close(fig)
-    return path
+    return figures.save(fig, path, 120, bbox_inches="tight", pad_inches=0.15)
 
 
 def print_channels(console: Any, channels: dict[str, Any]) -> None:

@@ -3,16 +3,14 @@ Slurm's host list, written whole, and read back strictly (`pxq run --rank-order`
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
 from pxq.analysis.msgdist import Model
 from pxq.analysis.placement import places_of
-from pxq.core import bounds, escape, records
+from pxq.core import bounds, door, escape, outputs, records
 from pxq.core.errors import InputError
-from pxq.core.records import write_whole
 from pxq.launch.hostfile import hostfile_hosts
 
 PREDICTION_TAG = "# pxq-prediction "  # the order file's header line with the prediction (JSON)
@@ -21,7 +19,7 @@ PREDICTION_TAG = "# pxq-prediction "  # the order file's header line with the pr
 def format_order(order: list[int], header: list[str], prediction: dict[str, Any] | None) -> str:
     lines = [f"# {h}" for h in header]
     if prediction is not None:
-        lines.append(PREDICTION_TAG + json.dumps(prediction, sort_keys=True))
+        lines.append(PREDICTION_TAG + outputs.dumps(outputs.finite(prediction), sort_keys=True))
     lines += [",".join(str(r) for r in order[i : i + 16]) for i in range(0, len(order), 16)]
     return "\n".join(lines) + "\n"
 
@@ -112,12 +110,10 @@ def check_permutation(order: list[int], source: str) -> None:
 
 def read_order(path: Path) -> tuple[list[int], dict[str, Any] | None]:
     path = Path(path)
-    if not path.is_file():
-        raise InputError(f"--rank-order {path}: no such file; write one with pxq placement suggest PROFILE")
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"--rank-order {path}: cannot read it ({e}): give a text file of ranks") from None
+        text = door.text(path, "--rank-order", "give a text file of ranks", door.DOCUMENT)
+    except FileNotFoundError:
+        raise InputError(f"--rank-order {path}: no such file; write one with pxq placement suggest PROFILE") from None
     return parse_order(text, str(path))
 
 
@@ -152,6 +148,7 @@ def slurm_hosts_text(model: Model, order: list[int], hosts: list[str]) -> str:
     return "".join(hosts[node] + "\n" for node, _ in places)
 
 
+OUTPUT_KINDS = {"order": "order", "rankfile": "rankfile", "slurm-hosts": "hosts"}  # what pxq.core.outputs checks
 OUTPUTS = {
     "order": "ranks slot by slot: pxq run --rank-order FILE, or Cray MPICH's MPICH_RANK_ORDER",
     "rankfile": "Open MPI: mpirun --rankfile FILE",
@@ -172,15 +169,14 @@ def check_prefix(prefix: Path) -> None:
         raise InputError(f"--out {prefix}: folder '{parent}' does not exist: create it or give another --out")
     if not os.access(parent, os.W_OK):
         raise InputError(f"--out {prefix}: folder '{parent}' is not writable: give another --out")
-    for path in output_paths(prefix).values():
-        if path.is_dir():
-            raise InputError(f"--out {prefix}: {path} is a folder: give another --out")
+    for kind, path in output_paths(prefix).items():
+        outputs.check(path, OUTPUT_KINDS[kind], "--out")
 
 
 def write_files(prefix: Path, files: dict[str, str]) -> None:
     """Each file whole or not at all."""
     try:
         for kind, path in output_paths(prefix).items():
-            write_whole(path, files[kind])
+            outputs.write(path, files[kind], OUTPUT_KINDS[kind], "--out")
     except OSError as e:
         raise InputError(f"cannot write {prefix}.*: {e.strerror}: give another --out") from None

@@ -18,7 +18,7 @@ from rich.table import Table
 from pxq import figures
 from pxq.analysis import efficiency
 from pxq.analysis.peers import NAS_MODE
-from pxq.core import schemas
+from pxq.core import outputs, schemas
 from pxq.core.escape import csv_cell, md, term
 from pxq.core.layout import Layout, format_bytes
 from pxq.core.records import FAILED_STATUSES
@@ -503,7 +503,7 @@ def export(rows: list[Row], fmt: str, group_by: Sequence[str] = ()) -> str:
     flat = flat_rows(rows, group_by)
     names = [*COLUMNS, *group_by]
     if fmt == "json":
-        return json.dumps(flat, indent=1) + "\n"
+        return outputs.dumps(outputs.finite(flat), indent=1) + "\n"
     if fmt == "csv":
         import csv
         import io

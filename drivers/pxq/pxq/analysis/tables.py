@@ -9,7 +9,7 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from pxq.core import schemas
+from pxq.core import outputs, schemas
 from pxq.core.escape import csv_cell, md
 
 Rows = list[dict[str, Any]]
@@ -145,7 +145,7 @@ def export(recs: Iterable[dict[str, Any]], fmt: str) -> tuple[str, int]:
     rows = [row for rec in recs for row in rows_of(rec)]
     names = list(dict.fromkeys(k for row in rows for k in row))
     if fmt == "json":
-        return json.dumps(rows, indent=1) + "\n", len(rows)
+        return outputs.dumps(outputs.finite(rows), indent=1) + "\n", len(rows)
     if fmt == "csv":
         import csv
         import io

@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.table import Table
 
 from pxq import figures
-from pxq.core import bounds, escape, procs, records, registry
+from pxq.core import bounds, escape, outputs, procs, records, registry
 from pxq.core.errors import InputError
 from pxq.core.layout import format_bytes, parse_bytes
 from pxq.core.paths import binary
@@ -331,7 +331,7 @@ def write_profile(
     }
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        records.write_whole(path, json.dumps(profile, indent=1))
+        outputs.write(path, outputs.dumps(profile, indent=1), "json", "the tile profile (PXQ_TILE_PROFILE)")
     except OSError as e:
         raise InputError(
             f"cannot write the tile profile {path} ({e.strerror}): set PXQ_TILE_PROFILE to a writable path"
@@ -424,14 +424,14 @@ def _bench_with_progress(
         return procs.run(cmd, env, uuid.uuid4().hex, None, on_line=line)
 
 
-def _check_output(path: Path, option: str) -> None:
+def _check_output(path: Path, option: str, kind: str) -> None:
     """An output file's folder made (as mkdir -p) and able to take the file, before any benchmark
     runs: a folder that cannot be made or written is refused (exit 2)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise InputError(f"{option} {path}: cannot make its folder ({e.strerror}): give another path") from None
-    records.check_writable(path, option)
+    records.check_writable(path, option, kind)
 
 
 def tune(
@@ -459,12 +459,12 @@ def tune(
     bounds.repeat(repeat)
     if min_time <= 0:
         raise InputError("--min-time must be > 0 seconds")
-    _check_output(out, "--out")
-    _check_output(profile, "--profile")
-    if out.resolve() == profile.resolve():
-        raise InputError(f"--out and the profile are the same file ({out}): give --out another path")
     if not replace:
         read_profile(profile)  # a corrupt profile is an error before an hour of benchmarks
+    _check_output(out, "--out", "json")
+    _check_output(profile, "--profile", "json" if replace else "tiles")  # --replace-profile: any JSON
+    if out.resolve() == profile.resolve():
+        raise InputError(f"--out and the profile are the same file ({out}): give --out another path")
     machine = envinfo.machine()
     out.parent.mkdir(parents=True, exist_ok=True)
     # Google Benchmark writes its file as it goes: into a file of its own beside `out`, which

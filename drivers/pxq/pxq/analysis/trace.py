@@ -11,13 +11,12 @@ hosts are not compared, only offsets from that common instant."""
 
 from __future__ import annotations
 
-import json
 import math
-import os
 from pathlib import Path
 from typing import Any
 
 from pxq.analysis import otf2trace
+from pxq.core import door, escape, outputs
 from pxq.core.errors import InputError
 
 FORMAT = "Chrome trace-event JSON (open it in ui.perfetto.dev or chrome://tracing)"
@@ -30,11 +29,9 @@ THREADS_NOTE = (
 
 def _read(path: Path, what: str) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text())
+        data = door.json_doc(path, what, "the rank's trace file is pxq's own")
     except FileNotFoundError:
         raise InputError(f"{what} is missing ({path.name}): the rank did not finish its run") from None
-    except (OSError, ValueError) as e:
-        raise InputError(f"{what} ({path.name}) cannot be read: {e}") from None
     if not isinstance(data, dict) or "names" not in data:
         raise InputError(f"{what} ({path.name}) is not a pxq trace file")
     return data
@@ -106,9 +103,7 @@ def write(trace: dict[str, Any], path: Path) -> None:
     """Writes the trace whole or not at all (a temporary file, then a rename)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(trace, separators=(",", ":")))
-        os.replace(tmp, path)
+        outputs.write(path, outputs.dumps(trace, separators=(",", ":")), "json", "--trace")
     except OSError as e:
         raise InputError(f"cannot write the trace {path} ({e.strerror}): choose a writable path with --trace") from None
 
@@ -166,9 +161,9 @@ def load(path: Path) -> dict[str, Any]:
     """A trace file parsed and checked event by event: every complete event has a name, a
     category, a rank (pid), a thread, and a finite start and duration."""
     try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, ValueError) as e:
-        raise InputError(f"{path} is not a readable trace: {e}") from None
+        data = door.json_doc(Path(path), "trace", "give a trace pxq run --trace wrote")
+    except FileNotFoundError:
+        raise InputError(f"{escape.plain(path)}: no such trace: give a trace pxq run --trace wrote") from None
     events = data.get("traceEvents") if isinstance(data, dict) else None
     if not isinstance(events, list):
         raise InputError(f"{path} has no traceEvents list: not a Chrome trace-event file")

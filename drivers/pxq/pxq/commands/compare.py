@@ -5,7 +5,6 @@ per system. Exit 1 on a significant regression or a reference missed (a CI gate)
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 from pathlib import Path
 from typing import Any
@@ -14,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from pxq.analysis import compare
-from pxq.core import paths, plugins, records, schemas
+from pxq.core import outputs, paths, plugins, records, schemas
 from pxq.core.errors import InputError
 from pxq.core.escape import term
 
@@ -99,15 +98,17 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     unmatched = compare.unmatched_references(new, refs) if refs else []
     if args.format == "json":
         print(
-            json.dumps(
-                {
-                    "comparisons": [c.__dict__ for c in rows],
-                    "references": [{**c.__dict__, "passed": c.passed} for c in checks],
-                    "only_base": only_base,
-                    "only_new": only_new,
-                    "unmatched_references": [{"entry": i, **refs[i]} for i in unmatched],
-                    "differences": [dict(zip(("field", "base", "new"), d)) for d in compare.differences(base, new)],
-                },
+            outputs.dumps(
+                outputs.finite(
+                    {
+                        "comparisons": [c.__dict__ for c in rows],
+                        "references": [{**c.__dict__, "passed": c.passed} for c in checks],
+                        "only_base": only_base,
+                        "only_new": only_new,
+                        "unmatched_references": [{"entry": i, **refs[i]} for i in unmatched],
+                        "differences": [dict(zip(("field", "base", "new"), d)) for d in compare.differences(base, new)],
+                    }
+                ),
                 indent=1,
             )
         )

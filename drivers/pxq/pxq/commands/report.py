@@ -10,8 +10,8 @@ from typing import Any
 from rich.console import Console
 
 from pxq.analysis import caliper, extrap, extrapfit, report, tables, tiles, trace
+from pxq.core import outputs, plugins, records, schemas
 from pxq.core import paths as paths_mod
-from pxq.core import plugins, records, schemas
 from pxq.core.errors import InputError
 from pxq.core.paths import figure_path
 from pxq.probes import redraw
@@ -76,7 +76,7 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     if args.format == "extrap":
         return _extrap(args, console)
     if args.out:
-        records.check_writable(args.out)
+        records.check_writable(args.out, "--out", args.format)
     group_by = [f.strip() for f in args.group_by.split(",") if f.strip()]
     paths = paths_mod.expand(args.results)
     recs: list[dict[str, Any]] = []
@@ -146,11 +146,12 @@ def _extrap(args: argparse.Namespace, console: Console) -> int:
     out = args.out
     if out is None or out.is_dir():
         raise InputError("--format extrap writes one text file: give it, e.g. --out results/cg-scaling.txt")
+    records.check_writable(out, "--out", "extrap")
     if args.model and extrapfit.interpreter() is None:
         raise InputError(extrapfit.INSTALL_HINT)
     runs = [r for r, _ in _runs(args)]
     export = extrap.build(runs, args.params)
-    records.write_whole(out, export.text())
+    outputs.write(out, export.text(), "extrap", "--out")
     console.print(
         f"extrap: {out} ({len(export.regions)} regions over {len(export.points)} points of "
         f"{', '.join(export.params)}); model it with: extrap --text {out}"
@@ -167,7 +168,7 @@ def _extrap(args: argparse.Namespace, console: Console) -> int:
 def _emit(text: str, count: int, args: argparse.Namespace, console: Console) -> None:
     """An export to --out (whole or not at all) or to the screen."""
     if args.out:
-        records.write_whole(args.out, text)
+        outputs.write(args.out, text, args.format, "--out")
         console.print(f"{args.format}: {args.out} ({count} rows)")
     else:
         print(text, end="")

@@ -132,7 +132,11 @@ def trace_target(path: Path, writes: bool = True) -> Path:
     except OSError as e:
         raise InputError(f"--trace {path}: cannot create {parent} ({e.strerror}): choose a writable folder") from None
     # An OTF2 archive is a folder, replaced whole by the run: what must be writable is beside it.
-    records.check_writable(parent / f".{path.name}.probe" if path.suffix == ".otf2" else path, "--trace")
+    if path.suffix == ".otf2":
+        otf2trace.check_replaceable(path)
+        records.check_writable(parent / f".{path.name}.probe", "--trace", "json")
+    else:
+        records.check_writable(path, "--trace", "json")
     return path
 
 

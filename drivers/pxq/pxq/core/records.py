@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import json
 import os
 import re
 import stat
@@ -26,7 +25,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from pxq.core import escape, schemas
+from pxq.core import door, escape, outputs, schemas
 from pxq.core.errors import InputError
 
 SCHEMA = 2  # the version of every record kind's schema (schemas/, docs/RESULTS.md)
@@ -64,8 +63,9 @@ def check_plain(path: Path, option: str) -> None:
         )
 
 
-def check_writable(path: Path, option: str = "--results") -> None:
-    """Raises InputError naming the path and the fix; creates nothing."""
+def check_writable(path: Path, option: str = "--results", kind: str = "records") -> None:
+    """Raises InputError naming the path and the fix; creates nothing. An existing file must
+    hold KIND (pxq.core.outputs): pxq never appends to or replaces a file of another kind."""
     path = Path(path)
     check_plain(path, option)
     what = "results" if option == "--results" else f"{option}'s"
@@ -76,6 +76,7 @@ def check_writable(path: Path, option: str = "--results") -> None:
             raise InputError(f"{what} path '{path}' is not a regular file: give a file such as results/run.jsonl")
         if not os.access(path, os.W_OK):
             raise InputError(f"{what} file '{path}' is not writable: fix its permissions or use {option}")
+        outputs.check(path, kind, option)  # a user's file of another kind is never appended to or replaced
         return
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
@@ -126,40 +127,20 @@ def _mend_tail(fd: int, path: Path, size: int) -> int:
     return start
 
 
-def write_whole(path: Path, text: str) -> None:
-    """Writes a file whole or not at all: a temporary file beside it, renamed into place
-    (OSError passes on; the temporary file never stays)."""
-    import tempfile
-
-    path = Path(path)
-    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(name, path)
-    except BaseException:
-        Path(name).unlink(missing_ok=True)
-        raise
-
-
-def keep_json(path: Path, data: Any) -> Path | None:
-    """A JSON file pxq keeps for itself (a measured profile), written whole; None when its
-    folder cannot be written (the caller measures again next time)."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_whole(path, json.dumps(data, indent=1))
-    except OSError:
-        return None
-    return path
-
-
 def append(path: Path, record: dict[str, Any]) -> None:
     """One line, one write, under an exclusive lock: concurrent writers never interleave and a
     failed write leaves the file as it was."""
-    line = (json.dumps(record, sort_keys=True) + "\n").encode()
     path = Path(path)
+    try:
+        line = (outputs.dumps(record, sort_keys=True) + "\n").encode()
+    except outputs.NotJSON as e:
+        raise RecordWriteError(f"cannot write the record to '{path}': {e} (the record was not written)") from None
     if not _is_regular_or_absent(path):
         raise RecordWriteError(f"{path}: not a regular file; records go to regular files")
+    try:
+        outputs.check(path, "records", "the results file")
+    except InputError as e:
+        raise RecordWriteError(str(e)) from None
     try:
         fd = _open_locked(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
     except OSError as e:
@@ -187,20 +168,10 @@ def append(path: Path, record: dict[str, Any]) -> None:
 
 # Bounds on what a reader accepts: a record is one line of JSON of at most MAX_LINE bytes,
 # nested at most MAX_DEPTH deep (pxq's own records are nested 6 deep; a deeper one is not
-# pxq's and would exhaust the parser's stack).
+# pxq's and would exhaust the parser's stack). The door itself is pxq.core.door.
 MAX_LINE = 64 << 20
-MAX_DEPTH = 32
-_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"')
-_NOT_BRACKETS = re.compile(rb"[^\[\]{}]")
-
-
-def nesting(text: bytes) -> int:
-    """How deep the arrays and objects of a JSON text nest (strings ignored)."""
-    depth = deepest = 0
-    for c in _NOT_BRACKETS.sub(b"", _STRINGS.sub(b"", text)):
-        depth += 1 if c in b"[{" else -1
-        deepest = max(deepest, depth)
-    return deepest
+MAX_DEPTH = door.MAX_DEPTH
+nesting = door.nesting
 
 
 def problem(rec: Any) -> str | None:
@@ -219,21 +190,12 @@ def problem(rec: Any) -> str | None:
 def parse_line(raw: bytes) -> tuple[Any, str | None]:
     """One line of JSON within pxq's bounds: (value, None), (None, None) for a blank line, or
     (None, why) for a line that is too long, not UTF-8, nested too deep or not JSON."""
-    text = raw.strip()
-    if not text:
-        return None, None
-    if len(text) > MAX_LINE:
-        return None, f"a line of {len(text)} bytes (records are at most {MAX_LINE >> 20} MiB)"
-    try:
-        decoded = text.decode("utf-8")
-    except UnicodeDecodeError:
-        return None, "not UTF-8 text"
-    if nesting(text) > MAX_DEPTH:
-        return None, f"nested deeper than {MAX_DEPTH} levels (not a pxq record)"
-    try:
-        return json.loads(decoded), None
-    except ValueError as e:
-        return None, f"not a JSON record ({getattr(e, 'msg', e)})"
+    value, why = door.parse_json(raw, MAX_LINE)
+    if why is not None:
+        why = why.replace("not JSON (", "not a JSON record (").replace(" (not pxq's)", " (not a pxq record)")
+        if why.endswith("MiB)") and why[0].isdigit():
+            why = f"a line of {why.split()[0]} bytes (records are at most {MAX_LINE >> 20} MiB)"
+    return value, why
 
 
 def decode_line(raw: bytes, check: bool = True) -> tuple[Any, str | None]:
@@ -248,25 +210,10 @@ def decode_line(raw: bytes, check: bool = True) -> tuple[Any, str | None]:
 
 def json_file(path: Path, fix: str) -> Any:
     """A whole JSON document (a tile profile, a benchmark's output, a references or progress
-    file) read within the same bounds as a record: UTF-8, at most MAX_LINE bytes, nested at
-    most MAX_DEPTH deep. InputError names the file, the problem and FIX; a missing file raises
-    FileNotFoundError for the caller to name."""
-    path = Path(path)
-    if path.is_dir() or (path.exists() and not path.is_file()):
-        raise InputError(f"{path}: not a regular file: {fix}")
-    try:
-        with open(path, "rb") as f:
-            raw = f.read(MAX_LINE + 1)
-    except FileNotFoundError:
-        raise
-    except OSError as e:
-        raise InputError(f"{path}: cannot read it ({e.strerror}): {fix}") from None
-    value, why = parse_line(raw.replace(b"\n", b" ").replace(b"\r", b" "))
-    if why is None and value is None:
-        why = "empty"
-    if why is not None:
-        raise InputError(f"{path}: {escape.plain(why).replace('not a JSON record', 'not JSON')}: {fix}")
-    return value
+    file) read within the same bounds as a record, through pxq.core.door: a regular file, UTF-8,
+    at most MAX_LINE bytes, nested at most MAX_DEPTH deep. InputError names the file, the problem
+    and FIX; a missing file raises FileNotFoundError for the caller to name."""
+    return door.json_doc(path, "", fix, MAX_LINE)
 
 
 def _decode(path: Path, number: int, raw: bytes, last: bool, check: bool = True) -> dict[str, Any] | None:
@@ -288,14 +235,11 @@ def _decode(path: Path, number: int, raw: bytes, last: bool, check: bool = True)
 
 
 def read_bytes(path: Path) -> bytes:
-    if path.is_dir():
-        raise RecordError(f"{path} is a directory: give a results file (.jsonl)")
-    if not _is_regular_or_absent(path):
-        raise RecordError(f"{path} is not a regular file: give a results file (.jsonl)")
+    """A results file's bytes, through pxq.core.door (a regular file; any size)."""
     try:
-        return path.read_bytes()
-    except OSError as e:
-        raise RecordError(f"cannot read {path}: {e.strerror}") from None
+        return door.read_bytes(path, "", "give a results file (.jsonl)", None)
+    except InputError as e:
+        raise RecordError(str(e).replace(" is a folder:", " is a directory:")) from None
 
 
 def read(path: Path, must_exist: bool = False, check: bool = True) -> list[dict[str, Any]]:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from pxq.core import escape, procs, records
+from pxq.core import door, escape, outputs, procs, records
 from pxq.core.errors import InputError
 from pxq.core.layout import Layout
 from pxq.core.paths import PACKAGE, build_dir
@@ -209,7 +209,7 @@ def submit(
             f"--results {results}) or give another --results"
         )
     for job, text in zip(jobs, texts):
-        records.write_whole(job.script, text)
+        outputs.write(job.script, text, "script", "a job script")
         out = subprocess.run([sbatch, "--parsable", str(job.script)], capture_output=True, text=True, timeout=120)
         if out.returncode != 0:
             _write_manifest(manifest, args.app, results, [j for j in jobs if j.job_id])
@@ -231,13 +231,13 @@ def _write_manifest(path: Path, app: str, results: Path, jobs: list[Job]) -> Non
             for j in jobs
         ],
     }
-    records.write_whole(path, json.dumps(body, indent=2) + "\n")
+    outputs.write(path, outputs.dumps(body, indent=2) + "\n", "json", "the jobs' manifest")
 
 
 def _read_manifest(results: Path, app: str) -> list[Job]:
     path = jobs_dir(results.resolve()) / "manifest.json"
     try:
-        body = json.loads(path.read_text())
+        body = door.json_doc(path, "the jobs' manifest", "it is written by pxq sweep --submit")
         jobs = [
             Job(j["layout"], Path(j["script"]), Path(j["results"]), int(j["runs"]), str(j["job_id"]))
             for j in body["jobs"]

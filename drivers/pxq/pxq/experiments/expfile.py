@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import re
 from pathlib import Path
 from typing import Any
 
 import tomllib
 
+from pxq.core import door
 from pxq.core.errors import InputError
 
 MAX_TEXT = 64 << 10  # bytes of the file kept in every record
@@ -106,18 +106,21 @@ def load(path: Path) -> tuple[dict[str, Any], str]:
     """The file's table and text, checked: exit 2 naming the line on a malformed file."""
     import jsonschema
 
+    fix = "an experiment is a TOML file of a few lines (docs/EXPERIMENTS.md)"
     try:
-        text = path.read_text(encoding="utf-8")
+        text = door.text(path, "--file", fix)
     except FileNotFoundError:
         raise InputError(
             f"--file {path}: no such file (an experiment is a TOML file; see docs/EXPERIMENTS.md)"
         ) from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"--file {path}: cannot be read ({e})") from None
+    if door.nesting(text.encode(), door.TOML_STRINGS) > door.MAX_DEPTH:
+        raise InputError(f"--file {path}: nested deeper than {door.MAX_DEPTH} levels: {fix}")
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise InputError(f"{path}: not valid TOML: {e}") from None
+    except RecursionError:
+        raise InputError(f"--file {path}: nested deeper than {door.MAX_DEPTH} levels: {fix}") from None
     errors = sorted(jsonschema.Draft202012Validator(SCHEMA).iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:
         e = errors[0]
@@ -173,10 +176,9 @@ IDENTITY_KEYS = {"name": str, "file": str, "sha256": str, "text": (str, type(Non
 def identity(text: str) -> dict[str, Any]:
     """The experiment's identity as a job of `--submit` carries it (driver.experiment's JSON),
     checked: the record gets exactly what a run from the file would give it."""
-    try:
-        got = json.loads(text)
-    except ValueError as e:
-        raise InputError(f"--experiment-identity: not JSON ({e}); it is written by pxq sweep --file --submit") from e
+    got, why = door.parse_json(text.encode("utf-8", errors="replace"), door.SMALL)
+    if why is not None:
+        raise InputError(f"--experiment-identity: {why}; it is written by pxq sweep --file --submit")
     if not isinstance(got, dict) or set(got) != set(IDENTITY_KEYS):
         raise InputError(f"--experiment-identity: give an object with exactly {', '.join(IDENTITY_KEYS)}")
     for key, kind in IDENTITY_KEYS.items():

@@ -15,7 +15,6 @@ import base64
 import contextlib
 import datetime as dt
 import html
-import json
 import os
 import re
 import sys
@@ -28,7 +27,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from pxq.analysis import findings
-from pxq.core import records
+from pxq.core import outputs, records
 from pxq.core.errors import InputError
 from pxq.core.escape import md, plain
 from pxq.core.records import RecordError
@@ -72,9 +71,7 @@ def load_progress(folder: Path, mode: str) -> dict[str, Any]:
 
 def save_progress(folder: Path, state: dict[str, Any]) -> None:
     """Written whole to a temporary file, then renamed: never a half-written progress file."""
-    tmp = folder / f".{PROGRESS}.{os.getpid()}"
-    tmp.write_text(json.dumps(state, indent=1), encoding="utf-8")
-    tmp.replace(folder / PROGRESS)
+    outputs.write(folder / PROGRESS, outputs.dumps(state, indent=1), "json", "--out")
 
 
 @contextlib.contextmanager
@@ -259,10 +256,9 @@ def write_report(folder: Path, names: list[str], state: dict[str, Any]) -> tuple
     items = _study_records(folder, names, state)
     machine = _machine()
     date = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    md = folder / "report.md"
-    md.write_text(markdown(items, machine, date, state["mode"]), encoding="utf-8")
-    page = folder / "report.html"
-    page.write_text(html_page(folder, items, machine, date, state["mode"]), encoding="utf-8")
+    md = outputs.write(folder / "report.md", markdown(items, machine, date, state["mode"]), "markdown", "--out")
+    page_text = html_page(folder, items, machine, date, state["mode"])
+    page = outputs.write(folder / "report.html", page_text, "html", "--out")
     return md, page
 
 

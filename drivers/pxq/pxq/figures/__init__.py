@@ -3,9 +3,12 @@ every pxq figure shares: byte sizes as 16K and 1M, counts and times as plain num
 
 from __future__ import annotations
 
+import io
 import math
 from pathlib import Path
 from typing import Any
+
+from pxq.core import outputs
 
 
 def pyplot() -> Any:
@@ -72,10 +75,18 @@ def thin_ticks(fig: Any, ax: Any, which: str = "x") -> None:
             return
 
 
-def save(fig: Any, path: Path, dpi: int = 120) -> Path:
-    """Lays out, writes (creating the folder) and closes a figure."""
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=dpi)
-    pyplot().close(fig)
+def save(fig: Any, path: Path, dpi: int = 120, **options: Any) -> Path:
+    """Lays out, writes (creating the folder; whole, and only over a figure: pxq.core.outputs)
+    and closes a figure."""
+    if not options:
+        fig.tight_layout()
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        kind = outputs.figure_kind(path)
+        buf = io.BytesIO()
+        fig.savefig(buf, dpi=dpi, format=kind, **options)
+        outputs.write(path, buf.getvalue(), kind, "--plot")
+    finally:
+        pyplot().close(fig)
     return path

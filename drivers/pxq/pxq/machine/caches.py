@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pxq.core import records
+from pxq.core import outputs, records
 from pxq.core.errors import InputError
 from pxq.core.layout import format_volume
 from pxq.core.paths import binary
@@ -197,7 +197,7 @@ def load(machine: dict[str, Any]) -> dict[str, Any] | None:
 
 def save(prof: dict[str, Any]) -> Path | None:
     """Written whole; None when the folder cannot be written."""
-    return records.keep_json(profile_path(), prof)
+    return outputs.keep_json(profile_path(), prof, "caches", "the kept cache profile (PXQ_CACHE_PROFILE)")
 
 
 def profile(machine: dict[str, Any], binary: Path) -> dict[str, Any]:

@@ -25,12 +25,12 @@ measurement itself is pxq.probes.ceilprobe's."""
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
 
-from pxq.core import records
+from pxq.core import door, outputs
+from pxq.core.errors import InputError
 from pxq.machine import caches
 
 FORMAT = 5
@@ -70,9 +70,9 @@ def levels(profile: dict[str, Any]) -> list[dict[str, Any]]:
 
 def load(machine: dict[str, Any]) -> dict[str, Any] | None:
     try:
-        data = json.loads(path().read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+        data = door.json_doc(path(), "the kept ceilings (PXQ_CEILINGS)", "they are measured again")
+    except (FileNotFoundError, InputError):
+        return None  # measured again; a file of another kind is then refused, never replaced
     if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("key") != caches.key(machine):
         return None
     return data
@@ -80,7 +80,7 @@ def load(machine: dict[str, Any]) -> dict[str, Any] | None:
 
 def save(data: dict[str, Any]) -> Path | None:
     """Written whole; None when the folder cannot be written."""
-    return records.keep_json(path(), data)
+    return outputs.keep_json(path(), data, "ceilings", "the kept ceilings (PXQ_CEILINGS)")
 
 
 def at(rows: list[dict[str, float]], cores: int) -> float:

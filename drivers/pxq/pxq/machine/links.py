@@ -4,12 +4,12 @@ by hand (`1Gbit`, `400MB/s,5us`), or read from a `pxq probe pingpong` record of 
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from pxq.core import door, escape, records
 from pxq.core.errors import InputError
 
 
@@ -78,11 +78,17 @@ def parse_rate(text: str) -> float:
     return value
 
 
+MAX_LATENCY = 1.0  # seconds: a link slower to answer than this is no link a cluster has
+
+
 def parse_time(text: str) -> float:
     m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*(ns|us|ms|s)\s*", text)
     if not m:
-        raise InputError(f"link latency '{text}': give a time such as 5us or 0.1ms")
-    return float(m.group(1)) * _TIME_UNITS[m.group(2)]
+        raise InputError(f"link latency '{escape.plain(text)}': give a time such as 5us or 0.1ms")
+    value = float(m.group(1)) * _TIME_UNITS[m.group(2)]
+    if not math.isfinite(value) or value > MAX_LATENCY:
+        raise InputError(f"link latency '{escape.plain(text)}': give a latency of at most {MAX_LATENCY:.0f} s")
+    return value
 
 
 def parse_link(text: str) -> Link:
@@ -104,35 +110,59 @@ def parse_link(text: str) -> Link:
 
 def from_pingpong(path: Path) -> Link:
     """The inter-node channel of a `pxq probe pingpong` record: its largest message's bandwidth
-    and its smallest message's latency (the last pingpong record of the file)."""
+    and its smallest message's latency (the last pingpong record of the file). The file is read
+    through the records' door (a regular file, each line bounded and checked by its schema),
+    and every field used is checked for its type before use."""
+    fix = "give a file of `pxq probe pingpong` records"
     try:
-        lines = path.read_text().splitlines()
-    except OSError as e:
-        raise InputError(f"link profile {path}: cannot read it ({e.strerror}): give a pingpong record") from e
+        raw = door.read_bytes(path, "link profile", fix, records.MAX_LINE)
+    except FileNotFoundError:
+        raise InputError(f"link profile {escape.plain(path)}: no such file: {fix}") from None
     rec = None
-    for line in lines:
-        try:
-            r = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(r, dict) and r.get("app") == "probe-pingpong":
+    for line in raw.splitlines():
+        r, why = records.decode_line(line)
+        if why is None and isinstance(r, dict) and r.get("app") == "probe-pingpong":
             rec = r
     if rec is None:
         raise InputError(
-            f"link profile {path}: no pingpong record in it: make one with `pxq probe pingpong` on two nodes"
+            f"link profile {escape.plain(path)}: no pingpong record in it: make one with `pxq probe pingpong` on two "
+            "nodes"
         )
-    inter = [c for c in rec.get("channels") or [] if isinstance(c, dict) and c.get("channel") == "inter_node"]
-    lat = [p for p in (inter[0].get("latency") or []) if p.get("median_us")] if inter else []
-    bw = [p for p in (inter[0].get("bandwidth") or []) if p.get("median_gbs")] if inter else []
+
+    def points(channel: dict, key: str, value: str) -> list[dict]:
+        found = channel.get(key)
+        return [
+            p
+            for p in (found if isinstance(found, list) else [])
+            if isinstance(p, dict)
+            and isinstance(p.get("bytes"), int)
+            and isinstance(p.get(value), (int, float))
+            and math.isfinite(p[value])
+            and p[value] > 0
+        ]
+
+    channels = rec.get("channels") if isinstance(rec.get("channels"), list) else []
+    inter = [c for c in channels if isinstance(c, dict) and c.get("channel") == "inter_node"]
+    lat = points(inter[0], "latency", "median_us") if inter else []
+    bw = points(inter[0], "bandwidth", "median_gbs") if inter else []
     if not lat or not bw:
-        raise InputError(f"link profile {path}: its record has no inter-node channel: run the probe on two nodes")
+        raise InputError(
+            f"link profile {escape.plain(path)}: its record has no inter-node channel: run the probe on two nodes"
+        )
     small = min(lat, key=lambda p: p["bytes"])
     large = max(bw, key=lambda p: p["bytes"])
-    host = rec.get("context", {}).get("host", "?")
+    rate, latency = float(large["median_gbs"]) * 1e9, float(small["median_us"]) * 1e-6
+    if not 1e5 / 8 <= rate <= 1e12 or latency > MAX_LATENCY:
+        raise InputError(
+            f"link profile {escape.plain(path)}: its inter-node channel ({rate:.3g} B/s, {latency:.3g} s) is no "
+            f"link between 100 kbit/s and 1 TB/s with at most {MAX_LATENCY:.0f} s latency: {fix}"
+        )
+    context = rec.get("context") if isinstance(rec.get("context"), dict) else {}
+    host = escape.plain(context.get("host", "?"))
     return Link(
-        f"measured:{path.name}",
-        float(large["median_gbs"]) * 1e9,
-        float(small["median_us"]) * 1e-6,
+        f"measured:{escape.plain(path.name)}",
+        rate,
+        latency,
         f"pxq probe pingpong on {host}: inter-node median bandwidth at {large['bytes']} bytes, "
         f"latency at {small['bytes']} bytes",
     )

@@ -11,7 +11,6 @@ be emulated here, and the report says so instead of printing it as emulated."""
 
 from __future__ import annotations
 
-import json
 import statistics
 import tempfile
 from pathlib import Path
@@ -20,7 +19,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from pxq.core import paths
+from pxq.core import outputs, paths
 from pxq.core.errors import InputError
 from pxq.core.layout import Layout
 from pxq.experiments import runner
@@ -151,6 +150,6 @@ def run(console: Console, profiles: list[Link], repeat: int, out: str | None) ->
         f"({intra['intra_cluster']['median'] / intra['intra_local']['median']:.2f}x)"
     )
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(report, indent=1) + "\n")
+    outputs.write(target, outputs.dumps(report, indent=1) + "\n", "json", "--out")
     console.print(f"figures: {target}")
     return 0

@@ -12,7 +12,7 @@ from typing import Any
 from pxq import figures
 from pxq.analysis import allocation, findings, msgdist, placement, placement_view, rankorder
 from pxq.analysis.findings import Comparison, Finding
-from pxq.core import bounds, plugins, registry
+from pxq.core import bounds, outputs, plugins, registry
 from pxq.core.errors import InputError
 from pxq.core.layout import format_volume, parse_layout
 from pxq.experiments import runner
@@ -166,7 +166,8 @@ def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
         s = placement.suggest(prof, model, opts["objective"])
         placement_view.print_suggestion(ctx.console, s, f"{app}: {opts['ranks']} ranks on model {model}")
         path = ctx.aux(f"{app}-placement", ".order")
-        path.write_text(rankorder.format_order(s.order, [f"pxq study placement {app}, model {model}"], s.prediction()))
+        order = rankorder.format_order(s.order, [f"pxq study placement {app}, model {model}"], s.prediction())
+        outputs.write(path, order, "order", "the study's rank order")
         ran, n = measure(ctx, _configs(ctx, app, model, s, args), opts["repeat"], f"{app}: block, cyclic, suggested")
         recs += ran
         planned += n + 1

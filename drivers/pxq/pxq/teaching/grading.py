@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,7 @@ from rich.console import Console
 from rich.markup import escape as rich_escape
 from rich.table import Table
 
-from pxq.core import bounds, plugins, records
+from pxq.core import bounds, outputs, plugins, records
 from pxq.core.errors import InputError
 from pxq.core.escape import csv_cell, md, plain
 from pxq.teaching import harness as labs
@@ -56,13 +55,10 @@ def as_markdown(rows: list[dict[str, str]], title: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def _write(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+def _write(path: Path, text: str, kind: str) -> None:
     try:
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
+        outputs.write(path, text, kind, "--out")
     except OSError as e:
-        tmp.unlink(missing_ok=True)
         raise InputError(f"cannot write {path} ({e.strerror}): give a writable --out") from None
 
 
@@ -105,8 +101,10 @@ def grade_class(
         t.add_row(*(rich_escape(plain(r[c])) for c in COLUMNS))
     console.print(t)
     paths = [out.with_suffix(s) for s in (".csv", ".md", ".json")]
-    _write(paths[0], as_csv(rows))
-    _write(paths[1], as_markdown(rows, title))
-    _write(paths[2], json.dumps(graded, indent=1) + "\n")
+    for path, kind in zip(paths, ("csv", "markdown", "json")):
+        outputs.check(path, kind, "--out")  # all three may be written before the first is
+    _write(paths[0], as_csv(rows), "csv")
+    _write(paths[1], as_markdown(rows, title), "markdown")
+    _write(paths[2], outputs.dumps(graded, indent=1) + "\n", "json")
     console.print(f"tables: {paths[0]}, {paths[1]}; grades: {paths[2]}", markup=False)
     return records.EXIT_BAD_INPUT if any(r["outcome"] == "bad input" for r in graded) else records.EXIT_OK
