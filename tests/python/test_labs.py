@@ -130,7 +130,7 @@ def test_the_lab2_answer_matches_what_cyclic_allocation_gives():
 
 
 def test_a_students_copy_is_confined_and_what_the_sandbox_allows(tmp_path, monkeypatch):
-    from pxq.teaching import sandbox
+    from pxq.teaching import copies, sandbox
 
     box = sandbox.Sandbox([tmp_path / "copy"], readable=[labs.LABS / "common"], hidden=[labs.LABS / "common" / "x"])
     argv = box.wrap(["mpirun", "-np", "2", "./lab"], tmp_path / "scratch", [tmp_path / "prof"])
@@ -156,11 +156,11 @@ def test_a_students_copy_is_confined_and_what_the_sandbox_allows(tmp_path, monke
     (tmp_path / "ring_compute.cpp").write_text("")
     (tmp_path / ".pxq-lab.json").write_text("{}")
     (tmp_path / "build").mkdir()
-    sandbox.check_copy(tmp_path, ["ring_compute.cpp"])  # the student's file, the marker, its build
+    copies.check_copy(tmp_path, ["ring_compute.cpp"])  # the student's file, the marker, its build
     for shadow in ("json.hpp", "nlohmann"):
         (tmp_path / shadow).mkdir() if "." not in shadow else (tmp_path / shadow).write_text("")
         with pytest.raises(InputError, match=f"{shadow}: a copy holds only the files you edit"):
-            sandbox.check_copy(tmp_path, ["ring_compute.cpp"])
+            copies.check_copy(tmp_path, ["ring_compute.cpp"])
         if "." in shadow:
             (tmp_path / shadow).unlink()
 

@@ -41,7 +41,7 @@ BAD_LINKS = {  # what is typed: what the refusal names
     "1gbps": "ambiguous",
     "10bit": "between 100 kbit/s and 1 TB/s",
     "1Gbit,5": "link latency '5'",
-    "missing.jsonl": "cannot read it",
+    "missing.jsonl": "no such file",
 }
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from pxq.core import procs
-from pxq.teaching import sandbox
+from pxq.teaching import copies, sandbox
 
 
 @pytest.fixture
@@ -214,11 +214,11 @@ def test_a_copy_reaching_past_the_exercise_is_named_line_by_line(tmp_path):
         "void g() { std::_Exit(0); }\n"
         '__attribute__((constructor)) void h() { asm("nop"); }\n'
     )
-    found = sandbox.reaches(tmp_path, ["ring_compute.cpp"])
+    found = copies.reaches(tmp_path, ["ring_compute.cpp"])
     text = "\n".join(found)
     assert "ring_compute.cpp:1" not in text  # the comment is not read
     for fragment in ("ring_compute.cpp:3: `getenv`", "`PXQ_`", "`LAB-RESULT`", "ring_compute.cpp:4: `_Exit(`"):
         assert fragment in text, text
     assert "ring_compute.cpp:5: `__attribute__((constructor`" in text and "`asm`" in text
-    (tmp_path / "ring_compute.cpp").write_text("#include <cstdio>\nvoid f() { std::printf(\"%d\\n\", 1); }\n")
-    assert sandbox.reaches(tmp_path, ["ring_compute.cpp"]) == []
+    (tmp_path / "ring_compute.cpp").write_text('#include <cstdio>\nvoid f() { std::printf("%d\\n", 1); }\n')
+    assert copies.reaches(tmp_path, ["ring_compute.cpp"]) == []

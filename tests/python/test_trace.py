@@ -76,7 +76,7 @@ def test_a_missing_rank_gives_a_note_and_no_file(tmp_path):
 @pytest.mark.parametrize(
     "content, why",
     [
-        ("not json", "not a readable trace"),
+        ("not json", "not JSON"),
         ('{"events": []}', "no traceEvents"),
         ('{"traceEvents": [{"ph": "B", "name": "x"}]}', "neither a complete"),
         ('{"traceEvents": [{"ph": "X", "name": "x", "cat": "mpi", "pid": 0, "tid": 1, "ts": 0}]}', "lacks"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from pxq.core import escape
+from pxq.core import door, escape
 from pxq.core.errors import InputError
 from pxq.core.layout import Layout
 from pxq.launch.request import LaunchRequest, rank_slots
@@ -63,14 +63,10 @@ def hostfile_hosts(path: Path) -> list[str]:
     lines skipped. Anything else is refused naming the line and the fix (Open MPI would stop
     with a banner naming neither)."""
     fix = "write one host per line, e.g. `node1 slots=2` (Open MPI) or `node1:2` (MPICH)"
-    if not path.is_file():
-        raise InputError(f"hostfile '{path}' not found: give an existing file")
     try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise InputError(f"hostfile '{path}': cannot read it ({e.strerror})") from None
-    if len(raw) > MAX_HOSTFILE:
-        raise InputError(f"hostfile '{path}': {len(raw)} bytes is not a hostfile (at most 1 MiB): {fix}")
+        raw = door.read_bytes(path, "hostfile", fix, MAX_HOSTFILE)
+    except FileNotFoundError:
+        raise InputError(f"hostfile '{path}' not found: give an existing file") from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:

@@ -36,7 +36,7 @@ from rich.table import Table
 
 from pxq.analysis import findings
 from pxq.analysis.msgdist import preload_env
-from pxq.core import bounds, escape, plugins, procs, records, schemas
+from pxq.core import bounds, door, escape, outputs, plugins, procs, records, schemas
 from pxq.core.errors import InputError
 from pxq.core.layout import parse_layout
 from pxq.core.paths import AGENT, BIND_WRAPPER, ROOT, build_dir
@@ -46,7 +46,7 @@ from pxq.launch.plan import plan_launch, stage
 from pxq.launch.request import LaunchRequest
 from pxq.machine import envinfo
 from pxq.machine.mpi import find_mpirun
-from pxq.teaching import sandbox
+from pxq.teaching import copies, sandbox
 
 LABS = ROOT / "labs"
 MARKER = ".pxq-lab.json"  # written by `start` into the student's copy
@@ -177,12 +177,13 @@ def source_of(mod: plugins.Lab, which: str, copy: Path | None) -> tuple[str, Pat
             + f", or check the solution with ./pxq lab check {mod.number} --solution"
         )
     marker = copy / MARKER
-    if marker.is_file():
-        try:
-            lab = json.loads(marker.read_text(encoding="utf-8")).get("lab")
-        except (json.JSONDecodeError, AttributeError):
-            lab = None
-        if lab not in (None, mod.folder):
+    if marker.exists() or marker.is_symlink():
+        fix = f"it is written by pxq lab start; delete {MARKER} if the copy is of lab {mod.number}"
+        found = door.json_doc(marker, "the copy's marker", fix, 1 << 16)
+        lab = found.get("lab") if isinstance(found, dict) else None
+        if not isinstance(lab, str) or lab not in {m.folder for m in registry()}:
+            raise InputError(f"{marker}: names no lab: {fix}")
+        if lab != mod.folder:
             raise InputError(f"{copy} is a copy of lab {lab}, not of {mod.folder}: check it with that lab's number")
     missing = [n for n in student_files(mod) if not (copy / n).is_file()]
     if missing:
@@ -245,9 +246,9 @@ def build(mod: plugins.Lab, which: str, source: Path, console: Console, confine:
         ["cmake", "--build", str(out)],
     ]
     if confine is not None:
-        sandbox.check_copy(source, student_files(mod))
+        copies.check_copy(source, student_files(mod))
     if which == "copy":
-        found = sandbox.reaches(source, student_files(mod))
+        found = copies.reaches(source, student_files(mod))
         if found:
             raise LabFailure(
                 "your code reaches past the exercise, which no lab needs and which could forge the harness's "
@@ -370,7 +371,8 @@ class Context:
                 argv = plan.with_flags([flag for key, value in extra.items() for flag in ("-x", f"{key}={value}")])
             command = [*argv, str(program or self.program), *args]
             output = RUN_OUTPUT
-            if confine is not None:
+            if confine is not None:  # each rank under its reaper: nothing it leaves outlives it
+                command = [*argv, sandbox.python(), str(sandbox.REAPER), str(program or self.program), *args]
                 more = [profile.parent] if profile is not None else []
                 command = confine.wrap(command, tmp, more, cpu_seconds=limit * max(1, lay.cores) + 60)
                 output = confine.limits.output_bytes
@@ -499,7 +501,8 @@ def sandbox_reads(mod: plugins.Lab) -> list[Path]:
     libraries (another program a lab runs, the message profiler), the launch scripts, Kokkos,
     and the compiler, CMake and mpirun where they live outside /usr. Nothing else of pxq's
     checkout or build (other students' copies, the solution's build) is there."""
-    reads = [LABS / "common", folder(mod), AGENT, BIND_WRAPPER, build_dir() / "bin", build_dir() / "lib"]
+    reads = [LABS / "common", folder(mod), AGENT, BIND_WRAPPER, sandbox.REAPER]
+    reads += [build_dir() / "bin", build_dir() / "lib"]
     kokkos = _cmake_cache("Kokkos_DIR")
     if kokkos:  # lab 6 builds with it; pxq's programs (CG for lab 2) link it
         k = Path(kokkos).resolve()
@@ -602,23 +605,19 @@ def as_record(out: Outcome) -> dict[str, Any]:
 
 
 def check_writable_json(path: Path) -> None:
-    """Refuses a --json path whose folder is missing or not writable, before anything runs."""
-    import os
-
+    """Refuses a --json path whose folder is missing or not writable, or that holds something
+    other than JSON (a device, a FIFO, a user's file), before anything runs."""
     parent = Path(path).parent
-    if not parent.is_dir() or not os.access(parent, os.W_OK) or Path(path).is_dir():
-        raise InputError(f"--json {path}: its folder is missing or not writable, or it is a folder")
+    if not parent.is_dir() or not os.access(parent, os.W_OK):
+        raise InputError(f"--json {path}: its folder is missing or not writable: give a writable --json path")
+    outputs.check(path, "json", "--json")
 
 
 def write_json(path: Path, record: dict[str, Any]) -> None:
     """The grade as one JSON document, written whole (a temporary file, then renamed)."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}")
     try:
-        tmp.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
-        tmp.replace(path)
+        outputs.write(path, outputs.dumps(record, indent=1) + "\n", "json", "--json")
     except OSError as e:
-        tmp.unlink(missing_ok=True)
         raise InputError(f"cannot write {path} ({e.strerror}): give a writable --json path") from None
 
 

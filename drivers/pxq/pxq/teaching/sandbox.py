@@ -32,7 +32,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import re
 import shutil
 import signal
 import stat
@@ -45,11 +44,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pxq.core import escape
 from pxq.core.errors import InputError
 
 INSTALL = "install bubblewrap (apt-get install bubblewrap; ./pxq build installs it), or add --unconfined"
 ENTER = Path(__file__).with_name("enter.py")
+REAPER = Path(__file__).with_name("reaper.py")  # each confined rank runs under it
 PREFIX = "pxq-lab-"  # the sandboxes' cgroups: pxq-lab-PID-HEX, PID the driver that made it
 # The system's top-level folders a build needs, bound read-only (or re-made as the links they are).
 SYSTEM = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
@@ -357,6 +356,11 @@ class Sandbox:
         return out + ["--"] + [str(a) for a in argv]
 
 
+def python() -> str:
+    """The system's Python 3, which a sandbox has (its /usr), for the reaper."""
+    return "/usr/bin/python3" if Path("/usr/bin/python3").exists() else (shutil.which("python3") or "python3")
+
+
 def _user_processes() -> int:
     """The processes this user runs now (RLIMIT_NPROC counts them all)."""
     uid, n = os.getuid(), 0
@@ -365,94 +369,3 @@ def _user_processes() -> int:
             with contextlib.suppress(OSError):
                 n += entry.stat().st_uid == uid
     return n
-
-
-HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".inc", ".inl", ".ipp", ".tcc")
-
-
-def check_copy(copy: Path, student_files: list[str]) -> None:
-    """A student's copy holds the files the student edits, and no header, folder, link or
-    special file that could stand in for the harness's or the system's (refused, exit 2,
-    naming the file)."""
-    keep = {"build", *student_files}
-    for item in sorted(copy.iterdir()):
-        if item.is_symlink() or (item.exists() and not (item.is_file() or item.is_dir())):
-            raise InputError(
-                f"{item}: a copy holds plain files only, and this is a link or a special file: replace it "
-                "with the file itself, or move it out of the copy"
-            )
-        if item.name in keep or item.name.startswith(".pxq"):
-            continue
-        if item.is_dir() or item.suffix.lower() in HEADER_SUFFIXES:
-            raise InputError(
-                f"{item}: a copy holds only the files you edit ({', '.join(student_files)}); a header or folder "
-                "beside them could stand in for the lab's own: move it out of the copy"
-            )
-
-
-# What no lab's exercise needs and what forging the harness's result takes: reading its
-# settings and secrets, printing its line, ending or diverting the program behind its back,
-# running code it does not call, standing in for MPI's or the C library's functions. Each with
-# what it does, as the student is told.
-REACHES = (
-    (r"LAB-RESULT|LAB_RESULT", "prints the harness's result line"),
-    (r"\bPXQ_", "reads pxq's own settings (PXQ_...)"),
-    (
-        r"\b(nonce|take_nonce|emitted)\b|\blab\s*::\s*(detail|emit|finish|run|main_of)\b",
-        "calls the harness's result machinery",
-    ),
-    (
-        r"\b(getenv|secure_getenv|environ|__environ|setenv|putenv|unsetenv|clearenv)\b",
-        "reads or changes the environment",
-    ),
-    (r"/proc\b|/dev/(mem|kmem|tty)", "reads the system's process tables or devices"),
-    (r"\b(asm|__asm__|__asm)\b", "holds assembly"),
-    (
-        r"__attribute__\s*\(\(\s*(constructor|destructor|ifunc|section|alias|weak|visibility)",
-        "runs or places code the harness does not call",
-    ),
-    (
-        r"\b(dlopen|dlsym|dlvsym|syscall|ptrace|process_vm_readv|process_vm_writev|mprotect|mmap)\b",
-        "reaches past the language into the process",
-    ),
-    (
-        r"\b(fork|vfork|clone|clone3|execl|execlp|execle|execv|execvp|execvpe|execve|fexecve|system|popen|posix_spawnp?|daemon|setsid)\s*\(",
-        "starts processes",
-    ),
-    (
-        r"\b(_exit|_Exit|quick_exit|abort|exit|atexit|at_quick_exit|longjmp|siglongjmp|raise|kill|signal|sigaction|terminate)\s*\(",
-        "ends or diverts the program behind the harness's back",
-    ),
-    (r"\b(dup|dup2|dup3|freopen)\s*\(|\bclose\s*\(\s*[0-2]\s*\)", "redirects the program's output"),
-    (
-        r'extern\s*"C"|\bPMPI_\w+|\bMPI_(Init|Init_thread|Finalize|Abort)\b',
-        "stands in for MPI or the C library, or starts or ends MPI",
-    ),
-)
-SOURCE_BYTES = 1 << 20  # a student's file larger than this is not a lab's answer
-_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
-
-
-def reaches(copy: Path, student_files: list[str]) -> list[str]:
-    """Where a student's files reach past the exercise, each as "FILE:LINE: `TEXT` WHAT" (comments
-    are not read): what no lab needs and what forging a result would take. A file too large or
-    not text is one such finding."""
-    found = []
-    for name in student_files:
-        path = copy / name
-        try:
-            with open(path, "rb") as f:
-                raw = f.read(SOURCE_BYTES + 1)
-        except OSError as e:
-            found.append(f"{name}: cannot be read ({e.strerror})")
-            continue
-        if len(raw) > SOURCE_BYTES:
-            found.append(f"{name}: over {SOURCE_BYTES >> 20} MiB, which no lab's answer is")
-            continue
-        text = raw.decode("utf-8", errors="replace")
-        code = _COMMENTS.sub(lambda m: "\n" * m.group(0).count("\n"), text)
-        for pattern, what in REACHES:
-            for m in re.finditer(pattern, code):
-                line = code.count("\n", 0, m.start()) + 1
-                found.append(f"{name}:{line}: `{escape.plain(m.group(0))}` {what}")
-    return found

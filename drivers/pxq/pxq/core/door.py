@@ -1,0 +1,121 @@
+"""The one door every file pxq reads passes, whatever it holds (records, TOML experiments, link
+and host files, rank orders, kept ceilings, marker files, manifests, peers' output): opened
+without blocking (a FIFO or a device never hangs the reader), a regular file only, its size
+bounded before it is read, UTF-8, and for structured text its nesting bounded before a parser
+recurses into it. Every refusal is an InputError (exit 2) naming the file, what is wrong and
+FIX; a missing file raises FileNotFoundError for the caller to name."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+from pathlib import Path
+from typing import Any
+
+from pxq.core import escape
+from pxq.core.errors import InputError
+
+MAX_DEPTH = 32  # nesting of arrays and tables: pxq's own files nest 6 deep
+SMALL = 1 << 20  # a file a person writes (an experiment, a hostfile, a link, a marker)
+DOCUMENT = 64 << 20  # a document pxq writes (a profile, a trace, a manifest)
+_JSON_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"')
+TOML_STRINGS = re.compile(rb"\"\"\".*?\"\"\"|'''.*?'''|\"(?:[^\"\\\n]|\\.)*\"|'[^'\n]*'|#[^\n]*", re.S)
+_NOT_BRACKETS = re.compile(rb"[^\[\]{}]")
+
+
+def nesting(text: bytes, strings: re.Pattern[bytes] = _JSON_STRINGS) -> int:
+    """How deep the arrays and objects (tables) of a JSON text nest, strings ignored (TOML's:
+    STRINGS=TOML_STRINGS, which also drops its comments)."""
+    depth = deepest = 0
+    for c in _NOT_BRACKETS.sub(b"", strings.sub(b"", text)):
+        depth += 1 if c in b"[{" else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def _name(path: Path, what: str) -> str:
+    return f"{what} {escape.plain(path)}" if what else escape.plain(path)
+
+
+def read_bytes(path: Path, what: str, fix: str, limit: int | None = SMALL) -> bytes:
+    """The bytes of a regular file of at most LIMIT bytes (None: any size)."""
+    path = Path(path)
+    name = _name(path, what)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise
+    except IsADirectoryError:
+        raise InputError(f"{name} is a folder: {fix}") from None
+    except OSError as e:
+        raise InputError(f"{name}: cannot open it ({e.strerror}): {fix}") from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise InputError(f"{name} is a folder: {fix}")
+        if not stat.S_ISREG(st.st_mode):
+            raise InputError(f"{name} is not a regular file (a FIFO, a device or a socket): {fix}")
+        if limit is not None and st.st_size > limit:
+            raise InputError(f"{name}: {st.st_size} bytes, more than such a file holds (at most {limit}): {fix}")
+        os.set_blocking(fd, True)
+        chunks, total = [], 0
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            if limit is not None and total > limit:  # it grew while being read
+                raise InputError(f"{name}: more than {limit} bytes, more than such a file holds: {fix}")
+        return b"".join(chunks)
+    except OSError as e:
+        raise InputError(f"{name}: cannot read it ({e.strerror}): {fix}") from None
+    finally:
+        os.close(fd)
+
+
+def text(path: Path, what: str, fix: str, limit: int | None = SMALL) -> str:
+    """A UTF-8 text file (read_bytes's bounds)."""
+    raw = read_bytes(path, what, fix, limit)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(f"{_name(Path(path), what)}: not UTF-8 text (byte {e.start}): {fix}") from None
+
+
+def _not_a_number(word: str) -> Any:
+    raise ValueError(f"{word} is not a JSON number")
+
+
+def parse_json(raw: bytes, limit: int) -> tuple[Any, str | None]:
+    """JSON within pxq's bounds: (value, None), (None, None) for blank text, or (None, why)
+    for text too long, not UTF-8, nested too deep, holding NaN or Infinity, or not JSON."""
+    raw = raw.strip()
+    if not raw:
+        return None, None
+    if len(raw) > limit:
+        return None, f"{len(raw)} bytes (at most {limit >> 20} MiB)"
+    try:
+        decoded = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, "not UTF-8 text"
+    if nesting(raw) > MAX_DEPTH:
+        return None, f"nested deeper than {MAX_DEPTH} levels (not pxq's)"
+    try:
+        return json.loads(decoded, parse_constant=_not_a_number), None
+    except ValueError as e:
+        return None, f"not JSON ({getattr(e, 'msg', e)})"
+    except RecursionError:
+        return None, f"nested deeper than {MAX_DEPTH} levels (not pxq's)"
+
+
+def json_doc(path: Path, what: str, fix: str, limit: int = DOCUMENT) -> Any:
+    """A whole JSON document: read_bytes's bounds, then parse_json's."""
+    value, why = parse_json(read_bytes(path, what, fix, limit), limit)
+    if why is None and value is None:
+        why = "empty"
+    if why is not None:
+        raise InputError(f"{_name(Path(path), what)}: {escape.plain(why)}: {fix}")
+    return value
