@@ -152,14 +152,14 @@ int run(const lab::World& w, const Options& o) {
   if (w.rank == 0)
     std::printf("stencil: %d ranks as a %d x %d grid, %d per node, %d x %d points, %d iterations\n", w.size, rows, cols,
                 o.ranks_per_node, o.n, o.n, o.iterations);
-  return lab::finish(
-      w, "02-msgdist", ok == 1,
-      {{"ranks", w.size},
-       {"grid", {rows, cols}},
-       {"ranks_per_node", o.ranks_per_node},
-       {"cells", placement},
-       {"answer", answer.hex()}},
-      "the grid matches the one-process computation bit for bit", "the grid differs from the one-process computation");
+  return lab::finish(w, "02-msgdist", ok == 1,
+                     {{"ranks", w.size},
+                      {"grid", {rows, cols}},
+                      {"ranks_per_node", o.ranks_per_node},
+                      {"cells", placement},
+                      {"answer", answer.hex()}},
+                     "the grid matches the one-process computation bit for bit",
+                     "the grid differs from the one-process computation");
 }
 
 }  // namespace

@@ -80,10 +80,9 @@ int run(const lab::World& w, const Options& o) {
   MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, w.comm);
   // The answer: rank 0's words, which every correct program sweeps the same number of times.
   const std::string answer = w.rank == 0 ? lab::Digest().add_all(array.data(), array.size()).hex() : "";
-  return lab::finish(w, "03-contention", all_ok == 1,
-                     {{"ranks", w.size}, {"stride", stride}, {"sizes", sizes}, {"answer", answer}},
-                     "every word holds the count of sweeps that touched it",
-                     "a word's count differs from the sweeps reported");
+  return lab::finish(
+      w, "03-contention", all_ok == 1, {{"ranks", w.size}, {"stride", stride}, {"sizes", sizes}, {"answer", answer}},
+      "every word holds the count of sweeps that touched it", "a word's count differs from the sweeps reported");
 }
 
 }  // namespace

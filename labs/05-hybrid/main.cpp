@@ -16,7 +16,9 @@ namespace {
 
 std::atomic<unsigned long> threads_seen{0};  // bit t: OpenMP thread t relaxed a row
 
-double kappa_at(int i, int j) { return 0.1 + 0.1 * ((i * 7 + j * 13 + static_cast<int>(lab::seed() % 17)) % 17) / 17.0; }
+double kappa_at(int i, int j) {
+  return 0.1 + 0.1 * ((i * 7 + j * 13 + static_cast<int>(lab::seed() % 17)) % 17) / 17.0;
+}
 // The grid starts at 0 with its top row held at 1: heat flows down from it.
 double boundary(int i) { return i == 0 ? 1.0 : 0.0; }
 

@@ -272,7 +272,125 @@ def test_a_copy_that_reads_the_nonce_to_print_a_result_is_refused(tmp_path):
     )
     code, out, text = check(4, "copy", dest)
     assert code == 1 and out is None, text
-    assert "printed a result line the harness did not print" in text
+    assert "reaches past the exercise" in text and "`getenv` reads or changes the environment" in text
+    assert "`/proc/` reads the system's process tables" in text
+    assert "`LAB-RESULT` prints the harness's result line" in text
+
+
+# The held-out forgery of the audit: nothing computed, the result line printed with the nonce the
+# harness keeps in its own variable, and the program ended before the harness's line.
+FORGED = r"""
+#include <mpi.h>
+#include <cstdio>
+#include <cstdlib>
+#include "lab.hpp"
+#include "ring.hpp"
+namespace ring {
+void compute(double*, std::size_t, int, std::size_t) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0) {
+    std::printf("LAB-RESULT %s {\"lab\":\"04-tile-ring\",\"verified\":true,\"ranks\":2,\"block_bytes\":33554432,"
+                "\"tile_bytes\":262144,\"passes\":8,\"iterations\":4,\"reference\":false,\"compute_s\":1e-05,"
+                "\"exchange_s\":0.0,\"total_s\":1e-05,\"largest_span_bytes\":262144,\"update_calls\":1}\n",
+                lab::detail::nonce.c_str());
+    std::fflush(stdout);
+  }
+  MPI_Finalize();
+  std::exit(0);
+}
+}  // namespace ring
+"""
+
+
+def test_the_audit_s_forgery_is_not_correct(tmp_path):
+    dest = edited_copy(4, tmp_path, "ring_compute.cpp", "(void)tile_elems;", "(void)tile_elems;")
+    (dest / "ring_compute.cpp").write_text(FORGED)
+    code, out, text = check(4, "copy", dest)
+    assert code == 1 and out is None and "done" not in text.split("grade:")[-1], text
+    assert "lab::detail" in text and "`exit(`" in text and "`MPI_Finalize`" in text
+
+
+def test_a_result_line_carrying_the_nonce_but_not_the_answer_is_not_correct(tmp_path):
+    """A forger that got past every screen and holds the nonce (here a program that simply
+    reads it): its line says verified, and its answer is not what pxq's own build computes
+    from the same seed, so the grade is not correct."""
+    mod = labs.get("4")
+    buf = io.StringIO()
+    console = Console(file=buf, width=2000)
+    trusted = labs.build(mod, "solution", labs.folder(mod) / "solution", console)
+    fake = tmp_path / "forger.sh"
+    fake.write_text(
+        "#!/bin/sh\n"
+        'if [ "${OMPI_COMM_WORLD_RANK:-0}" = 0 ]; then\n'
+        '  printf \'LAB-RESULT %s {"lab": "04-tile-ring", "verified": true, "answer": "0000000000000000"}\\n\' '
+        '"$PXQ_LAB_NONCE"\n'
+        "fi\n"
+    )
+    fake.chmod(0o755)
+    ctx = labs.Context(console, fake, 1, 2, {}, 60.0, trusted=trusted, answer_ignores=mod.answer_ignores)
+    with pytest.raises(labs.LabFailure, match="does not compute from the same input") as failed:
+        ctx.run("1x2")
+    assert failed.value.code == 1
+    truthful = labs.Context(console, trusted, 1, 2, {}, 60.0, trusted=trusted, answer_ignores=mod.answer_ignores)
+    assert truthful.run("1x2", ["--tile", "48K"])["verified"] is True  # the same input, any tile: the same answer
+    assert len(truthful._answers) == 1
+
+
+PIPE_HOLDER = r"""
+#include <unistd.h>
+#include <cstdio>
+namespace {
+// Before main(): a grandchild in a session of its own that keeps the output open for 10 minutes
+// and tries to read the host's secrets into the copy.
+int hold() {
+  if (fork() == 0) {
+    setsid();
+    if (fork() == 0) {
+      if (std::FILE* out = std::fopen("@COPY@/found.txt", "w")) {
+        const char* paths[] = {"/etc/shadow", "@HOME@/.ssh/id_rsa", "@HOME@/.bash_history"};
+        for (const char* path : paths)
+          if (std::FILE* f = std::fopen(path, "r")) {
+            char line[256];
+            while (std::fgets(line, sizeof line, f)) std::fputs(line, out);
+            std::fclose(f);
+          }
+        std::fclose(out);
+      }
+      sleep(600);
+    }
+    execl("/bin/true", "true", static_cast<char*>(nullptr));  // the middle child ends
+  }
+  return 0;
+}
+const int held = hold();
+}  // namespace
+"""
+
+
+def test_a_correct_copy_leaving_a_child_that_holds_the_output_is_graded_promptly_and_leaves_nothing(tmp_path):
+    import os
+    import time
+
+    dest = solution_copy(4, tmp_path, "ring_compute.cpp", '#include "ring.hpp"', '#include "ring.hpp"')
+    home = os.path.expanduser("~")
+    code = PIPE_HOLDER.replace("@COPY@", str(dest)).replace("@HOME@", home)
+    (dest / "ring_compute.cpp").write_text(code + (dest / "ring_compute.cpp").read_text())
+    start = time.monotonic()
+    result, _, text = check(4, "copy", dest)
+    assert result == 0, text
+    assert time.monotonic() - start < 300  # never the 120 s hang per run of the old sandbox
+    found = (dest / "found.txt").read_text() if (dest / "found.txt").exists() else ""
+    assert "root:" not in found and "PRIVATE KEY" not in found
+    leftovers = [p for p in Path("/proc").iterdir() if p.name.isdigit() and _runs(p, "lab-ring")]
+    assert leftovers == [], "a process of the copy outlived the check"
+
+
+def _runs(proc: Path, name: str) -> bool:
+    try:
+        return name.encode() in (proc / "cmdline").read_bytes()
+    except OSError:
+        return False
 
 
 @pytest.mark.parametrize("shadow", ["nlohmann/json.hpp", "lab.hpp", "ring.hpp"])

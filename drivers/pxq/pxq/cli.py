@@ -49,7 +49,20 @@ def dispatch(args: argparse.Namespace, app_args: list[str], console: Console) ->
         cores = envinfo.cores()
         with netns.around(args.network, _nodes_asked(args), cores, _cores_asked(args, cores), console.print):
             return int(command.handle(args, app_args, console))
+    if command.hooks.reads_records:
+        with records.consuming(_inputs(args)):
+            return int(command.handle(args, app_args, console))
     return int(command.handle(args, app_args, console))
+
+
+def _inputs(args: argparse.Namespace) -> str:
+    """The files a command reads, as its refusals name them."""
+    named = [v for k in ("results", "paths", "record", "profile", "file") for v in _listed(getattr(args, k, None))]
+    return ", ".join(escape.plain(v) for v in named[:4]) + (" ..." if len(named) > 4 else "") or "the records"
+
+
+def _listed(value: object) -> list[str]:
+    return [str(v) for v in (value if isinstance(value, list) else [value]) if isinstance(v, (str, Path))]
 
 
 # The options that name a file pxq writes; every other path a command is given is read.

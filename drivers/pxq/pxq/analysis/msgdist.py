@@ -139,7 +139,24 @@ def load(path: Path) -> dict[str, Any]:
     for key in ("ranks", "p2p", "collective_model", "bins"):
         if key not in rec:
             raise RecordError(f"{path}: the message profile lacks '{key}': profile again")
+    check_rows(rec, str(path))
     return rec
+
+
+def check_rows(rec: dict[str, Any], where: str) -> None:
+    """What the schema cannot say of a profile: every row's ranks are ranks of the profile and
+    its bin one of its bins, and every rank placed at most once (RecordError, exit 2)."""
+    ranks, bins = rec["ranks"], len(rec["bins"]["upper_bytes"])
+    for key in ("p2p", "collective_model"):
+        for i, (src, dst, b, _, _) in enumerate(rec[key]):
+            if src >= ranks or dst >= ranks or b >= bins:
+                raise RecordError(
+                    f"{where}: {key} row {i} names rank {max(src, dst)} or bin {b} of a profile of {ranks} ranks and "
+                    f"{bins} bins: not a profile pxq wrote; profile again"
+                )
+    placed = [p.get("rank") for p in rec.get("placement") or []]
+    if any(r >= ranks for r in placed) or len(set(placed)) != len(placed):
+        raise RecordError(f"{where}: its placement names ranks the profile does not have, or one twice: profile again")
 
 
 @dataclass

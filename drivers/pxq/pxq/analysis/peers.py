@@ -7,12 +7,13 @@ the host, the MPI library) is the user's to give, and the record says which were
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pxq.core import door, registry
+from pxq.core import bounds, door, registry
 from pxq.core.errors import InputError
 from pxq.core.layout import Layout
 
@@ -104,9 +105,12 @@ def _number(path: Path, fields: dict[str, str], key: str, kind: type = float) ->
     if key not in fields:
         raise InputError(f"{path}: NAS output without its '{key}' line: give the whole output of the run")
     try:
-        return kind(fields[key].split()[0])
+        value = kind(fields[key].split()[0])
     except (ValueError, IndexError):
         raise InputError(f"{path}: NAS's '{key}' is '{fields[key]}', not a number") from None
+    if not math.isfinite(value) or not 0 <= value <= (bounds.MAX_RANKS if kind is int else 1e15):
+        raise InputError(f"{path}: NAS's '{key}' is '{fields[key]}', not a figure NAS prints for a run")
+    return value
 
 
 def parse_nas(path: Path, text: str) -> Peer:
@@ -130,7 +134,9 @@ def parse_nas(path: Path, text: str) -> Peer:
     verdict = fields.get("Verification", "").strip().upper()
     if verdict not in ("SUCCESSFUL", "UNSUCCESSFUL"):
         raise InputError(f"{path}: NAS output without 'Verification = SUCCESSFUL' or 'UNSUCCESSFUL'")
-    size: dict[str, Any] = {"class": cls, "nas_size": fields.get("Size", ""), "iterations": fields.get("Iterations")}
+    size: dict[str, Any] = {"class": cls, "nas_size": fields.get("Size", "")}
+    if fields.get("Iterations", "").strip():
+        size["iterations"] = _number(path, fields, "Iterations", int)
     if name == "ft":  # pxq pools FT runs by decomposition; NAS splits one axis while it can
         dims = [int(d) for d in re.findall(r"\d+", fields.get("Size", ""))]
         if len(dims) == 3:

@@ -271,11 +271,12 @@ def _add_run(row: Row, rec: dict[str, Any], simulated: bool) -> None:
         row.comm.append(rec["time"]["comm"])
     metrics = rec.get("metrics", {})
     # The ring's streamed bandwidth, CG's SpMV and MG's residual bandwidth; FT has none.
-    gbs_key = next((k for k in GBS_METRICS if k in metrics), None)
+    # A metric the app could not compute is null (NaN in its JSON): absent from the row's figures.
+    gbs_key = next((k for k in GBS_METRICS if metrics.get(k) is not None), None)
     if gbs_key is not None:
         row.gbs.append(metrics[gbs_key])
         row.gbs_over_total = gbs_key == "effective_gbs"
-    if "mops_total" in metrics:
+    if metrics.get("mops_total") is not None:
         row.mops.append(metrics["mops_total"])
     row.verified = row.verified and rec["status"] == "ok"
     row.tolerance_used = max(row.tolerance_used, float((rec.get("verification") or {}).get("tolerance_used", 0)))
@@ -324,7 +325,7 @@ def _add_misses(row: Row, rec: dict[str, Any], simulated: bool) -> None:
         return
     row.miss_level = got[0]
     row.misses.append(got[1])
-    if "effective_gbs" in rec.get("metrics", {}):
+    if rec.get("metrics", {}).get("effective_gbs") is not None:
         row.moved.append(rec["metrics"]["effective_gbs"] * rec["time"]["total"] * 1e9)
 
 

@@ -34,5 +34,5 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
 PLUGIN = plugins.Command(
     help="messages by channel and size range from a message profile",
     order=12,
-    hooks=plugins.CommandHooks(add, handle, needs_build=False),
+    hooks=plugins.CommandHooks(add, handle, needs_build=False, reads_records=True),
 )

@@ -100,5 +100,5 @@ def _bench(args: argparse.Namespace, console: Console) -> int:
 PLUGIN = plugins.Command(
     help="suggest a rank order from a message profile that keeps traffic on the node (METIS)",
     order=13,
-    hooks=plugins.CommandHooks(add, handle),
+    hooks=plugins.CommandHooks(add, handle, reads_records=True),
 )

@@ -36,5 +36,5 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
 PLUGIN = plugins.Command(
     help="keep a results file's good records, set damaged lines aside (FILE.damaged)",
     order=5,
-    hooks=plugins.CommandHooks(add, handle, needs_build=False),
+    hooks=plugins.CommandHooks(add, handle, needs_build=False, reads_records=True),
 )

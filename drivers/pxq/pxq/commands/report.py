@@ -112,6 +112,8 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     studies = [r for r in others if schemas.kind_of(r) == "study"]
     if studies and args.format == "table":
         _redraw(studies, args.plot or figure_path(None, paths[0]), console)
+    elif args.plot and rows and not any(r.speedup is not None for r in rows):
+        console.print("chart: none drawn: it shows each configuration's speedup over its flat run, and none has one")
     elif args.plot and rows:
         console.print(f"chart: {report.bar_chart(rows, args.plot, report.chart_title(rows))}")
     return records.exit_code(runs)
@@ -184,5 +186,5 @@ def _redraw(recs: list[dict[str, Any]], path: Path, console: Console) -> int:
 PLUGIN = plugins.Command(
     help="table, chart or export (csv, json, markdown) of results files, folders or globs; `report tiles FILE...`",
     order=2,
-    hooks=plugins.CommandHooks(add, handle, needs_build=False),
+    hooks=plugins.CommandHooks(add, handle, needs_build=False, reads_records=True),
 )

@@ -284,5 +284,5 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
 PLUGIN = plugins.Command(
     help="every run against its layout's ceilings: the binding one, predicted against measured time",
     order=62,
-    hooks=plugins.CommandHooks(add, handle),
+    hooks=plugins.CommandHooks(add, handle, reads_records=True),
 )

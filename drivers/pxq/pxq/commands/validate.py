@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
+import tempfile
 from collections import Counter
+from pathlib import Path
 
 from rich.console import Console
 
@@ -37,6 +41,7 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     seen: Counter[tuple[str, int]] = Counter()
     bad = 0
     for path in files:
+        file_bad = False
         loaded = records.documents(path)
         if path.suffix == ".json" and len(loaded) == 1 and schemas.kind_of(loaded[0][1]) is None:
             console.print(f"{term(path)}: not a pxq record (another tool's JSON), skipped", highlight=False)
@@ -49,6 +54,7 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
                     highlight=False,
                 )
                 bad += 1
+                file_bad = True
                 continue
             found = schemas.problems(rec, where)
             kind = schemas.kind_of(rec)
@@ -61,6 +67,12 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
                     highlight=False,
                 )
             bad += bool(found)
+            file_bad = file_bad or bool(found)
+        if not file_bad and loaded:
+            why = _unusable(path)
+            if why:
+                console.print(f"[red]{term(path)}[/red]: pxq report cannot use it: {term(why)}", highlight=False)
+                bad += 1
     summary = ", ".join(f"{n} {kind} (version {v})" for (kind, v), n in sorted(seen.items())) or "no records"
     console.print(f"{len(files)} file(s): {summary}; {bad} invalid")
     missing = [k for k in required if not any(kind == k for kind, _ in seen)]
@@ -69,8 +81,27 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     return records.EXIT_VERIFICATION if bad or missing else records.EXIT_OK
 
 
+def _unusable(path: Path) -> str | None:
+    """Why `pxq report` cannot use a file whose records pass their schema (None when it can):
+    the schema cannot say everything a reader needs (one field against another, a study's own
+    rows), so validate reads the file as report does, its figure drawn to a scratch folder,
+    and agrees with it."""
+    report = next(c for c in plugins.commands() if c.name == "report")
+    parser = argparse.ArgumentParser()
+    report.add(parser)
+    with tempfile.TemporaryDirectory(prefix="pxq-validate-") as scratch:
+        args = parser.parse_args([str(path), "--plot", str(Path(scratch) / "figure.png")])
+        quiet = Console(file=io.StringIO(), width=160)
+        try:
+            with contextlib.redirect_stdout(io.StringIO()), records.consuming(str(path)):
+                report.handle(args, [], quiet)
+        except (InputError, records.RecordError) as e:
+            return str(e)
+    return None
+
+
 PLUGIN = plugins.Command(
     help="check results files (runs, probes, profiles, tile profiles, studies) against the record schemas",
     order=14,
-    hooks=plugins.CommandHooks(add, handle, needs_build=False),
+    hooks=plugins.CommandHooks(add, handle, needs_build=False, reads_records=True),
 )

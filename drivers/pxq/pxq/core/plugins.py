@@ -37,6 +37,9 @@ class CommandHooks:
     handle: Callable[..., int]  # handle(args, app_args, console) runs it: the exit code
     app_args: bool = False  # it passes the arguments after `--` on to an app
     needs_build: bool = True  # False: it only reads records (./pxq starts it without a build)
+    # It uses records a user gives it: a value in them that pxq never writes is a refusal naming
+    # the files (exit 2), never a traceback (pxq.core.records.consuming).
+    reads_records: bool = False
     # Before anything else (a --network cluster included): completes the options from what the
     # command line names (an experiment file); returns the app's arguments.
     prepare: Callable[[argparse.Namespace, list[str]], list[str]] | None = None

@@ -15,13 +15,15 @@ Over 400 lines: the one door every reader passes (bounds, decoding, schema) and 
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import os
 import re
 import stat
 import sys
-from collections.abc import Iterable
+import traceback
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -330,6 +332,31 @@ def repair(path: Path) -> tuple[int, list[tuple[int, str]]]:
         return len(good), [(n, why) for n, _, why in bad]
     finally:
         os.close(fd)
+
+
+# What a reader raises on a value of a type or range pxq never writes (a size as a string, a
+# placement of numbers, a total of 0): the schema refuses most of them; what it cannot say (one
+# field against another, a study's own rows) a reader meets here.
+DATA_ERRORS = (TypeError, ValueError, LookupError, AttributeError, ArithmeticError, StopIteration, AssertionError)
+
+
+@contextlib.contextmanager
+def consuming(what: str) -> Iterator[None]:
+    """Turns a data error raised while records are used into RecordError (exit 2) naming WHAT
+    (the files read) and where the reader stopped: never a traceback."""
+    try:
+        yield
+    except (InputError, RecordError):
+        raise
+    except RecursionError:
+        raise RecordError(f"{what}: a record nests deeper than pxq's readers follow: not a pxq record") from None
+    except DATA_ERRORS as e:
+        frame = traceback.extract_tb(e.__traceback__)[-1]
+        raise RecordError(
+            f"{what}: a record holds a value pxq never writes there ({type(e).__name__}: {escape.plain(e)[:160]}, "
+            f"met in {Path(frame.filename).name}:{frame.lineno}): `pxq validate` names the records' fields that "
+            "break their schema; a record pxq wrote unchanged that fails here is a bug of pxq's to report"
+        ) from None
 
 
 def by_run_id(records: Iterable[dict[str, Any]], run_id: str) -> list[dict[str, Any]]:
