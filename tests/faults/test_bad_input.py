@@ -165,7 +165,7 @@ for argv, what in (
     (["placement", "bench", "--model", "2x2x2"], "model 2x2x2 has 8 cores"),
     (["run", "cg", "--rank-order", "nonexistent.order"], "no such file"),
     (["run", "cg", "--rank-order", GARBAGE], "is not a rank"),
-    (["run", "cg", "--rank-order", NONUTF8], "cannot read it"),
+    (["run", "cg", "--rank-order", NONUTF8], "not UTF-8 text"),
     (["study", "placement", "cg", "--ranks", "8", "--model", "4x2x2"], "fill the model's 16 cores"),
     (["study", "placement", "cg", "--repeat", "0"], "--repeat 0"),
     (["profile"], "nothing to profile"),

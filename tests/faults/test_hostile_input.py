@@ -89,9 +89,13 @@ def case(name: str, argv: list[str], expect: str, env: dict[str, str] | None = N
     CASES.append((name, argv, expect, env or {}, files))
 
 
+# A results file whose first line is no JSON object holds no records: a sweep appending to it
+# refuses it before reading it (pxq.core.outputs), never appends to another kind of file.
+NOT_RECORDS = ("array", "number", "null", "deep-5000", "deep-40", "not-utf8")
 for rname, (lines, expect) in RECORDS.items():
     for cname, argv in RECORD_COMMANDS.items():
-        case(f"record-{rname}-{cname}", argv, expect, FILE=b"\n".join(lines) + b"\n")
+        why = "does not hold pxq records" if cname == "sweep-resume" and rname in NOT_RECORDS else expect
+        case(f"record-{rname}-{cname}", argv, why, FILE=b"\n".join(lines) + b"\n")
     case(f"record-{rname}-repair-named", ["report", "@FILE"], "pxq repair", FILE=b"\n".join(lines) + b"\n")
 
 # Profiles that are no message profile pxq can read.

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pxq.core import door
 from pxq.core.errors import InputError
 
 HEAD = 1 << 16  # bytes of an existing file read to tell what it holds
@@ -49,10 +50,8 @@ def _records(head: bytes) -> bool:
     line = _first_line(head)
     if len(line) >= HEAD - 4 and line.startswith("{"):
         return True
-    try:
-        return isinstance(json.loads(line), dict)
-    except ValueError:
-        return False
+    value, why = door.parse_json(line.encode(), HEAD)
+    return why is None and isinstance(value, dict)
 
 
 def _kept(*keys: str) -> Callable[[bytes], bool]:
