@@ -147,3 +147,54 @@ def test_help_is_written_per_command(capsys):
 def test_class_on_a_study_without_classes_is_refused(fake_build, capsys):
     code, err = run_cli(["study", "rankpairs", "--class", "A"], capsys)
     assert code == 2 and "no NAS proxy with a problem class" in err
+
+
+def _numeric_options(parser, path=()):
+    import argparse
+
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _numeric_options(sub, (*path, name))
+        elif getattr(action.type, "__name__", "") in ("int", "float") and action.option_strings:
+            yield path, action.option_strings[-1], action
+
+
+def test_every_numeric_option_of_every_command_is_bounded_at_the_door(capsys):
+    """nan, infinities, 1e300 and -1e300 are refused by every integer and real option of every
+    command (exit 2, the option and its range named), before anything runs; so is a value just
+    past each end of its range, and 0 wherever 0 is outside it (0 never means "all")."""
+    from pxq.core import bounds
+
+    parser = cli.parser()
+    found = list(_numeric_options(parser))
+    assert len(found) > 60
+    for path, flag, action in found:
+        limits = bounds.OPTIONS.get(f"{' '.join(path)} {flag}") or bounds.OPTIONS[flag]
+        step = 1 if action.type.__name__ == "int" else 1e-9
+        bad = ["nan", "inf", "-inf", "1e300", "-1e300", str(limits.high + step), str(limits.low - step)]
+        if not limits.holds(0):
+            bad.append("0")
+        for text in bad:
+            if action.type.__name__ == "int" and text in ("nan", "inf", "-inf", "1e300", "-1e300"):
+                text = text.replace("nan", "1" + "0" * 30).replace("inf", "9" * 40).replace("1e300", "1" + "0" * 300)
+            with pytest.raises(SystemExit) as out:
+                given = f"{flag}={text}" if flag.startswith("--") else f"{flag}{text}"  # a value may start with -
+                parser.parse_args([*path, *_positionals(path), given])
+            assert out.value.code == 2, (path, flag, text)
+            err = capsys.readouterr().err
+            assert flag in err and ("use " in err or "not " in err), err
+
+
+def _positionals(path):
+    """What a command needs before its options parse (an app, a file)."""
+    needs = {("run",): ["ring"], ("compare",): ["a", "b"], ("study", "contention"): ["cg"], ("study", "sharing"): []}
+    if path in needs:
+        return needs[path]
+    if path[:1] == ("study",) and path[1:] and path[1] in ("counters", "scalability", "allocation", "placement"):
+        return ["cg"]
+    if path[:1] in (("lab",),) and path[1:] in (("check",), ("grade",)):
+        return ["4"] + (["d"] if path[1] == "grade" else [])
+    if path == ("placement", "suggest"):
+        return ["p.jsonl"]
+    return []

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from pxq.core import escape, outputs, plugins, procs, records
+from pxq.core import bounds, escape, outputs, plugins, procs, records
 from pxq.core.errors import InputError
 from pxq.core.layout import parse_layout
 from pxq.core.paths import check_plot_path
@@ -25,6 +25,7 @@ def parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="command", required=True)
     for command in plugins.commands():
         command.add(sub.add_parser(command.name, help=command.help))
+    bounds.install(ap)
     return ap
 
 

@@ -25,7 +25,7 @@ from rich.console import Console
 from rich.table import Table
 
 from pxq import figures
-from pxq.core import procs, records, registry
+from pxq.core import bounds, procs, records, registry
 from pxq.core.errors import InputError
 from pxq.core.layout import format_volume
 from pxq.core.paths import build_dir, build_hint
@@ -65,10 +65,15 @@ class Model:
 
 
 def parse_model(text: str) -> Model:
-    m = re.fullmatch(r"(\d+)x(\d+)x(\d+)", text.strip())
+    m = re.fullmatch(r"(\d{1,7})x(\d{1,4})x(\d{1,5})", text.strip())
     if not m or min(int(g) for g in m.groups()) < 1:
         raise InputError(f"model '{text}': use NODESxSOCKETSxCORES with every number at least 1, e.g. 4x2x2")
-    return Model(*(int(g) for g in m.groups()))
+    model = Model(*(int(g) for g in m.groups()))
+    if model.nodes > bounds.MAX_NODES or model.sockets > 64 or model.cores > bounds.MAX_RANKS_PER_NODE:
+        raise InputError(
+            f"model '{text}': at most {bounds.MAX_NODES} nodes of 64 sockets of {bounds.MAX_RANKS_PER_NODE} cores"
+        )
+    return model
 
 
 def place(model: Model, ranks: int, alloc: str) -> list[tuple[int, int]]:

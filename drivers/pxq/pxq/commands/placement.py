@@ -86,12 +86,20 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     return 0
 
 
+BENCH_RANKS = 4096  # the bench's largest grid: 2048 ranks take 3 s here, 8192 over two minutes
+
+
 def _bench(args: argparse.Namespace, console: Console) -> int:
     m = re.fullmatch(r"(\d+)x(\d+)(?:x(\d+))?", args.grid.strip())
     if not m or min(int(g) for g in m.groups() if g) < 1:
         raise InputError(f"--grid {args.grid}: give a 2-D or 3-D rank grid such as 32x32 or 16x8x8")
     dims = tuple(int(g) for g in m.groups() if g)
     ranks = math.prod(dims)
+    if ranks > BENCH_RANKS:
+        raise InputError(
+            f"--grid {args.grid}: {ranks} ranks; the bench partitions at most {BENCH_RANKS} (its traffic matrix is "
+            "dense: twice the ranks take four times the memory and far longer)"
+        )
     bounds.repeat(args.repeat)
     model = msgdist.parse_model(args.model) if args.model else msgdist.Model(-(-ranks // 4), 2, 2)
     return placement_bench.bench(console, dims, model, args.repeat)

@@ -5,7 +5,10 @@ overflows the clock)."""
 
 from __future__ import annotations
 
+import argparse
 import math
+from dataclasses import dataclass
+from typing import Any
 
 from pxq.core.errors import InputError
 
@@ -24,10 +27,10 @@ def repeat(value: int, option: str = "--repeat") -> int:
 
 
 def timeout(seconds: float) -> float:
-    if not math.isfinite(seconds) or not 0 < seconds <= MAX_TIMEOUT:
+    if not math.isfinite(seconds) or not MIN_TIMEOUT <= seconds <= MAX_TIMEOUT:
         raise InputError(
-            f"--timeout {seconds}: give the seconds a run may take, above 0 and at most {MAX_TIMEOUT:.0f} "
-            "(a week; default 600)"
+            f"--timeout {seconds}: give the seconds a run may take, at least {MIN_TIMEOUT} and at most "
+            f"{MAX_TIMEOUT:.0f} (a week; default 600)"
         )
     return seconds
 
@@ -43,3 +46,90 @@ def count(value: int, option: str, low: int, high: int, what: str) -> int:
     if not low <= value <= high:
         raise InputError(f"{option} {value}: use {low} to {high} {what}")
     return value
+
+
+MIN_TIMEOUT = 0.1  # seconds: no run starts faster than this
+
+
+@dataclass(frozen=True)
+class Range:
+    """What a numeric option accepts: LOW to HIGH (LOW excluded when OPEN), in WHAT."""
+
+    low: float
+    high: float
+    what: str
+    open_low: bool = False
+
+    def holds(self, value: float) -> bool:
+        if not math.isfinite(value):
+            return False
+        return (value > self.low if self.open_low else value >= self.low) and value <= self.high
+
+    def text(self) -> str:
+        low = f"above {_plain(self.low)}" if self.open_low else f"{_plain(self.low)}"
+        return f"use {low} to {_plain(self.high)} {self.what}"
+
+
+def _plain(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
+# Every integer and real option of every command, by its flag: what it accepts. An option named
+# here by "COMMAND FLAG" has its own range there. A new numeric option without an entry is a
+# programming error (tests/python/test_cli.py checks every command's parser).
+OPTIONS: dict[str, Range] = {
+    "--repeat": Range(1, MAX_REPEAT, "repeats"),
+    "--timeout": Range(MIN_TIMEOUT, MAX_TIMEOUT, "seconds a run may take (a week at most; default 600)"),
+    "--threads": Range(1, MAX_THREADS, "threads per rank"),
+    "--confidence": Range(0.5, 0.9999, "(a confidence level, such as 0.95)"),
+    "--threshold": Range(0, 0.99, "(a relative change, such as 0.05)"),
+    "--calls": Range(1, 10_000_000, "calls"),
+    "--warmup": Range(0, 1_000_000, "untimed calls"),
+    "--noise-intensity": Range(0, 1, "(the share of the core the load takes)", open_low=True),
+    "--window": Range(1, 10_000, "messages in flight"),
+    "--scale": Range(0.001, 100, "(a factor on the iterations)"),
+    "-i": Range(1, 10_000_000, "iterations"),
+    "-x": Range(0, 1_000_000, "warm-up iterations"),
+    "-W": Range(1, 10_000, "messages in flight"),
+    "--accesses": Range(1, 1 << 34, "accesses"),
+    "--copies": Range(1, MAX_THREADS, "copies"),
+    "--points-per-octave": Range(1, 64, "points per octave"),
+    "--max-cores": Range(1, MAX_THREADS, "cores"),
+    "--ranks": Range(1, MAX_RANKS_PER_NODE, "ranks"),
+    "--iterations": Range(1, 1_000_000, "iterations"),
+    "--max-ranks": Range(1, MAX_RANKS_PER_NODE, "ranks (0 is not 'every core': give the number)"),
+    "--min-time": Range(0.001, 3600, "seconds per benchmark"),
+    "--seed": Range(0, 2**31 - 1, "(a seed)"),
+    "--nodes": Range(2, 64, "nodes"),
+    "--mtu": Range(1280, 65000, "bytes"),
+    "--cores-per-node": Range(1, MAX_THREADS, "cores per node"),
+}
+
+
+def _checked(kind: type, option: str, limits: Range) -> Any:
+    def convert(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            what = "an integer" if kind is int else "a number"
+            raise argparse.ArgumentTypeError(f"{option} {text}: not {what}; {limits.text()}") from None
+        if not limits.holds(value):
+            raise argparse.ArgumentTypeError(f"{option} {text}: {limits.text()}")
+        return value
+
+    convert.__name__ = kind.__name__  # argparse names the type in its messages
+    return convert
+
+
+def install(parser: argparse.ArgumentParser, path: str = "") -> None:
+    """Every integer and real option of PARSER (and its subcommands) checked at the door: a
+    value that is not finite or outside its Range is refused by argparse (exit 2, the range
+    named). KeyError for an option with no Range in OPTIONS."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                install(sub, f"{path} {name}".strip())
+        elif action.type in (int, float):
+            flag = action.option_strings[-1] if action.option_strings else action.dest
+            limits = OPTIONS.get(f"{path} {flag}") or OPTIONS[flag]
+            action.type = _checked(action.type, flag, limits)

@@ -27,7 +27,7 @@ from typing import Any
 
 import tomllib
 
-from pxq.core import door
+from pxq.core import bounds, door
 from pxq.core.errors import InputError
 
 MAX_TEXT = 64 << 10  # bytes of the file kept in every record
@@ -45,9 +45,13 @@ SCHEMA: dict[str, Any] = {
         "layouts": _STRINGS,
         "modes": _STRINGS,
         "tiles": _STRINGS,
-        "threads": {"type": "array", "minItems": 1, "items": {"type": "integer", "minimum": 1}},
+        "threads": {
+            "type": "array",
+            "minItems": 1,
+            "items": {"type": "integer", "minimum": 1, "maximum": bounds.MAX_THREADS},
+        },
         "backends": _STRINGS,
-        "repeat": {"type": "integer", "minimum": 1},
+        "repeat": {"type": "integer", "minimum": 1, "maximum": bounds.MAX_REPEAT},
         "fuse": {"enum": ["auto", "on", "off"]},
         "results": {"type": "string", "minLength": 1},
         "app_args": {"type": "array", "items": {"type": "string"}},
@@ -57,11 +61,11 @@ SCHEMA: dict[str, Any] = {
             "properties": {
                 "alloc": {"enum": ["block", "cyclic"]},
                 "placement": {"enum": ["packed", "spread", "custom"]},
-                "cores": {"type": "array", "items": {"type": "integer", "minimum": 0}},
+                "cores": {"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": bounds.MAX_THREADS}},
                 "launcher": {"enum": ["local", "virtual", "cluster", "hostfile", "slurm"]},
                 "hostfile": {"type": "string", "minLength": 1},
                 "oversubscribe": {"type": "boolean"},
-                "timeout": {"type": "number", "exclusiveMinimum": 0},
+                "timeout": {"type": "number", "minimum": bounds.MIN_TIMEOUT, "maximum": bounds.MAX_TIMEOUT},
                 "network": {"type": "string", "minLength": 1},
                 "counters": {"enum": ["hw", "sim", "sim-llc"]},
             },

@@ -25,6 +25,7 @@ from pxq.core.errors import InputError
 from pxq.core.layout import Layout, format_bytes, parse_bytes
 from pxq.core.paths import binary, build_hint
 from pxq.experiments import runner
+from pxq.machine import caches
 from pxq.machine.ceilings import SWEPT
 
 PLACEMENTS = ("packed", "spread", "custom")
@@ -63,6 +64,12 @@ def stride_argv(
     lo = parse_bytes(min_size)
     if max_size != "auto" and parse_bytes(max_size) < lo:
         raise InputError(f"--max {max_size} is smaller than --min {min_size}")
+    room = caches.available_memory()
+    if max_size != "auto" and parse_bytes(max_size) * copies > room:
+        raise InputError(
+            f"--max {max_size} for {copies} cop{'y' if copies == 1 else 'ies'} needs more memory than this machine "
+            f"has free ({format_bytes(room)}): give a smaller --max"
+        )
     if stride is not None:
         s = parse_bytes(stride)
         top = parse_bytes(max_size) if max_size != "auto" else None
