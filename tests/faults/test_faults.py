@@ -92,6 +92,47 @@ def test_sigkill_to_the_driver_leaves_the_watchdog_to_clean_up(driver):
     assert driver.temp_left() == []
 
 
+def _watchdog_of(pid: int) -> int | None:
+    """The watchdog the driver PID started (its child)."""
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and b"pxq.core.watchdog" in (entry / "cmdline").read_bytes():
+                if (entry / "stat").read_text().rsplit(")", 1)[1].split()[1] == str(pid):
+                    return int(entry.name)
+        except (OSError, IndexError):
+            continue
+    return None
+
+
+@pytest.mark.parametrize("watchdog_too", [False, True])
+def test_sigkill_to_the_driver_s_whole_group_stops_everything(driver, watchdog_too):
+    """kill -9 of the driver's process group, as an out-of-memory kill does (and of its watchdog
+    too): mpirun and the ranks die with the driver, and what is left on disk (the run folder,
+    the shared-memory folder) is removed by the next pxq command, which says so."""
+    proc = subprocess.Popen(
+        driver.argv(["run", "ring", "--layout", "1x2", "--results", str(driver.results / "r.jsonl"), *LONG]),
+        env=driver.env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    driver.wait_for_ranks(2)
+    dog = _watchdog_of(proc.pid)
+    assert dog is not None
+    os.killpg(proc.pid, signal.SIGKILL)
+    if watchdog_too:
+        os.kill(dog, signal.SIGKILL)
+    proc.wait()
+    assert leftovers(driver.tag, wait=15) == []
+    if watchdog_too:
+        left = [n for n in driver.temp_left() if n.startswith(f"pxq-run-{proc.pid}-")]
+        assert left, "the run folder went although nothing was left to remove it"
+        after = driver.run(["report", str(driver.results / "r.jsonl"), "--format", "csv"])
+        assert "killed before its end left" in after.stderr and f"pxq-run-{proc.pid}-" in after.stderr
+    assert driver.temp_left() == []
+    assert not any(n.startswith(f"pxq-shm-{proc.pid}-") for n in os.listdir("/dev/shm"))
+
+
 def shm_segments(pids: list[int]) -> set[str]:
     """The files in /dev/shm the processes have mapped (names of unlinked ones end in
     " (deleted)")."""

@@ -140,6 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     console = Console() if sys.stdout.isatty() else Console(width=160)
     try:
         args = parser().parse_args(own)
+        procs.tidy_leftovers(lambda text: print(text, file=sys.stderr))
         return dispatch(args, app_args, console)
     except (InputError, RecordError) as e:
         print(f"pxq: error: {escape.plain(e)}", file=sys.stderr)
