@@ -230,6 +230,22 @@ def test_resume_reruns_the_failures_and_then_passes(driver, tmp_path):
     assert rep.returncode == 0, rep.stdout + rep.stderr
 
 
+def test_a_sweep_whose_file_another_process_damaged_reports_its_runs(driver):
+    """Another process writes a line that is no record into the sweep's file while it runs: the
+    sweep still reports the runs it made (exit 0) and warns, naming pxq repair."""
+    res = driver.results / "ring.jsonl"
+    args = ["sweep", "ring", "--layouts", "1x1", "--modes", "flat", "--repeat", "3", "--results", str(res)]
+    proc = driver.start([*args, "--", "--block", "4M", "--iterations", "300", "--passes", "2"])
+    driver.wait_for_ranks(1)
+    with open(res, "a") as f:
+        f.write("this is no record\n")
+    out, _ = proc.communicate(timeout=300)
+    assert proc.returncode == 0, out
+    assert "are not records" in out and "pxq repair" in out
+    row = next(x for x in out.splitlines() if "│ ring" in x)
+    assert row.split("│")[6].strip() == "3"
+
+
 def test_two_sweeps_into_one_file_at_once_keep_apart(driver):
     res = driver.results / "ring.jsonl"
     args = ["sweep", "ring", "--layouts", "1x1", "--modes", "flat", "--repeat", "3", "--results", str(res), *SHORT]

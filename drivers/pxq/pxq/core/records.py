@@ -262,6 +262,26 @@ def read(path: Path, must_exist: bool = False, check: bool = True) -> list[dict[
     return out
 
 
+def read_own(path: Path) -> list[dict[str, Any]]:
+    """The records of a file pxq is writing to (a sweep's, read back at its end): a line that is
+    not a record, which another process wrote there meanwhile, is skipped with one warning
+    naming the fix, never a refusal of the runs that were made and recorded."""
+    out, bad = [], []
+    for number, raw in enumerate(read_bytes(Path(path)).splitlines(), start=1):
+        rec, why = decode_line(raw)
+        if why is not None:
+            bad.append(number)
+        elif rec is not None:
+            out.append(rec)
+    if bad:
+        print(
+            f"pxq: warning: {path}: line(s) {', '.join(map(str, bad[:5]))}{' ...' if len(bad) > 5 else ''} are not "
+            f"records (written there by something else while pxq wrote to it): `pxq repair {path}` sets them aside",
+            file=sys.stderr,
+        )
+    return out
+
+
 def _open_locked(path: Path, flags: int) -> int:
     """An fd of PATH under the exclusive lock every writer takes. A repair replaces the file
     (a new inode): a writer that waited for the lock on the old one opens the new one."""

@@ -157,7 +157,7 @@ def run(
     sweep_id = runs[0].sweep_id
     mine = [
         r
-        for r in records.final(records.read(results))
+        for r in records.final(records.read_own(results))
         if r.get("driver", {}).get("sweep_id") == sweep_id and r["driver"].get("sweep_key") in keys
     ]
     if failures:
