@@ -198,3 +198,33 @@ def _positionals(path):
     if path == ("placement", "suggest"):
         return ["p.jsonl"]
     return []
+
+
+def test_the_console_never_passes_a_control_sequence_it_was_given():
+    """Every pxq console strips terminal control sequences from what it prints (a student's
+    output, a folder's name, a record's field), in plain lines, tables and markup=False text,
+    while its own colours still reach a terminal."""
+    import io
+
+    from rich.table import Table
+
+    from pxq.core.escape import Console
+
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=True, width=120)
+    hostile = "w\x1b[2J\x1b]0;title\x07\x1b[31mX\rY\x9b"
+    console.print(f"[red]{hostile}[/red]", highlight=False)
+    console.print(hostile, markup=False)
+    t = Table()
+    t.add_column(hostile)
+    t.add_row(hostile)
+    console.print(t)
+    out = buf.getvalue()
+    assert "\x1b[2J" not in out and "\x1b]0;" not in out and "\x07" not in out and "\r" not in out
+    assert "\x1b[31m" in out  # rich's own red, for the [red] markup
+    import re
+
+    sequences = re.findall(r"\x1b\[[0-9;?]*[A-Za-z]", out)
+    assert sequences and all(q.endswith("m") for q in sequences), sequences  # colours only
+    assert out.count("\x1b") == len(sequences)  # and no escape outside them
+    assert "title" in out and "w" in out

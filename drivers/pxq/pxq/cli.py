@@ -9,10 +9,9 @@ import signal
 import sys
 from pathlib import Path
 
-from rich.console import Console
-
 from pxq.core import bounds, escape, outputs, plugins, procs, records
 from pxq.core.errors import InputError
+from pxq.core.escape import Console
 from pxq.core.layout import parse_layout
 from pxq.core.paths import check_plot_path
 from pxq.core.records import RecordError, RecordWriteError

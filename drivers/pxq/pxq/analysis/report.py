@@ -12,14 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
 from rich.table import Table
 
 from pxq import figures
 from pxq.analysis import efficiency
 from pxq.analysis.peers import NAS_MODE
 from pxq.core import outputs, schemas
-from pxq.core.escape import csv_cell, md, term
+from pxq.core.escape import Console, csv_cell, md, term
 from pxq.core.layout import Layout, format_bytes
 from pxq.core.records import FAILED_STATUSES
 from pxq.machine.counters import misses

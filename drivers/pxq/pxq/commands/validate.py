@@ -9,11 +9,9 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-from rich.console import Console
-
 from pxq.core import paths, plugins, records, schemas
 from pxq.core.errors import InputError
-from pxq.core.escape import term
+from pxq.core.escape import Console, term
 
 
 def add(p: argparse.ArgumentParser) -> None:

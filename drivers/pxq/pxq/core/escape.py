@@ -36,3 +36,24 @@ def csv_cell(text: Any) -> str:
     if out[:1] in ("=", "+", "-", "@") and not re.fullmatch(r"[-+]?\d+(\.\d+)?([eE][-+]?\d+)?", out):
         return "'" + out
     return out
+
+
+def _console_class() -> type:
+    from rich.console import Console as Rich
+    from rich.segment import Segment
+
+    class Console(Rich):
+        """pxq's console: whatever it prints, no text in it carries a terminal control sequence or
+        control character (a student's output, a folder's name, a record's field); only rich's own
+        styles and controls reach the terminal. Every pxq console is one of these."""
+
+        def _render_buffer(self, buffer: Any) -> str:
+            return super()._render_buffer(
+                Segment(plain(text), style, control) if control is None and text else Segment(text, style, control)
+                for text, style, control in buffer
+            )
+
+    return Console
+
+
+Console = _console_class()

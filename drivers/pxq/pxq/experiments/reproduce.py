@@ -23,13 +23,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from pxq.analysis import findings
 from pxq.core import outputs, records
 from pxq.core.errors import InputError
-from pxq.core.escape import md, plain
+from pxq.core.escape import Console, md, plain
 from pxq.core.records import RecordError
 from pxq.experiments import runner
 from pxq.experiments import studykit as studies

@@ -10,13 +10,12 @@ import os
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
 from rich.markup import escape as rich_escape
 from rich.table import Table
 
 from pxq.core import bounds, outputs, plugins, records
 from pxq.core.errors import InputError
-from pxq.core.escape import csv_cell, md, plain
+from pxq.core.escape import Console, csv_cell, md, plain
 from pxq.teaching import harness as labs
 
 COLUMNS = ("copy", "lab", "grade", "exit", "what the code does", "effect", "reason")
