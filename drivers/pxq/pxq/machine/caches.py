@@ -206,6 +206,7 @@ def profile(machine: dict[str, Any], binary: Path) -> dict[str, Any]:
     prof = load(machine)
     if prof is not None:
         return prof
+    outputs.check(profile_path(), "caches", "the kept cache profile (PXQ_CACHE_PROFILE)")  # before measuring
     try:
         prof = measure(machine, binary)
     except (OSError, RuntimeError, subprocess.TimeoutExpired, ValueError, KeyError) as e:

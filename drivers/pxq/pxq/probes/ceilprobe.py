@@ -14,11 +14,23 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pxq.core import outputs
 from pxq.core.errors import InputError
 from pxq.core.layout import Layout, format_bytes
 from pxq.experiments import runner
 from pxq.machine import caches, envinfo
-from pxq.machine.ceilings import FLOP_BLOCK_UPDATES, FORMAT, KINDS, REPEATS, SWEPT, implausible, levels, load, save
+from pxq.machine.ceilings import (
+    FLOP_BLOCK_UPDATES,
+    FORMAT,
+    KINDS,
+    REPEATS,
+    SWEPT,
+    implausible,
+    levels,
+    load,
+    path,
+    save,
+)
 
 
 def _spread(values: list[float]) -> dict[str, float]:
@@ -175,6 +187,7 @@ def here(say: Callable[[str], None], remeasure: bool = False) -> dict[str, Any]:
     machine = envinfo.machine()
     data = None if remeasure else load(machine)
     if data is None:
+        outputs.check(path(), "ceilings", "the kept ceilings (PXQ_CEILINGS)")  # before minutes of measuring
         say(
             "measuring this machine's ceilings once (bandwidth against bytes per core, peak flop rate, "
             "the access kinds' rates; a few minutes)"
