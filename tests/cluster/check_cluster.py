@@ -133,7 +133,7 @@ def check_refusals(before: dict) -> None:
         (["--nodes", "65"], "--nodes 65"),
         (["--link", "1Q"], "link rate '1Q'"),
         (["--link", "1gbps"], "ambiguous"),
-        (["--link", "/nonexistent.jsonl"], "cannot read it"),
+        (["--link", "/nonexistent.jsonl"], "no such file"),
         (["--mtu", "100"], "--mtu 100"),
         (["--name", "Bad-Name"], "cluster name 'Bad-Name'"),
     ):

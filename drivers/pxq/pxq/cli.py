@@ -9,7 +9,7 @@ import signal
 import sys
 from pathlib import Path
 
-from pxq.core import bounds, escape, outputs, plugins, procs, records
+from pxq.core import bounds, escape, leftovers, outputs, plugins, procs, records
 from pxq.core.errors import InputError
 from pxq.core.escape import Console
 from pxq.core.layout import parse_layout
@@ -138,8 +138,11 @@ def main(argv: list[str] | None = None) -> int:
     # Piped output (logs, CI) gets a wide table instead of an 80-column one.
     console = Console() if sys.stdout.isatty() else Console(width=160)
     try:
-        args = parser().parse_args(own)
-        procs.tidy_leftovers(lambda text: print(text, file=sys.stderr))
+        try:
+            args = parser().parse_args(own)
+        except SystemExit as e:  # argparse's refusal (its message printed): bad input, exit 2
+            return e.code if isinstance(e.code, int) else records.EXIT_BAD_INPUT
+        leftovers.tidy(escape.warn)
         return dispatch(args, app_args, console)
     except (InputError, RecordError) as e:
         print(f"pxq: error: {escape.plain(e)}", file=sys.stderr)

@@ -83,7 +83,7 @@ OPTIONS: dict[str, Range] = {
     "--threads": Range(1, MAX_THREADS, "threads per rank"),
     "--confidence": Range(0.5, 0.9999, "(a confidence level, such as 0.95)"),
     "--threshold": Range(0, 0.99, "(a relative change, such as 0.05)"),
-    "--calls": Range(1, 10_000_000, "calls"),
+    "--calls": Range(1, 100_000_000, "calls (each call's time is kept: 800 MB a rank at most)"),
     "--warmup": Range(0, 1_000_000, "untimed calls"),
     "--noise-intensity": Range(0, 1, "(the share of the core the load takes)", open_low=True),
     "--window": Range(1, 10_000, "messages in flight"),
@@ -132,4 +132,4 @@ def install(parser: argparse.ArgumentParser, path: str = "") -> None:
         elif action.type in (int, float):
             flag = action.option_strings[-1] if action.option_strings else action.dest
             limits = OPTIONS.get(f"{path} {flag}") or OPTIONS[flag]
-            action.type = _checked(action.type, flag, limits)
+            action.type = _checked(action.type, flag, limits)  # type: ignore[arg-type]

@@ -16,6 +16,13 @@ def plain(text: Any) -> str:
     return _CONTROL.sub("", str(text))
 
 
+def warn(text: Any) -> None:
+    """A line to standard error (a warning beside a command's output), controls removed."""
+    import sys
+
+    print(plain(text), file=sys.stderr)
+
+
 def term(text: Any) -> str:
     """Text safe in rich output (a table cell, a printed line): controls removed, rich markup
     such as [red] or [/] escaped so it shows as written."""

@@ -19,7 +19,6 @@ import contextlib
 import ctypes
 import json
 import os
-import re
 import selectors
 import shutil
 import signal
@@ -32,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 RUN_TAG = "PXQ_RUN_ID"
-DRIVER_TAG = "PXQ_DRIVER_PID"  # the driver a process was started for (tidy_leftovers)
+DRIVER_TAG = "PXQ_DRIVER_PID"  # the driver a process was started for (pxq.core.leftovers)
 
 
 class Interrupted(KeyboardInterrupt):
@@ -173,7 +172,7 @@ def workdir(prefix: str = "pxq-run-", base: str | None = None, tidy_base: bool =
         base = tempfile.gettempdir()
         if any(c.isspace() for c in base) and os.path.isdir("/tmp"):
             base = "/tmp"
-    path = tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=base)  # its driver named: tidy_leftovers
+    path = tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=base)  # its driver named: pxq.core.leftovers
     _watchdog.send({"op": "tmp", "path": path})
     try:
         yield Path(path)
@@ -349,65 +348,3 @@ def run(
         if proc.stdout is not None:
             proc.stdout.close()
         unwatch(run_id)
-
-
-_LEFT = re.compile(r"^pxq-[a-z-]+?-(\d+)-[A-Za-z0-9_]{6,}$")
-
-
-def _driver_gone(pid: int) -> bool:
-    """No process PID runs: the driver is gone. (A number taken again by another process keeps
-    what the driver left until that process ends too: never a live driver's folder removed.)"""
-    return not os.path.exists(f"/proc/{pid}")
-
-
-def leftovers() -> tuple[list[Path], list[int]]:
-    """What drivers killed before their end (kill -9, an out-of-memory kill of their whole
-    group, watchdog and all) left: their run and shared-memory folders, and processes started
-    for them (mpirun, ranks) still running. This user's only."""
-    folders = []
-    uid = os.getuid()
-    for base in dict.fromkeys([tempfile.gettempdir(), "/tmp", SHM]):
-        try:
-            entries = list(os.scandir(base))
-        except OSError:
-            continue
-        for entry in entries:
-            m = _LEFT.match(entry.name)
-            try:
-                mine = entry.is_dir(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_uid == uid
-            except OSError:
-                continue
-            if m and mine and int(m.group(1)) != os.getpid() and _driver_gone(int(m.group(1))):
-                folders.append(Path(entry.path))
-    needle = f"{DRIVER_TAG}=".encode()
-    orphans = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/environ", "rb") as f:
-                tag = next((v for v in f.read().split(b"\0") if v.startswith(needle)), None)
-        except OSError:
-            continue
-        if tag is not None and tag[len(needle) :].isdigit():
-            owner = int(tag[len(needle) :])
-            if owner != os.getpid() and _driver_gone(owner):
-                orphans.append(int(entry.name))
-    return folders, orphans
-
-
-def tidy_leftovers(say: Callable[[str], None]) -> None:
-    """Stops and removes what killed drivers left (leftovers), saying what it did."""
-    folders, orphans = leftovers()
-    for pid in orphans:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGKILL)
-    for path in folders:
-        shutil.rmtree(path, ignore_errors=True)
-    if folders or orphans:
-        named = ", ".join(str(p) for p in folders[:3]) + (" ..." if len(folders) > 3 else "")
-        say(
-            f"pxq: a pxq driver killed before its end left {len(orphans)} process(es) and {len(folders)} folder(s)"
-            + (f" ({named})" if folders else "")
-            + ": stopped and removed"
-        )

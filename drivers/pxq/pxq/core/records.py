@@ -21,7 +21,6 @@ import fcntl
 import os
 import re
 import stat
-import sys
 import traceback
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -122,9 +121,8 @@ def _mend_tail(fd: int, path: Path, size: int) -> int:
             f"not written; the file is as it was"
         ) from None
     os.ftruncate(fd, start)
-    print(
-        f"pxq: warning: {path}: the unfinished last line of an interrupted write was moved to {path.name}.damaged",
-        file=sys.stderr,
+    escape.warn(
+        f"pxq: warning: {path}: the unfinished last line of an interrupted write was moved to {path.name}.damaged"
     )
     return start
 
@@ -225,10 +223,9 @@ def _decode(path: Path, number: int, raw: bytes, last: bool, check: bool = True)
     if why is None:
         return rec
     if last and not raw.endswith(b"\n"):
-        print(
-            f"pxq: warning: {path}:{number}: damaged last line skipped ({escape.plain(why)}; a write cut short); "
-            f"`pxq repair {path}` removes it",
-            file=sys.stderr,
+        escape.warn(
+            f"pxq: warning: {path}:{number}: damaged last line skipped ({why}; a write cut short); "
+            f"`pxq repair {path}` removes it"
         )
         return None
     raise RecordError(
@@ -274,10 +271,9 @@ def read_own(path: Path) -> list[dict[str, Any]]:
         elif rec is not None:
             out.append(rec)
     if bad:
-        print(
+        escape.warn(
             f"pxq: warning: {path}: line(s) {', '.join(map(str, bad[:5]))}{' ...' if len(bad) > 5 else ''} are not "
-            f"records (written there by something else while pxq wrote to it): `pxq repair {path}` sets them aside",
-            file=sys.stderr,
+            f"records (written there by something else while pxq wrote to it): `pxq repair {path}` sets them aside"
         )
     return out
 
