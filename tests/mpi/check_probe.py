@@ -142,8 +142,8 @@ def main() -> int:
         fail(f"interrupt: exit {driver.returncode}, stderr {err!r}")
 
     for args, needle in (
-        (["--calls", "0"], "--calls 0: must be at least 1"),
-        (["--noise", "compute", "--noise-intensity", "0"], "must be within (0, 1]"),
+        (["--calls", "0"], "--calls 0: use 1 to"),
+        (["--noise", "compute", "--noise-intensity", "0"], "--noise-intensity 0: use above 0 to 1"),
         (["--noise", "compute", "--noise-cores", "99"], "core 99 does not exist"),
         (["--layout", "1x1x2"], "one thread per rank"),
         (["--size", "12"], "multiple of 8 bytes"),
