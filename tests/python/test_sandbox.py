@@ -220,5 +220,7 @@ def test_a_copy_reaching_past_the_exercise_is_named_line_by_line(tmp_path):
     for fragment in ("ring_compute.cpp:3: `getenv`", "`PXQ_`", "`LAB-RESULT`", "ring_compute.cpp:4: `_Exit(`"):
         assert fragment in text, text
     assert "ring_compute.cpp:5: `__attribute__((constructor`" in text and "`asm`" in text
-    (tmp_path / "ring_compute.cpp").write_text('#include <cstdio>\nvoid f() { std::printf("%d\\n", 1); }\n')
-    assert copies.reaches(tmp_path, ["ring_compute.cpp"]) == []
+    (tmp_path / "ring_compute.cpp").write_text(
+        '#include <cstdio>\nvoid f() { std::printf("%d\\n", 1); asm volatile("" ::: "memory"); }\n'
+    )
+    assert copies.reaches(tmp_path, ["ring_compute.cpp"]) == []  # printing and a compiler barrier are fine
