@@ -66,7 +66,8 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
                 )
             bad += bool(found)
             file_bad = file_bad or bool(found)
-        if not file_bad and loaded:
+        reported = {schemas.kind_of(rec) for _, rec in loaded} & REPORTED
+        if not file_bad and reported:
             why = _unusable(path)
             if why:
                 console.print(f"[red]{term(path)}[/red]: pxq report cannot use it: {term(why)}", highlight=False)
@@ -77,6 +78,9 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     if missing:
         console.print(f"[red]no {', '.join(missing)} record[/red] among them (--require)")
     return records.EXIT_VERIFICATION if bad or missing else records.EXIT_OK
+
+
+REPORTED = {"run", "probe", "profile", "study"}  # the kinds `pxq report FILE` reads (a tile profile: report tiles)
 
 
 def _unusable(path: Path) -> str | None:
