@@ -103,7 +103,7 @@ def write(trace: dict[str, Any], path: Path) -> None:
     """Writes the trace whole or not at all (a temporary file, then a rename)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        outputs.write(path, outputs.dumps(trace, separators=(",", ":")), "json", "--trace")
+        outputs.write(path, outputs.dumps(trace, separators=(",", ":")), "trace", "--trace")
     except OSError as e:
         raise InputError(f"cannot write the trace {path} ({e.strerror}): choose a writable path with --trace") from None
 

@@ -136,7 +136,7 @@ def trace_target(path: Path, writes: bool = True) -> Path:
         otf2trace.check_replaceable(path)
         records.check_writable(parent / f".{path.name}.probe", "--trace", "json")
     else:
-        records.check_writable(path, "--trace", "json")
+        records.check_writable(path, "--trace", "trace")
     return path
 
 

@@ -41,8 +41,13 @@ def _first_line(head: bytes) -> str:
 
 
 def _json_start(head: bytes) -> bool:
-    first = (_text(head) or "").lstrip()
-    return first[:1] in ("{", "[")
+    """One JSON document: it starts as JSON does, and is not JSON lines (records: a whole object
+    on its first line, another after it), which no JSON document pxq writes replaces."""
+    text = (_text(head) or "").lstrip()
+    if text[:1] not in ("{", "["):
+        return False
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return not (len(lines) > 1 and _records(head) and lines[1].startswith("{"))
 
 
 def _records(head: bytes) -> bool:
@@ -77,6 +82,7 @@ def _markdown(head: bytes) -> bool:
 KINDS: dict[str, tuple[str, Callable[[bytes], bool]]] = {
     "json": ("a JSON document", _json_start),
     "records": ("pxq records (JSON lines)", _records),
+    "trace": ("a Chrome trace", lambda h: _json_start(h) and b'"traceEvents"' in h),
     "csv": ("a CSV table", _csv),
     "markdown": ("a markdown table", _markdown),
     "png": ("a PNG image", lambda h: h.startswith(b"\x89PNG\r\n\x1a\n")),
