@@ -8,12 +8,13 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from pxq.analysis import settle
 from pxq.analysis import tiles as tile_files
 from pxq.core import bounds, plugins, records, registry
 from pxq.core.errors import InputError
 from pxq.core.layout import parse_layouts, parse_tile
 from pxq.core.paths import results_path
-from pxq.experiments import batch, expfile, options, runner
+from pxq.experiments import batch, expfile, options, runner, settling
 from pxq.experiments import sweep as sweeps
 from pxq.machine import counters
 
@@ -40,7 +41,21 @@ def add(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tiles", default="256K", help="tile sizes for the tiled mode, e.g. 64K,256K,1M")
     p.add_argument("--threads", help="threads per rank to sweep (overrides the layouts' T), e.g. 1,2")
     p.add_argument("--backends", default="openmp", help="kernel backends, comma-separated (default openmp)")
-    p.add_argument("--repeat", type=int, default=3, help="interleaved repeats of every configuration")
+    p.add_argument("--repeat", type=int, default=3, help="interleaved repeats of every configuration (a fixed count)")
+    p.add_argument(
+        "--precision",
+        type=float,
+        help="run paired blocks until every comparison is settled: faster by r [lo-hi], equivalent within +-P, or "
+        "unsettled when the budget is spent (e.g. 0.05; docs/RESULTS.md, 'Settled comparisons')",
+    )
+    p.add_argument("--budget", help="with --precision: the time the blocks may take, e.g. 300, 5m, 1h (default 10m)")
+    p.add_argument(
+        "--pairs",
+        choices=("baseline", "all"),
+        default="baseline",
+        help="with --precision: compare each configuration with its flat run on the same cores (default), or all pairs",
+    )
+    p.add_argument("--max-blocks", type=int, default=20, help="with --precision: the most blocks (default 20)")
     p.add_argument("--resume", action="store_true", help="skip runs the results file already holds")
     p.add_argument(
         "--submit",
@@ -118,6 +133,10 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
         return batch.submit(args, app_args, configs, results, console)
     for spec in configs:  # layouts that cannot run here fail now, not mid-sweep
         runner.build(spec, Path("/nonexistent"), "check")
+    if args.precision is not None:
+        return _settled(args, configs, results, console)
+    if args.budget is not None or args.pairs != "baseline" or args.max_blocks != 20:
+        raise InputError("--budget, --pairs and --max-blocks go with --precision (a settled sweep)")
     runs = sweeps.interleave(configs, args.repeat)
     console.print(f"{len(configs)} configurations x {args.repeat} repeats = {len(runs)} runs -> {results}")
     refused: dict[str, str] = {}
@@ -132,6 +151,24 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
             console.print(f"[red]refused as bad input[/red] (no record): {escape(why)}", highlight=False)
         return max(records.exit_code(recs), records.EXIT_BAD_INPUT)
     return records.exit_code(recs)
+
+
+def _settled(args: argparse.Namespace, configs: list, results: Path, console: Console) -> int:
+    """The sweep run until its comparisons are settled (pxq.experiments.settling)."""
+    if args.resume:
+        raise InputError("--resume goes with a fixed --repeat: a settled sweep decides its blocks as it runs")
+    rule = settle.Rule(precision=args.precision, max_blocks=args.max_blocks)
+    rule.check()
+    budget = settling.parse_budget(args.budget)
+    pairs = settling.all_pairs(configs) if args.pairs == "all" else settling.baseline_pairs(configs)
+    console.print(
+        f"{len(configs)} configurations, {len(pairs)} comparison(s), precision +-{100 * rule.precision:g}%, "
+        f"at most {rule.max_blocks} blocks or {budget:.0f} s -> {results}"
+    )
+    out = settling.run(configs, pairs, rule, budget, console)
+    sweeps.summarize_and_print(out.records, console, f"pxq sweep {args.app} ({results})")
+    settling.print_verdicts(out, rule, console)
+    return settling.exit_code(out)
 
 
 def _collect(args: argparse.Namespace, console: Console) -> int:

@@ -103,6 +103,8 @@ OPTIONS: dict[str, Range] = {
     "--nodes": Range(2, 64, "nodes"),
     "--mtu": Range(1280, 65000, "bytes"),
     "--cores-per-node": Range(1, MAX_THREADS, "cores per node"),
+    "--precision": Range(0.001, 0.5, "(a relative precision, such as 0.05)"),
+    "--max-blocks": Range(4, 1000, "blocks"),
 }
 
 

@@ -1,0 +1,177 @@
+"""Settled comparisons: which of two configurations is faster, by how much, or that they are the
+same within a margin, from paired blocks of runs (docs/RESULTS.md, "Settled comparisons").
+
+A block runs every configuration once, in a shuffled order, so a drift of the machine (a memory
+state that flips, a neighbour's load) falls on both sides of every pair alike. For a pair
+(BASE, OTHER) each block gives one paired ratio OTHER/BASE of their times; the comparison works
+on the logarithms of these ratios:
+
+- the interval is Student's t interval of their mean (a geometric-mean ratio and its interval);
+- the looks: after blocks 4, 6, 9, 14, 20, ... (each about 1.5 times the last) up to the rule's
+  max_blocks; each look tests at alpha / (number of looks) (Bonferroni), so over the whole
+  sequence a pair of identical configurations is called "faster" or "slower" with probability
+  at most alpha (few looks, early ones included, let a clear effect settle in 4 blocks);
+- a pair is **faster/slower** when its (1 - a) interval excludes 1; **equivalent within +-m**
+  when its (1 - 2a) interval lies inside [1/(1+m), 1+m] (two one-sided tests, at level a each);
+  also settled when the interval is narrower than +-precision: then equivalent within the
+  margin that interval proves; else **unsettled**, with the blocks its spread says would settle it.
+
+Pure functions: pxq.experiments.settling runs the blocks."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+from typing import Any
+
+MIN_BLOCKS = 4  # the first look: fewer paired ratios give no spread worth the name
+
+
+@dataclass(frozen=True)
+class Rule:
+    """When a comparison is settled."""
+
+    precision: float = 0.05  # stop a pair once its interval is narrower than +- this (relative)
+    margin: float | None = None  # equivalence margin +-m (None: the precision)
+    alpha: float = 0.05  # the false-positive rate kept over every look of a pair
+    max_blocks: int = 20  # the last look (a budget may stop the blocks earlier)
+
+    @property
+    def equivalence(self) -> float:
+        return self.precision if self.margin is None else self.margin
+
+    @property
+    def schedule(self) -> list[int]:
+        """The blocks after which a pair is judged: 4, then about 1.5 times the last, and the last block."""
+        out, b = [], MIN_BLOCKS
+        while b < self.max_blocks:
+            out.append(b)
+            b = math.ceil(b * 1.5)
+        return [*out, self.max_blocks]
+
+    def is_look(self, blocks: int) -> bool:
+        return blocks in self.schedule
+
+    @property
+    def per_look(self) -> float:
+        """The level each look tests at: alpha shared by every look (Bonferroni)."""
+        return self.alpha / len(self.schedule)
+
+    def check(self) -> None:
+        from pxq.core.errors import InputError
+
+        if not (math.isfinite(self.precision) and 0.001 <= self.precision <= 0.5):
+            raise InputError(f"--precision {self.precision}: give a relative precision from 0.001 to 0.5, e.g. 0.05")
+        if not (0.001 <= self.equivalence <= 0.5):
+            raise InputError(f"--margin {self.equivalence}: give an equivalence margin from 0.001 to 0.5")
+        if not MIN_BLOCKS <= self.max_blocks <= 1000:
+            raise InputError(f"--max-blocks {self.max_blocks}: give {MIN_BLOCKS} to 1000 blocks")
+
+
+@dataclass
+class Verdict:
+    """One pair's comparison: OTHER's time over BASE's."""
+
+    kind: str  # faster, slower, equivalent, unsettled (OTHER against BASE)
+    ratio: float | None  # geometric mean of OTHER/BASE over the blocks used
+    lo: float | None  # its (1 - a) interval
+    hi: float | None
+    blocks: int  # paired blocks used
+    margin: float | None = None  # equivalent within +- this (the asked margin, or the one proved)
+    needed: int | None = None  # unsettled: the blocks the current spread says would settle it
+    median: float | None = None  # the median of the paired ratios, beside the mean
+    left_out: int = 0  # blocks left out: the host's state moved (pxq.experiments.settling)
+
+    @property
+    def settled(self) -> bool:
+        return self.kind != "unsettled"
+
+    def speedup(self) -> tuple[float, float, float] | None:
+        """BASE over OTHER (above 1: OTHER is faster) with its interval."""
+        if self.ratio is None or self.lo is None or self.hi is None:
+            return None
+        return 1 / self.ratio, 1 / self.hi, 1 / self.lo
+
+    def text(self) -> str:
+        """ "1.52x faster [1.41-1.63]", "equivalent within +-2.0%", "unsettled after 6 blocks ..."."""
+        left = f"; {self.left_out} block(s) left out: the host moved" if self.left_out else ""
+        if self.kind in ("faster", "slower"):
+            assert self.ratio is not None and self.lo is not None and self.hi is not None
+            if self.kind == "faster":
+                r, lo, hi = 1 / self.ratio, 1 / self.hi, 1 / self.lo
+            else:
+                r, lo, hi = self.ratio, self.lo, self.hi
+            return f"{r:.2f}x {self.kind} [{lo:.2f}-{hi:.2f}] over {self.blocks} blocks{left}"
+        if self.kind == "equivalent":
+            assert self.margin is not None
+            return f"equivalent within +-{100 * self.margin:.1f}% over {self.blocks} blocks{left}"
+        more = f"; about {self.needed} blocks would settle it" if self.needed else ""
+        at = f" ({self.ratio:.2f}x [{self.lo:.2f}-{self.hi:.2f}])" if self.ratio and self.lo and self.hi else ""
+        return f"unsettled after {self.blocks} blocks{at}{more}{left}"
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "verdict": self.kind,
+            "ratio": self.ratio,
+            "lo": self.lo,
+            "hi": self.hi,
+            "blocks": self.blocks,
+            "margin": self.margin,
+            "needed": self.needed,
+            "median_ratio": self.median,
+            "left_out": self.left_out,
+        }
+
+
+def _t(p: float, df: int) -> float:
+    from scipy import stats
+
+    return float(stats.t.ppf(p, df))
+
+
+def judge(ratios: list[float], rule: Rule, left_out: int = 0) -> Verdict:
+    """The verdict on the paired ratios OTHER/BASE (one a block) under RULE."""
+    logs = [math.log(r) for r in ratios if r > 0 and math.isfinite(r)]
+    n = len(logs)
+    median = statistics.median(ratios) if ratios else None
+    if n < MIN_BLOCKS:
+        return Verdict("unsettled", None, None, None, n, needed=MIN_BLOCKS, median=median, left_out=left_out)
+    mean = statistics.fmean(logs)
+    sd = statistics.stdev(logs)
+    a = rule.per_look
+    se = sd / math.sqrt(n)
+    half = _t(1 - a / 2, n - 1) * se  # the (1 - a) interval
+    tost = _t(1 - a, n - 1) * se  # the (1 - 2a) interval
+    ratio, lo, hi = math.exp(mean), math.exp(mean - half), math.exp(mean + half)
+    bound = math.log1p(rule.equivalence)
+    if mean - half > 0:
+        return Verdict("slower", ratio, lo, hi, n, median=median, left_out=left_out)
+    if mean + half < 0:
+        return Verdict("faster", ratio, lo, hi, n, median=median, left_out=left_out)
+    if -bound <= mean - tost and mean + tost <= bound:
+        return Verdict("equivalent", ratio, lo, hi, n, margin=rule.equivalence, median=median, left_out=left_out)
+    if half < math.log1p(rule.precision):  # precise, and no difference: the margin it proves
+        proved = math.expm1(max(abs(mean - tost), abs(mean + tost)))
+        return Verdict("equivalent", ratio, lo, hi, n, margin=proved, median=median, left_out=left_out)
+    need = needed(sd, n, rule, abs(mean))
+    return Verdict("unsettled", ratio, lo, hi, n, needed=need, median=median, left_out=left_out)
+
+
+def needed(sd: float, n: int, rule: Rule, distance: float) -> int:
+    """The blocks a spread of SD (in log ratio) takes to settle: the interval narrower than the
+    precision, or (when the ratio is farther from 1 than that) narrow enough to exclude 1."""
+    target = max(math.log1p(rule.precision), distance)
+    if sd <= 0:
+        return n + 1
+    z = _t(1 - rule.per_look / 2, max(n - 1, 1))
+    return max(n + 1, math.ceil((z * sd / target) ** 2))
+
+
+def known_noise_blocks(sd: float, rule: Rule) -> int:
+    """The blocks a fixed design would need to reach the precision with the spread known in
+    advance (a normal quantile at alpha, no looks): what a settled sweep's cost is set against."""
+    from scipy import stats
+
+    z = float(stats.norm.ppf(1 - rule.alpha / 2))
+    return max(MIN_BLOCKS, math.ceil((z * sd / math.log1p(rule.precision)) ** 2))

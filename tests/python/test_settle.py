@@ -1,0 +1,161 @@
+"""Settled comparisons (pxq.analysis.settle, pxq.experiments.settling): the verdicts on paired
+ratios, their false-positive rate over the looks (simulated), how fast a clear effect settles, and
+the blocks loop with a stand-in for the runs (no MPI: the runner is replaced)."""
+
+from __future__ import annotations
+
+import math
+import random
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from pxq.analysis import settle
+from pxq.core.errors import InputError
+from pxq.core.layout import Layout
+from pxq.experiments import runner, settling
+from pxq.experiments.runner import RunResult, RunSpec
+
+
+def simulated(effect: float, sd: float, rule: settle.Rule, rng: random.Random) -> settle.Verdict:
+    """One pair run to its end: paired log-ratios with mean log(effect) and spread SD, judged at the looks."""
+    ratios: list[float] = []
+    verdict = settle.judge([], rule)
+    for _ in range(rule.max_blocks):
+        ratios.append(math.exp(math.log(effect) + rng.gauss(0, sd)))
+        if rule.is_look(len(ratios)):
+            verdict = settle.judge(ratios, rule)
+            if verdict.settled:
+                return verdict
+    return verdict
+
+
+def test_the_schedule_and_its_shared_level():
+    rule = settle.Rule(max_blocks=20)
+    assert rule.schedule == [4, 6, 9, 14, 20] and rule.per_look == pytest.approx(0.05 / 5)
+    assert settle.Rule(max_blocks=4).schedule == [4]
+    with pytest.raises(InputError, match="--precision"):
+        settle.Rule(precision=0.9).check()
+    with pytest.raises(InputError, match="--max-blocks"):
+        settle.Rule(max_blocks=3).check()
+
+
+@pytest.mark.parametrize("sd", [0.02, 0.1, 0.3])
+def test_identical_configurations_are_called_faster_at_most_at_the_stated_rate(sd):
+    """A against A, 600 simulated sweeps each: 'faster' or 'slower' in at most 5% (the rule's
+    alpha, kept over its looks), the rest equivalent or unsettled."""
+    rule = settle.Rule(precision=0.05)
+    rng = random.Random(int(sd * 1000))
+    verdicts = [simulated(1.0, sd, rule, rng) for _ in range(600)]
+    wrong = sum(v.kind in ("faster", "slower") for v in verdicts) / len(verdicts)
+    assert wrong <= 0.05, wrong
+    if sd <= 0.02:  # quiet: shown the same within the precision
+        assert sum(v.kind == "equivalent" for v in verdicts) / len(verdicts) > 0.9
+
+
+def test_a_clear_effect_settles_in_four_blocks():
+    """Tiled against untiled on a noisy host (2.5x, 20% spread of the paired ratios): settled
+    as faster at the first look, 4 blocks, in at least 90% of simulated sweeps."""
+    rule = settle.Rule(precision=0.05)
+    rng = random.Random(7)
+    verdicts = [simulated(1 / 2.5, 0.2, rule, rng) for _ in range(300)]
+    assert all(v.kind == "faster" for v in verdicts)
+    assert sum(v.blocks == 4 for v in verdicts) / len(verdicts) >= 0.9
+    v = verdicts[0]
+    r, lo, hi = v.speedup()
+    assert lo < r < hi and 2.0 < r < 3.2 and "x faster [" in v.text()
+
+
+def test_equivalence_and_what_is_said_when_unsettled():
+    rule = settle.Rule(precision=0.05)
+    same = settle.judge([1.001, 0.999, 1.002, 0.998, 1.0, 1.001], rule)
+    assert same.kind == "equivalent" and same.margin == pytest.approx(0.05) and "within +-5.0%" in same.text()
+    noisy = settle.judge([1.3, 0.8, 1.25, 0.78], rule)
+    assert noisy.kind == "unsettled" and noisy.needed and noisy.needed > 4
+    assert "about" in noisy.text() and "blocks would settle it" in noisy.text()
+    few = settle.judge([2.0, 2.1], rule)
+    assert few.kind == "unsettled" and few.needed == settle.MIN_BLOCKS
+
+
+def test_the_cost_against_a_design_that_knew_the_noise():
+    """The blocks a settled pair takes, against those a fixed design would need knowing the
+    spread in advance (same precision): the median over simulated sweeps is reported here."""
+    rule = settle.Rule(precision=0.05, max_blocks=60)
+    rng = random.Random(3)
+    sd = 0.04
+    verdicts = [simulated(1.0, sd, rule, rng) for _ in range(200)]
+    settled = sorted(v.blocks for v in verdicts if v.settled)
+    known = settle.known_noise_blocks(sd, rule)
+    assert settled and settled[len(settled) // 2] <= 4 * known  # the looks' price, bounded
+
+
+# ---- the blocks loop, with the runs replaced by a stand-in ----
+
+
+class FakeRuns:
+    """runner.execute's stand-in: each configuration's time is its base times a per-block
+    drift (alike for all, as a machine state would be) times a little noise."""
+
+    def __init__(self, base: dict[str, float], seed: int = 1):
+        self.base, self.rng, self.calls = base, random.Random(seed), []
+        self.drift: dict[int, float] = {}
+
+    def __call__(self, spec: RunSpec) -> RunResult:
+        mode = spec.resolved()[0]
+        block = spec.repeat
+        drift = self.drift.setdefault(block, self.rng.choice([1.0, 1.8]))  # the host's two states
+        t = self.base[mode] * drift * math.exp(self.rng.gauss(0, 0.03))
+        self.calls.append((block, mode))
+        rec = {"status": "ok", "time": {"total": t}, "driver": dict(spec.driver_extra)}
+        return RunResult("ok", 0, t, "", rec)
+
+
+def configs(tmp_path: Path) -> list[RunSpec]:
+    base = RunSpec(app="ring", layout=Layout(1, 2), results=tmp_path / "r.jsonl", app_args=["--iterations", "10"])
+    return [RunSpec(**{**base.__dict__, "mode": "flat"}), RunSpec(**{**base.__dict__, "mode": "tiled", "tile": "256K"})]
+
+
+def test_blocks_run_shuffled_and_stop_when_every_pair_is_settled(tmp_path, monkeypatch):
+    fake = FakeRuns({"flat": 1.0, "tiled": 0.4})
+    monkeypatch.setattr(runner, "execute", fake)
+    monkeypatch.setattr(settling, "calibrate", lambda c, console: (c, ""))
+    monkeypatch.setattr(settling, "host_reference", lambda threads: 10.0)
+    cs = configs(tmp_path)
+    out = settling.run(cs, settling.baseline_pairs(cs), settle.Rule(), 600, Console(quiet=True), seed=5)
+    assert out.stopped == "settled" and out.blocks == 4  # the host's two states are paired away
+    v = out.pairs[0].verdict
+    assert v.kind == "faster" and 2.2 < v.speedup()[0] < 2.8
+    blocks = {}
+    for block, mode in fake.calls:
+        blocks.setdefault(block, []).append(mode)
+    assert all(sorted(m) == ["flat", "tiled"] for m in blocks.values())  # every block holds every configuration
+    assert len({tuple(m) for m in blocks.values()}) == 2  # in shuffled orders
+    assert all(r["driver"]["settle"]["block"] in blocks for r in out.records)
+
+
+def test_the_budget_stops_the_blocks_and_the_verdict_says_unsettled(tmp_path, monkeypatch):
+    fake = FakeRuns({"flat": 1.0, "tiled": 0.98})
+    monkeypatch.setattr(runner, "execute", fake)
+    monkeypatch.setattr(settling, "calibrate", lambda c, console: (c, ""))
+    monkeypatch.setattr(settling, "host_reference", lambda threads: None)
+    clock = iter(range(0, 10_000, 30))
+    monkeypatch.setattr(settling.time, "monotonic", lambda: next(clock))
+    cs = configs(tmp_path)
+    out = settling.run(cs, settling.baseline_pairs(cs), settle.Rule(precision=0.001), 100, Console(quiet=True))
+    assert out.stopped == "budget" and out.blocks < 20
+    assert out.pairs[0].verdict.kind in ("unsettled", "faster")
+
+
+def test_blocks_whose_host_moved_are_left_out_and_counted():
+    host = [10.0, 10.2, 9.9, 10.1, 5.0, 10.0, 9.8]
+    assert settling.moved_blocks(host) == [4]
+    assert settling.moved_blocks([10.0, None, 10.1]) == []
+
+
+def test_the_budget_text():
+    assert settling.parse_budget("5m") == 300 and settling.parse_budget("90s") == 90
+    assert settling.parse_budget(None) == 600
+    for bad in ("abc", "1s", "9999999h", "nan"):
+        with pytest.raises(InputError, match="--budget"):
+            settling.parse_budget(bad)
