@@ -4,6 +4,7 @@ the blocks loop with a stand-in for the runs (no MPI: the runner is replaced).""
 
 from __future__ import annotations
 
+import json
 import math
 import random
 from pathlib import Path
@@ -159,3 +160,59 @@ def test_the_budget_text():
     for bad in ("abc", "1s", "9999999h", "nan"):
         with pytest.raises(InputError, match="--budget"):
             settling.parse_budget(bad)
+
+
+def test_a_settled_sweep_is_judged_again_from_its_records_alone(tmp_path, monkeypatch):
+    """What report shows for a settled sweep's file: the same verdicts from the records' blocks."""
+    fake = FakeRuns({"flat": 1.0, "tiled": 0.5}, seed=3)
+    monkeypatch.setattr(runner, "execute", fake)
+    monkeypatch.setattr(settling, "calibrate", lambda c, console: (c, ""))
+    monkeypatch.setattr(settling, "host_reference", lambda threads: 10.0)
+    cs = configs(tmp_path)
+    out = settling.run(cs, settling.baseline_pairs(cs), settle.Rule(), 600, Console(quiet=True), seed=2)
+    recs = []
+    for rec, spec in zip(out.records, [c for c in fake.calls]):
+        mode = spec[1]
+        layout = {"nodes": 1, "ranks_per_node": 2, "threads": 1}
+        key = {"app": "ring", "layout": "1x2", "mode": mode, "args": ["--iterations", "10"], "repeat": spec[0]}
+        recs.append(
+            {
+                **rec,
+                "kind": "run",
+                "app": "ring",
+                "layout": layout,
+                "variant": {"mode": mode, "tile_bytes": 262144 if mode == "tiled" else 0},
+                "driver": {**rec["driver"], "sweep_id": "s1", "sweep_key": json.dumps(key, sort_keys=True)},
+            }
+        )
+    again = settling.from_records(recs)
+    assert again is not None and again.stopped == "recorded" and again.blocks == out.blocks
+    assert again.pairs[0].verdict.kind == out.pairs[0].verdict.kind == "faster"
+    assert again.pairs[0].verdict.ratio == pytest.approx(out.pairs[0].verdict.ratio)
+    assert settling.from_records([{k: v for k, v in r.items() if k != "driver"} for r in recs]) is None
+
+
+def test_the_figure_of_settled_comparisons(tmp_path):
+    from pxq.figures import settled
+
+    verdicts = [
+        settle.judge([0.4, 0.42, 0.39, 0.41], settle.Rule()),
+        settle.judge([1.0, 1.001, 0.999, 1.0], settle.Rule()),
+        settle.judge([1.3, 0.8, 1.25, 0.78], settle.Rule()),
+    ]
+    names = ["1x2 flat", "1x2 tiled 256K", "1x1x2 hybrid", "2x1 flat"]
+    path = settled.plot(names, [(0, 1, verdicts[0]), (0, 2, verdicts[1]), (0, 3, verdicts[2])], tmp_path / "s.png", "t")
+    assert path.read_bytes().startswith(b"\x89PNG")
+
+
+def test_an_experiment_file_asks_for_a_settled_sweep(tmp_path):
+    from pxq.experiments import expfile
+
+    good = tmp_path / "e.toml"
+    good.write_text('app = "ring"\nprecision = 0.05\nbudget = "2m"\npairs = "all"\nmax_blocks = 9\n')
+    data, _ = expfile.load(good)
+    assert data["precision"] == 0.05 and data["max_blocks"] == 9
+    bad = tmp_path / "b.toml"
+    bad.write_text('app = "ring"\nprecision = 0.9\n')
+    with pytest.raises(InputError, match="precision"):
+        expfile.load(bad)

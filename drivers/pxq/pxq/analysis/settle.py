@@ -25,6 +25,8 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
+from pxq.core.errors import InputError
+
 MIN_BLOCKS = 4  # the first look: fewer paired ratios give no spread worth the name
 
 
@@ -59,8 +61,6 @@ class Rule:
         return self.alpha / len(self.schedule)
 
     def check(self) -> None:
-        from pxq.core.errors import InputError
-
         if not (math.isfinite(self.precision) and 0.001 <= self.precision <= 0.5):
             raise InputError(f"--precision {self.precision}: give a relative precision from 0.001 to 0.5, e.g. 0.05")
         if not (0.001 <= self.equivalence <= 0.5):

@@ -9,11 +9,12 @@ from typing import Any
 
 from rich.console import Console
 
-from pxq.analysis import caliper, extrap, extrapfit, report, tables, tiles, trace
+from pxq.analysis import caliper, extrap, extrapfit, report, settle, tables, tiles, trace
 from pxq.core import outputs, plugins, records, schemas
 from pxq.core import paths as paths_mod
 from pxq.core.errors import InputError
 from pxq.core.paths import figure_path
+from pxq.experiments import settling
 from pxq.probes import redraw
 
 FORMATS = ("table", "csv", "json", "markdown", "caliper", "extrap")
@@ -109,6 +110,9 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
             report.print_table(rows, title, console, group_by)
         report.print_failures(runs, console)
         trace.print_timelines(console, runs)
+        settled = settling.from_records(runs)
+        if settled is not None:
+            settling.print_verdicts(settled, settle.Rule(), console)
     studies = [r for r in others if schemas.kind_of(r) == "study"]
     if studies and args.format == "table":
         _redraw(studies, args.plot or figure_path(None, paths[0]), console)

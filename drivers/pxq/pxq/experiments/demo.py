@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import json
 import subprocess
+from typing import Any
 
 from rich.console import Console
 
-from pxq.analysis import report
+from pxq.analysis import report, settle
 from pxq.core import records
 from pxq.core.errors import InputError
 from pxq.core.layout import Layout, format_bytes
 from pxq.core.paths import binary, results_dir, results_path
-from pxq.experiments import sweep
+from pxq.experiments import settling, sweep
 from pxq.experiments.runner import RunSpec
+from pxq.figures import settled as settled_figure
 from pxq.machine import caches
 from pxq.machine.envinfo import cores
 
@@ -57,7 +59,18 @@ def choose_block(console: Console, n: int) -> str:
     return format_bytes(ws.bytes)
 
 
-def run(console: Console, repeat: int = 3, block: str | None = None, iterations: int = 10) -> int:
+DEMO_BUDGET = 150.0  # seconds of blocks: the demo ends within about 3 minutes on 2 cores
+
+
+def run(
+    console: Console,
+    repeat: int | None = None,
+    block: str | None = None,
+    iterations: int = 10,
+    budget: float = DEMO_BUDGET,
+) -> int:
+    """The ring's variants on every layout of this machine's cores, each against its flat run on
+    the same cores, run until those comparisons are settled (or `repeat` fixed repeats)."""
     n = cores()
     results = results_path(None, "demo.jsonl")
     console.rule(f"pxq demo: the ring on {n} core(s)")
@@ -77,12 +90,48 @@ def run(console: Console, repeat: int = 3, block: str | None = None, iterations:
     )
     # The demo picks its combinations; the ones plan() skips are not news here.
     configs, _ = sweep.plan(base, demo_layouts(n), ["flat", "hybrid", "tiled"], ["256K"], ["openmp"], None)
+    if repeat is not None:
+        return _fixed(console, configs, repeat, block, results, n)
+    rule = settle.Rule(precision=0.05)
+    pairs = settling.baseline_pairs(configs)
+    console.print(
+        f"{len(configs)} configurations in paired blocks of shuffled order until each comparison with its flat run "
+        f"is settled (precision +-5%, at most {rule.max_blocks} blocks or {budget:.0f} s)"
+    )
+    out = settling.run(configs, pairs, rule, budget, console)
+    split = report.split_fields(out.records)
+    rows = report.summarize(out.records, split)
+    report.print_table(rows, f"ring, {block} per worker, K=8, {out.blocks} paired blocks", console, split)
+    report.print_failures(out.records, console)
+    settling.print_verdicts(out, rule, console)
+    _triad(console, n)
+    chart = settled_figure.plot(
+        out.names,
+        [(p.base, p.other, p.verdict) for p in out.pairs],
+        results_dir() / "demo-ring.png",
+        f"pxq ring on {n} cores: speedup over the flat run on the same cores ({out.blocks} paired blocks)",
+    )
+    console.print(f"chart: {chart}\nrecords: {results}")
+    return settling.exit_code(out)
+
+
+def _fixed(console: Console, configs: list[RunSpec], repeat: int, block: str, results: Any, n: int) -> int:
+    """The demo with a fixed number of interleaved repeats (--repeat)."""
     runs = sweep.interleave(configs, repeat)  # a sweep id of its own: the summary is this demo's
     recs = sweep.run(runs, results, resume=False, console=console)
     split = report.split_fields(recs)
     rows = report.summarize(recs, split)
     report.print_table(rows, f"ring, {block} per worker, K=8, {repeat} interleaved repeats", console, split)
     report.print_failures(recs, console)
+    _triad(console, n)
+    chart = report.bar_chart(
+        rows, results_dir() / "demo-ring.png", f"pxq ring on {n} cores: speedup over flat (median of {repeat})"
+    )
+    console.print(f"chart: {chart}\nrecords: {results}")
+    return records.exit_code(recs) if len(recs) == len(runs) else records.EXIT_RUN_FAILED
+
+
+def _triad(console: Console, n: int) -> None:
     triad = triad_gbs(n)
     if triad:
         console.print(
@@ -91,8 +140,3 @@ def run(console: Console, repeat: int = 3, block: str | None = None, iterations:
             "untiled GB/s above it means part of the blocks stayed in a shared cache, "
             "tiled GB/s above it is the K passes running in cache."
         )
-    chart = report.bar_chart(
-        rows, results_dir() / "demo-ring.png", f"pxq ring on {n} cores: speedup over flat (median of {repeat})"
-    )
-    console.print(f"chart: {chart}\nrecords: {results}")
-    return records.exit_code(recs) if len(recs) == len(runs) else records.EXIT_RUN_FAILED

@@ -53,6 +53,10 @@ SCHEMA: dict[str, Any] = {
         "backends": _STRINGS,
         "repeat": {"type": "integer", "minimum": 1, "maximum": bounds.MAX_REPEAT},
         "fuse": {"enum": ["auto", "on", "off"]},
+        "precision": {"type": "number", "minimum": 0.001, "maximum": 0.5, "description": "a settled sweep"},
+        "budget": {"type": "string", "minLength": 1, "description": "with precision: e.g. '5m'"},
+        "pairs": {"enum": ["baseline", "all"]},
+        "max_blocks": {"type": "integer", "minimum": 4, "maximum": 1000},
         "results": {"type": "string", "minLength": 1},
         "app_args": {"type": "array", "items": {"type": "string"}},
         "launch": {

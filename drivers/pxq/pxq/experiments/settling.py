@@ -33,6 +33,7 @@ from rich.table import Table
 from pxq.analysis import settle
 from pxq.core import bounds, escape, records
 from pxq.core.errors import InputError
+from pxq.core.layout import Layout
 from pxq.core.paths import binary
 from pxq.experiments import runner, sweep
 from pxq.experiments.runner import RunSpec
@@ -255,6 +256,58 @@ def _judge(
     return moved
 
 
+def from_records(recs: list[dict[str, Any]], rule: settle.Rule | None = None) -> Outcome | None:
+    """The settled comparisons of the last settled sweep among RECS, made again from its records
+    alone (each run's block and host reference; each configuration against its flat run on the
+    same cores): what `pxq report` shows for such a file. None when RECS hold no settled sweep."""
+    settled = [r for r in recs if isinstance((r.get("driver") or {}).get("settle"), dict) and r.get("kind") == "run"]
+    if not settled:
+        return None
+    sweep_id = settled[-1]["driver"].get("sweep_id")
+    mine = [r for r in settled if r["driver"].get("sweep_id") == sweep_id]
+    keys: list[str] = []
+    specs: list[RunSpec] = []
+    by_key: dict[str, dict[int, float | None]] = {}
+    host: dict[int, float | None] = {}
+    for r in mine:
+        key = _configuration(r)
+        if key not in by_key:
+            keys.append(key)
+            specs.append(_spec_of(r))
+            by_key[key] = {}
+        block = int(r["driver"]["settle"]["block"])
+        by_key[key][block] = _time(r)
+        host[block] = r["driver"]["settle"].get("host_gbs")
+    blocks = max(host) + 1 if host else 0
+    times = [[by_key[k].get(b) for b in range(blocks)] for k in keys]
+    refs = [host.get(b) for b in range(blocks)]
+    rule = rule or settle.Rule()
+    state = [Pair(b, o) for b, o in baseline_pairs(specs)]
+    moved = _judge(state, times, refs, rule, final=True)
+    return Outcome(mine, state, [name_of(s) for s in specs], blocks, "recorded", "", refs, moved)
+
+
+def _configuration(rec: dict[str, Any]) -> str:
+    key = json.loads(rec["driver"].get("sweep_key") or "{}")
+    key.pop("repeat", None)
+    return json.dumps(key, sort_keys=True)
+
+
+def _spec_of(rec: dict[str, Any]) -> RunSpec:
+    """The configuration a record ran, as far as pairing needs it (layout, mode, tile, arguments)."""
+    lay = rec["layout"]
+    key = json.loads(rec["driver"].get("sweep_key") or "{}")
+    variant = rec.get("variant") or {}
+    tile = variant.get("tile_bytes")
+    return RunSpec(
+        app=rec["app"],
+        layout=Layout(lay["nodes"], lay["ranks_per_node"], lay.get("threads", 1)),
+        mode=variant.get("mode"),
+        tile=str(tile) if variant.get("mode") == "tiled" and tile else None,
+        app_args=list(key.get("args") or []),
+    )
+
+
 def print_verdicts(outcome: Outcome, rule: settle.Rule, console: Console) -> None:
     t = Table(
         title=f"settled comparisons: time ratios over paired blocks, {100 * (1 - rule.alpha):.0f}% over every look, "
@@ -272,6 +325,7 @@ def print_verdicts(outcome: Outcome, rule: settle.Rule, console: Console) -> Non
         "settled": "every pair settled",
         "budget": "the budget was spent",
         "blocks": f"the rule's last block ({rule.max_blocks})",
+        "recorded": "as recorded (judged again from the records)",
     }[outcome.stopped]
     console.print(f"{outcome.blocks} block(s); stopped: {why}", highlight=False)
     if outcome.moved:
