@@ -235,8 +235,10 @@ def test_a_sweep_whose_file_another_process_damaged_reports_its_runs(driver):
     sweep still reports the runs it made (exit 0) and warns, naming pxq repair."""
     res = driver.results / "ring.jsonl"
     args = ["sweep", "ring", "--layouts", "1x1", "--modes", "flat", "--repeat", "3", "--results", str(res)]
-    proc = driver.start([*args, "--", "--block", "4M", "--iterations", "300", "--passes", "2"])
-    driver.wait_for_ranks(1)
+    proc = driver.start([*args, "--", "--block", "4M", "--iterations", "2000", "--passes", "2"])  # a second a run
+    deadline = time.monotonic() + 120
+    while not (res.exists() and res.read_text().count("\n") >= 1) and time.monotonic() < deadline:
+        time.sleep(0.05)  # the sweep's first record is in: the file is the sweep's
     with open(res, "a") as f:
         f.write("this is no record\n")
     out, _ = proc.communicate(timeout=300)
