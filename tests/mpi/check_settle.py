@@ -1,0 +1,98 @@
+"""Settled comparisons on this machine's real runs (CTest settle.real, slow):
+
+- identical configurations (the ring 1x2 flat against itself, as two configurations that differ
+  only in how an option is spelled): N settled sweeps, each judged "equivalent" or "unsettled",
+  "faster"/"slower" in at most 2 (the rule's 5% over every look, with the slack a few sweeps
+  need; the rate itself is the simulation's and the benchmark's, docs/PERFORMANCE.md);
+- a clear effect (the ring tiled against untiled at 1x2, blocks far past the caches): settled
+  as faster within 4 blocks in every sweep;
+- `pxq sweep --precision` end to end: its verdict table, exit 0, records carrying their blocks,
+  and `pxq report` judging the file again.
+
+usage: check_settle.py WORKDIR [SWEEPS]   (PYTHONPATH and PXQ_BUILD_DIR set by CTest)"""
+
+from __future__ import annotations
+
+import io
+import shutil
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from driver_check import fail, pxq, records
+from rich.console import Console
+
+from pxq.analysis import settle
+from pxq.core.layout import Layout
+from pxq.experiments import settling
+from pxq.experiments.runner import RunSpec
+
+
+def identical(work: Path, sweeps: int) -> None:
+    base = RunSpec(
+        app="ring",
+        layout=Layout(1, 2),
+        mode="flat",
+        results=work / "same.jsonl",
+        app_args=["--block", "32M", "--iterations", "6"],
+    )
+    twin = replace(base, app_args=["--block", "32M", "--iterations", "6", "--passes", "8"])  # the default, spelled
+    rule = settle.Rule(precision=0.05, max_blocks=9)
+    kinds = []
+    for k in range(sweeps):
+        out = settling.run([base, twin], [(0, 1)], rule, 600, Console(file=io.StringIO()), seed=k)
+        v = out.pairs[0].verdict
+        kinds.append(v.kind)
+        print(f"A vs A sweep {k + 1}: {v.text()}", flush=True)
+    wrong = sum(k in ("faster", "slower") for k in kinds)
+    print(f"A vs A: {wrong} of {sweeps} called faster or slower, {kinds.count('equivalent')} equivalent")
+    if wrong > max(2, sweeps // 10):
+        fail(f"identical configurations called different in {wrong} of {sweeps} sweeps: {kinds}")
+
+
+def clear_effect(work: Path, sweeps: int) -> None:
+    base = RunSpec(
+        app="ring",
+        layout=Layout(1, 2),
+        mode="flat",
+        results=work / "tiles.jsonl",
+        app_args=["--block", "128M", "--iterations", "2"],
+    )
+    tiled = replace(base, mode="tiled", tile="256K")
+    for k in range(sweeps):
+        out = settling.run([base, tiled], [(0, 1)], settle.Rule(), 600, Console(file=io.StringIO()), seed=100 + k)
+        v = out.pairs[0].verdict
+        print(f"tiled vs untiled sweep {k + 1}: {v.text()}", flush=True)
+        if v.kind != "faster" or v.blocks > 4:
+            fail(f"the ring's tiles against untiled did not settle as faster in 4 blocks: {v.text()}")
+
+
+def end_to_end(work: Path) -> None:
+    res = work / "sweep.jsonl"
+    p = pxq(
+        "sweep", "ring", "--layouts", "1x2", "--modes", "flat,tiled", "--precision", "0.05", "--budget", "3m",
+        "--results", str(res), "--", "--block", "64M", "--iterations", "3",
+    )  # fmt: skip
+    if p.returncode != 0 or "settled comparisons" not in p.stdout or "faster [" not in p.stdout:
+        fail(f"pxq sweep --precision: exit {p.returncode}\n{p.stdout}{p.stderr}")
+    recs = records(res)
+    if not recs or any("block" not in (r.get("driver") or {}).get("settle", {}) for r in recs):
+        fail(f"a settled sweep's records carry their block: {recs[:1]}")
+    again = pxq("report", str(res))
+    if again.returncode != 0 or "as recorded (judged again from the records)" not in again.stdout:
+        fail(f"pxq report of a settled sweep: exit {again.returncode}\n{again.stdout}{again.stderr}")
+
+
+def main() -> None:
+    work = Path(sys.argv[1])
+    sweeps = int(sys.argv[2]) if len(sys.argv) > 2 else 6  # CTest's; 20 for the benchmark (docs/PERFORMANCE.md)
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    end_to_end(work)
+    clear_effect(work, 2)
+    identical(work, sweeps)
+    print("PASS: settled comparisons on real runs: A vs A, a clear effect, pxq sweep --precision and report")
+
+
+if __name__ == "__main__":
+    main()
