@@ -35,6 +35,7 @@ def test_special_files_and_folders_are_never_written(tmp_path):
         ("json", '{"kind": "run"}\n{"kind": "run"}\n'),  # records: no JSON document replaces them
         ("trace", '{"not": "a trace"}'),
         ("records", "# my notes\n"),
+        ("records", '{\n  "format": 1\n}\n'),  # a pretty-printed JSON document is not JSON lines
         ("ceilings", '{"mine": 1}'),
         ("caches", "[1, 2]"),
     ],
@@ -45,6 +46,17 @@ def test_a_file_of_another_kind_is_refused_and_kept(tmp_path, kind, theirs):
     with pytest.raises(InputError, match="pxq replaces only files of the kind it writes"):
         outputs.write(path, "new", kind, "--out")
     assert path.read_text() == theirs
+
+
+def test_records_append_after_a_first_line_a_killed_writer_tore(tmp_path):
+    """A results file whose first record was cut short is still a results file: the next run
+    appends to it (repair sets the torn line aside), it is not refused as another kind."""
+    from pxq.core import records
+
+    path = tmp_path / "r.jsonl"
+    path.write_text('{"damaged": 1\n')
+    records.append(path, {"i": 1})
+    assert path.read_text() == '{"damaged": 1\n{"i": 1}\n'
 
 
 def test_a_file_of_its_kind_is_replaced_whole_under_the_umask(tmp_path):

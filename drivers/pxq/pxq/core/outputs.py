@@ -51,9 +51,11 @@ def _json_start(head: bytes) -> bool:
 
 
 def _records(head: bytes) -> bool:
-    """JSON lines: the first line a JSON object (a line longer than the head is taken as one)."""
+    """JSON lines: the first line a JSON object, or one cut short (a record a killed writer tore
+    is still a records file's line, and repair sets it aside); a line longer than the head is
+    taken as one. A pretty-printed JSON document's first line, a lone "{", is not."""
     line = _first_line(head)
-    if len(line) >= HEAD - 4 and line.startswith("{"):
+    if line.startswith('{"') or (len(line) >= HEAD - 4 and line.startswith("{")):
         return True
     value, why = door.parse_json(line.encode(), HEAD)
     return why is None and isinstance(value, dict)

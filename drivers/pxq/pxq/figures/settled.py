@@ -51,7 +51,7 @@ def plot(names: list[str], pairs: list[Any], path: Path, title: str) -> Path:
     ax.legend(handles=handles, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.text(
         0.01,
-        0.01,
+        -0.06,
         "bars: geometric mean of paired ratios; error bars: the verdict's interval (5% over every look)",
         fontsize=7,
     )
