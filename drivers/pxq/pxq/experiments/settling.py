@@ -1,6 +1,6 @@
 """A sweep that runs until its comparisons are settled (`pxq sweep --precision P --budget T`,
-the demo): paired blocks of the configurations in shuffled order, each pair judged after the
-blocks of its rule's schedule (pxq.analysis.settle), a configuration dropped once all its pairs
+the demo): paired blocks of the configurations in shuffled order, each pair judged after every
+block under its rule (pxq.analysis.settle), a configuration dropped once all its pairs
 are settled, and the whole stopped when every pair is settled, the blocks reach the rule's
 maximum or the budget is spent.
 
@@ -234,15 +234,16 @@ def run(
                 recs.append(result.record)
             times[i][block] = _time(result.record)
         block_seconds = (time.monotonic() - t0) * len(configs) / max(1, len(order))
-        _judge(state, times, host, rule, final=False)
-    moved = _judge(state, times, host, rule, final=True)
+        _judge(state, times, host, rule, replay=False)
+    moved = moved_blocks(host)
     return Outcome(recs, state, names, len(host), stopped, scaled, host, moved)
 
 
 def _judge(
-    state: list[Pair], times: list[list[float | None]], host: list[float | None], rule: settle.Rule, final: bool
+    state: list[Pair], times: list[list[float | None]], host: list[float | None], rule: settle.Rule, replay: bool
 ) -> list[int]:
-    """Judges every unsettled pair at its looks (and at the end); returns the blocks left out."""
+    """Judges every unsettled pair on its paired blocks so far (REPLAY: block by block, as a
+    sweep would have, for blocks read back from records); returns the blocks left out."""
     moved = moved_blocks(host)
     for p in state:
         if p.verdict is not None and p.verdict.settled:
@@ -251,8 +252,7 @@ def _judge(
             (k, b, o) for k, (b, o) in enumerate(zip(times[p.base], times[p.other])) if b is not None and o is not None
         ]
         kept = [o / b for k, b, o in both if k not in moved]
-        if final or rule.is_look(len(kept)):
-            p.verdict = settle.judge(kept, rule, left_out=len(both) - len(kept))
+        p.verdict = (settle.replay if replay else settle.judge)(kept, rule, left_out=len(both) - len(kept))
     return moved
 
 
@@ -283,7 +283,7 @@ def from_records(recs: list[dict[str, Any]], rule: settle.Rule | None = None) ->
     refs = [host.get(b) for b in range(blocks)]
     rule = rule or settle.Rule()
     state = [Pair(b, o) for b, o in baseline_pairs(specs)]
-    moved = _judge(state, times, refs, rule, final=True)
+    moved = _judge(state, times, refs, rule, replay=True)
     return Outcome(mine, state, [name_of(s) for s in specs], blocks, "recorded", "", refs, moved)
 
 
