@@ -96,3 +96,50 @@ def test_a_reference_entry_that_matches_nothing_is_named(tmp_path, capsys):
     assert cli.main(["compare", str(tmp_path / "n.jsonl"), "--reference", str(ref), "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert [u["entry"] for u in data["unmatched_references"]] == [1]
+
+
+def swept(times, sweep="s1", side="a"):
+    """Runs of one interleaved sweep, one a round (its repeat), on the side's host."""
+    out = []
+    for i, t in enumerate(times):
+        r = with_host(record(t, 6.0 / t), f"n-{side}")
+        r["driver"] = {"sweep_id": sweep, "repeat": i, "run_id": f"{side}{i}"}
+        out.append(r)
+    return out
+
+
+# A machine that drifts between rounds far more than the difference between the sides.
+DRIFT = [1.0, 2.1, 1.4, 3.0, 1.1, 2.6, 1.7, 1.2]
+
+
+def test_runs_of_one_sweep_are_compared_round_by_round(tmp_path, capsys):
+    """Unpaired, a 10% slowdown is lost in a drift of 3x between rounds; paired within the
+    sweep's rounds it is a regression with a tight interval, and an unchanged side is shown
+    equivalent within the threshold."""
+    noise = [1.0, 1.004, 0.997, 1.002, 0.999, 1.003, 0.998, 1.001]
+    base = swept(DRIFT)
+    slower = swept([t * 1.10 * e for t, e in zip(DRIFT, noise)], side="b")
+    (c,) = compare.compare(base, slower, 0.95, 0.05)[0]
+    assert c.paired == 8 and c.verdict == "regression" and 1.08 < c.low < c.ratio < c.high < 1.12
+    unpaired = [dict(r, driver={}) for r in slower]
+    (u,) = compare.compare(base, unpaired, 0.95, 0.05)[0]
+    assert u.paired == 0 and u.verdict != "regression"  # the drift swamps it
+    (same,) = compare.compare(base, swept([t * e for t, e in zip(DRIFT, noise)], side="b"), 0.95, 0.05)[0]
+    assert same.paired == 8 and same.verdict == "equivalent" and same.low < 1 < same.high
+    write(tmp_path / "b.jsonl", base)
+    write(tmp_path / "n.jsonl", slower)
+    assert cli.main(["compare", str(tmp_path / "b.jsonl"), str(tmp_path / "n.jsonl")]) == 1
+    out = capsys.readouterr().out
+    assert "8 paired" in out and "regression" in out
+
+
+def test_pairs_need_one_sweep_one_run_a_side_a_round_and_never_a_run_with_itself():
+    base = swept(DRIFT)
+    other_sweep = swept([t * 1.1 for t in DRIFT], sweep="s2", side="b")
+    (c,) = compare.compare(base, other_sweep, 0.95, 0.05)[0]
+    assert c.paired == 0  # two sweeps: their rounds are not the same moments
+    (itself,) = compare.compare(base, base, 0.95, 0.05)[0]
+    assert itself.paired == 0  # a file given as both sides pairs no run with itself
+    few = swept([t * 1.1 for t in DRIFT[:3]], side="b")
+    (c,) = compare.compare(base, few, 0.95, 0.05)[0]
+    assert c.paired == 0 and c.verdict.startswith("not judged")  # 3 rounds in common: under MIN_PAIRS, and noisy

@@ -6,11 +6,21 @@ A difference is significant when the bootstrap interval of the ratio of medians 
 and the rank test's p-value is below 1 - confidence. With fewer than 4 runs on a side the
 rank test cannot reach p < 0.05 however far apart the runs are, so such rows are "too few
 runs" rather than a guess.
+
+Paired: when BASE's and NEW's runs of a configuration come from one interleaved sweep (the
+same sweep id, one run each in at least MIN_PAIRS of its rounds: repeats, or settled blocks),
+they are compared round by round, as `pxq sweep --precision` does: the ratio is the geometric
+mean of the paired ratios NEW/BASE, its interval Student's t interval of their logarithms,
+p the paired t-test's; a drift of the machine then falls on both sides of each pair. Such a
+row may also be "equivalent within +-threshold" (two one-sided tests: the interval at
+1 - 2(1 - confidence) inside it). The sides' own spread does not make it "not judged": the
+pairing is what answers that spread.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import math
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +31,7 @@ from pxq.core import records
 from pxq.core.errors import InputError
 
 RESAMPLES = 4000
+MIN_PAIRS = 4  # paired rounds a paired comparison needs (as the settled comparisons' first look)
 
 
 @dataclass
@@ -32,7 +43,8 @@ class Comparison:
     low: float | None
     high: float | None
     p: float | None
-    verdict: str  # regression, improvement, same, too few runs, within threshold, not judged: ...
+    verdict: str  # regression, improvement, same, equivalent, too few runs, within threshold, not judged: ...
+    paired: int = 0  # rounds of one sweep the comparison paired (0: the sides compared unpaired)
 
 
 def _label(row: report.Row, group_by: list[str]) -> str:
@@ -83,6 +95,11 @@ def compare(
     out = []
     for key in [k for k in new if k in base]:
         b, n = base[key].times, new[key].times
+        label = _label(new[key], group_by)
+        both = pairs_of(base[key], new[key])
+        if len(both) >= MIN_PAIRS:
+            out.append(paired(label, b, n, both, confidence, threshold))
+            continue
         ratio = statistics.median(n) / statistics.median(b)
         low, high, p = statistics_of(b, n, confidence)
         weak = _weak(base[key], new[key])
@@ -96,10 +113,56 @@ def compare(
             verdict = "improvement" if ratio < 1 - threshold else "within threshold"
         else:
             verdict = "same"
-        out.append(Comparison(_label(new[key], group_by), b, n, ratio, low, high, p, verdict))
+        out.append(Comparison(label, b, n, ratio, low, high, p, verdict))
     only_base = [_label(r, group_by) for k, r in base.items() if k not in new]
     only_new = [_label(r, group_by) for k, r in new.items() if k not in base]
     return out, only_base, only_new
+
+
+def pairs_of(base: report.Row, new: report.Row) -> list[tuple[float, float]]:
+    """(BASE time, NEW time) for each round of one interleaved sweep in which each side ran once
+    (never a run paired with itself, as when a file is given as both sides)."""
+    sides: list[dict[tuple[str, int], list[tuple[float, str]]]] = [{}, {}]
+    for side, row in zip(sides, (base, new)):
+        for t, r in zip(row.times, row.rounds):
+            if r is not None:
+                side.setdefault((r[0], r[1]), []).append((t, r[2]))
+    out = []
+    for key, b in sides[0].items():
+        n = sides[1].get(key)
+        if n is not None and len(b) == 1 and len(n) == 1 and b[0][1] != n[0][1] and b[0][0] > 0 and n[0][0] > 0:
+            out.append((b[0][0], n[0][0]))
+    return out
+
+
+def paired(
+    label: str, b: list[float], n: list[float], both: list[tuple[float, float]], confidence: float, threshold: float
+) -> Comparison:
+    """A comparison of PAIRS (BASE, NEW) of one sweep's rounds (see the module's note)."""
+    from scipy import stats
+
+    logs = [math.log(nt / bt) for bt, nt in both]
+    k = len(logs)
+    mean = statistics.fmean(logs)
+    se = statistics.stdev(logs) / math.sqrt(k)
+    a = 1 - confidence
+    half = float(stats.t.ppf(1 - a / 2, k - 1)) * se
+    tost = float(stats.t.ppf(1 - a, k - 1)) * se
+    if se > 0:
+        p = float(2 * stats.t.sf(abs(mean) / se, k - 1))
+    else:
+        p = 0.0 if mean != 0 else 1.0
+    ratio, low, high = math.exp(mean), math.exp(mean - half), math.exp(mean + half)
+    bound = math.log1p(threshold) if threshold > 0 else 0.0
+    if low > 1:
+        verdict = "regression" if ratio > 1 + threshold else "within threshold"
+    elif high < 1:
+        verdict = "improvement" if ratio < 1 - threshold else "within threshold"
+    elif bound > 0 and -bound <= mean - tost and mean + tost <= bound:
+        verdict = "equivalent"
+    else:
+        verdict = "same"
+    return Comparison(label, b, n, ratio, low, high, p, verdict, paired=k)
 
 
 def _weak(base: report.Row, new: report.Row) -> str:

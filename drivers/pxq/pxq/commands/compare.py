@@ -1,6 +1,7 @@
-"""`pxq compare BASE NEW`: NEW's median time over BASE's per configuration, with a confidence
-interval, marked significant or not; `--reference FILE` checks medians against expected values
-per system. Exit 1 on a significant regression or a reference missed (a CI gate)."""
+"""`pxq compare BASE NEW`: NEW's median time over BASE's per configuration (round by round when
+the runs come from one interleaved sweep), with a confidence interval, marked significant or
+not; `--reference FILE` checks medians against expected values per system. Exit 1 on a
+significant regression or a reference missed (a CI gate)."""
 
 from __future__ import annotations
 
@@ -57,14 +58,14 @@ def _check_args(args: argparse.Namespace) -> None:
 
 
 def _table(rows: list[compare.Comparison], confidence: float) -> Table:
-    t = Table(title="NEW / BASE median time per configuration (above 1: NEW is slower)")
+    t = Table(title="NEW / BASE time per configuration: medians, or one sweep's paired rounds (above 1: NEW slower)")
     for col in ("configuration", "runs", "BASE s", "NEW s", "NEW/BASE", f"{confidence:.0%} CI", "p", "verdict"):
         t.add_column(col, justify="left" if col in ("configuration", "verdict") else "right")
     for c in rows:
         colour = COLOURS.get(c.verdict)
         t.add_row(
             term(c.label),
-            f"{len(c.base)}/{len(c.new)}",
+            f"{c.paired} paired" if c.paired else f"{len(c.base)}/{len(c.new)}",
             f"{statistics.median(c.base):.4f}",
             f"{statistics.median(c.new):.4f}",
             f"{c.ratio:.3f}",
@@ -140,6 +141,9 @@ def _print(
             f"p < {1 - args.confidence:.2f}; "
             f"a regression or improvement is also beyond {args.threshold:.0%}; "
             "'too few runs': fewer than 4 runs on a side (use --repeat 4 or more); "
+            f"'N paired': runs of one interleaved sweep compared round by round (ratio: geometric mean of the "
+            f"paired ratios, t interval, paired t-test; 'equivalent': within +-{args.threshold:.0%} by two "
+            "one-sided tests); "
             "'not judged': a side the report flags short or noisy, with what a verdict would need"
         )
     for what, labels in (("only in BASE", only_base), ("only in NEW", only_new)):
