@@ -560,3 +560,37 @@ def test_tau_b_counts_a_pair_the_runs_do_not_order_as_a_tie():
     said = roofline_cmd._order_text(2 / 3, roofline.pairs_per_app(same)["cg"])
     assert said.startswith("Kendall's tau-b not judged: the runs order no pair")
     assert roofline.tau_b_by_runs(pts[:2]) is None
+
+
+def test_runs_of_one_sweep_order_a_pair_on_their_paired_rounds():
+    """A machine that drifts 3x between rounds hides a 10% difference from any test on the two
+    sides' times; paired round by round within the sweep it is ordered, and a pair within its
+    noise is a tie (as a settled sweep's "equivalent"), counted so by tau-b."""
+    drift_ = [1.0, 2.1, 1.4, 3.0, 1.1, 2.6, 1.7, 1.2]
+    jitter = [1.0, 1.004, 0.997, 1.002, 0.999, 1.003, 0.998, 1.001]
+
+    def point(name, factor, predicted, sweep="s1"):
+        times = [t * factor * e for t, e in zip(drift_, jitter[::-1] if name == "c" else jitter)]
+        rounds = [(t, (sweep, i, f"{name}{i}")) for i, t in enumerate(times)]
+        return {
+            "app": "cg",
+            "times": sorted(times),
+            "rounds": rounds,
+            "median": sorted(times)[4],
+            "predicted": predicted,
+        }
+
+    a, b, c = point("a", 1.0, 1.0), point("b", 1.1, 1.2), point("c", 1.0, 0.9)
+    assert not roofline.ordered_by_runs(a["times"], b["times"])  # the sides' times alone: a tie
+    assert roofline.measured_order(a, b) == (1, True)  # paired: b slower
+    assert roofline.measured_order(a, c) == (0, True)  # paired, within the noise: a tie
+    pairs = roofline.pairs_per_app([a, b, c])["cg"]
+    assert (pairs["ordered"], pairs["agree"], pairs["paired"]) == (2, 2, 3)
+    assert pairs["tau_b"] == pytest.approx(2 / math.sqrt(3 * 2))  # a-c tied by the runs, not by the prediction
+    other = point("b", 1.1, 1.2, sweep="s2")  # another sweep: its rounds are other moments
+    assert roofline.measured_order(a, other) == (0, False)
+    said = roofline_cmd._order_text(
+        0.33, roofline.pairs_per_app([dict(p, layout="1x2x1", mode="flat", tile=None, runs=8) for p in (a, b, c)])["cg"]
+    )
+    assert "3 of 3 pair(s) judged on paired rounds of one sweep" in said
+    assert "paired rounds' 95% interval holds 1" in said

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pxq.analysis import report
+from pxq.analysis import report, settle
 from pxq.core import records
 from pxq.core.errors import InputError
 
@@ -120,19 +120,8 @@ def compare(
 
 
 def pairs_of(base: report.Row, new: report.Row) -> list[tuple[float, float]]:
-    """(BASE time, NEW time) for each round of one interleaved sweep in which each side ran once
-    (never a run paired with itself, as when a file is given as both sides)."""
-    sides: list[dict[tuple[str, int], list[tuple[float, str]]]] = [{}, {}]
-    for side, row in zip(sides, (base, new)):
-        for t, r in zip(row.times, row.rounds):
-            if r is not None:
-                side.setdefault((r[0], r[1]), []).append((t, r[2]))
-    out = []
-    for key, b in sides[0].items():
-        n = sides[1].get(key)
-        if n is not None and len(b) == 1 and len(n) == 1 and b[0][1] != n[0][1] and b[0][0] > 0 and n[0][0] > 0:
-            out.append((b[0][0], n[0][0]))
-    return out
+    """(BASE time, NEW time) for each round of one interleaved sweep in which each side ran once."""
+    return settle.pair_rounds(list(zip(base.times, base.rounds)), list(zip(new.times, new.rounds)))
 
 
 def paired(
@@ -141,18 +130,10 @@ def paired(
     """A comparison of PAIRS (BASE, NEW) of one sweep's rounds (see the module's note)."""
     from scipy import stats
 
+    ratio, low, high, p = settle.paired_interval(both, confidence)
     logs = [math.log(nt / bt) for bt, nt in both]
-    k = len(logs)
-    mean = statistics.fmean(logs)
-    se = statistics.stdev(logs) / math.sqrt(k)
-    a = 1 - confidence
-    half = float(stats.t.ppf(1 - a / 2, k - 1)) * se
-    tost = float(stats.t.ppf(1 - a, k - 1)) * se
-    if se > 0:
-        p = float(2 * stats.t.sf(abs(mean) / se, k - 1))
-    else:
-        p = 0.0 if mean != 0 else 1.0
-    ratio, low, high = math.exp(mean), math.exp(mean - half), math.exp(mean + half)
+    k, mean = len(logs), math.log(ratio)
+    tost = float(stats.t.ppf(confidence, k - 1)) * statistics.stdev(logs) / math.sqrt(k)
     bound = math.log1p(threshold) if threshold > 0 else 0.0
     if low > 1:
         verdict = "regression" if ratio > 1 + threshold else "within threshold"

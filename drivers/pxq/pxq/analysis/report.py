@@ -15,7 +15,7 @@ from typing import Any
 from rich.table import Table
 
 from pxq import figures
-from pxq.analysis import efficiency
+from pxq.analysis import efficiency, settle
 from pxq.analysis.peers import NAS_MODE
 from pxq.core import outputs, schemas
 from pxq.core.escape import Console, csv_cell, md, term
@@ -67,7 +67,7 @@ class Row:
     efficiency: list[tuple[float, float, float, float] | None] = field(default_factory=list)  # per run
     computation_scaling: float | None = None  # base useful CPU time over this row's (pxq.analysis.efficiency)
     global_efficiency: float | None = None  # parallel efficiency x computation scaling
-    rounds: list[tuple[str, int, str] | None] = field(default_factory=list)  # per run: (sweep id, round, run id)
+    rounds: list[settle.Round | None] = field(default_factory=list)  # per run: its sweep round (settle.round_of)
 
     @property
     def median_efficiency(self) -> tuple[float, float, float, float] | None:
@@ -263,23 +263,10 @@ def summarize(recs: Iterable[dict[str, Any]], group_by: Sequence[str] = ()) -> l
     return rows
 
 
-def round_of(rec: dict[str, Any]) -> tuple[str, int, str] | None:
-    """(sweep id, round, run id) of a run an interleaved sweep made: the round is its settled
-    block, else its repeat (every configuration runs once a round); None for a run no sweep
-    interleaved (pxq.analysis.compare pairs the runs of one round)."""
-    driver = rec.get("driver") or {}
-    sweep_id = driver.get("sweep_id")
-    settle = driver.get("settle")
-    n = settle.get("block") if isinstance(settle, dict) else driver.get("repeat")
-    if not isinstance(sweep_id, str) or not isinstance(n, int) or isinstance(n, bool):
-        return None
-    return sweep_id, n, str(driver.get("run_id"))
-
-
 def _add_run(row: Row, rec: dict[str, Any], simulated: bool) -> None:
     """One finished run's figures into its configuration's row."""
     row.times.append(rec["time"]["total"])
-    row.rounds.append(round_of(rec))
+    row.rounds.append(settle.round_of(rec))
     row.efficiency.append(efficiency.factors(rec, _layout_of(rec).threads))
     if "comm" in rec["time"]:  # an imported peer run has no communication time
         row.comm.append(rec["time"]["comm"])

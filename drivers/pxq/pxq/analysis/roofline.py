@@ -31,7 +31,7 @@ import math
 import statistics
 from typing import Any
 
-from pxq.analysis import drift
+from pxq.analysis import drift, settle
 from pxq.machine import ceilings as ceil
 
 
@@ -168,6 +168,7 @@ def points(
     out = []
     for key, runs in groups.items():
         times = sorted(r["time"]["total"] for r in runs)
+        rounds = [(float(r["time"]["total"]), settle.round_of(r)) for r in runs]
         median = statistics.median(times)
         rep = min(runs, key=lambda r: abs(r["time"]["total"] - median))
         pred = predict(rep, drift.for_run(rep, ceilings, fs))
@@ -184,6 +185,7 @@ def points(
                 "runs": len(runs),
                 "median": median,
                 "times": times,
+                "rounds": rounds,
                 "low": times[0],
                 "high": times[-1],
                 "spread": (times[-1] - times[0]) / median if median > 0 else 0.0,
@@ -253,20 +255,41 @@ def ordered_by_runs(a: list[float], b: list[float]) -> bool:
     return max(a) < min(b) or max(b) < min(a)
 
 
+def measured_order(a: dict[str, Any], b: dict[str, Any]) -> tuple[int, bool]:
+    """The order two points' runs measure (1: B slower, -1: B faster, 0: a tie) and whether it
+    was judged on paired rounds: runs of one interleaved sweep (a settled sweep's blocks, or a
+    sweep's repeats) in at least ORDER_TEST_RUNS rounds are paired, and a pair whose paired
+    interval at 1 - ORDER_P holds 1 is a tie (as a settled sweep's "equivalent" is); otherwise
+    ordered_by_runs on the two sides' times."""
+    both = settle.pair_rounds(a.get("rounds") or [], b.get("rounds") or [])
+    if len(both) >= ORDER_TEST_RUNS:
+        ratio, lo, hi, _ = settle.paired_interval(both, 1 - ORDER_P)
+        return (1 if lo > 1 else -1 if hi < 1 else 0), True
+    return (_sign(b["median"] - a["median"]) if ordered_by_runs(a["times"], b["times"]) else 0), False
+
+
 def pairs_per_app(pts: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Per app, the pairs of configurations its runs order (ordered_by_runs) and how many of
-    those the prediction orders the same way; the others are listed: no prediction can be right
-    or wrong about an order the runs did not measure. With tau-b over the same pairs."""
+    """Per app, the pairs of configurations its runs order (measured_order: paired rounds of one
+    sweep where there are enough, else the two sides' times) and how many of those the
+    prediction orders the same way; the others are listed: no prediction can be right or wrong
+    about an order the runs did not measure. With tau-b over the same pairs, and how many pairs
+    were judged on paired rounds."""
     out: dict[str, dict[str, Any]] = {}
     for app in sorted({p["app"] for p in pts}):
         mine = [p for p in pts if p["app"] == app]
         signs = _pair_signs(mine)
         ordered = sum(meas != 0 for _, _, meas, _ in signs)
-        agree = sum(
-            meas != 0 and (a["median"] < b["median"]) == (a["predicted"] < b["predicted"]) for a, b, meas, _ in signs
-        )
+        agree = sum(meas != 0 and meas == pred for _, _, meas, pred in signs)
         unordered = [(a, b) for a, b, meas, _ in signs if meas == 0]
-        out[app] = {"ordered": ordered, "agree": agree, "unordered": unordered, "tau_b": _tau_b(signs)}
+        paired = sum(measured_order(a, b)[1] for a, b, _, _ in signs)
+        out[app] = {
+            "ordered": ordered,
+            "agree": agree,
+            "unordered": unordered,
+            "tau_b": _tau_b(signs),
+            "paired": paired,
+            "pairs": len(signs),
+        }
     return out
 
 
@@ -275,11 +298,11 @@ def _sign(x: float) -> int:
 
 
 def _pair_signs(mine: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any], int, int]]:
-    """Each pair with the order its runs measure (0: a tie, ordered_by_runs cannot tell them
-    apart) and the order predicted: one rank-sum test per pair."""
+    """Each pair with the order its runs measure (0: a tie, measured_order cannot tell them
+    apart) and the order predicted."""
     out = []
     for a, b in itertools.combinations(mine, 2):
-        meas = _sign(b["median"] - a["median"]) if ordered_by_runs(a["times"], b["times"]) else 0
+        meas, _ = measured_order(a, b)
         out.append((a, b, meas, _sign(b["predicted"] - a["predicted"])))
     return out
 

@@ -232,3 +232,55 @@ def known_noise_blocks(sd: float, rule: Rule) -> int:
 
     z = float(stats.norm.ppf(1 - rule.alpha / 2))
     return max(MIN_BLOCKS, math.ceil((z * sd / math.log1p(rule.precision)) ** 2))
+
+
+# ---- rounds of one interleaved sweep, paired after the fact (pxq compare, pxq roofline) ----
+
+Round = tuple[str, int, str]  # (sweep id, round, run id)
+
+
+def round_of(rec: dict[str, Any]) -> Round | None:
+    """(sweep id, round, run id) of a run an interleaved sweep made: the round is its settled
+    block, else its repeat (every configuration runs once a round); None for a run no sweep
+    interleaved."""
+    driver = rec.get("driver") or {}
+    sweep_id = driver.get("sweep_id")
+    settle = driver.get("settle")
+    n = settle.get("block") if isinstance(settle, dict) else driver.get("repeat")
+    if not isinstance(sweep_id, str) or not isinstance(n, int) or isinstance(n, bool):
+        return None
+    return sweep_id, n, str(driver.get("run_id"))
+
+
+def pair_rounds(a: list[tuple[float, Round | None]], b: list[tuple[float, Round | None]]) -> list[tuple[float, float]]:
+    """(A's time, B's time) for each round of one sweep in which each side ran once (never a
+    run paired with itself, as when one file is given as both sides)."""
+    sides: list[dict[tuple[str, int], list[tuple[float, str]]]] = [{}, {}]
+    for side, runs in zip(sides, (a, b)):
+        for t, r in runs:
+            if r is not None:
+                side.setdefault((r[0], r[1]), []).append((t, r[2]))
+    out = []
+    for key, x in sides[0].items():
+        y = sides[1].get(key)
+        if y is not None and len(x) == 1 and len(y) == 1 and x[0][1] != y[0][1] and x[0][0] > 0 and y[0][0] > 0:
+            out.append((x[0][0], y[0][0]))
+    return out
+
+
+def paired_interval(pairs: list[tuple[float, float]], level: float) -> tuple[float, float, float, float]:
+    """(ratio, lo, hi, p) of B/A over PAIRS (A, B): the geometric mean of the paired ratios, its
+    Student's t interval at LEVEL (e.g. 0.95), and the paired t-test's two-sided p. Two pairs at
+    least."""
+    from scipy import stats
+
+    logs = [math.log(y / x) for x, y in pairs]
+    k = len(logs)
+    mean = statistics.fmean(logs)
+    se = statistics.stdev(logs) / math.sqrt(k)
+    half = _t(1 - (1 - level) / 2, k - 1) * se
+    if se > 0:
+        p = float(2 * stats.t.sf(abs(mean) / se, k - 1))
+    else:
+        p = 0.0 if mean != 0 else 1.0
+    return math.exp(mean), math.exp(mean - half), math.exp(mean + half), p

@@ -204,13 +204,17 @@ def phase_table(pts: list[dict[str, Any]]) -> Table:
 
 
 def _order_rule(pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
-    """How the runs failed to order these pairs: a rank-sum test, overlapping ranges, or both."""
-    tested = [min(a["runs"], b["runs"]) >= roofline.ORDER_TEST_RUNS for a, b in pairs]
-    if all(tested):
-        return f"rank-sum p >= {roofline.ORDER_P}"
-    if not any(tested):
-        return "their ranges overlap"
-    return f"rank-sum p >= {roofline.ORDER_P}, or ranges that overlap"
+    """How the runs failed to order these pairs: paired rounds whose interval holds 1, a
+    rank-sum test, overlapping ranges, or several of these."""
+    rules = []
+    for a, b in pairs:
+        if roofline.measured_order(a, b)[1]:
+            rules.append(f"their paired rounds' {1 - roofline.ORDER_P:.0%} interval holds 1")
+        elif min(a["runs"], b["runs"]) >= roofline.ORDER_TEST_RUNS:
+            rules.append(f"rank-sum p >= {roofline.ORDER_P}")
+        else:
+            rules.append("their ranges overlap")
+    return ", or ".join(dict.fromkeys(rules))
 
 
 def _order_text(tau: float | None, pr: dict[str, Any]) -> str:
@@ -229,6 +233,8 @@ def _order_text(tau: float | None, pr: dict[str, Any]) -> str:
             "Kendall's tau-b not judged: the runs order no pair (they differ less than their noise), "
             f"Kendall's tau {tau:.2f} on the medians alone"
         )
+    if pr.get("paired"):
+        said += f"; {pr['paired']} of {pr['pairs']} pair(s) judged on paired rounds of one sweep"
     if pr["ordered"]:
         said += f"; of the {pr['ordered']} pair(s) the runs order, {pr['agree']} predicted in that order"
     if pr["unordered"]:
