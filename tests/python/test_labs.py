@@ -197,3 +197,48 @@ def test_on_a_cluster_of_this_machine_lab_1_crosses_its_link_and_a_copy_must_be_
     netns.check_visible(Path("/home/student/01"), "work outside /tmp")
     monkeypatch.setattr(netns, "current", lambda: None)
     assert channels.configs(ctx)[-1][0] == "another node (virtual nodes: TCP)"
+
+
+def _context(budget: float) -> labs.Context:
+    return labs.Context(Console(file=io.StringIO()), Path("/nonexistent"), 3, 2, {}, budget=budget)
+
+
+def test_a_timed_effect_runs_paired_rounds_until_settled_within_the_teachers_budget(monkeypatch):
+    """--repeat 3 rounds, then (with --budget) one more round at a time while the paired
+    comparison of the effect is unsettled: a drifting machine whose effect is a steady 1.5x
+    settles after a few rounds; without a budget only the fixed rounds run."""
+    drift = [1.0, 2.2, 1.3, 3.1, 1.1, 2.7, 1.6, 2.0]
+    jitter = [1.0, 1.02, 0.99, 1.01, 0.98, 1.0, 1.02, 0.99]
+    done = {"base": 0, "mine": 0}
+    calls: list[str] = []
+
+    def run(self, layout, args=None, **kw):  # round k's drift falls on both runs of round k
+        calls.append(layout)
+        k = done[layout] % len(drift)
+        done[layout] += 1
+        return {"seconds": drift[k] * (1.0 if layout == "base" else jitter[k] / 1.5)}
+
+    monkeypatch.setattr(labs.Context, "run", run)
+    configs = [("base", {"layout": "base"}), ("mine", {"layout": "mine"})]
+    ctx = _context(60.0)
+    out = ctx.interleaved(configs, settle_on=labs.pairs_of("base", "mine", "seconds"))
+    n = len(out["base"])
+    assert 4 <= n <= 8 and len(out["mine"]) == n  # settled soon after the fixed rounds
+    pairs = [(a["seconds"], b["seconds"]) for a, b in zip(out["base"], out["mine"])]
+    e = labs.effect_of("mine is 1.5x faster", 1.5, 2.0, 0.15, "why", repeats=3, pairs=pairs)
+    assert e.verdict == "reproduced" and e.repeats == n and "x faster [" in e.paired
+    calls.clear()
+    done.update(base=0, mine=0)
+    fixed = _context(0.0).interleaved(configs, settle_on=labs.pairs_of("base", "mine", "seconds"))
+    assert len(fixed["base"]) == 3 and len(calls) == 6  # no budget: the fixed rounds only
+
+
+def test_a_paired_effect_unsettled_or_settled_below_the_threshold_says_so():
+    noisy = [(1.0, 0.5), (1.0, 1.6), (1.0, 0.6), (1.0, 1.3)]
+    e = labs.effect_of("mine is faster", 1.1, 0.8, 0.15, "why", repeats=4, pairs=noisy)
+    assert e.verdict == "inconclusive" and "--budget" in e.settle and "unsettled after 4 blocks" in e.paired
+    small = [(1.0 * d, 0.95 * d) for d in (1.0, 1.5, 1.2, 2.0, 1.1)]  # settled faster, by 5%: under 15%
+    e = labs.effect_of("mine is 1.05x faster", 1.05, 0.5, 0.15, "why", repeats=5, pairs=small)
+    assert e.verdict == "not reproduced" and "faster" in e.paired
+    few = labs.effect_of("mine", 1.5, 0.01, 0.15, "why", repeats=3, pairs=small[:3])
+    assert few.verdict == "reproduced" and few.paired == ""  # 3 rounds: the repeats' spread decides, as before

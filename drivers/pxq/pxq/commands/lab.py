@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from pxq.core import plugins
+from pxq.core import bounds, plugins
 from pxq.teaching import grading
 from pxq.teaching import harness as labs
 
@@ -49,6 +49,11 @@ def add(p: argparse.ArgumentParser) -> None:
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--repeat", type=int, default=3, help="interleaved repeats of each measurement (default 3)")
+    p.add_argument(
+        "--budget",
+        help="time the timed effect may take in further paired rounds until it is settled, e.g. 90s, 5m "
+        "(default none: --repeat rounds only)",
+    )
     p.add_argument("--hostfile", help="run on the hosts of this MPI hostfile (inside Slurm: the allocation)")
     p.add_argument(
         "--network",
@@ -68,13 +73,18 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     if args.action == "list":
         return labs.overview(console)
     mod = labs.get(args.lab)
+    budget = bounds.duration(args.budget) if getattr(args, "budget", None) is not None else 0.0
     if args.action == "start":
         return labs.start(mod, args.dir or labs.default_copy(mod), console)
     if args.action == "grade":
-        return grading.grade_class(mod, args.dirs, args.repeat, args.hostfile, args.out, console, args.unconfined)
+        return grading.grade_class(
+            mod, args.dirs, args.repeat, args.hostfile, args.out, console, args.unconfined, budget
+        )
     if args.json is not None:
         labs.check_writable_json(args.json)
-    code, _, record = labs.grade(mod, args.which, args.dir, args.repeat, console, args.hostfile, args.unconfined)
+    code, _, record = labs.grade(
+        mod, args.which, args.dir, args.repeat, console, args.hostfile, args.unconfined, budget
+    )
     if args.json is not None:
         labs.write_json(args.json, record)
         console.print(f"grade: {args.json}")

@@ -35,6 +35,20 @@ def timeout(seconds: float) -> float:
     return seconds
 
 
+def duration(text: str, option: str = "--budget", low: float = 10.0) -> float:
+    """'300', '300s', '5m', '1h' -> seconds, from LOW to a week (InputError otherwise)."""
+    units = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0}
+    t = text.strip().lower()
+    unit = t[-1:] if t[-1:] in ("s", "m", "h") else ""
+    try:
+        value = float(t[: len(t) - len(unit)]) * units[unit]
+    except ValueError:
+        raise InputError(f"{option} {text}: give seconds or a time such as 300, 90s, 5m or 1h") from None
+    if not (math.isfinite(value) and low <= value <= MAX_TIMEOUT):
+        raise InputError(f"{option} {text}: give {_plain(low)} s to a week")
+    return value
+
+
 def threads(value: int, option: str = "--threads") -> int:
     if not 1 <= value <= MAX_THREADS:
         raise InputError(f"{option} {value}: use 1 to {MAX_THREADS} threads per rank")

@@ -67,16 +67,7 @@ def parse_budget(text: str | None) -> float:
     """'300', '300s', '5m', '1h' -> seconds (a default of 10 minutes)."""
     if text is None:
         return 600.0
-    units = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0}
-    t = text.strip().lower()
-    unit = t[-1:] if t[-1:] in "smh" else ""
-    try:
-        value = float(t[: len(t) - len(unit)]) * units[unit]
-    except ValueError:
-        raise InputError(f"--budget {text}: give seconds or a time such as 300, 90s, 5m or 1h") from None
-    if not (math.isfinite(value) and 10 <= value <= bounds.MAX_TIMEOUT):
-        raise InputError(f"--budget {text}: give 10 s to a week")
-    return value
+    return bounds.duration(text)
 
 
 def name_of(spec: RunSpec) -> str:

@@ -58,7 +58,16 @@ def _caveat(channel: str) -> str:
 
 
 def measure(ctx: labs.Context) -> labs.Outcome:
-    runs = ctx.interleaved(configs(ctx))
+    chosen = configs(ctx)
+    near, far = chosen[0][0], chosen[-1][0]
+
+    def small(r: dict) -> float:
+        return _at(r, SMALL)["seconds"] * 1e6
+
+    runs = ctx.interleaved(
+        chosen,
+        settle_on=(lambda out: [(small(a), small(b)) for a, b in zip(out[far], out[near])]) if far != near else None,
+    )
     paper = findings.section("channels")
     t = Table(title="ping-pong, one way: median of repeats (published: Chai et al.'s dual-core cluster)")
     for col in ("channel", "8 B latency us", "2 MiB MB/s", "round trips timed", "warm-up"):
@@ -106,6 +115,7 @@ def measure(ctx: labs.Context) -> labs.Outcome:
             f"{paper['latency_us_small']['inter_node'] / paper['latency_us_small']['intra_cmp']:.1f}x "
             f"({findings.source('channels')})",
             repeats=ctx.repeat,
+            pairs=list(zip(lat[names[-1]], lat[names[0]])),
         )
     notes = (
         [] if ctx.machine.get("packages", 1) > 1 else ["one socket here: the other-socket channel cannot be measured"]

@@ -14,7 +14,9 @@ from pxq.teaching import harness as labs
 
 def measure(ctx: labs.Context) -> labs.Outcome:
     flat, hybrid = f"1x{ctx.cores}", f"1x1x{ctx.cores}"
-    runs = ctx.interleaved([(flat, {"layout": flat}), (hybrid, {"layout": hybrid})])
+    runs = ctx.interleaved(
+        [(flat, {"layout": flat}), (hybrid, {"layout": hybrid})], settle_on=labs.pairs_of(flat, hybrid, "seconds")
+    )
     t = Table(title=f"the heat proxy, {runs[flat][0]['n']}^2 points: median of {ctx.repeat} run(s)")
     for col in ("layout", "ranks x threads", "threads that worked", "MPI thread level", "seconds", "memory"):
         t.add_column(col, justify="left" if col in ("layout", "MPI thread level") else "right")
@@ -59,6 +61,7 @@ def measure(ctx: labs.Context) -> labs.Outcome:
         "one rank's threads skip the halo messages between ranks but share one memory bus as the ranks "
         "did; with one thread working, the hybrid run uses one core of two",
         repeats=ctx.repeat,
+        pairs=[(a["seconds"], b["seconds"]) for a, b in zip(runs[flat], runs[hybrid])],
     )
     counted = labs.effect_of(
         f"{hybrid} needs {1 / memory:.2f}x the memory of {flat} (peak resident memory of all ranks)",

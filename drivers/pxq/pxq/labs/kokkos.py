@@ -14,7 +14,10 @@ from pxq.teaching import harness as labs
 
 def measure(ctx: labs.Context) -> labs.Outcome:
     layout = f"1x1x{ctx.cores}"
-    runs = ctx.interleaved([("both backends", {"layout": layout})])["both backends"]
+    runs = ctx.interleaved(
+        [("both backends", {"layout": layout})],
+        settle_on=lambda out: [(r["serial_s"], r["openmp_s"]) for r in out["both backends"]],
+    )["both backends"]
     serial = [r["serial_s"] for r in runs]
     omp = [r["openmp_s"] for r in runs]
     r0 = runs[0]
@@ -41,6 +44,7 @@ def measure(ctx: labs.Context) -> labs.Outcome:
         "this kernel reads and writes memory with little arithmetic, so two cores that share one "
         "memory bus gain less than 2x; a busy host steals cycles from the second thread",
         repeats=ctx.repeat,
+        pairs=list(zip(serial, omp)),
     )
     return labs.Outcome(t, note, starter, effect, data={"kernels": kernels})
 

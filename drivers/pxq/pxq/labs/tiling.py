@@ -21,8 +21,10 @@ TILES = ("32K", "48K", "256K", "3M", "8M")
 
 def measure(ctx: labs.Context) -> labs.Outcome:
     layout = f"1x{ctx.cores}"
+    untiled = "untiled (the harness's loop)"
     runs = ctx.interleaved(
-        [("untiled (the harness's loop)", {"layout": layout, "args": ["--reference"]}), ("yours", {"layout": layout})]
+        [(untiled, {"layout": layout, "args": ["--reference"]}), ("yours", {"layout": layout})],
+        settle_on=labs.pairs_of(untiled, "yours", "compute_s"),
     )
     base = [r["compute_s"] for r in runs["untiled (the harness's loop)"]]
     mine = [r["compute_s"] for r in runs["yours"]]
@@ -77,6 +79,7 @@ def measure(ctx: labs.Context) -> labs.Outcome:
         f"untiled to 256 KB tiles cut the time by {pub}% for 2 ranks on one chip ({findings.source('tiling')}), "
         f"a ratio of {1 / (1 - pub / 100):.1f}x",
         repeats=ctx.repeat,
+        pairs=list(zip(base, mine)),
     )
     same = plausible.identical("your loop and the harness's, both untiled", base, mine) if starter else None
     if same:  # the same loop twice: their gap is this machine's noise, never an effect

@@ -69,6 +69,7 @@ def grade_class(
     out: Path,
     console: Console,
     unconfined: bool = False,
+    budget: float = 0.0,
 ) -> int:
     """Grades every copy (a folder that cannot be graded is a row of its own, "bad input"),
     prints the table and writes OUT.csv, OUT.md and OUT.json."""
@@ -85,7 +86,7 @@ def grade_class(
         console.rule(f"{i}/{len(dirs)}: {rich_escape(str(d))}")
         log = Console(file=io.StringIO(), width=160)
         try:
-            code, _, record = labs.grade(mod, "copy", d, repeat, log, hostfile, unconfined)
+            code, _, record = labs.grade(mod, "copy", d, repeat, log, hostfile, unconfined, budget)
         except InputError as e:
             code, record = records.EXIT_BAD_INPUT, {"lab": mod.folder, "outcome": "bad input", "reason": str(e)}
         record = {**record, "copy": str(d), "exit": code}

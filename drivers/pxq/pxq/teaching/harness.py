@@ -26,7 +26,9 @@ import os
 import re
 import secrets
 import shutil
+import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,7 +36,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from pxq.analysis import findings
+from pxq.analysis import findings, settle
 from pxq.analysis.msgdist import preload_env
 from pxq.core import bounds, door, escape, outputs, plugins, procs, records, schemas
 from pxq.core.errors import InputError
@@ -90,6 +92,7 @@ class Effect:
     counted: bool = False  # a count (exact, no noise), not a timing
     repeats: int = 1
     settle: str = ""  # when too noisy: the repeats that would settle it
+    paired: str = ""  # judged on paired rounds: the settled comparison's words ("1.52x faster [1.41-1.63] ...")
 
 
 @dataclass
@@ -285,7 +288,10 @@ class Context:
     trusted: Path | None = None
     answer_ignores: tuple[str, ...] = ()  # options that do not change the answer ("--tile=" takes a value)
     seed: int = field(default_factory=lambda: secrets.randbelow(1 << 62))  # this check's, for every run
+    budget: float = 0.0  # seconds of further paired rounds a timed effect may take to settle (--budget)
     _answers: dict[tuple, str | None] = field(default_factory=dict)
+    _spent: float = 0.0  # of the budget
+    _round_seconds: float = 0.0  # the last round's
 
     def run(
         self,
@@ -409,17 +415,67 @@ class Context:
             raise LabFailure(f"wrong result at {layout}:\n{tail}", records.EXIT_VERIFICATION)
         return result
 
-    def interleaved(self, configs: list[tuple[str, dict[str, Any]]], repeat: int | None = None) -> dict[str, list]:
+    def interleaved(
+        self,
+        configs: list[tuple[str, dict[str, Any]]],
+        repeat: int | None = None,
+        settle_on: Callable[[dict[str, list]], list[tuple[float, float]]] | None = None,
+    ) -> dict[str, list]:
         """Every configuration (name, run() keywords) once per round, the order reversed
-        every other round, for `repeat` rounds: name -> its results in order."""
+        every other round, for `repeat` rounds: name -> its results in order. With SETTLE_ON
+        (the results so far -> the timed effect's (BASE, other) times, one pair a round) and a
+        budget (--budget), further rounds follow while that paired comparison is unsettled and
+        the budget lasts."""
         out: dict[str, list] = {name: [] for name, _ in configs}
         rounds = repeat or self.repeat
-        for r in range(rounds):
+        r, fixed = 0, rounds
+        extra_start = None
+        while True:
+            if r >= fixed:
+                if settle_on is None or self.budget <= 0 or r >= MAX_ROUNDS:
+                    break
+                v = paired_verdict(settle_on(out))
+                if v is not None and v.settled:
+                    break
+                now = time.monotonic()
+                extra_start = extra_start or now
+                per_round = self._round_seconds
+                if self._spent + (now - extra_start) + per_round > self.budget:
+                    self.console.print(
+                        f"  the budget ({self.budget:.0f} s) would not hold another round: the effect stays unsettled",
+                        highlight=False,
+                    )
+                    break
+                said = v.text() if v is not None else f"{r} round(s)"
+                self.console.print(f"  unsettled ({said}): one more round", highlight=False)
+                rounds = r + 1
             order = configs if r % 2 == 0 else list(reversed(configs))
+            t0 = time.monotonic()
             for name, kw in order:
                 self.console.print(f"  round {r + 1}/{rounds}: {name}", highlight=False)
                 out[name].append(self.run(**kw))
+            self._round_seconds = time.monotonic() - t0
+            r += 1
+        if extra_start is not None:
+            self._spent += time.monotonic() - extra_start
         return out
+
+
+MAX_ROUNDS = 60  # paired rounds a timed effect may take under a budget
+
+
+def pairs_of(base: str, other: str, value: str) -> Callable[[dict[str, list]], list[tuple[float, float]]]:
+    """SETTLE_ON for two configurations of interleaved(): their VALUE, round by round."""
+    return lambda out: [(float(a[value]), float(b[value])) for a, b in zip(out[base], out[other])]
+
+
+def paired_verdict(pairs: list[tuple[float, float]]) -> settle.Verdict | None:
+    """The settled comparison of (BASE, OTHER) timed pairs, one a round (OTHER/BASE: faster is
+    below 1); None with fewer than settle.MIN_BLOCKS rounds."""
+    ratios = [o / b for b, o in pairs if b > 0 and o > 0]
+    if len(ratios) < settle.MIN_BLOCKS:
+        return None
+    return settle.judge(ratios, settle.Rule(precision=0.05, max_blocks=MAX_ROUNDS))
 
 
 def effect_of(
@@ -431,21 +487,43 @@ def effect_of(
     published: str = "",
     counted: bool = False,
     repeats: int = 1,
+    pairs: list[tuple[float, float]] | None = None,
 ) -> Effect:
     """An effect the lab expects above 1 by `threshold`: shown, not clearly shown, or (timed,
     within the spread of its repeats, or from one run) too noisy to read, with the repeats that
-    would settle it. Never a failure. A count has no noise: it shows or it does not."""
+    would settle it. Never a failure. A count has no noise: it shows or it does not.
+
+    With PAIRS, the (BASE, faster-expected) times of each interleaved round: judged as a settled
+    comparison (pxq.analysis.settle) of OTHER/BASE over the rounds: shown when it is settled
+    faster by at least the threshold, not shown when settled otherwise, too noisy to read when
+    unsettled, with the rounds that would settle it."""
     if counted:
         verdict = "reproduced" if ratio - 1 >= threshold else "not reproduced"
         return Effect(sentence, ratio, 0.0, verdict, why, published, True, repeats)
+    v = paired_verdict(pairs) if pairs else None
+    if v is not None:
+        words = f"paired round by round (a block is a round): {v.text()}"
+        speed = v.speedup()
+        if not v.settled:
+            more = f"about {v.needed} rounds would settle it; " if v.needed else ""
+            settle_text = f"{more}check again with --budget 5m (paired rounds until the effect is settled)"
+            return Effect(sentence, ratio, noise, "inconclusive", why, published, False, v.blocks, settle_text, words)
+        shown = v.kind == "faster" and speed is not None and speed[0] - 1 >= threshold
+        verdict = "reproduced" if shown else "not reproduced"
+        return Effect(sentence, ratio, noise, verdict, why, published, False, v.blocks, "", words)
     if repeats < 2:
-        settle = f"one run each: no spread to read a ratio against; check again with --repeat {max(3, repeats + 2)}"
-        return Effect(sentence, ratio, noise, "inconclusive", why, published, False, repeats, settle)
-    verdict, settle = findings.judge(ratio, noise, repeats, True, threshold)
+        settle_text = (
+            f"one run each: no spread to read a ratio against; check again with --repeat {max(3, repeats + 2)}"
+        )
+        return Effect(sentence, ratio, noise, "inconclusive", why, published, False, repeats, settle_text)
+    verdict, settle_text = findings.judge(ratio, noise, repeats, True, threshold)
     if verdict == "inconclusive":
         n = findings.repeats_needed(noise, repeats, max(threshold, abs(ratio - 1)))
-        settle = f"within the spread of {100 * noise:.0f}% over {repeats} repeats; try --repeat {n}"
-    return Effect(sentence, ratio, noise, verdict, why, published, False, repeats, settle)
+        settle_text = (
+            f"within the spread of {100 * noise:.0f}% over {repeats} repeats; try --repeat {n}, or --budget 5m "
+            "(paired rounds until the effect is settled)"
+        )
+    return Effect(sentence, ratio, noise, verdict, why, published, False, repeats, settle_text)
 
 
 def cache_of(nbytes: int, caches: dict[str, Any]) -> str:
@@ -523,6 +601,7 @@ def grade(
     console: Console,
     hostfile: str | None = None,
     unconfined: bool = False,
+    budget: float = 0.0,
 ) -> tuple[int, Outcome | None, dict[str, Any]]:
     """check() with the grade as a record: lab, source, outcome, exit code, the checks made,
     the effects measured (with their spread) and the reason of a failure."""
@@ -538,7 +617,7 @@ def grade(
     record["confined"] = confine is not None
     try:
         with confine if confine is not None else contextlib.nullcontext():
-            return _graded(mod, which, source, repeat, console, hostfile, confine, record)
+            return _graded(mod, which, source, repeat, console, hostfile, confine, record, budget)
     except LabFailure as e:
         console.print("[red]not correct[/red]: ", end="")
         console.print(str(e), highlight=False, markup=False)
@@ -555,6 +634,7 @@ def _graded(
     hostfile: str | None,
     confine: sandbox.Sandbox | None,
     record: dict[str, Any],
+    budget: float = 0.0,
 ) -> tuple[int, Outcome | None, dict[str, Any]]:
     """The build, the runs and the grade, inside the sandbox when there is one."""
     if confine is not None:
@@ -574,8 +654,10 @@ def _graded(
         confine,
         trusted,
         mod.answer_ignores,
+        budget=budget,
     )
-    console.print(f"checking lab {mod.number} ({mod.title}): {repeat} interleaved repeat(s)")
+    more = f", and paired rounds until its timed effect settles, for up to {budget:.0f} s" if budget else ""
+    console.print(f"checking lab {mod.number} ({mod.title}): {repeat} interleaved repeat(s){more}")
     out = mod.measure(ctx)
     code = EXIT_NOT_DONE if out.starter_like else records.EXIT_OK
     say(console, mod, out)
@@ -597,6 +679,7 @@ def as_record(out: Outcome) -> dict[str, Any]:
                 "counted": e.counted,
                 "verdict": EFFECT[e.verdict],
                 "settle": e.settle,
+                "paired": e.paired,
             }
             for e in out.effects
         ],
@@ -639,6 +722,8 @@ def _say_effect(console: Console, e: Effect) -> None:
         spread = f"(repeats spread {100 * e.noise:.0f}%)" if e.repeats > 1 else "(one run each: no spread measured)"
     colour = {"reproduced": "green", "not reproduced": "yellow", "inconclusive": "yellow"}[e.verdict]
     console.print(f"effect: {e.sentence} {spread}: [{colour}]{EFFECT[e.verdict]}[/{colour}]", highlight=False)
+    if e.paired:
+        console.print(f"  {e.paired}", highlight=False, markup=False)
     if e.settle:
         console.print(f"  {e.settle}", highlight=False, markup=False)
     if e.verdict != "reproduced" and e.why:
