@@ -31,14 +31,13 @@ from pxq.experiments import settling
 from pxq.experiments.runner import RunSpec
 
 
+def ring(results: Path, *args: str) -> RunSpec:
+    """The ring at 1x2, flat, with ARGS."""
+    return RunSpec(app="ring", layout=Layout(1, 2), mode="flat", results=results, app_args=list(args))
+
+
 def identical(work: Path, sweeps: int) -> None:
-    base = RunSpec(
-        app="ring",
-        layout=Layout(1, 2),
-        mode="flat",
-        results=work / "same.jsonl",
-        app_args=["--block", "32M", "--iterations", "6"],
-    )
+    base = ring(work / "same.jsonl", "--block", "32M", "--iterations", "6")
     twin = replace(base, app_args=["--block", "32M", "--iterations", "6", "--passes", "8"])  # the default, spelled
     rule = settle.Rule(precision=0.05, max_blocks=9)
     kinds = []
@@ -54,13 +53,7 @@ def identical(work: Path, sweeps: int) -> None:
 
 
 def known_effect(work: Path, sweeps: int) -> None:
-    base = RunSpec(
-        app="ring",
-        layout=Layout(1, 2),
-        mode="flat",
-        results=work / "work.jsonl",
-        app_args=["--block", "32M", "--iterations", "4"],
-    )
+    base = ring(work / "work.jsonl", "--block", "32M", "--iterations", "4")
     triple = replace(base, app_args=["--block", "32M", "--iterations", "12"])
     for k in range(sweeps):
         out = settling.run([base, triple], [(0, 1)], settle.Rule(), 600, Console(file=io.StringIO()), seed=100 + k)
