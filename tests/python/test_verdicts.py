@@ -325,3 +325,26 @@ def test_a_stored_cache_profile_of_the_wrong_types_is_measured_again_not_used(tm
         assert caches.load(machine) is None
     path.write_bytes(b"\xff" + b"[" * 100)
     assert caches.load(machine) is None
+
+
+def test_a_studys_time_part_is_judged_on_its_paired_rounds_when_it_has_them():
+    """A drift of 3x between rounds hides a 20% slowdown from the medians and spreads; the same
+    runs paired round by round (one sweep's repeats) reproduce it, show a 2% change smaller than
+    the threshold, and fall back to the spread rule without rounds."""
+    drift = [1.0, 2.2, 1.3, 3.1, 1.1, 2.7, 1.6]
+    jitter = [1.0, 1.01, 0.99, 1.02, 0.98, 1.0, 1.01]
+
+    def group(factor, name):
+        times = [d * factor * j for d, j in zip(drift, jitter if name == "a" else jitter[::-1])]
+        return {"times": times, "rounds": [("s", k, f"{name}{k}") for k in range(len(times))]}
+
+    slower, base = group(1.2, "a"), group(1.0, "b")
+    verdict, why, ev = studykit.judge_rows(slower, base, True, 0.05)
+    assert verdict == "reproduced" and "paired over 7 rounds" in why and 1.1 < ev["paired"]["lo"] < 1.2
+    assert studykit.judge_rows({**slower, "rounds": []}, base, True, 0.05)[0] == "inconclusive"  # spread rule
+    small = group(1.02, "a")
+    verdict, why, _ = studykit.judge_rows(small, base, True, 0.05)
+    assert verdict == "not reproduced" and "smaller than 5%" in why
+    faster = group(0.8, "a")
+    assert studykit.judge_rows(faster, base, True, 0.05)[0] == "not reproduced"
+    assert studykit.judge_rows(faster, base, False, 0.05)[0] == "reproduced"

@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from pxq import figures
-from pxq.analysis import plausible
+from pxq.analysis import plausible, settle
 from pxq.core.errors import InputError
 from pxq.core.escape import term
 from pxq.core.layout import Layout
@@ -74,6 +74,7 @@ def summarize(recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "layout": key[0],
                 "placement": key[1],
                 "times": [],
+                "rounds": [],
                 "comm": [],
                 "sharing": _sharing_text(rec),
                 "verified": True,
@@ -89,6 +90,7 @@ def summarize(recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
             },
         )
         g["times"].append(rec["time"]["total"])
+        g["rounds"].append(settle.round_of(rec))
         g["comm"].append(rec["time"].get("comm", 0.0))
         g["verified"] = g["verified"] and rec["status"] == "ok"
         counted = counters.misses(rec)  # with --counters: the outermost level counted

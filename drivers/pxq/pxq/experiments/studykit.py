@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 import socket
+import statistics
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
-from pxq.analysis import findings, msgdist, report
+from pxq.analysis import findings, msgdist, report, settle
 from pxq.core import bounds, plugins, records
 from pxq.core.errors import InputError
 from pxq.core.layout import parse_layout
@@ -151,8 +153,9 @@ def group(recs: list[dict[str, Any]], key: Any) -> dict[Any, dict[str, Any]]:
     for rec in recs:
         if rec.get("status") not in ("ok", "failed") or "time" not in rec:
             continue
-        g = out.setdefault(key(rec), {"times": [], "comm": [], "verified": True})
+        g = out.setdefault(key(rec), {"times": [], "rounds": [], "comm": [], "verified": True})
         g["times"].append(rec["time"]["total"])
+        g["rounds"].append(settle.round_of(rec))
         g["comm"].append(rec["time"].get("comm", 0.0))
         g["verified"] = g["verified"] and rec["status"] == "ok"
     for g in out.values():
@@ -160,6 +163,41 @@ def group(recs: list[dict[str, Any]], key: Any) -> dict[Any, dict[str, Any]]:
         g["comm_median"] = statistics.median(g["comm"])
         g["spread"] = findings.spread(g["times"])
     return out
+
+
+def judge_rows(
+    a: dict[str, Any], b: dict[str, Any], expect_above: bool, threshold: float
+) -> tuple[str, str, dict[str, Any]]:
+    """A over B's time, expected above (or below) 1 by THRESHOLD, for two groups of runs
+    ("times", and "rounds" from settle.round_of). Where they ran in at least settle.MIN_BLOCKS
+    rounds of one interleaved sweep, judged on those paired rounds: the geometric mean of A/B
+    with its 95% t interval; reproduced when the interval excludes 1 in the expected direction
+    and the ratio reaches the threshold; not reproduced when it excludes 1 the other way or lies
+    within the threshold of 1 (the effect is shown smaller); else inconclusive, with the rounds
+    its spread says would settle it. Otherwise findings.judge() on the medians and spreads. Returns the
+    verdict, its reason and the evidence."""
+    pairs = settle.pair_rounds(
+        list(zip(b["times"], b.get("rounds") or [])), list(zip(a["times"], a.get("rounds") or []))
+    )
+    if len(pairs) >= settle.MIN_BLOCKS:
+        ratio, lo, hi, p = settle.paired_interval(pairs, 0.95)
+        n = len(pairs)
+        paired = {"ratio": ratio, "lo": lo, "hi": hi, "p": p, "rounds": n}
+        evidence = {"repeats": n, "ratio": ratio, "paired": paired}
+        said = f"paired over {n} rounds of one sweep: {ratio:.2f}x [{lo:.2f}-{hi:.2f}] (95%)"
+        edge = 1 + threshold if expect_above else 1 - threshold
+        if (lo > 1 if expect_above else hi < 1) and (ratio >= edge if expect_above else ratio <= edge):
+            return "reproduced", said, evidence
+        if (hi < 1 if expect_above else lo > 1) or (hi < edge if expect_above else lo > edge):
+            return "not reproduced", f"{said}: the effect is absent or smaller than {100 * threshold:.0f}%", evidence
+        logs = [math.log(x / y) for y, x in pairs]
+        need = settle.needed(statistics.stdev(logs), n, settle.Rule(), max(threshold, abs(math.log(ratio))))
+        return "inconclusive", f"too noisy to read: {said}; about {need} interleaved repeats would settle it", evidence
+    ratio = statistics.median(a["times"]) / statistics.median(b["times"])
+    noise = max(findings.spread(a["times"]), findings.spread(b["times"]))
+    n = min(len(a["times"]), len(b["times"]))
+    verdict, why = findings.judge(ratio, noise, n, expect_above, threshold)
+    return verdict, why, {"repeats": n, "spread": noise, "ratio": ratio}
 
 
 def exit_code(recs: list[dict[str, Any]], planned: int) -> int | None:

@@ -14,7 +14,7 @@ from pxq.analysis.findings import Comparison, Finding
 from pxq.core import plugins
 from pxq.core.errors import InputError
 from pxq.experiments import runner, study
-from pxq.experiments.studykit import Context, Outcome, exit_code, measure
+from pxq.experiments.studykit import Context, Outcome, exit_code, judge_rows, measure
 from pxq.machine import ceilings, envinfo
 
 SECTION = "contention"
@@ -39,18 +39,22 @@ def _compare(ref: str, a: dict[str, Any] | None, b: dict[str, Any] | None, label
         return findings.untestable(ref, why_not)
     if a is None or b is None:
         return findings.untestable(ref, f"{label}: a configuration left no run")
+    verdict, why, evidence = judge_rows(a, b, True, 0.05)
     ratio = a["median"] / b["median"]
     noise = max(findings.spread(a["times"]), findings.spread(b["times"]))
-    n = min(len(a["times"]), len(b["times"]))
-    verdict, why = findings.judge(ratio, noise, n, True, 0.05)
+    n = evidence["repeats"]
     flags = list(dict.fromkeys(a.get("flags", []) + b.get("flags", [])))
+    paired = evidence.get("paired")
+    shown = f"{label} = {ratio:.2f}x (spread {100 * noise:.0f}%, {n} repeats)"
+    if paired:
+        shown = f"{label} = {paired['ratio']:.2f}x [{paired['lo']:.2f}-{paired['hi']:.2f}] ({n} paired rounds)"
     return findings.part(
         ref,
-        f"{label} = {ratio:.2f}x (spread {100 * noise:.0f}%, {n} repeats)",
+        shown,
         verdict,
         why or ("at least 5% slower" if verdict == "reproduced" else "less than 5% slower"),
         flags=flags,
-        evidence={"repeats": n, "spread": noise, "ratio": ratio},
+        evidence={"spread": noise, **evidence, "ratio": paired["ratio"] if paired else ratio},
     )
 
 
