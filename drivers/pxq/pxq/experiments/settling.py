@@ -301,8 +301,8 @@ def _spec_of(rec: dict[str, Any]) -> RunSpec:
 
 def print_verdicts(outcome: Outcome, rule: settle.Rule, console: Console) -> None:
     t = Table(
-        title=f"settled comparisons: time ratios over paired blocks, {100 * (1 - rule.alpha):.0f}% over every look, "
-        f"precision +-{100 * rule.precision:.0f}%"
+        title=f"settled comparisons: time ratios over paired blocks, precision +-{100 * rule.precision:.0f}%, "
+        f"false calls at most {100 * rule.alpha:.0f}% (docs/RESULTS.md)"
     )
     for col in ("configuration", "against", "verdict"):
         t.add_column(col)

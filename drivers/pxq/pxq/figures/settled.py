@@ -52,7 +52,7 @@ def plot(names: list[str], pairs: list[Any], path: Path, title: str) -> Path:
     fig.text(
         0.01,
         -0.06,
-        "bars: geometric mean of paired ratios; error bars: the verdict's interval (5% over every look)",
+        "bars: geometric mean of paired ratios; error bars: the interval the verdict was taken on (docs/RESULTS.md)",
         fontsize=7,
     )
     return figures.save(fig, path, 120, bbox_inches="tight")
