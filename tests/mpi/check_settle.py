@@ -2,7 +2,7 @@
 
 - identical configurations (the ring 1x2 flat against itself, as two configurations that differ
   only in how an option is spelled): N settled sweeps, each judged "equivalent" or "unsettled",
-  "faster"/"slower" in at most 2 (the rule's 5% over every look, with the slack a few sweeps
+  "faster"/"slower" in at most 2 (the rule bounds false calls at 5%, with the slack a few sweeps
   need; the rate itself is the simulation's and the benchmark's, docs/PERFORMANCE.md);
 - a known effect: the same ring run with three times the iterations (a work ratio, not a speed
   claim that a machine may refute) settles as "slower" within the rule's blocks, its ratio
