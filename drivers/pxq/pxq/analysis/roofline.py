@@ -277,11 +277,12 @@ def pairs_per_app(pts: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for app in sorted({p["app"] for p in pts}):
         mine = [p for p in pts if p["app"] == app]
-        signs = _pair_signs(mine)
+        judged = _pair_signs(mine, with_pairing=True)
+        signs = [(a, b, meas, pred) for a, b, meas, pred, _ in judged]
         ordered = sum(meas != 0 for _, _, meas, _ in signs)
         agree = sum(meas != 0 and meas == pred for _, _, meas, pred in signs)
         unordered = [(a, b) for a, b, meas, _ in signs if meas == 0]
-        paired = sum(measured_order(a, b)[1] for a, b, _, _ in signs)
+        paired = sum(was_paired for *_, was_paired in judged)
         out[app] = {
             "ordered": ordered,
             "agree": agree,
@@ -297,13 +298,15 @@ def _sign(x: float) -> int:
     return (x > 0) - (x < 0)
 
 
-def _pair_signs(mine: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any], int, int]]:
+def _pair_signs(mine: list[dict[str, Any]], with_pairing: bool = False) -> list[tuple[Any, ...]]:
     """Each pair with the order its runs measure (0: a tie, measured_order cannot tell them
-    apart) and the order predicted."""
+    apart) and the order predicted (and, WITH_PAIRING, whether the runs were paired): one
+    judgment per pair."""
     out = []
     for a, b in itertools.combinations(mine, 2):
-        meas, _ = measured_order(a, b)
-        out.append((a, b, meas, _sign(b["predicted"] - a["predicted"])))
+        meas, was_paired = measured_order(a, b)
+        pred = _sign(b["predicted"] - a["predicted"])
+        out.append((a, b, meas, pred, was_paired) if with_pairing else (a, b, meas, pred))
     return out
 
 
