@@ -340,7 +340,8 @@ def test_a_studys_time_part_is_judged_on_its_paired_rounds_when_it_has_them():
 
     slower, base = group(1.2, "a"), group(1.0, "b")
     verdict, why, ev = studykit.judge_rows(slower, base, True, 0.05)
-    assert verdict == "reproduced" and "paired over 7 rounds" in why and 1.1 < ev["paired"]["lo"] < 1.2
+    assert verdict == "reproduced" and "rounds of one sweep" in why and 1.1 < ev["paired"]["lo"] < 1.2
+    assert ev["paired"]["of"] == 7 and ev["paired"]["settled"] == "slower" and 4 <= ev["paired"]["rounds"] <= 7
     assert studykit.judge_rows({**slower, "rounds": []}, base, True, 0.05)[0] == "inconclusive"  # spread rule
     small = group(1.02, "a")
     verdict, why, _ = studykit.judge_rows(small, base, True, 0.05)

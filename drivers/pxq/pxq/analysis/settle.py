@@ -254,14 +254,14 @@ def round_of(rec: dict[str, Any]) -> Round | None:
 
 def pair_rounds(a: list[tuple[float, Round | None]], b: list[tuple[float, Round | None]]) -> list[tuple[float, float]]:
     """(A's time, B's time) for each round of one sweep in which each side ran once (never a
-    run paired with itself, as when one file is given as both sides)."""
+    run paired with itself, as when one file is given as both sides), in the rounds' order."""
     sides: list[dict[tuple[str, int], list[tuple[float, str]]]] = [{}, {}]
     for side, runs in zip(sides, (a, b)):
         for t, r in runs:
             if r is not None:
                 side.setdefault((r[0], r[1]), []).append((t, r[2]))
     out = []
-    for key, x in sides[0].items():
+    for key, x in sorted(sides[0].items()):  # in the order the rounds ran (a replay reads them so)
         y = sides[1].get(key)
         if y is not None and len(x) == 1 and len(y) == 1 and x[0][1] != y[0][1] and x[0][0] > 0 and y[0][0] > 0:
             out.append((x[0][0], y[0][0]))

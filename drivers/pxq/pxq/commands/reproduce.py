@@ -29,6 +29,7 @@ def add(p: argparse.ArgumentParser) -> None:
     p.add_argument("--oversubscribe", action="store_true", help="allow more workers than cores")
     p.add_argument("--hostfile", help="run on the real nodes of this MPI hostfile")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds per run before it is killed")
+    studies.add_budget_option(p)
     p.add_argument(
         "--report-only", action="store_true", help="rewrite the report from the folder's records, run nothing"
     )
@@ -36,6 +37,7 @@ def add(p: argparse.ArgumentParser) -> None:
 
 def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> int:
     check_timeout(args.timeout)
+    args.budget = studies.budget_of(args.budget, not args.full)  # refused before any study runs
     mode = "full" if args.full else "quick"
     folder = args.out or results_dir() / f"reproduce-{mode}"
     if folder.exists() and not folder.is_dir():

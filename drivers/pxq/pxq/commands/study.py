@@ -29,6 +29,7 @@ def add(p: argparse.ArgumentParser) -> None:
         speed.add_argument("--quick", dest="full", action="store_false", help="sizes for a 2-core laptop (default)")
         speed.add_argument("--full", dest="full", action="store_true", help="the paper's sizes where possible")
         sp.add_argument("--plot", type=Path, help="the study's figure (default next to the results)")
+        studies.add_budget_option(sp)
         quick, full = mod.defaults(True).get("cls"), mod.defaults(False).get("cls")
         classes = quick if quick == full else f"{quick} quick, {full} full"
         if quick is None:  # a study of one app passes --class to its runs; the others take none
@@ -67,7 +68,8 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     if app:
         check_app(app)
     spec = base(args, app_args, app)
-    ctx = studies.Context(console, spec.results, spec, not args.full, app, getattr(args, "plot", None))
+    budget = studies.budget_of(args.budget, not args.full)
+    ctx = studies.Context(console, spec.results, spec, not args.full, app, getattr(args, "plot", None), budget)
     code, _, _ = studies.finish(ctx, mod.name, app or "-", mod.run(ctx, options(mod, args)))
     return code
 

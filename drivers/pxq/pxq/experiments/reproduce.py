@@ -92,7 +92,7 @@ def output_to(f: Any) -> Iterator[None]:
         os.close(saved[1])
 
 
-def run_one(mod: Any, folder: Path, base: runner.RunSpec, quick: bool) -> dict[str, Any]:
+def run_one(mod: Any, folder: Path, base: runner.RunSpec, quick: bool, budget: float = 0.0) -> dict[str, Any]:
     """One study, all its output (the probes' and the apps' too) into logs/NAME.log; what
     progress.json keeps of it."""
     results = folder / "records" / f"{mod.name}.jsonl"
@@ -100,7 +100,7 @@ def run_one(mod: Any, folder: Path, base: runner.RunSpec, quick: bool) -> dict[s
     t0 = time.monotonic()
     with log.open("w", encoding="utf-8") as f, output_to(f):
         console = Console(file=f, width=160, force_terminal=False)
-        ctx = studies.Context(console, results, base, quick, None, folder / "figures" / f"{mod.name}.png")
+        ctx = studies.Context(console, results, base, quick, None, folder / "figures" / f"{mod.name}.png", budget)
         try:
             code, rec, figure = studies.finish(ctx, mod.name, "-", mod.run(ctx, mod.defaults(quick)))
         except (InputError, RecordError) as e:
@@ -170,7 +170,7 @@ def reproduce(console: Console, folder: Path, quick: bool, only: str | None, arg
         task = progress.add_task("reproduce", total=sum(m.minutes for m in todo) or 1, count="")
         for i, mod in enumerate(todo):
             progress.update(task, description=f"{mod.name} ({mode})", count=f"{i + 1}/{len(todo)}")
-            entry = run_one(mod, folder, base, quick)
+            entry = run_one(mod, folder, base, quick, float(getattr(args, "budget", 0.0) or 0.0))
             state["done"][mod.name] = entry
             save_progress(folder, state)
             progress.console.print(f"{mod.name}: {summary(entry)}")

@@ -9,8 +9,10 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+import random
 import socket
 import statistics
+import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -34,6 +36,8 @@ class Context:
     quick: bool = True
     app: str | None = None  # the app given on the command line (None: the study's defaults)
     plot: Path | None = None  # the study's figure (default next to the results)
+    budget: float = 0.0  # seconds more interleaved rounds may take to settle its timed comparisons (0: none)
+    said: list[str] = field(default_factory=list)  # notes measure() leaves for the study's record
 
     def aux(self, name: str, suffix: str = ".jsonl") -> Path:
         """A file beside the results: profiles, the probes' own figures."""
@@ -120,6 +124,7 @@ def finish(ctx: Context, name: str, app: str, out: Outcome) -> tuple[int, dict, 
             f"ran on cluster '{c['name']}' of this machine: {c['nodes']} nodes, link {c['link']['name']}; "
             f"not emulated: {'; '.join(c['not_emulated'])}"
         )
+    out.notes += [n for n in ctx.said if n not in out.notes]
     findings.print_comparison(ctx.console, out.title, out.comparison, out.found, findings.source(mod.section))
     for note in out.notes:
         ctx.console.print(f"note: {note}")
@@ -131,17 +136,141 @@ def finish(ctx: Context, name: str, app: str, out: Outcome) -> tuple[int, dict, 
     return outcome_code(out), rec, figure
 
 
-def measure(ctx: Context, configs: list[runner.RunSpec], repeat: int, what: str) -> tuple[list[dict[str, Any]], int]:
-    """Runs the configurations with their repeats interleaved (after checking every one can
-    run here); returns the final records and the number of runs planned."""
+def measure(
+    ctx: Context,
+    configs: list[runner.RunSpec],
+    repeat: int,
+    what: str,
+    pairs: list[tuple[int, int]] | None = None,
+    threshold: float = 0.05,
+) -> tuple[list[dict[str, Any]], int]:
+    """Runs the configurations in rounds (every configuration once a round, in a shuffled order,
+    after checking every one can run here): REPEAT rounds, then, with a budget (ctx.budget) and
+    PAIRS of configurations (indices) the study compares, more rounds of the configurations in
+    the pairs that are not yet settled (judge_rows' rule at THRESHOLD) until each is, the rule's
+    last round, or the budget. Returns the final records and the number of runs planned."""
     bounds.repeat(repeat)
     for spec in configs:
         runner.build(spec, Path("/nonexistent"), "check")
     runs = sweep.interleave(configs, repeat)
-    ctx.console.print(f"{what}: {len(configs)} configurations x {repeat} repeats = {len(runs)} runs -> {ctx.results}")
+    index = {r.sweep_key: k % len(configs) for k, r in enumerate(runs)}
+    shuffle = random.Random(runs[0].sweep_id)
+    runs = [r for rnd in range(repeat) for r in _shuffled(runs[rnd * len(configs) : (rnd + 1) * len(configs)], shuffle)]
+    ctx.console.print(
+        f"{what}: {len(configs)} configurations x {repeat} rounds = {len(runs)} runs, shuffled within each round "
+        f"-> {ctx.results}"
+    )
+    start = time.monotonic()
     recs = sweep.run(runs, ctx.results, False, ctx.console)
+    planned = len(runs)
+    if pairs and ctx.budget > 0:
+        more, extra = _settle_more(ctx, configs, runs, recs, index, pairs, threshold, time.monotonic() - start)
+        recs, planned = recs + more, planned + extra
     report.print_failures(recs, ctx.console)
-    return recs, len(runs)
+    return recs, planned
+
+
+def _shuffled(items: list[Any], rng: random.Random) -> list[Any]:
+    out = list(items)
+    rng.shuffle(out)
+    return out
+
+
+def _times_of(recs: list[dict[str, Any]], index: dict[str, int], k: int) -> dict[str, list[Any]]:
+    mine = [r for r in recs if index.get(r.get("driver", {}).get("sweep_key")) == k and _timed(r)]
+    return {"times": [r["time"]["total"] for r in mine], "rounds": [settle.round_of(r) for r in mine]}
+
+
+def _timed(rec: dict[str, Any]) -> bool:
+    return rec.get("status") == "ok" and isinstance(rec.get("time"), dict) and "total" in rec["time"]
+
+
+def _settle_more(
+    ctx: Context,
+    configs: list[runner.RunSpec],
+    runs: list[runner.RunSpec],
+    recs: list[dict[str, Any]],
+    index: dict[str, int],
+    pairs: list[tuple[int, int]],
+    threshold: float,
+    spent: float,
+) -> tuple[list[dict[str, Any]], int]:
+    """More rounds of the configurations whose pairs the rule has not settled, within the budget."""
+    rule = study_rule(threshold)
+    first = rounds = len(runs) // len(configs)
+    more: list[dict[str, Any]] = []
+    extra = 0
+    shuffle = random.Random(f"{runs[0].sweep_id}-more")
+    per_run = spent / max(len(runs), 1)
+    while rounds < rule.max_blocks:
+        mine = recs + more
+        open_pairs = [
+            (a, b) for a, b in pairs if not _settled(_times_of(mine, index, a), _times_of(mine, index, b), rule)
+        ]
+        if not open_pairs:
+            break
+        need = sorted({k for p in open_pairs for k in p})
+        if spent + per_run * len(need) > ctx.budget:
+            break
+        batch = []
+        for k in _shuffled(need, shuffle):
+            s = replace(configs[k], repeat=rounds)
+            s = replace(s, sweep_key=runner.sweep_key(s), sweep_plan=runs[0].sweep_plan, sweep_id=runs[0].sweep_id)
+            index[s.sweep_key] = k
+            batch.append(s)
+        ctx.console.print(
+            f"round {rounds + 1}: {len(open_pairs)} compared pair(s) not settled; {len(batch)} configuration(s) again",
+            highlight=False,
+        )
+        t0 = time.monotonic()
+        more += sweep.run(batch, ctx.results, False, ctx.console)
+        spent += time.monotonic() - t0
+        extra += len(batch)
+        rounds += 1
+    mine = recs + more
+    open_pairs = [(a, b) for a, b in pairs if not _settled(_times_of(mine, index, a), _times_of(mine, index, b), rule)]
+    why = "the budget was spent" if rounds < rule.max_blocks else f"the rule's last round ({rule.max_blocks})"
+    note = (
+        f"settling ({ctx.budget:.0f} s budget): {rounds - first} more round(s) after the {first} planned, "
+        f"{extra} run(s); {len(pairs) - len(open_pairs)} of {len(pairs)} compared pair(s) settled"
+        + (f", {len(open_pairs)} not ({why}): their verdicts say so" if open_pairs else "")
+    )
+    ctx.console.print(note, markup=False)
+    ctx.said.append(note)
+    return more, extra
+
+
+FULL_BUDGET = 300.0  # --full: seconds of more rounds a study may spend settling (--quick: none unless asked)
+
+
+def add_budget_option(p: Any) -> None:
+    p.add_argument(
+        "--budget",
+        metavar="T",
+        help="more interleaved rounds, for at most T (e.g. 90s, 5m), of the configurations whose timed comparison "
+        "is not yet settled (default: none with --quick, 5m with --full; 0: none)",
+    )
+
+
+def budget_of(text: str | None, quick: bool) -> float:
+    """--budget as seconds: 0 for "0", the mode's default when not given."""
+    if text is None:
+        return 0.0 if quick else FULL_BUDGET
+    if text.strip() in ("0", "0s", "0m"):
+        return 0.0
+    return bounds.duration(text)
+
+
+def study_rule(threshold: float) -> settle.Rule:
+    """The settled-comparison rule a study's timed comparison is judged with: equivalent within
+    the effect the paper claims (THRESHOLD) is "absent or smaller", and the interval is narrow
+    at half that."""
+    return settle.Rule(precision=max(0.01, threshold / 2), margin=threshold)
+
+
+def _settled(a: dict[str, Any], b: dict[str, Any], rule: settle.Rule) -> bool:
+    pairs = settle.pair_rounds(list(zip(b["times"], b["rounds"])), list(zip(a["times"], a["rounds"])))
+    return len(pairs) >= settle.MIN_BLOCKS and settle.replay([x / y for y, x in pairs], rule).settled
 
 
 def group(recs: list[dict[str, Any]], key: Any) -> dict[Any, dict[str, Any]]:
@@ -170,29 +299,62 @@ def judge_rows(
 ) -> tuple[str, str, dict[str, Any]]:
     """A over B's time, expected above (or below) 1 by THRESHOLD, for two groups of runs
     ("times", and "rounds" from settle.round_of). Where they ran in at least settle.MIN_BLOCKS
-    rounds of one interleaved sweep, judged on those paired rounds: the geometric mean of A/B
-    with its 95% t interval; reproduced when the interval excludes 1 in the expected direction
-    and the ratio reaches the threshold; not reproduced when it excludes 1 the other way or lies
-    within the threshold of 1 (the effect is shown smaller); else inconclusive, with the rounds
-    its spread says would settle it. Otherwise findings.judge() on the medians and spreads. Returns the
-    verdict, its reason and the evidence."""
+    rounds of one interleaved sweep, judged on those paired rounds by the settled-comparison
+    rule (study_rule: looks and a stop on a narrow interval that keep the false calls at 5%
+    however many rounds were run, measure()'s budgeted ones included):
+
+    - the rule says A is slower (faster), the direction expected: reproduced when the ratio
+      reaches the threshold, not reproduced when its whole interval falls short of it, else
+      inconclusive (the direction is solid, the size is within the interval);
+    - the other direction, or equivalent within the threshold: not reproduced;
+    - unsettled, or equivalent only within a wider margin: inconclusive, with the rounds its
+      spread says would settle it (not reproduced if the whole interval falls short).
+
+    Otherwise findings.judge() on the medians and spreads. Returns the verdict, its reason and
+    the evidence (the paired ratio, its interval, the rounds it rests on, the rule's verdict)."""
     pairs = settle.pair_rounds(
         list(zip(b["times"], b.get("rounds") or [])), list(zip(a["times"], a.get("rounds") or []))
     )
     if len(pairs) >= settle.MIN_BLOCKS:
-        ratio, lo, hi, p = settle.paired_interval(pairs, 0.95)
-        n = len(pairs)
-        paired = {"ratio": ratio, "lo": lo, "hi": hi, "p": p, "rounds": n}
+        rule = study_rule(threshold)
+        v = settle.replay([x / y for y, x in pairs], rule)
+        assert v.ratio is not None and v.lo is not None and v.hi is not None
+        ratio, lo, hi, n = v.ratio, v.lo, v.hi, v.blocks
+        paired = {"ratio": ratio, "lo": lo, "hi": hi, "rounds": n, "of": len(pairs), "settled": v.kind}
+        if v.kind == "equivalent":
+            paired["margin"] = v.margin
         evidence = {"repeats": n, "ratio": ratio, "paired": paired}
-        said = f"paired over {n} rounds of one sweep: {ratio:.2f}x [{lo:.2f}-{hi:.2f}] (95%)"
+        level = f"{100 * (1 - rule.final_level):.1f}%"
+        said = f"paired over {n} rounds of one sweep: {ratio:.2f}x [{lo:.2f}-{hi:.2f}] ({level})"
+        if n < len(pairs):
+            said += f", settled at round {n} of {len(pairs)}"
         edge = 1 + threshold if expect_above else 1 - threshold
-        if (lo > 1 if expect_above else hi < 1) and (ratio >= edge if expect_above else ratio <= edge):
-            return "reproduced", said, evidence
-        if (hi < 1 if expect_above else lo > 1) or (hi < edge if expect_above else lo > edge):
-            return "not reproduced", f"{said}: the effect is absent or smaller than {100 * threshold:.0f}%", evidence
+        want, other = ("slower", "faster") if expect_above else ("faster", "slower")
+        short = hi < edge if expect_above else lo > edge  # the whole interval falls short of the threshold
+        reached = ratio >= edge if expect_above else ratio <= edge
+        if v.kind == want:
+            if reached:
+                return "reproduced", said, evidence
+            if short:
+                return "not reproduced", f"{said}: the effect is smaller than {100 * threshold:.0f}%", evidence
+            return (
+                "inconclusive",
+                f"{said}: {want}, but whether by {100 * threshold:.0f}% or more lies within its interval",
+                evidence,
+            )
+        if v.kind == other:
+            return "not reproduced", f"{said}: the other way round", evidence
+        if v.kind == "equivalent" and v.margin is not None and v.margin <= threshold + 1e-9:
+            why = (
+                f"{said}: equivalent within +-{100 * v.margin:.1f}%, "
+                f"the effect is absent or smaller than {100 * threshold:.0f}%"
+            )
+            return "not reproduced", why, evidence
+        if short and v.kind == "unsettled":
+            return "not reproduced", f"{said}: the effect is smaller than {100 * threshold:.0f}%", evidence
         logs = [math.log(x / y) for y, x in pairs]
-        need = settle.needed(statistics.stdev(logs), n, settle.Rule(), max(threshold, abs(math.log(ratio))))
-        return "inconclusive", f"too noisy to read: {said}; about {need} interleaved repeats would settle it", evidence
+        need = v.needed or settle.needed(statistics.stdev(logs), len(pairs), rule, abs(math.log(ratio)))
+        return "inconclusive", f"too noisy to read: {said}; about {need} interleaved rounds would settle it", evidence
     ratio = statistics.median(a["times"]) / statistics.median(b["times"])
     noise = max(findings.spread(a["times"]), findings.spread(b["times"]))
     n = min(len(a["times"]), len(b["times"]))

@@ -108,7 +108,9 @@ def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
         )
     base = ctx.spec(app) if ctx.app else ctx.spec(app, app_args=runner.class_args(app, opts["cls"]))
     configs = study.plan(base, q, [p for p in opts["placements"].split(",") if p])
-    recs, planned = measure(ctx, configs, opts["repeat"], f"contention study of {app}")
+    recs, planned = measure(
+        ctx, configs, opts["repeat"], f"contention study of {app}", pairs=compared(configs, q, testable(ctx, q))
+    )
     rows = study.summarize([r for r in recs if r.get("status") in ("ok", "failed")])
     if not rows:
         return Outcome(f"Contention: {app}", [{"layout": "-", "placement": "-"}], recs=recs, code=3)
@@ -129,6 +131,50 @@ def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
     notes.append(memory_roof_note(ceilings.load(envinfo.machine()), q))
     code = exit_code(recs, planned)
     out = Outcome(title, rows, comparison, _findings(rows, q), recs, notes, {"median_of": "repeats"}, code)
+    return out
+
+
+def testable(ctx: Context, q: int) -> set[str]:
+    """Which comparisons this machine can test, as _findings will judge them (its packages and
+    whether more nodes are virtual ones of this machine), so that a budget settles only those."""
+    one_pkg = envinfo.packages() < 2
+    shared = one_pkg and not ctx.base.hostfile and ctx.base.launcher != "slurm"
+    out = set()
+    if q == 4 and not shared:
+        out |= {"four"}
+    if not one_pkg:
+        out |= {"chips"}
+    if q == 2 and not shared:
+        out |= {"nodes"} | ({"spread_nodes"} if not one_pkg else set())
+    return out
+
+
+def compared(configs: list[runner.RunSpec], q: int, tested: set[str] | None = None) -> list[tuple[int, int]]:
+    """The pairs of configurations (indices) whose times the findings compare: 1xq packed and
+    (q/2)x2 against qx1, 1xq packed against spread, 1xq spread against qx1; only those of the
+    comparisons TESTED names (testable(); None: all)."""
+
+    def at(layout: str, placement: str | None) -> int | None:
+        for k, spec in enumerate(configs):
+            nodes, per = spec.layout.nodes, spec.layout.ranks_per_node
+            if f"{nodes}x{per}" == layout and (placement is None or spec.placement == placement):
+                return k
+        return None
+
+    want = [
+        ("four", f"1x{q}", "packed", f"{q}x1", None),
+        ("four", f"{q // 2}x2", "packed", f"{q}x1", None),
+        ("nodes", f"1x{q}", "packed", f"{q}x1", None),
+        ("chips", f"1x{q}", "packed", f"1x{q}", "spread"),
+        ("spread_nodes", f"1x{q}", "spread", f"{q}x1", None),
+    ]
+    out = []
+    for what, la, pa, lb, pb in want:
+        if tested is not None and what not in tested:
+            continue
+        a, b = at(la, pa), at(lb, pb)
+        if a is not None and b is not None and a != b and (a, b) not in out:
+            out.append((a, b))
     return out
 
 

@@ -13,7 +13,16 @@ from pxq.analysis.findings import Comparison, Finding
 from pxq.core import plugins, registry
 from pxq.core.layout import parse_layout
 from pxq.experiments import runner
-from pxq.experiments.studykit import Context, Outcome, exit_code, group, layout_text, measure, one_machine
+from pxq.experiments.studykit import (
+    Context,
+    Outcome,
+    exit_code,
+    group,
+    judge_rows,
+    layout_text,
+    measure,
+    one_machine,
+)
 from pxq.machine import envinfo
 
 SECTION = "scalability"
@@ -53,7 +62,13 @@ def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
                         app_args=runner.class_args(app, opts["cls"]),
                     )
                 )
-    recs, planned = measure(ctx, configs, opts["repeat"], "scalability")
+    top_pairs = [  # packed against one rank per node at the largest count, per app: what the parts judge
+        (k, k + 1)
+        for k, spec in enumerate(configs[:-1])
+        if spec.layout == parse_layout(layout_of(top, "packed"))
+        and configs[k + 1].layout == parse_layout(layout_of(top, "spread"))
+    ]
+    recs, planned = measure(ctx, configs, opts["repeat"], "scalability", pairs=top_pairs if top >= 4 else None)
     groups = group(recs, lambda r: (r["app"], layout_text(r)))
     base_n = 2 if top >= 2 else 1
     rows = speedups(groups, apps, top, base_n)
@@ -98,6 +113,8 @@ def speedups(groups: dict[Any, dict[str, Any]], apps: list[str], top: int, base_
                         "median": g["median"],
                         "spread": g["spread"],
                         "speedup": speedup,
+                        "times": g["times"],
+                        "rounds": [list(r) if r else None for r in g.get("rounds", [])],
                         "efficiency": speedup / (n / base_n),
                         "base_ranks": base_n,
                         "runs": len(g["times"]),
@@ -151,6 +168,19 @@ def _judge(ref: str, name: str, packed: dict[str, Any], spread: dict[str, Any] |
     noise = max(packed["spread"], spread["spread"])
     here = f"one per node / packed = {gap:.2f}x (spread {100 * noise:.0f}%)"
     if name == "contention_bound":
+        if packed.get("times") and spread.get("times"):
+            both = [
+                {"times": g["times"], "rounds": [tuple(x) if x else None for x in g.get("rounds", [])]}
+                for g in (packed, spread)
+            ]
+            verdict, why, evidence = judge_rows(both[0], both[1], True, 0.05)
+            if evidence.get("paired"):
+                p = evidence["paired"]
+                here = (
+                    f"one per node / packed = {p['ratio']:.2f}x [{p['lo']:.2f}-{p['hi']:.2f}] "
+                    f"({p['rounds']} paired rounds)"
+                )
+            return findings.part(ref, here, verdict, why, flags=flags, evidence=evidence)
         verdict, why = findings.judge(gap, noise, min(packed["runs"], spread["runs"]), True, 0.05)
     else:
         return findings.held(ref, here, abs(gap - 1) <= max(0.1, noise / 2), "more than 10% apart", flags=flags)

@@ -21,6 +21,7 @@ from pxq.experiments.studykit import (
     cache_profile,
     exit_code,
     group,
+    judge_rows,
     layout_text,
     measure,
     one_machine,
@@ -98,9 +99,11 @@ def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
         for lay in lays
         for mode, tile in (("flat", None), ("tiled", opts["tile"]))
     ]
-    recs, planned = measure(ctx, configs, opts["repeat"], "tiling")
-    groups = group(recs, lambda r: (layout_text(r), r["variant"]["mode"]))
+    pairs = [(2 * k, 2 * k + 1) for k in range(len(lays))]  # each layout's tiled run against its untiled one
     paper = findings.section(SECTION)["time_reduction_percent"]
+    least = min(paper[paper_condition(lay)] for lay in lays) / 200  # half the paper's smallest cut
+    recs, planned = measure(ctx, configs, opts["repeat"], "tiling", pairs=pairs, threshold=least)
+    groups = group(recs, lambda r: (layout_text(r), r["variant"]["mode"]))
     rows, comparison, found = [], [], []
     for lay in lays:
         flat, tiled = groups.get((lay, "flat")), groups.get((lay, "tiled"))
@@ -121,6 +124,8 @@ def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
                 "paper_reduction": paper[cond] / 100,
                 "untiled_times": flat["times"],
                 "tiled_times": tiled["times"],
+                "untiled_rounds": [list(r) if r else None for r in flat["rounds"]],
+                "tiled_rounds": [list(r) if r else None for r in tiled["rounds"]],
                 "virtual": any(r["layout"].get("virtual_nodes") for r in recs if layout_text(r) == lay),
                 "one_machine": one_machine([r for r in recs if layout_text(r) == lay]),
                 "flags": flags,
@@ -218,20 +223,26 @@ def _parts(rows: list[dict[str, Any]], last_level: int, block: int, inside: bool
             why = r.get("one_machine") or "virtual nodes of one host share its chip and memory bus"
             out.append(findings.untestable(ref, why, here))
             continue
-        ratio = r["tiled"] / r["untiled"]
-        n = min(len(r["tiled_times"]), len(r["untiled_times"]))
-        verdict, why = findings.judge(ratio, r["spread"], n, False, paper[cond] / 200)
+        tiled = {"times": r["tiled_times"], "rounds": [tuple(x) if x else None for x in r.get("tiled_rounds", [])]}
+        flat = {"times": r["untiled_times"], "rounds": [tuple(x) if x else None for x in r.get("untiled_rounds", [])]}
+        verdict, why, evidence = judge_rows(tiled, flat, False, paper[cond] / 200)
+        n = evidence["repeats"]
+        paired = evidence.get("paired")
+        if paired:
+            cut, lo, hi = (100 * (1 - paired[k]) for k in ("ratio", "hi", "lo"))
+            here = f"{lay}: -{cut:.0f}% [{lo:.0f}-{hi:.0f}%] ({n} paired rounds)"
         if verdict == "reproduced":
-            why = f"at least half the paper's cut ({paper[cond] / 2:.0f}%)"
+            why = f"at least half the paper's cut ({paper[cond] / 2:.0f}%)" + (f"; {why}" if why else "")
         elif verdict == "not reproduced":
             why = (
+                f"{why + '; ' if why else ''}"
                 f"less than half the paper's cut ({paper[cond] / 2:.0f}%), with untiled blocks of "
                 f"{format_volume(block)} per rank, {block * int(lay.split('x')[1]) / max(1, last_level):.1f}x the "
                 f"measured last level ({format_volume(last_level)}) per node"
             )
         out.append(
             findings.part(
-                ref, here, verdict, why, flags=r.get("flags", []), evidence={"repeats": n, "spread": r["spread"]}
+                ref, here, verdict, why, flags=r.get("flags", []), evidence={**evidence, "spread": r["spread"]}
             )
         )
     return out
