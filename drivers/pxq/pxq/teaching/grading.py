@@ -33,8 +33,18 @@ def row(record: dict[str, Any]) -> dict[str, str]:
         "exit": str(record.get("exit", "")),
         "what the code does": record.get("code", "-"),
         "effect": effect,
-        "reason": reason.splitlines()[0] if reason else "",
+        "reason": whole_reason(reason),
     }
+
+
+REASON_CHARS = 4000  # a reason longer than this (a program's output quoted at length) is cut, and says so
+
+
+def whole_reason(reason: str) -> str:
+    """The whole reason on one line (its lines joined by " / ": a table cell holds no newline),
+    up to REASON_CHARS."""
+    text = " / ".join(line.strip() for line in (reason or "").splitlines() if line.strip())
+    return text if len(text) <= REASON_CHARS else text[:REASON_CHARS] + " ... (cut: the whole reason is in the JSON)"
 
 
 def as_csv(rows: list[dict[str, str]]) -> str:
