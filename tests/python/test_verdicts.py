@@ -201,7 +201,9 @@ def test_scalability_flags_one_rank_faster_than_two_and_rests_no_verdict_on_it()
     parts = {f.ref: f for f in scalability._parts(rows, 4, None)}
     assert parts["scalability/contention_bound/cg"].verdict == "inconclusive"
     assert "implausible" in parts["scalability/contention_bound/cg"].why
-    assert parts["scalability/contention_bound/is"].verdict == "cannot be tested here"
+    is_part = parts["scalability/contention_bound/is"]  # pxq has an IS proxy: its part says it left no run
+    assert is_part.verdict == "cannot be tested here" and "no proxy" not in is_part.why and "left no run" in is_part.why
+    assert "no proxy" in parts["scalability/ideal/lu"].why
 
 
 def test_nodes_of_one_machine_stand_for_no_real_node_s_chip():
