@@ -420,6 +420,8 @@ def check_allocation_study(before: dict) -> None:
         part = next(f for f in study[0]["findings"] if f["ref"] == "allocation/cg/time")
         if part["verdict"] == "cannot be tested here" or "cluster 'net" not in part["here"]:
             fail(f"study allocation on a cluster left the time part {part}")
+        if os.cpu_count() < 4 and (part["verdict"] != "inconclusive" or "shared this machine" not in part["why"]):
+            fail(f"study allocation: 4 ranks on {os.cpu_count()} cores judged a time claim: {part}")
         print(f"ok: study allocation on cluster: cg {part['here']}: {part['verdict']}")
 
 

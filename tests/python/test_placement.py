@@ -242,6 +242,27 @@ def test_allocation_times_on_a_cluster_are_judged_and_say_where_they_ran():
     # Block slower than cyclic by more than the noise: CG's claim does not hold.
     flipped = {"block": by["cyclic"], "cyclic": by["block"]}
     assert allocation.time_findings("cg", flipped, None, where)[0].verdict == "not reproduced"
+    # More ranks than cores: the times are shown, and no time claim rests on them.
+    crowded = allocation.time_findings("cg", by, None, where, "4 ranks shared this machine's 2 cores")
+    assert [(p.verdict, p.why) for p in crowded] == [("inconclusive", "4 ranks shared this machine's 2 cores")]
+    assert crowded[0].here.startswith("block / cyclic time = 0.33x")
+
+
+def test_allocation_times_in_rounds_are_judged_paired():
+    """A drift between rounds hides CG's cut from the medians' spread; paired by round it shows."""
+    drift = [1.0, 2.0, 1.2, 2.6, 1.1, 1.9]
+    by = {
+        a: {
+            "times": [d * f for d in drift],
+            "rounds": [("s", k, f"{a}{k}") for k in range(len(drift))],
+            "median_s": sorted(d * f for d in drift)[3],
+            "comm_median_s": 0.1,
+            "spread": 1.5,
+        }
+        for a, f in (("block", 0.7), ("cyclic", 1.0))
+    }
+    (cg,) = allocation.time_findings("cg", by, None, "")
+    assert cg.verdict == "reproduced" and "paired over" in cg.why
 
 
 def test_allocation_times_off_a_cluster_stay_untestable_where_they_mean_little():

@@ -78,26 +78,34 @@ def _timed(ctx: Context, opts: dict[str, Any], nodes: int, apps: list[str], out:
     ran, planned = measure(ctx, configs, opts["repeat"], f"block and cyclic timed at {layout}")
     out.recs += ran
     where = allocation.where_timed(ran, envinfo.cores())
+    crowded = (
+        f"{layout.ranks} ranks shared this machine's {envinfo.cores()} cores: their times mix core sharing into "
+        "what the allocation changes, so no time claim is judged (real nodes, or a cluster with a core per rank)"
+        if layout.ranks > envinfo.cores()
+        else None
+    )
     why_not = allocation.why_untimed(ran, layout.ranks, envinfo.cores(), False)
     for app in apps:
         groups = group([r for r in ran if r.get("app") == app], lambda r: r["layout"].get("alloc", "block"))
         by = {}
         for alloc in ("block", "cyclic"):
-            g = groups.get(alloc) or {"times": [], "median": None, "comm_median": None, "spread": 0.0}
+            g = groups.get(alloc) or {"times": [], "rounds": [], "median": None, "comm_median": None, "spread": 0.0}
             by[alloc] = {
                 "times": g["times"],
+                "rounds": g["rounds"],
                 "median_s": g["median"],
                 "comm_median_s": g["comm_median"],
                 "spread": g["spread"],
             }
-            out.rows.append({"app": app, "timed": alloc, "layout": str(layout), **by[alloc]})
+            row = {k: v for k, v in by[alloc].items() if k != "rounds"}
+            out.rows.append({"app": app, "timed": alloc, "layout": str(layout), **row})
         if by["block"]["median_s"] and by["cyclic"]["median_s"]:
             ratio = by["block"]["median_s"] / by["cyclic"]["median_s"]
             spread = max(by["block"]["spread"], by["cyclic"]["spread"])
             out.comparison.append(
                 Comparison(f"{app}: time at {layout}, block / cyclic", "", f"{ratio:.2f}x", f"spread {spread:.0%}")
             )
-        timed = allocation.time_findings(app, by, why_not, where)
+        timed = allocation.time_findings(app, by, why_not, where, crowded)
         refs = {f.ref for f in timed}
         out.found = [f for f in out.found if f.ref not in refs] + timed
     out.title += f"; timed at {layout} on the cluster"
