@@ -136,3 +136,50 @@ def test_what_the_budget_did_is_noted_for_the_record(monkeypatch: Any, tmp_path:
     (note,) = ctx.said
     assert "more round(s) after the 4 planned" in note and "the budget was spent" in note
     assert planned == len(recs) < 3 * 20
+
+
+def _allreduce_row(samples: list[float], load: float | None) -> dict[str, Any]:
+    from pxq.studies import variability
+
+    return {
+        "condition": "quiet",
+        "load_before": load,
+        "tail_share": variability.tail_share_of(samples),
+        "clusters": variability.clusters_of(samples),
+        "samples_us": samples,
+    }
+
+
+def test_the_allreduce_verdicts_hold_on_each_half_of_the_calls_or_say_they_would_flip() -> None:
+    from pxq.studies import variability
+
+    two_levels = [100.0] * 900 + [400.0] * 100
+    steady = [two_levels[k % 1000] for k in range(2000)]  # both levels in both halves
+    parts = {f.ref.rsplit("/", 1)[-1]: f for f in variability._parts([_allreduce_row(steady, 0.05)])}
+    assert parts["levels"].verdict == "reproduced"
+    # The second level only in the first half: two levels over the whole run, one in a half.
+    moved = [100.0] * 900 + [400.0] * 100 + [100.0] * 1000
+    parts = {f.ref.rsplit("/", 1)[-1]: f for f in variability._parts([_allreduce_row(moved, 0.05)])}
+    assert parts["levels"].verdict == "inconclusive" and "halves of the calls show 2 and 1" in parts["levels"].why
+    # A busy host: nothing judged, the load said.
+    parts = {f.ref.rsplit("/", 1)[-1]: f for f in variability._parts([_allreduce_row(steady, 0.9)])}
+    assert {p.verdict for k, p in parts.items() if k in ("tail", "levels")} == {"inconclusive"}
+    assert "90% busy" in parts["levels"].why
+
+
+def test_the_host_s_busy_share_is_read_from_its_cpu_counters(tmp_path: Path, monkeypatch: Any) -> None:
+    from pxq.studies import variability
+
+    stat = tmp_path / "stat"
+    lines = iter(["cpu 100 0 100 800 0 0 0 0\n", "cpu 175 0 100 825 0 0 0 0\n"])  # 75 of 100 jiffies busy
+
+    def sleep(_s: float) -> None:
+        stat.write_text(next(lines))
+
+    sleep(0)
+    monkeypatch.setattr(variability.time, "sleep", sleep)
+    assert variability.host_busy(1.0, stat) == 0.75
+    stat.write_text("garbage\n")
+    monkeypatch.setattr(variability.time, "sleep", lambda s: None)
+    assert variability.host_busy(1.0, stat) is None
+    assert variability.host_busy(1.0, tmp_path / "missing") is None

@@ -5,6 +5,9 @@ call times, beside the published Opteron figures (median 363 us, slowest 5% = 93
 from __future__ import annotations
 
 import argparse
+import math
+import statistics
+import time
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +27,35 @@ def add(p: argparse.ArgumentParser) -> None:
     p.add_argument("--calls", type=int, help="timed calls (default 2000, the paper's)")
     p.add_argument("--size", help="bytes per rank (default 16K, the paper's)")
     p.add_argument("--noise", choices=probe.NOISE_MODES, help="the background load (default memory)")
+
+
+LOADED = 0.25  # the cores busier than this share in the second before a run: the host is not quiet
+GAP = 1.5  # the probe's cluster gap ratio (pxq-probe-collective --cluster-gap)
+
+
+def _cpu_times(stat: Path) -> tuple[int, int] | None:
+    """(busy, total) jiffies of all cores from /proc/stat's first line."""
+    try:
+        with stat.open(encoding="ascii") as f:
+            fields = f.readline(4096).split()
+        values = [int(v) for v in fields[1:9]]
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    if fields[:1] != ["cpu"] or len(values) < 5:
+        return None
+    idle = values[3] + values[4]  # idle and waiting for I/O
+    return sum(values) - idle, sum(values)
+
+
+def host_busy(seconds: float = 1.0, stat: Path = Path("/proc/stat")) -> float | None:
+    """The share of the host's cores busy over SECONDS (every process's, while pxq waits): the
+    load a "quiet" run would have beside it; None where the system does not say."""
+    a = _cpu_times(stat)
+    time.sleep(seconds)
+    b = _cpu_times(stat)
+    if a is None or b is None or b[1] <= a[1]:
+        return None
+    return max(0.0, min(1.0, (b[0] - a[0]) / (b[1] - a[1])))
 
 
 def _probe(ctx: Context, opts: dict[str, Any], noise: str | None) -> dict[str, Any] | None:
@@ -47,10 +79,11 @@ def _probe(ctx: Context, opts: dict[str, Any], noise: str | None) -> dict[str, A
     return appended(ctx.results, before, "probe-collective")
 
 
-def _row(rec: dict[str, Any], label: str) -> dict[str, Any]:
+def _row(rec: dict[str, Any], label: str, load: float | None = None) -> dict[str, Any]:
     st = rec["stats"]
     return {
         "condition": label,
+        "load_before": load,
         "median_us": 1e6 * st["median"],
         "p95_us": 1e6 * st["p95"],
         "max_us": 1e6 * st["max"],
@@ -62,12 +95,12 @@ def _row(rec: dict[str, Any], label: str) -> dict[str, Any]:
 
 def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
     paper = findings.section(SECTION)
-    got = [
-        (label, _probe(ctx, opts, noise))
-        for label, noise in (("quiet", None), (f"{opts['noise']} load", opts["noise"]))
-    ]
-    recs = [r for _, r in got if r is not None]
-    rows = [_row(r, label) for label, r in got if r is not None]
+    got = []
+    for label, noise in (("quiet", None), (f"{opts['noise']} load", opts["noise"])):
+        load = host_busy()  # before the probe: its own ranks are not yet running
+        got.append((label, _probe(ctx, opts, noise), load))
+    recs = [r for _, r, _ in got if r is not None]
+    rows = [_row(r, label, load) for label, r, load in got if r is not None]
     comparison = [
         Comparison(
             "calls x bytes per rank",
@@ -86,6 +119,11 @@ def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
             ),
             Comparison(f"{r['condition']}: clusters", "distinct levels", str(len(r["clusters"]))),
         ]
+    for r in rows:
+        if r["load_before"] is not None:
+            comparison.append(
+                Comparison(f"{r['condition']}: cores busy the second before", "-", f"{100 * r['load_before']:.0f}%")
+            )
     found = _parts(rows)
     title = f"Variability: {opts['calls']} back-to-back allreduce calls of {opts['size']}, quiet and beside a load"
     return Outcome(
@@ -111,24 +149,82 @@ def distinct_levels(clusters: list[list[float]], calls: int) -> list[list[float]
     return out
 
 
+def clusters_of(samples: list[float], gap: float = GAP) -> list[list[float]]:
+    """[centre, count] of the call times split where a call takes over GAP times the one before
+    (sorted): the probe's own clustering, for a part of its samples."""
+    values = sorted(v for v in samples if v > 0)
+    out: list[list[float]] = []
+    start = 0
+    for i in range(1, len(values) + 1):
+        if i == len(values) or values[i] > gap * values[i - 1]:
+            out.append([statistics.median(values[start:i]), float(i - start)])
+            start = i
+    return out
+
+
+def tail_share_of(samples: list[float], fraction: float = 0.05) -> float:
+    values = sorted(samples)
+    k = max(1, math.ceil(fraction * len(values)))
+    total = sum(values)
+    return sum(values[-k:]) / total if total > 0 else 0.0
+
+
+def halves(samples: list[float]) -> tuple[list[float], list[float]]:
+    """The first and the second half of the calls, in the order they ran."""
+    return samples[: len(samples) // 2], samples[len(samples) // 2 :]
+
+
 def _parts(rows: list[dict[str, Any]]) -> list[Finding]:
     """The tail and the levels from the quiet run (the paper injected no load); the loaded run
-    is pxq's own check; the link-load cause needs links pxq can load."""
+    is pxq's own check; the link-load cause needs links pxq can load.
+
+    A verdict must hold on each half of the calls as on the whole, or it is inconclusive (it
+    would flip within the run's own variation); and the "quiet" run is quiet only when the
+    host's cores were at most LOADED busy in the second before it, else both parts are
+    inconclusive and say the load."""
     quiet = next((r for r in rows if r["condition"] == "quiet"), None)
     out = []
     if quiet is None:
         out.append(findings.untestable(f"{SECTION}/tail/tail", "the quiet run failed"))
         out.append(findings.untestable(f"{SECTION}/levels/levels", "the quiet run failed"))
     else:
-        share = f"quiet: the slowest 5% take {100 * quiet['tail_share']:.0f}% of the time"
-        why = "the slowest 5% take less than half of the time"
-        out.append(findings.held(f"{SECTION}/tail/tail", share, quiet["tail_share"] >= 0.5, why))
-        levels = distinct_levels(quiet["clusters"], len(quiet["samples_us"]))
-        text = ", ".join(f"{c[0]:.0f} us ({c[1]:.0f} calls)" for c in levels)
-        why = "one level of call times (clusters of 0.5% of the calls or more, 1.5x apart)"
-        out.append(
-            findings.held(f"{SECTION}/levels/levels", f"quiet: {len(levels)} level(s): {text}", len(levels) >= 2, why)
+        load = quiet.get("load_before")
+        loaded = (
+            f"the host was not quiet: its cores were {100 * load:.0f}% busy in the second before the run"
+            if load is not None and load > LOADED
+            else None
         )
+        samples = quiet["samples_us"]
+        share = f"quiet: the slowest 5% take {100 * quiet['tail_share']:.0f}% of the time"
+        parts_share = [tail_share_of(h) for h in halves(samples)]
+        ok = quiet["tail_share"] >= 0.5
+        if loaded:
+            out.append(findings.part(f"{SECTION}/tail/tail", share, "inconclusive", loaded))
+        elif len(samples) >= 2 and any((x >= 0.5) != ok for x in parts_share):
+            why = (
+                f"the halves of the calls disagree ({100 * parts_share[0]:.0f}% and {100 * parts_share[1]:.0f}%): "
+                "the verdict would flip within the run's own variation"
+            )
+            out.append(findings.part(f"{SECTION}/tail/tail", share, "inconclusive", why))
+        else:
+            why = "the slowest 5% take less than half of the time"
+            out.append(findings.held(f"{SECTION}/tail/tail", share, ok, why))
+        levels = distinct_levels(quiet["clusters"], len(samples))
+        text = ", ".join(f"{c[0]:.0f} us ({c[1]:.0f} calls)" for c in levels)
+        here = f"quiet: {len(levels)} level(s): {text}"
+        per_half = [len(distinct_levels(clusters_of(h), len(h))) for h in halves(samples)]
+        two = len(levels) >= 2
+        if loaded:
+            out.append(findings.part(f"{SECTION}/levels/levels", here, "inconclusive", loaded))
+        elif len(samples) >= 2 and any((n >= 2) != two for n in per_half):
+            why = (
+                f"the halves of the calls show {per_half[0]} and {per_half[1]} level(s): "
+                "the verdict would flip within the run's own variation"
+            )
+            out.append(findings.part(f"{SECTION}/levels/levels", here, "inconclusive", why))
+        else:
+            why = "one level of call times (clusters of 0.5% of the calls or more, 1.5x apart)"
+            out.append(findings.held(f"{SECTION}/levels/levels", here, two, why))
     for r in rows:
         if r["condition"] != "quiet":
             heavy = r["tail_share"] >= 0.5
