@@ -12,6 +12,7 @@ from typing import Any
 
 from rich.console import Console
 
+from pxq.analysis import paired
 from pxq.core.layout import parse_layout
 from pxq.experiments import runner, studykit
 
@@ -36,21 +37,21 @@ def test_identical_configurations_are_rarely_reproduced_at_any_number_of_rounds(
         for n in (5, 7, 12, 20):
             for _ in range(60):
                 a, b = _noisy_pair(rng, n, 1.0, spread)
-                false += studykit.judge_rows(a, b, True, 0.05)[0] == "reproduced"
+                false += paired.judge_rows(a, b, True, 0.05)[0] == "reproduced"
                 trials += 1
     assert false / trials <= 0.05, f"{false} of {trials} identical pairs reproduced"
-    hits = sum(studykit.judge_rows(*_noisy_pair(rng, 7, 1.3, 0.05), True, 0.05)[0] == "reproduced" for _ in range(100))
+    hits = sum(paired.judge_rows(*_noisy_pair(rng, 7, 1.3, 0.05), True, 0.05)[0] == "reproduced" for _ in range(100))
     assert hits >= 80
 
 
 def test_a_verdict_says_how_many_rounds_it_rests_on_and_what_would_settle_it() -> None:
     rng = random.Random(3)
     a, b = _noisy_pair(rng, 5, 1.06, 0.2)
-    verdict, why, ev = studykit.judge_rows(a, b, True, 0.05)
+    verdict, why, ev = paired.judge_rows(a, b, True, 0.05)
     assert verdict == "inconclusive" and "interleaved rounds would settle it" in why
     assert ev["paired"]["of"] == 5 and ev["paired"]["settled"] == "unsettled"
     same = _group([1.0, 1.001, 0.999, 1.0, 1.0005, 0.9995], "a"), _group([1.0] * 6, "b")
-    verdict, why, ev = studykit.judge_rows(*same, True, 0.05)
+    verdict, why, ev = paired.judge_rows(*same, True, 0.05)
     assert verdict == "not reproduced" and "equivalent within" in why and ev["paired"]["margin"] <= 0.05
 
 

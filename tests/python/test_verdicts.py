@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from pxq.analysis import findings, plausible
+from pxq.analysis import findings, paired, plausible
 from pxq.experiments import study, studykit
 from pxq.experiments.studykit import registry
 from pxq.machine import caches
@@ -341,13 +341,13 @@ def test_a_studys_time_part_is_judged_on_its_paired_rounds_when_it_has_them():
         return {"times": times, "rounds": [("s", k, f"{name}{k}") for k in range(len(times))]}
 
     slower, base = group(1.2, "a"), group(1.0, "b")
-    verdict, why, ev = studykit.judge_rows(slower, base, True, 0.05)
+    verdict, why, ev = paired.judge_rows(slower, base, True, 0.05)
     assert verdict == "reproduced" and "rounds of one sweep" in why and 1.1 < ev["paired"]["lo"] < 1.2
     assert ev["paired"]["of"] == 7 and ev["paired"]["settled"] == "slower" and 4 <= ev["paired"]["rounds"] <= 7
-    assert studykit.judge_rows({**slower, "rounds": []}, base, True, 0.05)[0] == "inconclusive"  # spread rule
+    assert paired.judge_rows({**slower, "rounds": []}, base, True, 0.05)[0] == "inconclusive"  # spread rule
     small = group(1.02, "a")
-    verdict, why, _ = studykit.judge_rows(small, base, True, 0.05)
+    verdict, why, _ = paired.judge_rows(small, base, True, 0.05)
     assert verdict == "not reproduced" and "smaller than 5%" in why
     faster = group(0.8, "a")
-    assert studykit.judge_rows(faster, base, True, 0.05)[0] == "not reproduced"
-    assert studykit.judge_rows(faster, base, False, 0.05)[0] == "reproduced"
+    assert paired.judge_rows(faster, base, True, 0.05)[0] == "not reproduced"
+    assert paired.judge_rows(faster, base, False, 0.05)[0] == "reproduced"

@@ -8,6 +8,7 @@ from typing import Any
 
 from pxq.analysis import findings, msgdist
 from pxq.analysis.findings import Finding
+from pxq.analysis.paired import judge_rows
 from pxq.core.errors import InputError
 from pxq.core.layout import format_volume
 
@@ -112,8 +113,6 @@ def time_findings(
 
 
 def _time_verdict(blk: dict[str, Any], cyc: dict[str, Any], noise: float, n: int, ratio: float) -> tuple[str, str]:
-    from pxq.experiments.studykit import judge_rows  # the studies' kit judges paired rounds
-
     if blk.get("rounds") and cyc.get("rounds"):
         verdict, why, _ = judge_rows(blk, cyc, False, 0.085)
         return verdict, why

@@ -11,10 +11,11 @@ from typing import Any
 
 from pxq.analysis import findings
 from pxq.analysis.findings import Comparison, Finding
+from pxq.analysis.paired import judge_rows
 from pxq.core import plugins
 from pxq.core.errors import InputError
 from pxq.experiments import runner, study
-from pxq.experiments.studykit import Context, Outcome, exit_code, judge_rows, measure
+from pxq.experiments.studykit import Context, Outcome, exit_code, measure
 from pxq.machine import ceilings, envinfo
 
 SECTION = "contention"

@@ -10,6 +10,7 @@ from typing import Any
 from pxq import figures
 from pxq.analysis import findings, plausible
 from pxq.analysis.findings import Comparison, Finding
+from pxq.analysis.paired import judge_rows
 from pxq.core import plugins, registry
 from pxq.core.layout import parse_layout
 from pxq.experiments import runner
@@ -18,7 +19,6 @@ from pxq.experiments.studykit import (
     Outcome,
     exit_code,
     group,
-    judge_rows,
     layout_text,
     measure,
     one_machine,

@@ -12,6 +12,7 @@ from typing import Any
 from pxq import figures
 from pxq.analysis import findings, plausible, roofline
 from pxq.analysis.findings import Comparison, Finding
+from pxq.analysis.paired import judge_rows
 from pxq.core import plugins
 from pxq.core.errors import InputError
 from pxq.core.layout import format_bytes, format_volume, parse_bytes, parse_layout, parse_tile
@@ -21,7 +22,6 @@ from pxq.experiments.studykit import (
     cache_profile,
     exit_code,
     group,
-    judge_rows,
     layout_text,
     measure,
     one_machine,
