@@ -328,3 +328,28 @@ def base64_of(path: Path) -> str:
     import base64
 
     return base64.b64encode(path.read_bytes()).decode()
+
+
+def test_a_resumed_reproduce_runs_again_the_studies_that_did_not_finish(tmp_path, monkeypatch):
+    """progress.json keeps a study that errored or whose runs failed; a resume runs it again
+    and keeps the finished ones."""
+    from rich.console import Console
+
+    from pxq import cli
+
+    folder, state = folder_from_stored(tmp_path)
+    state["done"]["tiling"] = {"code": 3, "seconds": 1.0, "verdicts": [], "record": "records/tiling.jsonl"}
+    state["done"]["channels"] = {"code": 2, "error": "the probe was refused", "seconds": 1.0}
+    reproduce.save_progress(folder, state)
+    ran = []
+    monkeypatch.setattr(
+        reproduce, "run_one", lambda mod, *a, **k: ran.append(mod.name) or {"code": 0, "verdicts": [], "seconds": 0.0}
+    )
+    monkeypatch.setattr(reproduce, "write_report", lambda *a, **k: (folder / "report.md", folder / "report.html"))
+    args = cli.parser().parse_args(["reproduce", "--only", "channels,tiling,stride", "--out", str(folder)])
+    args.budget = 0.0
+    console = Console(record=True, width=200)
+    assert reproduce.reproduce(console, folder, True, args.only, args) == 0
+    assert sorted(ran) == ["channels", "tiling"]  # stride had finished
+    assert "retrying 2 study(ies) that did not finish before: channels, tiling" in console.export_text()
+    assert reproduce.finished({"code": 0}) and not reproduce.finished({"code": 1}) and not reproduce.finished(None)

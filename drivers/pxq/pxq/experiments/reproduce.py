@@ -140,6 +140,12 @@ def check_folder(folder: Path) -> None:
         raise InputError(f"--out {folder}: cannot write there ({e.strerror}): give another --out folder") from None
 
 
+def finished(entry: dict[str, Any] | None) -> bool:
+    """Whether a study's progress entry is a finished study that a resume keeps: it ran to its
+    record with exit 0. One that errored, or whose runs failed, is run again."""
+    return isinstance(entry, dict) and entry.get("code") == records.EXIT_OK and "error" not in entry
+
+
 def reproduce(console: Console, folder: Path, quick: bool, only: str | None, args: Any) -> int:
     mods = select(only)
     mode = "quick" if quick else "full"
@@ -147,9 +153,12 @@ def reproduce(console: Console, folder: Path, quick: bool, only: str | None, arg
     for sub in ("records", "logs", "figures"):
         (folder / sub).mkdir(parents=True, exist_ok=True)
     state = load_progress(folder, mode)
-    todo = [m for m in mods if m.name not in state["done"]]
+    todo = [m for m in mods if not finished(state["done"].get(m.name))]
+    again = [m.name for m in todo if m.name in state["done"]]
     if len(todo) < len(mods):
         console.print(f"resuming {folder}: {len(mods) - len(todo)} of {len(mods)} studies already done")
+    if again:
+        console.print(f"retrying {len(again)} study(ies) that did not finish before: {', '.join(again)}")
     base = launch_spec(args, folder / "records" / "x.jsonl")  # each study sets its own results
     # The progress bar writes to the terminal through its own copy of standard output, which
     # each study's redirection (output_to) leaves alone.
