@@ -148,6 +148,9 @@ def test_message_shares_leave_self_apart_and_are_judged_against_the_table():
         ("message_distribution/is/messages", "reproduced"),
         ("message_distribution/is/bytes", "reproduced"),
     ]
+    at_s = msgshare._app_finding("is", pxq_is, paper, "S")  # the class is named, and the paper's beside it
+    assert all("at class S (paper" in f.here and "class B)" in f.here and "paper's is B" in f.why for f in at_s)
+    assert "paper's is" not in msgshare._app_finding("is", pxq_is, paper, "B")[1].why
 
 
 def test_allocation_verdicts_follow_the_papers_claims():

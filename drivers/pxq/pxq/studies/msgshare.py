@@ -45,9 +45,13 @@ def _text(v: list[float]) -> str:
     return " / ".join(f"{x:.0f}" for x in v)
 
 
-def _app_finding(app: str, here: dict[str, Any], paper: dict[str, Any]) -> list[Finding]:
+PAPER_CLASS = "B"  # the class of the paper's rows
+
+
+def _app_finding(app: str, here: dict[str, Any], paper: dict[str, Any], cls: str | None = None) -> list[Finding]:
     """The messages and bytes parts of the paper's row for the app (a check where the paper
-    has no row for it)."""
+    has no row for it). CLS, the class the profile ran at, is named beside the shares; at
+    another class than the paper's the reason says so (shares can change with the size)."""
     key = app.upper()
     if key not in paper["messages_percent"] or f"{SECTION}/{app}" not in {e.ref for e in findings.distinct()}:
         return [
@@ -65,7 +69,10 @@ def _app_finding(app: str, here: dict[str, Any], paper: dict[str, Any]) -> list[
     ):
         gap = max(abs(a - b) for a, b in zip(mine, theirs))
         why = f"largest gap {gap:.0f} points"
-        here = f"{_text(mine)} (paper {_text(theirs)})"
+        at = f" at class {cls}" if cls else ""
+        here = f"{_text(mine)}{at} (paper {_text(theirs)}, class {PAPER_CLASS})"
+        if cls and cls != PAPER_CLASS:
+            why += f"; measured at class {cls}, the paper's is {PAPER_CLASS} (--full, or --class {PAPER_CLASS})"
         out.append(findings.held(f"{SECTION}/{app}/{part}", here, gap <= CLOSE, f"{why} (> {CLOSE:.0f})", why))
     return out
 
@@ -110,7 +117,8 @@ def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
     even_d = msgdist.even_distribution(msgdist.place(model, model.slots, "block"))
     even = [round(100 * even_d[c], 1) for c in CH]
     comparison = [Comparison("even distribution", _text(paper["even_distribution_percent"]), _text(even), str(model))]
-    found = [f for r in rows for f in _app_finding(r["app"], r, paper)]
+    cls = None if opts.get("profiles") else opts["cls"]
+    found = [f for r in rows for f in _app_finding(r["app"], r, paper, cls)]
     found += _summary(rows, even)
     for r in rows:
         if r["self_bytes_percent"]:
