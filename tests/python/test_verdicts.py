@@ -63,6 +63,17 @@ def test_the_audits_conditions_are_there_with_the_right_marks():
     assert {p["id"] for p in ft.parts} == {"time", "network_time", "bytes"}
 
 
+def test_pxqs_own_readings_are_marked_with_the_papers_words_beside_them():
+    """The ring's passes, the stride axis and the cause given for MG's result are pxq's, not the
+    papers': marked as assumptions, the paper's words quoted, and said in the studies' notes."""
+    tiling = findings.readings(["tiling"])
+    assert any("8 read-modify-write passes" in r and 'the paper: "each process owns 64 MB' in r for r in tiling)
+    assert any("2^14 = 16 KiB" in r and "2^13-2^14" in r for r in findings.readings(["memory_stride"]))
+    mg = next(f for f in findings.section("allocation")["findings"] if f["text"].startswith("MG slower"))
+    assert "power-of-two" not in mg["text"]
+    assert any("power-of-two" in r and r.startswith("pxq's assumption") for r in findings.readings(["allocation"]))
+
+
 def test_refs_are_unique_and_every_finding_has_parts():
     refs = [e.ref for e in findings.catalogue()]
     assert len(refs) == len(set(refs))

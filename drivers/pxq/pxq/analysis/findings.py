@@ -60,6 +60,18 @@ def section(key: str) -> dict[str, Any]:
     return published()[key]
 
 
+def readings(keys: tuple[str, ...] | list[str]) -> list[str]:
+    """pxq's own readings in these sections' conditions (assumptions and corrections), each with
+    the paper's words beside it where the catalogue quotes them, and why."""
+    out = []
+    for key in keys:
+        for c in published().get(key, {}).get("conditions", []):
+            if c.get("mark") in ("assumption", "correction"):
+                paper = f' (the paper: "{c["paper"]}")' if c.get("paper") else ""
+                out.append(f"pxq's {c['mark']}: {c['text']}{paper}; why: {c.get('why', '')}")
+    return out
+
+
 SHORT = {
     "chai2007": "Chai, Gao and Panda, CCGrid 2007",
     "narayanaswamy2008": "Narayanaswamy, Balaji and Feng, 2008",

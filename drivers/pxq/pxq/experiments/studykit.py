@@ -123,7 +123,7 @@ def finish(ctx: Context, name: str, app: str, out: Outcome) -> tuple[int, dict, 
             f"ran on cluster '{c['name']}' of this machine: {c['nodes']} nodes, link {c['link']['name']}; "
             f"not emulated: {'; '.join(c['not_emulated'])}"
         )
-    out.notes += [n for n in ctx.said if n not in out.notes]
+    out.notes += [n for n in ctx.said + findings.readings(mod.sections) if n not in out.notes]
     findings.print_comparison(ctx.console, out.title, out.comparison, out.found, findings.source(mod.section))
     for note in out.notes:
         ctx.console.print(f"note: {note}")
