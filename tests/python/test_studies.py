@@ -185,6 +185,10 @@ def test_stride_ratio_is_read_on_the_largest_array():
         {"stride": 256, "bytes": 1 << 26, "ratio": 2.1, "ns": 3.0, "flags": []},
     ]
     assert stride.by_stride(rec, 1)[0]["flags"]  # one run: no spread to read a ratio against
+    assert stride.by_stride(rec, 3, copies=2)[1]["flags"] == []  # 2.1x with 2 copies: what a shared bus costs
+    rec["points"][1]["contention"] = 6.2  # 6.2x with 2 copies: more than sharing a bus can cost
+    (flag,) = stride.by_stride(rec, 3, copies=2)[1]["flags"]
+    assert "6.20x with 2 copies" in flag
 
 
 def folder_from_stored(tmp_path: Path) -> tuple[Path, dict]:

@@ -13,6 +13,7 @@ from pxq.analysis.findings import spread
 
 SPEEDUP_SLACK = 0.15  # a speedup may beat the ratio of cores by this much (caches add up) before it is flagged
 CONTENTION_FLOOR = 0.8  # sharing a resource cannot make a copy this much faster than alone
+CONTENTION_SLACK = 0.25  # c copies sharing a bus may each take c times as long, and this much more
 BANDWIDTH_SLACK = 0.10  # above the measured peak by more than this
 EFFICIENCY_SLACK = 0.05
 
@@ -28,10 +29,17 @@ def speedup(label: str, value: float, cores_ratio: float) -> str | None:
     return None
 
 
-def contention(label: str, ratio: float) -> str | None:
-    """Time together over time alone far below 1: a shared resource does not speed a copy up."""
+def contention(label: str, ratio: float, copies: int | None = None) -> str | None:
+    """Time together over time alone far below 1: a shared resource does not speed a copy up;
+    or (with COPIES, on data beyond the caches) far above the number of copies: c copies sharing
+    a memory bus each get at least a c-th of it, so none takes much more than c times as long."""
     if ratio < CONTENTION_FLOOR:
         return f"{label}: {ratio:.2f}x; copies sharing a machine cannot run much faster than one alone"
+    if copies and ratio > copies * (1 + CONTENTION_SLACK):
+        return (
+            f"{label}: {ratio:.2f}x with {copies} copies; sharing a memory bus among {copies} costs each at most "
+            f"about {copies}x, so something else (another load, the timer) slowed the copies"
+        )
     return None
 
 

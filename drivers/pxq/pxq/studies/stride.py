@@ -43,15 +43,17 @@ def choose_max(given: str, last_level: int, copies: int, memory: int) -> tuple[s
     return format_bytes(ws.bytes), ws.why
 
 
-def by_stride(rec: dict[str, Any], repeats: int = 1) -> list[dict[str, Any]]:
-    """Per stride, the contention ratio (time together / time alone) on the largest array,
-    flagged where it is implausible."""
+def by_stride(rec: dict[str, Any], repeats: int = 1, copies: int | None = None) -> list[dict[str, Any]]:
+    """Per stride, the contention ratio (time together / time alone) on the largest array (beyond
+    the caches), flagged where it is implausible: below 1, or above what COPIES sharing the bus
+    can cost."""
     out = []
     for stride in sorted({p["stride"] for p in rec["points"]}):
         pts = [p for p in rec["points"] if p["stride"] == stride]
         top = max(pts, key=lambda p: p["bytes"])
         label = f"stride {stride} B"
-        flags = [f for f in (plausible.contention(label, top["contention"]), plausible.single(label, repeats)) if f]
+        guards = (plausible.contention(label, top["contention"], copies), plausible.single(label, repeats))
+        flags = [f for f in guards if f]
         out.append(
             {"stride": stride, "bytes": top["bytes"], "ratio": top["contention"], "ns": top["ns"], "flags": flags}
         )
@@ -87,7 +89,7 @@ def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
     rec = appended(ctx.results, before, "probe-stride")
     if rec is None:
         return Outcome("Stride", [{"stride": 0}], code=code or records.EXIT_RUN_FAILED)
-    rows = by_stride(rec, opts["repeat"])
+    rows = by_stride(rec, opts["repeat"], copies)
     o0 = _unoptimised(ctx, opts)
     comparison = [
         Comparison(
