@@ -98,6 +98,11 @@ def _show(console: Console, c: cluster.Cluster) -> None:
     t.add_column("what")
     t.add_column("value")
     t.add_row("nodes", ", ".join(f"{c.host(i)} ({a})" for i, a in enumerate(c.addresses)))
+    if c.owner:
+        mine = c.owner == cluster.owner_here()
+        t.add_row(
+            "brought up by", c.owner + ("" if mine else f": runs of others use it only with PXQ_CLUSTER={c.name}")
+        )
     t.add_row("link", f"{link.text()}, MTU {c.mtu}: {link.source}")
     t.add_row("each node has", "a network namespace, a host name, its own /tmp and /dev/shm, one shaped link")
     t.add_row("cores", _cores_text(c))

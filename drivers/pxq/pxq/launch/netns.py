@@ -2,8 +2,9 @@
 head, and Open MPI's launch agent starts each node's daemon inside that node (its network, host
 name and mounts), so ranks of different nodes talk over their nodes' shaped links.
 
-A cluster that is up is used by every run that names no other launcher, hostfile or Slurm
-allocation; PXQ_CLUSTER names the cluster (default `pxq`)."""
+A cluster that is up is used by every run of the user who brought it up that names no other
+launcher, hostfile or Slurm allocation; PXQ_CLUSTER names the cluster (default `pxq`), and a
+cluster it names explicitly is used whoever brought it up (an explicit opt-in)."""
 
 from __future__ import annotations
 
@@ -20,10 +21,25 @@ from pxq.machine.cluster import Cluster
 
 
 def current() -> Cluster | None:
-    """The cluster runs go to: PXQ_CLUSTER's (default `pxq`), when it is up; none with
+    """The cluster runs go to: the one PXQ_CLUSTER names, when it is up; else the default
+    (`pxq`) when it is up and this user brought it up (never another user's); none with
     PXQ_CLUSTER=off."""
-    name = os.environ.get("PXQ_CLUSTER") or cluster_mod.DEFAULT_NAME
-    return None if name == cluster_mod.OFF else cluster_mod.load(name)
+    given = os.environ.get("PXQ_CLUSTER")
+    name = given or cluster_mod.DEFAULT_NAME
+    if name == cluster_mod.OFF:
+        return None
+    c = cluster_mod.load(name)
+    if c is None or given or not c.owner or c.owner == cluster_mod.owner_here():
+        return c
+    return None
+
+
+def someone_elses() -> Cluster | None:
+    """The default cluster when it is up and another user brought it up (what current() passes by)."""
+    if os.environ.get("PXQ_CLUSTER"):
+        return None
+    c = cluster_mod.load(cluster_mod.DEFAULT_NAME)
+    return c if c is not None and c.owner and c.owner != cluster_mod.owner_here() else None
 
 
 def run_base() -> str | None:
@@ -41,6 +57,12 @@ def cluster_for(layout: Layout) -> Cluster:
     """The cluster that is up here, if it has the nodes the layout needs."""
     c = current()
     if c is None:
+        other = someone_elses()
+        if other is not None:
+            raise InputError(
+                f"--launcher cluster: cluster '{other.name}' is {other.owner}'s, not yours: bring up your own "
+                f"(pxq cluster up --name NAME, then PXQ_CLUSTER=NAME), or set PXQ_CLUSTER={other.name} to share it"
+            )
         raise InputError("--launcher cluster: no cluster is up here: pxq cluster up --nodes P --link PROFILE")
     if layout.nodes > c.nodes:
         raise InputError(

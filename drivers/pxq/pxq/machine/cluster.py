@@ -75,6 +75,7 @@ class Cluster:
     node_cpus: list[list[int]] = field(default_factory=list)  # each node's cores (OS numbering)
     cpuset: str = ""  # "v1" or "v2": the cgroup hierarchy of the nodes' cpusets; "" not confined
     cpuset_procs: list[str] = field(default_factory=list)  # each node's cpuset's cgroup.procs
+    owner: str = ""  # who brought it up (owner_here()); runs of others use it only when they name it
 
     @property
     def cores_per_node(self) -> int:
@@ -155,6 +156,19 @@ def _pids_in(ns: str) -> list[int]:
 
 def _state_file(name: str) -> Path:
     return state_root() / name / "cluster.json"
+
+
+def owner_here() -> str:
+    """Who is running pxq: the user behind sudo where there is one, else the login name, with
+    the user id ("alice (uid 0)"): a cluster belongs to whoever brought it up."""
+    import pwd
+
+    uid = os.getuid()
+    try:
+        name = pwd.getpwuid(uid).pw_name
+    except KeyError:
+        name = str(uid)
+    return f"{os.environ.get('SUDO_USER') or name} (uid {uid})"
 
 
 def load(name: str = DEFAULT_NAME) -> Cluster | None:
@@ -342,6 +356,7 @@ def up(
             node_cpus=node_cpus,
             cpuset=kind,
             cpuset_procs=procs,
+            owner=owner_here(),
         )
         tmp = state.with_suffix(".tmp")
         tmp.write_text(json.dumps(asdict(cluster), indent=1) + "\n")
