@@ -360,3 +360,47 @@ def test_a_resumed_reproduce_runs_again_the_studies_that_did_not_finish(tmp_path
     assert sorted(ran) == ["channels", "tiling"]  # stride had finished
     assert "retrying 2 study(ies) that did not finish before: channels, tiling" in console.export_text()
     assert reproduce.finished({"code": 0}) and not reproduce.finished({"code": 1}) and not reproduce.finished(None)
+
+
+def test_reproduce_with_a_network_runs_only_the_network_studies_on_a_cluster(tmp_path, monkeypatch):
+    """--network brings a cluster up around each study with parts across a network, alone, and
+    the progress entry and summary name it; the other studies run as before."""
+    import contextlib
+
+    from rich.console import Console
+
+    from pxq import cli
+
+    folder = tmp_path / "r"
+    inside: list[str] = []
+    where: dict[str, bool] = {}
+
+    @contextlib.contextmanager
+    def around(profile, nodes, cores, per_node, say):
+        inside.append("up")
+        yield type("C", (), {"name": "net1", "nodes": nodes})()
+        inside.append("down")
+
+    def run_one(mod, *a, **k):
+        where[mod.name] = bool(inside) and inside[-1] == "up"
+        return {"code": 0, "verdicts": [], "seconds": 0.0}
+
+    monkeypatch.setattr(reproduce.netns, "around", around)
+    monkeypatch.setattr(reproduce, "run_one", run_one)
+    monkeypatch.setattr(reproduce, "write_report", lambda *a, **k: (folder / "report.md", folder / "report.html"))
+    args = cli.parser().parse_args(["reproduce", "--only", "stride,allocation", "--out", str(folder)])
+    args.budget, args.cluster_link = 0.0, "gige"
+    console = Console(record=True, width=200)
+    assert reproduce.reproduce(console, folder, True, args.only, args) == 0
+    assert where == {"allocation": True, "stride": False} and inside == ["up", "down"]
+    state = reproduce.load_progress(folder, "quick")
+    assert state["done"]["allocation"]["cluster"] == {"name": "net1", "nodes": 4, "link": "gige"}
+    assert "on cluster 'net1' (4 nodes, link gige)" in reproduce.summary(state["done"]["allocation"])
+    assert "cluster" not in state["done"]["stride"]
+
+
+def test_reproduce_refuses_an_unknown_link_profile_before_any_study(tmp_path, capsys):
+    from pxq import cli
+
+    assert cli.main(["reproduce", "--network", "56k", "--out", str(tmp_path / "r")]) == 2
+    assert "56k" in capsys.readouterr().err and not (tmp_path / "r").exists()

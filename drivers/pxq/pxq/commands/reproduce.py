@@ -14,6 +14,7 @@ from pxq.core.paths import results_dir
 from pxq.experiments import reproduce
 from pxq.experiments import studykit as studies
 from pxq.experiments.options import check_timeout
+from pxq.machine import cluster, links
 
 
 def add(p: argparse.ArgumentParser) -> None:
@@ -31,6 +32,14 @@ def add(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timeout", type=float, default=600.0, help="seconds per run before it is killed")
     studies.add_budget_option(p)
     p.add_argument(
+        "--network",
+        dest="cluster_link",
+        metavar="PROFILE",
+        help="run the studies with parts across a network (" + ", ".join(reproduce.NETWORKED) + ") each on a "
+        "cluster of this machine brought up for it, links shaped to PROFILE (as `pxq cluster up --link`; root "
+        "only); the others as before",
+    )
+    p.add_argument(
         "--report-only", action="store_true", help="rewrite the report from the folder's records, run nothing"
     )
 
@@ -38,6 +47,9 @@ def add(p: argparse.ArgumentParser) -> None:
 def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> int:
     check_timeout(args.timeout)
     args.budget = studies.budget_of(args.budget, not args.full)  # refused before any study runs
+    if args.cluster_link:
+        links.parse_link(args.cluster_link)
+        cluster.requirements()
     mode = "full" if args.full else "quick"
     folder = args.out or results_dir() / f"reproduce-{mode}"
     if folder.exists() and not folder.is_dir():

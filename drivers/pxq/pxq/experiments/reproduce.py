@@ -33,6 +33,7 @@ from pxq.core.records import RecordError
 from pxq.experiments import runner
 from pxq.experiments import studykit as studies
 from pxq.experiments.options import launch_spec
+from pxq.launch import netns
 from pxq.machine import envinfo
 
 PROGRESS = "progress.json"
@@ -125,7 +126,9 @@ def summary(entry: dict[str, Any]) -> str:
     if checks:
         text += f"; {checks.count('passed')} of {len(checks)} self-checks passed"
     bad = "" if entry["code"] == 0 else f" [red](exit {entry['code']}: see the log)[/red]"
-    return f"{text} in {entry['seconds']:.0f} s{bad}"
+    where = entry.get("cluster")
+    at = f" on cluster '{where['name']}' ({where['nodes']} nodes, link {where['link']})" if where else ""
+    return f"{text}{at} in {entry['seconds']:.0f} s{bad}"
 
 
 def check_folder(folder: Path) -> None:
@@ -138,6 +141,27 @@ def check_folder(folder: Path) -> None:
         probe.unlink()
     except OSError as e:
         raise InputError(f"--out {folder}: cannot write there ({e.strerror}): give another --out folder") from None
+
+
+NETWORKED = {
+    "allocation": 4,
+    "sharing": 0,
+}  # studies with parts across a network: the nodes each needs (0: one per core)
+
+
+def _run_study(mod: Any, folder: Path, base: runner.RunSpec, quick: bool, args: Any, console: Any) -> dict[str, Any]:
+    """One study; with --network, a study of NETWORKED on a cluster of this machine brought up
+    for it alone (and taken down after it, however it ends), which its progress entry names."""
+    budget = float(getattr(args, "budget", 0.0) or 0.0)
+    profile = getattr(args, "cluster_link", None)
+    if not profile or mod.name not in NETWORKED:
+        return run_one(mod, folder, base, quick, budget)
+    cores = envinfo.cores()
+    nodes = NETWORKED[mod.name] or max(2, cores)
+    with netns.around(profile, nodes, cores, cores, lambda s: console.print(f"{mod.name}: {s}")) as c:
+        entry = run_one(mod, folder, base, quick, budget)
+        entry["cluster"] = {"name": c.name, "nodes": c.nodes, "link": profile}
+    return entry
 
 
 def finished(entry: dict[str, Any] | None) -> bool:
@@ -179,7 +203,7 @@ def reproduce(console: Console, folder: Path, quick: bool, only: str | None, arg
         task = progress.add_task("reproduce", total=sum(m.minutes for m in todo) or 1, count="")
         for i, mod in enumerate(todo):
             progress.update(task, description=f"{mod.name} ({mode})", count=f"{i + 1}/{len(todo)}")
-            entry = run_one(mod, folder, base, quick, float(getattr(args, "budget", 0.0) or 0.0))
+            entry = _run_study(mod, folder, base, quick, args, progress.console)
             state["done"][mod.name] = entry
             save_progress(folder, state)
             progress.console.print(f"{mod.name}: {summary(entry)}")
