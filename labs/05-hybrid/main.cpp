@@ -15,6 +15,10 @@ namespace heat {
 namespace {
 
 std::atomic<unsigned long> threads_seen{0};  // bit t: OpenMP thread t relaxed a row
+// What the student's step() did, as the harness's own functions saw it: how often rows were
+// relaxed (once a row a step is the lesson; every thread relaxing every row verifies too), how
+// often the halos were exchanged and how often from a thread other than MPI's main one.
+std::atomic<unsigned long> relax_calls{0}, exchange_calls{0}, exchange_off_main{0};
 
 double kappa_at(int i, int j) {
   return 0.1 + 0.1 * ((i * 7 + j * 13 + static_cast<int>(lab::seed() % 17)) % 17) / 17.0;
@@ -47,6 +51,7 @@ Grid make_grid(const lab::World& w, int n) {
 
 double relax_row(Grid& g, int r) {
   threads_seen.fetch_or(1ul << (omp_get_thread_num() % 64), std::memory_order_relaxed);
+  relax_calls.fetch_add(1, std::memory_order_relaxed);
   const int n = g.n;
   const double* up = &g.u[static_cast<std::size_t>(r - 1) * n];
   const double* mid = up + n;
@@ -62,6 +67,10 @@ double relax_row(Grid& g, int r) {
 }
 
 void exchange_halos(Grid& g, const lab::World& w) {
+  exchange_calls.fetch_add(1, std::memory_order_relaxed);
+  int main_thread = 0;
+  MPI_Is_thread_main(&main_thread);
+  if (!main_thread) exchange_off_main.fetch_add(1, std::memory_order_relaxed);
   const int n = g.n;
   const int above = w.rank > 0 ? w.rank - 1 : MPI_PROC_NULL;
   const int below = w.rank + 1 < w.size ? w.rank + 1 : MPI_PROC_NULL;
@@ -148,6 +157,16 @@ int run(const lab::World& w, const Options& o) {
   getrusage(RUSAGE_SELF, &ru);
   double rss = static_cast<double>(ru.ru_maxrss) * 1024.0, rss_all = 0;  // before verification
   MPI_Allreduce(&rss, &rss_all, 1, MPI_DOUBLE, MPI_SUM, w.comm);
+  // Per rank: relax_row calls per row per step, exchanges per step; their extremes over the ranks.
+  const double per_row = static_cast<double>(relax_calls.load()) / (static_cast<double>(o.iterations) * g.rows);
+  const double per_step = static_cast<double>(exchange_calls.load()) / o.iterations;
+  double per_row_max = 0, per_row_min = 0, per_step_max = 0, per_step_min = 0, off_main = 0;
+  MPI_Allreduce(&per_row, &per_row_max, 1, MPI_DOUBLE, MPI_MAX, w.comm);
+  MPI_Allreduce(&per_row, &per_row_min, 1, MPI_DOUBLE, MPI_MIN, w.comm);
+  MPI_Allreduce(&per_step, &per_step_max, 1, MPI_DOUBLE, MPI_MAX, w.comm);
+  MPI_Allreduce(&per_step, &per_step_min, 1, MPI_DOUBLE, MPI_MIN, w.comm);
+  const double off = static_cast<double>(exchange_off_main.load());
+  MPI_Allreduce(&off, &off_main, 1, MPI_DOUBLE, MPI_SUM, w.comm);
   const int used = __builtin_popcountl(threads_seen.load());
   int used_max = 0;
   MPI_Allreduce(&used, &used_max, 1, MPI_INT, MPI_MAX, w.comm);
@@ -163,6 +182,11 @@ int run(const lab::World& w, const Options& o) {
                       {"threads_used", used_max},
                       {"thread_level", lab::thread_level_name(w.provided)},
                       {"thread_level_ok", used_max <= 1 || w.provided >= MPI_THREAD_FUNNELED},
+                      {"relaxes_per_row_max", per_row_max},
+                      {"relaxes_per_row_min", per_row_min},
+                      {"exchanges_per_step_max", per_step_max},
+                      {"exchanges_per_step_min", per_step_min},
+                      {"exchanges_off_main", off_main},
                       {"n", o.n},
                       {"iterations", o.iterations},
                       {"seconds", slowest},

@@ -99,6 +99,33 @@ def test_a_copy_whose_threads_run_with_mpi_thread_single_exits_1(tmp_path):
     assert "MPI_THREAD_FUNNELED" in text
 
 
+def test_lab5_every_thread_relaxing_every_row_is_not_correct(tmp_path):
+    """`omp parallel` without `for`: the same numbers, N times the work; the harness counts the rows."""
+    pragma = "#pragma omp parallel for reduction(max : change) schedule(static)"
+    dest = solution_copy(5, tmp_path, "heat_step.cpp", pragma, "#pragma omp parallel reduction(max : change)")
+    code, out, text = check(5, "copy", dest)
+    assert code == 1, text
+    assert "relaxed 2 times a step" in text and "omp parallel for" in text
+
+
+def test_lab5_mpi_called_from_every_thread_under_funneled_is_not_correct(tmp_path):
+    """Every thread exchanging the halos: MPI from threads FUNNELED does not allow."""
+    old = (
+        "  exchange_halos(g, w);\n  double change = 0;\n"
+        "#pragma omp parallel for reduction(max : change) schedule(static)\n"
+    )
+    new = (
+        "  double change = 0;\n#pragma omp parallel reduction(max : change)\n  {\n  exchange_halos(g, w);\n"
+        "#pragma omp barrier\n#pragma omp for schedule(static)\n"
+    )
+    dest = solution_copy(5, tmp_path, "heat_step.cpp", old, new)
+    text = (dest / "heat_step.cpp").read_text()
+    (dest / "heat_step.cpp").write_text(text.replace("relax_row(g, r));\n", "relax_row(g, r));\n  }\n", 1))
+    code, out, text = check(5, "copy", dest)
+    assert code == 1, text
+    assert "exchange_halos" in text and ("times a step" in text or "main one" in text)
+
+
 def test_the_command_line_checks_a_started_copy(tmp_path):
     run = [sys.executable, "-m", "pxq", "lab"]
     start = subprocess.run([*run, "start", "2", "--dir", str(tmp_path / "w")], capture_output=True, text=True)

@@ -31,6 +31,8 @@ def measure(ctx: labs.Context) -> labs.Outcome:
             format_volume(statistics.median(r["memory_bytes"] for r in results)),
         )
     h0 = runs[hybrid][0]
+    for name, results in runs.items():
+        lesson(name, results[0])
     if not h0["thread_level_ok"]:
         raise labs.LabFailure(
             f"{h0['threads_used']} threads ran inside a rank that asked MPI for {h0['thread_level']} only: "
@@ -77,6 +79,35 @@ def measure(ctx: labs.Context) -> labs.Outcome:
     ]
     data = {"speed": speed, "memory": memory}
     return labs.Outcome(t, note, starter, timed, notes, data, more=[counted], checks=checks)
+
+
+def lesson(layout: str, r: dict) -> None:
+    """What the harness's own functions saw the step do (exit 1 otherwise): each row relaxed once
+    a step, by one thread (every thread relaxing every row gives the same numbers, at N times the
+    work); the halos exchanged once a step, from MPI's main thread (FUNNELED allows no other)."""
+    lo, hi = r.get("relaxes_per_row_min"), r.get("relaxes_per_row_max")
+    if lo is None or hi is None:
+        raise labs.LabFailure("the harness reported no count of relaxed rows: rebuild the lab (pxq lab check 5)", 1)
+    if lo != 1 or hi != 1:
+        raise labs.LabFailure(
+            f"at {layout} each row was relaxed {hi:g} times a step (on the busiest rank), not once: "
+            "`#pragma omp parallel` without `for` makes every thread relax every row; share the rows "
+            "(`#pragma omp parallel for`) so each is relaxed once (LAB 2)",
+            1,
+        )
+    if r.get("exchanges_per_step_min") != 1 or r.get("exchanges_per_step_max") != 1:
+        raise labs.LabFailure(
+            f"at {layout} exchange_halos ran {r.get('exchanges_per_step_max'):g} times a step, not once: "
+            "exchange the halos once a step, outside the parallel region",
+            1,
+        )
+    if r.get("exchanges_off_main", 0) > 0:
+        raise labs.LabFailure(
+            f"at {layout} exchange_halos (MPI) ran {r['exchanges_off_main']:g} times on a thread other than MPI's "
+            f"main one under {r['thread_level']}: call MPI from the main thread only, outside the parallel region "
+            "(or inside `#pragma omp master` followed by a barrier)",
+            1,
+        )
 
 
 PLUGIN = plugins.Lab(
