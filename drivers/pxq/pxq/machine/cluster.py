@@ -44,6 +44,7 @@ MAX_NODES = 64
 # ahead of it at 10 Gbit/s (+22% at 0.25 ms); `pxq cluster bench` measures the result.
 BURST_S = 2.5e-4
 BURST_MAX = 192 * 1024
+PEAK_OVER = 0.02  # the bucket drains at most this much faster than the rate: no window of messages beats the link
 TOOLS = (("ip", "iproute2"), ("tc", "iproute2"), ("nsenter", "util-linux"), ("unshare", "util-linux"))
 
 
@@ -276,7 +277,10 @@ def _shape(ns: str, dev: str, link: Link, mtu: int) -> bool:
     assert link.bytes_per_s is not None
     rate = f"{int(link.bytes_per_s * 8)}bit"
     burst = str(_burst(link.bytes_per_s, mtu))
-    tbf = ["tbf", "rate", rate, "burst", burst, "latency", "50ms"]
+    # The second bucket (peakrate, one frame deep) paces the first one's burst: without it a
+    # window of small messages left the link at the veth's speed until the burst was spent.
+    peak = ["peakrate", f"{int(link.bytes_per_s * 8 * (1 + PEAK_OVER))}bit", "mtu", str(mtu + 100)]
+    tbf = ["tbf", "rate", rate, "burst", burst, *peak, "latency", "50ms"]
     if link.latency_s:
         netem = ["ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", dev, "root", "handle", "1:", "netem"]
         delay = ["delay", f"{link.latency_s * 1e6:.3f}us"]
