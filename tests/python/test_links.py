@@ -89,6 +89,12 @@ def test_the_record_says_what_is_not_emulated():
     assert any("latency" in x for x in rec["not_emulated"]) and any("cores" in x for x in rec["not_emulated"])
     assert c.host(2) == "pxq-n2"
     assert any("no cpuset controller" in x for x in rec["not_emulated"])  # a cluster of no cpusets says so
+    # The bucket's burst (a quarter millisecond of gige: 30 KiB) can make a short timed window read
+    # above the rate; the record says how much, and an unshaped link has no bucket to speak of.
+    (burst,) = [x for x in rec["not_emulated"] if "burst" in x]
+    assert "up to 30 KiB" in burst and "W / (W - 30 KiB)" in burst
+    unshaped = cluster.Cluster("pxq", 2, links.PROFILES["unshaped"].record(), 9000, [1, 2], 2, 0.1, False)
+    assert not any("burst" in x for x in unshaped.record()["not_emulated"])
 
 
 def test_each_node_gets_its_share_of_the_cores_or_shares_them_and_the_record_says_how_many():
