@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <unordered_map>
 #include <vector>
 
 #include "lab.hpp"
@@ -17,6 +18,11 @@ constexpr double kA = 0.999999;
 constexpr double kB = 1.0e-6;
 std::size_t largest_span = 0;  // the most doubles one update() call touched: what tiling changes
 long update_calls = 0;
+// Reuse: for each update() call on data an earlier call of the same compute() updated (the
+// same start), the doubles touched since that call, itself included. Tiled, K passes over one
+// tile in a row: a tile. Pass by pass over every tile: the whole block, nothing left in cache.
+std::unordered_map<const double*, std::size_t> last_touch;  // start -> doubles touched before that call
+std::size_t touched = 0, largest_reuse = 0;
 
 // Where element i of rank `origin`'s block starts: shifted by the run's seed.
 double initial(int origin, std::size_t i) {
@@ -50,6 +56,10 @@ struct Options {
 __attribute__((noinline)) void update(double* x, std::size_t count) {
   largest_span = std::max(largest_span, count);
   ++update_calls;
+  const auto seen = last_touch.find(x);
+  if (seen != last_touch.end()) largest_reuse = std::max(largest_reuse, touched - seen->second);
+  last_touch[x] = touched;
+  touched += count;
   for (std::size_t i = 0; i < count; ++i) x[i] = kA * x[i] + kB;
 }
 
@@ -78,6 +88,7 @@ int run(const lab::World& w, const Options& o) {
   for (int it = -1; it < o.iterations; ++it) {  // iteration -1 warms up, untimed
     MPI_Barrier(w.comm);
     const double t0 = MPI_Wtime();
+    last_touch.clear();  // reuse is counted within one compute(): the block moves on after it
     if (o.reference)
       reference_compute(block.data(), elems, o.passes);
     else
@@ -96,8 +107,9 @@ int run(const lab::World& w, const Options& o) {
   MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, w.comm);
   double times[2] = {compute_s, exchange_s}, slowest[2];
   MPI_Allreduce(times, slowest, 2, MPI_DOUBLE, MPI_MAX, w.comm);
-  unsigned long span = largest_span, span_max = 0;
+  unsigned long span = largest_span, span_max = 0, reuse = largest_reuse, reuse_max = 0;
   MPI_Allreduce(&span, &span_max, 1, MPI_UNSIGNED_LONG, MPI_MAX, w.comm);
+  MPI_Allreduce(&reuse, &reuse_max, 1, MPI_UNSIGNED_LONG, MPI_MAX, w.comm);
   const std::string answer = lab::digest_over_ranks(w, lab::Digest().add_all(block.data(), block.size()));
   const double moved = 16.0 * static_cast<double>(elems) * o.passes * o.iterations;  // read + write
   if (w.rank == 0)
@@ -116,6 +128,7 @@ int run(const lab::World& w, const Options& o) {
                       {"total_s", slowest[0] + slowest[1]},
                       {"largest_span_bytes", span_max * sizeof(double)},
                       {"update_calls", update_calls},
+                      {"largest_reuse_bytes", reuse_max * sizeof(double)},
                       {"answer", answer}},
                      "every element matches bit for bit", "elements differ from the exact recomputation");
 }

@@ -99,6 +99,39 @@ def test_a_copy_whose_threads_run_with_mpi_thread_single_exits_1(tmp_path):
     assert "MPI_THREAD_FUNNELED" in text
 
 
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ("  tile_elems *= 8;  // tiles 8x the size asked for\n", "8x the tile asked for"),
+        ("  tile_elems = 32768;  // one tile of its own, 256 KiB\n", "the tile asked for"),
+    ],
+)
+def test_lab4_tiles_that_are_not_the_tile_asked_for_are_not_correct(tmp_path, change, said):
+    """The numbers verify either way; the harness saw what each update() touched."""
+    head = "void compute(double* block, std::size_t elems, int passes, std::size_t tile_elems) {\n"
+    dest = solution_copy(4, tmp_path, "ring_compute.cpp", head, head + change)
+    code, out, text = check(4, "copy", dest)
+    assert code == 1, text
+    assert said in text and "update() call" in text
+
+
+def test_lab4_passes_and_tiles_swapped_is_not_correct(tmp_path):
+    """Each pass over every tile before the next pass: tiles of the right size, nothing reused in cache."""
+    mod = labs.get("4")
+    dest = tmp_path / "lab4-swapped"
+    assert labs.start(mod, dest, Console(file=io.StringIO())) == 0
+    (dest / "ring_compute.cpp").write_text(
+        '#include <algorithm>\n#include "ring.hpp"\nnamespace ring {\n'
+        "void compute(double* block, std::size_t elems, int passes, std::size_t tile_elems) {\n"
+        "  for (int p = 0; p < passes; ++p)\n"
+        "    for (std::size_t s = 0; s < elems; s += tile_elems) update(block + s, std::min(tile_elems, elems - s));\n"
+        "}\n}  // namespace ring\n"
+    )
+    code, out, text = check(4, "copy", dest)
+    assert code == 1, text
+    assert "between two passes over the same data" in text
+
+
 def test_lab5_every_thread_relaxing_every_row_is_not_correct(tmp_path):
     """`omp parallel` without `for`: the same numbers, N times the work; the harness counts the rows."""
     pragma = "#pragma omp parallel for reduction(max : change) schedule(static)"

@@ -242,3 +242,38 @@ def test_a_paired_effect_unsettled_or_settled_below_the_threshold_says_so():
     assert e.verdict == "not reproduced" and "faster" in e.paired
     few = labs.effect_of("mine", 1.5, 0.01, 0.15, "why", repeats=3, pairs=small[:3])
     assert few.verdict == "reproduced" and few.paired == ""  # 3 rounds: the repeats' spread decides, as before
+
+
+def test_lab4_grades_the_span_each_update_touched_against_the_tile_asked():
+    """From what the harness saw update() touch: right tiles pass (the last shorter one too), tiles
+    larger than asked and one tile size of the loop's own are not correct, whatever the numbers."""
+    from pxq.labs import tiling
+
+    block = 32 << 20
+
+    def run(tile: int, span: int) -> dict:
+        return {"tile_bytes": tile, "block_bytes": block, "largest_span_bytes": span}
+
+    tiles = [32 << 10, 48 << 10, 256 << 10, 3 << 20, 8 << 20]
+    tiling.follows_the_tile({str(t): run(t, t) for t in tiles})  # the solution: no failure
+    with pytest.raises(labs.LabFailure, match="8x the tile asked for") as big:
+        tiling.follows_the_tile({str(t): run(t, 8 * t) for t in tiles})
+    assert big.value.code == 1
+    swapped = {str(t): {**run(t, t), "largest_reuse_bytes": block} for t in tiles}  # pass by pass over all tiles
+    with pytest.raises(labs.LabFailure, match="between two passes over the same data"):
+        tiling.follows_the_tile(swapped)
+    tiling.follows_the_tile({str(t): {**run(t, t), "largest_reuse_bytes": t} for t in tiles})
+    with pytest.raises(labs.LabFailure, match="whatever tile was asked for"):
+        tiling.follows_the_tile({str(t): run(t, 16 << 10) for t in tiles})  # 16K, hard-coded: never above a tile
+
+
+def test_a_starter_like_copy_never_shows_the_effect():
+    """Its numbers stay; every effect reads "not judged", and a copy that did the lesson keeps its verdicts."""
+    shown = labs.Effect("yours is 1.17x faster", 1.17, 0.05, "reproduced")
+    counted = labs.Effect("0.71x the memory", 0.71, 0.0, "reproduced", counted=True)
+    out = labs.Outcome(None, "each update() covers the whole block", True, shown, more=[counted])
+    judged = labs.unjudged_if_starter(out)
+    assert [e.verdict for e in judged.effects] == ["not judged", "not judged"]
+    assert "whole block" in judged.effect.settle and labs.EFFECT["not judged"].startswith("not judged")
+    done = labs.Outcome(None, "tiled", False, shown)
+    assert labs.unjudged_if_starter(done).effect.verdict == "reproduced"

@@ -56,6 +56,8 @@ def measure(ctx: labs.Context) -> labs.Outcome:
         )
     span, block = runs["yours"][0]["largest_span_bytes"], runs["yours"][0]["block_bytes"]
     starter = span >= block
+    if not starter:
+        follows_the_tile({"yours": runs["yours"][0], **sweep})
     note = (
         f"each update() call covers the whole {format_bytes(block)} block: the loop is not tiled yet"
         if starter
@@ -94,6 +96,43 @@ def measure(ctx: labs.Context) -> labs.Outcome:
     return labs.Outcome(t, note, starter, effect, notes, data, checks=checks)
 
 
+def follows_the_tile(runs: dict[str, dict]) -> None:
+    """The lesson, from what update() touched (the harness records the largest span of a call and
+    the most data touched between two updates of the same data): no call covers more than the
+    tile asked for, a tile comes back within about a tile (all passes over it in a row, not pass
+    by pass over the block), and the span follows the tile asked (a loop with a tile size of its
+    own covers the same span whatever --tile says). Exit 1 otherwise."""
+    for name, r in runs.items():
+        asked = min(r["tile_bytes"], r["block_bytes"])
+        if r["largest_span_bytes"] > asked:
+            raise labs.LabFailure(
+                f"with --tile {format_bytes(r['tile_bytes'])} ({name}) an update() call covered "
+                f"{format_bytes(r['largest_span_bytes'])}, {r['largest_span_bytes'] / asked:.0f}x the tile asked for: "
+                "each call must cover one tile (tile_elems), so that all passes run over it while it is in cache",
+                1,
+            )
+    for name, r in runs.items():
+        asked, reuse = min(r["tile_bytes"], r["block_bytes"]), r.get("largest_reuse_bytes")
+        if reuse is not None and reuse > 2 * asked and r["tile_bytes"] < r["block_bytes"]:
+            raise labs.LabFailure(
+                f"with --tile {format_bytes(r['tile_bytes'])} ({name}) your loop touched {format_bytes(reuse)} between "
+                "two passes over the same data: each pass runs over every tile before the next pass, so no tile is "
+                "still in cache when it comes back; run all the passes over one tile, then move to the next",
+                1,
+            )
+    sizes = sorted(
+        {(r["tile_bytes"], r["largest_span_bytes"]) for r in runs.values() if r["tile_bytes"] < r["block_bytes"]}
+    )
+    spans = {span for _, span in sizes}
+    if len(sizes) > 1 and len(spans) == 1:
+        tiles = ", ".join(format_bytes(t) for t, _ in sizes)
+        raise labs.LabFailure(
+            f"every update() call covered {format_bytes(spans.pop())} whatever tile was asked for ({tiles}): the loop "
+            "must use the tile it is given (tile_elems), not a size of its own",
+            1,
+        )
+
+
 def best_tile(sweep: dict[str, dict], caches: dict, starter: bool) -> str:
     """The sweep's best tile, named only when the loop is tiled and it beats the next by more
     than a single run's noise (10%)."""
@@ -125,7 +164,8 @@ def ceiling_note(c: dict | None, runs: dict[str, list[dict]], cores: int) -> str
     parts, levels = [], []
     for name, results in runs.items():
         r0 = results[0]
-        swept = r0["tile_bytes"] if name == "yours" and r0["tile_bytes"] else r0["block_bytes"]
+        # What one pass sweeps is what each update() touched (the harness counts it), not the tile asked for.
+        swept = min(r0["largest_span_bytes"] or r0["block_bytes"], r0["block_bytes"])
         level = ceilings.level_of(c, swept, cores)
         roof = ceilings.bandwidth(c, swept, cores) / cores
         rate = _rate(r0, statistics.median(r["compute_s"] for r in results))

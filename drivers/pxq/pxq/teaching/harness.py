@@ -29,7 +29,7 @@ import shutil
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +68,7 @@ EFFECT = {
     "reproduced": "the effect shows",
     "not reproduced": "no clear effect",
     "inconclusive": "too noisy to read here",
+    "not judged": "not judged: your code does not do what the lab teaches yet",
 }
 TIMEOUT = 120.0  # seconds a lab run may take unless the lab says otherwise
 RUN_OUTPUT = 64 << 20  # bytes one of pxq's own lab runs may print (a student's: its sandbox's limit)
@@ -658,11 +659,22 @@ def _graded(
     )
     more = f", and paired rounds until its timed effect settles, for up to {budget:.0f} s" if budget else ""
     console.print(f"checking lab {mod.number} ({mod.title}): {repeat} interleaved repeat(s){more}")
-    out = mod.measure(ctx)
+    out = unjudged_if_starter(mod.measure(ctx))
     code = EXIT_NOT_DONE if out.starter_like else records.EXIT_OK
     say(console, mod, out)
     console.print(f"grade: {GRADES[code][0]} (exit {code}: {GRADES[code][1]})", highlight=False)
     return code, out, {**record, **as_record(out), "outcome": GRADES[code][0], "exit": code}
+
+
+def unjudged_if_starter(out: Outcome) -> Outcome:
+    """A copy that still behaves as the starter does never "shows the effect": an effect is
+    judged on what the code did, and this code has not done the lesson yet (its numbers stay in
+    the table; the effects read "not judged")."""
+    if not out.starter_like:
+        return out
+    why = f"your code: {out.code_note}"
+    effect = replace(out.effect, verdict="not judged", settle=why) if out.effect is not None else None
+    return replace(out, effect=effect, more=[replace(e, verdict="not judged", settle=why) for e in out.more])
 
 
 def as_record(out: Outcome) -> dict[str, Any]:
@@ -720,13 +732,13 @@ def _say_effect(console: Console, e: Effect) -> None:
         spread = "(counted, not timed)"
     else:
         spread = f"(repeats spread {100 * e.noise:.0f}%)" if e.repeats > 1 else "(one run each: no spread measured)"
-    colour = {"reproduced": "green", "not reproduced": "yellow", "inconclusive": "yellow"}[e.verdict]
+    colour = {"reproduced": "green", "not reproduced": "yellow", "inconclusive": "yellow"}.get(e.verdict, "dim")
     console.print(f"effect: {e.sentence} {spread}: [{colour}]{EFFECT[e.verdict]}[/{colour}]", highlight=False)
     if e.paired:
         console.print(f"  {e.paired}", highlight=False, markup=False)
     if e.settle:
         console.print(f"  {e.settle}", highlight=False, markup=False)
-    if e.verdict != "reproduced" and e.why:
+    if e.verdict in ("not reproduced", "inconclusive") and e.why:
         console.print(f"why that can happen here: {e.why}", highlight=False, markup=False)
     if e.published:
         console.print(f"published: {e.published}", highlight=False, markup=False)
