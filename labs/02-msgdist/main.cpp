@@ -24,7 +24,9 @@ struct Block {
 // The stencil at global point (i, j) from its four neighbours; the grid's edge stays fixed.
 inline double relax(double c, double n, double s, double e, double w) { return 0.5 * c + 0.125 * (n + s + e + w); }
 
-void check_cells(const lab::World& w, Cell mine, int rows, int cols) {
+// What is wrong with the cells cell_of() gives the ranks ("" when each rank owns one cell of
+// the grid and each cell one rank): the student's answer, so a wrong one is a wrong result.
+std::string check_cells(const lab::World& w, Cell mine, int rows, int cols) {
   std::vector<int> all(2 * w.size);
   int pair[2] = {mine.row, mine.col};
   MPI_Allgather(pair, 2, MPI_INT, all.data(), 2, MPI_INT, w.comm);
@@ -32,14 +34,14 @@ void check_cells(const lab::World& w, Cell mine, int rows, int cols) {
   for (int r = 0; r < w.size; ++r) {
     const int row = all[2 * r], col = all[2 * r + 1];
     if (row < 0 || row >= rows || col < 0 || col >= cols)
-      throw std::invalid_argument("cell_of(" + std::to_string(r) + ") = (" + std::to_string(row) + ", " +
-                                  std::to_string(col) + "): outside the " + std::to_string(rows) + " x " +
-                                  std::to_string(cols) + " grid");
+      return "cell_of(" + std::to_string(r) + ") = (" + std::to_string(row) + ", " + std::to_string(col) +
+             "): outside the " + std::to_string(rows) + " x " + std::to_string(cols) + " grid";
     if (owner[row * cols + col] >= 0)
-      throw std::invalid_argument("ranks " + std::to_string(owner[row * cols + col]) + " and " + std::to_string(r) +
-                                  " both own cell (" + std::to_string(row) + ", " + std::to_string(col) + ")");
+      return "ranks " + std::to_string(owner[row * cols + col]) + " and " + std::to_string(r) + " both own cell (" +
+             std::to_string(row) + ", " + std::to_string(col) + ")";
     owner[row * cols + col] = r;
   }
+  return "";
 }
 
 std::vector<double> reference(int n, int iterations) {
@@ -79,7 +81,10 @@ int run(const lab::World& w, const Options& o) {
   if (o.ranks_per_node < 1 || w.size % o.ranks_per_node != 0)
     throw std::invalid_argument("--ranks-per-node must divide the " + std::to_string(w.size) + " ranks");
   const Cell me = cell_of(w.rank, rows, cols, o.ranks_per_node);
-  check_cells(w, me, rows, cols);
+  const std::string wrong = check_cells(w, me, rows, cols);
+  if (!wrong.empty())  // every rank saw the same cells: all of them stop here
+    return lab::finish(w, "02-msgdist", false, {{"ranks", w.size}, {"grid", {rows, cols}}}, "",
+                       wrong + ": cell_of() must give each rank its own cell of the grid");
   std::vector<Cell> cells(w.size);  // every rank's cell, to find the neighbours' ranks
   for (int r = 0; r < w.size; ++r) cells[r] = cell_of(r, rows, cols, o.ranks_per_node);
   auto rank_at = [&](int row, int col) {

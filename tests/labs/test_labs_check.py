@@ -132,6 +132,32 @@ def test_lab4_passes_and_tiles_swapped_is_not_correct(tmp_path):
     assert "between two passes over the same data" in text
 
 
+def _lab2_copy(tmp_path: Path, body: str) -> Path:
+    mod = labs.get("2")
+    dest = tmp_path / "lab2-copy"
+    assert labs.start(mod, dest, Console(file=io.StringIO())) == 0
+    (dest / "decomp.cpp").write_text(
+        '#include "decomp.hpp"\nnamespace stencil {\n'
+        f"Cell cell_of(int rank, int rows, int cols, int ranks_per_node) {{\n{body}\n}}\n}}  // namespace stencil\n"
+    )
+    return dest
+
+
+def test_lab2_column_major_is_not_done_the_grid_allows_more(tmp_path):
+    """Not row-major, yet no more on a node (50%) than row-major: the grid allows 66.7% with 2 x 2 blocks."""
+    dest = _lab2_copy(tmp_path, "  (void)ranks_per_node; (void)cols;\n  return {rank % rows, rank / rows};")
+    code, out, text = check(2, "copy", dest)
+    assert code == labs.EXIT_NOT_DONE, text
+    assert "the grid allows 66.7% with 2 x 2 blocks" in text and "the effect shows" not in text
+
+
+def test_lab2_two_ranks_on_one_cell_is_not_correct_and_says_which(tmp_path):
+    dest = _lab2_copy(tmp_path, "  (void)ranks_per_node;\n  return {rank / cols, rank == 1 ? 0 : rank % cols};")
+    code, out, text = check(2, "copy", dest)
+    assert code == 1, text
+    assert "ranks 0 and 1 both own cell (0, 0)" in text and "ORTE_ERROR_LOG" not in text
+
+
 def test_lab5_every_thread_relaxing_every_row_is_not_correct(tmp_path):
     """`omp parallel` without `for`: the same numbers, N times the work; the harness counts the rows."""
     pragma = "#pragma omp parallel for reduction(max : change) schedule(static)"
@@ -170,7 +196,7 @@ def test_the_command_line_checks_a_started_copy(tmp_path):
         [*run, "check", "2", "--dir", str(tmp_path / "w"), "--repeat", "1"], capture_output=True, text=True, timeout=900
     )
     assert ck.returncode == labs.EXIT_NOT_DONE, ck.stdout + ck.stderr
-    assert "row-major cells" in ck.stdout and "no clear effect" in ck.stdout
+    assert "row-major cells" in ck.stdout and "not judged: your code does not do what the lab teaches yet" in ck.stdout
     assert (tmp_path / "w" / "build" / "lab-stencil").is_file()
 
 
