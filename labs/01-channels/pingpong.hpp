@@ -16,6 +16,10 @@ class Link {
   void round_trip(std::size_t bytes);
   int rank() const { return w_.rank; }
   long round_trips() const { return trips_; }
+  // The size of round trip `trip` (0 for a trip not made): what the harness checks was timed.
+  std::size_t size_of(long trip) const {
+    return trip >= 0 && trip < static_cast<long>(sizes_.size()) ? sizes_[static_cast<std::size_t>(trip)] : 0;
+  }
   bool intact() const { return intact_; }
 
  private:
@@ -23,6 +27,7 @@ class Link {
   std::vector<unsigned char> send_, recv_;
   long trips_ = 0;
   bool intact_ = true;
+  std::vector<std::size_t> sizes_;  // the bytes of every round trip, in order
 };
 
 // Yours (pingpong.cpp): the time of one message of `bytes` bytes, one way, in seconds (what

@@ -218,6 +218,50 @@ def test_lab1_a_wrong_divisor_is_not_correct_and_names_the_divisor(tmp_path):
     assert "is not one message's one-way time" in text and "check the divisor" in text
 
 
+def test_lab1_timing_another_size_than_asked_is_not_correct(tmp_path):
+    timed = "for (int i = 0; i < reps; ++i) link.round_trip(bytes);"
+    dest = solution_copy(1, tmp_path, "pingpong.cpp", timed, "for (int i = 0; i < reps; ++i) link.round_trip(8);")
+    code, _, text = check(1, "copy", dest)
+    assert code == 1, text
+    assert "carried 8 bytes, not the 64 bytes asked for" in text
+
+
+def _lab1_copy(tmp_path: Path, body: str) -> Path:
+    mod = labs.get("1")
+    dest = tmp_path / "lab1-copy"
+    assert labs.start(mod, dest, Console(file=io.StringIO())) == 0
+    (dest / "pingpong.cpp").write_text(
+        '#include <algorithm>\n#include <chrono>\n#include "pingpong.hpp"\nnamespace pingpong {\n'
+        f"double one_way_seconds(Link& link, std::size_t bytes) {{\n{body}\n}}\n}}  // namespace pingpong\n"
+    )
+    return dest
+
+
+def test_lab1_the_fastest_trip_is_as_right_as_the_mean(tmp_path):
+    """A minimum-of-trips estimator, a clock read around every trip: right, and graded done."""
+    dest = _lab1_copy(
+        tmp_path,
+        "  for (int i = 0; i < 10; ++i) link.round_trip(bytes);\n  double best = 1e30;\n"
+        "  for (int i = 0; i < 50; ++i) {\n    const double t0 = MPI_Wtime();\n    link.round_trip(bytes);\n"
+        "    best = std::min(best, MPI_Wtime() - t0);\n  }\n  return best / 2.0;",
+    )
+    code, out, text = check(1, "copy", dest)
+    assert code == 0, text
+
+
+def test_lab1_another_clock_is_refused_naming_the_contract(tmp_path):
+    dest = _lab1_copy(
+        tmp_path,
+        "  for (int i = 0; i < 10; ++i) link.round_trip(bytes);\n"
+        "  const auto t0 = std::chrono::steady_clock::now();\n"
+        "  for (int i = 0; i < 100; ++i) link.round_trip(bytes);\n"
+        "  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / 200.0;",
+    )
+    code, _, text = check(1, "copy", dest)
+    assert code == 1, text
+    assert "the lab's contract is to time with MPI_Wtime" in text
+
+
 def test_lab1_a_latency_100x_too_large_is_not_correct(tmp_path):
     dest = solution_copy(1, tmp_path, "pingpong.cpp", "/ (2.0 * reps)", "/ (2.0 * reps) * 100")
     code, _, text = check(1, "copy", dest)
