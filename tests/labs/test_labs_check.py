@@ -196,7 +196,7 @@ def test_the_command_line_checks_a_started_copy(tmp_path):
         [*run, "check", "2", "--dir", str(tmp_path / "w"), "--repeat", "1"], capture_output=True, text=True, timeout=900
     )
     assert ck.returncode == labs.EXIT_NOT_DONE, ck.stdout + ck.stderr
-    assert "row-major cells" in ck.stdout and "not judged: your code does not do what the lab teaches yet" in ck.stdout
+    assert "row-major cells" in ck.stdout and "not judged" in ck.stdout
     assert (tmp_path / "w" / "build" / "lab-stencil").is_file()
 
 
