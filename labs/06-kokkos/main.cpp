@@ -13,10 +13,19 @@
 namespace smooth {
 namespace {
 
-long kernels_launched = 0;
-void count_kernel(const char*, const uint32_t, uint64_t* id) {
+// Kokkos's tool callbacks: every kernel launched, in which execution space (the device id's top
+// bits name its type), and whether it was a reduction.
+long kernels_launched = 0, reductions_launched = 0, kernels_elsewhere = 0;
+uint32_t expected_space = 0;  // the device type of the backend being run
+uint32_t space_of(uint32_t device_id) { return device_id >> Kokkos::Tools::Experimental::instance_bits; }
+void count_kernel(const char*, const uint32_t device_id, uint64_t* id) {
   ++kernels_launched;
+  if (space_of(device_id) != expected_space) ++kernels_elsewhere;
   *id = 0;
+}
+void count_reduction(const char* name, const uint32_t device_id, uint64_t* id) {
+  ++reductions_launched;
+  count_kernel(name, device_id, id);
 }
 
 double initial(int i, int n) {
@@ -40,18 +49,19 @@ std::vector<double> reference(int n, int steps, double c, double* change) {
 
 struct Backend {
   double seconds = 0;
-  long kernels = 0;
+  long kernels = 0, reductions = 0, elsewhere = 0;  // launched in the timed steps; in another space
   bool verified = false;
   lab::Digest answer;  // what it computed: the last step's points and largest change
 };
 
 template <class Space>
 Backend run_on(int n, int steps, double c, const std::vector<double>& ref, double ref_change) {
+  expected_space = static_cast<uint32_t>(Kokkos::Tools::Experimental::DeviceTypeTraits<Space>::id);
   Kokkos::View<double*> x("x", n), y("y", n);
   for (int i = 0; i < n; ++i) x(i) = y(i) = initial(i, n);
   double change = step<Space>(x, y, c);  // warm-up, untimed: start the threads, touch the pages
   for (int i = 0; i < n; ++i) x(i) = y(i) = initial(i, n);
-  const long before = kernels_launched;
+  const long before = kernels_launched, reductions_before = reductions_launched, elsewhere_before = kernels_elsewhere;
   Kokkos::fence();
   const double t0 = MPI_Wtime();
   for (int s = 0; s < steps; ++s) {
@@ -62,6 +72,8 @@ Backend run_on(int n, int steps, double c, const std::vector<double>& ref, doubl
   Backend b;
   b.seconds = MPI_Wtime() - t0;
   b.kernels = kernels_launched - before;
+  b.reductions = reductions_launched - reductions_before;
+  b.elsewhere = kernels_elsewhere - elsewhere_before;
   b.verified = change == ref_change && std::memcmp(x.data(), ref.data(), sizeof(double) * n) == 0;
   b.answer.add(x.data(), sizeof(double) * n).add(&change, sizeof change);
   return b;
@@ -81,7 +93,7 @@ int run(const lab::World& w, const Options& o) {
   if (w.size != 1) throw std::invalid_argument("lab 6 runs one rank: mpirun -np 1 (threads from OMP_NUM_THREADS)");
   Kokkos::ScopeGuard kokkos;
   Kokkos::Tools::Experimental::set_begin_parallel_for_callback(count_kernel);
-  Kokkos::Tools::Experimental::set_begin_parallel_reduce_callback(count_kernel);
+  Kokkos::Tools::Experimental::set_begin_parallel_reduce_callback(count_reduction);
   const double c = 0.25;
   double ref_change = 0;
   const std::vector<double> ref = reference(o.n, o.steps, c, &ref_change);
@@ -99,6 +111,9 @@ int run(const lab::World& w, const Options& o) {
                       {"openmp_s", omp.seconds},
                       {"serial_kernels", serial.kernels},
                       {"openmp_kernels", omp.kernels},
+                      {"openmp_reductions", omp.reductions},
+                      {"openmp_kernels_elsewhere", omp.elsewhere},
+                      {"serial_kernels_elsewhere", serial.elsewhere},
                       {"serial_verified", serial.verified},
                       {"openmp_verified", omp.verified},
                       {"answer", serial.answer.hex() + omp.answer.hex()}},

@@ -158,6 +158,36 @@ def test_lab2_two_ranks_on_one_cell_is_not_correct_and_says_which(tmp_path):
     assert "ranks 0 and 1 both own cell (0, 0)" in text and "ORTE_ERROR_LOG" not in text
 
 
+def test_lab6_kernels_forced_onto_serial_are_not_correct(tmp_path):
+    """The numbers verify on one thread; Kokkos's callbacks say the kernels ran in the wrong space."""
+    mod = labs.get("6")
+    dest = tmp_path / "lab6-serial"
+    assert labs.start(mod, dest, Console(file=io.StringIO())) == 0
+    text = (labs.folder(mod) / "solution" / "smooth.hpp").read_text()
+    assert "Kokkos::RangePolicy<Space>" in text
+    (dest / "smooth.hpp").write_text(text.replace("Kokkos::RangePolicy<Space>", "Kokkos::RangePolicy<Kokkos::Serial>"))
+    code, out, text = check(6, "copy", dest)
+    assert code == 1, text
+    assert "ran in another execution space" in text and "RangePolicy<Space>" in text
+
+
+def test_lab6_half_ported_is_not_correct(tmp_path):
+    """The parallel_for ported (LAB 1), the largest change still a plain loop (LAB 2 not done)."""
+    mod = labs.get("6")
+    dest = tmp_path / "lab6-half"
+    assert labs.start(mod, dest, Console(file=io.StringIO())) == 0
+    text = (labs.folder(mod) / "solution" / "smooth.hpp").read_text()
+    start = text.index("  Kokkos::parallel_reduce(")
+    end = text.index("  return change;")
+    plain = (
+        "  Kokkos::fence();\n  for (int i = 1; i < n - 1; ++i) change = std::fmax(change, std::fabs(y(i) - x(i)));\n"
+    )
+    (dest / "smooth.hpp").write_text(text[:start] + plain + text[end:])
+    code, out, text = check(6, "copy", dest)
+    assert code == 1, text
+    assert "the largest change is still a plain loop" in text
+
+
 def test_lab5_every_thread_relaxing_every_row_is_not_correct(tmp_path):
     """`omp parallel` without `for`: the same numbers, N times the work; the harness counts the rows."""
     pragma = "#pragma omp parallel for reduction(max : change) schedule(static)"

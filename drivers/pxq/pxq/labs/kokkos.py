@@ -28,6 +28,8 @@ def measure(ctx: labs.Context) -> labs.Outcome:
     t.add_row("Kokkos::OpenMP", str(r0["threads"]), f"{statistics.median(omp):.3f}", str(r0["openmp_kernels"]))
     kernels = r0["openmp_kernels"]
     starter = kernels == 0
+    if not starter:
+        ported(r0)
     note = (
         "step() launches no Kokkos kernel: it still runs plain loops, on one thread in either backend"
         if starter
@@ -47,6 +49,28 @@ def measure(ctx: labs.Context) -> labs.Outcome:
         pairs=list(zip(serial, omp)),
     )
     return labs.Outcome(t, note, starter, effect, data={"kernels": kernels})
+
+
+def ported(r: dict) -> None:
+    """The lesson, from Kokkos's own tool callbacks (exit 1 otherwise): every kernel runs in the
+    execution space step() is given (Space), and the largest change is a Kokkos reduction, not a
+    plain loop beside the kernel (a single fused parallel_reduce that writes y counts as both)."""
+    for backend, expected in (("openmp", "Kokkos::OpenMP"), ("serial", "Kokkos::Serial")):
+        elsewhere = r.get(f"{backend}_kernels_elsewhere")
+        if elsewhere is None:
+            raise labs.LabFailure("the harness reported no execution spaces: rebuild the lab (pxq lab check 6)", 1)
+        if elsewhere:
+            raise labs.LabFailure(
+                f"{elsewhere:g} of the kernels launched while the harness asked for {expected} ran in another "
+                "execution space: give each kernel a Kokkos::RangePolicy<Space>, the Space step() is called with",
+                1,
+            )
+    if r.get("openmp_reductions", 0) < r["steps"]:
+        raise labs.LabFailure(
+            f"{r.get('openmp_reductions', 0):g} Kokkos reductions in {r['steps']} steps: the largest change is "
+            "still a plain loop on one thread; make it a Kokkos::parallel_reduce with a Kokkos::Max<double> (LAB 2)",
+            1,
+        )
 
 
 PLUGIN = plugins.Lab(
