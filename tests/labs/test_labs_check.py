@@ -171,6 +171,14 @@ def test_lab6_kernels_forced_onto_serial_are_not_correct(tmp_path):
     assert "ran in another execution space" in text and "RangePolicy<Space>" in text
 
 
+def test_lab6_a_kernel_reading_its_own_output_is_not_correct(tmp_path):
+    body = "y(i) = x(i) + c * (x(i - 1) - 2.0 * x(i) + x(i + 1));"
+    dest = solution_copy(6, tmp_path, "smooth.hpp", body, body.replace("x(i - 1)", "y(i - 1)"))
+    code, out, text = check(6, "copy", dest)
+    assert code == 1, text
+    assert "differs from the plain loops" in text
+
+
 def test_lab6_half_ported_is_not_correct(tmp_path):
     """The parallel_for ported (LAB 1), the largest change still a plain loop (LAB 2 not done)."""
     mod = labs.get("6")
