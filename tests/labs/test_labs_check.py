@@ -568,3 +568,31 @@ def test_a_header_in_the_copy_that_could_shadow_the_harness_s_is_refused(tmp_pat
     (dest / shadow).write_text("#error shadowed\n")
     with pytest.raises(labs.InputError, match="could stand in for the lab's own"):
         check(4, "copy", dest)
+
+
+def test_three_students_checking_lab2_at_once_are_each_graded_right(tmp_path):
+    """Three `lab check 2` at the same moment, pxq's own build of the solution (which every check
+    of a copy recomputes the answers with) removed first so that all three need it: each gets its
+    own grade (row-major: not done; 2 x 2 blocks: done; two ranks on one cell: not correct)."""
+    import shutil
+
+    from pxq.core import paths
+
+    shutil.rmtree(paths.build_dir() / "labs" / "02-msgdist" / "solution", ignore_errors=True)
+    starter = tmp_path / "starter"
+    assert labs.start(labs.get("2"), starter, Console(file=io.StringIO())) == 0
+    done = solution_copy(2, tmp_path / "s", "decomp.cpp", "namespace stencil {", "namespace stencil {")
+    wrong = _lab2_copy(tmp_path, "  (void)ranks_per_node;\n  return {rank / cols, rank == 1 ? 0 : rank % cols};")
+    procs = {
+        name: subprocess.Popen(
+            [sys.executable, "-m", "pxq", "lab", "check", "2", "--dir", str(d), "--repeat", "1"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for name, d in (("starter", starter), ("done", done), ("wrong", wrong))
+    }
+    got = {name: (p.wait(timeout=900), p.stdout.read()) for name, p in procs.items()}
+    assert got["starter"][0] == labs.EXIT_NOT_DONE, got["starter"][1]
+    assert got["done"][0] == 0, got["done"][1]
+    assert got["wrong"][0] == 1 and "both own cell" in got["wrong"][1], got["wrong"][1]

@@ -21,6 +21,7 @@ is one protocol with the labs' checkers; the sandbox and the class's grading are
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import re
@@ -28,7 +29,7 @@ import secrets
 import shutil
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -259,6 +260,28 @@ def build(mod: plugins.Lab, which: str, source: Path, console: Console, confine:
                 "result: remove it (printing for yourself with printf is fine)\n  " + "\n  ".join(found[:12]),
                 records.EXIT_VERIFICATION,
             )
+    with _one_builder(out if which != "copy" else None):
+        _build_steps(steps, confine, console)
+    return out / mod.program
+
+
+@contextlib.contextmanager
+def _one_builder(out: Path | None) -> Iterator[None]:
+    """One build at a time of pxq's own starter or solution folder: students checking at the
+    same moment share it (a copy builds in its own folder, which needs no lock)."""
+    if out is None:
+        yield
+        return
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(out.parent / f".{out.name}.build-lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _build_steps(steps: list[list[str]], confine: sandbox.Sandbox | None, console: Console) -> None:
     for argv in steps:
         done = _build_step(argv, confine)
         what = "configure" if "-S" in argv else "compile"
@@ -270,7 +293,6 @@ def build(mod: plugins.Lab, which: str, source: Path, console: Console, confine:
                 why = f"took over {BUILD_SECONDS:.0f} s" if done.timed_out else f"printed over {BUILD_OUTPUT >> 20} MiB"
                 raise LabFailure(f"the lab's {what} step {why} and was stopped", EXIT_BUILD)
             raise LabFailure(f"the lab does not {what}: the messages above say where", EXIT_BUILD)
-    return out / mod.program
 
 
 @dataclass
