@@ -223,3 +223,11 @@ def test_an_experiment_file_asks_for_a_settled_sweep(tmp_path):
     bad.write_text('app = "ring"\nprecision = 0.9\n')
     with pytest.raises(InputError, match="precision"):
         expfile.load(bad)
+
+
+def test_the_demo_counts_the_blocks_its_verdicts_rest_on():
+    from pxq.experiments import demo, settling
+
+    out = settling.Outcome([], [], [], 6, "settled", moved=[2])
+    assert demo.blocks_text(out) == "5 paired blocks, 1 more left out: the host moved"
+    assert demo.blocks_text(settling.Outcome([], [], [], 4, "settled")) == "4 paired blocks"

@@ -103,7 +103,7 @@ def run(
     rows = report.summarize(out.records, split)
     for r in rows:  # a ratio of two medians is not a verdict: the settled comparisons below give the speedups
         r.speedup = None
-    title = f"ring, {block} per worker, K=8, {out.blocks} paired blocks: each configuration's runs"
+    title = f"ring, {block} per worker, K=8, {blocks_text(out)}: each configuration's runs"
     report.print_table(rows, title, console, split)
     report.print_failures(out.records, console)
     settling.print_verdicts(out, rule, console)
@@ -112,10 +112,16 @@ def run(
         out.names,
         [(p.base, p.other, p.verdict) for p in out.pairs],
         results_dir() / "demo-ring.png",
-        f"pxq ring on {n} cores: speedup over the flat run on the same cores ({out.blocks} paired blocks)",
+        f"pxq ring on {n} cores: speedup over the flat run on the same cores ({blocks_text(out)})",
     )
     console.print(f"chart: {chart}\nrecords: {results}")
     return settling.exit_code(out)
+
+
+def blocks_text(out: settling.Outcome) -> str:
+    """The blocks the verdicts rest on, and those left out because the host moved."""
+    used = out.blocks - len(out.moved)
+    return f"{used} paired blocks" + (f", {len(out.moved)} more left out: the host moved" if out.moved else "")
 
 
 def _fixed(console: Console, configs: list[RunSpec], repeat: int, block: str, results: Any, n: int) -> int:
