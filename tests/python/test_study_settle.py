@@ -186,3 +186,30 @@ def test_the_host_s_busy_share_is_read_from_its_cpu_counters(tmp_path: Path, mon
     monkeypatch.setattr(variability.time, "sleep", lambda s: None)
     assert variability.host_busy(1.0, stat) is None
     assert variability.host_busy(1.0, tmp_path / "missing") is None
+
+
+def test_the_scalability_figure_marks_an_implausible_point(tmp_path: Path) -> None:
+    """A flagged row is circled in the figure as in the table (the figure's artists are read back)."""
+    from pxq.studies import scalability
+
+    rows = [
+        {"app": "cg", "ranks": 1, "how": "packed", "speedup": 3.1, "flags": ["cg 1 rank over 2: 3.10x"]},
+        {"app": "cg", "ranks": 2, "how": "packed", "speedup": 1.0, "flags": []},
+        {"app": "cg", "ranks": 2, "how": "spread", "speedup": 1.0, "flags": []},
+    ]
+    rec = {"rows": rows, "title": "Scalability", "data": {"base_ranks": 2}}
+    drawn: dict[str, Any] = {}
+    import matplotlib.axes
+
+    real = matplotlib.axes.Axes.scatter
+
+    def spy(self, x, y, *a, **k):  # noqa: ANN001
+        drawn["points"] = (list(x), list(y), k.get("label"))
+        return real(self, x, y, *a, **k)
+
+    matplotlib.axes.Axes.scatter = spy
+    try:
+        assert scalability.plot(rec, tmp_path / "s.png").is_file()
+    finally:
+        matplotlib.axes.Axes.scatter = real
+    assert drawn["points"] == ([1], [3.1], "implausible (see the notes)")

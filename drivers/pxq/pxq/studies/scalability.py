@@ -200,6 +200,22 @@ def plot(rec: dict[str, Any], path: Path) -> Path:
             )
             if len(pts) > 1:
                 ax.plot(*zip(*pts), style, color=colours.get(app, "black"), ms=4, label=f"{app} {how}")
+    flagged = [r for r in rows if r.get("flags")]  # implausible: marked where they are drawn
+    if flagged:
+        ax.scatter(
+            [r["ranks"] for r in flagged],
+            [r["speedup"] for r in flagged],
+            s=140,
+            facecolors="none",
+            edgecolors="red",
+            linewidths=1.5,
+            zorder=5,
+            label="implausible (see the notes)",
+        )
+        for r in flagged:
+            ax.annotate(
+                "!", (r["ranks"], r["speedup"]), color="red", fontsize=9, xytext=(6, 6), textcoords="offset points"
+            )
     ranks = sorted({r["ranks"] for r in rows})
     base = rec.get("data", {}).get("base_ranks", 2)
     if ranks:
