@@ -220,7 +220,7 @@ def test_report_markdown_has_every_study_its_tables_and_figures(tmp_path):
         assert re.search(rf"^## {name}: ", text, re.M), name
         image = re.search(rf"!\[{name}\]\(([^)]+)\)", text)
         assert image and (folder / image.group(1)).is_file(), name
-    assert text.count("| part | claim | here | verdict | why |") == len(NAMES)
+    assert text.count("| part | claim | here | verdict | rests on | why |") == len(NAMES)
     assert "| finding | source | parts | verdict | why |" in text and "Chai, Gao and Panda" in text
     assert page.read_text().count("data:image/png;base64,") == len(NAMES)
 
@@ -404,3 +404,12 @@ def test_reproduce_refuses_an_unknown_link_profile_before_any_study(tmp_path, ca
 
     assert cli.main(["reproduce", "--network", "56k", "--out", str(tmp_path / "r")]) == 2
     assert "56k" in capsys.readouterr().err and not (tmp_path / "r").exists()
+
+
+def test_each_part_says_what_its_verdict_rests_on():
+    paired = {"evidence": {"repeats": 4, "paired": {"rounds": 4, "settled": "slower"}}}
+    assert reproduce.rests_on(paired) == "4 paired rounds, slower"
+    open_pair = {"evidence": {"repeats": 9, "paired": {"rounds": 9, "settled": "unsettled"}}}
+    assert reproduce.rests_on(open_pair) == "9 paired rounds, not settled"
+    assert reproduce.rests_on({"evidence": {"repeats": 5, "spread": 0.12}}) == "5 runs each, spread 12%"
+    assert reproduce.rests_on({"evidence": {}}) == reproduce.rests_on({}) == "-"

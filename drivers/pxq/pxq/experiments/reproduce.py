@@ -164,6 +164,22 @@ def _run_study(mod: Any, folder: Path, base: runner.RunSpec, quick: bool, args: 
     return entry
 
 
+def rests_on(f: dict[str, Any]) -> str:
+    """What a part's verdict rests on, from its evidence: the paired rounds of one sweep (and
+    whether the settled-comparison rule settled them), or the runs of each side and their spread;
+    "-" for a count, an arithmetic check or a part not measured here."""
+    ev = f.get("evidence") or {}
+    paired = ev.get("paired") if isinstance(ev, dict) else None
+    if isinstance(paired, dict) and paired.get("rounds"):
+        state = paired.get("settled")
+        said = f", {state}" if state and state != "unsettled" else ", not settled" if state == "unsettled" else ""
+        return f"{paired['rounds']} paired rounds{said}"
+    if isinstance(ev, dict) and isinstance(ev.get("repeats"), int):
+        spread = ev.get("spread")
+        return f"{ev['repeats']} runs each" + (f", spread {100 * spread:.0f}%" if isinstance(spread, float) else "")
+    return "-"
+
+
 def finished(entry: dict[str, Any] | None) -> bool:
     """Whether a study's progress entry is a finished study that a resume keeps: it ran to its
     record with exit 0. One that errored, or whose runs failed, is run again."""
@@ -352,9 +368,10 @@ def markdown(items: list[tuple[str, dict | None, dict]], machine: dict[str, Any]
             out += ["", *_md_table(["quantity", "paper", "this machine", "note"], rows)]
         if rec.get("findings"):
             rows = [
-                [f.get("ref") or "self-check", f["paper"], f["here"], f["verdict"], f["why"]] for f in rec["findings"]
+                [f.get("ref") or "self-check", f["paper"], f["here"], f["verdict"], rests_on(f), f["why"]]
+                for f in rec["findings"]
             ]
-            out += ["", *_md_table(["part", "claim", "here", "verdict", "why"], rows)]
+            out += ["", *_md_table(["part", "claim", "here", "verdict", "rests on", "why"], rows)]
         out += ["", f"![{md(name)}]({_rel(entry.get('figure', ''))})"]
         out += [f"- note: {md(n)}" for n in rec.get("notes", [])]
         out += ["", f"Records: `records/{md(name)}.jsonl`; output: `logs/{md(name)}.log`."]
@@ -460,10 +477,10 @@ def _html_study(folder: Path, name: str, rec: dict | None, entry: dict) -> list[
         out.append(_html_table(["quantity", "paper", "this machine", "note"], rows))
     if rec.get("findings"):
         rows = [
-            [f.get("ref") or "self-check", f["paper"], f["here"], verdict_html(f["verdict"]), f["why"]]
+            [f.get("ref") or "self-check", f["paper"], f["here"], verdict_html(f["verdict"]), rests_on(f), f["why"]]
             for f in rec["findings"]
         ]
-        out.append(_html_table(["part", "claim", "here", "verdict", "why"], rows, raw_col=3))
+        out.append(_html_table(["part", "claim", "here", "verdict", "rests on", "why"], rows, raw_col=3))
     out.append(_figure(folder, name))
     out += [f"<p>note: {html.escape(plain(n))}</p>" for n in rec.get("notes", [])]
     out.append(f'<p>Records: records/{html.escape(name)}.jsonl; <a href="logs/{html.escape(name)}.log">output</a>.</p>')
