@@ -143,3 +143,29 @@ def test_pairs_need_one_sweep_one_run_a_side_a_round_and_never_a_run_with_itself
     few = swept([t * 1.1 for t in DRIFT[:3]], side="b")
     (c,) = compare.compare(base, few, 0.95, 0.05)[0]
     assert c.paired == 0 and c.verdict.startswith("not judged")  # 3 rounds in common: under MIN_PAIRS, and noisy
+
+
+def test_a_run_in_two_copies_of_one_file_counts_once_and_a_conflict_is_named(tmp_path, capsys):
+    import pytest
+
+    from pxq.core import paths, records
+    from pxq.core.errors import InputError
+
+    folder = tmp_path / "both"
+    folder.mkdir()
+    ided = [{**r, "driver": {**r.get("driver", {}), "run_id": f"run{k:02d}"}} for k, r in enumerate(runs(BASE))]
+    write(folder / "base.jsonl", ided)
+    (folder / "copy.jsonl").write_bytes((folder / "base.jsonl").read_bytes())
+    once = records.read_files(paths.expand([str(folder)]))
+    assert len(once) == len(BASE)
+    write(tmp_path / "same.jsonl", runs(list(reversed(BASE))))
+    assert cli.main(["compare", str(folder), str(tmp_path / "same.jsonl"), "--format", "json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["comparisons"]
+    assert len(row["base"]) == len(BASE)
+    lines = (folder / "copy.jsonl").read_text().splitlines()
+    changed = json.loads(lines[0])
+    changed["time"]["total"] *= 2
+    (folder / "copy.jsonl").write_text("\n".join([json.dumps(changed), *lines[1:]]) + "\n")
+    with pytest.raises(InputError, match="with different contents"):
+        records.read_files(paths.expand([str(folder)]))
+    assert cli.main(["compare", str(folder), str(tmp_path / "same.jsonl")]) == 2

@@ -381,13 +381,26 @@ def test_ceilings_measured_on_a_busy_machine_are_flagged_and_not_kept(tmp_path, 
 
 
 def test_lab4_names_the_roof_each_loop_runs_under():
-    def result(seconds: float, tile: int) -> dict:
-        return {"compute_s": seconds, "block_bytes": 32 * M, "tile_bytes": tile, "passes": 8, "iterations": 4}
+    def result(seconds: float, tile: int, span: int | None = None) -> dict:
+        touched = (tile or 32 * M) if span is None else span  # what each update() call covered
+        return {
+            "compute_s": seconds,
+            "block_bytes": 32 * M,
+            "tile_bytes": tile,
+            "largest_span_bytes": touched,
+            "passes": 8,
+            "iterations": 4,
+        }
 
     runs = {
         "untiled (the harness's loop)": [result(s, 0) for s in (0.9, 1.0, 1.1)],
         "yours": [result(s, 256 * K) for s in (0.3, 0.25, 0.35)],
     }
+    # The untiled starter asked for 256K tiles touches the whole block: the roof is the block's.
+    starter = {**runs, "yours": [result(s, 256 * K, 32 * M) for s in (0.9, 1.0, 1.1)]}
+    assert tiling.ceiling_note(CEIL, starter, 2).endswith(
+        "both loops sweep from memory: the tiles did not change the roof"
+    )
     note = tiling.ceiling_note(CEIL, runs, 2)
     # The untiled median: 32 MiB read and written by 8 passes x 4 iterations in 1.0 s, against the
     # test curve's 32M sweep with 2 cores busy (beyond L3's 12M share each: memory), per core.
@@ -400,7 +413,7 @@ def test_lab4_names_the_roof_each_loop_runs_under():
     assert f"{tiled} of the 256K sweep's {tiled_roof:.1f} (L2)" in note
     assert note.endswith("the tiles moved the ring from the memory roof to the L2 roof")
     # A tile as large as the block sweeps from where the block does: no move is claimed.
-    same = {k: [{**r, "tile_bytes": 32 * M} for r in v] for k, v in runs.items()}
+    same = {k: [{**r, "tile_bytes": 32 * M, "largest_span_bytes": 32 * M} for r in v] for k, v in runs.items()}
     assert tiling.ceiling_note(CEIL, same, 2).endswith(
         "both loops sweep from memory: the tiles did not change the roof"
     )

@@ -39,9 +39,7 @@ def add(p: argparse.ArgumentParser) -> None:
 
 
 def _runs(item: str) -> list[dict[str, Any]]:
-    recs: list[dict[str, Any]] = []
-    for path in paths.expand([item]):
-        recs += records.final(records.read(path, must_exist=True))
+    recs = records.read_files(paths.expand([item]))
     runs = [r for r in recs if schemas.kind_of(r) == "run" and r.get("status") in ("ok", "failed") and "time" in r]
     if not runs:
         raise InputError(f"{item}: no finished runs to compare")

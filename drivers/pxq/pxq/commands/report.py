@@ -80,9 +80,7 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
         records.check_writable(args.out, "--out", args.format)
     group_by = [f.strip() for f in args.group_by.split(",") if f.strip()]
     paths = paths_mod.expand(args.results)
-    recs: list[dict[str, Any]] = []
-    for path in paths:
-        recs += records.final(records.read(path, must_exist=True))
+    recs = records.read_files(paths)
     if args.records and args.format == "table":
         raise InputError("--records goes with --format csv, json or markdown")
     kinds = {"probes": "probe", "profiles": "profile", "studies": "study"}

@@ -399,6 +399,32 @@ def final(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(last.values())
 
 
+def read_files(paths: Iterable[Path], must_exist: bool = True) -> list[dict[str, Any]]:
+    """Every file's records (each through read(), one final record per run), a run counted
+    once however many files hold it (a folder with two copies of one results file); the same
+    run with different contents in two files is refused, naming both, rather than counted twice
+    or picked at random."""
+    seen: dict[tuple, tuple[dict[str, Any], Path]] = {}
+    out: list[dict[str, Any]] = []
+    for path in paths:
+        for rec in final(read(path, must_exist=must_exist)):
+            key = run_identity(rec)
+            if key[0] == "record":  # no identity: nothing to count twice
+                out.append(rec)
+                continue
+            if key in seen:
+                first, where = seen[key]
+                if first != rec:
+                    raise InputError(
+                        f"run {key[-1]} is in {where} and in {path} with different contents: keep one of the "
+                        "files (or the record you trust) and read again"
+                    )
+                continue
+            seen[key] = (rec, Path(path))
+            out.append(rec)
+    return out
+
+
 def exit_code(records: Iterable[dict[str, Any]]) -> int:
     """3 when a run failed (error, timeout), else 1 when one did not verify, else 0."""
     statuses = {r.get("status") for r in records}
