@@ -227,3 +227,14 @@ def test_the_console_never_passes_a_control_sequence_it_was_given():
     assert sequences and all(q.endswith("m") for q in sequences), sequences  # colours only
     assert out.count("\x1b") == len(sequences)  # and no escape outside them
     assert "title" in out and "w" in out
+
+
+def test_an_apps_option_before_the_double_dash_gets_the_fix(capsys):
+    from pxq import cli
+
+    assert cli.main(["run", "ring", "--repeat", "3", "--iterations", "3"]) == 2
+    err = capsys.readouterr().err
+    assert "unrecognized arguments: --iterations 3" in err
+    assert "go after `--`: pxq run ring --repeat 3 -- --iterations 3" in err
+    assert cli.main(["report", "--nonsense"]) == 2  # no app: no such hint
+    assert "go after" not in capsys.readouterr().err

@@ -139,9 +139,12 @@ def main(argv: list[str] | None = None) -> int:
     console = Console() if sys.stdout.isatty() else Console(width=160)
     try:
         try:
-            args = parser().parse_args(own)
+            args, unknown = parser().parse_known_args(own)
         except SystemExit as e:  # argparse's refusal (its message printed): bad input, exit 2
             return e.code if isinstance(e.code, int) else records.EXIT_BAD_INPUT
+        if unknown:
+            print(f"pxq: error: {unknown_text(args, own, unknown)}", file=sys.stderr)
+            return records.EXIT_BAD_INPUT
         leftovers.tidy(escape.warn)
         return dispatch(args, app_args, console)
     except (InputError, RecordError) as e:
@@ -162,6 +165,20 @@ def main(argv: list[str] | None = None) -> int:
         where = f": {escape.plain(e.filename)}" if e.filename else ""
         print(f"pxq: error: {escape.plain(e.strerror or e)}{where}", file=sys.stderr)
         return records.EXIT_RUN_FAILED
+
+
+def unknown_text(args: argparse.Namespace, own: list[str], unknown: list[str]) -> str:
+    """argparse's "unrecognized arguments", with the fix where the command runs an app: the app's
+    own options go after `--`."""
+    said = escape.plain(" ".join(unknown))
+    command = next((c for c in plugins.commands() if c.name == args.command), None)
+    if command is None or not command.app_args or not any(u.startswith("-") for u in unknown):
+        return f"unrecognized arguments: {said}"
+    ours = list(own)
+    for u in reversed(unknown):  # each unknown word once, from the right (where argparse left it)
+        del ours[len(ours) - 1 - ours[::-1].index(u)]
+    fixed = escape.plain(" ".join(["pxq", *ours, "--", *unknown]))
+    return f"unrecognized arguments: {said}; if they are the app's options, they go after `--`: {fixed}"
 
 
 def entry() -> int:
