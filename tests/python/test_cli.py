@@ -238,3 +238,14 @@ def test_an_apps_option_before_the_double_dash_gets_the_fix(capsys):
     assert "go after `--`: pxq run ring --repeat 3 -- --iterations 3" in err
     assert cli.main(["report", "--nonsense"]) == 2  # no app: no such hint
     assert "go after" not in capsys.readouterr().err
+
+
+def test_env_json_is_one_document_with_the_machine_and_its_layouts(capsys):
+    import json
+
+    from pxq import cli
+
+    assert cli.main(["env", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["usable_cores"] >= 1 and doc["layouts"] and "caches" in doc["machine"]
+    assert {b["name"] for b in doc["backends"]} >= {"openmp"}

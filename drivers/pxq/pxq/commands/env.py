@@ -8,7 +8,7 @@ import subprocess
 from rich.console import Console
 from rich.table import Table
 
-from pxq.core import plugins, registry
+from pxq.core import outputs, plugins, registry
 from pxq.core.errors import InputError
 from pxq.core.layout import format_bytes
 from pxq.machine import envinfo
@@ -16,11 +16,30 @@ from pxq.machine.mpi import find_mpirun
 
 
 def add(p: argparse.ArgumentParser) -> None:
-    pass
+    p.description = "What pxq sees here. Example: ./pxq env --json > machine.json"
+    p.add_argument("--json", action="store_true", help="the same as one JSON document on standard output")
 
 
 def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> int:
-    return show(console)
+    return show_json() if args.json else show(console)
+
+
+def show_json() -> int:
+    """What show() prints, as JSON: the machine, the cores pxq uses, mpirun, the backends, the layouts."""
+    try:
+        mpirun: str | None = str(find_mpirun())
+    except InputError:
+        mpirun = None
+    n = envinfo.cores()
+    doc = {
+        "machine": envinfo.machine(),
+        "usable_cores": n,
+        "mpirun": mpirun,
+        "backends": registry.registry()["backends"],
+        "layouts": [str(x) for x in envinfo.layouts_for(n)],
+    }
+    print(outputs.dumps(outputs.finite(doc), indent=1))
+    return 0
 
 
 def _backend_text(b: dict) -> str:
