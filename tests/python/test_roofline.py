@@ -380,6 +380,17 @@ def test_ceilings_measured_on_a_busy_machine_are_flagged_and_not_kept(tmp_path, 
     assert problem.startswith("gather at 64M per core: 8.0 in total with 2 cores busy")
 
 
+def test_a_nearer_level_slower_than_a_farther_one_is_implausible():
+    """L1 measured below L2 (a busy moment during the L1 sweep): flagged, with both figures."""
+    inverted = copy.deepcopy(CEIL)
+    inverted["curve"][0]["gbs"] = rows(60, 400)  # 16K, L1's sweep, alone: 60 GB/s against L2's 100
+    (problem,) = ceilings.implausible(inverted)
+    assert problem.startswith("L1 at ") and "below L2's" in problem and "a nearer level cannot be slower" in problem
+    near = copy.deepcopy(CEIL)
+    near["curve"][0]["gbs"] = rows(95, 400)  # within the slack: noise, not flagged
+    assert ceilings.implausible(near) == []
+
+
 def test_lab4_names_the_roof_each_loop_runs_under():
     def result(seconds: float, tile: int, span: int | None = None) -> dict:
         touched = (tile or 32 * M) if span is None else span  # what each update() call covered

@@ -148,4 +148,16 @@ def implausible(c: dict[str, Any]) -> list[str]:
         wide = [row for row in r if row["median"] > 0 and (row["max"] - row["min"]) > row["median"]]
         if wide:
             out.append(f"{what}: runs spread over more than their median with {wide[0]['cores']} core(s)")
+    # A nearer level slower than a farther one (L1 below L2): one of them was measured disturbed.
+    for cores in sorted({1, n}):
+        levels = roofs(c, cores)
+        for (near, fast), (far, slow) in zip(levels, levels[1:]):
+            if fast < (1 - LEVEL_SLACK) * slow:
+                out.append(
+                    f"{near} at {fast / cores:.1f} GB/s per core below {far}'s {slow / cores:.1f} with {cores} core(s) "
+                    "busy: a nearer level cannot be slower"
+                )
     return out
+
+
+LEVEL_SLACK = 0.10  # a nearer level may read this much below a farther one (noise) before it is implausible
