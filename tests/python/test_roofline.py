@@ -389,6 +389,10 @@ def test_a_nearer_level_slower_than_a_farther_one_is_implausible():
     near = copy.deepcopy(CEIL)
     near["curve"][0]["gbs"] = rows(95, 400)  # within the slack: noise, not flagged
     assert ceilings.implausible(near) == []
+    loaded = {**CEIL, "busy_before": 0.8}  # other work kept 80% of the cores busy: not kept
+    (problem,) = ceilings.implausible(loaded)
+    assert "80% busy" in problem
+    assert ceilings.implausible({**CEIL, "busy_before": 0.05}) == []
 
 
 def test_lab4_names_the_roof_each_loop_runs_under():

@@ -171,7 +171,7 @@ def test_the_allreduce_verdicts_hold_on_each_half_of_the_calls_or_say_they_would
 
 
 def test_the_host_s_busy_share_is_read_from_its_cpu_counters(tmp_path: Path, monkeypatch: Any) -> None:
-    from pxq.studies import variability
+    from pxq.machine import hostload
 
     stat = tmp_path / "stat"
     lines = iter(["cpu 100 0 100 800 0 0 0 0\n", "cpu 175 0 100 825 0 0 0 0\n"])  # 75 of 100 jiffies busy
@@ -180,12 +180,12 @@ def test_the_host_s_busy_share_is_read_from_its_cpu_counters(tmp_path: Path, mon
         stat.write_text(next(lines))
 
     sleep(0)
-    monkeypatch.setattr(variability.time, "sleep", sleep)
-    assert variability.host_busy(1.0, stat) == 0.75
+    monkeypatch.setattr(hostload.time, "sleep", sleep)
+    assert hostload.busy(1.0, stat) == 0.75
     stat.write_text("garbage\n")
-    monkeypatch.setattr(variability.time, "sleep", lambda s: None)
-    assert variability.host_busy(1.0, stat) is None
-    assert variability.host_busy(1.0, tmp_path / "missing") is None
+    monkeypatch.setattr(hostload.time, "sleep", lambda s: None)
+    assert hostload.busy(1.0, stat) is None
+    assert hostload.busy(1.0, tmp_path / "missing") is None
 
 
 def test_the_scalability_figure_marks_an_implausible_point(tmp_path: Path) -> None:

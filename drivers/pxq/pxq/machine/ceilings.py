@@ -31,7 +31,7 @@ from typing import Any
 
 from pxq.core import door, outputs
 from pxq.core.errors import InputError
-from pxq.machine import caches
+from pxq.machine import caches, hostload
 
 FORMAT = 5
 REPEATS = 3
@@ -134,11 +134,15 @@ def roofs(c: dict[str, Any], cores: int) -> list[tuple[str, float]]:
 
 
 def implausible(c: dict[str, Any]) -> list[str]:
-    """Ceilings a careful engineer would not sign: all cores busy giving less in total than one
-    core alone (the machine was busy while they were measured), or a range wider than the
-    median."""
+    """Ceilings a careful engineer would not sign: measured beside a load (the host's cores busy
+    the second before), all cores busy giving less in total than one core alone (the machine was
+    busy while they were measured), a range wider than the median, or a nearer cache level
+    slower than a farther one."""
     out = []
     n = c["cores"]
+    busy = c.get("busy_before")
+    if isinstance(busy, (int, float)) and busy > hostload.BUSY:
+        out.append(f"measured while the host's cores were {100 * busy:.0f}% busy with other work the second before")
     rows = {"peak flop rate": c["peak_gflops"], "memory bandwidth": c["curve"][-1]["gbs"]}
     for kind, curve in (c.get("kinds") or {}).items():
         rows[f"{kind} at {curve[-1]['bytes'] >> 20}M per core"] = curve[-1]["rate"]

@@ -18,7 +18,7 @@ from pxq.core import outputs
 from pxq.core.errors import InputError
 from pxq.core.layout import Layout, format_bytes
 from pxq.experiments import runner
-from pxq.machine import caches, envinfo
+from pxq.machine import caches, envinfo, hostload
 from pxq.machine.ceilings import (
     FLOP_BLOCK_UPDATES,
     FORMAT,
@@ -150,7 +150,9 @@ def measure(say: Callable[[str], None]) -> dict[str, Any]:
     lv = levels(profile)
     if not lv:
         raise InputError("no cache level is known on this machine (neither measured nor from hwloc)")
+    busy = hostload.busy()  # the host's load the second before: ceilings taken beside a load are not kept
     out: dict[str, Any] = {
+        "busy_before": busy,
         "format": FORMAT,
         "key": caches.key(machine),
         "cpu_model": machine.get("cpu_model", "?"),

@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 import math
 import statistics
-import time
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,7 @@ from pxq.analysis.findings import Comparison, Finding
 from pxq.core import plugins, records
 from pxq.core.layout import parse_layout
 from pxq.experiments.studykit import Context, Outcome, appended, count
-from pxq.machine import envinfo
+from pxq.machine import envinfo, hostload
 from pxq.probes import probe
 
 SECTION = "collective_variability"
@@ -29,33 +28,8 @@ def add(p: argparse.ArgumentParser) -> None:
     p.add_argument("--noise", choices=probe.NOISE_MODES, help="the background load (default memory)")
 
 
-LOADED = 0.25  # the cores busier than this share in the second before a run: the host is not quiet
+LOADED = hostload.BUSY  # the cores busier than this share the second before a run: the host is not quiet
 GAP = 1.5  # the probe's cluster gap ratio (pxq-probe-collective --cluster-gap)
-
-
-def _cpu_times(stat: Path) -> tuple[int, int] | None:
-    """(busy, total) jiffies of all cores from /proc/stat's first line."""
-    try:
-        with stat.open(encoding="ascii") as f:
-            fields = f.readline(4096).split()
-        values = [int(v) for v in fields[1:9]]
-    except (OSError, ValueError, UnicodeDecodeError):
-        return None
-    if fields[:1] != ["cpu"] or len(values) < 5:
-        return None
-    idle = values[3] + values[4]  # idle and waiting for I/O
-    return sum(values) - idle, sum(values)
-
-
-def host_busy(seconds: float = 1.0, stat: Path = Path("/proc/stat")) -> float | None:
-    """The share of the host's cores busy over SECONDS (every process's, while pxq waits): the
-    load a "quiet" run would have beside it; None where the system does not say."""
-    a = _cpu_times(stat)
-    time.sleep(seconds)
-    b = _cpu_times(stat)
-    if a is None or b is None or b[1] <= a[1]:
-        return None
-    return max(0.0, min(1.0, (b[0] - a[0]) / (b[1] - a[1])))
 
 
 def _probe(ctx: Context, opts: dict[str, Any], noise: str | None) -> dict[str, Any] | None:
@@ -97,7 +71,7 @@ def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
     paper = findings.section(SECTION)
     got = []
     for label, noise in (("quiet", None), (f"{opts['noise']} load", opts["noise"])):
-        load = host_busy()  # before the probe: its own ranks are not yet running
+        load = hostload.busy()  # before the probe: its own ranks are not yet running
         got.append((label, _probe(ctx, opts, noise), load))
     recs = [r for _, r, _ in got if r is not None]
     rows = [_row(r, label, load) for label, r, load in got if r is not None]
