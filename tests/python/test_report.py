@@ -257,3 +257,15 @@ def test_the_efficiency_breakdown_multiplies_and_scales_against_the_fewest_worke
     assert rows["1x1"].computation_scaling == pytest.approx(1.0)
     exported = {d["ranks_per_node"]: d for d in report.flat_rows(list(rows.values()))}
     assert exported[2]["load_balance"] == pytest.approx(5.0 / 6.0) and exported[2]["parallel_efficiency"] == pe
+
+
+def test_a_run_started_beside_other_work_is_flagged_loaded():
+    def at(load, cpus=2):
+        return {**record(1.0, 6.0), "context": {"load_at_start": load, "logical_cpus": cpus}}
+
+    (quiet,) = report.summarize([at(1.9), at(3.0)])
+    assert "loaded" not in quiet.flags  # pxq's own earlier runs leave about one per core
+    (busy,) = report.summarize([at(1.0), at(40.0)])
+    assert "loaded" in busy.flags and "load_at_start" in report.FLAG_TEXT["loaded"]
+    assert not report.started_loaded({"context": {"load_at_start": "40", "logical_cpus": 2}})
+    assert not report.started_loaded({"context": {"load_at_start": 40.0}})  # no core count: not judged

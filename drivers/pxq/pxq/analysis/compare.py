@@ -148,7 +148,7 @@ def paired(
 
 def _weak(base: report.Row, new: report.Row) -> str:
     """Why a verdict on this pair would be noise, and what it would need; "" when there is none.
-    The report flags the same rows (short, noisy)."""
+    The report flags the same rows (short, noisy, loaded)."""
     why = []
     for side, row in (("BASE", base), ("NEW", new)):
         flags = row.flags
@@ -158,6 +158,8 @@ def _weak(base: report.Row, new: report.Row) -> str:
             why.append(
                 f"{side} spread {row.spread:.0%} is above {report.MAX_SPREAD:.0%} (add repeats, quiet the machine)"
             )
+        if "loaded" in flags:
+            why.append(f"{side} has a run that started beside other work (its load average; run again on a quiet host)")
     return "; ".join(why)
 
 

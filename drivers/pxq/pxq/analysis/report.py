@@ -32,6 +32,8 @@ FLAG_TEXT = {
     "noisy": f"spread above {MAX_SPREAD:.0%}: add repeats (--repeat) before comparing",
     "single": "one run: no spread to judge it by; use --repeat 3 or more",
     "oversubscribed": "more workers than cores: times include waiting for a core, not the variant's speed",
+    "loaded": "a run started with the host's load average above twice its cores (context.load_at_start): "
+    "other work shared the machine; run again on a quiet host",
     "simulated": "ran under the cache simulator (20-100x slower): compare its misses, not its time",
     "near-tolerance": "verified, but a run's error used over half of its tolerance: a pass close to a fail "
     "(verification.tolerance_used in the record)",
@@ -59,6 +61,7 @@ class Row:
     tile_bytes: int = 0  # the tile as a number, for ordering
     gbs_over_total: bool = False  # the GB/s metric is over the whole run (the ring's), not a phase
     oversubscribed: bool = False  # a run had more workers than cores
+    loaded: bool = False  # a run started with a load average above LOADED_PER_CORE x the host's cores
     misses: list[float] = field(default_factory=list)  # the outermost counted level's misses, per run
     miss_level: str = ""  # its record name (l2_misses, llc_misses, ...)
     moved: list[float] = field(default_factory=list)  # bytes the ring streamed, per run (misses per KiB)
@@ -118,6 +121,8 @@ class Row:
             out.append("single")
         if self.oversubscribed:
             out.append("oversubscribed")
+        if self.loaded:
+            out.append("loaded")
         if self.simulated:
             out.append("simulated")
         if self.verified and self.tolerance_used > NEAR_TOLERANCE:
@@ -282,7 +287,24 @@ def _add_run(row: Row, rec: dict[str, Any], simulated: bool) -> None:
     row.verified = row.verified and rec["status"] == "ok"
     row.tolerance_used = max(row.tolerance_used, float((rec.get("verification") or {}).get("tolerance_used", 0)))
     row.oversubscribed = row.oversubscribed or bool(rec["layout"].get("oversubscribed"))
+    row.loaded = row.loaded or started_loaded(rec)
     _add_misses(row, rec, simulated)
+
+
+LOADED_PER_CORE = 2.0  # a load average above this many per core at a run's start is other work's, not pxq's
+
+
+def started_loaded(rec: dict[str, Any]) -> bool:
+    """Whether the run started beside other work: the 1-minute load average its record took at the
+    start above LOADED_PER_CORE x the cores the machine has (pxq's own earlier runs of a sweep
+    leave at most about one per core)."""
+    ctx = rec.get("context") or {}
+    load, cores = ctx.get("load_at_start"), ctx.get("logical_cpus")
+    if not isinstance(load, (int, float)) or isinstance(load, bool) or load < 0:
+        return False
+    if not isinstance(cores, int) or isinstance(cores, bool) or cores < 1:
+        return False
+    return load > LOADED_PER_CORE * cores
 
 
 def _rank_per_core(row: Row, rows: list[Row], mode: str, same_group: bool = True) -> Row | None:
@@ -571,7 +593,7 @@ def bar_chart(rows: list[Row], path: Path, title: str) -> Path:
     """Speedup over the flat run of the same cores per node, one bar per configuration, the
     interquartile range of the repeats as error bars, a legend for the variants' colours and
     for what the bars and marks mean. A bar whose figures the report flags (short, noisy, one
-    run, oversubscribed) is hatched and its flags written under its value; the axis is fitted to
+    run, oversubscribed, started beside other work) is hatched and its flags written under its value; the axis is fitted to
     the unflagged bars, and a flagged bar beyond it is cut at the top and marked with its value."""
     plt = figures.pyplot()
     from matplotlib.lines import Line2D
@@ -582,7 +604,7 @@ def bar_chart(rows: list[Row], path: Path, title: str) -> Path:
     colors = {"flat": "#9e9e9e", "hybrid": "#1f77b4", "tiled": "#2ca02c"}
     if any(r.mode == NAS_MODE for r in shown):
         colors[NAS_MODE] = "#d62728"
-    weak = {"short", "noisy", "single", "oversubscribed"}
+    weak = {"short", "noisy", "single", "oversubscribed", "loaded"}
     flagged = [sorted(weak & set(r.flags)) for r in shown]
     spans = []
     for r in shown:
