@@ -593,8 +593,9 @@ def bar_chart(rows: list[Row], path: Path, title: str) -> Path:
     """Speedup over the flat run of the same cores per node, one bar per configuration, the
     interquartile range of the repeats as error bars, a legend for the variants' colours and
     for what the bars and marks mean. A bar whose figures the report flags (short, noisy, one
-    run, oversubscribed, started beside other work) is hatched and its flags written under its value; the axis is fitted to
-    the unflagged bars, and a flagged bar beyond it is cut at the top and marked with its value."""
+    run, oversubscribed, started beside other work) is hatched and its flags written under its
+    value; the axis is fitted to the unflagged bars, and a flagged bar beyond it is cut at the top
+    and marked with its value."""
     plt = figures.pyplot()
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
