@@ -138,3 +138,7 @@ def test_model_crossings_are_found_inside_the_measured_range():
     assert extrapfit.formula("1.0000000000000009 + 0.010000000000000045 * ranks^(1)") == "1 + 0.01 * ranks^(1)"
     shown = extrapfit.lines(fitted)
     assert any("SMAPE 0.1%, adjusted R^2 0.990" in line for line in shown) and shown[-1] == cross
+    # Two values of the parameter fit any term: no model, no crossing claimed.
+    (few,) = extrapfit.lines({**fitted, "values_per_param": [2]})
+    assert few.startswith("not modelled: 2 value(s) of ranks") and "cross" not in few
+    assert extrapfit.lines({**fitted, "values_per_param": [5]}) == shown

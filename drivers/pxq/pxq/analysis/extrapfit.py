@@ -24,6 +24,7 @@ INSTALL_HINT = (
     "(the export itself needs nothing: drop --model and run extrap --text FILE yourself)"
 )
 GRID = 400  # points per measured range at which two models are compared
+MIN_POINTS = 5  # Extra-P's guidance: a model (a constant and a term) wants five values of each parameter
 
 
 def interpreter() -> str | None:
@@ -42,7 +43,8 @@ def fit(path: Path) -> dict[str, Any]:
     names = [str(p) for p in exp.parameters]
     xs = sorted({c[0] for c in exp.coordinates}) if len(names) == 1 else []
     grid = [xs[0] + (xs[-1] - xs[0]) * k / (GRID - 1) for k in range(GRID)] if len(xs) >= 2 else []
-    out: dict[str, Any] = {"params": names, "grid": grid, "models": {}}
+    per_param = [len({c[k] for c in exp.coordinates}) for k in range(len(names))]
+    out: dict[str, Any] = {"params": names, "grid": grid, "models": {}, "values_per_param": per_param}
     for (callpath, _metric), model in exp.modelers[0].models.items():
         h = model.hypothesis
         out["models"][callpath.name] = {
@@ -105,7 +107,16 @@ def formula(text: str) -> str:
 
 
 def lines(fitted: dict[str, Any]) -> list[str]:
-    """The models as the report prints them, with their fit quality and crossings."""
+    """The models as the report prints them, with their fit quality and crossings; none from
+    fewer than MIN_POINTS values of a parameter (two points fit any term: neither the model nor
+    a crossing would mean anything)."""
+    few = [(p, n) for p, n in zip(fitted["params"], fitted.get("values_per_param") or []) if n < MIN_POINTS]
+    if few:
+        said = ", ".join(f"{n} value(s) of {p}" for p, n in few)
+        return [
+            f"not modelled: {said}; a model (a constant and a term) needs {MIN_POINTS} or more values of each "
+            "parameter to mean anything: sweep more of them"
+        ]
     out = []
     for name, m in sorted(fitted["models"].items()):
         out.append(f"{name}: time = {formula(m['text'])}  (SMAPE {m['smape']:.1f}%, adjusted R^2 {m['ar2']:.3f})")
