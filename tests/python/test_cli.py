@@ -249,3 +249,24 @@ def test_env_json_is_one_document_with_the_machine_and_its_layouts(capsys):
     doc = json.loads(capsys.readouterr().out)
     assert doc["usable_cores"] >= 1 and doc["layouts"] and "caches" in doc["machine"]
     assert {b["name"] for b in doc["backends"]} >= {"openmp"}
+
+
+def test_every_command_s_help_ends_with_an_example_that_parses(capsys):
+    """Each command's --help shows a command line that uses it, and that line is one pxq accepts."""
+    import shlex
+
+    import pytest
+
+    from pxq import cli
+    from pxq.core import plugins
+
+    for command in plugins.commands():
+        assert command.example.startswith(("./pxq ", "sudo ./pxq ")), command.name
+        with pytest.raises(SystemExit):
+            cli.parser().parse_args([command.name, "--help"])
+        assert command.example.split(" && ")[0] in " ".join(capsys.readouterr().out.split()), command.name
+        line = command.example.split(" && ")[0].split(" > ")[0]
+        argv = shlex.split(line)[2 if line.startswith("sudo") else 1 :]
+        own, _ = cli._split_app_args(argv)
+        args, unknown = cli.parser().parse_known_args(own)
+        assert args.command == command.name and unknown == [], (command.name, unknown)

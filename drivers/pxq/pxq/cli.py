@@ -23,7 +23,8 @@ def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="pxq", description="pxq: hybrid MPI+OpenMP mini-application kit")
     sub = ap.add_subparsers(dest="command", required=True)
     for command in plugins.commands():
-        command.add(sub.add_parser(command.name, help=command.help))
+        epilog = f"example:\n  {command.example}" if command.example else None
+        command.add(sub.add_parser(command.name, help=command.help, epilog=epilog))
     bounds.install(ap)
     return ap
 

@@ -155,4 +155,5 @@ PLUGIN = plugins.Command(
     help="a cluster on this machine: nodes with their own network, host name, /tmp and shaped link (up, down)",
     order=14,
     hooks=plugins.CommandHooks(add, handle, needs_build=False),
+    example="sudo ./pxq cluster up --nodes 2 --link gige",
 )

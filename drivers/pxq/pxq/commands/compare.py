@@ -167,4 +167,5 @@ PLUGIN = plugins.Command(
     help="NEW over BASE per configuration with confidence intervals; exit 1 on a significant regression",
     order=3,
     hooks=plugins.CommandHooks(add, handle, needs_build=False, reads_records=True),
+    example="./pxq compare results/base.jsonl results/new.jsonl",
 )

@@ -32,4 +32,5 @@ PLUGIN = plugins.Command(
     help="the headline study: ring flat/hybrid/tiled on every layout",
     order=16,
     hooks=plugins.CommandHooks(add, handle),
+    example="./pxq demo --budget 3m",
 )

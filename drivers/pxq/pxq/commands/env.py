@@ -87,4 +87,5 @@ PLUGIN = plugins.Command(
     help="what pxq sees: cores, caches, MPI, backends, layouts",
     order=15,
     hooks=plugins.CommandHooks(add, handle),
+    example="./pxq env --json > machine.json",
 )

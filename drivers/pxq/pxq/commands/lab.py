@@ -95,4 +95,5 @@ PLUGIN = plugins.Command(
     help="the teaching labs: list them, start one, check your work, grade a class (labs/README.md)",
     order=9,
     hooks=plugins.CommandHooks(add, handle),
+    example="./pxq lab start 4 && ./pxq lab check 4",
 )

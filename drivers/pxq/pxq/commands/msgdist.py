@@ -35,4 +35,5 @@ PLUGIN = plugins.Command(
     help="messages by channel and size range from a message profile",
     order=12,
     hooks=plugins.CommandHooks(add, handle, needs_build=False, reads_records=True),
+    example="./pxq msgdist results/cg-prof.jsonl --model 4x2x2",
 )

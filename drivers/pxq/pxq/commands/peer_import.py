@@ -92,4 +92,5 @@ PLUGIN = plugins.Command(
     order=4,
     hooks=plugins.CommandHooks(add, handle, needs_build=False),
     name="import",
+    example="./pxq import cg.A.2.out --results results/nas.jsonl",
 )

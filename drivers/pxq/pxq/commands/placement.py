@@ -109,4 +109,5 @@ PLUGIN = plugins.Command(
     help="suggest a rank order from a message profile that keeps traffic on the node (METIS)",
     order=13,
     hooks=plugins.CommandHooks(add, handle, reads_records=True),
+    example="./pxq placement suggest results/cg-prof.jsonl --model 4x2x2",
 )

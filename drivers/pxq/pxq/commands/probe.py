@@ -248,4 +248,5 @@ PLUGIN = plugins.Command(
     "rankpairs), OSU-style tests (osu), the memory hierarchy (stride), bandwidth per active core (bandwidth)",
     order=6,
     hooks=plugins.CommandHooks(add, handle),
+    example="./pxq probe pingpong --layout 1x2",
 )

@@ -33,4 +33,5 @@ PLUGIN = plugins.Command(
     help="run any MPI program with the message profiler: pxq profile -- mpirun -np 4 ./app",
     order=11,
     hooks=plugins.CommandHooks(add, handle, app_args=True),
+    example="./pxq profile -- mpirun -np 4 ./build/bin/pxq-cg --class S",
 )

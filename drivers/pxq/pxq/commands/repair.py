@@ -37,4 +37,5 @@ PLUGIN = plugins.Command(
     help="keep a results file's good records, set damaged lines aside (FILE.damaged)",
     order=5,
     hooks=plugins.CommandHooks(add, handle, needs_build=False, reads_records=True),
+    example="./pxq repair results/ring.jsonl",
 )

@@ -189,4 +189,5 @@ PLUGIN = plugins.Command(
     help="table, chart or export (csv, json, markdown) of results files, folders or globs; `report tiles FILE...`",
     order=2,
     hooks=plugins.CommandHooks(add, handle, needs_build=False, reads_records=True),
+    example="./pxq report results/ --format markdown",
 )

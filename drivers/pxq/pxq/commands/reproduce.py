@@ -63,4 +63,5 @@ PLUGIN = plugins.Command(
     help="run every published study and write a report folder (report.md, report.html); resumable",
     order=8,
     hooks=plugins.CommandHooks(add, handle),
+    example="./pxq reproduce --quick --out results/reproduce-quick",
 )

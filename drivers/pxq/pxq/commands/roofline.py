@@ -289,4 +289,5 @@ PLUGIN = plugins.Command(
     help="every run against its layout's ceilings: the binding one, predicted against measured time",
     order=62,
     hooks=plugins.CommandHooks(add, handle, reads_records=True),
+    example="./pxq roofline results/cg.jsonl --phases",
 )

@@ -166,4 +166,5 @@ PLUGIN = plugins.Command(
     help="run one miniapp on one layout",
     order=0,
     hooks=plugins.CommandHooks(add, handle, app_args=True),
+    example="./pxq run cg --layout 1x2 --mode hybrid --repeat 3 -- --class A",
 )

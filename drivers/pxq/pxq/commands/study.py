@@ -78,4 +78,5 @@ PLUGIN = plugins.Command(
     help="the published studies, one command each, with the paper's figures beside this machine's",
     order=7,
     hooks=plugins.CommandHooks(add, handle, app_args=True),
+    example="./pxq study tiling --budget 2m",
 )

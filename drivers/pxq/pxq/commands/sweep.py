@@ -187,4 +187,5 @@ PLUGIN = plugins.Command(
     help="run the cross product of layouts x modes x tiles x backends",
     order=1,
     hooks=plugins.CommandHooks(add, handle, app_args=True, prepare=prepare),
+    example="./pxq sweep ring --layouts 1x2,1x1x2 --modes flat,hybrid,tiled --precision 0.05 --budget 4m",
 )

@@ -54,4 +54,5 @@ PLUGIN = plugins.Command(
     help="benchmark the tiled kernels over tile sizes, write the machine tile profile",
     order=10,
     hooks=plugins.CommandHooks(add, handle),
+    example="./pxq tune ring --tiles 64K,256K,1M",
 )

@@ -106,4 +106,5 @@ PLUGIN = plugins.Command(
     help="check results files (runs, probes, profiles, tile profiles, studies) against the record schemas",
     order=14,
     hooks=plugins.CommandHooks(add, handle, needs_build=False, reads_records=True),
+    example="./pxq validate results/ --require run",
 )

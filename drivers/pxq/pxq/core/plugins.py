@@ -53,6 +53,7 @@ class Command(_Parts):
     order: int  # its place in `pxq --help`
     hooks: CommandHooks
     name: str = ""  # "" when found: its module's name
+    example: str = ""  # a command line that shows it in use, printed at the end of its --help
     PARTS = ("hooks",)
 
 
