@@ -132,15 +132,19 @@ def test_lab4_passes_and_tiles_swapped_is_not_correct(tmp_path):
     assert "between two passes over the same data" in text
 
 
-def _lab2_copy(tmp_path: Path, body: str) -> Path:
-    mod = labs.get("2")
-    dest = tmp_path / "lab2-copy"
-    assert labs.start(mod, dest, Console(file=io.StringIO())) == 0
-    (dest / "decomp.cpp").write_text(
-        '#include "decomp.hpp"\nnamespace stencil {\n'
-        f"Cell cell_of(int rank, int rows, int cols, int ranks_per_node) {{\n{body}\n}}\n}}  // namespace stencil\n"
-    )
+def written_copy(number: int, tmp_path: Path, name: str, text: str) -> Path:
+    """A student's copy of lab NUMBER whose file NAME is TEXT, as the student wrote it."""
+    dest = tmp_path / f"lab{number}-copy"
+    assert labs.start(labs.get(str(number)), dest, Console(file=io.StringIO())) == 0
+    (dest / name).write_text(text)
     return dest
+
+
+def _lab2_copy(tmp_path: Path, body: str) -> Path:
+    head = (
+        '#include "decomp.hpp"\nnamespace stencil {\nCell cell_of(int rank, int rows, int cols, int ranks_per_node) {\n'
+    )
+    return written_copy(2, tmp_path, "decomp.cpp", f"{head}{body}\n}}\n}}  // namespace stencil\n")
 
 
 def test_lab2_column_major_is_not_done_the_grid_allows_more(tmp_path):
@@ -265,14 +269,9 @@ def test_lab1_timing_another_size_than_asked_is_not_correct(tmp_path):
 
 
 def _lab1_copy(tmp_path: Path, body: str) -> Path:
-    mod = labs.get("1")
-    dest = tmp_path / "lab1-copy"
-    assert labs.start(mod, dest, Console(file=io.StringIO())) == 0
-    (dest / "pingpong.cpp").write_text(
-        '#include <algorithm>\n#include <chrono>\n#include "pingpong.hpp"\nnamespace pingpong {\n'
-        f"double one_way_seconds(Link& link, std::size_t bytes) {{\n{body}\n}}\n}}  // namespace pingpong\n"
-    )
-    return dest
+    head = '#include <algorithm>\n#include <chrono>\n#include "pingpong.hpp"\nnamespace pingpong {\n'
+    head += "double one_way_seconds(Link& link, std::size_t bytes) {\n"
+    return written_copy(1, tmp_path, "pingpong.cpp", f"{head}{body}\n}}\n}}  // namespace pingpong\n")
 
 
 def test_lab1_the_fastest_trip_is_as_right_as_the_mean(tmp_path):

@@ -148,6 +148,21 @@ def halves(samples: list[float]) -> tuple[list[float], list[float]]:
     return samples[: len(samples) // 2], samples[len(samples) // 2 :]
 
 
+def _steady(
+    part: str, here: str, held: bool, per_half: list[bool], halves_say: str, loaded: str | None, why_not: str
+) -> Finding:
+    """A part judged on the quiet run: inconclusive on a loaded host, or when a half of the calls
+    would give the other verdict; else reproduced when it HELD."""
+    ref = f"{SECTION}/{part}"
+    if loaded:
+        return findings.part(ref, here, "inconclusive", loaded)
+    if any(h != held for h in per_half):
+        return findings.part(
+            ref, here, "inconclusive", f"{halves_say}: the verdict would flip within the run's own variation"
+        )
+    return findings.held(ref, here, held, why_not)
+
+
 def _parts(rows: list[dict[str, Any]]) -> list[Finding]:
     """The tail and the levels from the quiet run (the paper injected no load); the loaded run
     is pxq's own check; the link-load cause needs links pxq can load.
@@ -171,34 +186,19 @@ def _parts(rows: list[dict[str, Any]]) -> list[Finding]:
         samples = quiet["samples_us"]
         share = f"quiet: the slowest 5% take {100 * quiet['tail_share']:.0f}% of the time"
         parts_share = [tail_share_of(h) for h in halves(samples)]
-        ok = quiet["tail_share"] >= 0.5
-        if loaded:
-            out.append(findings.part(f"{SECTION}/tail/tail", share, "inconclusive", loaded))
-        elif len(samples) >= 2 and any((x >= 0.5) != ok for x in parts_share):
-            why = (
-                f"the halves of the calls disagree ({100 * parts_share[0]:.0f}% and {100 * parts_share[1]:.0f}%): "
-                "the verdict would flip within the run's own variation"
-            )
-            out.append(findings.part(f"{SECTION}/tail/tail", share, "inconclusive", why))
-        else:
-            why = "the slowest 5% take less than half of the time"
-            out.append(findings.held(f"{SECTION}/tail/tail", share, ok, why))
+        halves_say = f"the halves of the calls disagree ({100 * parts_share[0]:.0f}% and {100 * parts_share[1]:.0f}%)"
+        why = "the slowest 5% take less than half of the time"
+        held = quiet["tail_share"] >= 0.5
+        out.append(_steady("tail/tail", share, held, [x >= 0.5 for x in parts_share], halves_say, loaded, why))
         levels = distinct_levels(quiet["clusters"], len(samples))
         text = ", ".join(f"{c[0]:.0f} us ({c[1]:.0f} calls)" for c in levels)
-        here = f"quiet: {len(levels)} level(s): {text}"
         per_half = [len(distinct_levels(clusters_of(h), len(h))) for h in halves(samples)]
-        two = len(levels) >= 2
-        if loaded:
-            out.append(findings.part(f"{SECTION}/levels/levels", here, "inconclusive", loaded))
-        elif len(samples) >= 2 and any((n >= 2) != two for n in per_half):
-            why = (
-                f"the halves of the calls show {per_half[0]} and {per_half[1]} level(s): "
-                "the verdict would flip within the run's own variation"
-            )
-            out.append(findings.part(f"{SECTION}/levels/levels", here, "inconclusive", why))
-        else:
-            why = "one level of call times (clusters of 0.5% of the calls or more, 1.5x apart)"
-            out.append(findings.held(f"{SECTION}/levels/levels", here, two, why))
+        halves_say = f"the halves of the calls show {per_half[0]} and {per_half[1]} level(s)"
+        why = "one level of call times (clusters of 0.5% of the calls or more, 1.5x apart)"
+        here = f"quiet: {len(levels)} level(s): {text}"
+        out.append(
+            _steady("levels/levels", here, len(levels) >= 2, [n >= 2 for n in per_half], halves_say, loaded, why)
+        )
     for r in rows:
         if r["condition"] != "quiet":
             heavy = r["tail_share"] >= 0.5

@@ -435,7 +435,11 @@ class Context:
         if why is not None or not isinstance(result, dict):
             raise LabFailure(f"the run at {layout} printed a result line that is not the harness's: {why}", 1)
         if result.get("verified") is not True or done.returncode != 0:
-            raise LabFailure(f"wrong result at {layout}:\n{tail}", records.EXIT_VERIFICATION)
+            # The harness's own verdict line first: with many ranks, the launcher's lines after it
+            # can push it out of the tail.
+            said = [ln.strip() for ln in done.output.splitlines() if ln.startswith("Verification FAILED")][:1]
+            head = escape.plain(said[0]) + "\n" if said and said[0] not in tail else ""
+            raise LabFailure(f"wrong result at {layout}:\n{head}{tail}", records.EXIT_VERIFICATION)
         return result
 
     def interleaved(
