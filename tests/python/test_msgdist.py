@@ -140,3 +140,27 @@ def test_a_profiles_program_name_is_shown_as_plain_text():
     rec = dict(ring_profile(4), program="/x/[red]$\\frac{a}{\x1b[31m prog --flag")
     assert msgdist.program_name(rec) == "?red???frac?a????31m"
     assert msgdist.program_name(dict(rec, program="./cg.A.x -n 4")) == "cg.A.x"
+
+
+def test_profile_tells_a_failed_launch_from_a_program_that_never_finalised(tmp_path, capsys):
+    """No profile: a command that failed is a run failure with its exit code named; a program that
+    exited 0 without MPI_Finalize is named as such."""
+    import io
+
+    from rich.console import Console
+
+    from pxq.analysis import msgdist
+
+    def ran(code: int) -> str:
+        out = io.StringIO()
+        fake = tmp_path / "mpirun"
+        fake.write_text(f"#!/bin/sh\nexit {code}\n")
+        fake.chmod(0o755)
+        got = msgdist.profile(
+            Console(file=out, width=200), [str(fake), "-np", "2", "./app"], tmp_path / "p.jsonl", tmp_path / "p.png"
+        )
+        assert got == 3
+        return out.getvalue()
+
+    assert "ended with exit code 7" in ran(7) and "MPI_Finalize" not in ran(7)
+    assert "exited 0 without reaching MPI_Finalize" in ran(0)

@@ -429,11 +429,17 @@ def profile(console: Console, command: list[str], results: Path, plot_path: Path
         env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
     proc = procs.run(argv, env, uuid.uuid4().hex, None, capture=False)
     if _profiles(results) <= before:
+        if proc.returncode != 0:  # the launch or the program failed: its own messages say why
+            console.print(
+                f"[red]no profile was written[/red]: the command ended with exit code {proc.returncode} (the "
+                "launcher could not start it, or the program failed: the messages above say which)"
+            )
+            return records.EXIT_RUN_FAILED
         console.print(
-            f"[red]no profile was written[/red] (exit code {proc.returncode}): the program must call "
-            "MPI_Finalize (in Fortran, the profiler knows gfortran's mpi_*_ names)"
+            "[red]no profile was written[/red]: the program exited 0 without reaching MPI_Finalize, where "
+            "the profiler writes (in Fortran, the profiler knows gfortran's mpi_*_ names)"
         )
-        return proc.returncode or 3
+        return records.EXIT_RUN_FAILED
     report(console, results, None, "block", plot_path)
     return proc.returncode
 
