@@ -277,3 +277,26 @@ def test_a_starter_like_copy_never_shows_the_effect():
     assert "whole block" in judged.effect.settle and labs.EFFECT["not judged"].startswith("not judged")
     done = labs.Outcome(None, "tiled", False, shown)
     assert labs.unjudged_if_starter(done).effect.verdict == "reproduced"
+
+
+@pytest.mark.parametrize("number", [1, 2, 3, 4, 5, 6])
+def test_each_lab_has_a_rubric_row_per_question_and_slides_for_the_teacher(number, tmp_path):
+    """`pxq lab teach N`: the guide (with one rubric row for each question of the worksheet) and a
+    slide deck, as self-contained HTML pages, in the teacher's folder."""
+    import re
+
+    from pxq.teaching import teach
+
+    mod = labs.get(str(number))
+    guide, deck = teach.sources(mod)
+    questions = re.findall(r"^(\d+)\. ", (labs.folder(mod) / "README.md").read_text().split("## Questions")[1], re.M)
+    rubric = guide.read_text().split("## Rubric for the written answers")[1].split("\n## ")[0]
+    rows = re.findall(r"^\| (\d+)\. ", rubric, re.M)
+    assert rows == questions, (rows, questions)
+    assert main(["lab", "teach", str(number), "--out", str(tmp_path / "t")]) == 0
+    page = (tmp_path / "t" / "slides.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and page.count('<section class="slide">') == len(
+        teach.slides(deck.read_text())
+    )
+    assert page.count('<section class="slide">') >= 4
+    assert "<table>" in (tmp_path / "t" / "guide.html").read_text()

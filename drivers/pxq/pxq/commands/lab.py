@@ -8,7 +8,7 @@ from pathlib import Path
 from rich.console import Console
 
 from pxq.core import bounds, plugins
-from pxq.teaching import grading
+from pxq.teaching import grading, teach
 from pxq.teaching import harness as labs
 
 EXITS = "; ".join(f"{code} {grade} ({meaning})" for code, (grade, meaning) in sorted(labs.GRADES.items()))
@@ -33,6 +33,12 @@ def add(p: argparse.ArgumentParser) -> None:
     _common(ck)
     ck.add_argument("--json", type=Path, help="also write the grade here as JSON (outcome, checks, effects)")
     ck.set_defaults(which="copy")
+    te = sub.add_parser(
+        "teach",
+        help="the teacher's folder for a lab: its guide with the rubric for the written answers, and slides (HTML)",
+    )
+    te.add_argument("lab", help="the lab's number (1-6) or folder name")
+    te.add_argument("--out", type=Path, help="the folder (default results/teacher/NN-name)")
     gr = sub.add_parser(
         "grade",
         help="grade many students' copies of one lab: one table (CSV and markdown)",
@@ -76,6 +82,10 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     budget = bounds.duration(args.budget) if getattr(args, "budget", None) is not None else 0.0
     if args.action == "start":
         return labs.start(mod, args.dir or labs.default_copy(mod), console)
+    if args.action == "teach":
+        for path in teach.write(mod, args.out):
+            console.print(f"written: {path}")
+        return 0
     if args.action == "grade":
         return grading.grade_class(
             mod, args.dirs, args.repeat, args.hostfile, args.out, console, args.unconfined, budget
