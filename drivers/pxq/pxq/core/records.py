@@ -415,9 +415,10 @@ def read_files(paths: Iterable[Path], must_exist: bool = True) -> list[dict[str,
             if key in seen:
                 first, where = seen[key]
                 if first != rec:
+                    name = (rec.get("driver") or {}).get("run_id") or key[-1]
                     raise InputError(
-                        f"run {key[-1]} is in {where} and in {path} with different contents: keep one of the "
-                        "files (or the record you trust) and read again"
+                        f"run {escape.plain(name)} is in {where} and in {path} with different contents: keep "
+                        "one of the files (or the record you trust) and read again"
                     )
                 continue
             seen[key] = (rec, Path(path))
