@@ -82,19 +82,85 @@ def test_the_readme_is_a_front_page_with_contents():
         assert command in text
 
 
-def test_every_link_of_the_readme_and_docs_leads_somewhere():
-    broken = []
-    for page in PAGES:
-        text = page.read_text()
-        for target in re.findall(r"\]\(([^)\s]+)\)", text):
-            if target.startswith(("http://", "https://", "mailto:")):
-                continue
-            path, _, anchor = target.partition("#")
-            dest = (page.parent / path).resolve() if path else page
-            if not dest.exists():
-                broken.append(f"{page.relative_to(ROOT)}: {target}")
-            elif anchor and dest.suffix == ".md":
-                heads = [_anchor(ln) for ln in dest.read_text().splitlines() if ln.startswith("#")]
-                if anchor not in heads:
-                    broken.append(f"{page.relative_to(ROOT)}: {target} (no such section)")
+MARKDOWN = [*PAGES, *sorted((ROOT / "labs").rglob("*.md"))]
+
+
+def _parse(page):
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").enable("table").parse(page.read_text())
+
+
+def _headings(tokens) -> list[str]:
+    """The anchors of a page's headings as markdown reads them (a `# comment` in a code block is
+    not one)."""
+    return [_anchor(tokens[i + 1].content) for i, t in enumerate(tokens) if t.type == "heading_open"]
+
+
+def _links(tokens) -> list[str]:
+    out = []
+    for t in tokens:
+        for child in t.children or []:
+            target = child.attrs.get("href") or child.attrs.get("src")
+            if target:
+                out.append(str(target))
+    return out
+
+
+def _unclosed_fences(page, tokens, root=ROOT) -> list[str]:
+    """Code fences the page never closes: markdown runs them to the end of the page and swallows
+    every section after them."""
+    lines = page.read_text().splitlines()
+    out = []
+    for t in tokens:
+        if t.type != "fence":
+            continue
+        start, end = t.map
+        last = lines[end - 1].strip() if end - 1 > start else ""
+        if not (set(last) == {t.markup[0]} and len(last) >= len(t.markup)):
+            out.append(f"{page.relative_to(root)}:{start + 1}: a code fence opened here is never closed")
+        # A closing fence with words after it does not close: the fence runs on to the next
+        # bare one, and the fences between open inside it.
+        inner = [i for i in range(start + 1, end - 1) if lines[i].lstrip().startswith(t.markup)]
+        if inner:
+            out.append(
+                f"{page.relative_to(root)}:{inner[0] + 1}: a fence marker inside the code fence opened at line "
+                f"{start + 1} (a closing fence takes nothing after it)"
+            )
+    return out
+
+
+def test_markdown_lint_flags_an_unclosed_fence_and_a_link_to_a_missing_section(tmp_path):
+    """The lint below can fail: a fence left open and a link to a heading that exists only inside
+    a code block are both caught."""
+    page = tmp_path / "p.md"
+    page.write_text("# Top\n\n[x](#usage)\n\n```sh\n# usage\n./pxq demo\n\n## Later\n")
+    tokens = _parse(page)
+    assert "usage" not in _headings(tokens) and "top" in _headings(tokens)
+    assert "#usage" in _links(tokens)
+    (fault,) = _unclosed_fences(page, tokens, root=tmp_path)
+    assert "never closed" in fault
+    page.write_text("# Top\n\n```sh\n./pxq demo\n``` Then:\n\n## Later\n\n```sh\nls\n```\n")
+    (fault,) = _unclosed_fences(page, _parse(page), root=tmp_path)
+    assert "p.md:5: a fence marker inside the code fence opened at line 3" in fault
+    page.write_text("# Top\n\n```sh\n./pxq demo\n```\n\n## Later\n")
+    assert _unclosed_fences(page, _parse(page), root=tmp_path) == []
+
+
+@pytest.mark.parametrize("page", MARKDOWN, ids=lambda p: str(p.relative_to(ROOT)))
+def test_markdown_pages_close_their_fences_and_every_link_leads_somewhere(page):
+    """A Markdown lint over the README, docs/ and labs/: fences closed, every relative link to a
+    file that exists and every anchor to a heading of its page (read as markdown, not as lines)."""
+    tokens = _parse(page)
+    broken = _unclosed_fences(page, tokens)
+    for target in _links(tokens):
+        if target.startswith(("http://", "https://", "mailto:")):
+            continue
+        path, _, anchor = target.partition("#")
+        dest = (page.parent / path).resolve() if path else page
+        if not dest.exists():
+            broken.append(f"{page.relative_to(ROOT)}: {target}")
+        elif anchor and dest.suffix == ".md":
+            if anchor not in _headings(_parse(dest)):
+                broken.append(f"{page.relative_to(ROOT)}: {target} (no such section)")
     assert broken == []
