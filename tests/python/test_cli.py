@@ -270,3 +270,42 @@ def test_every_command_s_help_ends_with_an_example_that_parses(capsys):
         own, _ = cli._split_app_args(argv)
         args, unknown = cli.parser().parse_known_args(own)
         assert args.command == command.name and unknown == [], (command.name, unknown)
+
+
+def _every_option(ap, name="pxq"):
+    import argparse
+
+    for action in ap._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub_name, sub in action.choices.items():
+                yield from _every_option(sub, f"{name} {sub_name}")
+        elif action.option_strings and not isinstance(action, argparse._HelpAction):
+            yield name, ap, action
+
+
+def test_every_option_has_help_and_states_its_default(capsys):
+    """No blank option on any help page, every option with a default says it (`--repeat`,
+    `--timeout`, `--tiles`, ...) and every study's description says what it runs, not a pointer."""
+    import argparse
+
+    from pxq import cli
+
+    ap = cli.parser()
+    blank, silent = [], []
+    for name, _, action in _every_option(ap):
+        text = action.help or ""
+        if not text.strip():
+            blank.append((name, action.option_strings[0]))
+        unset = action.default is None or isinstance(action.default, bool) or action.default in ("", [])
+        if not unset and action.default is not argparse.SUPPRESS and "default" not in text:
+            silent.append((name, action.option_strings[0]))
+    assert blank == [] and silent == []
+    with pytest.raises(SystemExit):
+        ap.parse_args(["sweep", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "interleaved repeats of every configuration (a fixed count) (default 3)" in out
+    assert "(default 600)" in out  # --timeout
+    with pytest.raises(SystemExit):
+        ap.parse_args(["study", "tiling", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "The paper:" not in out and "beside Chai et al.'s time reductions" in out

@@ -26,7 +26,29 @@ def parser() -> argparse.ArgumentParser:
         epilog = f"example:\n  {command.example}" if command.example else None
         command.add(sub.add_parser(command.name, help=command.help, epilog=epilog))
     bounds.install(ap)
+    _state_defaults(ap)
     return ap
+
+
+def _state_defaults(ap: argparse.ArgumentParser) -> None:
+    """Every option's help states its default where one applies and the help does not already
+    say it (a count, a time, a choice), on every command and subcommand."""
+    for action in ap._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):
+                _state_defaults(sub)
+            continue
+        default = action.default
+        if not action.option_strings or action.help == argparse.SUPPRESS:
+            continue
+        unset = default is None or isinstance(default, bool) or default in ("", [], argparse.SUPPRESS)
+        if unset or isinstance(action, argparse._HelpAction):
+            continue
+        text = action.help or ""
+        if "default" in text:
+            continue
+        shown = f"{default:g}" if isinstance(default, float) else str(default)
+        action.help = f"{text} (default {shown})".lstrip() if text else f"default {shown}"
 
 
 def _split_app_args(argv: list[str]) -> tuple[list[str], list[str]]:

@@ -23,10 +23,16 @@ from pxq.machine import counters
 def add(p: argparse.ArgumentParser) -> None:
     p.add_argument("app", help=options.app_help())
     p.add_argument("--layout", default="1x1", help="PxQ[xT]: nodes x ranks per node [x threads per rank] (default 1x1)")
-    p.add_argument("--mode", choices=registry.modes(), help="variant preset")
+    p.add_argument(
+        "--mode",
+        choices=registry.modes(),
+        help="variant preset (default from the layout and --tile: hybrid with threads, tiled with a tile, else flat)",
+    )
     p.add_argument("--threads", type=int, help="threads per rank (overrides the layout's T)")
     p.add_argument("--tile", help="tile size: off, auto, or bytes such as 256K")
-    p.add_argument("--backend", choices=registry.backends(), default="openmp")
+    p.add_argument(
+        "--backend", choices=registry.backends(), default="openmp", help="the threading back end of hybrid runs"
+    )
     p.add_argument("--repeat", type=int, default=1, help="runs of the same configuration")
     p.add_argument("--dry-run", action="store_true", help="print the exact launch command only")
     p.add_argument(

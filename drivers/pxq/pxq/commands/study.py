@@ -18,10 +18,17 @@ from pxq.experiments.options import add_launch_options, app_help, base_spec, che
 from pxq.machine import counters
 
 
+def _described(doc: str) -> str:
+    """A study's help description: its docstring's first paragraph after the command it names
+    (what it runs, and the paper's figures it puts beside them)."""
+    first = doc.split("\n\n", 1)[0]
+    return " ".join(first.split(":", 1)[-1].split())
+
+
 def add(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="study", required=True, metavar="STUDY")
     for mod in studies.registry():
-        sp = sub.add_parser(mod.name, help=mod.help, description=f"{mod.help}. The paper: {mod.doc.split(':')[0]}")
+        sp = sub.add_parser(mod.name, help=mod.help, description=_described(mod.doc))
         if mod.apps:
             sp.add_argument("app", nargs="?" if mod.apps == "optional" else None, help=app_help())
         mod.add(sp)
