@@ -37,7 +37,9 @@ def test_otf2_reads_a_traced_cg_run(tmp_path):
     proc = run([str(eco_tool("python")), "-c", READ, t["path"]], cwd=tmp_path, env=eco_env(tmp_path))
     assert proc.returncode == 0, proc.stderr[-3000:]
     got = json.loads(proc.stdout.strip().splitlines()[-1])
-    chrome = json.loads((tmp_path / "cg.trace.json").read_text())
+    assert not (tmp_path / "cg.trace.json").exists()  # the Chrome twin is inside the archive, never beside it
+    chrome = json.loads((archive / "timeline.trace.json").read_text())
+    assert t["chrome_path"] == str(archive / "timeline.trace.json")
     for rank in (0, 1):
         group = next(g for g in got["enters"] if g.startswith(f"rank {rank} "))
         xs = [e for e in chrome["traceEvents"] if e["ph"] == "X" and e["pid"] == rank]

@@ -120,3 +120,35 @@ def test_a_dry_run_with_trace_prints_the_launch_that_writes_the_ranks_files(tmp_
     out = capsys.readouterr().out
     folder = tmp_path / "cg.dry-run" / "trace"
     assert f"PXQ_TRACE_DIR={folder}" in out and "libpxq-msgprof.so" in out and folder.is_dir()
+
+
+def test_an_otf2_run_keeps_its_chrome_twin_inside_the_archive_and_names_vampir(tmp_path, monkeypatch, capsys):
+    """`--trace x.otf2` never writes x.trace.json beside the archive (another run's `--trace
+    x.trace.json` may own it): the Chrome twin lives inside the archive, and the run's line names
+    the viewer each file is for."""
+    from rich.console import Console
+
+    ranks = tmp_path / "ranks"
+    ranks.mkdir()
+    write_rank(ranks, 0, 1.0, 100)
+    theirs = tmp_path / "x.trace.json"
+    theirs.write_text('{"traceEvents": []}\n')  # another run's timeline
+
+    def convert(chrome, archive):
+        assert chrome.is_file() and chrome.parent == archive.parent and chrome.name.startswith(".")
+        archive.mkdir()
+        (archive / "traces.otf2").write_text("anchor")
+        return {"rank 0": 4}
+
+    monkeypatch.setattr(trace.otf2trace, "convert", convert)
+    archive = tmp_path / "x.otf2"
+    got = trace.finish(ranks, archive, {"app": "cg", "layout": {"ranks": 1}})
+    assert theirs.read_text() == '{"traceEvents": []}\n'
+    assert got["chrome_path"] == str(archive / trace.CHROME_IN_ARCHIVE)
+    assert trace.load(archive / trace.CHROME_IN_ARCHIVE)["traceEvents"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ranks", "x.otf2", "x.trace.json"]  # nothing staged left
+    rec = {"app": "cg", "layout": {"nodes": 1, "ranks_per_node": 1, "threads": 1}, "variant": {"mode": "flat"}}
+    console = Console(width=300)
+    trace.print_timelines(console, [dict(rec, trace=got)])
+    line = " ".join(capsys.readouterr().out.split())
+    assert "open it in Vampir" in line and "timeline.trace.json in ui.perfetto.dev" in line

@@ -12,6 +12,7 @@ hosts are not compared, only offsets from that common instant."""
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from pxq.core import door, escape, outputs
 from pxq.core.errors import InputError
 
 FORMAT = "Chrome trace-event JSON (open it in ui.perfetto.dev or chrome://tracing)"
+CHROME_IN_ARCHIVE = "timeline.trace.json"  # an OTF2 archive's Chrome twin, for the viewers that read no OTF2
 TIMED = "timed iterations"  # the run stage whose start every rank's clock is aligned on
 THREADS_NOTE = (
     "phases are timed on each rank's main thread; OpenMP worker threads show where they make MPI "
@@ -139,9 +141,16 @@ def finish(folder: Path, path: Path, rec: dict[str, Any]) -> dict[str, Any]:
         if path.suffix != ".otf2":
             write(trace, path)
             return summary(trace, path)
-        chrome = path.with_suffix(".trace.json")
-        write(trace, chrome)
-        enters = otf2trace.convert(chrome, path)
+        # The Chrome twin lives inside the archive, which the run replaces whole: never a file
+        # beside it that another run (`--trace x.trace.json`) may have written.
+        staged = path.parent / f".{path.name}.trace.json"
+        try:
+            write(trace, staged)
+            enters = otf2trace.convert(staged, path)
+            chrome = path / CHROME_IN_ARCHIVE
+            os.replace(staged, chrome)
+        finally:
+            staged.unlink(missing_ok=True)
     except InputError as e:
         return {
             "path": None,
@@ -223,9 +232,14 @@ def print_timelines(console: Any, recs: list[dict[str, Any] | None]) -> None:
         v = rec.get("variant") or {}
         what = f"{rec.get('app')} {lay.get('nodes')}x{lay.get('ranks_per_node')}x{lay.get('threads')} {v.get('mode')}"
         if t.get("path"):
+            viewer = (
+                f"an OTF2 archive: open it in Vampir, or its Chrome twin {t['chrome_path']} in ui.perfetto.dev"
+                if t.get("chrome_path")
+                else "open it in ui.perfetto.dev"
+            )
             console.print(
                 f"timeline of {what}: {t['path']} ({t['ranks']} ranks, {t['phase_spans']} phase spans, "
-                f"{t['mpi_calls']} MPI calls; open it in ui.perfetto.dev)",
+                f"{t['mpi_calls']} MPI calls; {viewer})",
                 markup=False,
             )
         else:

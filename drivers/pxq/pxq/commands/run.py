@@ -49,7 +49,8 @@ def add(p: argparse.ArgumentParser) -> None:
         const=runner.TRACE_AUTO,
         metavar="FILE",
         help="write the run's timeline (every rank's phases and MPI calls) as a Chrome trace-event JSON file "
-        "for ui.perfetto.dev (FILE.otf2: an OTF2 archive for Vampir too, with the otf2 package); FILE "
+        "for ui.perfetto.dev (FILE.otf2: an OTF2 archive for Vampir, its Chrome twin inside it, with the otf2 "
+        "package); FILE "
         "defaults to traces/APP-RUNID.trace.json beside the results",
     )
     options.add_fuse_option(p)
