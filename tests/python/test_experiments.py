@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from pxq import cli
+from pxq.core.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -133,3 +134,27 @@ def test_a_submitted_job_carries_the_experiment_s_identity_into_its_records(tmp_
     assert "exactly name, file, sha256, text" in capsys.readouterr().err
     both = ["sweep", "--file", str(exp), "--experiment-identity", "{}", "--results", str(results)]
     assert cli.main(both) == 2
+
+
+def test_a_file_s_results_go_to_the_user_s_results_folder_and_the_command_line_redirects_them(
+    tmp_path, monkeypatch, capsys
+):
+    """A shipped experiment writes where the user's results go: a relative `results` is a file in
+    PXQ_RESULTS_DIR (a leading results/ being that folder), --results redirects it (not a
+    conflict), an absolute path stays."""
+    from pxq.experiments import expfile
+
+    monkeypatch.setenv("PXQ_RESULTS_DIR", str(tmp_path / "mine"))
+    assert expfile.file_results("roofline-cg.jsonl") == tmp_path / "mine" / "roofline-cg.jsonl"
+    assert expfile.file_results("results/sub/x.jsonl") == tmp_path / "mine" / "sub" / "x.jsonl"
+    assert (tmp_path / "mine" / "sub").is_dir()
+    assert expfile.file_results(str(tmp_path / "abs.jsonl")) == tmp_path / "abs.jsonl"
+    with pytest.raises(InputError, match="names a folder"):
+        expfile.file_results("results/")
+    shipped = ROOT / "experiments" / "roofline-ring.toml"
+    args = cli.parser().parse_args(["sweep", "--file", str(shipped)])
+    expfile.apply(args, [], cli.parser().parse_args(["sweep"]))
+    assert args.results == tmp_path / "mine" / "roofline-ring.jsonl"
+    args = cli.parser().parse_args(["sweep", "--file", str(shipped), "--results", str(tmp_path / "r.jsonl")])
+    expfile.apply(args, [], cli.parser().parse_args(["sweep"]))
+    assert args.results == tmp_path / "r.jsonl"

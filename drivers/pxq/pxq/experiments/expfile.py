@@ -27,7 +27,7 @@ from typing import Any
 
 import tomllib
 
-from pxq.core import bounds, door
+from pxq.core import bounds, door, paths
 from pxq.core.errors import InputError
 
 MAX_TEXT = 64 << 10  # bytes of the file kept in every record
@@ -162,7 +162,9 @@ def apply(args: argparse.Namespace, app_args: list[str], defaults: argparse.Name
         if key in _JOINED or key in ("threads", "cores"):
             value = ",".join(str(v) for v in value)
         elif key == "results":
-            value = Path(value)
+            if args.results is not None:
+                continue  # the command line redirects the file's results, as PXQ_RESULTS_DIR does
+            value = file_results(value)
         if getattr(args, dest, None) != getattr(defaults, dest, None):
             raise InputError(f"--{key.replace('_', '-')} is given on the command line and in {path}: keep one")
         values[dest] = value
@@ -176,6 +178,24 @@ def apply(args: argparse.Namespace, app_args: list[str], defaults: argparse.Name
         "text": text if len(text.encode("utf-8")) <= MAX_TEXT else None,
     }
     return list(data.get("app_args", [])) or app_args
+
+
+def file_results(value: str) -> Path:
+    """An experiment file's `results`: an absolute path as given; a relative one names a file in
+    the results folder (PXQ_RESULTS_DIR, default results/), a leading `results/` being that
+    folder, so the same file writes where the user's results go. The folder is made."""
+    given = Path(value)
+    if given.is_absolute():
+        return given
+    parts = given.parts[1:] if given.parts[:1] == ("results",) else given.parts
+    if not parts:
+        raise InputError(f"results = {value!r} names a folder: give a file name such as {value.rstrip('/')}/run.jsonl")
+    path = paths.results_dir().joinpath(*parts)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise InputError(f"cannot create {path.parent} ({e.strerror}): set PXQ_RESULTS_DIR or give --results") from None
+    return path
 
 
 IDENTITY_KEYS = {"name": str, "file": str, "sha256": str, "text": (str, type(None))}
