@@ -413,3 +413,33 @@ def test_each_part_says_what_its_verdict_rests_on():
     assert reproduce.rests_on(open_pair) == "9 paired rounds, not settled"
     assert reproduce.rests_on({"evidence": {"repeats": 5, "spread": 0.12}}) == "5 runs each, spread 12%"
     assert reproduce.rests_on({"evidence": {}}) == reproduce.rests_on({}) == "-"
+
+
+def test_reproduce_says_up_front_what_it_knows_cannot_be_tested_and_runs_nothing_for_it(tmp_path, monkeypatch):
+    """Scalability on fewer than 4 cores: `pxq reproduce` names it before any study runs, the
+    study runs no configuration, and its parts are catalogued with the reason; `pxq study
+    scalability` (verdicts_only False) still measures its table."""
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from pxq.studies import scalability
+
+    opts = dict(scalability.defaults(True), max_ranks=2)
+    assert "4 or more ranks (2 cores here" in scalability.untestable(opts)
+    assert scalability.untestable(dict(opts, max_ranks=4)) is None
+
+    def no_runs(*a, **kw):
+        raise AssertionError("a study known untestable must run nothing under pxq reproduce")
+
+    monkeypatch.setattr(scalability, "measure", no_runs)
+    console = Console(file=open(tmp_path / "log", "w"), width=200)
+    ctx = studies.Context(console, tmp_path / "s.jsonl", None, True, verdicts_only=True)
+    out = scalability.run(ctx, opts)
+    assert out.recs == [] and out.code == 0 and out.found
+    assert {f.verdict for f in out.found} == {"cannot be tested here"}
+    assert any("not measured" in n for n in out.notes)
+    measuring = studies.Context(console, tmp_path / "s.jsonl", None, True)
+    measuring.spec = lambda app, **kw: SimpleNamespace(app=app, **kw)
+    with pytest.raises(AssertionError, match="must run nothing"):
+        scalability.run(measuring, opts)

@@ -76,6 +76,9 @@ class StudyHooks:
     defaults: Callable[[bool], dict[str, Any]]  # defaults(quick)
     run: Callable[..., Any]  # run(ctx, opts) -> Outcome: measures and judges
     plot: Callable[..., Any]  # plot(record, path): its figure from its study record alone
+    # untestable(opts): why none of its parts can be judged on this machine, known before any run
+    # (pxq reproduce says so up front and the study runs nothing); None when they may be
+    untestable: Callable[[dict[str, Any]], str | None] | None = None
 
 
 @dataclass(frozen=True)

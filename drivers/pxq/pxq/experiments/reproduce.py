@@ -101,7 +101,9 @@ def run_one(mod: Any, folder: Path, base: runner.RunSpec, quick: bool, budget: f
     t0 = time.monotonic()
     with log.open("w", encoding="utf-8") as f, output_to(f):
         console = Console(file=f, width=160, force_terminal=False)
-        ctx = studies.Context(console, results, base, quick, None, folder / "figures" / f"{mod.name}.png", budget)
+        ctx = studies.Context(
+            console, results, base, quick, None, folder / "figures" / f"{mod.name}.png", budget, verdicts_only=True
+        )
         try:
             code, rec, figure = studies.finish(ctx, mod.name, "-", mod.run(ctx, mod.defaults(quick)))
         except (InputError, RecordError) as e:
@@ -199,6 +201,10 @@ def reproduce(console: Console, folder: Path, quick: bool, only: str | None, arg
         console.print(f"resuming {folder}: {len(mods) - len(todo)} of {len(mods)} studies already done")
     if again:
         console.print(f"retrying {len(again)} study(ies) that did not finish before: {', '.join(again)}")
+    for mod in todo:  # what is known before any run: said up front, and those studies run nothing
+        why = mod.untestable(mod.defaults(quick)) if mod.untestable else None
+        if why:
+            console.print(f"{mod.name}: cannot be tested here, known before running ({why}): it runs nothing")
     base = launch_spec(args, folder / "records" / "x.jsonl")  # each study sets its own results
     # The progress bar writes to the terminal through its own copy of standard output, which
     # each study's redirection (output_to) leaves alone.

@@ -37,6 +37,9 @@ class Context:
     plot: Path | None = None  # the study's figure (default next to the results)
     budget: float = 0.0  # seconds more interleaved rounds may take to settle its timed comparisons (0: none)
     said: list[str] = field(default_factory=list)  # notes measure() leaves for the study's record
+    # pxq reproduce: measure only what a verdict can use (a study whose parts this machine cannot
+    # test, known before any run, says why and runs nothing); `pxq study` measures its table anyway.
+    verdicts_only: bool = False
 
     def aux(self, name: str, suffix: str = ".jsonl") -> Path:
         """A file beside the results: profiles, the probes' own figures."""

@@ -47,9 +47,27 @@ def layout_of(n: int, how: str) -> str:
     return f"1x{n}" if how == "packed" else f"{n}x1"
 
 
+def untestable(opts: dict[str, Any]) -> str | None:
+    """Why no part can be judged here, known before any run; None when they can."""
+    return too_few(opts["max_ranks"] or envinfo.cores())
+
+
+def too_few(top: int) -> str | None:
+    """Why no part can be judged with TOP ranks; None when they can."""
+    if top < 4:
+        return f"speedup over the 2-rank run needs 4 or more ranks ({top} cores here; real nodes with --hostfile)"
+    return None
+
+
 def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
     top = opts["max_ranks"] or envinfo.cores()
     apps = [a for a in opts["apps"].split(",") if a]
+    base_n = 2 if top >= 2 else 1
+    title = f"Scalability: speedup over {base_n} ranks, packed vs one rank per node (class {opts['cls']})"
+    if ctx.verdicts_only and too_few(top):
+        note = f"not measured: {too_few(top)}; `pxq study scalability` draws this machine's speedups without a verdict"
+        ctx.console.print(note)
+        return Outcome(title, [{"app": "-"}], [], _parts([], top, None), [], [note], {"base_ranks": base_n}, 0)
     configs = []
     for app in apps:
         for n in counts(top):
@@ -70,7 +88,6 @@ def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
     ]
     recs, planned = measure(ctx, configs, opts["repeat"], "scalability", pairs=top_pairs if top >= 4 else None)
     groups = group(recs, lambda r: (r["app"], layout_text(r)))
-    base_n = 2 if top >= 2 else 1
     rows = speedups(groups, apps, top, base_n)
     comparison = [
         Comparison(
@@ -83,7 +100,6 @@ def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
         for r in rows
     ]
     found = _parts(rows, top, one_machine(recs))
-    title = f"Scalability: speedup over {base_n} ranks, packed vs one rank per node (class {opts['cls']})"
     notes = [f"implausible: {f}" for r in rows for f in r["flags"]]
     data, code = {"base_ranks": base_n}, exit_code(recs, planned)
     return Outcome(title, rows or [{"app": "-"}], comparison, found, recs, notes, data, code)
@@ -135,10 +151,8 @@ def _parts(rows: list[dict[str, Any]], top: int, shared: str | None) -> list[Fin
         "contention_bound": ("cg", "ft", "is"),
         "same": ("mg", "lu", "namd"),
     }
-    why = None
-    if top < 4:
-        why = f"speedup over the 2-rank run needs 4 or more ranks ({top} cores here; real nodes with --hostfile)"
-    elif shared:
+    why = too_few(top)
+    if why is None and shared:
         why = f"{shared}: no single-core cluster to stand in for"
     at = {(r["app"], r["how"]): r for r in rows if r["ranks"] == top}
     out = []
@@ -240,5 +254,5 @@ def defaults(quick: bool) -> dict[str, Any]:
 PLUGIN = plugins.Study(
     help="speedup over the 2-rank run per proxy, packed vs one rank per (virtual) node",
     facts=plugins.StudyFacts(order=6, section=SECTION, minutes=1.5),
-    hooks=plugins.StudyHooks(add, defaults, run, plot),
+    hooks=plugins.StudyHooks(add, defaults, run, plot, untestable),
 )
