@@ -26,6 +26,7 @@ from pxq.core import bounds, escape, outputs, procs, records, registry
 from pxq.core.errors import InputError
 from pxq.core.layout import format_bytes, parse_bytes
 from pxq.core.paths import binary
+from pxq.core.progress import Steps
 from pxq.machine import envinfo
 
 PROFILE_KIND = "tile-profile"
@@ -396,11 +397,11 @@ def _bench_with_progress(
 ) -> procs.Finished:
     """pxq-bench-tiling with a progress bar and an ETA over its `total` timed runs instead of its
     raw lines; its warnings said once each, in words (the raw lines stay in the JSON file)."""
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.progress import BarColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     said: set[str] = set()
     run_line = re.compile(rf"^({'|'.join(map(re.escape, kernels))})/tile:\d+/threads:\d+\S*\s")
-    with Progress(
+    with Steps(
         TextColumn("{task.description}"),
         BarColumn(),
         TextColumn("{task.completed}/{task.total}"),

@@ -23,12 +23,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import BarColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from pxq.analysis import findings
 from pxq.core import outputs, records
 from pxq.core.errors import InputError
 from pxq.core.escape import Console, md, plain
+from pxq.core.progress import Steps
 from pxq.core.records import RecordError
 from pxq.experiments import runner
 from pxq.experiments import studykit as studies
@@ -212,7 +213,7 @@ def reproduce(console: Console, folder: Path, quick: bool, only: str | None, arg
     screen = Console(file=term, force_terminal=term.isatty() or None, width=console.width)
     with (
         term,
-        Progress(
+        Steps(
             TextColumn("{task.description}"),
             BarColumn(),
             TextColumn("{task.fields[count]}"),

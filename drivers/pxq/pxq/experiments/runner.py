@@ -13,7 +13,7 @@ from typing import Any
 
 from pxq.analysis import placement, trace
 from pxq.analysis.msgdist import preload_env, preload_flags
-from pxq.core import procs, records, registry, schemas
+from pxq.core import procs, progress, records, registry, schemas
 from pxq.core.errors import InputError
 from pxq.core.layout import Layout, resolve_mode
 from pxq.core.paths import IN_CHECKOUT, ROOT, binary, installed_facts
@@ -354,8 +354,8 @@ def execute_probe(spec: RunSpec, console: Any) -> tuple[dict[str, Any] | None, i
     code to pass on."""
     test = f" {spec.app_args[0]}" if spec.app == "probe-osu" and spec.app_args else ""
     what = f"{spec.app.removeprefix('probe-')}{test} probe on layout {spec.layout}"
-    if hasattr(console, "status"):  # a spinner while the probe runs: its table comes when it ends
-        with console.status(f"{what}: running (its table comes when it ends)"):
+    if hasattr(console, "status"):  # a spinner (off a terminal, a line every few seconds) while it runs
+        with progress.running(console, f"{what}: running (its table comes when it ends)"):
             result = execute(spec, echo=True)
     else:
         result = execute(spec, echo=True)

@@ -10,12 +10,13 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
 
 from pxq.analysis import report
 from pxq.core import records
 from pxq.core.errors import InputError
 from pxq.core.layout import Layout, resolve_mode
+from pxq.core.progress import Steps
 from pxq.experiments import runner
 from pxq.experiments.runner import RunSpec
 
@@ -112,7 +113,7 @@ def run(
         runs, done = _resumed(runs, results, console)
     todo = [r for r in runs if r.sweep_key not in done]
     failures = 0
-    with Progress(
+    with Steps(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
