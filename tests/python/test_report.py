@@ -269,3 +269,16 @@ def test_a_run_started_beside_other_work_is_flagged_loaded():
     assert "loaded" in busy.flags and "load_at_start" in report.FLAG_TEXT["loaded"]
     assert not report.started_loaded({"context": {"load_at_start": "40", "logical_cpus": 2}})
     assert not report.started_loaded({"context": {"load_at_start": 40.0}})  # no core count: not judged
+
+
+def test_a_tile_clamped_to_one_window_is_labelled_untiled():
+    """A tiled CG whose tile holds the whole vector runs one column window: the same loop as the
+    untiled one, so its label says so instead of passing it for a tiled run."""
+
+    def tiled(seconds: float, windows: int) -> dict:
+        rec = record(seconds, 1.0)
+        variant = {**rec["variant"], "mode": "tiled", "tile_bytes": 256 << 10, "column_windows": windows}
+        return dict(rec, variant=variant)
+
+    rows = report.summarize([tiled(1.0, 1), tiled(0.8, 4)])
+    assert sorted(r.tile for r in rows) == ["256K", "256K (1 window: untiled)"]

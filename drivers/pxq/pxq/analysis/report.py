@@ -210,6 +210,8 @@ def summarize(recs: Iterable[dict[str, Any]], group_by: Sequence[str] = ()) -> l
             continue
         v = rec["variant"]
         tile = format_bytes(v["tile_bytes"]) if v.get("tile_bytes") else "off"
+        if tile != "off" and v.get("column_windows") == 1:  # the tile held the whole vector: clamped
+            tile += " (1 window: untiled)"
         mode = v["mode"]
         if "fused" in v and v["fused"] != (tile != "off"):  # fusion chosen apart from the tile
             mode += "+fused" if v["fused"] else " unfused"
