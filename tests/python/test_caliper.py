@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from pxq import cli
 from pxq.analysis import caliper
 
@@ -26,6 +28,8 @@ def test_every_completed_run_is_a_profile_with_its_phases_and_context(tmp_path, 
     done = [r for r in recs if r["status"] == "ok"]
     files = sorted(out.glob("*.json"))
     assert len(files) == len(done) and f"{len(done)} profiles" in stdout
+    over = [r for r in done if sum(v for k, v in r["time"].items() if k not in ("total", "setup")) > r["time"]["total"]]
+    assert over, "the data holds a run whose slowest ranks' phases add up to more than its total"
     for rec, path in zip(done, files):
         prof = json.loads(path.read_text())
         nodes, cols = prof["nodes"], prof["columns"]
@@ -33,7 +37,12 @@ def test_every_completed_run_is_a_profile_with_its_phases_and_context(tmp_path, 
         phases = {k: v for k, v in rec["time"].items() if k not in ("total", "setup")}
         assert [n["label"] for n in nodes[1:]] == list(phases) and all(n["parent"] == 0 for n in nodes[1:])
         by_node = {row[0]: dict(zip(cols, row)) for row in prof["data"]}
-        assert by_node[0]["inclusive#sum#time.duration"] == rec["time"]["total"]
+        # The root holds its children: the measured total, or the phases' sum where the slowest
+        # ranks of different phases add up to more (said in the metadata).
+        root = by_node[0]["inclusive#sum#time.duration"]
+        assert root == max(rec["time"]["total"], sum(phases.values())) and prof["total_s"] == rec["time"]["total"]
+        assert prof["phases_over_total_s"] == pytest.approx(max(0.0, sum(phases.values()) - rec["time"]["total"]))
+        assert sum(by_node[i]["inclusive#sum#time.duration"] for i in range(1, len(nodes))) <= root + 1e-12
         for i, (phase, seconds) in enumerate(phases.items(), start=1):
             assert by_node[i]["sum#time.duration"] == seconds, phase
         assert by_node[0]["sum#time.duration"] >= 0

@@ -91,14 +91,22 @@ def profile(rec: dict[str, Any], source: str = "") -> dict[str, Any]:
         nodes.append({"label": phase, "column": "path", "parent": 0})
         row = [len(nodes) - 1, float(seconds), float(seconds)]
         data.append(row + [float(declared.get("bytes", 0.0)), float(declared.get("flops", 0.0)), len(nodes) - 1])
-    # The root's own (exclusive) time: the total less its phases, never below zero.
-    data[0][1] = max(0.0, total - sum(row[1] for row in data[1:]))
+    # The root's own (exclusive) time: the total less its phases. Each phase is its slowest
+    # rank's, and different ranks can be slowest in different phases, so the phases can add up to
+    # more than the timed total: the root's inclusive time is then their sum (a tree's children
+    # never add up to more than their parent, as Hatchet reads it), and the metadata keeps the
+    # measured total and by how much the phases exceed it.
+    phases = sum(row[1] for row in data[1:])
+    data[0][1] = max(0.0, total - phases)
+    data[0][2] = max(total, phases)
+    extra = {"total_s": total, "phases_over_total_s": max(0.0, phases - total)}
     return {
         "data": data,
         "columns": COLUMNS,
         "column_metadata": [{"is_value": False}] + [{"is_value": True}] * (len(COLUMNS) - 1),
         "nodes": nodes,
         **metadata(rec, source),
+        **extra,
     }
 
 
