@@ -443,3 +443,32 @@ def test_reproduce_says_up_front_what_it_knows_cannot_be_tested_and_runs_nothing
     measuring.spec = lambda app, **kw: SimpleNamespace(app=app, **kw)
     with pytest.raises(AssertionError, match="must run nothing"):
         scalability.run(measuring, opts)
+
+
+def test_the_report_flags_one_channel_measured_far_apart_by_two_studies():
+    """Rank pairs 13x below the ping-pong probe on the same channel is not a finding but a figure
+    one of them got wrong: the report's cross-checks flag it; figures that agree are said to."""
+    from pxq.studies import rankpairs
+
+    recs = [
+        json.loads(ln)
+        for ln in (Path(__file__).parent / "data" / "figures" / "rankpairs.jsonl").read_text().splitlines()
+        if ln.strip()
+    ]
+    medians = rankpairs.channel_medians(recs)
+    assert set(medians) == {"intra_cmp", "inter_node"} and all(v > 0 for v in medians.values())
+    channels = {
+        "rows": [
+            {"channel": "intra_cmp", "bandwidth_MBps": [[1 << 20, 9000.0], [4 << 20, 12000.0]]},
+            {"channel": "inter_node", "bandwidth_MBps": [[1 << 20, 120.0], [4 << 20, 118.0]]},
+        ]
+    }
+    pairs = {"data": {"channels_MBps": {"intra_cmp": 12000.0 / 13, "inter_node": 110.0}}}
+    items = [("channels", channels, {}), ("rankpairs", pairs, {})]
+    checks = {c["what"]: c for c in reproduce.cross_checks(items)}
+    assert checks["intra-cmp bandwidth"]["implausible"] and checks["intra-cmp bandwidth"]["pingpong_bytes"] == 4 << 20
+    assert not checks["inter-node bandwidth"]["implausible"]
+    text = reproduce.markdown([], {}, "today", "quick", reproduce.cross_checks(items))
+    assert "## Cross-checks: one quantity from two studies" in text
+    assert "implausible (!): more than 3x apart" in text and "agree within 3x" in text
+    assert reproduce.cross_checks([("channels", channels, {})]) == []  # one study alone: nothing to set beside

@@ -15,6 +15,7 @@ import base64
 import contextlib
 import datetime as dt
 import html
+import math
 import os
 import re
 import sys
@@ -307,12 +308,67 @@ def assessment(items: list[tuple[str, dict | None, dict]]) -> tuple[list[dict[st
     return findings.assess(parts, sections), checks
 
 
+CROSS_APART = 3.0  # one channel's large-message bandwidth from two probes further apart than this: flagged
+
+
+def cross_checks(items: list[tuple[str, dict | None, dict]]) -> list[dict[str, Any]]:
+    """Figures two studies measure of one thing, side by side: per channel, the median rank-pair
+    throughput (study rankpairs' data) against the ping-pong bandwidth at its largest message
+    (study channels' rows). Further apart than CROSS_APART either way, the row is flagged
+    implausible: one of them was disturbed (a loaded host, ranks sharing a core) or took another
+    path."""
+    recs = {name: rec for name, rec, _ in items if rec}
+    if "channels" not in recs or "rankpairs" not in recs:
+        return []
+    ping: dict[str, tuple[float, int]] = {}
+    for row in recs["channels"].get("rows") or []:
+        if isinstance(row, dict) and row.get("bandwidth_MBps"):
+            size, rate = max(row["bandwidth_MBps"], key=lambda p: p[0])
+            ping[str(row.get("channel"))] = (float(rate), int(size))
+    pairs = (recs["rankpairs"].get("data") or {}).get("channels_MBps") or {}
+    out = []
+    for ch in sorted(set(ping) & set(pairs)):
+        mine, theirs = float(pairs[ch]), ping[ch][0]
+        ratio = mine / theirs if theirs > 0 else math.inf
+        apart = max(ratio, 1 / ratio) if 0 < ratio < math.inf else math.inf
+        out.append(
+            {
+                "what": f"{ch.replace('_', '-')} bandwidth",
+                "rankpairs_MBps": mine,
+                "pingpong_MBps": theirs,
+                "pingpong_bytes": ping[ch][1],
+                "ratio": ratio,
+                "implausible": apart > CROSS_APART,
+            }
+        )
+    return out
+
+
+def _cross_rows(checks: list[dict[str, Any]]) -> list[list[str]]:
+    return [
+        [
+            c["what"],
+            f"{c['rankpairs_MBps']:.0f} MB/s (median of the pairs)",
+            f"{c['pingpong_MBps']:.0f} MB/s at {c['pingpong_bytes'] >> 10} KiB",
+            f"{c['ratio']:.2f}x",
+            f"implausible (!): more than {CROSS_APART:g}x apart; one probe was disturbed or took another path"
+            if c["implausible"]
+            else f"agree within {CROSS_APART:g}x",
+        ]
+        for c in checks
+    ]
+
+
+CROSS_HEAD = ["quantity", "study rankpairs", "study channels (ping-pong)", "ratio", "reading"]
+
+
 def write_report(folder: Path, names: list[str], state: dict[str, Any]) -> tuple[Path, Path]:
     items = _study_records(folder, names, state)
     machine = _machine()
     date = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    md = outputs.write(folder / "report.md", markdown(items, machine, date, state["mode"]), "markdown", "--out")
-    page_text = html_page(folder, items, machine, date, state["mode"])
+    cross = cross_checks(items)
+    md = outputs.write(folder / "report.md", markdown(items, machine, date, state["mode"], cross), "markdown", "--out")
+    page_text = html_page(folder, items, machine, date, state["mode"], cross)
     page = outputs.write(folder / "report.html", page_text, "html", "--out")
     return md, page
 
@@ -336,7 +392,13 @@ def _parts_text(a: dict[str, Any]) -> str:
     return "; ".join(f"{p['id']}: {p['verdict']}" for p in a["parts"])
 
 
-def markdown(items: list[tuple[str, dict | None, dict]], machine: dict[str, Any], date: str, mode: str) -> str:
+def markdown(
+    items: list[tuple[str, dict | None, dict]],
+    machine: dict[str, Any],
+    date: str,
+    mode: str,
+    cross: list[dict[str, Any]] | None = None,
+) -> str:
     assessed, checks = assessment(items)
     out = [
         "# pxq: the published multicore-cluster studies on this machine",
@@ -364,6 +426,8 @@ def markdown(items: list[tuple[str, dict | None, dict]], machine: dict[str, Any]
             "",
             *_md_table(["check", "study", "here", "verdict", "why"], rows),
         ]
+    if cross:
+        out += ["", "## Cross-checks: one quantity from two studies", "", *_md_table(CROSS_HEAD, _cross_rows(cross))]
     for name, rec, entry in items:
         out += ["", f"## {md(name)}: {md(rec['title']) if rec else 'did not finish'}", ""]
         if rec is None:
@@ -494,7 +558,9 @@ def _html_study(folder: Path, name: str, rec: dict | None, entry: dict) -> list[
     return out
 
 
-def html_page(folder: Path, items: list, machine: dict[str, Any], date: str, mode: str) -> str:
+def html_page(
+    folder: Path, items: list, machine: dict[str, Any], date: str, mode: str, cross: list[dict[str, Any]] | None = None
+) -> str:
     assessed, checks = assessment(items)
     parts = [
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
@@ -516,6 +582,8 @@ def html_page(folder: Path, items: list, machine: dict[str, Any], date: str, mod
             "<h2>Self-checks (never counted as reproduced)</h2>",
             _html_table(["check", "study", "here", "verdict", "why"], rows, raw_col=3),
         ]
+    if cross:
+        parts += ["<h2>Cross-checks: one quantity from two studies</h2>", _html_table(CROSS_HEAD, _cross_rows(cross))]
     parts.append("<p>" + " · ".join(f'<a href="#{html.escape(n)}">{html.escape(n)}</a>' for n, _, _ in items) + "</p>")
     for name, rec, entry in items:
         parts += _html_study(folder, name, rec, entry)

@@ -52,6 +52,16 @@ def split(recs: list[dict[str, Any]]) -> dict[str, list[float]]:
     return out
 
 
+def channel_medians(recs: list[dict[str, Any]]) -> dict[str, float]:
+    """The median MB/s of the pairs on each channel (intra-CMP, inter-CMP, inter-node), over
+    every map: what pxq reproduce sets beside the ping-pong probe's bandwidth per channel."""
+    out: dict[str, list[float]] = {}
+    for rec in recs:
+        for ch, vals in chanprobe.rankpair_channels(rec).items():
+            out.setdefault(ch, []).extend(1000 * v for v in vals)
+    return {ch: statistics.median(vals) for ch, vals in out.items() if vals}
+
+
 def parts(pairs: dict[str, list[float]], virtual: bool, ranks: int) -> list[Finding]:
     ref = f"{SECTION}/ridge/ridge"
     on, off = pairs["on_node"], pairs["off_node"]
@@ -108,7 +118,7 @@ def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
         parts(pairs, virtual, ranks),
         recs,
         notes,
-        {"band": band, "layouts": lays},
+        {"band": band, "layouts": lays, "channels_MBps": channel_medians(recs)},
         None if len(recs) == len(lays) else records.EXIT_RUN_FAILED,
     )
 
