@@ -169,3 +169,37 @@ def test_a_run_in_two_copies_of_one_file_counts_once_and_a_conflict_is_named(tmp
     with pytest.raises(InputError, match="with different contents"):
         records.read_files(paths.expand([str(folder)]))
     assert cli.main(["compare", str(folder), str(tmp_path / "same.jsonl")]) == 2
+
+
+def test_more_repeats_never_turn_a_quiet_row_noisy_nor_many_rows_into_false_regressions():
+    """At scale: the same 5% noise is not flagged noisy at 625 repeats when it is not at 10 (the
+    range grows with the runs, the interquartile range does not); 200 configurations with no
+    real change are not a gate's "regressions" (Holm's correction), and 625 runs a side are
+    compared in seconds (the rank test's normal approximation, never an exact one that takes
+    minutes or a NaN p turned into a verdict)."""
+    import random
+    import time
+
+    from pxq.analysis import report
+
+    rng = random.Random(7)
+    few = report.summarize(runs([rng.gauss(1.0, 0.05) for _ in range(10)]))[0]
+    many = report.summarize(runs([rng.gauss(1.0, 0.05) for _ in range(625)]))[0]
+    assert "noisy" not in few.flags and "noisy" not in many.flags and many.spread > report.MAX_SPREAD
+    wild = report.summarize(runs([rng.gauss(1.0, 0.3) for _ in range(625)]))[0]
+    assert "noisy" in wild.flags  # real noise still is
+    t0 = time.monotonic()
+    one, other = ([rng.gauss(1.0, 0.05) for _ in range(625)] for _ in range(2))
+    (c,) = compare.compare(runs(one), runs(other), 0.95, 0.0)[0]
+    assert time.monotonic() - t0 < 60 and c.p is not None
+    base, new = [], []
+    for i in range(200):
+        base += runs([rng.gauss(1.0, 0.02) for _ in range(6)], host=f"h{i}")
+        new += runs([rng.gauss(1.0, 0.02) for _ in range(6)], host=f"h{i}")
+    rows = compare.compare(base, new, 0.95, 0.0)[0]
+    assert len(rows) == 200 and all(r.p_adjusted is not None and r.p_adjusted >= r.p for r in rows)
+    assert sum(r.verdict in ("regression", "improvement", "within threshold") for r in rows) == 0
+    raw = sum(r.p < 0.05 for r in rows)  # what the gate would have said without the correction
+    assert raw > 0
+    taken_back = [r for r in rows if "after Holm's correction over 200 comparisons" in r.verdict]
+    assert len(taken_back) == sum(r.p < 0.05 and (r.low > 1 or r.high < 1) for r in rows) <= raw

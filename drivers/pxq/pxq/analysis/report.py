@@ -27,6 +27,8 @@ from pxq.machine.counters import misses
 GBS_METRICS = ("effective_gbs", "spmv_gbs", "resid_gbs")
 MIN_SECONDS = 0.1  # below this a run's time is mostly launch and timer noise
 MAX_SPREAD = 0.25  # (max - min) / median above this: too noisy to compare without more runs
+RANGE_RUNS = 10  # up to this many runs the noisy flag reads their range; beyond, the scaled IQR
+RANGE_PER_IQR = 3.078 / 1.349  # normal noise: the expected range of 10 draws over the interquartile range
 FLAG_TEXT = {
     "short": f"median under {MIN_SECONDS} s: launch and timer noise dominate; use a larger problem",
     "noisy": f"spread above {MAX_SPREAD:.0%}: add repeats (--repeat) before comparing",
@@ -115,7 +117,7 @@ class Row:
         out = []
         if self.median < MIN_SECONDS:
             out.append("short")
-        if len(self.times) > 1 and self.spread > MAX_SPREAD:
+        if len(self.times) > 1 and self.noise > MAX_SPREAD:
             out.append("noisy")
         if len(self.times) == 1:
             out.append("single")
@@ -141,6 +143,19 @@ class Row:
     def spread(self) -> float:
         """(max - min) / median, as a fraction."""
         return (max(self.times) - min(self.times)) / self.median if self.median > 0 else 0.0
+
+    @property
+    def noise(self) -> float:
+        """What the `noisy` flag reads: the spread (range over median) of up to RANGE_RUNS runs;
+        beyond, the interquartile range scaled to the range RANGE_RUNS runs of the same noise
+        would have. The range of n runs grows with n (the same 5% noise flagged 3 of 16 rows
+        at 62 repeats and 16 of 16 at 625); the interquartile range does not, so more repeats
+        never turn a quiet row noisy."""
+        n = len(self.times)
+        if n <= RANGE_RUNS or self.median <= 0:
+            return self.spread
+        q1, _, q3 = statistics.quantiles(self.times, n=4, method="inclusive")
+        return (q3 - q1) * RANGE_PER_IQR / self.median
 
 
 def _size_text(rec: dict[str, Any]) -> str:

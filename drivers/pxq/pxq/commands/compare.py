@@ -57,7 +57,8 @@ def _check_args(args: argparse.Namespace) -> None:
 
 def _table(rows: list[compare.Comparison], confidence: float) -> Table:
     t = Table(title="NEW / BASE time per configuration: medians, or one sweep's paired rounds (above 1: NEW slower)")
-    for col in ("configuration", "runs", "BASE s", "NEW s", "NEW/BASE", f"{confidence:.0%} CI", "p", "verdict"):
+    heads = ("configuration", "runs", "BASE s", "NEW s", "NEW/BASE", f"{confidence:.0%} CI", "p", "p (Holm)", "verdict")
+    for col in heads:
         t.add_column(col, justify="left" if col in ("configuration", "verdict") else "right")
     for c in rows:
         colour = COLOURS.get(c.verdict)
@@ -69,6 +70,7 @@ def _table(rows: list[compare.Comparison], confidence: float) -> Table:
             f"{c.ratio:.3f}",
             "-" if c.low is None else f"{c.low:.3f}-{c.high:.3f}",
             "-" if c.p is None else f"{c.p:.3f}",
+            "-" if c.p_adjusted is None else f"{c.p_adjusted:.3f}",
             f"[{colour}]{c.verdict}[/{colour}]" if colour else c.verdict,
         )
     return t
@@ -136,7 +138,7 @@ def _print(
         console.print(_table(rows, args.confidence))
         console.print(
             "significant: the bootstrap interval of the ratio excludes 1 and Mann-Whitney "
-            f"p < {1 - args.confidence:.2f}; "
+            f"p < {1 - args.confidence:.2f}, also after Holm's correction over every row compared; "
             f"a regression or improvement is also beyond {args.threshold:.0%}; "
             "'too few runs': fewer than 4 runs on a side (use --repeat 4 or more); "
             f"'N paired': runs of one interleaved sweep compared round by round (ratio: geometric mean of the "
