@@ -146,3 +146,27 @@ def test_the_drivers_own_run_folder_is_read_before_the_schema(tmp_path):
     path.write_text("[1]\n" + "[" * 40 + "]" * 40 + "\n")
     with pytest.raises(records.RecordError, match=":1: not a pxq record"):
         records.read(path, check=False)
+
+
+def test_the_depth_guard_costs_a_small_constant_not_a_multiple_of_the_line():
+    """The door's nesting check on an 8 MB record line (a P x P message matrix) keeps nothing but
+    the depth: under 1 MB of Python memory, where it once took 90x the line; strings and TOML
+    comments still hide their brackets."""
+    import json
+    import tracemalloc
+
+    from pxq.core import door
+
+    matrix = [[i * 0.5 + j for j in range(1000)] for i in range(1000)]
+    line = json.dumps({"messages": {"by_peer": matrix}, "names": ["x]}"] * 50000}).encode()
+    assert len(line) > 7_000_000
+    tracemalloc.start()
+    try:
+        assert door.nesting(line) == 4
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20
+    assert door.nesting(b'{"a": [[[1]]], "b": "[[[[[[\\"[["}') == 4
+    assert door.nesting(b'a = [[1], "[[["]  # [[[[\nb = {c = [1]}', door.TOML_STRINGS) == 2
+    assert door.nesting(b"[" * 40 + b"]" * 40) == 40

@@ -22,16 +22,31 @@ SMALL = 1 << 20  # a file a person writes (an experiment, a hostfile, a link, a 
 DOCUMENT = 64 << 20  # a document pxq writes (a profile, a trace, a manifest)
 _JSON_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"')
 TOML_STRINGS = re.compile(rb"\"\"\".*?\"\"\"|'''.*?'''|\"(?:[^\"\\\n]|\\.)*\"|'[^'\n]*'|#[^\n]*", re.S)
-_NOT_BRACKETS = re.compile(rb"[^\[\]{}]")
+_BRACKETS = re.compile(rb"[\[\]{}]")
+_TOKENS: dict[re.Pattern[bytes], re.Pattern[bytes]] = {}
+_OPEN, _CLOSE = frozenset(b"[{"), frozenset(b"]}")
+
+
+def _tokens(strings: re.Pattern[bytes]) -> re.Pattern[bytes]:
+    """STRINGS or a bracket, whichever comes first: one scan in the regex engine."""
+    if strings not in _TOKENS:
+        _TOKENS[strings] = re.compile(strings.pattern + b"|" + _BRACKETS.pattern, strings.flags)
+    return _TOKENS[strings]
 
 
 def nesting(text: bytes, strings: re.Pattern[bytes] = _JSON_STRINGS) -> int:
     """How deep the arrays and objects (tables) of a JSON text nest, strings ignored (TOML's:
-    STRINGS=TOML_STRINGS, which also drops its comments)."""
+    STRINGS=TOML_STRINGS, which also drops its comments). One pass of the regex engine over
+    the text, keeping nothing but the depth: memory a small constant, not a copy of the text
+    per pass (a 7 MB line once cost 650 MB here)."""
     depth = deepest = 0
-    for c in _NOT_BRACKETS.sub(b"", strings.sub(b"", text)):
-        depth += 1 if c in b"[{" else -1
-        deepest = max(deepest, depth)
+    for m in _tokens(strings).finditer(text):
+        c = text[m.start()]
+        if c in _OPEN:
+            depth += 1
+            deepest = max(deepest, depth)
+        elif c in _CLOSE:
+            depth -= 1
     return deepest
 
 
