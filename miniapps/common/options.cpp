@@ -31,7 +31,11 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
       ->check(CLI::IsMember({"block", "cyclic", "order"}));
   app.add_option("--launcher", o.launcher, "Launcher that started this run (for the record)");
   app.add_flag("--oversubscribed", o.oversubscribed, "The launcher allowed oversubscription");
-  app.add_option("--driver-info", o.driver_info, "JSON object from the pxq driver (recorded)");
+  auto* inline_info = app.add_option("--driver-info", o.driver_info, "JSON object from the pxq driver (recorded)");
+  app.add_option("--driver-info-file", o.driver_info_file,
+                 "A file holding that JSON object (read by rank 0: what the driver hands over when it is too "
+                 "large for one argument)")
+      ->excludes(inline_info);
   app.add_option("--counters", o.counters,
                  "Count the timed iterations: off, hw (PAPI or perf_event), sim (when run under pxq's cache "
                  "simulator: pxq run --counters sim)")

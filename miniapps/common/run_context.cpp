@@ -5,6 +5,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <fstream>
 #include <map>
 #include <stdexcept>
 
@@ -21,6 +22,20 @@ nlohmann::json parse_driver_info(const std::string& text) {
   } catch (const std::exception&) {
     throw std::invalid_argument("--driver-info is not valid JSON");
   }
+}
+
+nlohmann::json read_driver_info_file(const std::string& path) {
+  constexpr std::streamoff kMaxDriverInfoBytes = 64LL << 20;  // the driver's readers' cap on a record line
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::invalid_argument("--driver-info-file " + path + ": cannot read it");
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  if (size < 0 || size > kMaxDriverInfoBytes)
+    throw std::invalid_argument("--driver-info-file " + path + ": larger than 64 MiB");
+  in.seekg(0);
+  std::string text(static_cast<std::size_t>(size), '\0');
+  in.read(text.data(), size);
+  return parse_driver_info(text);
 }
 
 void check_layout(const CommonOptions& o, int ranks) {
@@ -123,7 +138,11 @@ RunStart start_run(const MpiWorld& w, const CommonOptions& o, const Variant& v, 
                    const std::string& tile_kernel, const tiling::AutoShare& auto_share) {
   RunStart s;
   check_layout(o, w.size);
-  s.driver = parse_driver_info(o.driver_info);
+  // From a file only rank 0 reads (it writes the record, in the run's folder beside that file).
+  if (o.driver_info_file.empty())
+    s.driver = parse_driver_info(o.driver_info);
+  else
+    s.driver = w.rank == 0 ? read_driver_info_file(o.driver_info_file) : nlohmann::json::object();
   s.caches = tiling::discover_caches();
   tiling::TilePolicy policy = v.tile;
   ProfileChoice profile;

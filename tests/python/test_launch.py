@@ -432,3 +432,31 @@ def test_a_layout_needing_more_cores_than_a_cluster_node_has_is_refused_with_the
     with pytest.raises(InputError, match="hangs in MPI_Finalize"):
         hydra(Layout(1, 2), tmp_path, launcher="cluster", oversubscribe=True)
     assert hydra(Layout(2, 1), tmp_path, launcher="cluster").env["PXQ_BIND_CPUS"] == "0;1"
+
+
+def test_a_large_driver_record_goes_in_a_file_rank_0_reads_and_the_run_records_it(tmp_path, monkeypatch):
+    """What the driver hands the app never meets the kernel's limit on one argument: past
+    INLINE_DRIVER_INFO it is a file in the run's own folder (a node list of thousands of hosts,
+    a rank order of thousands of ranks), and a real run records it whole."""
+    import json
+    from dataclasses import replace
+
+    from pxq import cli
+    from pxq.experiments import runner
+
+    spec = runner.RunSpec(app="ring", layout=Layout(1, 2), results=tmp_path / "r.jsonl")
+    hosts = [f"node{i:05d}" for i in range(8000)]
+    (tmp_path / "w").mkdir()
+    _, argv = runner.build(replace(spec, driver_extra={"nodelist": hosts}), tmp_path / "w", "big")
+    assert max(len(a) for a in argv) < runner.INLINE_DRIVER_INFO and "--driver-info" not in argv
+    given = json.loads((tmp_path / "w" / "driver-info.json").read_text())
+    assert argv[argv.index("--driver-info-file") + 1] == str(tmp_path / "w" / "driver-info.json")
+    assert given["nodelist"] == hosts and given["run_id"] == "big"
+    _, small = runner.build(spec, tmp_path / "w", "small")
+    assert "--driver-info" in small and "--driver-info-file" not in small
+    # A real run through the file: the record's driver is the driver's JSON, read by rank 0.
+    monkeypatch.setattr(runner, "INLINE_DRIVER_INFO", 0)
+    results = tmp_path / "ring.jsonl"
+    assert cli.main(["run", "ring", "--layout", "1x2", "--results", str(results), "--", "--block", "1M"]) == 0
+    (rec,) = [json.loads(ln) for ln in results.read_text().splitlines()]
+    assert rec["status"] == "ok" and rec["driver"]["layout"] == "1x2" and len(rec["driver"]["run_id"]) == 32

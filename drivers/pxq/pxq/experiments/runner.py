@@ -183,8 +183,7 @@ def build(spec: RunSpec, workdir: Path, run_id: str) -> tuple[LaunchPlan, list[s
         plan.launcher,
         "--json",
         str(spec.results),
-        "--driver-info",
-        json.dumps(driver, sort_keys=True),
+        *driver_info_args(json.dumps(driver, sort_keys=True), workdir),
     ]
     if plan.oversubscribed:
         app_argv.append("--oversubscribed")
@@ -203,6 +202,22 @@ def build(spec: RunSpec, workdir: Path, run_id: str) -> tuple[LaunchPlan, list[s
     return plan, launch + app_argv + list(spec.app_args)
 
 
+INLINE_DRIVER_INFO = 16 << 10  # bytes of the driver's JSON given as one argument; beyond, a file
+
+
+def driver_info_args(text: str, workdir: Path) -> list[str]:
+    """What hands the app the driver's JSON: one argument while it is small; beyond
+    INLINE_DRIVER_INFO (a node list of thousands of hosts, a rank order of thousands of ranks)
+    a file in the run's own folder, which rank 0 reads as it writes its record there, so no
+    launch meets the kernel's limit on one argument (128 KiB) or on them all."""
+    if len(text.encode("utf-8")) <= INLINE_DRIVER_INFO:
+        return ["--driver-info", text]
+    path = workdir / "driver-info.json"
+    if workdir.is_dir():  # a plan checked before any run (no folder yet) writes nothing
+        path.write_text(text, encoding="utf-8")
+    return ["--driver-info-file", str(path)]
+
+
 # Options the driver sets itself: given after `--` they would contradict the record.
 DRIVER_OWNED = (
     "--mode",
@@ -216,6 +231,7 @@ DRIVER_OWNED = (
     "--launcher",
     "--json",
     "--driver-info",
+    "--driver-info-file",
     "--oversubscribed",
 )
 DRIVER_OPTION = {
@@ -230,6 +246,7 @@ DRIVER_OPTION = {
     "--launcher": "--launcher",
     "--json": "--results",
     "--driver-info": "nothing (the driver writes it)",
+    "--driver-info-file": "nothing (the driver writes it)",
     "--oversubscribed": "--oversubscribe",
 }
 

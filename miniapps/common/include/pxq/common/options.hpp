@@ -26,6 +26,7 @@ struct CommonOptions {
   std::string launcher = "mpirun";
   bool oversubscribed = false;
   std::string driver_info;       // JSON object from the pxq driver, stored as given
+  std::string driver_info_file;  // or a file holding it (the driver's choice when it is large)
   std::string counters = "off";  // off, hw (PAPI or perf_event), sim (under the driver's cache simulator)
 };
 

@@ -18,6 +18,8 @@ namespace pxq::common {
 
 // --driver-info as JSON (an empty object when not given); std::invalid_argument otherwise.
 nlohmann::json parse_driver_info(const std::string& text);
+// The driver's JSON object from a file (--driver-info-file), at most kMaxDriverInfoBytes.
+nlohmann::json read_driver_info_file(const std::string& path);
 
 // std::invalid_argument when --nodes x --ranks-per-node does not match the ranks started.
 void check_layout(const CommonOptions& o, int ranks);
