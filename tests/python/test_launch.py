@@ -5,7 +5,7 @@ import pytest
 from pxq.core import paths
 from pxq.core.errors import InputError
 from pxq.core.layout import Layout
-from pxq.launch import netns, slurm
+from pxq.launch import netns, request, slurm
 from pxq.launch import plan as launch_plan
 from pxq.launch.plan import plan_launch
 from pxq.launch.request import LaunchRequest, rank_cores
@@ -448,14 +448,14 @@ def test_a_large_driver_record_goes_in_a_file_rank_0_reads_and_the_run_records_i
     hosts = [f"node{i:05d}" for i in range(8000)]
     (tmp_path / "w").mkdir()
     _, argv = runner.build(replace(spec, driver_extra={"nodelist": hosts}), tmp_path / "w", "big")
-    assert max(len(a) for a in argv) < runner.INLINE_DRIVER_INFO and "--driver-info" not in argv
+    assert max(len(a) for a in argv) < request.INLINE_DRIVER_INFO and "--driver-info" not in argv
     given = json.loads((tmp_path / "w" / "driver-info.json").read_text())
     assert argv[argv.index("--driver-info-file") + 1] == str(tmp_path / "w" / "driver-info.json")
     assert given["nodelist"] == hosts and given["run_id"] == "big"
     _, small = runner.build(spec, tmp_path / "w", "small")
     assert "--driver-info" in small and "--driver-info-file" not in small
     # A real run through the file: the record's driver is the driver's JSON, read by rank 0.
-    monkeypatch.setattr(runner, "INLINE_DRIVER_INFO", 0)
+    monkeypatch.setattr(request, "INLINE_DRIVER_INFO", 0)
     results = tmp_path / "ring.jsonl"
     assert cli.main(["run", "ring", "--layout", "1x2", "--results", str(results), "--", "--block", "1M"]) == 0
     (rec,) = [json.loads(ln) for ln in results.read_text().splitlines()]

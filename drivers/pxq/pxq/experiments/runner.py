@@ -17,7 +17,7 @@ from pxq.core import procs, progress, records, registry, schemas
 from pxq.core.errors import InputError
 from pxq.core.layout import Layout, resolve_mode
 from pxq.core.paths import IN_CHECKOUT, ROOT, binary, installed_facts
-from pxq.launch import netns
+from pxq.launch import netns, request
 from pxq.launch.plan import SHARED_RUNS, plan_launch, run_folder_base, stage
 from pxq.launch.request import LaunchPlan, LaunchRequest, choose_launcher, omp_record
 from pxq.launch.slurm import slurm_job
@@ -183,7 +183,7 @@ def build(spec: RunSpec, workdir: Path, run_id: str) -> tuple[LaunchPlan, list[s
         plan.launcher,
         "--json",
         str(spec.results),
-        *driver_info_args(json.dumps(driver, sort_keys=True), workdir),
+        *request.driver_info_args(json.dumps(driver, sort_keys=True), workdir),
     ]
     if plan.oversubscribed:
         app_argv.append("--oversubscribed")
@@ -200,22 +200,6 @@ def build(spec: RunSpec, workdir: Path, run_id: str) -> tuple[LaunchPlan, list[s
     if spec.profile is not None and plan.passes_environment:
         plan.env.update(preload_env(spec.profile, tdir))
     return plan, launch + app_argv + list(spec.app_args)
-
-
-INLINE_DRIVER_INFO = 16 << 10  # bytes of the driver's JSON given as one argument; beyond, a file
-
-
-def driver_info_args(text: str, workdir: Path) -> list[str]:
-    """What hands the app the driver's JSON: one argument while it is small; beyond
-    INLINE_DRIVER_INFO (a node list of thousands of hosts, a rank order of thousands of ranks)
-    a file in the run's own folder, which rank 0 reads as it writes its record there, so no
-    launch meets the kernel's limit on one argument (128 KiB) or on them all."""
-    if len(text.encode("utf-8")) <= INLINE_DRIVER_INFO:
-        return ["--driver-info", text]
-    path = workdir / "driver-info.json"
-    if workdir.is_dir():  # a plan checked before any run (no folder yet) writes nothing
-        path.write_text(text, encoding="utf-8")
-    return ["--driver-info-file", str(path)]
 
 
 # Options the driver sets itself: given after `--` they would contradict the record.

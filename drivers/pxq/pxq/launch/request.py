@@ -291,3 +291,19 @@ def is_oversubscribed(req: LaunchRequest, launcher: str) -> bool:
 def packed_unless_placed(req: LaunchRequest) -> LaunchRequest:
     """The request with packed placement when it names none (pxq's default cores)."""
     return req if req.placement else dataclasses.replace(req, placement="packed")
+
+
+INLINE_DRIVER_INFO = 16 << 10  # bytes of the driver's JSON given as one argument; beyond, a file
+
+
+def driver_info_args(text: str, workdir: Path) -> list[str]:
+    """What hands the app the driver's JSON: one argument while it is small; beyond
+    INLINE_DRIVER_INFO (a node list of thousands of hosts, a rank order of thousands of ranks)
+    a file in the run's own folder, which rank 0 reads as it writes its record there, so no
+    launch meets the kernel's limit on one argument (128 KiB) or on them all."""
+    if len(text.encode("utf-8")) <= INLINE_DRIVER_INFO:
+        return ["--driver-info", text]
+    path = workdir / "driver-info.json"
+    if workdir.is_dir():  # a plan checked before any run (no folder yet) writes nothing
+        path.write_text(text, encoding="utf-8")
+    return ["--driver-info-file", str(path)]
