@@ -2,6 +2,7 @@ import json
 import multiprocessing as mp
 import os
 import time
+from pathlib import Path
 
 import pytest
 from conftest import RUN_RECORD
@@ -170,3 +171,23 @@ def test_the_depth_guard_costs_a_small_constant_not_a_multiple_of_the_line():
     assert door.nesting(b'{"a": [[[1]]], "b": "[[[[[[\\"[["}') == 4
     assert door.nesting(b'a = [[1], "[[["]  # [[[[\nb = {c = [1]}', door.TOML_STRINGS) == 2
     assert door.nesting(b"[" * 40 + b"]" * 40) == 40
+
+
+def test_a_sweep_finds_its_own_records_without_decoding_the_others(tmp_path, monkeypatch):
+    """Reading back a sweep's records (and a resume's plan) decodes only the lines holding its
+    id: a results file of thousands of other runs costs a byte search per line, not a parse and
+    a schema check each."""
+    from pxq.core import records
+
+    data = Path(__file__).parent / "data" / "figures" / "runs.jsonl"
+    rec = next(r for r in map(json.loads, data.read_text().splitlines()) if r.get("status") == "ok")
+    other = json.dumps({**rec, "driver": {**rec["driver"], "sweep_id": "aaaa", "run_id": "r"}}) + "\n"
+    mine = json.dumps({**rec, "driver": {**rec["driver"], "sweep_id": "bbbb", "run_id": "s"}}) + "\n"
+    path = tmp_path / "big.jsonl"
+    path.write_text(other * 5000 + mine + other * 5000)
+    decoded = []
+    real = records.decode_line
+    monkeypatch.setattr(records, "decode_line", lambda raw: decoded.append(raw) or real(raw))
+    got = records.read_own(path, containing=b"bbbb")
+    assert [r["driver"]["run_id"] for r in got] == ["s"] and len(decoded) == 1
+    assert len(records.read_own(path)) == 10001  # without it: every line, as before

@@ -241,10 +241,14 @@ def read_bytes(path: Path) -> bytes:
         raise RecordError(str(e).replace(" is a folder:", " is a directory:")) from None
 
 
-def read(path: Path, must_exist: bool = False, check: bool = True) -> list[dict[str, Any]]:
+def read(
+    path: Path, must_exist: bool = False, check: bool = True, containing: bytes | None = None
+) -> list[dict[str, Any]]:
     """All records of a results file ([] when it does not exist, unless must_exist). check=False
     is for the driver's own run folder only: an app's record before the driver completes it
-    (within the door's bounds, not yet whole for its schema)."""
+    (within the door's bounds, not yet whole for its schema). CONTAINING: only the lines that
+    hold those bytes (a sweep's id or plan) are decoded, so a sweep's own records are found in a
+    file of 100,000 others without parsing them."""
     path = Path(path)
     if not path.exists():
         if must_exist:
@@ -253,18 +257,23 @@ def read(path: Path, must_exist: bool = False, check: bool = True) -> list[dict[
     lines = read_bytes(path).splitlines(keepends=True)
     out = []
     for number, raw in enumerate(lines, start=1):
+        if containing is not None and containing not in raw:
+            continue
         rec = _decode(path, number, raw, last=number == len(lines), check=check)
         if rec is not None:
             out.append(rec)
     return out
 
 
-def read_own(path: Path) -> list[dict[str, Any]]:
+def read_own(path: Path, containing: bytes | None = None) -> list[dict[str, Any]]:
     """The records of a file pxq is writing to (a sweep's, read back at its end): a line that is
     not a record, which another process wrote there meanwhile, is skipped with one warning
-    naming the fix, never a refusal of the runs that were made and recorded."""
+    naming the fix, never a refusal of the runs that were made and recorded. CONTAINING: only
+    the lines holding those bytes are decoded (as read's)."""
     out, bad = [], []
     for number, raw in enumerate(read_bytes(Path(path)).splitlines(), start=1):
+        if containing is not None and containing not in raw:
+            continue
         rec, why = decode_line(raw)
         if why is not None:
             bad.append(number)

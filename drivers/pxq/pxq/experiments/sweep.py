@@ -71,7 +71,11 @@ def _resumed(runs: list[RunSpec], results: Path, console: Console) -> tuple[list
     """The runs under the id of the last sweep with the same plan in the file, and the keys
     whose final record there verified."""
     plan_digest = runs[0].sweep_plan
-    prior = [r for r in records.read(results) if r.get("driver", {}).get("sweep_plan") == plan_digest]
+    prior = [
+        r
+        for r in records.read(results, containing=plan_digest.encode() if plan_digest else None)
+        if r.get("driver", {}).get("sweep_plan") == plan_digest
+    ]
     if not prior:
         console.print(f"resume: no earlier sweep with this plan in {results}; running all {len(runs)} runs")
         return runs, set()
@@ -158,7 +162,7 @@ def run(
     sweep_id = runs[0].sweep_id
     mine = [
         r
-        for r in records.final(records.read_own(results))
+        for r in records.final(records.read_own(results, containing=sweep_id.encode() if sweep_id else None))
         if r.get("driver", {}).get("sweep_id") == sweep_id and r["driver"].get("sweep_key") in keys
     ]
     if failures:
