@@ -28,9 +28,11 @@
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -68,6 +70,7 @@ struct Event {  // one call kept for the trace
 };
 
 constexpr std::size_t kMaxEvents = std::size_t{1} << 21;  // a bound on memory: the rest are counted
+constexpr int kGatherTag = 31457;                         // rank 0's rank-by-rank gather of a large profile
 
 // The trace's folder, or nullptr when no trace was asked for (read once).
 const char* trace_dir() {
@@ -287,19 +290,50 @@ std::vector<u64> rows(const State& s, const std::vector<u64>& count, const std::
 }
 
 // Every rank's `mine` concatenated in rank order on rank 0; `counts` gets each rank's length.
+// One MPI_Gatherv while the total fits its int displacements; beyond (an all-to-all profile
+// of some 15,000 ranks), rank 0 receives rank by rank, its offsets in 64 bits: never an
+// overflowed count.
+// The largest total one MPI_Gatherv takes: INT_MAX, or PXQ_MSGPROF_GATHER_MAX (lower, for tests
+// of the rank-by-rank path on a few ranks).
+std::int64_t gather_max() {
+  const char* given = std::getenv("PXQ_MSGPROF_GATHER_MAX");
+  const long long v = given != nullptr ? std::strtoll(given, nullptr, 10) : 0;
+  return v > 0 && v < std::numeric_limits<int>::max() ? v : std::numeric_limits<int>::max();
+}
+
 template <typename Buf>
 Buf gather_all(const Buf& mine, MPI_Datatype type, int rank, int size, std::vector<int>& counts) {
+  if (mine.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+    throw std::length_error("message profile: one rank's table exceeds an MPI count");
   int n = static_cast<int>(mine.size());
-  std::vector<int> displs(static_cast<std::size_t>(size));
   counts.assign(static_cast<std::size_t>(size), 0);
   PMPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
-  int total = 0;
-  for (int r = 0; r < size; ++r) {
-    displs[static_cast<std::size_t>(r)] = total;
-    total += counts[static_cast<std::size_t>(r)];
-  }
+  std::int64_t total = 0;
+  for (int c : counts) total += c;
+  int fits = total <= gather_max() ? 1 : 0;
+  PMPI_Bcast(&fits, 1, MPI_INT, 0, MPI_COMM_WORLD);
   Buf all(rank == 0 ? static_cast<std::size_t>(total) : 0, typename Buf::value_type{});
-  PMPI_Gatherv(mine.data(), n, type, all.data(), counts.data(), displs.data(), type, 0, MPI_COMM_WORLD);
+  if (fits) {
+    std::vector<int> displs(static_cast<std::size_t>(size));
+    int at = 0;
+    for (int r = 0; r < size; ++r) {
+      displs[static_cast<std::size_t>(r)] = at;
+      at += counts[static_cast<std::size_t>(r)];
+    }
+    PMPI_Gatherv(mine.data(), n, type, all.data(), counts.data(), displs.data(), type, 0, MPI_COMM_WORLD);
+    return all;
+  }
+  if (rank != 0) {
+    PMPI_Send(mine.data(), n, type, 0, kGatherTag, MPI_COMM_WORLD);
+    return all;
+  }
+  std::copy(mine.begin(), mine.end(), all.begin());
+  std::size_t at = mine.size();
+  for (int r = 1; r < size; ++r) {
+    const int c = counts[static_cast<std::size_t>(r)];
+    PMPI_Recv(all.data() + at, c, type, r, kGatherTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    at += static_cast<std::size_t>(c);
+  }
   return all;
 }
 
