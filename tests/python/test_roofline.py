@@ -622,3 +622,20 @@ def test_runs_of_one_sweep_order_a_pair_on_their_paired_rounds():
     )
     assert "3 of 3 pair(s) judged on paired rounds of one sweep" in said
     assert "paired rounds' 95% interval holds 1" in said
+
+
+def test_every_run_says_how_close_it_came_to_the_physical_roof():
+    """The physical roof: the declared phases' flops at the peak rate or their compulsory bytes at
+    the memory bandwidth with the run's cores busy, whichever is longer, over the time they took.
+    The untiled ring streams every pass from memory, so it reaches an eighth of it; a run faster
+    than the limits allow is above 100% (data that stayed in a cache)."""
+    compulsory = 64 * M * 2 * 10  # per rank: one read and one write of the block per iteration
+    memory_per_core = 40e9 / 2  # the largest sweep with 2 cores busy: 40 GB/s in total
+    roof = compulsory / memory_per_core  # the flops (1/8 flop per byte) take less at 50 GFlop/s
+    slow = roofline.predict(ring_record(64 * M, None, total=8 * roof), CEIL)
+    assert slow["roof"] == pytest.approx(roof) and slow["of_roof"] == pytest.approx(1 / 8)
+    fast = roofline.predict(ring_record(64 * M, 256 * K, total=roof / 2), CEIL)
+    assert fast["of_roof"] == pytest.approx(2.0) and fast["of_roof"] > roofline.ROOF_SLACK
+    busy = ring_record(16 * K, None, ranks=1, total=1.0)
+    busy["work"]["compute"]["rank_max"]["flops"] = 25e9  # half a second at one core's 50 GFlop/s
+    assert roofline.predict(busy, CEIL)["of_roof"] == pytest.approx(0.5)

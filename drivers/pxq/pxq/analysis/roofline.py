@@ -114,6 +114,21 @@ def phase_prediction(w: dict[str, Any], ceilings: dict[str, Any], k: int, t: int
     return {"seconds": seconds, "binding": binding, "times": times, "memory_bytes": memory_bytes}
 
 
+def physical(work: dict[str, Any], ceilings: dict[str, Any], k: int, t: int) -> tuple[float, float]:
+    """The time the machine's physical limits allow the declared phases, and the phases' measured
+    time (their slowest rank's): per phase, its flops at the peak flop rate or its compulsory
+    bytes at the memory bandwidth with K cores busy (the largest sweep of the bandwidth curve),
+    whichever is longer, for a rank of T workers. Not the access kind's roof: a kernel that is
+    slow for its kind still shows how far it is from what the hardware allows."""
+    peak = ceil.at(ceilings["peak_gflops"], k) / k * 1e9 * t
+    memory = ceil.at(ceilings["curve"][-1]["gbs"], k) / k * 1e9 * t
+    roof = sum(max(w["rank_max"]["flops"] / peak, w["rank_max"]["memory_bytes"] / memory) for w in work.values())
+    return roof, sum(float(w.get("seconds") or 0.0) for w in work.values())
+
+
+ROOF_SLACK = 1.05  # a run's phases above this share of the physical roof: faster than the limits allow
+
+
 def predict(rec: dict[str, Any], ceilings: dict[str, Any]) -> dict[str, Any] | None:
     """The run's predicted time beside its measured one; None without declared work."""
     work = rec.get("work")
@@ -128,7 +143,10 @@ def predict(rec: dict[str, Any], ceilings: dict[str, Any]) -> dict[str, Any] | N
     flops = sum(w["flops"] for w in work.values())
     memory = sum(p["memory_bytes"] * rec["layout"].get("ranks", 1) for p in phases.values())
     heaviest = max(phases, key=lambda n: phases[n]["seconds"])
+    roof, declared_s = physical(work, ceilings, k, t)
     return {
+        "roof": roof,
+        "of_roof": roof / declared_s if declared_s > 0 else math.nan,
         "cores": k,
         "phases": phases,
         "predicted": predicted,

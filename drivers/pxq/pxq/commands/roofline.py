@@ -160,11 +160,15 @@ def _ceilings_text(c: dict[str, Any]) -> str:
 
 def table(pts: list[dict[str, Any]]) -> Table:
     t = Table(title="predicted against measured (median) time per configuration")
-    for col in ("configuration", "runs", "flop/B", "GFlop/s", "bound by", "measured s", "predicted s", "pred/meas"):
+    heads = ("configuration", "runs", "flop/B", "GFlop/s", "bound by", "measured s", "predicted s", "pred/meas")
+    for col in (*heads, "of phys. roof"):
         t.add_column(col, justify="left" if col in ("configuration", "bound by") else "right")
     for p in pts:
         near = abs(p["ratio"] - 1) <= NEAR
         ratio = f"{p['ratio']:.2f}" if near else f"[yellow]{p['ratio']:.2f}[/yellow]"
+        roof = "-" if math.isnan(p["of_roof"]) else f"{p['of_roof']:.0%}"
+        if p["of_roof"] > roofline.ROOF_SLACK:
+            roof = f"[yellow]{roof} (!)[/yellow]"
         t.add_row(
             term(_label(p)),
             str(p["runs"]),
@@ -174,6 +178,7 @@ def table(pts: list[dict[str, Any]]) -> Table:
             f"{p['median']:.4f}" + (f" ±{p['spread'] / 2:.0%}" if p["runs"] > 1 else ""),
             f"{p['predicted']:.4f}",
             ratio,
+            roof,
         )
     return t
 
@@ -268,6 +273,18 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
         "far below 1: the kernel does not reach its ceiling (irregular access, latency, or flops the "
         "vector units do not fill); above: fewer bytes moved than declared (the compiler fused sweeps, "
         "or data stayed in a cache the model gave to others)"
+    )
+    above = [_label(p) for p in pts if p["of_roof"] > roofline.ROOF_SLACK]
+    console.print(
+        "of phys. roof: the time the peak flop rate and the memory bandwidth (with the run's cores busy) allow "
+        "the declared phases, over the time they took: how close each run came to the hardware"
+        + (
+            f"; above 100% (!): {', '.join(above)}: faster than memory allows, so its data stayed in a cache "
+            "(a working set that fits; the compulsory bytes were not all fetched from memory)"
+            if above
+            else ""
+        ),
+        markup=False,
     )
     pairs = roofline.pairs_per_app(pts)
     for app, tau in roofline.kendall_per_app(pts).items():
