@@ -639,3 +639,11 @@ def test_every_run_says_how_close_it_came_to_the_physical_roof():
     busy = ring_record(16 * K, None, ranks=1, total=1.0)
     busy["work"]["compute"]["rank_max"]["flops"] = 25e9  # half a second at one core's 50 GFlop/s
     assert roofline.predict(busy, CEIL)["of_roof"] == pytest.approx(0.5)
+
+
+def test_a_kokkos_run_and_its_openmp_twin_are_told_apart_in_the_labels():
+    from pxq.commands import roofline as command
+
+    one = {"app": "cg", "size": "A", "layout": "1x1x2", "mode": "hybrid", "tile": None, "backend": "openmp"}
+    assert command._label(one) == "cg A 1x1x2 hybrid"
+    assert command._label(dict(one, backend="kokkos")) == "cg A 1x1x2 hybrid kokkos"

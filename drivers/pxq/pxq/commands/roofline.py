@@ -127,7 +127,10 @@ def _drift(refs: list[dict[str, Any]], c: dict[str, Any], console: Console) -> d
 
 
 def _variant(p: dict[str, Any]) -> str:
-    return f"{p['layout']} {p['mode']}" + (f" {format_bytes(p['tile'])}" if p["tile"] else "")
+    """Layout, mode, tile and the back end where it is not the default (a Kokkos run beside its
+    OpenMP twin is another row)."""
+    backend = f" {p['backend']}" if p.get("backend") not in (None, "openmp") else ""
+    return f"{p['layout']} {p['mode']}" + (f" {format_bytes(p['tile'])}" if p["tile"] else "") + backend
 
 
 def _label(p: dict[str, Any]) -> str:
