@@ -282,3 +282,18 @@ def test_a_tile_clamped_to_one_window_is_labelled_untiled():
 
     rows = report.summarize([tiled(1.0, 1), tiled(0.8, 4)])
     assert sorted(r.tile for r in rows) == ["256K", "256K (1 window: untiled)"]
+
+
+def test_notes_and_chart_labels_name_the_field_that_tells_rows_apart():
+    """Two problem sizes of one variant: the flag note and the chart name each row with its size
+    (they read 'ring 1x1 flat, ring 1x1 flat'); one size: no size in the names."""
+
+    def sized(seconds: float, cls: str) -> dict:
+        return dict(record(seconds, 1.0), size={"class": cls})
+
+    rows = report.summarize([sized(0.01, "S"), sized(0.02, "W")])
+    names = sorted(report.row_name(r, rows) for r in rows)
+    assert names[0] != names[1] and all(n.startswith("cg 1x2") for n in names)
+    assert [report.row_extras(r, rows) for r in rows] == [[rows[0].size], [rows[1].size]]
+    one = report.summarize([sized(0.01, "S")])
+    assert report.row_extras(one[0], one) == []

@@ -447,14 +447,30 @@ def print_table(
     print_flags(rows, console)
 
 
+def row_extras(r: Row, rows: Sequence[Row]) -> list[str]:
+    """The fields beyond app, layout, mode and tile that tell row R from the others of ROWS: the
+    problem size, the back end, the allocation and the --group-by values, where they differ."""
+    out = []
+    for name, value in (("size", r.size), ("backend", r.backend), ("alloc", r.alloc)):
+        if value and len({getattr(o, name) for o in rows}) > 1:
+            out.append(value)
+    if len({o.extra for o in rows}) > 1:
+        out += [str(v) for v in r.extra]
+    return out
+
+
+def row_name(r: Row, rows: Sequence[Row]) -> str:
+    """A row's name in notes, with every field that tells it from the others shown."""
+    parts = [r.app, str(r.layout), r.mode] + ([r.tile] if r.tile != "off" else [])
+    return " ".join(parts + row_extras(r, rows))
+
+
 def print_flags(rows: list[Row], console: Console) -> None:
     """One line per weakness the rows share, naming the rows: figures a careful reader discounts."""
     for flag, text in FLAG_TEXT.items():
         hit = [r for r in rows if flag in r.flags]
         if hit:
-            names = ", ".join(
-                f"{r.app} {r.layout} {r.mode}" + (f" {r.tile}" if r.tile != "off" else "") for r in hit[:6]
-            )
+            names = ", ".join(row_name(r, rows) for r in hit[:6])
             more = f" and {len(hit) - 6} more" if len(hit) > 6 else ""
             console.print(f"[yellow]note:[/yellow] {text}: {term(names)}{more}")
 
@@ -618,7 +634,12 @@ def bar_chart(rows: list[Row], path: Path, title: str) -> Path:
     from matplotlib.patches import Patch
 
     shown = [r for r in rows if r.speedup is not None]
-    labels = [f"{r.layout}\n{r.mode}" + (f"\n{r.tile}" if r.mode.startswith("tiled") else "") for r in shown]
+    labels = [
+        f"{r.layout}\n{r.mode}"
+        + (f"\n{r.tile}" if r.mode.startswith("tiled") else "")
+        + "".join(f"\n{v}" for v in row_extras(r, shown))
+        for r in shown
+    ]
     colors = {"flat": "#9e9e9e", "hybrid": "#1f77b4", "tiled": "#2ca02c"}
     if any(r.mode == NAS_MODE for r in shown):
         colors[NAS_MODE] = "#d62728"
