@@ -298,6 +298,9 @@ def test_where_no_size_the_memory_holds_leaves_the_cache_the_verdict_says_why():
     }
     part = tiling._parts([row], 480 * MIB, block, inside, why)[0]
     assert part.verdict == "cannot be tested here" and "fit the measured last level" in part.why
+    assert part.here.startswith("1x2: time cut 50%")  # the table's sign: "time cut by tiles 50%", never -50%
+    slower = tiling._parts([dict(row, reduction=-0.1)], 480 * MIB, block, inside, why)[0]
+    assert slower.here.startswith("1x2: time up 10%")
     assert "available memory" in part.why
     given, why, inside = tiling.choose_block("64M", 480 * MIB, 2, 24 << 30)
     assert inside and "inside the measured last level" in why
