@@ -19,7 +19,12 @@ from pxq.machine import cluster, links
 
 def add(p: argparse.ArgumentParser) -> None:
     speed = p.add_mutually_exclusive_group()
-    speed.add_argument("--quick", dest="full", action="store_false", help="laptop sizes, under 15 minutes (default)")
+    speed.add_argument(
+        "--quick",
+        dest="full",
+        action="store_false",
+        help="laptop sizes: about 5 minutes on a 2-core VM, 2 more the first time (builds), under 15 (default)",
+    )
     speed.add_argument("--full", dest="full", action="store_true", help="the papers' sizes where the machine allows")
     p.set_defaults(full=False)
     names = ", ".join(m.name for m in studies.registry())

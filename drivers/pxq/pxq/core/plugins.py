@@ -61,7 +61,9 @@ class Command(_Parts):
 class StudyFacts:
     order: int  # its place in `pxq reproduce`
     section: str  # the part of pxq/data/published.json it cites
-    minutes: float  # a rough quick-mode duration, for the progress bar's first estimate
+    # its quick-mode duration on a 2-core VM (measured 2026-11-28), the weight of its share of the
+    # progress bar's estimate (the bar's rate then scales them to this machine)
+    minutes: float
     apps: bool | str = False  # True: takes an app argument; "optional": may
     judged: tuple[str, ...] | None = None  # the sections whose findings it judges (None: its own)
 

@@ -203,10 +203,13 @@ def reproduce(console: Console, folder: Path, quick: bool, only: str | None, arg
         console.print(f"resuming {folder}: {len(mods) - len(todo)} of {len(mods)} studies already done")
     if again:
         console.print(f"retrying {len(again)} study(ies) that did not finish before: {', '.join(again)}")
-    for mod in todo:  # what is known before any run: said up front, and those studies run nothing
+    known = {}  # what is known before any run: said up front, and those studies run nothing
+    for mod in todo:
         why = mod.untestable(mod.defaults(quick)) if mod.untestable else None
         if why:
+            known[mod.name] = why
             console.print(f"{mod.name}: cannot be tested here, known before running ({why}): it runs nothing")
+    weight = {m.name: 0.0 if m.name in known else m.minutes for m in todo}  # the estimate's shares
     base = launch_spec(args, folder / "records" / "x.jsonl")  # each study sets its own results
     # The progress bar writes to the terminal through its own copy of standard output, which
     # each study's redirection (output_to) leaves alone.
@@ -224,14 +227,14 @@ def reproduce(console: Console, folder: Path, quick: bool, only: str | None, arg
             console=screen,
         ) as progress,
     ):
-        task = progress.add_task("reproduce", total=sum(m.minutes for m in todo) or 1, count="")
+        task = progress.add_task("reproduce", total=sum(weight.values()) or 1, count="")
         for i, mod in enumerate(todo):
             progress.update(task, description=f"{mod.name} ({mode})", count=f"{i + 1}/{len(todo)}")
             entry = _run_study(mod, folder, base, quick, args, progress.console)
             state["done"][mod.name] = entry
             save_progress(folder, state)
             progress.console.print(f"{mod.name}: {summary(entry)}")
-            progress.advance(task, mod.minutes)
+            progress.advance(task, weight[mod.name])
     md, page = write_report(folder, [m.name for m in mods], state)
     console.print(f"report: {md}\npage: {page}")
     codes = [state["done"][m.name]["code"] for m in mods]

@@ -178,6 +178,6 @@ def defaults(quick: bool) -> dict[str, Any]:
 
 PLUGIN = plugins.Study(
     help="profile an app once, compare block and cyclic allocation on a machine model, by bytes and messages",
-    facts=plugins.StudyFacts(order=7, section=SECTION, minutes=1.0, apps="optional"),
+    facts=plugins.StudyFacts(order=7, section=SECTION, minutes=0.1, apps="optional"),
     hooks=plugins.StudyHooks(add, defaults, run, plot),
 )

@@ -177,6 +177,6 @@ def defaults(quick: bool) -> dict[str, Any]:
 
 PLUGIN = plugins.Study(
     help="latency and bandwidth per channel (intra-CMP, inter-CMP, inter-node) beside the paper's",
-    facts=plugins.StudyFacts(order=0, section=SECTION, minutes=1.0),
+    facts=plugins.StudyFacts(order=0, section=SECTION, minutes=0.1),
     hooks=plugins.StudyHooks(add, defaults, run, plot),
 )

@@ -211,6 +211,6 @@ def defaults(quick: bool) -> dict[str, Any]:
 
 PLUGIN = plugins.Study(
     help="an app on 1xq, (q/2)x2 and qx1, packed and spread, normalised to qx1, with the paper's conclusions",
-    facts=plugins.StudyFacts(order=2, section=SECTION, minutes=1.5, apps=True, judged=(SECTION, "processor_sharing")),
+    facts=plugins.StudyFacts(order=2, section=SECTION, minutes=0.2, apps=True, judged=(SECTION, "processor_sharing")),
     hooks=plugins.StudyHooks(add, defaults, run, plot),
 )

@@ -251,6 +251,6 @@ def defaults(quick: bool) -> dict[str, Any]:
 
 PLUGIN = plugins.Study(
     help="an app's variants timed and counted (hardware counters, else the cache simulator): misses beside time",
-    facts=plugins.StudyFacts(order=5, section=SECTION, minutes=3.0, apps="optional", judged=()),
+    facts=plugins.StudyFacts(order=5, section=SECTION, minutes=0.8, apps="optional", judged=()),
     hooks=plugins.StudyHooks(add, defaults, run, plot),
 )

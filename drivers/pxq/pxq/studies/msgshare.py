@@ -168,7 +168,7 @@ def defaults(quick: bool) -> dict[str, Any]:
 
 PLUGIN = plugins.Study(
     help="message and byte shares per channel for the NAS proxies (or any profile) beside the paper's table",
-    facts=plugins.StudyFacts(order=1, section=SECTION, minutes=1.0),
+    facts=plugins.StudyFacts(order=1, section=SECTION, minutes=0.1),
     hooks=plugins.StudyHooks(add, defaults, run, plot),
     name="msgdist",
 )

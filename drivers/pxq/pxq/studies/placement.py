@@ -248,6 +248,6 @@ def defaults(quick: bool) -> dict[str, Any]:
 
 PLUGIN = plugins.Study(
     help="profile an app, suggest a rank order (METIS), run block, cyclic and the suggestion: bytes and times",
-    facts=plugins.StudyFacts(order=8, section=SECTION, minutes=1.5, apps="optional"),
+    facts=plugins.StudyFacts(order=8, section=SECTION, minutes=1.9, apps="optional"),
     hooks=plugins.StudyHooks(add, defaults, run, plot),
 )

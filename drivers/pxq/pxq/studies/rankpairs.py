@@ -162,6 +162,6 @@ def defaults(quick: bool) -> dict[str, Any]:
 
 PLUGIN = plugins.Study(
     help="every rank pair's throughput, on-node against off-node pairs, beside the published map's ridge and band",
-    facts=plugins.StudyFacts(order=11, section=SECTION, minutes=0.5),
+    facts=plugins.StudyFacts(order=11, section=SECTION, minutes=0.1),
     hooks=plugins.StudyHooks(add, defaults, run, plot),
 )

@@ -253,6 +253,6 @@ def defaults(quick: bool) -> dict[str, Any]:
 
 PLUGIN = plugins.Study(
     help="speedup over the 2-rank run per proxy, packed vs one rank per (virtual) node",
-    facts=plugins.StudyFacts(order=6, section=SECTION, minutes=1.5),
+    facts=plugins.StudyFacts(order=6, section=SECTION, minutes=1.3),
     hooks=plugins.StudyHooks(add, defaults, run, plot, untestable),
 )

@@ -209,6 +209,6 @@ def defaults(quick: bool) -> dict[str, Any]:
 
 PLUGIN = plugins.Study(
     help="a constant rank count over layouts with more ranks per node: time and time in MPI per layout",
-    facts=plugins.StudyFacts(order=3, section=SECTION, minutes=2.0),
+    facts=plugins.StudyFacts(order=3, section=SECTION, minutes=0.8),
     hooks=plugins.StudyHooks(add, defaults, run, plot),
 )

@@ -242,6 +242,6 @@ def defaults(quick: bool) -> dict[str, Any]:
 
 PLUGIN = plugins.Study(
     help="the stride kernel alone vs one copy per core: the time ratio by stride beside the paper's 2x",
-    facts=plugins.StudyFacts(order=10, section=SECTION, minutes=1.5),
+    facts=plugins.StudyFacts(order=10, section=SECTION, minutes=0.2),
     hooks=plugins.StudyHooks(add, defaults, run, plot),
 )

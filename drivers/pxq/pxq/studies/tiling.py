@@ -304,6 +304,6 @@ def defaults(quick: bool) -> dict[str, Any]:
 
 PLUGIN = plugins.Study(
     help="the ring untiled vs 256 KiB tiles on every layout that fits, beside the paper's time reductions",
-    facts=plugins.StudyFacts(order=4, section=SECTION, minutes=1.5),
+    facts=plugins.StudyFacts(order=4, section=SECTION, minutes=0.9),
     hooks=plugins.StudyHooks(add, defaults, run, plot),
 )

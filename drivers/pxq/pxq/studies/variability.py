@@ -261,6 +261,6 @@ def defaults(quick: bool) -> dict[str, Any]:
 
 PLUGIN = plugins.Study(
     help="allreduce call times quiet and beside a background load: median, p95, tail share, clusters",
-    facts=plugins.StudyFacts(order=9, section=SECTION, minutes=0.5),
+    facts=plugins.StudyFacts(order=9, section=SECTION, minutes=0.1),
     hooks=plugins.StudyHooks(add, defaults, run, plot),
 )
