@@ -4,7 +4,15 @@ measure; they must not share the cores). A site adds its own systems beside it, 
 scheduler and launcher (Slurm and srun, ...): the checks need nothing else.
 """
 
+import copy
 import os
+
+from reframe.core.settings import site_configuration as _builtin
+
+# ReFrame's own performance log, kept whole: its result, completion time and every loggable
+# field of the check (job id, references and thresholds, and pxq's variables: app, mode, class,
+# layout), one line per run in ReFrame's header format; pxq replaces none of it.
+_perflog = copy.deepcopy(next(lg["handlers_perflog"] for lg in _builtin["logging"] if "handlers_perflog" in lg))
 
 # Open MPI refuses root unless told (a VM or a container run as root).
 _root_env = [["OMPI_ALLOW_RUN_AS_ROOT", "1"], ["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"]] if os.geteuid() == 0 else []
@@ -33,8 +41,8 @@ site_configuration = {
         }
     ],
     "environments": [{"name": "builtin", "cc": "mpicc", "cxx": "mpicxx", "ftn": ""}],
-    # ReFrame's log in the folder it runs from (not a temporary file), and its performance log
-    # per system and partition under the prefix's perflogs/, one line per variable.
+    # ReFrame's log in the folder it runs from (not a temporary file), and its default
+    # performance log per system and partition under the prefix's perflogs/.
     "logging": [
         {
             "handlers": [
@@ -46,17 +54,7 @@ site_configuration = {
                     "append": False,
                 }
             ],
-            "handlers_perflog": [
-                {
-                    "type": "filelog",
-                    "prefix": "%(check_system)s/%(check_partition)s",
-                    "level": "info",
-                    "format": "%(check_job_completion_time)s|%(check_info)s|%(check_perfvalues)s",
-                    "format_perfvars": "%(check_perf_var)s=%(check_perf_value)s %(check_perf_unit)s "
-                    "(ref %(check_perf_ref)s)|",
-                    "append": True,
-                }
-            ],
+            "handlers_perflog": _perflog,
         }
     ],
 }

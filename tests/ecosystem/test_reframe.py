@@ -43,14 +43,24 @@ def test_every_proxy_and_variant_passes_with_the_records_figures(tmp_path):
             assert list(values) == [case["name"].split("=")[1]] and values[list(values)[0]] > 0
             continue
         app = case["name"].split("%app=")[1].split()[0]
-        assert "time_total" in values and values["time_total"] > 0, case["name"]
-        assert ("effective_gbs" if app == "ring" else "mops_total") in values, case["name"]
+        assert set(values) == {"time_total", "rate"} and values["time_total"] > 0, case["name"]
         # The figures are the record's own: pxq's record is kept beside ReFrame's outputs.
         kept = Path(case["outputdir"]) / "record.jsonl"
         assert kept.is_relative_to(tmp_path / "rfm" / "output") and kept.exists(), case["name"]
         record = json.loads(kept.read_text().splitlines()[-1])
         assert record["app"] == app and record["variant"]["mode"] == case["name"].split("%mode=")[1]
         assert values["time_total"] == record["time"]["total"]
+        assert values["rate"] == record["metrics"]["effective_gbs" if app == "ring" else "mops_total"]
+    # ReFrame's default performance log, kept whole: the result, the job id, the references and
+    # thresholds, with pxq's variables among the check's loggable fields.
+    perflog = tmp_path / "rfm" / "perflogs" / "pxq-local" / "default" / "pxq_proxy_local.log"
+    header, *lines = perflog.read_text().splitlines()
+    fields = header.split("|")
+    assert fields[:2] == ["result", "job_completion_time"]
+    assert {"jobid", "time_total_value", "time_total_ref", "time_total_lower_thres", "rate_unit", "app", "mode"} <= set(
+        fields
+    )
+    assert lines and all(ln.split("|")[0] == "pass" and len(ln.split("|")) == len(fields) for ln in lines)
 
 
 def test_corrupted_messages_fail_the_check_in_sanity(tmp_path):
