@@ -191,3 +191,9 @@ def test_a_sweep_finds_its_own_records_without_decoding_the_others(tmp_path, mon
     got = records.read_own(path, containing=b"bbbb")
     assert [r["driver"]["run_id"] for r in got] == ["s"] and len(decoded) == 1
     assert len(records.read_own(path)) == 10001  # without it: every line, as before
+    with path.open("a") as f:
+        f.write("this is no record\n")  # another process's line: still said, though not decoded
+    warned = []
+    monkeypatch.setattr(records.escape, "warn", warned.append)
+    assert len(records.read_own(path, containing=b"bbbb")) == 1
+    assert warned and "line(s) 10002 are not records" in warned[0] and "pxq repair" in warned[0]

@@ -273,6 +273,10 @@ def read_own(path: Path, containing: bytes | None = None) -> list[dict[str, Any]
     out, bad = [], []
     for number, raw in enumerate(read_bytes(Path(path)).splitlines(), start=1):
         if containing is not None and containing not in raw:
+            # Not decoded, but a line that cannot be a record's (not one JSON object) is still said.
+            text = raw.strip()
+            if text and not (text.startswith(b"{") and text.endswith(b"}")):
+                bad.append(number)
             continue
         rec, why = decode_line(raw)
         if why is not None:
