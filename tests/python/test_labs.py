@@ -300,3 +300,11 @@ def test_each_lab_has_a_rubric_row_per_question_and_slides_for_the_teacher(numbe
     )
     assert page.count('<section class="slide">') >= 4
     assert "<table>" in (tmp_path / "t" / "guide.html").read_text()
+
+
+def test_lab_4_says_how_much_of_a_tile_each_update_covered():
+    from pxq.labs.tiling import _of_tile
+
+    assert _of_tile(256 << 10, 256 << 10) == "one tile"
+    assert _of_tile(128 << 10, 256 << 10) == "0.5 of a 256K tile"  # never "(one tile)" for half of one
+    assert _of_tile(4096, 0) == "no tile asked for"

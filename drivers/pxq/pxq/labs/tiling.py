@@ -58,10 +58,11 @@ def measure(ctx: labs.Context) -> labs.Outcome:
     starter = span >= block
     if not starter:
         follows_the_tile({"yours": runs["yours"][0], **sweep})
+    tiles = _of_tile(span, runs["yours"][0]["tile_bytes"])
     note = (
         f"each update() call covers the whole {format_bytes(block)} block: the loop is not tiled yet"
         if starter
-        else f"each update() call covers at most {format_bytes(span)} (one tile): the loop is tiled"
+        else f"each update() call covers at most {format_bytes(span)} ({tiles}): the loop is tiled"
     )
     ratio, noise = labs.ratio_of(base, mine)
     pub = findings.section("tiling")["time_reduction_percent"]["2 ranks on one chip"]
@@ -182,6 +183,15 @@ def ceiling_note(c: dict | None, runs: dict[str, list[dict]], cores: int) -> str
         else f"both loops sweep from {levels[0]}: the tiles did not change the roof"
     )
     return f"ceilings ({c['cpu_model']}, {cores} core(s) busy, GB/s per core): {'; '.join(parts)}: {moved}"
+
+
+def _of_tile(span: int, tile: int) -> str:
+    """The span an update() covered, in tiles: "one tile", or the share of one it is."""
+    if tile <= 0:
+        return "no tile asked for"
+    if span == tile:
+        return "one tile"
+    return f"{span / tile:.2g} of a {format_bytes(tile)} tile"
 
 
 def _rate(r: dict, seconds: float) -> float:
