@@ -472,3 +472,45 @@ def test_the_report_flags_one_channel_measured_far_apart_by_two_studies():
     assert "## Cross-checks: one quantity from two studies" in text
     assert "implausible (!): more than 3x apart" in text and "agree within 3x" in text
     assert reproduce.cross_checks([("channels", channels, {})]) == []  # one study alone: nothing to set beside
+
+
+def test_network_sharing_judges_each_app_on_its_paired_rounds():
+    """On real nodes, 4x1 against 2x2 per app on the rounds of one interleaved sweep: slower by
+    10% in every round settles "reproduced"; an app whose two layouts tie makes the part "not
+    reproduced" and names it; times without rounds fall back on medians and spreads."""
+    import random
+
+    rng = random.Random(3)
+
+    def row(app, lay, scale, rounds=True):
+        drift = [1 + 0.2 * rng.random() for _ in range(6)]  # the machine's state, shared by a round
+        times = [scale * d * (1 + 0.005 * rng.random()) for d in drift]
+        return {
+            "app": app,
+            "layout": lay,
+            "runs": 6,
+            "median": sorted(times)[3],
+            "comm_median": 0.1 * scale,
+            "spread": 0.2,
+            "times": times,
+            "comm": [0.1 * t for t in times],
+            "rounds": [["s1", k, f"{app}-{lay}-{k}"] for k in range(6)] if rounds else [],
+        }
+
+    rng.seed(3)
+    a1, a2 = row("cg", "4x1", 1.0), row("cg", "2x2", 1.1)
+    a2["times"] = [t * 1.1 for t in a1["times"]]
+    a2["comm"] = [c * 1.1 for c in a1["comm"]]
+    parts = sharing._findings([a1, a2], False, 4)
+    time_part = next(p for p in parts if p.ref.endswith("more_per_node/time"))
+    assert time_part.verdict == "reproduced" and "paired over" in time_part.why and "cg 1.10x" in time_part.here
+    tie = dict(a1, app="ft", rounds=[["s1", k, f"ft-4x1-{k}"] for k in range(6)])
+    tie2 = dict(tie, layout="2x2", rounds=[["s1", k, f"ft-2x2-{k}"] for k in range(6)])
+    parts = sharing._findings([a1, a2, tie, tie2], False, 4)
+    time_part = next(p for p in parts if p.ref.endswith("more_per_node/time"))
+    assert time_part.verdict == "not reproduced" and "ft" in time_part.why
+    loose = [dict(a1, rounds=[]), dict(a2, rounds=[])]
+    assert next(p for p in sharing._findings(loose, False, 4) if p.ref.endswith("/time")).verdict in (
+        "reproduced",
+        "inconclusive",
+    )

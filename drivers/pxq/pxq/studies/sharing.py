@@ -11,6 +11,7 @@ from typing import Any
 from pxq import figures
 from pxq.analysis import findings
 from pxq.analysis.findings import Comparison, Finding
+from pxq.analysis.paired import judge_rows
 from pxq.core import plugins, registry
 from pxq.core.errors import InputError
 from pxq.core.layout import parse_layout
@@ -46,24 +47,40 @@ def off_node_chance(layout: str) -> float:
     return (n - q) / (n - 1) if n > 1 else 0.0
 
 
+THRESHOLD = 0.02  # "slower": by at least this much (the paper's smallest slowdowns are a few per cent)
+
+
 def _pair_parts(pairs: list[tuple[dict[str, Any], dict[str, Any]]], refs: tuple[str, str], label: str) -> list[Finding]:
-    """Time and network time slower in the second layout of every pair than in the first."""
+    """Time and network time slower in the second layout of every pair than in the first, each
+    app judged on its paired rounds by the settled-comparison rule where they ran interleaved
+    (pxq.analysis.paired.judge_rows), else on medians and spreads; the part holds only when every
+    app's does, and says which apps it rests on."""
     out = []
-    for ref, key in zip(refs, ("median", "comm_median")):
-        ratios = [b[key] / max(a[key], 1e-12) for a, b in pairs]
-        noise = max(max(a["spread"], b["spread"]) for a, b in pairs)
-        n = min(min(a["runs"], b["runs"]) for a, b in pairs)
-        here = ", ".join(f"{a['app']} {r:.2f}x" for (a, _), r in zip(pairs, ratios))
-        verdicts = [findings.judge(r, noise, n, True, 0.02) for r in ratios]
-        bad = [a["app"] for (a, _), (v, _) in zip(pairs, verdicts) if v == "not reproduced"]
-        unsure = [a["app"] for (a, _), (v, _) in zip(pairs, verdicts) if v == "inconclusive"]
+    for ref, key in zip(refs, ("times", "comm")):
+        judged = []
+        for a, b in pairs:
+            first = {"times": a.get(key) or [], "rounds": a.get("rounds") or []}
+            second = {"times": b.get(key) or [], "rounds": b.get("rounds") or []}
+            if first["times"] and second["times"] and min(first["times"]) > 0:
+                judged.append((a["app"], *judge_rows(second, first, True, THRESHOLD)))
+            else:
+                median = "median" if key == "times" else "comm_median"
+                noise, n = max(a["spread"], b["spread"]), min(a["runs"], b["runs"])
+                ratio = b[median] / max(a[median], 1e-12)
+                verdict, why = findings.judge(ratio, noise, n, True, THRESHOLD)
+                judged.append((a["app"], verdict, why, {"repeats": n, "spread": noise, "ratio": ratio}))
+        here = ", ".join(f"{app} {ev['ratio']:.2f}x" for app, _, _, ev in judged if "ratio" in ev)
+        bad = [app for app, v, _, _ in judged if v == "not reproduced"]
+        unsure = [app for app, v, _, _ in judged if v == "inconclusive"]
+        reasons = "; ".join(f"{app}: {why}" for app, _, why, _ in judged if why)
         if bad:
-            verdict, why = "not reproduced", f"not slower {label}: {', '.join(bad)}"
+            verdict, why = "not reproduced", f"not slower {label}: {', '.join(bad)} ({reasons})"
         elif unsure:
-            verdict, why = "inconclusive", f"within the spread ({100 * noise:.0f}%, {n} repeats): {', '.join(unsure)}"
+            verdict, why = "inconclusive", f"not settled for {', '.join(unsure)} ({reasons})"
         else:
-            verdict, why = "reproduced", ""
-        out.append(findings.part(ref, here, verdict, why, evidence={"repeats": n, "spread": noise}))
+            verdict, why = "reproduced", reasons
+        evidence = min((ev for *_, ev in judged), key=lambda ev: ev.get("repeats", 0), default={})
+        out.append(findings.part(ref, here, verdict, why, evidence=evidence))
     return out
 
 
@@ -120,7 +137,14 @@ def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
         for app in apps
         for lay in layouts(n)
     ]
-    recs, planned = measure(ctx, configs, opts["repeat"], f"network sharing, {n} ranks")
+    lays = layouts(n)
+    at = {(app, lay): i for i, (app, lay) in enumerate((a, lay) for a in apps for lay in lays)}
+    compared = [  # what the parts judge: one rank per node against two per node, per app
+        (at[(app, f"{n}x1")], at[(app, f"{n // 2}x2")]) for app in apps if (app, f"{n // 2}x2") in at
+    ]
+    recs, planned = measure(
+        ctx, configs, opts["repeat"], f"network sharing, {n} ranks", pairs=compared or None, threshold=THRESHOLD
+    )
     groups = group(recs, lambda r: (r["app"], layout_text(r)))
     rows = []
     for app in apps:
@@ -137,6 +161,9 @@ def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
                     "median": g["median"],
                     "comm_median": g["comm_median"],
                     "spread": g["spread"],
+                    "times": g["times"],
+                    "comm": g["comm"],
+                    "rounds": [list(x) if x else None for x in g["rounds"]],
                     "normalised": g["median"] / base["median"] if base else None,
                     "off_node_chance": off_node_chance(lay),
                     "verified": g["verified"],
