@@ -169,7 +169,9 @@ def test_table_shows_the_comm_share_and_keeps_decompositions_apart(tmp_path):
     report.print_table(rows, console=console)
     text = console.export_text()
     assert "25.0%" in text and "50.0%" in text
-    assert all(line.count(" - ") >= 1 for line in text.splitlines() if "A 1d" in line or "A 2d" in line)
+    rows_text = [line for line in text.splitlines() if line.startswith("│") and ("A 1d" in line or "A 2d" in line)]
+    assert len(rows_text) == 2 and all(line.count(" - ") >= 1 for line in rows_text)
+    assert "ft 1x2 flat A 1d, ft 1x2 flat A 2d" in text  # the note names the size that tells them apart
 
 
 def test_submit_collect_manifests_damaged_or_of_another_app_are_refused(tmp_path, capsys):
