@@ -447,22 +447,26 @@ def print_table(
     print_flags(rows, console)
 
 
-def row_extras(r: Row, rows: Sequence[Row]) -> list[str]:
+def _varying(rows: Sequence[Row]) -> tuple[tuple[str, ...], bool]:
+    """The fields beyond app, layout, mode and tile whose values differ among ROWS (size, back
+    end, allocation), and whether the --group-by values do: counted once per table or chart."""
+    fields = tuple(f for f in ("size", "backend", "alloc") if len({getattr(o, f) for o in rows}) > 1)
+    return fields, len({o.extra for o in rows}) > 1
+
+
+def row_extras(r: Row, rows: Sequence[Row], varying: tuple[tuple[str, ...], bool] | None = None) -> list[str]:
     """The fields beyond app, layout, mode and tile that tell row R from the others of ROWS: the
-    problem size, the back end, the allocation and the --group-by values, where they differ."""
-    out = []
-    for name, value in (("size", r.size), ("backend", r.backend), ("alloc", r.alloc)):
-        if value and len({getattr(o, name) for o in rows}) > 1:
-            out.append(value)
-    if len({o.extra for o in rows}) > 1:
-        out += [str(v) for v in r.extra]
-    return out
+    problem size, the back end, the allocation and the --group-by values, where they differ
+    (VARYING: _varying(ROWS), when the caller names many rows)."""
+    fields, extra = varying or _varying(rows)
+    out = [str(getattr(r, f)) for f in fields if getattr(r, f)]
+    return out + ([str(v) for v in r.extra] if extra else [])
 
 
-def row_name(r: Row, rows: Sequence[Row]) -> str:
+def row_name(r: Row, rows: Sequence[Row], varying: tuple[tuple[str, ...], bool] | None = None) -> str:
     """A row's name in notes, with every field that tells it from the others shown."""
     parts = [r.app, str(r.layout), r.mode] + ([r.tile] if r.tile != "off" else [])
-    return " ".join(parts + row_extras(r, rows))
+    return " ".join(parts + row_extras(r, rows, varying))
 
 
 def print_flags(rows: list[Row], console: Console) -> None:
@@ -470,7 +474,8 @@ def print_flags(rows: list[Row], console: Console) -> None:
     for flag, text in FLAG_TEXT.items():
         hit = [r for r in rows if flag in r.flags]
         if hit:
-            names = ", ".join(row_name(r, rows) for r in hit[:6])
+            varying = _varying(rows)
+            names = ", ".join(row_name(r, rows, varying) for r in hit[:6])
             more = f" and {len(hit) - 6} more" if len(hit) > 6 else ""
             console.print(f"[yellow]note:[/yellow] {text}: {term(names)}{more}")
 
@@ -634,10 +639,11 @@ def bar_chart(rows: list[Row], path: Path, title: str) -> Path:
     from matplotlib.patches import Patch
 
     shown = [r for r in rows if r.speedup is not None]
+    varying = _varying(shown)
     labels = [
         f"{r.layout}\n{r.mode}"
         + (f"\n{r.tile}" if r.mode.startswith("tiled") else "")
-        + "".join(f"\n{v}" for v in row_extras(r, shown))
+        + "".join(f"\n{v}" for v in row_extras(r, shown, varying))
         for r in shown
     ]
     colors = {"flat": "#9e9e9e", "hybrid": "#1f77b4", "tiled": "#2ca02c"}
