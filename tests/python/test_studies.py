@@ -472,6 +472,12 @@ def test_the_report_flags_one_channel_measured_far_apart_by_two_studies():
     assert "## Cross-checks: one quantity from two studies" in text
     assert "implausible (!): more than 3x apart" in text and "agree within 3x" in text
     assert reproduce.cross_checks([("channels", channels, {})]) == []  # one study alone: nothing to set beside
+    # Records pxq did not write (hand-edited, hostile): left out of the cross-check, no traceback.
+    for rows in ("x", [{"channel": "intra_cmp", "bandwidth_MBps": [[1]]}], [{"channel": 1, "bandwidth_MBps": "x"}],
+                 [{"channel": "intra_cmp", "bandwidth_MBps": [["a", 2], [4, 0]]}]):  # fmt: skip
+        assert reproduce.cross_checks([("channels", {"rows": rows}, {}), ("rankpairs", pairs, {})]) == []
+    for data in ([], {"channels_MBps": "x"}, {"channels_MBps": {"intra_cmp": "fast", "inter_node": -5}}):
+        assert reproduce.cross_checks([("channels", channels, {}), ("rankpairs", {"data": data}, {})]) == []
 
 
 def test_network_sharing_judges_each_app_on_its_paired_rounds():

@@ -324,16 +324,23 @@ def cross_checks(items: list[tuple[str, dict | None, dict]]) -> list[dict[str, A
     if "channels" not in recs or "rankpairs" not in recs:
         return []
     ping: dict[str, tuple[float, int]] = {}
-    for row in recs["channels"].get("rows") or []:
-        if isinstance(row, dict) and row.get("bandwidth_MBps"):
-            size, rate = max(row["bandwidth_MBps"], key=lambda p: p[0])
-            ping[str(row.get("channel"))] = (float(rate), int(size))
-    pairs = (recs["rankpairs"].get("data") or {}).get("channels_MBps") or {}
+    rows = recs["channels"].get("rows")
+    for row in rows if isinstance(rows, list) else []:
+        points = row.get("bandwidth_MBps") if isinstance(row, dict) else None
+        # Only [bytes, MB/s] points of positive, finite numbers: a record pxq did not write is
+        # left out of the cross-check, never a traceback in the report.
+        good = [p for p in points or [] if isinstance(p, list) and len(p) == 2 and all(map(_positive, p))]
+        if good and isinstance(row.get("channel"), str):
+            size, rate = max(good, key=lambda p: p[0])
+            ping[row["channel"]] = (float(rate), int(size))
+    data = recs["rankpairs"].get("data")
+    pairs = data.get("channels_MBps") if isinstance(data, dict) else None
+    pairs = {k: float(v) for k, v in pairs.items() if _positive(v)} if isinstance(pairs, dict) else {}
     out = []
     for ch in sorted(set(ping) & set(pairs)):
-        mine, theirs = float(pairs[ch]), ping[ch][0]
-        ratio = mine / theirs if theirs > 0 else math.inf
-        apart = max(ratio, 1 / ratio) if 0 < ratio < math.inf else math.inf
+        mine, theirs = pairs[ch], ping[ch][0]
+        ratio = mine / theirs
+        apart = max(ratio, 1 / ratio)
         out.append(
             {
                 "what": f"{ch.replace('_', '-')} bandwidth",
@@ -345,6 +352,10 @@ def cross_checks(items: list[tuple[str, dict | None, dict]]) -> list[dict[str, A
             }
         )
     return out
+
+
+def _positive(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0
 
 
 def _cross_rows(checks: list[dict[str, Any]]) -> list[list[str]]:
