@@ -90,6 +90,42 @@ def _signal_all(pgid: int | None, run_id: str, sig: int) -> int:
     return hit
 
 
+def exited(proc: subprocess.Popen) -> bool:
+    """Whether proc has ended (reaped here, its code in proc.returncode), without Popen's own
+    lock: a signal that lands between Popen.poll()'s taking that lock and its `try` leaves the
+    lock held for good, and any later Popen.wait() would then block forever."""
+    if proc.returncode is not None:
+        return True
+    try:
+        pid, status = os.waitpid(proc.pid, os.WNOHANG)
+    except ChildProcessError:  # reaped already, its status lost to an interrupt: say it failed
+        proc.returncode = -1
+        return True
+    if pid != proc.pid:
+        return False
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return True
+
+
+def reap(proc: subprocess.Popen, timeout: float | None = None) -> bool:
+    """Waits up to `timeout` seconds (None: as long as it takes) for proc to end, as `exited`
+    does (never through Popen's lock); whether it ended."""
+    if timeout is None:
+        while not exited(proc):
+            with contextlib.suppress(ChildProcessError):
+                pid, status = os.waitpid(proc.pid, 0)
+                if pid == proc.pid:
+                    proc.returncode = os.waitstatus_to_exitcode(status)
+        return True
+    deadline = time.monotonic() + timeout
+    while not exited(proc):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        time.sleep(min(0.02, left))
+    return True
+
+
 def stop_tree(pgid: int | None, run_id: str, grace: float = 2.0, proc: subprocess.Popen | None = None) -> None:
     """SIGTERM, up to `grace` seconds, then SIGKILL until nothing of the run is left."""
     if _signal_all(pgid, run_id, signal.SIGTERM) == 0:
@@ -98,18 +134,13 @@ def stop_tree(pgid: int | None, run_id: str, grace: float = 2.0, proc: subproces
     _signal_all(pgid, run_id, signal.SIGCONT)
     deadline = time.monotonic() + grace
     while time.monotonic() < deadline:
-        if proc is not None:
-            proc.poll()
-        if not tagged_pids(run_id) and (proc is None or proc.returncode is not None):
+        if not tagged_pids(run_id) and (proc is None or exited(proc)):
             return
         time.sleep(0.05)
     for _ in range(50):
         _signal_all(pgid, run_id, signal.SIGKILL)
         if proc is not None:
-            try:
-                proc.wait(timeout=0.1)
-            except subprocess.TimeoutExpired:
-                pass
+            reap(proc, 0.1)
         if not tagged_pids(run_id):
             return
         time.sleep(0.05)
@@ -139,7 +170,7 @@ class _Watchdog:
         self.fd = w
 
     def ensure(self) -> None:
-        if self.fd is None or (self.proc is not None and self.proc.poll() is not None):
+        if self.fd is None or (self.proc is not None and exited(self.proc)):
             self._start()
 
     def send(self, message: dict) -> None:
@@ -245,7 +276,7 @@ def _collect(proc: subprocess.Popen, run_id: str, timeout: float | None, limit: 
     chunks: list[bytes] = []
     size = 0
     start = time.monotonic()
-    exited: float | None = None  # when the launcher exited
+    ended: float | None = None  # when the launcher exited
     stopped: float | None = None  # when what it left was stopped
     with selectors.DefaultSelector() as sel:
         sel.register(fd, selectors.EVENT_READ)
@@ -253,9 +284,9 @@ def _collect(proc: subprocess.Popen, run_id: str, timeout: float | None, limit: 
             now = time.monotonic()
             if timeout is not None and now - start >= timeout:
                 return b"".join(chunks), "timeout"
-            if exited is None and proc.poll() is not None:
-                exited = now
-            if stopped is None and exited is not None and now - exited >= LINGER:
+            if ended is None and exited(proc):
+                ended = now
+            if stopped is None and ended is not None and now - ended >= LINGER:
                 stop_tree(proc.pid, run_id, grace=0.5)
                 stopped = time.monotonic()
             if stopped is not None and now - stopped >= LINGER:
@@ -315,16 +346,14 @@ def run(
             for line in proc.stdout:
                 seen.append(line)
                 on_line(line)
-            proc.wait()
+            reap(proc)
             if tagged_pids(run_id):
                 stop_tree(proc.pid, run_id, grace=0.5)
             return Finished(proc.returncode, "".join(seen), time.monotonic() - start, False)
         if not capture:
-            try:
-                proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
+            if not reap(proc, timeout):
                 stop_tree(proc.pid, run_id, grace=0.5, proc=proc)
-                proc.wait()
+                reap(proc)
                 return Finished(-1, "", time.monotonic() - start, True)
             if tagged_pids(run_id):
                 stop_tree(proc.pid, run_id, grace=0.5)
@@ -333,16 +362,16 @@ def run(
         output = raw.decode("utf-8", errors="replace")
         if why:
             stop_tree(proc.pid, run_id, grace=0.5, proc=proc)
-            proc.wait()
+            reap(proc)
             return Finished(-1, output, time.monotonic() - start, why == "timeout", why == "overflow")
         # The launcher is gone; nothing it started may outlive it.
         if tagged_pids(run_id):
             stop_tree(proc.pid, run_id, grace=0.5)
-        proc.wait()
+        reap(proc)
         return Finished(proc.returncode, output, time.monotonic() - start, False)
     except BaseException:
         stop_tree(proc.pid, run_id, grace=1.0, proc=proc)
-        proc.wait()
+        reap(proc)
         raise
     finally:
         if proc.stdout is not None:

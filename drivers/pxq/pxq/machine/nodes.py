@@ -11,7 +11,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from pxq.core import paths
+from pxq.core import paths, procs
 from pxq.machine import cpusets
 
 
@@ -72,7 +72,7 @@ def holder(name: str, node: int, ns: str, host: str, cpuset: str | None) -> int:
     )
     deadline = time.monotonic() + 10.0
     while time.monotonic() < deadline:
-        if proc.poll() is not None:
+        if procs.exited(proc):
             err = proc.stderr.read().decode(errors="replace").strip() if proc.stderr else ""
             raise ClusterError(f"node {node}'s host name and mounts: {err or 'the holder process exited'}")
         try:

@@ -14,7 +14,7 @@ from typing import Any
 from rich.console import Console
 
 from pxq import figures
-from pxq.core import records
+from pxq.core import procs, records
 from pxq.core.errors import InputError
 from pxq.core.layout import Layout, format_bytes, parse_bytes
 from pxq.core.paths import binary, build_hint
@@ -52,7 +52,7 @@ class Noise:
             self.argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True
         )
         time.sleep(0.2)  # bad settings end it at once
-        if self.proc.poll() is not None:
+        if procs.exited(self.proc):
             err = self.proc.stderr.read().strip() if self.proc.stderr else ""
             raise InputError(f"the background load did not start: {err or f'exit {self.proc.returncode}'}")
         return self
@@ -61,16 +61,15 @@ class Noise:
         self.stop()
 
     def stop(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
+        if self.proc is None or procs.exited(self.proc):
             return
         try:
             os.killpg(self.proc.pid, signal.SIGTERM)
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
+            if not procs.reap(self.proc, 5):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                procs.reap(self.proc)
         except ProcessLookupError:
-            pass
+            procs.reap(self.proc, 5)
 
 
 def parse_cores(text: str) -> list[int]:
