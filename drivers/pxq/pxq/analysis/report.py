@@ -15,7 +15,7 @@ from typing import Any
 from rich.table import Table
 
 from pxq import figures
-from pxq.analysis import efficiency, settle
+from pxq.analysis import efficiency, roofmark, settle
 from pxq.analysis.peers import NAS_MODE
 from pxq.core import outputs, schemas
 from pxq.core.escape import Console, csv_cell, md, term
@@ -39,6 +39,8 @@ FLAG_TEXT = {
     "simulated": "ran under the cache simulator (20-100x slower): compare its misses, not its time",
     "near-tolerance": "verified, but a run's error used over half of its tolerance: a pass close to a fail "
     "(verification.tolerance_used in the record)",
+    "above-roof": f"its median run beat this machine's physical roof by over {roofmark.ROOF_SLACK - 1:.0%}, "
+    + roofmark.ABOVE.removeprefix("above the physical roof: "),
 }
 NEAR_TOLERANCE = 0.5  # a verified error above this share of its tolerance is flagged
 
@@ -73,6 +75,7 @@ class Row:
     computation_scaling: float | None = None  # base useful CPU time over this row's (pxq.analysis.efficiency)
     global_efficiency: float | None = None  # parallel efficiency x computation scaling
     rounds: list[settle.Round | None] = field(default_factory=list)  # per run: its sweep round (settle.round_of)
+    roof: list[float | None] = field(default_factory=list)  # per run: its record's roof.of_roof (roofmark)
 
     @property
     def median_efficiency(self) -> tuple[float, float, float, float] | None:
@@ -81,6 +84,13 @@ class Row:
         if not self.efficiency or len(self.efficiency) != len(self.times):
             return None
         return self.efficiency[self._median_run()]
+
+    @property
+    def median_roof(self) -> float | None:
+        """The fraction of the physical roof the run with the median time reached (its record's)."""
+        if not self.roof or len(self.roof) != len(self.times):
+            return None
+        return self.roof[self._median_run()]
 
     @property
     def median_misses(self) -> float | None:
@@ -129,6 +139,8 @@ class Row:
             out.append("simulated")
         if self.verified and self.tolerance_used > NEAR_TOLERANCE:
             out.append("near-tolerance")
+        if (self.median_roof or 0.0) > roofmark.ROOF_SLACK:
+            out.append("above-roof")
         return out
 
     def _median_run(self) -> int:
@@ -290,6 +302,9 @@ def _add_run(row: Row, rec: dict[str, Any], simulated: bool) -> None:
     row.times.append(rec["time"]["total"])
     row.rounds.append(settle.round_of(rec))
     row.efficiency.append(efficiency.factors(rec, _layout_of(rec).threads))
+    block = rec.get("roof")
+    roof = block.get("of_roof") if isinstance(block, dict) else None
+    row.roof.append(float(roof) if isinstance(roof, (int, float)) and not isinstance(roof, bool) else None)
     if "comm" in rec["time"]:  # an imported peer run has no communication time
         row.comm.append(rec["time"]["comm"])
     metrics = rec.get("metrics", {})
@@ -381,6 +396,7 @@ def table(rows: list[Row], title: str = "pxq results", group_by: Sequence[str] =
     with_misses = any(r.median_misses is not None for r in rows)
     with_nas = any(r.vs_nas is not None for r in rows)
     with_eff = any(r.median_efficiency for r in rows)
+    with_roof = any(r.median_roof is not None for r in rows)
     cols = [
         "app",
         *(["size"] if with_size else []),
@@ -400,6 +416,7 @@ def table(rows: list[Row], title: str = "pxq results", group_by: Sequence[str] =
         "speedup",
         *(["x NAS"] if with_nas else []),
         *(["par. eff."] if with_eff else []),
+        *(["of roof"] if with_roof else []),
         "verified",
     ]
     split = {field_header(f) for f in group_by}
@@ -433,10 +450,19 @@ def table(rows: list[Row], title: str = "pxq results", group_by: Sequence[str] =
         if with_eff:
             e = r.median_efficiency
             cells.append("-" if e is None else f"{e[2]:.2f}")
+        if with_roof:
+            cells.append(roof_text(r.median_roof))
         cells = [term(c) for c in cells]  # text from records shows as written, never as markup
         cells.append("yes" if r.verified else "[red]NO[/red]")
         t.add_row(*cells)
     return t
+
+
+def roof_text(fraction: float | None) -> str:
+    """A run's share of the physical roof, "(!)" above ROOF_SLACK (faster than memory allows)."""
+    if fraction is None:
+        return "-"
+    return f"{100 * fraction:.0f}%" + (" (!)" if fraction > roofmark.ROOF_SLACK else "")
 
 
 def print_table(
@@ -510,6 +536,7 @@ COLUMNS = (
     "parallel_efficiency",
     "computation_scaling",
     "global_efficiency",
+    "of_roof",
     "verified",
     "flags",
 )
@@ -552,6 +579,7 @@ def flat_rows(rows: list[Row], group_by: Sequence[str] = ()) -> list[dict[str, A
             ),
             "computation_scaling": r.computation_scaling,
             "global_efficiency": r.global_efficiency,
+            "of_roof": r.median_roof,
             "verified": r.verified,
             "flags": " ".join(r.flags),
         }

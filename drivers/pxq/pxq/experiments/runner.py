@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from pxq.analysis import placement, trace
+from pxq.analysis import placement, roofmark, trace
 from pxq.analysis.msgdist import preload_env, preload_flags
 from pxq.core import procs, progress, records, registry, schemas
 from pxq.core.errors import InputError
@@ -302,6 +302,8 @@ def execute(spec: RunSpec, echo: bool = False) -> RunResult:
             found[-1]["channels"] = placement.measured_channels(profile, spec.channels)
         if found and spec.counters and spec.counters != "hw":
             found[-1]["counters"] = counters.run_record(spec.counters, tmp, spec.layout.ranks)
+        if found and found[-1].get("work"):
+            roofmark.attach(found[-1])  # how close to this machine's physical limits
         if found and spec.trace is not None:
             dest = trace.default_path(spec.results, spec.app, run_id) if spec.trace == TRACE_AUTO else spec.trace
             found[-1]["trace"] = trace.finish(tmp / "trace", dest, found[-1])
