@@ -197,3 +197,57 @@ def test_a_sweep_finds_its_own_records_without_decoding_the_others(tmp_path, mon
     monkeypatch.setattr(records.escape, "warn", warned.append)
     assert len(records.read_own(path, containing=b"bbbb")) == 1
     assert warned and "line(s) 10002 are not records" in warned[0] and "pxq repair" in warned[0]
+
+
+def test_a_results_file_is_read_a_line_at_a_time_in_memory_of_one_record(tmp_path):
+    """records.stream (every reader's path: report, validate, compare, roofline) holds one line and
+    one record, not the file: reading an 8 MB file peaks far below its size."""
+    import tracemalloc
+
+    from pxq.core import records
+
+    path = tmp_path / "many.jsonl"
+    line = (json.dumps(RUN_RECORD) + "\n").encode()
+    path.write_bytes(line * (8_000_000 // len(line)))
+    tracemalloc.start()
+    try:
+        n = sum(1 for rec in records.stream(path, check=False) if rec is not None)  # the schema keeps nothing
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert n == 8_000_000 // len(line)
+    assert peak < 3 << 20, f"{peak} bytes to stream an 8 MB file"
+
+
+def test_an_overlong_line_is_refused_by_its_size_without_being_held(tmp_path, monkeypatch):
+    from pxq.core import door, records
+
+    monkeypatch.setattr(records, "MAX_LINE", 10_000)
+    path = tmp_path / "long.jsonl"
+    first = (json.dumps(RUN_RECORD) + "\n").encode()
+    path.write_bytes(first + b'{"x": "' + b"y" * 500_000 + b'"}\n' + first)
+    got = list(door.lines(path, "", "fix", 10_000))
+    assert [(n, len(raw), last) for n, raw, last in got] == [
+        (1, len(first), False),
+        (2, 10_002, False),
+        (3, len(first), True),
+    ]
+    assert got[1][1].endswith(b"\n")  # cut at the limit, the rest of it skipped
+    with pytest.raises(records.RecordError, match=r":2: a line of 10001 bytes \(records are at most"):
+        records.read(path)
+
+
+def test_records_share_their_field_names_and_the_depth_guard_reads_the_parsed_value():
+    from pxq.core import door
+
+    one, _ = door.parse_json(json.dumps(RUN_RECORD).encode(), 1 << 20)
+    two, _ = door.parse_json(json.dumps(RUN_RECORD).encode(), 1 << 20)
+    assert one == two == RUN_RECORD
+    assert all(a is b for a, b in zip(one["layout"], two["layout"]))  # one name for every record
+    assert one["status"] is two["status"]  # and one "ok"
+    at_limit, why = door.parse_json(b"[" * 32 + b"]" * 32, 1 << 20)
+    assert why is None and door.deeper_than(at_limit, 31) and not door.deeper_than(at_limit, 32)
+    for deep in (33, 5000):  # past the limit, and past the parser's own recursion guard
+        assert "nested deeper than 32" in door.parse_json(b"[" * deep + b"]" * deep, 1 << 20)[1]
+    assert door.deeper_than({"a": [{"b": [1]}]}, 3) and not door.deeper_than({"a": [{"b": [1]}]}, 4)
+    assert door.parse_json(b'{"a": 1, "a": 2}', 100) == ({"a": 2}, None)  # JSON's last duplicate wins, as before

@@ -7,7 +7,9 @@ import contextlib
 import io
 import tempfile
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from pxq.core import paths, plugins, records, schemas
 from pxq.core.errors import InputError
@@ -40,11 +42,14 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     bad = 0
     for path in files:
         file_bad = False
-        loaded = records.documents(path)
-        if path.suffix == ".json" and len(loaded) == 1 and schemas.kind_of(loaded[0][1]) is None:
-            console.print(f"{term(path)}: not a pxq record (another tool's JSON), skipped", highlight=False)
-            continue
-        for where, rec in loaded:
+        docs: Iterable[tuple[str, Any]] = records.each_document(path)  # one at a time: any file size
+        if path.suffix == ".json":  # one document (a profile) or a few: read whole
+            docs = list(docs)
+            if len(docs) == 1 and schemas.kind_of(docs[0][1]) is None:
+                console.print(f"{term(path)}: not a pxq record (another tool's JSON), skipped", highlight=False)
+                continue
+        kinds: set[str | None] = set()
+        for where, rec in docs:
             if isinstance(rec, ValueError):
                 console.print(
                     f"[red]{term(where)}[/red]: {term(rec)}; `pxq repair {term(path)}` sets it aside",
@@ -56,6 +61,7 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
                 continue
             found = schemas.problems(rec, where)
             kind = schemas.kind_of(rec)
+            kinds.add(kind)
             if kind:
                 seen[(kind, rec.get("schema") if isinstance(rec.get("schema"), int) else 1)] += 1
             for p in found[:5]:
@@ -66,7 +72,7 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
                 )
             bad += bool(found)
             file_bad = file_bad or bool(found)
-        reported = {schemas.kind_of(rec) for _, rec in loaded} & REPORTED
+        reported = kinds & REPORTED
         if not file_bad and reported:
             why = _unusable(path)
             if why:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import itertools
 import os
 import re
 import stat
@@ -254,15 +255,25 @@ def read(
         if must_exist:
             raise InputError(f"{path}: no such file")
         return []
-    lines = read_bytes(path).splitlines(keepends=True)
-    out = []
-    for number, raw in enumerate(lines, start=1):
+    return [rec for rec in stream(path, check, containing) if rec is not None]
+
+
+def stream(path: Path, check: bool = True, containing: bytes | None = None) -> Iterator[dict[str, Any] | None]:
+    """A results file's records one at a time, as read() decodes them (None for a blank or a
+    damaged last line): memory one line and one record, not the file."""
+    for number, raw, last in lines(path):
         if containing is not None and containing not in raw:
             continue
-        rec = _decode(path, number, raw, last=number == len(lines), check=check)
-        if rec is not None:
-            out.append(rec)
-    return out
+        yield _decode(path, number, raw, last=last, check=check)
+
+
+def lines(path: Path) -> Iterator[tuple[int, bytes, bool]]:
+    """(number, line, whether it is the last) of a results file, through pxq.core.door, a line at
+    a time; a line over MAX_LINE comes cut (its reader says it is too long)."""
+    try:
+        yield from door.lines(Path(path), "", "give a results file (.jsonl)", MAX_LINE)
+    except InputError as e:
+        raise RecordError(str(e).replace(" is a folder:", " is a directory:")) from None
 
 
 def read_own(path: Path, containing: bytes | None = None) -> list[dict[str, Any]]:
@@ -271,7 +282,8 @@ def read_own(path: Path, containing: bytes | None = None) -> list[dict[str, Any]
     naming the fix, never a refusal of the runs that were made and recorded. CONTAINING: only
     the lines holding those bytes are decoded (as read's)."""
     out, bad = [], []
-    for number, raw in enumerate(read_bytes(Path(path)).splitlines(), start=1):
+    for number, raw, _ in lines(Path(path)):
+        raw = raw.rstrip(b"\r\n")
         if containing is not None and containing not in raw:
             # Not decoded, but a line that cannot be a record's (not one JSON object) is still said.
             text = raw.strip()
@@ -462,13 +474,19 @@ def documents(path: Path) -> list[tuple[str, Any]]:
     """(where, record) for a JSON-lines file, or for one JSON document (a tile profile); a line
     that is not JSON within pxq.core.records' bounds (UTF-8, size, nesting) comes as a ValueError
     naming why."""
-    raw = read_bytes(path)
-    lines = [(n, line) for n, line in enumerate(raw.splitlines(), 1) if line.strip()]
-    if len(lines) > 1 and lines[0][1].strip() == b"{":  # one JSON document over several lines
-        whole, why = parse_line(raw.replace(b"\n", b" "))
-        return [(f"{path}", ValueError(why) if why else whole)]
-    out: list[tuple[str, Any]] = []
-    for number, line in lines:
+    return list(each_document(path))
+
+
+def each_document(path: Path) -> Iterator[tuple[str, Any]]:
+    """documents(), one at a time: memory one line and its value, not the file."""
+    first = next((raw for _, raw, _ in lines(path) if raw.strip()), b"")
+    if first.strip() == b"{":  # one JSON document over several lines
+        whole, why = parse_line(read_bytes(path).replace(b"\n", b" "))
+        yield f"{path}", ValueError(why) if why else whole
+        return
+    alone = sum(1 for _ in itertools.islice((1 for _, raw, _ in lines(path) if raw.strip()), 2)) < 2
+    for number, line, _ in lines(path):
+        if not line.strip():
+            continue
         value, why = parse_line(line)
-        out.append((f"{path}:{number}" if len(lines) > 1 else f"{path}", ValueError(why) if why else value))
-    return out
+        yield (f"{path}" if alone else f"{path}:{number}"), ValueError(why) if why else value
