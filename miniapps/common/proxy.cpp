@@ -58,6 +58,8 @@ nlohmann::json record(const Summary& s, const Measured& m, const std::string& ap
   nlohmann::json rec = record_frame(app, passed, co, v, start, ranks, notes);
   nlohmann::json time = {{"total", m.total}};
   if (!s.setup_what.empty()) time["setup"] = m.setup;
+  time["mpi_init"] = m.mpi_init;
+  time["app_wall"] = seconds_since_start();  // rank 0, from main's first step to its record
   time.update(s.time);
   nlohmann::json metrics = nlohmann::json::object();
   if (s.operations > 0) {
@@ -248,6 +250,7 @@ int run_proxy(const MpiWorld& w, const CommonOptions& co, const std::string& app
       m.efficiency = efficiency_of(ranks_elapsed, ranks_comm);
     }
     m.phases = proxy->timers().max_over_ranks(w.comm);
+    m.mpi_init = slowest(mpi_init_seconds(), w.comm);
     m.messages = proxy->traffic().summarize(w.comm, start.placement);
     std::vector<std::string> names;
     for (const auto& kv : m.phases) names.push_back(kv.first);

@@ -122,6 +122,14 @@ def main() -> int:
         elif len(eff.get("useful_s", [])) != rec.get("layout", {}).get("ranks"):
             problems.append(f"efficiency has {len(eff.get('useful_s', []))} ranks' useful times")
         problems += work_problems(rec, out)
+        t = rec.get("time", {})
+        # Start-up is a phase of its own: MPI_Init (slowest rank) within rank 0's seconds from
+        # main to its record, which hold the set-up and the timed iterations too.
+        init, wall = t.get("mpi_init"), t.get("app_wall")
+        if not (isinstance(init, float) and isinstance(wall, float) and 0 < init < wall):
+            problems.append(f"time.mpi_init {init!r} and time.app_wall {wall!r}: expected 0 < mpi_init < app_wall")
+        elif wall < t.get("total", 0.0) + t.get("setup", 0.0):
+            problems.append(f"time.app_wall {wall} is shorter than the set-up and the timed iterations it holds")
         if "-np" in cmd and rec.get("layout", {}).get("ranks") != int(cmd[cmd.index("-np") + 1]):
             problems.append(
                 f"record has {rec.get('layout', {}).get('ranks')} ranks, expected {cmd[cmd.index('-np') + 1]}"

@@ -69,3 +69,13 @@ def test_bad_requests_exit_2_and_write_nothing(tmp_path, capsys):
     empty.write_text("")
     code, _, err = run_pxq(["report", str(empty), "--format", "caliper", "--out", str(tmp_path / "c")], capsys)
     assert code == 2 and "no completed runs" in err and not (tmp_path / "c").exists()
+
+
+def test_start_up_times_are_no_phases_of_the_tree():
+    """MPI_Init, rank 0's seconds from main to its record and the launcher's share sit in a run's
+    time block beside its phases; the profile's tree holds the timed iterations' phases only."""
+    rec = next(r for r in map(json.loads, DATA.read_text().splitlines()) if r.get("status") == "ok")
+    phases = [k for k in rec["time"] if k not in ("total", "setup")]
+    rec["time"].update(mpi_init=0.2, app_wall=1.5, launch=0.3)
+    labels = [n["label"] for n in caliper.profile(rec)["nodes"][1:]]
+    assert labels == phases and phases

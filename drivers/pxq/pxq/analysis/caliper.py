@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pxq.core import outputs
+from pxq.core import outputs, records
 
 # "Node order": each node's place in the tree, which Thicket asks its reader to keep.
 COLUMNS = ["path", "sum#time.duration", "inclusive#sum#time.duration", "bytes", "flops", "Node order"]
@@ -85,7 +85,7 @@ def profile(rec: dict[str, Any], source: str = "") -> dict[str, Any]:
     nodes: list[dict[str, Any]] = [{"label": rec["app"], "column": "path"}]
     data: list[list[Any]] = [[0, 0.0, total, 0.0, 0.0, 0]]
     for phase, seconds in times.items():
-        if phase in ("total", "setup") or not isinstance(seconds, (int, float)):
+        if phase in records.NOT_PHASES or not isinstance(seconds, (int, float)):
             continue
         declared = work.get(phase) or {}
         nodes.append({"label": phase, "column": "path", "parent": 0})

@@ -38,6 +38,10 @@ EXIT_VERIFICATION = 1  # a run finished but did not reproduce its known answer
 EXIT_BAD_INPUT = 2  # bad input or environment: nothing ran, no record written
 EXIT_RUN_FAILED = 3  # a run crashed, was killed, hit its timeout, or its record could not be written
 # Interrupted by SIGINT, SIGTERM or SIGHUP: 128 + the signal number (130, 143, 129).
+# A run record's "time" keys that are not phases of its timed iterations: the total, the set-up,
+# and the start-up (the slowest rank's MPI_Init_thread, rank 0's seconds from main to its
+# record, and the launcher's share the driver adds: process start, finalize, teardown).
+NOT_PHASES = frozenset({"total", "setup", "mpi_init", "app_wall", "launch"})
 FAILED_STATUSES = ("error", "timeout")
 
 

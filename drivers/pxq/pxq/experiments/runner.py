@@ -302,6 +302,9 @@ def execute(spec: RunSpec, echo: bool = False) -> RunResult:
             found[-1]["channels"] = placement.measured_channels(profile, spec.channels)
         if found and spec.counters and spec.counters != "hw":
             found[-1]["counters"] = counters.run_record(spec.counters, tmp, spec.layout.ranks)
+        if found and isinstance((found[-1].get("time") or {}).get("app_wall"), (int, float)):
+            # The launcher's share of the job: starting the processes, MPI_Finalize and teardown.
+            found[-1]["time"]["launch"] = round(max(0.0, finished.seconds - found[-1]["time"]["app_wall"]), 6)
         if found and found[-1].get("work"):
             roofmark.attach(found[-1])  # how close to this machine's physical limits
         if found and spec.trace is not None:

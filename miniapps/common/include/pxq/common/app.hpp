@@ -28,6 +28,12 @@ struct MpiWorld {
 int run_miniapp(int argc, char** argv, CLI::App& app, const std::function<int(const MpiWorld&)>& run,
                 const std::function<int()>& thread_level = {});
 
+// This rank's start-up, for the record's time block: the seconds MPI_Init_thread took, and
+// the seconds since run_miniapp began (before MPI_Init), so that the driver can tell its
+// launcher's share (process start, finalize, teardown) from the app's.
+double mpi_init_seconds();
+double seconds_since_start();
+
 // Makes every MPI error on `comm` (and communicators derived from it) fatal: the rank prints
 // the MPI error string and the job aborts with exit code 3.
 void install_mpi_error_handler(MPI_Comm comm);

@@ -30,6 +30,7 @@ namespace pxq::common {
 struct Measured {
   double total = 0.0;                    // the timed iterations, slowest rank
   double setup = 0.0;                    // the set-up, slowest rank (not in total)
+  double mpi_init = 0.0;                 // MPI_Init_thread, slowest rank
   std::map<std::string, double> phases;  // per phase, slowest rank
   nlohmann::json messages;               // comm::PeerTraffic::summarize
   nlohmann::json counters;               // RunCounters::summarize (null without --counters)

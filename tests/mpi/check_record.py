@@ -1,5 +1,9 @@
-"""Every real run's record says how close it came to this machine's physical limits (CTest
-driver.roof):
+"""What the driver adds to every real run's record (CTest driver.record): its start-up as
+phases of their own, and how close it came to this machine's physical limits:
+
+- the app's time block holds MPI_Init (slowest rank) within rank 0's seconds from main to its
+  record (`app_wall`); the driver adds the launcher's share (`launch`: process start, finalize,
+  teardown), none of them a phase of the timed iterations;
 
 - with ceilings kept for this machine (a file of the check's own, PXQ_CEILINGS: a flat peak and
   memory bandwidth, so the roof can be worked out here by hand), `pxq run cg` writes a `roof`
@@ -11,7 +15,7 @@ driver.roof):
   `pxq roofline`), and the run did not wait for a measurement;
 - every record passes `pxq validate`.
 
-usage: check_roof.py WORKDIR   (PYTHONPATH and PXQ_BUILD_DIR set by CTest)"""
+usage: check_record.py WORKDIR   (PYTHONPATH and PXQ_BUILD_DIR set by CTest)"""
 
 from __future__ import annotations
 
@@ -73,6 +77,9 @@ def main() -> None:
         fail(f"could not write {c}")
 
     rec = run_cg(work / "cg.jsonl", c)
+    t = rec["time"]
+    if not (0 < t.get("mpi_init", 0) < t.get("app_wall", 0) and t.get("launch", 0) > 0):
+        fail(f"the record's start-up: { ({k: t.get(k) for k in ('mpi_init', 'app_wall', 'launch')}) }")
     roof = rec.get("roof") or {}
     if not isinstance(roof.get("of_roof"), float):
         fail(f"the run's record has no fraction of its roof: {roof}")
