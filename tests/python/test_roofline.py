@@ -647,3 +647,26 @@ def test_a_kokkos_run_and_its_openmp_twin_are_told_apart_in_the_labels():
     one = {"app": "cg", "size": "A", "layout": "1x1x2", "mode": "hybrid", "tile": None, "backend": "openmp"}
     assert command._label(one) == "cg A 1x1x2 hybrid"
     assert command._label(dict(one, backend="kokkos")) == "cg A 1x1x2 hybrid kokkos"
+
+
+def _bus(totals: list[float], spread: float = 0.02) -> dict:
+    """Ceilings whose largest sweep gives these total GB/s with 1..N cores busy (SYNTHETIC: a
+    shape to test the detection with, not any machine's measurement)."""
+    gbs = [
+        {"cores": i + 1, "median": t, "min": t * (1 - spread), "max": t * (1 + spread)} for i, t in enumerate(totals)
+    ]
+    return {**CEIL, "cores": len(totals), "curve": [*CEIL["curve"][:-1], {"bytes": 1024 * M, "gbs": gbs}]}
+
+
+def test_the_knee_is_where_the_memory_bus_stops_growing():
+    # Synthetic 16-core node: 12 GB/s a core up to 6 cores, then a saturated 72-75 GB/s.
+    wide = _bus([12.0 * min(k, 6) + (0.2 * (k - 6) if k > 6 else 0) for k in range(1, 17)])
+    assert ceilings.knee(wide) == 6
+    assert "saturated at 6 core(s)" in ceilings.knee_text(wide) and "threads" in ceilings.knee_text(wide)
+    assert ceilings.knee(_bus([20.0, 21.0, 21.5, 21.0])) == 1  # one core already fills it
+    growing = _bus([27.8, 50.6])  # this VM's shape on 2026-11-27: no knee within 2 cores
+    assert ceilings.knee(growing) is None
+    assert "no knee within 2 core(s)" in ceilings.knee_text(growing) and "1.82x" in ceilings.knee_text(growing)
+    # A late core count 30% up, but its range overlapping: noise, not growth; clearly apart: growth.
+    assert ceilings.knee(_bus([40.0, 52.0, 41.0], spread=0.2)) == 1
+    assert ceilings.knee(_bus([40.0, 52.0, 41.0], spread=0.01)) == 2

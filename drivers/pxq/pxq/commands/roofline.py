@@ -257,6 +257,7 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     kinds = _kinds_text(c)
     if kinds:
         console.print(kinds)
+    console.print(ceil.knee_text(c), highlight=False)
     for problem in ceil.implausible(c):
         console.print(
             f"[yellow]implausible ceiling, not kept[/yellow] ({problem}): the machine was busy while it was "

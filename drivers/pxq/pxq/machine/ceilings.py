@@ -165,3 +165,38 @@ def implausible(c: dict[str, Any]) -> list[str]:
 
 
 LEVEL_SLACK = 0.10  # a nearer level may read this much below a farther one (noise) before it is implausible
+
+
+KNEE_GAIN = 0.10  # past the knee, every further core together adds at most this share of its bandwidth
+
+
+def knee(c: dict[str, Any]) -> int | None:
+    """The saturation point of the memory bus: the fewest busy cores from which the largest
+    sweep's total bandwidth grows by at most KNEE_GAIN however many more cores join (each core
+    count's median; the ranges must agree: the more-core run's best against the fewer-core run's
+    worst). None when the bus still grows at the last core measured: no knee within them."""
+    rows = sorted(c["curve"][-1]["gbs"], key=lambda r: r["cores"])
+    for i, row in enumerate(rows[:-1]):
+        later = rows[i + 1 :]
+        if all(r["median"] <= row["median"] * (1 + KNEE_GAIN) or r["min"] <= row["max"] for r in later):
+            return int(row["cores"])
+    return None
+
+
+def knee_text(c: dict[str, Any]) -> str:
+    """The knee in words, for the roofline's header and the advice."""
+    rows = sorted(c["curve"][-1]["gbs"], key=lambda r: r["cores"])
+    first, last = rows[0], rows[-1]
+    k = knee(c)
+    if k is None:
+        return (
+            f"memory bus: no knee within {last['cores']} core(s): the largest sweep's bandwidth grew from "
+            f"{first['median']:.1f} GB/s on {first['cores']} core to {last['median']:.1f} on {last['cores']} "
+            f"({last['median'] / first['median']:.2f}x): every core added still brings bandwidth"
+        )
+    at_k = next(r for r in rows if r["cores"] == k)
+    return (
+        f"memory bus: saturated at {k} core(s) ({at_k['median']:.1f} GB/s; {last['median']:.1f} with all "
+        f"{last['cores']}): beyond {k} busy cores a node's flat ranks only share a saturated bus, so threads "
+        "sharing data or tiles kept in cache must cut the traffic"
+    )
