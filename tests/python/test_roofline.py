@@ -223,6 +223,13 @@ def test_pxq_roofline_places_runs_and_draws_a_labelled_figure(tmp_path, fixed_ce
     assert any(a.arrow_patch is not None for a in ax.texts if hasattr(a, "arrow_patch")), "no untiled -> tiled arrow"
     assert any("not drawn: is" in t.get_text() for t in fig.texts)
     assert "is 64M" in out
+    # IS alone: its rows in the table, and no figure of roofs without a point (it was drawn empty).
+    only = tmp_path / "is.jsonl"
+    only.write_text(json.dumps(integer) + "\n")
+    assert cli.main(["roofline", str(only), "--plot", str(tmp_path / "is.png")]) == 0
+    out = capsys.readouterr().out
+    assert "is 64M" in out and "figure: none drawn: no configuration of is has a place" in out
+    assert not (tmp_path / "is.png").exists() and len(saved_figures) == 1
 
 
 def test_roofs_whose_lines_coincide_share_one_label(tmp_path, saved_figures):

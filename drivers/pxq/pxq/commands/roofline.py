@@ -299,6 +299,14 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
         "plus what was measured outside the declared phases "
         "(communication, waiting)[/dim]"
     )
+    if not any(draw.drawable(p) for p in pts):  # an integer sort alone: roofs with no point on them
+        console.print(
+            f"figure: none drawn: no configuration of {', '.join(sorted({str(p['app']) for p in pts}))} has a place "
+            "on a flop-rate roofline (no flops declared, or no bytes from memory: all in cache); the table has "
+            "their predictions",
+            highlight=False,
+        )
+        return 0
     out = args.plot or paths.results_dir() / "roofline.png"
     middle = sorted(runs, key=lambda r: r.get("context", {}).get("date", ""))[len(runs) // 2]
     drawn = drift.for_run(middle, c, fs)  # the roofs as the machine was midway through the runs

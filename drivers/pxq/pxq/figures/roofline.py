@@ -147,10 +147,15 @@ def _arrows(ax: Any, pts: list[dict[str, Any]], place: dict[int, tuple[float, fl
                 )
 
 
+def drawable(p: dict[str, Any]) -> bool:
+    """Whether a point has a place on the flop-rate roofline: flops, and bytes from memory."""
+    return math.isfinite(p["intensity"]) and p["gflops"] > 0
+
+
 def plot(pts: list[dict[str, Any]], c: dict[str, Any], path: Path) -> Path:
     plt = figures.pyplot()
     fig, ax = plt.subplots(figsize=(10.5, 6))
-    finite = [p for p in pts if math.isfinite(p["intensity"]) and p["gflops"] > 0]
+    finite = [p for p in pts if drawable(p)]
     xs_data = [p["intensity"] for p in finite] or [0.1, 10.0]
     lo, hi = min(xs_data) / 4, max(xs_data) * 4
     xs = [lo * (hi / lo) ** (i / 60) for i in range(61)]
