@@ -234,8 +234,9 @@ def test_the_command_line_checks_a_started_copy(tmp_path):
     assert "decomp.cpp: LAB markers on line(s)" in start.stdout
     again = subprocess.run([*run, "start", "2", "--dir", str(tmp_path / "w")], capture_output=True, text=True)
     assert again.returncode == 2 and "not empty" in again.stdout + again.stderr
+    # The folder named as the student stands in it (relative), as `./pxq lab check 2` does
     ck = subprocess.run(
-        [*run, "check", "2", "--dir", str(tmp_path / "w"), "--repeat", "1"], capture_output=True, text=True, timeout=900
+        [*run, "check", "2", "--dir", "w", "--repeat", "1"], capture_output=True, text=True, timeout=900, cwd=tmp_path
     )
     assert ck.returncode == labs.EXIT_NOT_DONE, ck.stdout + ck.stderr
     assert "row-major cells" in ck.stdout and "not judged" in ck.stdout

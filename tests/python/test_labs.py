@@ -88,6 +88,16 @@ def test_check_refuses_a_missing_copy_another_labs_copy_and_missing_files(tmp_pa
         labs.check(labs.get("4"), "solution", None, 0, quiet())
 
 
+def test_the_default_copy_is_found_where_the_student_stands_and_named_absolutely(tmp_path, monkeypatch):
+    """`./pxq lab start 4 && ./pxq lab check 4`: the copy is labs-work/04-tile-ring under the
+    current folder, and the build (in a scratch folder, sandboxed) gets its absolute path."""
+    monkeypatch.chdir(tmp_path)
+    labs.start(labs.get("4"), labs.default_copy(labs.get("4")), quiet())
+    which, source = labs.source_of(labs.get("4"), "copy", None)
+    assert which == "copy" and source.is_absolute()
+    assert source == (tmp_path / "labs-work" / "04-tile-ring").resolve()
+
+
 def test_cli_bad_input_exits_2_without_a_traceback(capsys, tmp_path):
     assert main(["lab", "check", "7"]) == 2
     assert main(["lab", "start", "x", "--dir", str(tmp_path / "d")]) == 2

@@ -193,7 +193,9 @@ def source_of(mod: plugins.Lab, which: str, copy: Path | None) -> tuple[str, Pat
     missing = [n for n in student_files(mod) if not (copy / n).is_file()]
     if missing:
         raise InputError(f"{copy} lacks {', '.join(missing)}: copy it from {folder(mod) / 'begin'} or start again")
-    return "copy", copy
+    # Absolute: the copy builds and runs from a scratch folder inside its sandbox, where a
+    # folder named relative to where the student stands (labs-work/NN-name) is not there.
+    return "copy", copy.resolve()
 
 
 def _cmake_cache(key: str) -> str | None:
