@@ -333,6 +333,39 @@ def test_a_module_without_a_plugin_is_refused(tmp_path, monkeypatch):
         plugins._discover("pxqfake_plugins", plugins.Command)
 
 
+DRAWING_ROOMS = ("figures", "studies")  # where a figure is drawn: figures/, and a study's own plot hook
+
+
+def _draws(tree: ast.AST) -> list[int]:
+    """Lines that import matplotlib or take pyplot from pxq.figures."""
+    out = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import) and any(a.name.split(".")[0] == "matplotlib" for a in n.names):
+            out.append(n.lineno)
+        elif isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] == "matplotlib":
+            out.append(n.lineno)
+        elif isinstance(n, ast.Attribute) and n.attr == "pyplot" and isinstance(n.value, ast.Name):
+            out.append(n.lineno)  # figures.pyplot(), however pxq.figures was imported
+    return out
+
+
+def test_the_drawing_finder_finds_drawing():
+    assert _draws(ast.parse("def f():\n    from matplotlib.patches import Patch\n")) == [2]
+    assert _draws(ast.parse("import matplotlib.pyplot as plt\n")) == [1]
+    assert _draws(ast.parse("plt = figures.pyplot()\n")) == [1]
+    assert _draws(ast.parse("from pxq.figures import speedup\nspeedup.plot(rows)\n")) == []
+
+
+def test_figures_are_drawn_only_in_figures_and_the_studies_plot_hooks():
+    stray = [
+        f"{module}:{line}"
+        for module, tree in TREES.items()
+        if _room(module) not in DRAWING_ROOMS
+        for line in _draws(tree)
+    ]
+    assert stray == [], "draw in pxq/figures/ (a module there takes the data and writes the figure)"
+
+
 def test_no_module_over_400_lines_without_its_reason():
     long = []
     for module, path in MODULES.items():

@@ -24,12 +24,12 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from pxq import figures
 from pxq.core import bounds, procs, records, registry
 from pxq.core.errors import InputError
 from pxq.core.layout import format_volume
 from pxq.core.paths import build_dir, build_hint
 from pxq.core.records import RecordError
+from pxq.figures import channelbars
 from pxq.machine.mpi import launcher_flavour
 
 CHANNELS = ("intra_cmp", "inter_cmp", "inter_node")  # the channels between two ranks
@@ -231,45 +231,12 @@ def print_tally(t: Tally, title: str, ranks: int, even: dict[str, float], consol
     console.print("[dim]even: one message from every rank to every other rank (no self messages)[/dim]")
 
 
-CHANNEL_COLOURS = {"self": "tab:blue", "intra_cmp": "tab:green", "inter_cmp": "tab:orange", "inter_node": "tab:red"}
-
-
-def _stack(ax: Any, labels: list[str], vals: list[float], bottom: list[float], channel: str) -> list[float]:
-    """One channel's layer of stacked bars; returns the new bottoms."""
-    ax.bar(labels, vals, bottom=bottom, color=CHANNEL_COLOURS[channel], label=CHANNEL_TEXT[channel])
-    return [b + v for b, v in zip(bottom, vals)]
-
-
 def plot(tallies: dict[str, Tally], even: dict[str, float], path: Path, title: str) -> Path:
     """Stacked bars of the channel shares of messages (and bytes) per size range, the even
-    distribution alongside."""
-    plt = figures.pyplot()
-
+    distribution alongside (figures/channelbars.py draws them)."""
     t = tallies["all"]
-    fig, axes = plt.subplots(1, 2, figsize=(12.5, 4))
-    for ax, data, label in ((axes[0], t.count, "messages"), (axes[1], t.nbytes, "bytes")):
-        labels = list(ranges()) + ["even"]
-        bottom = [0.0] * len(labels)
-        share_of_all = [sum(r.values()) for r in t.count]
-        total = sum(share_of_all)
-        for c in ALL_CHANNELS:
-            vals = []
-            for i in range(len(ranges())):
-                n = sum(data[i].values())
-                vals.append(100 * data[i][c] / n if n else 0.0)
-            vals.append(100 * even.get(c, 0.0))
-            bottom = _stack(ax, labels, vals, bottom, c)
-        if label == "messages":
-            for i, n in enumerate(share_of_all):
-                if n:
-                    ax.text(i, 101, f"{100 * n / total:.0f}% of msgs", ha="center", fontsize=7)
-        ax.set_ylim(0, 110)
-        ax.set_ylabel(f"% of {label} in the range")
-        ax.set_xlabel("message size; even: one message from every rank to every other")
-    # Outside the panels, where no bar can be under it.
-    axes[1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1), title="channel", title_fontsize=8)
-    fig.suptitle(title, fontsize=10)
-    return figures.save(fig, path)
+    text = {c: CHANNEL_TEXT[c] for c in ALL_CHANNELS}
+    return channelbars.plot(list(ranges()), text, t.count, t.nbytes, even, path, title)
 
 
 def plot_profile(rec: dict[str, Any], path: Path) -> Path:

@@ -6,12 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from pxq import figures
 from pxq.analysis import msgdist
 from pxq.analysis.placement import Suggestion, measure_of, traffic
 from pxq.core.layout import format_volume
+from pxq.figures import trafficmap
 
 
 def print_suggestion(console: Any, s: Suggestion, title: str) -> None:
@@ -60,37 +58,15 @@ def verdict(s: Suggestion) -> list[str]:
 
 
 def plot(rec: dict[str, Any], s: Suggestion, path: Path, title: str) -> Path:
-    """The traffic matrix with ranks in block order and in the suggested order, the nodes'
-    squares outlined: what stays inside a square stays on a node."""
-    from matplotlib.colors import LogNorm
-
-    plt = figures.pyplot()
-    w = traffic(rec, s.objective) / 2  # each direction once
-    n = len(s.order)
-    per_node = s.model.sockets * s.model.cores
-    fig, axes = plt.subplots(1, 2, figsize=(11, 5.4), constrained_layout=True)
-    top = w.max() if w.any() else 1.0
-    norm = LogNorm(vmin=max(top * 1e-4, w[w > 0].min() if w.any() else 1.0), vmax=top)
-    for ax, name, order in ((axes[0], "block", list(range(n))), (axes[1], "suggested", s.order)):
-        m = w[np.ix_(order, order)]
-        img = ax.imshow(np.where(m > 0, m, np.nan), cmap="viridis", norm=norm, interpolation="nearest")
-        for edge in range(0, n + 1, per_node):
-            ax.axhline(edge - 0.5, color="tab:red", lw=0.6)
-            ax.axvline(edge - 0.5, color="tab:red", lw=0.6)
+    """The traffic matrix in block order and in the suggested order, each panel titled with what
+    crosses between nodes (figures/trafficmap.py draws it)."""
+    panels = []
+    for name, order in (("block", list(range(len(s.order)))), ("suggested", s.order)):
         inter = s.candidate(name).cost[measure_of(s.objective)]["inter_node"]
         shown = format_volume(inter) if s.objective == "bytes" else f"{inter} messages"
-        ax.set_title(f"{name}: {shown} between nodes", fontsize=9)
-        ax.set_xlabel("slot (rank placed there)" if name == "suggested" else "rank = slot")
-        ax.set_ylabel("slot")
-    bar = fig.colorbar(img, ax=list(axes), shrink=0.8, label=f"{s.objective} between the two ranks")
-    if s.objective == "bytes":
-        from matplotlib.ticker import FuncFormatter, LogLocator
-
-        bar.ax.yaxis.set_major_locator(LogLocator(base=4.0))
-        bar.ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: figures.short_bytes(v)))
-        bar.ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
-    fig.suptitle(title + "; red squares: one node each", fontsize=9)
-    return figures.save(fig, path, 120, bbox_inches="tight", pad_inches=0.15)
+        panels.append((name, order, f"{name}: {shown} between nodes"))
+    per_node = s.model.sockets * s.model.cores
+    return trafficmap.plot(traffic(rec, s.objective) / 2, panels, per_node, s.objective, path, title)
 
 
 def print_channels(console: Any, channels: dict[str, Any]) -> None:

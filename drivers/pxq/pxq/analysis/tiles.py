@@ -1,9 +1,9 @@
 """Tile sizes: `pxq tune` (run pxq-bench-tiling, pick the best tile per kernel, write the
 machine tile profile that `--tile auto` reads) and `pxq report tiles` (table and plot of
-Google Benchmark results).
+Google Benchmark results; pxq.figures.tilesweep draws the curves).
 
 Over 400 lines: the tile profile's producer (tune's plan, runs and choice) and its readers (report
-tiles, `--tile auto`) share one format; its curves are still drawn here (to move to pxq.figures)."""
+tiles, `--tile auto`) share one format."""
 
 from __future__ import annotations
 
@@ -21,12 +21,12 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from pxq import figures
 from pxq.core import bounds, escape, outputs, procs, records, registry
 from pxq.core.errors import InputError
 from pxq.core.layout import format_bytes, parse_bytes
 from pxq.core.paths import binary
 from pxq.core.progress import Steps
+from pxq.figures import tilesweep
 from pxq.machine import envinfo
 
 PROFILE_KIND = "tile-profile"
@@ -210,50 +210,10 @@ def print_best(console: Console, best: list[Best], title: str) -> None:
 
 
 def plot(results: Results, path: Path, title: str) -> Path:
-    """Bandwidth versus tile size, one panel per kernel, one line per thread count (median,
-    with the repetitions' min-max as a band), the L1/L2/L3 sizes marked."""
-    plt = figures.pyplot()
-    from matplotlib.ticker import FuncFormatter
-
+    """Bandwidth versus tile size, one panel per kernel (figures/tilesweep.py draws it)."""
     kernels = [k for k in registry.tile_kernels() if any(s.kernel == k for s in results.samples)]
     kernels += sorted({s.kernel for s in results.samples} - set(kernels))
-    fig, axes = plt.subplots(len(kernels), 1, figsize=(8, 2.8 * len(kernels)), squeeze=False)
-    for ax, kernel in zip(axes[:, 0], kernels):
-        mine = [s for s in results.samples if s.kernel == kernel]
-        for threads in sorted({s.threads for s in mine}):
-            by_tile: dict[int, list[float]] = {}
-            for s in mine:
-                if s.threads == threads:
-                    by_tile.setdefault(s.tile, []).append(s.gbs)
-            tiles = sorted(by_tile)
-            med = [statistics.median(by_tile[t]) for t in tiles]
-            ax.plot(tiles, med, marker="o", label=f"{threads} thread{'s' if threads > 1 else ''}")
-            ax.fill_between(tiles, [min(by_tile[t]) for t in tiles], [max(by_tile[t]) for t in tiles], alpha=0.2)
-        low, high = min(s.tile for s in mine), max(s.tile for s in mine)
-        beyond = []
-        for name, size in sorted(results.caches.items(), key=lambda kv: kv[1]):
-            if not low / 2 <= size <= high * 2:  # a cache far outside the tiles would squeeze the data
-                beyond.append(f"{name.upper()} {format_bytes(size)}")
-                continue
-            ax.axvline(size, color="grey", linestyle="--", linewidth=0.8)
-            ax.annotate(
-                f"{name.upper()} {format_bytes(size)}",
-                (size, 1.0),
-                xycoords=("data", "axes fraction"),
-                rotation=90,
-                va="top",
-                ha="right",
-                fontsize=7,
-                color="grey",
-            )
-        ax.set_xscale("log", base=2)
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: format_bytes(int(round(x))) if x >= 1 else ""))
-        ax.set_title(kernel + (f" ({', '.join(beyond)}: beyond the tiles measured)" if beyond else ""), fontsize=10)
-        ax.set_ylabel("GB/s")
-        ax.legend(fontsize=7)
-    axes[-1, 0].set_xlabel("tile (bytes)")
-    fig.suptitle(title, fontsize=10)
-    return figures.save(fig, path, dpi=110)
+    return tilesweep.plot(kernels, results.samples, results.caches, path, title)
 
 
 # ---- the profile ----

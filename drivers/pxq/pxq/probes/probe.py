@@ -13,12 +13,12 @@ from typing import Any
 
 from rich.console import Console
 
-from pxq import figures
 from pxq.core import procs, records
 from pxq.core.errors import InputError
-from pxq.core.layout import Layout, format_bytes, parse_bytes
+from pxq.core.layout import Layout, parse_bytes
 from pxq.core.paths import binary, build_hint
 from pxq.experiments import runner
+from pxq.figures import collective
 
 COLLECTIVES = ("allreduce", "bcast", "alltoall", "barrier")
 NOISE_MODES = ("memory", "compute", "network")
@@ -80,43 +80,6 @@ def parse_cores(text: str) -> list[int]:
     if not cores or any(c < 0 for c in cores):
         raise InputError(f"--noise-cores {text}: use core numbers such as 1 or 0,1")
     return cores
-
-
-def plot(rec: dict[str, Any], path: Path) -> Path:
-    """Call times in order (slowest rank per call) and their histogram, clusters marked."""
-    plt = figures.pyplot()
-    import numpy as np
-
-    us = np.array(rec["samples"]["slowest_rank"]) * 1e6
-    stats = rec["stats"]
-    fig, (ts, hist) = plt.subplots(1, 2, figsize=(11, 3.6), gridspec_kw={"width_ratios": [2, 1]})
-    ts.plot(np.arange(len(us)), us, ".", markersize=2)
-    for name, colour in (("median", "green"), ("p99", "red")):
-        ts.axhline(
-            stats[name] * 1e6, color=colour, linestyle="--", linewidth=0.8, label=f"{name} {stats[name] * 1e6:.1f} us"
-        )
-    figures.log_axis(ts, "y")
-    ts.set_xlabel("call")
-    ts.set_ylabel("us (slowest rank)")
-    ts.legend(fontsize=7)
-    bins = np.logspace(np.log10(us.min()), np.log10(us.max() * 1.0001), 60)
-    hist.hist(us, bins=bins)
-    for c in stats["clusters"]:
-        hist.axvline(c["centre"] * 1e6, color="black", linewidth=0.8)
-    figures.log_axis(hist, "x")
-    figures.log_axis(hist, "y")
-    hist.set_xlabel("call time (us)")
-    hist.set_ylabel("calls")
-    size = rec["size"]
-    noise = rec.get("driver", {}).get("noise")
-    title = (
-        f"Collective variability: MPI {size['op']}"
-        + (f" {format_bytes(size['bytes'])}" if size["op"] != "barrier" else "")
-        + f", {size['calls']} calls, layout {rec['driver'].get('layout', '')}"
-        + (f", noise {noise['mode']} on cores {noise['cores']} at {noise['intensity']}" if noise else ", no noise")
-    )
-    fig.suptitle(title, fontsize=10)
-    return figures.save(fig, path)
 
 
 def noise_overlap(rec: dict[str, Any], cores: list[int]) -> list[str]:
@@ -194,5 +157,5 @@ def run(
             "[yellow]warning[/yellow]: ranks oversubscribe the cores, so call times include waiting for a core"
         )
     console.print(f"record: {results}")
-    console.print(f"plot: {plot(rec, plot_path)}")
+    console.print(f"plot: {collective.plot(rec, plot_path)}")
     return 0

@@ -10,7 +10,8 @@ from typing import Any
 from pxq.analysis import msgdist
 from pxq.core import schemas
 from pxq.experiments import studykit as studies
-from pxq.probes import chanprobe, memprobe, osuprobe, probe
+from pxq.figures import collective, memory, pingpong
+from pxq.probes import chanprobe, memprobe, osuprobe
 
 Draw = Callable[[list[dict[str, Any]], Path], Path]
 
@@ -20,7 +21,7 @@ def _last(recs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _pingpong(recs: list[dict[str, Any]], path: Path) -> Path:
-    return chanprobe.plot_pingpong(_last(recs), path)
+    return pingpong.pingpong(_last(recs), path)
 
 
 def _rankpairs(recs: list[dict[str, Any]], path: Path) -> Path:
@@ -32,16 +33,16 @@ def _osu(recs: list[dict[str, Any]], path: Path) -> Path:
 
 
 def _collective(recs: list[dict[str, Any]], path: Path) -> Path:
-    return probe.plot(_last(recs), path)
+    return collective.plot(_last(recs), path)
 
 
 def _stride(recs: list[dict[str, Any]], path: Path) -> Path:
-    return memprobe.plot_stride(_last(recs), path)
+    return memory.stride(_last(recs), path)
 
 
 def _bandwidth(recs: list[dict[str, Any]], path: Path) -> Path:
     latest = {r["size"]["as"]: r for r in recs}  # the last run as ranks and as threads
-    return memprobe.plot_bandwidth(list(latest.values()), path)
+    return memory.bandwidth(list(latest.values()), memprobe.KERNELS, path)
 
 
 def _profile(recs: list[dict[str, Any]], path: Path) -> Path:

@@ -16,6 +16,7 @@ from pxq.core import plugins
 from pxq.core.errors import InputError
 from pxq.experiments import runner, study
 from pxq.experiments.studykit import Context, Outcome, exit_code, measure
+from pxq.figures import layoutbars
 from pxq.machine import ceilings, envinfo
 
 SECTION = "contention"
@@ -202,7 +203,7 @@ def memory_roof_note(c: dict[str, Any] | None, q: int) -> str:
 
 
 def plot(rec: dict[str, Any], path: Path) -> Path:
-    return study.plot(rec["rows"], path, rec["title"])
+    return layoutbars.plot(rec["rows"], path, rec["title"])
 
 
 def defaults(quick: bool) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from pxq.core import plugins, records, registry
 from pxq.core.errors import InputError
 from pxq.experiments import runner
 from pxq.experiments.studykit import Context, Outcome, profile_app
+from pxq.figures import channelbars
 
 SECTION = "message_distribution"
 CH = msgdist.CHANNELS
@@ -151,7 +152,7 @@ def plot(rec: dict[str, Any], path: Path) -> Path:
         bottom = [0.0] * len(labels)
         for i, c in enumerate(CH):
             vals = [s[i] for s in stacks]
-            ax.bar(labels, vals, bottom=bottom, color=msgdist.CHANNEL_COLOURS[c], label=msgdist.CHANNEL_TEXT[c])
+            ax.bar(labels, vals, bottom=bottom, color=channelbars.COLOURS[c], label=msgdist.CHANNEL_TEXT[c])
             bottom = [b + v for b, v in zip(bottom, vals)]
         ax.set_ylim(0, 100)
         ax.set_ylabel(f"% of {what} between ranks")
