@@ -376,9 +376,9 @@ def test_no_module_over_400_lines_without_its_reason():
 
 
 @pytest.mark.skipif(importlib.util.find_spec("mypy") is None, reason="mypy is not installed (./pxq installs it)")
-def test_the_core_type_checks():
+def test_the_whole_driver_type_checks():
     out = subprocess.run(
-        [sys.executable, "-m", "mypy", "--no-error-summary", "--follow-imports=silent", str(PACKAGE / "core")],
+        [sys.executable, "-m", "mypy", "--no-error-summary", "--follow-imports=silent", str(PACKAGE)],
         capture_output=True,
         text=True,
         cwd=PACKAGE.parent,

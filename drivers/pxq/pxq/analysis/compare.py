@@ -111,7 +111,7 @@ def compare(
             verdict = f"not judged: {weak}"
         elif min(len(b), len(n)) < 4:
             verdict = "too few runs"
-        elif p is None:
+        elif p is None or low is None or high is None:  # the interval exists wherever the p-value does
             verdict = "not judged: the rank test gives no p-value (every run of both sides tied)"
         elif low > 1 and p < 1 - confidence:
             verdict = "regression" if ratio > 1 + threshold else "within threshold"
@@ -135,10 +135,10 @@ def holm(rows: list[Comparison], alpha: float) -> None:
     change calls none of them a regression more often than ALPHA (1,024 unchanged rows gave 8
     "regressions" without it). Each row keeps its adjusted p; a row the correction takes back
     says so."""
-    tested = sorted((r for r in rows if r.p is not None), key=lambda r: r.p)
+    tested = sorted(((r.p, r) for r in rows if r.p is not None), key=lambda pr: pr[0])
     m, running = len(tested), 0.0
-    for i, row in enumerate(tested):
-        running = max(running, min(1.0, (m - i) * row.p))
+    for i, (p, row) in enumerate(tested):
+        running = max(running, min(1.0, (m - i) * p))
         row.p_adjusted = running
         if m > 1 and row.verdict in SIGNIFICANT and running >= alpha:
             row.verdict = f"same (p {row.p:.3f}, {running:.3f} after Holm's correction over {m} comparisons)"

@@ -125,7 +125,7 @@ def build(recs: list[dict[str, Any]], asked: str | None = None) -> Export:
         return sum(points <= set(by) for by in regions.values()), len(points)
 
     common = max(candidates, key=cover)
-    points = sorted(common)  # type: ignore[arg-type]
+    points = sorted(common)
     kept = {name: {p: by[p] for p in points} for name, by in sorted(regions.items()) if common <= set(by)}
     notes = [
         f"{name} left out: it lacks some of the points the others share" for name in sorted(regions) if name not in kept

@@ -135,18 +135,19 @@ def _repair(w: np.ndarray, part: np.ndarray, sizes: list[int]) -> np.ndarray:
         if not over:
             return part
         under = [p for p in range(k) if have[p] < sizes[p]]
-        best = None
+        best: tuple[float, int, int] | None = None
         for v in np.nonzero(np.isin(part, over))[0]:
             for q in under:
                 gain = conn[v, q] - conn[v, part[v]]
                 if best is None or gain > best[0]:
-                    best = (gain, v, q)
-        _, v, q = best
-        conn[:, part[v]] -= w[:, v]
-        conn[:, q] += w[:, v]
-        have[part[v]] -= 1
-        have[q] += 1
-        part[v] = q
+                    best = (float(gain), int(v), q)
+        assert best is not None  # a part above its size implies one below it
+        _, mv, mq = best
+        conn[:, part[mv]] -= w[:, mv]
+        conn[:, mq] += w[:, mv]
+        have[part[mv]] -= 1
+        have[mq] += 1
+        part[mv] = mq
 
 
 def refine(w: np.ndarray, part: np.ndarray, k: int, max_swaps: int | None = None) -> np.ndarray:
@@ -281,7 +282,7 @@ def model_of_profile(rec: dict[str, Any]) -> Model:
     places = msgdist.observed_places(rec)
     nodes = sorted({n for n, _ in places})
     sockets = sorted({max(s, 0) for _, s in places})
-    per = {}
+    per: dict[tuple[int, int], int] = {}
     for p in places:
         per[p] = per.get(p, 0) + 1
     return Model(len(nodes), len(sockets), max(per.values()))

@@ -67,6 +67,7 @@ def bench(console: Any, dims: tuple[int, ...], model: Model, repeat: int) -> int
     for _ in range(repeat):
         got = suggest(shuffled, model)
         times.append(got.seconds)
+    assert got is not None  # bounds.repeat: at least one
     mine = got.candidate("suggested").cost["bytes"]["inter_node"]
     block = got.candidate("block").cost["bytes"]["inter_node"]
     console.print(

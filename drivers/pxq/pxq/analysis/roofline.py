@@ -66,7 +66,7 @@ def _kind_time(w: dict[str, Any], ceilings: dict[str, Any], k: int, t: int) -> t
     other_rate = ceil.kind_rate(ceilings, also["kind"], size, k) if other and other["unit"] == spec["unit"] else None
     share = float(also.get("share") or 0.0) if other_rate else 0.0  # without its curve: at the phase's kind's
     seconds = amount * (1.0 - share) / (rate / k * 1e9 * t)
-    if share > 0:
+    if share > 0 and other_rate:
         seconds += amount * share / (other_rate / k * 1e9 * t)
     return f"{w['kind']} ({ceil.level_of(ceilings, size, k)})", seconds
 

@@ -129,6 +129,7 @@ TABLES: dict[str, Callable[[dict[str, Any]], Rows]] = {
 def rows_of(rec: dict[str, Any]) -> Rows:
     """A probe's, profile's or study's table (empty for anything else)."""
     kind = schemas.kind_of(rec)
+    table: Callable[[dict[str, Any]], list[dict[str, Any]]]
     if kind == "study":
         table = _study
     elif kind == "profile":

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -222,11 +223,11 @@ def sends(trace: dict[str, Any], timed_only: bool = False) -> dict[tuple[int, in
     return out
 
 
-def print_timelines(console: Any, recs: list[dict[str, Any] | None]) -> None:
+def print_timelines(console: Any, recs: Sequence[dict[str, Any] | None]) -> None:
     """One line per traced run: where its timeline is, or why it has none."""
     for rec in recs:
         t = (rec or {}).get("trace")
-        if not t:
+        if not t or rec is None:
             continue
         lay = rec.get("layout") or {}
         v = rec.get("variant") or {}

@@ -7,6 +7,7 @@ import shlex
 import subprocess
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
@@ -103,7 +104,7 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     if args.dry_run:
         return _dry_run(spec, console)
     counters.say_before(console, spec.counters)
-    recs = []
+    recs: list[dict[str, Any]] = []
     for rep in range(args.repeat):
         result = runner.execute(replace(spec, repeat=rep, trace=repeat_trace(spec.trace, rep, args.repeat)), echo=True)
         if result.status == "bad-input":
@@ -111,7 +112,8 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
             return records.EXIT_BAD_INPUT
         if result.status != "ok":
             runner.say_failure(console, "run", result, results)
-        recs.append(result.record)
+        if result.record is not None:  # always, past bad input
+            recs.append(result.record)
     split = report.split_fields(recs)
     rows = report.summarize(recs, split)
     if rows:

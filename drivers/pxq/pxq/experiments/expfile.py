@@ -22,10 +22,14 @@ from __future__ import annotations
 import argparse
 import hashlib
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
-import tomllib
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10: the same parser, from PyPI (a dependency of the package there)
+    import tomli as tomllib
 
 from pxq.core import bounds, door, paths
 from pxq.core.errors import InputError
@@ -131,17 +135,17 @@ def load(path: Path) -> tuple[dict[str, Any], str]:
         raise InputError(f"--file {path}: nested deeper than {door.MAX_DEPTH} levels: {fix}") from None
     errors = sorted(jsonschema.Draft202012Validator(SCHEMA).iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:
-        e = errors[0]
-        where = ".".join(str(p) for p in e.absolute_path) or "(top level)"
-        keys = list(e.absolute_path)
-        if e.validator == "additionalProperties":  # the line of the first unexpected key
-            keys += [k for k in e.instance if k not in e.schema.get("properties", {})][:1]
+        err = errors[0]
+        where = ".".join(str(p) for p in err.absolute_path) or "(top level)"
+        keys = list(err.absolute_path)
+        if err.validator == "additionalProperties":  # the line of the first unexpected key
+            keys += [k for k in err.instance if k not in err.schema.get("properties", {})][:1]
         line = _line_of(text, keys)
         at = f"{path}:{line}" if line else str(path)
-        if e.validator == "additionalProperties":
-            allowed = ", ".join(sorted(e.schema.get("properties", {})))
-            raise InputError(f"{at}: {e.message}; the keys here are: {allowed}")
-        raise InputError(f"{at}: {where}: {e.message}")
+        if err.validator == "additionalProperties":
+            allowed = ", ".join(sorted(err.schema.get("properties", {})))
+            raise InputError(f"{at}: {err.message}; the keys here are: {allowed}")
+        raise InputError(f"{at}: {where}: {err.message}")
     return data, text
 
 
@@ -198,7 +202,7 @@ def file_results(value: str) -> Path:
     return path
 
 
-IDENTITY_KEYS = {"name": str, "file": str, "sha256": str, "text": (str, type(None))}
+IDENTITY_KEYS: dict[str, type | tuple[type, ...]] = {"name": str, "file": str, "sha256": str, "text": (str, type(None))}
 
 
 def identity(text: str) -> dict[str, Any]:

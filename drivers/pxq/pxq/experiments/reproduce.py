@@ -42,7 +42,7 @@ PROGRESS = "progress.json"
 
 
 def select(only: str | None) -> list[Any]:
-    mods = studies.registry()
+    mods = list(studies.registry())
     if only is None:
         return mods
     names = [n.strip() for n in only.split(",") if n.strip()]

@@ -195,7 +195,7 @@ def build(spec: RunSpec, workdir: Path, run_id: str) -> tuple[LaunchPlan, list[s
         if plan.passes_environment or spec.profile is None
         else plan.with_flags(preload_flags(spec.profile, tdir))
     )
-    if sim:
+    if sim and spec.counters:
         launch += counters.wrapper(*counters.simulated(spec.counters, counters.machine_caches()), workdir)
     if spec.profile is not None and plan.passes_environment:
         plan.env.update(preload_env(spec.profile, tdir))

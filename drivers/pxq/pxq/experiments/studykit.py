@@ -178,7 +178,7 @@ def _shuffled(items: list[Any], rng: random.Random) -> list[Any]:
     return out
 
 
-def _times_of(recs: list[dict[str, Any]], index: dict[str, int], k: int) -> dict[str, list[Any]]:
+def _times_of(recs: list[dict[str, Any]], index: dict[str | None, int], k: int) -> dict[str, list[Any]]:
     mine = [r for r in recs if index.get(r.get("driver", {}).get("sweep_key")) == k and _timed(r)]
     return {"times": [r["time"]["total"] for r in mine], "rounds": [settle.round_of(r) for r in mine]}
 
@@ -192,7 +192,7 @@ def _settle_more(
     configs: list[runner.RunSpec],
     runs: list[runner.RunSpec],
     recs: list[dict[str, Any]],
-    index: dict[str, int],
+    index: dict[str | None, int],
     pairs: list[tuple[int, int]],
     threshold: float,
     spent: float,

@@ -37,7 +37,8 @@ def plan(
         for t in threads or [layout.threads]:
             lay = layout.with_threads(t)
             for mode in modes:
-                for tile in tiles if mode == "tiled" else [None]:
+                choices: list[str | None] = [*tiles] if mode == "tiled" else [None]
+                for tile in choices:
                     for backend in backends:
                         spec = replace(base, layout=lay, mode=mode, tile=tile, backend=backend)
                         try:

@@ -27,8 +27,8 @@ def compared(by_source: dict[str, dict[str, Any]], test: str, layout: str | None
         ax.plot([r["bytes"] for r in rows], [_figure(r) for r in rows], "o-", markersize=3, label=name)
         if name == "pxq":
             continue
-        both = [(r["bytes"], mine[r["bytes"]], _figure(r)) for r in rows if mine.get(r["bytes"]) and _figure(r)]
-        rax.plot([b for b, _, _ in both], [m / o for _, m, o in both], "o-", markersize=3, label=f"pxq / {name}")
+        ratios = [(r["bytes"], m / o) for r in rows if (m := mine.get(r["bytes"])) and (o := _figure(r))]
+        rax.plot([b for b, _ in ratios], [q for _, q in ratios], "o-", markersize=3, label=f"pxq / {name}")
     rax.axhspan(0.9, 1.1, color="tab:green", alpha=0.12, label="within 10%")
     rax.axhline(1.0, color="grey", linewidth=0.8)
     rax.set_ylabel("pxq bandwidth / OSU's" if bandwidth else "pxq latency / OSU's")

@@ -54,7 +54,7 @@ def plot(shown: list[Any], labels: list[str], nas_mode: str, path: Path, title: 
     ax.set_xticks(range(len(shown)), labels, fontsize=8)
     ax.set_xlabel("layout (nodes x ranks per node x threads), variant and tile")
     ax.set_ylabel("speedup vs flat MPI (same cores per node)")
-    handles = [Patch(color=c, label="NAS (imported)" if m == nas_mode else m) for m, c in colors.items()]
+    handles: list[Any] = [Patch(color=c, label="NAS (imported)" if m == nas_mode else m) for m, c in colors.items()]
     handles.append(Line2D([], [], color="black", marker="_", markersize=10, label="error bar: interquartile range"))
     handles.append(Line2D([], [], color="black", linestyle="--", linewidth=0.8, label="1.0 = as fast as flat"))
     if any(flagged):

@@ -73,7 +73,7 @@ def levels(steps: list[dict[str, Any]], hwloc: dict[str, int], largest: int) -> 
     outermost step (its "spills" size: arrays from there on come from memory)."""
     found = sorted(steps, key=lambda s: s["spills"])
     last = found[-1]["spills"] if found else None
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name in ("l1d", "l2", "l3"):
         size = hwloc.get(name, 0)
         if not size:

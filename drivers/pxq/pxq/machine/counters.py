@@ -20,6 +20,7 @@ import math
 import re
 import shutil
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -296,7 +297,7 @@ def label(name: str) -> str:
     return ("L1d" if head == "l1d" else head.upper()) + " misses"
 
 
-def print_summary(console: Any, recs: list[dict[str, Any] | None]) -> None:
+def print_summary(console: Any, recs: Sequence[dict[str, Any] | None]) -> None:
     """The counters of a command's last counted run: per rank and in all, or why there are none."""
     from rich.table import Table
 

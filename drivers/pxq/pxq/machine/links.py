@@ -8,6 +8,7 @@ import math
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from pxq.core import door, escape, records
 from pxq.core.errors import InputError
@@ -141,7 +142,8 @@ def from_pingpong(path: Path) -> Link:
             and p[value] > 0
         ]
 
-    channels = rec.get("channels") if isinstance(rec.get("channels"), list) else []
+    found = rec.get("channels")
+    channels: list[Any] = found if isinstance(found, list) else []
     inter = [c for c in channels if isinstance(c, dict) and c.get("channel") == "inter_node"]
     lat = points(inter[0], "latency", "median_us") if inter else []
     bw = points(inter[0], "bandwidth", "median_gbs") if inter else []
@@ -157,7 +159,8 @@ def from_pingpong(path: Path) -> Link:
             f"link profile {escape.plain(path)}: its inter-node channel ({rate:.3g} B/s, {latency:.3g} s) is no "
             f"link between 100 kbit/s and 1 TB/s with at most {MAX_LATENCY:.0f} s latency: {fix}"
         )
-    context = rec.get("context") if isinstance(rec.get("context"), dict) else {}
+    found = rec.get("context")
+    context: dict[str, Any] = found if isinstance(found, dict) else {}
     host = escape.plain(context.get("host", "?"))
     return Link(
         f"measured:{escape.plain(path.name)}",

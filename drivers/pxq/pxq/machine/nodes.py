@@ -28,7 +28,7 @@ def shared_under_tmp() -> list[str]:
     results and the clusters' state (the runs' folders), where they live under /tmp; as paths
     relative to /tmp, outermost first, none inside another."""
     wanted = [paths.ROOT, paths.build_dir(), paths.results_dir(), state_root()]
-    rels = []
+    rels: list[Path] = []
     for p in sorted({Path(os.path.realpath(w)) for w in wanted}, key=lambda p: (len(p.parts), str(p))):
         try:
             rel = p.relative_to("/tmp")

@@ -130,7 +130,8 @@ def _powers_of_4(start: int, times_last: int, least: int, profile: dict[str, Any
     (at least `least`), within a quarter of the memory there is to share among n cores."""
     last = int(profile.get("last_level_bytes") or 0)
     target, cap = max(times_last * last, least), caches.available_memory() // (4 * n)
-    out, size = [], start
+    out: list[int] = []
+    size = start
     while size <= cap and (not out or out[-1] < target):
         out.append(size)
         size *= 4

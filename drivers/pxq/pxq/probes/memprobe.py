@@ -165,18 +165,18 @@ def bandwidth_summary(recs: list[dict[str, Any]], console: Console) -> None:
     t.add_column("saturation", justify="right")
     for name in KERNELS:
         for rec in recs:
-            for k in rec["kernels"]:
-                if k["kernel"] != name:
+            for kern in rec["kernels"]:
+                if kern["kernel"] != name:
                     continue
-                cells = [f"{r['total_gbs']:.1f} / {r['per_core_gbs']:.1f}" for r in k["rows"]]
+                cells = [f"{r['total_gbs']:.1f} / {r['per_core_gbs']:.1f}" for r in kern["rows"]]
                 cells += [""] * (cores - len(cells))
                 workers = rec["size"]["workers"]
-                if not k["saturation"]:
+                if not kern["saturation"]:
                     sat = f"none within {workers}"
-                elif k["saturation"] < workers:
-                    sat = f"{k['saturation']} core{'s' if k['saturation'] > 1 else ''}"
+                elif kern["saturation"] < workers:
+                    sat = f"{kern['saturation']} core{'s' if kern['saturation'] > 1 else ''}"
                 else:
-                    sat = f"starting at {workers} ({100 * k['efficiency_at_max']:.0f}%)"
+                    sat = f"starting at {workers} ({100 * kern['efficiency_at_max']:.0f}%)"
                 t.add_row(name, rec["size"]["as"], *cells, sat)
     console.print(t)
     for warning in bandwidth_warnings(recs):

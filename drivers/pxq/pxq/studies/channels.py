@@ -92,7 +92,7 @@ def _findings(
         ratio = by[other]["small_us"] / by["intra_cmp"]["small_us"]
         here = f"{TEXT[other]} {ratio:.1f}x intra-CMP at {SMALL} B"
         if other == "inter_node" and (virtual or no_latency):
-            out.append(findings.untestable(ref, loopback if virtual else no_latency, here))
+            out.append(findings.untestable(ref, loopback if virtual else (no_latency or loopback), here))
             continue
         out.append(findings.held(ref, here, ratio >= 1.5, "less than 1.5x"))
     ref = f"{SECTION}/large/bandwidth"

@@ -71,10 +71,10 @@ def _app_finding(app: str, here: dict[str, Any], paper: dict[str, Any], cls: str
         gap = max(abs(a - b) for a, b in zip(mine, theirs))
         why = f"largest gap {gap:.0f} points"
         at = f" at class {cls}" if cls else ""
-        here = f"{_text(mine)}{at} (paper {_text(theirs)}, class {PAPER_CLASS})"
+        shown = f"{_text(mine)}{at} (paper {_text(theirs)}, class {PAPER_CLASS})"
         if cls and cls != PAPER_CLASS:
             why += f"; measured at class {cls}, the paper's is {PAPER_CLASS} (--full, or --class {PAPER_CLASS})"
-        out.append(findings.held(f"{SECTION}/{app}/{part}", here, gap <= CLOSE, f"{why} (> {CLOSE:.0f})", why))
+        out.append(findings.held(f"{SECTION}/{app}/{part}", shown, gap <= CLOSE, f"{why} (> {CLOSE:.0f})", why))
     return out
 
 

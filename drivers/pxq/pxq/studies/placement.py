@@ -46,7 +46,7 @@ def _configs(ctx: Context, app: str, model: msgdist.Model, s: placement.Suggesti
             "model": str(model),
             "predicted": prediction["channels"][name],
         }
-        order = {"rank_order": s.order} if name == "suggested" else {"alloc": name}
+        order: dict[str, Any] = {"rank_order": s.order} if name == "suggested" else {"alloc": name}
         out.append(ctx.spec(app, channels=channels, **order, **base))
     return out
 

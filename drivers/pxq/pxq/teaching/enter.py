@@ -24,7 +24,19 @@ LIMITS = {
 # The environment a confined build or run keeps: the MPI, OpenMP and Kokkos settings pxq's launch
 # made, pxq's own (the run's tag), the locale and PATH. Everything else (tokens, keys, the
 # teacher's HOME) stays outside.
-KEEP_PREFIXES = ("OMPI_", "PMIX_", "PRTE_", "OMP_", "GOMP_", "KMP_", "KOKKOS_", "HWLOC_", "HYDRA_", "MPIR_", "MPICH_")
+KEEP_PREFIXES: tuple[str, ...] = (
+    "OMPI_",
+    "PMIX_",
+    "PRTE_",
+    "OMP_",
+    "GOMP_",
+    "KMP_",
+    "KOKKOS_",
+    "HWLOC_",
+    "HYDRA_",
+    "MPIR_",
+    "MPICH_",
+)
 KEEP_PREFIXES += ("PXQ_", "LC_")
 KEEP_NAMES = ("PATH", "LANG", "LANGUAGE", "TZ", "LD_PRELOAD", "LD_LIBRARY_PATH")
 

@@ -591,9 +591,10 @@ def confinement(
             "a student's copy runs confined, and its runs on other hosts (--hostfile, Slurm) cannot be: check it on "
             "this machine, or add --unconfined to run it there with your rights"
         )
-    if netns.current() is not None:
+    up = netns.current()
+    if up is not None:
         raise InputError(
-            f"a student's copy runs confined, and its runs on cluster '{netns.current().name}' of this machine enter "
+            f"a student's copy runs confined, and its runs on cluster '{up.name}' of this machine enter "
             "the nodes' namespaces, which a sandbox cannot: add --unconfined to run it there with your rights, or "
             "pxq cluster down"
         )

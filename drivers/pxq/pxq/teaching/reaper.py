@@ -82,10 +82,10 @@ def main(argv: list[str]) -> int:
             continue
     end_the_rest(os.getpid())
     if os.WIFSIGNALED(status):
-        sig = os.WTERMSIG(status)
-        signal.signal(sig, signal.SIG_DFL)
-        os.kill(os.getpid(), sig)
-        return 128 + sig
+        number = os.WTERMSIG(status)
+        signal.signal(number, signal.SIG_DFL)
+        os.kill(os.getpid(), number)
+        return 128 + number
     return os.WEXITSTATUS(status)
 
 

@@ -46,7 +46,8 @@ def page(title: str, body: str) -> str:
 
 def slides(text: str) -> list[str]:
     """The deck's slides: the markdown between lines of three dashes."""
-    parts, cur = [], []
+    parts: list[str] = []
+    cur: list[str] = []
     for line in text.splitlines():
         if line.strip() == "---":
             parts.append("\n".join(cur))

@@ -50,6 +50,7 @@ class Pxq(CMakePackage):
         "py-numpy",
     ):
         depends_on(spec, type="run")
+    depends_on("py-tomli", type="run", when="^python@:3.10")  # tomllib before Python 3.11
 
     generator("ninja")
 
