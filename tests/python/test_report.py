@@ -1,7 +1,7 @@
 """The report's figures come from the median time, never from a median of rates."""
 
 import pytest
-from conftest import complete
+from conftest import RUN_RECORD, complete
 
 from pxq.analysis import report
 
@@ -297,3 +297,30 @@ def test_notes_and_chart_labels_name_the_field_that_tells_rows_apart():
     assert [report.row_extras(r, rows) for r in rows] == [[rows[0].size], [rows[1].size]]
     one = report.summarize([sized(0.01, "S")])
     assert report.row_extras(one[0], one) == []
+
+
+# ---- the report formats: one writer each, options that go with some formats refused elsewhere ----
+
+
+def test_every_report_format_has_a_writer_and_each_option_names_the_formats_it_goes_with(tmp_path, capsys):
+    import json
+
+    from pxq import cli
+    from pxq.commands import report as command
+
+    assert set(command.WRITERS) == {"table", "csv", "json", "markdown", "caliper", "extrap"}
+    assert all(set(formats) <= set(command.WRITERS) for formats in command.OPTIONS.values())
+    results = tmp_path / "runs.jsonl"
+    results.write_text(json.dumps(RUN_RECORD) + "\n")
+    for argv, said in (
+        (["--out", str(tmp_path / "x.csv")], "--out goes with --format csv, json, markdown, caliper or extrap"),
+        (["--records", "probes"], "--records goes with --format csv, json or markdown"),
+        (["--format", "caliper", "--records", "runs"], "--records goes with --format csv, json or markdown"),
+        (["--format", "json", "--model"], "--model goes with --format extrap"),
+    ):
+        assert cli.main(["report", str(results), *argv]) == 2, argv
+        assert said in capsys.readouterr().err
+    assert not (tmp_path / "x.csv").exists()
+    for fmt in ("csv", "json", "markdown"):
+        assert cli.main(["report", str(results), "--format", fmt, "--out", str(tmp_path / f"r.{fmt}")]) == 0
+        assert (tmp_path / f"r.{fmt}").read_text().strip()

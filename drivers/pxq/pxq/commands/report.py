@@ -4,6 +4,7 @@ export (csv, json, markdown); `report tiles FILE...` for tile benchmark results.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +18,6 @@ from pxq.core.paths import figure_path
 from pxq.experiments import settling
 from pxq.probes import redraw
 
-FORMATS = ("table", "csv", "json", "markdown", "caliper", "extrap")
-
 
 def add(p: argparse.ArgumentParser) -> None:
     p.add_argument(
@@ -27,7 +26,7 @@ def add(p: argparse.ArgumentParser) -> None:
     p.add_argument("--plot", type=Path, help="write the chart (PNG) here")
     p.add_argument(
         "--format",
-        choices=FORMATS,
+        choices=tuple(WRITERS),
         default="table",
         help="table (default), csv, json, markdown, caliper (one Caliper JSON profile per run into the "
         "--out folder, with the run's context and placement as metadata: what Thicket reads), or extrap "
@@ -68,21 +67,22 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
         if len(args.results) < 2:
             raise InputError("pxq report tiles needs a tile benchmark JSON file (pxq tune writes results/tiles.json)")
         return tiles.report(console, [Path(p) for p in args.results[1:]], args.plot)
-    if args.out and args.format == "table":
-        raise InputError("--out goes with --format csv, json, markdown, caliper or extrap")
-    if (args.params or args.model) and args.format != "extrap":
-        raise InputError(f"{'--params' if args.params else '--model'} goes with --format extrap")
-    if args.format == "caliper":
-        return _caliper(args, console)
-    if args.format == "extrap":
-        return _extrap(args, console)
-    if args.out:
-        records.check_writable(args.out, "--out", args.format)
+    for option, formats in OPTIONS.items():
+        if getattr(args, option) and args.format not in formats:
+            raise InputError(f"--{option} goes with --format {_words(formats)}")
+    return WRITERS[args.format](args, console)
+
+
+def _words(names: tuple[str, ...]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+
+
+def _gather(args: argparse.Namespace) -> tuple[list[Path], list[dict[str, Any]], list[dict[str, Any]], list[str]]:
+    """The results named: their paths, their runs, their other records with a figure or table
+    (probes, profiles, studies; only those --records names) and the fields that split the rows."""
     group_by = [f.strip() for f in args.group_by.split(",") if f.strip()]
     paths = paths_mod.expand(args.results)
     recs = records.read_files(paths)
-    if args.records and args.format == "table":
-        raise InputError("--records goes with --format csv, json or markdown")
     kinds = {"probes": "probe", "profiles": "profile", "studies": "study"}
     if args.records and args.records != "runs":
         recs = [r for r in recs if schemas.kind_of(r) == kinds[args.records]]
@@ -90,35 +90,62 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
             raise InputError(f"no {kinds[args.records]} records in {', '.join(str(p) for p in paths)}")
     runs = [r for r in recs if schemas.kind_of(r) == "run"]
     others = [r for r in recs if redraw.figure_key(r)]
-    group_by = report.split_fields(runs, group_by)
+    return paths, runs, others, report.split_fields(runs, group_by)
+
+
+def _title(paths: list[Path]) -> str:
+    return str(paths[0]) if len(paths) == 1 else f"{len(paths)} results files"
+
+
+def _table(args: argparse.Namespace, console: Console) -> int:
+    """The runs' table, their failures, timelines and settled verdicts, and the chart; without
+    runs, the figures of the probes, profiles and studies."""
+    paths, runs, others, group_by = _gather(args)
     rows = report.summarize(runs, group_by)
-    title = str(paths[0]) if len(paths) == 1 else f"{len(paths)} results files"
     if not rows and not report.failed_runs(runs):
-        if others and args.format == "table":
+        if others:
             return _redraw(others, args.plot or figure_path(None, paths[0]), console)
-        if others:  # probes, profiles, studies: their own tables
+        raise InputError(f"{_title(paths)}: no run, probe, profile or study records to report")
+    if rows:
+        report.print_table(rows, _title(paths), console, group_by)
+    report.print_failures(runs, console)
+    trace.print_timelines(console, runs)
+    settled = settling.from_records(runs)
+    if settled is not None:
+        settling.print_verdicts(settled, settle.Rule(), console)
+    studies = [r for r in others if schemas.kind_of(r) == "study"]
+    if studies:
+        _redraw(studies, args.plot or figure_path(None, paths[0]), console)
+    else:
+        _chart(args.plot, rows, console)
+    return records.exit_code(runs)
+
+
+def _export(args: argparse.Namespace, console: Console) -> int:
+    """The runs' rows as CSV, JSON or markdown (to --out or the screen); without runs, the
+    probes', profiles' and studies' own tables."""
+    if args.out:
+        records.check_writable(args.out, "--out", args.format)
+    paths, runs, others, group_by = _gather(args)
+    rows = report.summarize(runs, group_by)
+    if not rows and not report.failed_runs(runs):
+        if others:
             text, count = tables.export(others, args.format)
             _emit(text, count, args, console)
             return records.exit_code(r for r in others if schemas.kind_of(r) != "profile")
-        raise InputError(f"{title}: no run, probe, profile or study records to report")
-    if args.format != "table":
-        _emit(report.export(rows, args.format, group_by), len(rows), args, console)
-    else:
-        if rows:
-            report.print_table(rows, title, console, group_by)
-        report.print_failures(runs, console)
-        trace.print_timelines(console, runs)
-        settled = settling.from_records(runs)
-        if settled is not None:
-            settling.print_verdicts(settled, settle.Rule(), console)
-    studies = [r for r in others if schemas.kind_of(r) == "study"]
-    if studies and args.format == "table":
-        _redraw(studies, args.plot or figure_path(None, paths[0]), console)
-    elif args.plot and rows and not any(r.speedup is not None for r in rows):
-        console.print("chart: none drawn: it shows each configuration's speedup over its flat run, and none has one")
-    elif args.plot and rows:
-        console.print(f"chart: {report.bar_chart(rows, args.plot, report.chart_title(rows))}")
+        raise InputError(f"{_title(paths)}: no run, probe, profile or study records to report")
+    _emit(report.export(rows, args.format, group_by), len(rows), args, console)
+    _chart(args.plot, rows, console)
     return records.exit_code(runs)
+
+
+def _chart(path: Path | None, rows: list[report.Row], console: Console) -> None:
+    if path is None or not rows:
+        return
+    if not any(r.speedup is not None for r in rows):
+        console.print("chart: none drawn: it shows each configuration's speedup over its flat run, and none has one")
+        return
+    console.print(f"chart: {report.bar_chart(rows, path, report.chart_title(rows))}")
 
 
 def _caliper(args: argparse.Namespace, console: Console) -> int:
@@ -183,6 +210,25 @@ def _redraw(recs: list[dict[str, Any]], path: Path, console: Console) -> int:
     for drawn in redraw.redraw(recs, path):
         console.print(f"chart: {drawn}")
     return records.exit_code(r for r in recs if schemas.kind_of(r) != "profile")
+
+
+# The report formats: each writer takes the parsed options and the console and returns the exit
+# code. A new format is its writer and its line here (and its name in --format's help).
+WRITERS: dict[str, Callable[[argparse.Namespace, Console], int]] = {
+    "table": _table,
+    "csv": _export,
+    "json": _export,
+    "markdown": _export,
+    "caliper": _caliper,
+    "extrap": _extrap,
+}
+# The options that go with only some formats, checked before anything is read.
+OPTIONS: dict[str, tuple[str, ...]] = {
+    "out": ("csv", "json", "markdown", "caliper", "extrap"),
+    "params": ("extrap",),
+    "model": ("extrap",),
+    "records": ("csv", "json", "markdown"),
+}
 
 
 PLUGIN = plugins.Command(
