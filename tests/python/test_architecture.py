@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from pxq.core import plugins, registry
+from pxq.launch import launchers
 
 ROOT = Path(__file__).resolve().parents[2]
 MAX_FUNCTION_LINES = 80
@@ -331,6 +332,36 @@ def test_a_module_without_a_plugin_is_refused(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     with pytest.raises(TypeError, match="PLUGIN must be a pxq.core.plugins.Command"):
         plugins._discover("pxqfake_plugins", plugins.Command)
+
+
+def _launcher_comparisons(tree: ast.AST) -> list[int]:
+    """Lines that compare something named launcher with a launcher's name ("slurm", ...)."""
+    names = set(launchers.REGISTRY)
+    out = []
+    for n in ast.walk(tree):
+        if not isinstance(n, ast.Compare):
+            continue
+        sides = [n.left, *n.comparators]
+        consts = set()
+        for side in sides:
+            for c in ast.walk(side):
+                if isinstance(c, ast.Constant) and isinstance(c.value, str):
+                    consts.add(c.value)
+        if consts & names and any("launcher" in ast.unparse(side) for side in sides):
+            out.append(n.lineno)
+    return out
+
+
+def test_the_comparison_finder_finds_launcher_names():
+    assert _launcher_comparisons(ast.parse("x = plan.launcher == 'slurm'\n")) == [1]
+    assert _launcher_comparisons(ast.parse("x = r.get('launcher') in ('local', 'virtual')\n")) == [1]
+    assert _launcher_comparisons(ast.parse("x = mode == 'slurm'\n")) == []
+
+
+def test_launcher_names_are_compared_only_in_launch():
+    """Outside pxq.launch a launcher is asked what it does (pxq.launch.launchers), never which it is."""
+    stray = [f"{m}:{line}" for m, tree in TREES.items() if _room(m) != "launch" for line in _launcher_comparisons(tree)]
+    assert stray == []
 
 
 DRAWING_ROOMS = ("figures", "studies")  # where a figure is drawn: figures/, and a study's own plot hook

@@ -460,3 +460,73 @@ def test_a_large_driver_record_goes_in_a_file_rank_0_reads_and_the_run_records_i
     assert cli.main(["run", "ring", "--layout", "1x2", "--results", str(results), "--", "--block", "1M"]) == 0
     (rec,) = [json.loads(ln) for ln in results.read_text().splitlines()]
     assert rec["status"] == "ok" and rec["driver"]["layout"] == "1x2" and len(rec["driver"]["run_id"]) == 32
+
+
+# ---- the launchers as registered classes, resolved once per run ----
+
+
+def test_every_launcher_is_registered_by_its_module_with_what_pxq_asks_of_it():
+    from pxq.launch import launchers
+
+    assert set(launchers.REGISTRY) == {"local", "virtual", "cluster", "hostfile", "slurm"} == set(launchers.ORDER)
+    from pxq.experiments import expfile
+
+    assert expfile.SCHEMA["properties"]["launch"]["properties"]["launcher"]["enum"] == list(launchers.ORDER)
+    assert {n for n, c in launchers.REGISTRY.items() if c.plans_cores} == {"local", "virtual", "cluster"}
+    assert {n for n, c in launchers.REGISTRY.items() if c.real_nodes} == {"hostfile", "slurm"}
+    assert launchers.needs_hostfile("hostfile") and not launchers.needs_hostfile(None)
+    assert launchers.emulated("cluster") and not launchers.emulated("virtual")
+    with pytest.raises(InputError, match="no such launcher; the launchers are cluster, hostfile, local"):
+        launchers.get("ssh")
+    with pytest.raises(TypeError, match="a name of its own"):
+        launchers.register(type("Again", (launchers.Launcher,), {"name": "local"}))
+
+
+@pytest.mark.parametrize(
+    ("kw", "env", "up", "expected"),
+    [
+        ({}, {}, False, "local"),
+        ({"layout": Layout(2, 1)}, {}, False, "virtual"),
+        ({}, {}, True, "cluster"),
+        ({}, {"SLURM_JOB_ID": "7"}, True, "slurm"),
+        ({"hostfile": "hosts"}, {"SLURM_JOB_ID": "7"}, True, "hostfile"),
+        ({"launcher": "virtual"}, {"SLURM_JOB_ID": "7"}, True, "virtual"),
+    ],
+)
+def test_the_launcher_is_resolved_in_order_and_the_cluster_looked_up_at_most_once(monkeypatch, kw, env, up, expected):
+    from pxq.launch import launchers
+
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    looked: list[int] = []
+
+    def current():
+        looked.append(1)
+        return _cluster([[0], [1]]) if up else None
+
+    monkeypatch.setattr(netns, "current", current)
+    kw = {"layout": Layout(1, 1), **kw}
+    got = launchers.resolve(LaunchRequest(**kw))
+    assert got.name == expected
+    assert len(looked) <= 1
+    if expected == "cluster":
+        assert got.cluster is not None and got.cluster.name == "lab" and got.req.node_cpus == [[0], [1]]
+
+
+def test_a_run_on_a_cluster_looks_the_cluster_up_once_and_records_it(tmp_path, monkeypatch):
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    looked: list[int] = []
+
+    def current():
+        looked.append(1)
+        return _cluster([[0, 1], [1, 0]])
+
+    monkeypatch.setattr(netns, "current", current)
+    p = plan(Layout(2, 1), tmp_path)
+    assert p.launcher == "cluster" and len(looked) == 1
+    assert p.record()["cluster"]["name"] == "lab"
+    looked.clear()
+    monkeypatch.setattr(netns, "current", lambda: looked.append(1))
+    local = plan(Layout(1, 2), tmp_path)
+    assert local.launcher == "local" and local.record() == {} and len(looked) == 1

@@ -15,7 +15,7 @@ from pxq.core.escape import Console
 from pxq.core.layout import parse_layout
 from pxq.core.paths import check_plot_path
 from pxq.core.records import RecordError, RecordWriteError
-from pxq.launch import netns
+from pxq.launch import launchers, netns
 from pxq.machine import envinfo
 
 
@@ -67,7 +67,8 @@ def dispatch(args: argparse.Namespace, app_args: list[str], console: Console) ->
         app_args = command.hooks.prepare(args, app_args)
     check_distinct(args)
     if getattr(args, "network", None):
-        if getattr(args, "hostfile", None) or getattr(args, "launcher", None) not in (None, "cluster"):
+        asked = getattr(args, "launcher", None)
+        if getattr(args, "hostfile", None) or (asked is not None and not launchers.emulated(asked)):
             raise InputError("--network runs on a cluster of this machine: drop --hostfile and --launcher")
         cores = envinfo.cores()
         with netns.around(args.network, _nodes_asked(args), cores, _cores_asked(args, cores), console.print):

@@ -32,6 +32,7 @@ import statistics
 from typing import Any
 
 from pxq.analysis import drift, settle
+from pxq.launch import launchers
 from pxq.machine import ceilings as ceil
 
 
@@ -40,7 +41,7 @@ def cores_used(rec: dict[str, Any], ceilings: dict[str, Any]) -> tuple[int, int,
     hosts the run was observed on: virtual nodes of one machine share its memory bus."""
     lay = rec.get("layout", {})
     t = int(lay.get("threads") or rec.get("variant", {}).get("threads") or 1)
-    virtual = lay.get("virtual_nodes") or lay.get("launcher") == "cluster"
+    virtual = lay.get("virtual_nodes") or launchers.emulated(lay.get("launcher"))
     hosts = 1 if virtual else int(lay.get("observed_nodes") or lay.get("nodes") or 1)
     q = max(1, -(-int(lay.get("ranks") or lay.get("ranks_per_node") or 1) // hosts))
     return max(1, min(q * t, int(ceilings["cores"]))), q, t

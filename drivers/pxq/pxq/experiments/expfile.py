@@ -33,6 +33,7 @@ else:  # Python 3.10: the same parser, from PyPI (a dependency of the package th
 
 from pxq.core import bounds, door, paths
 from pxq.core.errors import InputError
+from pxq.launch import launchers
 
 MAX_TEXT = 64 << 10  # bytes of the file kept in every record
 
@@ -70,7 +71,7 @@ SCHEMA: dict[str, Any] = {
                 "alloc": {"enum": ["block", "cyclic"]},
                 "placement": {"enum": ["packed", "spread", "custom"]},
                 "cores": {"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": bounds.MAX_THREADS}},
-                "launcher": {"enum": ["local", "virtual", "cluster", "hostfile", "slurm"]},
+                "launcher": {"enum": list(launchers.ORDER)},
                 "hostfile": {"type": "string", "minLength": 1},
                 "oversubscribe": {"type": "boolean"},
                 "timeout": {"type": "number", "minimum": bounds.MIN_TIMEOUT, "maximum": bounds.MAX_TIMEOUT},

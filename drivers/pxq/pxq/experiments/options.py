@@ -10,6 +10,7 @@ from pxq.core.errors import InputError
 from pxq.core.layout import parse_layout
 from pxq.core.paths import binary, build_hint
 from pxq.experiments import runner
+from pxq.launch import launchers
 from pxq.launch.hostfile import hostfile_hosts
 from pxq.launch.request import PLACEMENTS
 from pxq.machine import envinfo
@@ -49,7 +50,7 @@ def add_launch_options(
     p.add_argument("--hostfile", help="run on the real nodes of this MPI hostfile")
     p.add_argument(
         "--launcher",
-        choices=("local", "virtual", "cluster", "hostfile", "slurm"),
+        choices=sorted(launchers.REGISTRY, key=launchers.ORDER.index),
         help="override the launcher choice (default: slurm in an allocation, hostfile with --hostfile, "
         "the cluster of `pxq cluster up` when one is, virtual nodes for p > 1, else local)",
     )
@@ -121,8 +122,8 @@ def check_launch(args: argparse.Namespace) -> None:
     """The launch options that name files and programs, checked before anything runs: the
     hostfile read strictly, --launcher hostfile without one refused."""
     hostfile, launcher = getattr(args, "hostfile", None), getattr(args, "launcher", None)
-    if launcher == "hostfile" and not hostfile:
-        raise InputError("--launcher hostfile runs on the nodes of a hostfile: add --hostfile FILE")
+    if launchers.needs_hostfile(launcher) and not hostfile:
+        raise InputError(f"--launcher {launcher} runs on the nodes of a hostfile: add --hostfile FILE")
     if hostfile:
         hostfile_hosts(Path(hostfile))
 

@@ -17,12 +17,10 @@ from pxq.core import procs, progress, records, registry, schemas
 from pxq.core.errors import InputError
 from pxq.core.layout import Layout, resolve_mode
 from pxq.core.paths import IN_CHECKOUT, ROOT, binary, installed_facts
-from pxq.launch import netns, request
+from pxq.launch import request
 from pxq.launch.plan import SHARED_RUNS, plan_launch, run_folder_base, stage
-from pxq.launch.request import LaunchPlan, LaunchRequest, choose_launcher, omp_record
-from pxq.launch.slurm import slurm_job
+from pxq.launch.request import LaunchPlan, LaunchRequest, omp_record
 from pxq.machine import counters, envinfo
-from pxq.machine.mpi import find_mpirun
 
 EXIT_VERIFICATION = records.EXIT_VERIFICATION
 EXIT_BAD_INPUT = records.EXIT_BAD_INPUT
@@ -144,13 +142,9 @@ def build(spec: RunSpec, workdir: Path, run_id: str) -> tuple[LaunchPlan, list[s
         spec.rank_order,
         envinfo.mpi_flavour(),
     )
-    plan = plan_launch(req, find_mpirun(req.mpi) if choose_launcher(req) != "slurm" else "", workdir)
+    plan = plan_launch(req, None, workdir)
     driver = {"run_id": run_id, "repeat": spec.repeat, "layout": str(layout), "omp": omp_record(plan.env)}
-    if plan.launcher == "slurm":
-        driver["slurm"] = slurm_job()
-    if plan.launcher == "cluster":
-        c = netns.current()
-        driver["cluster"] = c.record() if c else None
+    driver.update(plan.record())  # where the run went: the Slurm job, the cluster of this machine
     if plan.placement is not None:
         driver["placement"] = plan.placement
     if spec.rank_order is not None:

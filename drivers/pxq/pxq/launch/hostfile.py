@@ -8,6 +8,7 @@ from pathlib import Path
 from pxq.core import door, escape
 from pxq.core.errors import InputError
 from pxq.core.layout import Layout
+from pxq.launch.launchers import Launcher, Staging, register
 from pxq.launch.request import LaunchRequest, rank_slots
 
 
@@ -113,3 +114,23 @@ def real_nodes_order(req: LaunchRequest, workdir: Path) -> dict[str, str]:
         for rank, (node, local) in enumerate(rank_slots(req.layout, req.alloc, req.rank_order))
     ]
     return {str(workdir / "rankfile"): "".join(lines)}
+
+
+@register
+class Hostfile(Launcher):
+    """The real nodes a hostfile names: Open MPI's mapping on them, or a rankfile for a rank order."""
+
+    name = "hostfile"
+    real_nodes = True
+    needs_hostfile = True
+
+    def open_mpi(self, st: Staging) -> list[str]:
+        req = st.req
+        argv = st.mpirun_np()
+        if req.rank_order is None:
+            return argv + real_nodes_argv(req, self.name, req.layout, st.oversubscribed)
+        st.files.update(real_nodes_order(req, st.workdir))
+        argv += ["--hostfile", str(req.hostfile), "--rankfile", str(st.workdir / "rankfile")]
+        if st.oversubscribed:
+            argv += ["--oversubscribe"]
+        return argv

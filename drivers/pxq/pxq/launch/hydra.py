@@ -18,6 +18,7 @@ from pxq.launch.request import (
 )
 from pxq.launch.vnodes import RANK_ORDER_NEEDS_RANKFILE, virtual_agent
 from pxq.machine import cluster as cluster_mod
+from pxq.machine.cluster import Cluster
 
 OVERSUBSCRIBED_ON_CLUSTER = (
     "MPICH on a cluster of this machine needs a core per rank: with more ranks than cores, UCX's TCP transport "
@@ -49,23 +50,30 @@ def _hydra_binding(req: LaunchRequest, launcher: str, chosen: dict | None, overs
 
 
 def hydra_plan(
-    req: LaunchRequest, mpiexec: str, workdir: Path, launcher: str, oversubscribed: bool, env: dict[str, str]
+    req: LaunchRequest,
+    mpiexec: str,
+    workdir: Path,
+    launcher: str,
+    oversubscribed: bool,
+    env: dict[str, str],
+    cluster: Cluster | None = None,
 ) -> LaunchPlan:
     """MPICH's Hydra: -hosts with -ppn q (block) or -ppn 1, dealt round (cyclic); on
-    virtual nodes and a cluster of this machine the pxq agent stands in for ssh. MPICH then
-    treats them as nodes, but UCX picks its own transports between them: on virtual nodes,
-    shared memory (one host). UCX_TLS=tcp,self would make them talk TCP as Open MPI's do, but
-    UCX 1.13's tcp transport can hang in MPI_Finalize (openucx/ucx#8738: a third of
-    oversubscribed runs here), so that is left to the user. A cluster's nodes each have an IPC
-    namespace of their own, which UCX takes for another host: TCP over the node's link between
-    nodes, shared memory within one. mpiexec runs on the head, and its proxies call it back at
-    the head's address. Hydra passes the whole environment (`env` and the caller's) on."""
+        virtual nodes and a cluster of this machine the pxq agent stands in for ssh. MPICH then
+        treats them as nodes, but UCX picks its own transports between them: on virtual nodes,
+        shared memory (one host). UCX_TLS=tcp,self would make them talk TCP as Open MPI's do, but
+        UCX 1.13's tcp transport can hang in MPI_Finalize (openucx/ucx#8738: a third of
+        oversubscribed runs here), so that is left to the user. A cluster's nodes each have an IPC
+        namespace of their own, which UCX takes for another host: TCP over the node's link between
+        nodes, shared memory within one. mpiexec runs on the head, and its proxies call it back at
+        the head's address. Hydra passes the whole environment (`env` and the caller's) on. CLUSTER:
+    the cluster of this machine the launcher resolved, when it has."""
     layout = req.layout
     if req.rank_order is not None and launcher != "local":  # on one node bind_rank.sh places the order
         raise InputError(RANK_ORDER_NEEDS_RANKFILE)
     argv = [mpiexec, "-np", str(layout.ranks)]
     if launcher == "cluster":  # mpiexec on the head; its proxies call it back at the head's address
-        c = netns.cluster_for(layout)  # a layout the cluster cannot hold is the first thing to fix
+        c = netns.cluster_for(layout, cluster)  # a layout the cluster cannot hold is the first thing to fix
         if oversubscribed:
             raise InputError(OVERSUBSCRIBED_ON_CLUSTER)
         argv = [*cluster_mod.enter_head(c), mpiexec, "-localhost", cluster_mod.HEAD_ADDRESS, *argv[1:]]

@@ -53,9 +53,10 @@ def run_base() -> str | None:
     return str(base)
 
 
-def cluster_for(layout: Layout) -> Cluster:
-    """The cluster that is up here, if it has the nodes the layout needs."""
-    c = current()
+def cluster_for(layout: Layout, found: Cluster | None = None) -> Cluster:
+    """The cluster that is up here (FOUND, when the caller has looked it up), if it has the
+    nodes the layout needs."""
+    c = found or current()
     if c is None:
         other = someone_elses()
         if other is not None:

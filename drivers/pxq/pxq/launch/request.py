@@ -1,5 +1,6 @@
 """What a launch is asked for (LaunchRequest) and what it becomes (LaunchPlan), with the rules every
-launcher shares: choosing the launcher, ranks to slots and cores, OpenMP's environment, oversubscription."""
+launcher shares: ranks to slots and cores, OpenMP's environment, oversubscription (pxq.launch.launchers
+chooses the launcher)."""
 
 from __future__ import annotations
 
@@ -7,13 +8,14 @@ import dataclasses
 import json
 import os
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pxq.core.errors import InputError
 from pxq.core.layout import Layout
 from pxq.core.paths import binary, build_hint
-from pxq.launch import netns
 
 PLACEMENTS = ("packed", "spread", "custom")
 
@@ -44,6 +46,7 @@ class LaunchPlan:
     oversubscribed: bool = False
     placement: dict | None = None  # mode, per-rank planned cpus, warnings (for the record)
     mpi: str = "open-mpi"  # whose launcher argv is: open-mpi (mpirun) or mpich (Hydra's mpiexec)
+    record: Callable[[], dict[str, Any]] = dict  # what the run's record keeps of where it went (driver.*)
 
     @property
     def passes_environment(self) -> bool:
@@ -56,18 +59,6 @@ class LaunchPlan:
         this machine follows the prefix that enters the head (`nsenter ... --`)."""
         at = self.argv.index("--") + 1 if self.launcher == "cluster" else 0
         return [*self.argv[: at + 1], *flags, *self.argv[at + 1 :]]
-
-
-def choose_launcher(req: LaunchRequest) -> str:
-    if req.launcher:
-        return req.launcher
-    if req.hostfile:
-        return "hostfile"
-    if os.environ.get("SLURM_JOB_ID"):
-        return "slurm"
-    if netns.current() is not None:
-        return "cluster"
-    return "virtual" if req.layout.nodes > 1 else "local"
 
 
 def rank_slots(layout: Layout, alloc: str, order: list[int] | None = None) -> list[tuple[int, int]]:

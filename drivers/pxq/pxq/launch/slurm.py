@@ -7,9 +7,11 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from pxq.core.errors import InputError
 from pxq.launch.hostfile import RANK_ORDER_NOT_PLACEMENT, check_custom_on_real_nodes
+from pxq.launch.launchers import Launcher, Staging, register
 from pxq.launch.request import LaunchRequest, rank_slots
 from pxq.machine import envinfo
 
@@ -105,3 +107,24 @@ def slurm_plan(req: LaunchRequest, workdir: Path, oversubscribed: bool) -> tuple
 def srun_mpi() -> str:
     """srun's --mpi for the MPI pxq was built with: Open MPI starts under PMIx, MPICH under PMI-2."""
     return "pmi2" if envinfo.mpi_flavour() == "mpich" else "pmix"
+
+
+@register
+class Slurm(Launcher):
+    """srun inside the allocation pxq runs in: it starts the ranks whichever MPI pxq uses."""
+
+    name = "slurm"
+    real_nodes = True
+    own_starter = True
+
+    def open_mpi(self, st: Staging) -> list[str]:
+        argv, env, files = slurm_plan(st.req, st.workdir, st.oversubscribed)
+        st.env.update(env)
+        st.files.update(files)
+        return argv
+
+    def finish(self, st: Staging, argv: list[str]) -> list[str]:
+        return argv  # srun passes the whole environment on
+
+    def record(self) -> dict[str, Any]:
+        return {"slurm": slurm_job()}

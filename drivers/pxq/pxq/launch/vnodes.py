@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from pxq.core.paths import AGENT
+from pxq.launch.launchers import Launcher, Staging, register
+from pxq.launch.request import YIELD, rankfile
 
 RANK_ORDER_NEEDS_RANKFILE = (
     "--rank-order on virtual or real nodes needs Open MPI's rankfile: MPICH's Hydra puts ranks on nodes by --alloc "
@@ -20,3 +22,22 @@ def virtual_agent(workdir: Path, links: dict[str, str]) -> str:
         agent = str(workdir / "vnode-agent")
         links[agent] = str(AGENT)
     return agent
+
+
+@register
+class Virtual(Launcher):
+    """Nodes n0, n1, ... on this machine, each its own Open MPI daemon started by the agent."""
+
+    name = "virtual"
+    plans_cores = True
+
+    def open_mpi(self, st: Staging) -> list[str]:
+        req, layout = st.req, st.req.layout
+        hosts = ",".join(f"n{i}:{layout.ranks_per_node}" for i in range(layout.nodes))
+        st.files.update(rankfile(st.workdir, layout, req, st.chosen, lambda node: f"n{node}"))
+        agent = virtual_agent(st.workdir, st.links)
+        argv = st.mpirun_np() + ["--host", hosts, "--mca", "plm_rsh_agent", agent]
+        argv += ["--rankfile", str(st.workdir / "rankfile")]
+        if st.oversubscribed:
+            argv += ["--oversubscribe", "--bind-to", "core:overload-allowed", *YIELD]
+        return argv

@@ -17,6 +17,7 @@ from pxq.core.errors import InputError
 from pxq.experiments import runner, study
 from pxq.experiments.studykit import Context, Outcome, exit_code, measure
 from pxq.figures import layoutbars
+from pxq.launch import launchers
 from pxq.machine import ceilings, envinfo
 
 SECTION = "contention"
@@ -140,7 +141,7 @@ def testable(ctx: Context, q: int) -> set[str]:
     """Which comparisons this machine can test, as _findings will judge them (its packages and
     whether more nodes are virtual ones of this machine), so that a budget settles only those."""
     one_pkg = envinfo.packages() < 2
-    shared = one_pkg and not ctx.base.hostfile and ctx.base.launcher != "slurm"
+    shared = one_pkg and not ctx.base.hostfile and not launchers.real_nodes(ctx.base.launcher)
     out = set()
     if q == 4 and not shared:
         out |= {"four"}

@@ -48,7 +48,6 @@ from pxq.launch.hostfile import hostfile_hosts
 from pxq.launch.plan import plan_launch, stage
 from pxq.launch.request import LaunchRequest
 from pxq.machine import envinfo
-from pxq.machine.mpi import find_mpirun
 from pxq.teaching import copies, sandbox
 
 LABS = ROOT / "labs"
@@ -390,7 +389,7 @@ class Context:
         # On a cluster of this machine the nodes' /tmp are their own: the run's folder goes beside it.
         base = netns.run_base() if not self.hostfile else None
         with procs.workdir("pxq-lab-", base=base) as tmp:
-            plan = plan_launch(req, find_mpirun(req.mpi), tmp)
+            plan = plan_launch(req, None, tmp)
             env = stage(plan, tmp)
             argv = list(plan.argv)
             extra = {"PXQ_LAB_NONCE": nonce}

@@ -1,0 +1,130 @@
+"""The launchers: one class per way of starting a run's ranks (one machine, its virtual nodes, a
+cluster of this machine, a hostfile's real nodes, a Slurm allocation), each in its own module
+and registered there by name (`register`), as ReFrame registers its launchers. `resolve` picks
+one for a request, once per run: --launcher, else a hostfile's, else the Slurm allocation pxq
+runs in, else the cluster of this machine that is up (looked up once, and kept), else one
+machine or its virtual nodes. pxq.launch.plan imports every launcher module.
+
+A launcher builds Open MPI's command line for the request (`open_mpi`) and says what the record
+keeps of where the run went (`record`); MPICH's Hydra (pxq.launch.hydra) starts the ranks on
+every launcher but Slurm's, which has its own starter. The attributes say what the rest of pxq
+asks of a launcher, so that nothing outside pxq.launch compares launcher names."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pxq.core.errors import InputError
+from pxq.launch import netns
+from pxq.launch.request import LaunchRequest, export_flags
+from pxq.machine.cluster import Cluster
+from pxq.machine.mpi import find_mpirun
+
+
+@dataclass
+class Staging:
+    """What a launcher builds its command line from and adds its files, links and environment to."""
+
+    req: LaunchRequest
+    mpirun: str
+    workdir: Path
+    oversubscribed: bool
+    chosen: dict | None  # the cores pxq chose for every worker (launchers that plan cores)
+    env: dict[str, str]
+    files: dict[str, str] = field(default_factory=dict)
+    links: dict[str, str] = field(default_factory=dict)
+
+    def mpirun_np(self) -> list[str]:
+        return [self.mpirun, "-np", str(self.req.layout.ranks)]
+
+
+class Launcher:
+    """One way to start a run's ranks. Subclasses set `name` and register with `register`."""
+
+    name: ClassVar[str] = ""
+    plans_cores: ClassVar[bool] = False  # pxq picks every worker's cores (ranks on this machine)
+    real_nodes: ClassVar[bool] = False  # the nodes are other machines (a hostfile's, Slurm's)
+    needs_hostfile: ClassVar[bool] = False  # --launcher NAME needs --hostfile FILE
+    own_starter: ClassVar[bool] = False  # starts the ranks itself (srun), whichever MPI pxq uses
+    emulated: ClassVar[bool] = False  # the nodes of a cluster of this machine (pxq cluster up)
+
+    def __init__(self, req: LaunchRequest, cluster: Cluster | None = None) -> None:
+        self.req = req
+        self.cluster = cluster
+
+    def mpirun(self, mpi: str) -> str:
+        """The launcher program the command line starts with."""
+        return "" if self.own_starter else find_mpirun(mpi)
+
+    def open_mpi(self, st: Staging) -> list[str]:
+        """Open MPI's command line up to the program: mpirun and its options."""
+        raise NotImplementedError
+
+    def finish(self, st: Staging, argv: list[str]) -> list[str]:
+        """The command line with the environment named for mpirun to pass on (-x)."""
+        return argv + export_flags(st.env)
+
+    def record(self) -> dict[str, Any]:
+        """What the run's record keeps (driver.*) of where the run went."""
+        return {}
+
+
+REGISTRY: dict[str, type[Launcher]] = {}
+# The order --launcher's help and the experiment file's schema list them in.
+ORDER = ("local", "virtual", "cluster", "hostfile", "slurm")
+
+
+def register(cls: type[Launcher]) -> type[Launcher]:
+    if not cls.name or cls.name in REGISTRY or cls.name not in ORDER:
+        raise TypeError(
+            f"launcher {cls.__name__}: a name of its own, listed in pxq.launch.launchers.ORDER "
+            f"(have: {', '.join(REGISTRY)})"
+        )
+    REGISTRY[cls.name] = cls
+    return cls
+
+
+def get(name: str) -> type[Launcher]:
+    if name not in REGISTRY:
+        raise InputError(f"--launcher {name}: no such launcher; the launchers are {', '.join(sorted(REGISTRY))}")
+    return REGISTRY[name]
+
+
+def resolve(req: LaunchRequest) -> Launcher:
+    """The launcher of a request, with the cluster of this machine it runs on (looked up once)."""
+    if req.launcher:
+        return get(req.launcher)(req)
+    if req.hostfile:
+        return get("hostfile")(req)
+    if os.environ.get("SLURM_JOB_ID"):
+        return get("slurm")(req)
+    up = netns.current()
+    if up is not None:
+        return get("cluster")(req, up)
+    return get("virtual" if req.layout.nodes > 1 else "local")(req)
+
+
+def _named(name: str | None) -> type[Launcher] | None:
+    """The launcher a name stands for; None for none asked (pxq picks) or one this pxq does not
+    have (a record written by another version)."""
+    return REGISTRY.get(name) if name else None
+
+
+def real_nodes(name: str | None) -> bool:
+    """Whether the launcher of that name runs on other machines."""
+    found = _named(name)
+    return found is not None and found.real_nodes
+
+
+def needs_hostfile(name: str | None) -> bool:
+    found = _named(name)
+    return found is not None and found.needs_hostfile
+
+
+def emulated(name: str | None) -> bool:
+    """Whether the launcher of that name runs on a cluster of this machine."""
+    found = _named(name)
+    return found is not None and found.emulated
