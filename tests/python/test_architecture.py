@@ -142,7 +142,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "drivers" / "pxq" / "pxq"
 # Bottom to top. A module may import modules of its own floor or of floors below it.
 FLOORS: tuple[tuple[str, ...], ...] = (
     ("", "core"),  # "" is the pxq package itself
-    ("machine", "figures"),
+    ("machine", "figures", "cluster"),
     ("launch",),
     ("analysis",),
     ("experiments", "probes", "teaching"),

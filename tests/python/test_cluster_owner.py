@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
+from pxq.cluster import emulator as cluster
 from pxq.core.errors import InputError
 from pxq.core.layout import parse_layout
 from pxq.launch import netns
-from pxq.machine import cluster
 
 
 def _up(owner: str) -> cluster.Cluster:

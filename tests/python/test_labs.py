@@ -181,9 +181,10 @@ def test_on_a_cluster_of_this_machine_lab_1_crosses_its_link_and_a_copy_must_be_
     """While a cluster is up, lab 1's other node is one of it (named with its link); a student's
     copy cannot be confined there (the runs enter the nodes' namespaces), and a copy under /tmp,
     which each node has of its own, is refused with the fix."""
+    from pxq.cluster import emulator as cluster
+    from pxq.cluster import nodes
     from pxq.labs import channels
     from pxq.launch import netns
-    from pxq.machine import cluster, nodes
 
     fake = cluster.Cluster("lab", 2, {"name": "gige", "bytes_per_s": 125e6}, 9000, [1, 2], 2, 0.1, False)
     monkeypatch.delenv("SLURM_JOB_ID", raising=False)

@@ -2,6 +2,7 @@ from pathlib import Path
 
 import pytest
 
+from pxq.cluster.emulator import HEAD_ADDRESS, Cluster
 from pxq.core import paths
 from pxq.core.errors import InputError
 from pxq.core.layout import Layout
@@ -10,7 +11,6 @@ from pxq.launch import plan as launch_plan
 from pxq.launch.plan import plan_launch
 from pxq.launch.request import LaunchRequest, rank_cores
 from pxq.machine import envinfo, mpi
-from pxq.machine.cluster import HEAD_ADDRESS, Cluster
 from pxq.machine.mpi import find_mpirun
 
 

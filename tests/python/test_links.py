@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from pxq.cluster import cpusets, links, nodes
+from pxq.cluster import emulator as cluster
 from pxq.core.errors import InputError
-from pxq.machine import cluster, cpusets, links, nodes
 
 DATA = Path(__file__).parent / "data"
 

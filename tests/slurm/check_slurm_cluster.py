@@ -29,7 +29,7 @@ from check_slurm import leftovers  # noqa: E402
 from cluster import Cluster, Unavailable  # noqa: E402
 from driver_check import fail, records  # noqa: E402
 
-from pxq.machine import cluster as emulated  # noqa: E402
+from pxq.cluster import emulator as emulated  # noqa: E402
 
 NAME = "slc"
 LINK_MBPS = 12.5  # 100mbit

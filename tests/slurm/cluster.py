@@ -21,7 +21,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from pxq.machine.cluster import HEAD_ADDRESS, enter_head, enter_node
+from pxq.cluster.emulator import HEAD_ADDRESS, enter_head, enter_node
 
 DAEMONS = ("slurmctld", "slurmd")
 CLIENTS = ("srun", "sbatch", "salloc", "squeue", "sinfo", "scontrol")
@@ -46,7 +46,7 @@ def _find(name: str) -> str | None:
 class Cluster:
     def __init__(self, folder: Path, nodes: int = 2, cpus: int | None = None, emulated=None):
         self.folder = folder.resolve()
-        self.emulated = emulated  # a pxq.machine.cluster.Cluster whose nodes host the slurmd
+        self.emulated = emulated  # a pxq.cluster.emulator.Cluster whose nodes host the slurmd
         if emulated is not None:
             nodes = emulated.nodes
         self.nodes = [f"n{i}" for i in range(nodes)]

@@ -1,4 +1,4 @@
-"""`pxq cluster up | status | down | bench`: a cluster on this machine (pxq.machine.cluster):
+"""`pxq cluster up | status | down | bench`: a cluster on this machine (pxq.cluster.emulator):
 nodes that are network hosts of their own, each with one link of a chosen bandwidth that its
 ranks share. While one is up, `pxq run`, `sweep`, `probe` and `study` launch on it."""
 
@@ -11,9 +11,11 @@ import os
 from rich.console import Console
 from rich.table import Table
 
+from pxq.cluster import emulator as cluster
+from pxq.cluster import links
 from pxq.core import plugins
 from pxq.core.errors import InputError
-from pxq.machine import cluster, envinfo, links
+from pxq.machine import envinfo
 from pxq.probes import linkbench
 
 # What --link takes, for `pxq cluster up --help`.

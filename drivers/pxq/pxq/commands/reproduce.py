@@ -8,13 +8,14 @@ from pathlib import Path
 
 from rich.console import Console
 
+from pxq.cluster import emulator as cluster
+from pxq.cluster import links
 from pxq.core import plugins
 from pxq.core.errors import InputError
 from pxq.core.paths import results_dir
 from pxq.experiments import reproduce
 from pxq.experiments import studykit as studies
 from pxq.experiments.options import check_timeout
-from pxq.machine import cluster, links
 
 
 def add(p: argparse.ArgumentParser) -> None:

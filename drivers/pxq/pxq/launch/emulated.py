@@ -6,12 +6,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from pxq.cluster.emulator import Cluster
 from pxq.core.paths import BIND_WRAPPER
 from pxq.launch import netns
 from pxq.launch.launchers import Launcher, Staging, register
 from pxq.launch.request import YIELD, LaunchRequest, rank_cores, rank_slots
 from pxq.launch.vnodes import virtual_agent
-from pxq.machine.cluster import Cluster
 
 
 @register

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pxq.cluster import emulator as cluster_mod
+from pxq.cluster.emulator import Cluster
 from pxq.core.errors import InputError
 from pxq.core.paths import BIND_WRAPPER
 from pxq.launch import netns
@@ -17,8 +19,6 @@ from pxq.launch.request import (
     rank_slots,
 )
 from pxq.launch.vnodes import RANK_ORDER_NEEDS_RANKFILE, virtual_agent
-from pxq.machine import cluster as cluster_mod
-from pxq.machine.cluster import Cluster
 
 OVERSUBSCRIBED_ON_CLUSTER = (
     "MPICH on a cluster of this machine needs a core per rank: with more ranks than cores, UCX's TCP transport "

@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from pxq.cluster.emulator import Cluster
 from pxq.core.errors import InputError
 from pxq.launch import netns
 from pxq.launch.request import LaunchRequest, export_flags
-from pxq.machine.cluster import Cluster
 from pxq.machine.mpi import find_mpirun
 
 

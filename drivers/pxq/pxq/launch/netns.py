@@ -1,4 +1,4 @@
-"""Launching on a cluster on this machine (pxq.machine.cluster): mpirun runs on the cluster's
+"""Launching on a cluster on this machine (pxq.cluster.emulator): mpirun runs on the cluster's
 head, and Open MPI's launch agent starts each node's daemon inside that node (its network, host
 name and mounts), so ranks of different nodes talk over their nodes' shaped links.
 
@@ -13,11 +13,11 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from pxq.cluster import emulator as cluster_mod
+from pxq.cluster import links, nodes
+from pxq.cluster.emulator import Cluster
 from pxq.core.errors import InputError
 from pxq.core.layout import Layout
-from pxq.machine import cluster as cluster_mod
-from pxq.machine import links, nodes
-from pxq.machine.cluster import Cluster
 
 
 def current() -> Cluster | None:

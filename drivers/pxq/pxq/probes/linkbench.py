@@ -19,13 +19,15 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from pxq.cluster import emulator as cluster
+from pxq.cluster import links
+from pxq.cluster.links import Link
 from pxq.core import outputs, paths
 from pxq.core.errors import InputError
 from pxq.core.layout import Layout
 from pxq.experiments import runner
 from pxq.launch import netns
-from pxq.machine import cluster, envinfo, links
-from pxq.machine.links import Link
+from pxq.machine import envinfo
 
 NAME = "bench"
 SIZES = (1 << 20, 2 << 20, 4 << 20)

@@ -1,4 +1,4 @@
-"""The cores of a cluster's nodes (pxq.machine.cluster): one cpuset cgroup per node, so that
+"""The cores of a cluster's nodes (pxq.cluster.emulator): one cpuset cgroup per node, so that
 everything a node runs (its daemons, its ranks, their threads, a slurmd) stays on the node's
 cores, and a program inside it sees only them.
 

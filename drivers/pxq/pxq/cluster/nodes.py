@@ -1,7 +1,7 @@
-"""What makes a cluster's node a host of its own beyond its network (pxq.machine.cluster): an
+"""What makes a cluster's node a host of its own beyond its network (pxq.cluster.emulator): an
 idle process per node holding the node's host name, IPC namespace and mounts (its own /tmp and
 /dev/shm, with pxq's files bound back in), which every command of the node enters, and the
-node's cores (pxq.machine.cpusets), which the holder and every command entering the node join."""
+node's cores (pxq.cluster.cpusets), which the holder and every command entering the node join."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from pxq.cluster import cpusets
 from pxq.core import paths, procs
-from pxq.machine import cpusets
 
 
 class ClusterError(RuntimeError):

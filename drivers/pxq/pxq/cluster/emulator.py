@@ -27,10 +27,10 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from pxq.cluster import cpusets
+from pxq.cluster.links import Link
+from pxq.cluster.nodes import ClusterError, holder, state_root
 from pxq.core.errors import InputError
-from pxq.machine import cpusets
-from pxq.machine.links import Link
-from pxq.machine.nodes import ClusterError, holder, state_root
 
 PREFIX = "pxqc-"
 SUBNET = "10.213.0"
