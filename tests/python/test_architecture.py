@@ -397,6 +397,23 @@ def test_figures_are_drawn_only_in_figures_and_the_studies_plot_hooks():
     assert stray == [], "draw in pxq/figures/ (a module there takes the data and writes the figure)"
 
 
+def test_each_package_s_docstring_names_its_modules():
+    """A newcomer's map: each package says what each of its modules is for (the plugin packages
+    list nothing: their modules are found, one plugin each)."""
+    unnamed = []
+    for init in sorted(PACKAGE.glob("*/__init__.py")):
+        room = init.parent.name
+        if room in PLUGIN_PACKAGES:
+            continue
+        doc = ast.get_docstring(ast.parse(init.read_text())) or ""
+        unnamed += [
+            f"{room}.{p.stem}"
+            for p in sorted(init.parent.glob("*.py"))
+            if p.stem != "__init__" and f"`{p.stem}`" not in doc
+        ]
+    assert unnamed == [], "name each module in its package's docstring, in backquotes"
+
+
 def test_no_module_over_400_lines_without_its_reason():
     long = []
     for module, path in MODULES.items():

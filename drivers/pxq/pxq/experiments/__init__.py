@@ -1,2 +1,4 @@
-"""What runs experiments: one run (runner), sweeps and batch jobs, the demo, reproduce, the options
-commands share, the studies' kit (studykit), and redrawing any record's figure (plots)."""
+"""What runs experiments: one run (`runner`), sweeps (`sweep`, and `settling`: until the
+comparisons are settled), experiment files (`expfile`), Slurm batch jobs (`batch`), the demo
+(`demo`), every published study at once (`reproduce`), the options commands share (`options`),
+the studies' kit (`studykit`) and the contention study's plan and table (`study`)."""

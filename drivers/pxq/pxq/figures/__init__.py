@@ -1,5 +1,9 @@
 """Figures: one matplotlib set-up (no display needed), one way to write a figure, and the axes
-every pxq figure shares: byte sizes as 16K and 1M, counts and times as plain numbers."""
+every pxq figure shares: byte sizes as 16K and 1M, counts and times as plain numbers. One module
+per figure, each taking plain data: the report's chart (`speedup`), the settled comparisons
+(`settled`), the roofline (`roofline`), the tile sweep (`tilesweep`), the message profile
+(`channelbars`), the placement matrix (`trafficmap`), the contention study (`layoutbars`), and
+the probes' (`pingpong`, `osu`, `memory`, `collective`)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
-"""Launchers, one module each (one machine and virtual nodes, a hostfile, Slurm, MPICH's Hydra), the
-request they share (request.py), the plan that picks one (plan.py), and the hang watchdog."""
+"""Launching a run: the launchers as registered classes (`launchers`), one module each (`local`,
+`vnodes`: virtual nodes, `emulated`: a cluster of this machine, entered through `netns`,
+`hostfile`, `slurm`), MPICH's Hydra (`hydra`), the request they share (`request`) and the plan
+(`plan`)."""
 
 # Every launcher module registers its launcher (pxq.launch.launchers.REGISTRY) as it is imported.
 from pxq.launch import emulated, hostfile, local, slurm, vnodes  # noqa: E402, F401

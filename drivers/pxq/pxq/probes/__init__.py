@@ -1,2 +1,4 @@
-"""The driver's side of the C++ probes: collective variability, channels and rank pairs, memory
-(stride and bandwidth), and OSU-style runs."""
+"""The driver's side of the C++ probes: collective variability (`probe`), channels and rank pairs
+(`chanprobe`), memory stride and bandwidth (`memprobe`), OSU-style runs (`osuprobe`), this
+machine's ceilings (`ceilprobe`), a cluster's links (`linkbench`), and every probe record's
+figure drawn again (`redraw`)."""

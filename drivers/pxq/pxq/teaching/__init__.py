@@ -1,2 +1,3 @@
-"""The labs' machinery: building and running a student's copy (harness), confined (sandbox), and
-grading a class (grading). The labs themselves are plugins in pxq.labs."""
+"""The labs' machinery: building and running a student's copy (`harness`), what a copy may hold
+(`copies`), its confinement (`sandbox`, entered by `enter`, each rank under `reaper`), grading a
+class (`grading`) and the teacher's folder (`teach`). The labs themselves are plugins in pxq.labs."""
