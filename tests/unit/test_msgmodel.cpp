@@ -26,7 +26,9 @@ TEST(SizeBins, PowersOfTwoWithTheCoarseRangesAsUnions) {
     // Every size lies in its bin, and the bin's coarse range is the size's.
     const int bin = size_bin(b);
     EXPECT_LE(b, bin_upper_bytes(bin));
-    if (bin > 0) EXPECT_GT(b, bin_upper_bytes(bin - 1));
+    if (bin > 0) {
+      EXPECT_GT(b, bin_upper_bytes(bin - 1));
+    }
     EXPECT_EQ(coarse_range(bin_upper_bytes(bin)), coarse_range(b)) << b;
   }
   EXPECT_EQ(coarse_range(256), 0);
