@@ -479,7 +479,10 @@ def test_every_launcher_is_registered_by_its_module_with_what_pxq_asks_of_it():
     with pytest.raises(InputError, match="no such launcher; the launchers are cluster, hostfile, local"):
         launchers.get("ssh")
     with pytest.raises(TypeError, match="a name of its own"):
-        launchers.register(type("Again", (launchers.Launcher,), {"name": "local"}))
+        type("Again", (launchers.Launcher,), {}, name="local")
+    with pytest.raises(TypeError, match="no trait fast"):
+        type("Odd", (launchers.Launcher,), {}, name="ssh", fast=True)
+    assert launchers.REGISTRY["local"].__name__ == "Local"
 
 
 @pytest.mark.parametrize(

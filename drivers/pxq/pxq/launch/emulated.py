@@ -9,17 +9,12 @@ from typing import Any
 from pxq.cluster.emulator import Cluster
 from pxq.core.paths import BIND_WRAPPER
 from pxq.launch import netns
-from pxq.launch.launchers import Launcher, Staging, register
+from pxq.launch.launchers import Launcher, Staging
 from pxq.launch.request import YIELD, LaunchRequest, rank_cores, rank_slots
 from pxq.launch.vnodes import virtual_agent
 
 
-@register
-class OnCluster(Launcher):
-    name = "cluster"
-    plans_cores = True
-    emulated = True
-
+class OnCluster(Launcher, name="cluster", plans_cores=True, emulated=True):
     def __init__(self, req: LaunchRequest, cluster: Cluster | None = None) -> None:
         # A layout the cluster cannot hold is the first thing to fix.
         c = netns.cluster_for(req.layout, cluster)

@@ -8,7 +8,7 @@ from pathlib import Path
 from pxq.core import door, escape
 from pxq.core.errors import InputError
 from pxq.core.layout import Layout
-from pxq.launch.launchers import Launcher, Staging, register
+from pxq.launch.launchers import Launcher, Staging
 from pxq.launch.request import LaunchRequest, rank_slots
 
 
@@ -116,13 +116,8 @@ def real_nodes_order(req: LaunchRequest, workdir: Path) -> dict[str, str]:
     return {str(workdir / "rankfile"): "".join(lines)}
 
 
-@register
-class Hostfile(Launcher):
+class Hostfile(Launcher, name="hostfile", real_nodes=True, needs_hostfile=True):
     """The real nodes a hostfile names: Open MPI's mapping on them, or a rankfile for a rank order."""
-
-    name = "hostfile"
-    real_nodes = True
-    needs_hostfile = True
 
     def open_mpi(self, st: Staging) -> list[str]:
         req = st.req

@@ -1,6 +1,7 @@
 """The launchers: one class per way of starting a run's ranks (one machine, its virtual nodes, a
 cluster of this machine, a hostfile's real nodes, a Slurm allocation), each in its own module
-and registered there by name (`register`), as ReFrame registers its launchers. `resolve` picks
+and registered there by name (its class line: `class Local(Launcher, name="local", ...)`), as ReFrame
+registers its launchers. `resolve` picks
 one for a request, once per run: --launcher, else a hostfile's, else the Slurm allocation pxq
 runs in, else the cluster of this machine that is up (looked up once, and kept), else one
 machine or its virtual nodes. pxq.launch.plan imports every launcher module.
@@ -42,7 +43,8 @@ class Staging:
 
 
 class Launcher:
-    """One way to start a run's ranks. Subclasses set `name` and register with `register`."""
+    """One way to start a run's ranks. A subclass names itself and what it does in its class
+    line, which registers it: `class Local(Launcher, name="local", plans_cores=True)`."""
 
     name: ClassVar[str] = ""
     plans_cores: ClassVar[bool] = False  # pxq picks every worker's cores (ranks on this machine)
@@ -50,6 +52,17 @@ class Launcher:
     needs_hostfile: ClassVar[bool] = False  # --launcher NAME needs --hostfile FILE
     own_starter: ClassVar[bool] = False  # starts the ranks itself (srun), whichever MPI pxq uses
     emulated: ClassVar[bool] = False  # the nodes of a cluster of this machine (pxq cluster up)
+
+    def __init_subclass__(cls, name: str = "", **traits: bool) -> None:
+        super().__init_subclass__()
+        unknown = sorted(set(traits) - TRAITS)
+        if unknown:
+            raise TypeError(f"launcher {cls.__name__}: no trait {', '.join(unknown)} (traits: {', '.join(TRAITS)})")
+        for trait, value in traits.items():
+            setattr(cls, trait, value)
+        if name:
+            cls.name = name
+            register(cls)
 
     def __init__(self, req: LaunchRequest, cluster: Cluster | None = None) -> None:
         self.req = req
@@ -72,12 +85,14 @@ class Launcher:
         return {}
 
 
+TRAITS = frozenset(("plans_cores", "real_nodes", "needs_hostfile", "own_starter", "emulated"))
 REGISTRY: dict[str, type[Launcher]] = {}
 # The order --launcher's help and the experiment file's schema list them in.
 ORDER = ("local", "virtual", "cluster", "hostfile", "slurm")
 
 
 def register(cls: type[Launcher]) -> type[Launcher]:
+    """Adds a launcher to the registry (its class line does, when it gives a name)."""
     if not cls.name or cls.name in REGISTRY or cls.name not in ORDER:
         raise TypeError(
             f"launcher {cls.__name__}: a name of its own, listed in pxq.launch.launchers.ORDER "

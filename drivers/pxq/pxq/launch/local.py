@@ -5,15 +5,11 @@ from __future__ import annotations
 import socket
 
 from pxq.core.errors import InputError
-from pxq.launch.launchers import Launcher, Staging, register
+from pxq.launch.launchers import Launcher, Staging
 from pxq.launch.request import YIELD, rankfile
 
 
-@register
-class Local(Launcher):
-    name = "local"
-    plans_cores = True
-
+class Local(Launcher, name="local", plans_cores=True):
     def open_mpi(self, st: Staging) -> list[str]:
         req, layout = st.req, st.req.layout
         if layout.nodes != 1:

@@ -11,7 +11,7 @@ from typing import Any
 
 from pxq.core.errors import InputError
 from pxq.launch.hostfile import RANK_ORDER_NOT_PLACEMENT, check_custom_on_real_nodes
-from pxq.launch.launchers import Launcher, Staging, register
+from pxq.launch.launchers import Launcher, Staging
 from pxq.launch.request import LaunchRequest, rank_slots
 from pxq.machine import envinfo
 
@@ -109,13 +109,8 @@ def srun_mpi() -> str:
     return "pmi2" if envinfo.mpi_flavour() == "mpich" else "pmix"
 
 
-@register
-class Slurm(Launcher):
+class Slurm(Launcher, name="slurm", real_nodes=True, own_starter=True):
     """srun inside the allocation pxq runs in: it starts the ranks whichever MPI pxq uses."""
-
-    name = "slurm"
-    real_nodes = True
-    own_starter = True
 
     def open_mpi(self, st: Staging) -> list[str]:
         argv, env, files = slurm_plan(st.req, st.workdir, st.oversubscribed)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pxq.core.paths import AGENT
-from pxq.launch.launchers import Launcher, Staging, register
+from pxq.launch.launchers import Launcher, Staging
 from pxq.launch.request import YIELD, rankfile
 
 RANK_ORDER_NEEDS_RANKFILE = (
@@ -24,12 +24,8 @@ def virtual_agent(workdir: Path, links: dict[str, str]) -> str:
     return agent
 
 
-@register
-class Virtual(Launcher):
+class Virtual(Launcher, name="virtual", plans_cores=True):
     """Nodes n0, n1, ... on this machine, each its own Open MPI daemon started by the agent."""
-
-    name = "virtual"
-    plans_cores = True
 
     def open_mpi(self, st: Staging) -> list[str]:
         req, layout = st.req, st.req.layout
