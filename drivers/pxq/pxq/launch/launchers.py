@@ -1,15 +1,15 @@
 """The launchers: one class per way of starting a run's ranks (one machine, its virtual nodes, a
-cluster of this machine, a hostfile's real nodes, a Slurm allocation), each in its own module
-and registered there by name (its class line: `class Local(Launcher, name="local", ...)`), as ReFrame
-registers its launchers. `resolve` picks
-one for a request, once per run: --launcher, else a hostfile's, else the Slurm allocation pxq
-runs in, else the cluster of this machine that is up (looked up once, and kept), else one
-machine or its virtual nodes. pxq.launch.plan imports every launcher module.
+cluster of this machine, a hostfile's real nodes, a Slurm allocation), each in its own module and
+registered by its class line (`class Local(Launcher, name="local", ...)`), as ReFrame registers its
+launchers; importing pxq.launch imports every launcher module. `resolve` picks one for a request,
+once per run: --launcher, else a hostfile's, else the Slurm allocation pxq runs in, else the
+cluster of this machine that is up (looked up once, and kept), else one machine or its virtual
+nodes.
 
 A launcher builds Open MPI's command line for the request (`open_mpi`) and says what the record
 keeps of where the run went (`record`); MPICH's Hydra (pxq.launch.hydra) starts the ranks on
-every launcher but Slurm's, which has its own starter. The attributes say what the rest of pxq
-asks of a launcher, so that nothing outside pxq.launch compares launcher names."""
+every launcher but Slurm's, which has its own starter. The traits say what the rest of pxq asks
+of a launcher, so that nothing outside pxq.launch compares launcher names."""
 
 from __future__ import annotations
 
@@ -122,24 +122,22 @@ def resolve(req: LaunchRequest) -> Launcher:
     return get("virtual" if req.layout.nodes > 1 else "local")(req)
 
 
-def _named(name: str | None) -> type[Launcher] | None:
-    """The launcher a name stands for; None for none asked (pxq picks) or one this pxq does not
-    have (a record written by another version)."""
-    return REGISTRY.get(name) if name else None
+def _trait(name: str | None, trait: str) -> bool:
+    """A trait of the launcher of that name; False for none asked (pxq picks) or one this pxq
+    does not have (a record written by another version)."""
+    found = REGISTRY.get(name) if name else None
+    return found is not None and bool(getattr(found, trait))
 
 
 def real_nodes(name: str | None) -> bool:
     """Whether the launcher of that name runs on other machines."""
-    found = _named(name)
-    return found is not None and found.real_nodes
+    return _trait(name, "real_nodes")
 
 
 def needs_hostfile(name: str | None) -> bool:
-    found = _named(name)
-    return found is not None and found.needs_hostfile
+    return _trait(name, "needs_hostfile")
 
 
 def emulated(name: str | None) -> bool:
     """Whether the launcher of that name runs on a cluster of this machine."""
-    found = _named(name)
-    return found is not None and found.emulated
+    return _trait(name, "emulated")
