@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from pxq import cli
-from pxq.analysis import drift, roofline
-from pxq.commands import roofline as roofline_cmd
+from pxq.analysis import drift, roofline, roofview
 from pxq.figures import roofline as draw
 from pxq.labs import tiling
 from pxq.machine import ceilings
@@ -587,12 +586,12 @@ def test_tau_b_counts_a_pair_the_runs_do_not_order_as_a_tie():
     assert roofline.pairs_per_app(same)["cg"]["tau_b"] is None
     # As `pxq roofline` says them: tau-b first, the medians' tau beside it, or why tau-b is not judged.
     pts = [dict(p, layout="1x2x1", mode="flat", tile=None, runs=7) for p in pts]
-    said = roofline_cmd._order_text(2 / 3, roofline.pairs_per_app(pts)["cg"])
+    said = roofview.order_text(2 / 3, roofline.pairs_per_app(pts)["cg"])
     assert said.startswith("Kendall's tau-b 0.82 against the order the runs measure")
     assert "tau 0.67 on the medians" in said
     assert "of the 4 pair(s) the runs order, 4 predicted in that order" in said and "rank-sum p >= 0.05" in said
     same = [dict(p, times=fast) for p in pts]
-    said = roofline_cmd._order_text(2 / 3, roofline.pairs_per_app(same)["cg"])
+    said = roofview.order_text(2 / 3, roofline.pairs_per_app(same)["cg"])
     assert said.startswith("Kendall's tau-b not judged: the runs order no pair")
     assert roofline.tau_b_by_runs(pts[:2]) is None
 
@@ -624,7 +623,7 @@ def test_runs_of_one_sweep_order_a_pair_on_their_paired_rounds():
     assert pairs["tau_b"] == pytest.approx(2 / math.sqrt(3 * 2))  # a-c tied by the runs, not by the prediction
     other = point("b", 1.1, 1.2, sweep="s2")  # another sweep: its rounds are other moments
     assert roofline.measured_order(a, other) == (0, False)
-    said = roofline_cmd._order_text(
+    said = roofview.order_text(
         0.33, roofline.pairs_per_app([dict(p, layout="1x2x1", mode="flat", tile=None, runs=8) for p in (a, b, c)])["cg"]
     )
     assert "3 of 3 pair(s) judged on paired rounds of one sweep" in said
@@ -649,11 +648,9 @@ def test_every_run_says_how_close_it_came_to_the_physical_roof():
 
 
 def test_a_kokkos_run_and_its_openmp_twin_are_told_apart_in_the_labels():
-    from pxq.commands import roofline as command
-
     one = {"app": "cg", "size": "A", "layout": "1x1x2", "mode": "hybrid", "tile": None, "backend": "openmp"}
-    assert command._label(one) == "cg A 1x1x2 hybrid"
-    assert command._label(dict(one, backend="kokkos")) == "cg A 1x1x2 hybrid kokkos"
+    assert roofview.label(one) == "cg A 1x1x2 hybrid"
+    assert roofview.label(dict(one, backend="kokkos")) == "cg A 1x1x2 hybrid kokkos"
 
 
 def _bus(totals: list[float], spread: float = 0.02) -> dict:

@@ -31,6 +31,7 @@ from typing import Any
 
 from pxq.core import door, outputs
 from pxq.core.errors import InputError
+from pxq.core.layout import format_bytes
 from pxq.machine import caches, hostload
 
 FORMAT = 5
@@ -200,3 +201,34 @@ def knee_text(c: dict[str, Any]) -> str:
         f"{last['cores']}): beyond {k} busy cores a node's flat ranks only share a saturated bus, so threads "
         "sharing data or tiles kept in cache must cut the traffic"
     )
+
+
+def _machine_of(ctx: dict[str, Any]) -> tuple[Any, ...]:
+    """What a record's context says of the machine it ran on, as far as the ceilings depend on
+    it: the processor and hwloc's cache sizes (not the host's name: identical nodes share
+    ceilings; not the CPU count: an affinity mask or a cpuset changes what the ceilings saw, not
+    the machine)."""
+    k = caches.key(ctx)
+    return (k["cpu_model"], tuple(k["hwloc"].values()))
+
+
+def _describe(cpu_model: Any, hwloc: dict[str, Any], host: Any) -> str:
+    return f"host {host}: {cpu_model}, L2 {format_bytes(int(hwloc.get('l2') or 0))}"
+
+
+def refuse_other_machines(recs: list[dict[str, Any]], c: dict[str, Any]) -> None:
+    """Ceilings predict only the machine they were measured on: records from another processor
+    or other cache sizes are refused (InputError), never predicted against this one's."""
+    key = c.get("key")
+    if not key:
+        return
+    here = (key.get("cpu_model"), tuple((key.get("hwloc") or {}).values()))
+    other = [r.get("context") or {} for r in recs if _machine_of(r.get("context") or {}) != here]
+    if other:
+        theirs = caches.key(other[0])
+        raise InputError(
+            f"{len(other)} record(s) ran on another machine "
+            f"({_describe(theirs['cpu_model'], theirs['hwloc'], other[0].get('host', '?'))}) than the one whose "
+            f"ceilings would predict them (this one, {_describe(here[0], key.get('hwloc') or {}, key.get('host'))}): "
+            "run `pxq roofline` on the machine that ran them, or leave them out of PATH"
+        )
