@@ -151,6 +151,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
 PLUGIN_PACKAGES = ("commands", "studies", "labs")
 MAX_FLOORS = 6
 MAX_MODULE_LINES = 400
+MAX_COMMAND_LINES = 150  # a command module parses, calls and prints; the work lives below it
 SIZE_REASON = "Over 400 lines:"  # the phrase a longer module's docstring gives its reason with
 
 
@@ -332,6 +333,38 @@ def test_a_module_without_a_plugin_is_refused(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     with pytest.raises(TypeError, match="PLUGIN must be a pxq.core.plugins.Command"):
         plugins._discover("pxqfake_plugins", plugins.Command)
+
+
+def test_probes_are_plugins_and_the_probe_command_lists_none():
+    """Every sub-command of `pxq probe` comes from a Probe plugin of pxq.probes, each name once; the
+    command names no probe (a new probe is its module alone), and a module of pxq.probes that
+    declares a PLUGIN of another kind is refused."""
+    import argparse
+
+    names = [n for p in plugins.probes() for n in p.names]
+    assert len(names) == len(set(names)) and {"allreduce", "pingpong", "osu", "stride", "reference"} <= set(names)
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers(dest="op")
+    for p in plugins.probes():
+        p.add(sub)
+    assert list(sub.choices) == names  # each plugin adds exactly the sub-commands it declares
+    command = (PACKAGE / "commands" / "probe.py").read_text()
+    assert not [n for n in names if f'"{n}"' in command]
+    assert len(command.splitlines()) <= MAX_COMMAND_LINES
+
+
+def test_a_plugin_of_another_kind_is_refused_where_plugins_are_optional(tmp_path, monkeypatch):
+    name = f"pxqfake_probes_{tmp_path.name.replace('-', '_')}"  # a new package each time it runs
+    pkg = tmp_path / name
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "helper.py").write_text("NAME = 'no plugin: skipped'\n")
+    (pkg / "wrong.py").write_text("PLUGIN = 'a string'\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(TypeError, match="wrong: PLUGIN must be a pxq.core.plugins.Probe"):
+        plugins._discover(name, plugins.Probe, every=False)
+    (pkg / "wrong.py").unlink()
+    assert plugins._discover(name, plugins.Probe, every=False) == []
 
 
 def _launcher_comparisons(tree: ast.AST) -> list[int]:

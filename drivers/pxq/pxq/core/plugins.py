@@ -1,6 +1,8 @@
-"""Plugins: each command, study and lab declares itself once, as one typed value named PLUGIN in
-its own module (pxq.commands.*, pxq.studies.*, pxq.labs.*). They are found here by their package,
-so nothing below them imports them by name and a new one is a new module, listed nowhere else.
+"""Plugins: each command, study, lab and probe declares itself once, as one typed value named
+PLUGIN in its own module (pxq.commands.*, pxq.studies.*, pxq.labs.*, pxq.probes.*). They are
+found here by their package, so nothing below them imports them by name and a new one is a new
+module, listed nowhere else. (pxq.probes also holds modules that are no probe's command: the
+ceilings' measurement, a cluster's links; those declare no PLUGIN.)
 
 A plugin module's other names (its options, its run, its figure) are its own; what the rest of
 pxq may ask of it is the declaration's fields."""
@@ -124,13 +126,26 @@ class Lab(_Parts):
         return int(self.folder[:2])
 
 
-def _discover(package: str, kind: type) -> list[tuple[str, ModuleType, Any]]:
+@dataclass(frozen=True)
+class Probe:
+    """`pxq probe NAME ...`: the sub-commands one module of pxq.probes offers (several where one
+    module measures several alike: the collectives), their options and their run."""
+
+    names: tuple[str, ...]  # the sub-commands, in `pxq probe --help`'s order within the module
+    add: Callable[[Any], None]  # add(subparsers): adds a sub-parser per name
+    run: Callable[..., int]  # run(args, console): the exit code (args.op names the sub-command)
+    order: int  # the module's place in `pxq probe --help`
+
+
+def _discover(package: str, kind: type, every: bool = True) -> list[tuple[str, ModuleType, Any]]:
     """(module name, module, its PLUGIN) for every module of a plugin package, each checked to
-    declare a plugin of `kind`."""
+    declare a plugin of `kind` (with EVERY false, a module without PLUGIN is skipped)."""
     found = []
     for info in pkgutil.iter_modules(importlib.import_module(package).__path__):
         module = importlib.import_module(f"{package}.{info.name}")
         plugin = getattr(module, "PLUGIN", None)
+        if plugin is None and not every:
+            continue
         if not isinstance(plugin, kind):
             raise TypeError(f"{package}.{info.name}: PLUGIN must be a pxq.core.plugins.{kind.__name__}")
         found.append((info.name, module, plugin))
@@ -154,3 +169,17 @@ def studies() -> tuple[Study, ...]:
 @functools.cache
 def labs() -> tuple[Lab, ...]:
     return tuple(sorted((lab for _, _, lab in _discover("pxq.labs", Lab)), key=lambda lab: lab.number))
+
+
+@functools.cache
+def probes() -> tuple[Probe, ...]:
+    found = sorted((p for _, _, p in _discover("pxq.probes", Probe, every=False)), key=lambda p: p.order)
+    names = [n for p in found for n in p.names]
+    if len(set(names)) != len(names):
+        raise TypeError(f"pxq.probes: a probe name is declared twice: {names}")
+    return tuple(found)
+
+
+def probe(name: str) -> Probe:
+    """The probe that offers sub-command NAME (argparse has already refused other names)."""
+    return next(p for p in probes() if name in p.names)

@@ -6,6 +6,7 @@ level), each on 1..N cores, REPEATS times, through the launcher. Nothing is kept
 
 from __future__ import annotations
 
+import argparse
 import math
 import statistics
 import tempfile
@@ -14,11 +15,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pxq.core import outputs
+from rich.console import Console
+from rich.table import Table
+
+from pxq.analysis import drift
+from pxq.core import outputs, plugins
 from pxq.core.errors import InputError
 from pxq.core.layout import Layout, format_bytes
+from pxq.core.paths import results_path
 from pxq.experiments import runner
-from pxq.machine import caches, envinfo, hostload
+from pxq.machine import caches, ceilings, envinfo, hostload
 from pxq.machine.ceilings import (
     FLOP_BLOCK_UPDATES,
     FORMAT,
@@ -201,3 +207,39 @@ def here(say: Callable[[str], None], remeasure: bool = False) -> dict[str, Any]:
         where = save(data)
         say(f"ceilings kept in {where}" if where else "ceilings not kept: the cache folder cannot be written")
     return data
+
+
+def _add(probes: argparse._SubParsersAction) -> None:
+    pr = probes.add_parser(
+        "reference",
+        help="re-time the roofline ceilings' reference points beside your runs (the stream and the access "
+        "kinds, about half a minute), so `pxq roofline` scales the ceilings to the runs' time",
+    )
+    pr.add_argument("--results", type=Path, help="results file (default results/roofline-reference.jsonl)")
+
+
+def _run_reference(args: argparse.Namespace, console: Console) -> int:
+    """The reference points, appended to the results, and how far each is from the kept ceilings."""
+    results = results_path(args.results, "roofline-reference.jsonl")
+    refs = reference(lambda s: console.print(f"[dim]{s}[/dim]"), results)
+    kept = ceilings.load(envinfo.machine())
+    if kept is None:
+        console.print("no ceilings kept on this machine yet: `pxq roofline` measures them, then uses these")
+    else:
+        n = kept["cores"]
+        rows = drift.summary(drift.factors(refs, kept), n)
+        console.print(f"these references over the kept ceilings (measured {kept['date']}), median, {n} cores busy:")
+        t = Table()
+        t.add_column("curve")
+        sizes = sorted({r["bytes"] for r in rows})
+        for size in sizes:
+            t.add_column(format_bytes(size), justify="right")
+        for curve in dict.fromkeys(r["curve"] for r in rows):
+            by = {r["bytes"]: f"{r['median']:.2f}" for r in rows if r["curve"] == curve}
+            t.add_row(curve, *(by.get(size, "") for size in sizes))
+        console.print(t)
+    console.print(f"{len(refs)} reference(s) appended to {results}; pass it to `pxq roofline` with the runs")
+    return 0
+
+
+PLUGIN = plugins.Probe(("reference",), _add, _run_reference, order=5)

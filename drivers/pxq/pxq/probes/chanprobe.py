@@ -8,6 +8,7 @@ and draws the rank x rank throughput matrix as a heatmap, on-node pairs outlined
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -16,10 +17,12 @@ from rich.console import Console
 from rich.table import Table
 
 from pxq.analysis import msgdist
-from pxq.core import bounds, records
+from pxq.core import bounds, plugins, records
 from pxq.core.errors import InputError
-from pxq.core.layout import Layout, parse_bytes
+from pxq.core.layout import Layout, parse_bytes, parse_layout
+from pxq.core.paths import figure_path, results_path
 from pxq.experiments import runner
+from pxq.experiments.options import add_launch_options, launch_spec
 from pxq.figures import pingpong
 
 
@@ -132,3 +135,38 @@ def run_rankpairs(
     console.print(f"record: {results}")
     console.print(f"plot: {plot_rankpairs(rec, plot_path)}")
     return 0 if rec["status"] == "ok" else 1
+
+
+def _add(probes: argparse._SubParsersAction) -> None:
+    pp = probes.add_parser(
+        "pingpong", help="latency and bandwidth of each channel (intra-CMP, inter-CMP, inter-node) the layout offers"
+    )
+    pp.add_argument("--layout", default="1x2", help="PxQ (default 1x2; 2x1 for two virtual nodes)")
+    pp.add_argument("--min", default="0", help="smallest message (default 0)")
+    pp.add_argument("--max", default="4M", help="largest message (default 4M)")
+    pp.add_argument("--window", type=int, default=64, help="sends in flight per bandwidth window (default 64)")
+    pp.add_argument("--scale", type=float, default=1.0, help="iteration counts x this (default 1)")
+    pp.add_argument("--validate", action="store_true", help="check every received byte")
+    pp.add_argument("--plot", type=Path, help="PNG (default next to the results)")
+    add_launch_options(pp, "results/probe-pingpong.jsonl", None)
+    rk = probes.add_parser(
+        "rankpairs", help="every ordered rank pair sends one large buffer: a throughput matrix and heatmap"
+    )
+    rk.add_argument("--layout", default="1x2", help="PxQ (default 1x2)")
+    rk.add_argument("--size", default="64M", help="bytes per send (default 64M)")
+    rk.add_argument("--repeat", type=int, default=3, help="timed sends per pair, best counts (default 3)")
+    rk.add_argument("--validate", action="store_true", help="check every received byte")
+    rk.add_argument("--plot", type=Path, help="PNG (default next to the results)")
+    add_launch_options(rk, "results/probe-rankpairs.jsonl", None)
+
+
+def _run(args: argparse.Namespace, console: Console) -> int:
+    results = results_path(args.results, f"probe-{args.op}.jsonl")
+    on = replace(launch_spec(args), layout=parse_layout(args.layout), results=results)
+    plot = figure_path(args.plot, results)
+    if args.op == "pingpong":
+        return run_pingpong(console, on, plot, args.min, args.max, args.window, args.scale, args.validate)
+    return run_rankpairs(console, on, plot, args.size, args.repeat, args.validate)
+
+
+PLUGIN = plugins.Probe(("pingpong", "rankpairs"), _add, _run, order=2)

@@ -10,6 +10,7 @@ takes to saturate it.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import uuid
@@ -19,13 +20,14 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from pxq.core import bounds, procs, records
+from pxq.core import bounds, plugins, procs, records
 from pxq.core.errors import InputError
 from pxq.core.layout import Layout, format_bytes, parse_bytes
-from pxq.core.paths import binary, build_hint
+from pxq.core.paths import binary, build_hint, figure_path, results_path
 from pxq.experiments import runner
+from pxq.experiments.options import add_launch_options, launch_spec, parse_cpus
 from pxq.figures import memory
-from pxq.machine import caches
+from pxq.machine import caches, envinfo
 from pxq.machine.ceilings import SWEPT
 
 PLACEMENTS = ("packed", "spread", "custom")
@@ -259,3 +261,80 @@ def run_bandwidth(
     console.print(f"record: {results}")
     console.print(f"plot: {memory.bandwidth(recs, KERNELS, plot_path)}")
     return 0
+
+
+def _add(probes: argparse._SubParsersAction) -> None:
+    ps = probes.add_parser(
+        "stride",
+        help="time per read+write access over array sizes and strides (and "
+        "blocks), alone or as q copies on placed cores",
+    )
+    ps.add_argument("--min", default="4K", help="smallest array (default 4K)")
+    ps.add_argument("--max", default="auto", help="largest array (default: twice the last-level cache, >= 64M)")
+    ps.add_argument("--stride", help="measure this stride only (bytes), e.g. 64")
+    ps.add_argument("--accesses", type=int, default=1 << 22, help="accesses per point, at least (default 4194304)")
+    ps.add_argument("--repeat", type=int, default=3, help="measurements per point, fastest counts (default 3)")
+    ps.add_argument("--copies", type=int, default=1, help="copies run at once on as many cores (default 1)")
+    ps.add_argument(
+        "--placement",
+        choices=PLACEMENTS,
+        default="packed",
+        help="cores of the copies: packed (sharing caches), spread, or custom (--cores)",
+    )
+    ps.add_argument("--cores", dest="placement_cores", help="with --placement custom: one cpu per copy, e.g. 0,1")
+    ps.add_argument(
+        "--points-per-octave",
+        type=int,
+        choices=(1, 2),
+        default=2,
+        help="array sizes per doubling: 1 (powers of two) or 2 (also 1.5x; default)",
+    )
+    ps.add_argument("--no-blocks", action="store_true", help="skip the block-size variant")
+    ps.add_argument("--results", type=Path, help="results file (default results/probe-stride.jsonl)")
+    ps.add_argument("--plot", type=Path, help="PNG (default next to the results)")
+    pb = probes.add_parser(
+        "bandwidth",
+        help="STREAM copy/scale/add/triad on 1..N active cores, as ranks and as threads, with the saturation point",
+    )
+    pb.add_argument("--max-cores", type=int, help="N: measure 1..N active cores (default: every core)")
+    pb.add_argument("--array", default="auto", help="bytes per array per core (default: 4 x the last-level cache)")
+    pb.add_argument("--kernels", default="copy,scale,add,triad", help="comma-separated STREAM kernels")
+    pb.add_argument("--repeat", type=int, default=5, help="timed passes, fastest counts (default 5)")
+    pb.add_argument(
+        "--as",
+        dest="workers_as",
+        choices=("both", "ranks", "threads"),
+        default="both",
+        help="cores as ranks (flat), threads (hybrid) or both (default)",
+    )
+    pb.add_argument("--plot", type=Path, help="PNG (default next to the results)")
+    add_launch_options(pb, "results/probe-bandwidth.jsonl", None)
+
+
+def _run(args: argparse.Namespace, console: Console) -> int:
+    results = results_path(args.results, f"probe-{args.op}.jsonl")
+    plot = figure_path(args.plot, results)
+    if args.op == "stride":
+        argv = stride_argv(
+            args.min,
+            args.max,
+            args.stride,
+            args.accesses,
+            args.repeat,
+            args.copies,
+            args.placement,
+            parse_cpus(args.placement_cores),
+            args.points_per_octave,
+            args.no_blocks,
+            results,
+            {"command": "pxq probe stride"},
+        )
+        return run_stride(console, argv, results, plot)
+    if args.max_cores is not None and args.max_cores < 1:
+        raise InputError(f"--max-cores {args.max_cores}: measure at least 1 core (default: every core)")
+    base = launch_spec(args)
+    cores = args.max_cores or envinfo.cores()
+    return run_bandwidth(console, cores, args.array, args.kernels, args.repeat, args.workers_as, results, plot, base)
+
+
+PLUGIN = plugins.Probe(("stride", "bandwidth"), _add, _run, order=4)

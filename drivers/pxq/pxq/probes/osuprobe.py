@@ -4,16 +4,19 @@ every row, and the plot draws latency or bandwidth against message size."""
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
-from pxq.core import records
+from pxq.core import plugins, records
 from pxq.core.errors import InputError
-from pxq.core.layout import parse_bytes
+from pxq.core.layout import parse_bytes, parse_layout
+from pxq.core.paths import results_path
 from pxq.experiments import runner
+from pxq.experiments.options import add_launch_options, launch_spec
 from pxq.figures import osu
 
 POINT_TO_POINT = ("latency", "bw", "bibw", "mbw_mr")
@@ -96,3 +99,32 @@ def plot(recs: list[dict[str, Any]], path: Path) -> Path:
     if len(by_source) < 2 or test == "barrier" or "pxq" not in by_source:
         return osu.one(latest, path)
     return osu.compared(by_source, test, layout, path)
+
+
+def _add(probes: argparse._SubParsersAction) -> None:
+    po = probes.add_parser(
+        "osu",
+        help="OSU's flags and columns: latency, bw, bibw, mbw_mr, allreduce, bcast, alltoall, barrier",
+        epilog="example: ./pxq probe osu latency --layout 2x1 -m 1:4M -i 1000 -x 100",
+    )
+    po.add_argument("test", choices=TESTS, help="the OSU test")
+    po.add_argument("--layout", default="1x2", help="PxQ (default 1x2; 2x1 for two virtual nodes)")
+    po.add_argument("-m", dest="sizes", metavar="MIN:MAX", help="message sizes, as OSU's -m (MIN:MAX, MAX or MIN:)")
+    po.add_argument("-i", dest="iterations", type=int, help="timed iterations per size (default OSU's)")
+    po.add_argument("-x", dest="warmup_iterations", type=int, help="untimed iterations per size first (default OSU's)")
+    po.add_argument("-W", dest="window", type=int, default=64, help="window of messages in flight (default 64)")
+    po.add_argument("-f", dest="full", action="store_true", help="collectives: min, max and iterations columns")
+    po.add_argument("-c", dest="check", action="store_true", help="validate the data delivered")
+    po.add_argument("--plot", type=Path, help="PNG (default next to the results)")
+    add_launch_options(po, "results/probe-osu.jsonl", None)
+
+
+def _run(args: argparse.Namespace, console: Console) -> int:
+    results = results_path(args.results, "probe-osu.jsonl")
+    argv = argv_of(args.test, args.sizes, args.iterations, args.warmup_iterations, args.window, args.full, args.check)
+    # one figure per test and layout, not one overwritten by the next test
+    plot = args.plot or results.with_name(f"{results.stem}-{args.test}-{args.layout}.png")
+    return run(console, replace(launch_spec(args), layout=parse_layout(args.layout), results=results), plot, argv)
+
+
+PLUGIN = plugins.Probe(("osu",), _add, _run, order=3)

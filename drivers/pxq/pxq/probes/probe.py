@@ -4,6 +4,7 @@ pxq-probe-collective on any layout, optionally next to a controlled background l
 
 from __future__ import annotations
 
+import argparse
 import os
 import signal
 import subprocess
@@ -13,11 +14,12 @@ from typing import Any
 
 from rich.console import Console
 
-from pxq.core import procs, records
+from pxq.core import plugins, procs, records
 from pxq.core.errors import InputError
-from pxq.core.layout import Layout, parse_bytes
-from pxq.core.paths import binary, build_hint
+from pxq.core.layout import Layout, parse_bytes, parse_layout
+from pxq.core.paths import binary, build_hint, figure_path, results_path
 from pxq.experiments import runner
+from pxq.experiments.options import add_launch_options, launch_spec
 from pxq.figures import collective
 
 COLLECTIVES = ("allreduce", "bcast", "alltoall", "barrier")
@@ -159,3 +161,43 @@ def run(
     console.print(f"record: {results}")
     console.print(f"plot: {collective.plot(rec, plot_path)}")
     return 0
+
+
+def _add(probes: argparse._SubParsersAction) -> None:
+    for op in COLLECTIVES:
+        p = probes.add_parser(op, help=f"N back-to-back MPI {op} calls, optionally next to a background load")
+        p.add_argument("--layout", default="1x2", help="PxQ: nodes x ranks per node (default 1x2)")
+        p.add_argument("--calls", type=int, default=2000, help="timed calls (default 2000)")
+        p.add_argument("--size", default="16K", help="message size (default 16K; per peer for alltoall)")
+        p.add_argument("--warmup", type=int, default=50, help="untimed calls first (default 50)")
+        p.add_argument("--noise", choices=NOISE_MODES, help="a background load while the probe runs")
+        p.add_argument("--noise-cores", help="cores the load runs on, e.g. 1 or 0,1 (default the last core)")
+        p.add_argument(
+            "--noise-intensity",
+            type=float,
+            default=1.0,
+            help="share of each 10 ms period the load works, (0, 1] (default 1)",
+        )
+        p.add_argument("--plot", type=Path, help="time series and histogram PNG (default next to the results)")
+        add_launch_options(p, f"results/probe-{op}.jsonl", None)
+
+
+def _run(args: argparse.Namespace, console: Console) -> int:
+    results = results_path(args.results, f"probe-{args.op}.jsonl")
+    return run(
+        console,
+        args.op,
+        parse_layout(args.layout),
+        args.calls,
+        args.size,
+        args.warmup,
+        args.noise,
+        args.noise_cores,
+        args.noise_intensity,
+        results,
+        figure_path(args.plot, results),
+        launch_spec(args),
+    )
+
+
+PLUGIN = plugins.Probe(COLLECTIVES, _add, _run, order=1)
