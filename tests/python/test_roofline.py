@@ -5,6 +5,7 @@ fixed ceilings (no measurement in a test)."""
 import copy
 import json
 import math
+import statistics
 import uuid
 from pathlib import Path
 
@@ -627,7 +628,46 @@ def test_runs_of_one_sweep_order_a_pair_on_their_paired_rounds():
         0.33, roofline.pairs_per_app([dict(p, layout="1x2x1", mode="flat", tile=None, runs=8) for p in (a, b, c)])["cg"]
     )
     assert "3 of 3 pair(s) judged on paired rounds of one sweep" in said
-    assert "paired rounds' 95% interval holds 1" in said
+    assert "paired rounds show them equivalent within +-5%" in said
+
+
+def test_a_pair_its_paired_rounds_leave_unsettled_is_in_neither_ranking():
+    """Paired rounds that neither order a pair nor show it equivalent within +-5% (a spread of
+    +-30% over 6 rounds) leave it unsettled: tau-b is taken over the settled pairs alone and the
+    line names the unsettled one, instead of counting the noise as a tie against the prediction."""
+    noise = [1.0, 1.3, 0.75, 1.25, 0.8, 1.02]
+
+    def point(name, ratios, predicted):
+        rounds = [(r, ("s1", i, f"{name}{i}")) for i, r in enumerate(ratios)]
+        times = sorted(r for r, _ in rounds)
+        return {
+            "app": "cg",
+            "times": times,
+            "rounds": rounds,
+            "median": statistics.median(times),
+            "predicted": predicted,
+        }
+
+    a = point("a", [1.0] * 6, 1.0)
+    b = point("b", [2.0 * (1 + 0.002 * i) for i in range(6)], 2.0)  # clearly slower
+    c = point("c", [3.0 * (1 - 0.002 * i) for i in range(6)], 3.0)  # slower still
+    d = point("d", noise, 0.9)  # against a: unsettled
+    assert roofline.measured_order(a, d) == (None, True)
+    assert roofline.measured_order(a, b) == (1, True) and roofline.measured_order(b, c) == (1, True)
+    pairs = roofline.pairs_per_app([a, b, c, d])["cg"]
+    assert pairs["unsettled"] == [(a, d)]
+    # Five settled pairs, all predicted in their order: tau-b 1 (counting a-d as a tie would give 0.91).
+    assert pairs["tau_b"] == pytest.approx(1.0)
+    said = roofview.order_text(
+        1.0,
+        roofline.pairs_per_app(
+            [
+                dict(p, layout="1x2x1", mode=m, tile=None, runs=6)
+                for p, m in zip((a, b, c, d), ("flat", "hybrid", "tiled", "x"))
+            ]
+        )["cg"],
+    )
+    assert "unsettled on their paired rounds" in said and "left out of tau-b" in said and "1x2x1 flat / 1x2x1 x" in said
 
 
 def test_every_run_says_how_close_it_came_to_the_physical_roof():

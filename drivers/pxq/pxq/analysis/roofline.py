@@ -274,38 +274,46 @@ def ordered_by_runs(a: list[float], b: list[float]) -> bool:
     return max(a) < min(b) or max(b) < min(a)
 
 
-def measured_order(a: dict[str, Any], b: dict[str, Any]) -> tuple[int, bool]:
-    """The order two points' runs measure (1: B slower, -1: B faster, 0: a tie) and whether it
-    was judged on paired rounds: runs of one interleaved sweep (a settled sweep's blocks, or a
-    sweep's repeats) in at least ORDER_TEST_RUNS rounds are paired, and a pair whose paired
-    interval at 1 - ORDER_P holds 1 is a tie (as a settled sweep's "equivalent" is); otherwise
-    ordered_by_runs on the two sides' times."""
+ORDER_RULE = settle.Rule()  # paired rounds are judged as a settled sweep judges its pairs (+-5%)
+SETTLED_ORDER = {"slower": 1, "faster": -1, "equivalent": 0}
+
+
+def measured_order(a: dict[str, Any], b: dict[str, Any]) -> tuple[int | None, bool]:
+    """The order two points' runs measure (1: B slower, -1: B faster, 0: a tie, None: unsettled)
+    and whether it was judged on paired rounds. Runs of one interleaved sweep (a settled sweep's
+    blocks, or a sweep's repeats) in at least ORDER_TEST_RUNS rounds are paired and judged as a
+    settled sweep judges a pair (ORDER_RULE, replayed round by round): faster or slower is an
+    order, equivalent within the margin a tie, and unsettled (neither shown) is None: not in the
+    settled order at all. Otherwise ordered_by_runs on the two sides' times (not ordered: a tie)."""
     both = settle.pair_rounds(a.get("rounds") or [], b.get("rounds") or [])
     if len(both) >= ORDER_TEST_RUNS:
-        ratio, lo, hi, _ = settle.paired_interval(both, 1 - ORDER_P)
-        return (1 if lo > 1 else -1 if hi < 1 else 0), True
+        verdict = settle.replay([y / x for x, y in both], ORDER_RULE)
+        return SETTLED_ORDER.get(verdict.kind), True
     return (_sign(b["median"] - a["median"]) if ordered_by_runs(a["times"], b["times"]) else 0), False
 
 
 def pairs_per_app(pts: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Per app, the pairs of configurations its runs order (measured_order: paired rounds of one
     sweep where there are enough, else the two sides' times) and how many of those the
-    prediction orders the same way; the others are listed: no prediction can be right or wrong
-    about an order the runs did not measure. With tau-b over the same pairs, and how many pairs
-    were judged on paired rounds."""
+    prediction orders the same way; the pairs they tie, and the pairs paired rounds left
+    unsettled, are listed: no prediction can be right or wrong about an order the runs did not
+    measure. With tau-b over the settled pairs (ordered and tied; an unsettled pair is in
+    neither ranking), and how many pairs were judged on paired rounds."""
     out: dict[str, dict[str, Any]] = {}
     for app in sorted({p["app"] for p in pts}):
         mine = [p for p in pts if p["app"] == app]
         judged = _pair_signs(mine, with_pairing=True)
         signs = [(a, b, meas, pred) for a, b, meas, pred, _ in judged]
-        ordered = sum(meas != 0 for _, _, meas, _ in signs)
-        agree = sum(meas != 0 and meas == pred for _, _, meas, pred in signs)
+        ordered = sum(meas not in (0, None) for _, _, meas, _ in signs)
+        agree = sum(meas not in (0, None) and meas == pred for _, _, meas, pred in signs)
         unordered = [(a, b) for a, b, meas, _ in signs if meas == 0]
+        unsettled = [(a, b) for a, b, meas, _ in signs if meas is None]
         paired = sum(was_paired for *_, was_paired in judged)
         out[app] = {
             "ordered": ordered,
             "agree": agree,
             "unordered": unordered,
+            "unsettled": unsettled,
             "tau_b": _tau_b(signs),
             "paired": paired,
             "pairs": len(signs),
@@ -318,8 +326,8 @@ def _sign(x: float) -> int:
 
 
 def _pair_signs(mine: list[dict[str, Any]], with_pairing: bool = False) -> list[tuple[Any, ...]]:
-    """Each pair with the order its runs measure (0: a tie, measured_order cannot tell them
-    apart) and the order predicted (and, WITH_PAIRING, whether the runs were paired): one
+    """Each pair with the order its runs measure (0: a tie, None: unsettled; measured_order) and
+    the order predicted (and, WITH_PAIRING, whether the runs were paired): one
     judgment per pair."""
     out = []
     for a, b in itertools.combinations(mine, 2):
@@ -329,19 +337,22 @@ def _pair_signs(mine: list[dict[str, Any]], with_pairing: bool = False) -> list[
     return out
 
 
-def _tau_b(signs: list[tuple[Any, Any, int, int]]) -> float | None:
+def _tau_b(signs: list[tuple[Any, Any, int | None, int]]) -> float | None:
+    """Kendall's tau-b over the settled pairs: an unsettled one (None) is left out of both rankings."""
+    signs = [s for s in signs if s[2] is not None]
     pairs = len(signs)
     tied_meas = sum(meas == 0 for _, _, meas, _ in signs)
     tied_pred = sum(pred == 0 for _, _, _, pred in signs)
     if pairs < 3 or tied_meas == pairs or tied_pred == pairs:
         return None
-    score = sum(meas * pred for _, _, meas, pred in signs)
+    score = sum(int(meas or 0) * pred for _, _, meas, pred in signs)
     return score / math.sqrt((pairs - tied_meas) * (pairs - tied_pred))
 
 
 def tau_b_by_runs(mine: list[dict[str, Any]]) -> float | None:
     """Kendall's tau-b between the predicted order and the order the runs measure: a pair the
-    runs do not order (ordered_by_runs) is a tie of the measured ranking, as tau-b counts ties,
-    rather than an order read from two medians the noise decides; None with fewer than three
-    points, or when the runs or the prediction order no pair at all."""
+    runs do not order (ordered_by_runs) or show equivalent is a tie of the measured ranking, as
+    tau-b counts ties, rather than an order read from two medians the noise decides; a pair paired
+    rounds left unsettled is left out; None with fewer than three settled pairs, or when the runs
+    or the prediction order none of them."""
     return _tau_b(_pair_signs(mine)) if len(mine) >= 3 else None

@@ -180,12 +180,12 @@ def summary_lines(pts: list[dict[str, Any]]) -> list[str]:
 
 
 def order_rule(pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
-    """How the runs failed to order these pairs: paired rounds whose interval holds 1, a
-    rank-sum test, overlapping ranges, or several of these."""
+    """Why the runs tie these pairs: paired rounds that show them equivalent, a rank-sum test,
+    overlapping ranges, or several of these."""
     rules = []
     for a, b in pairs:
         if roofline.measured_order(a, b)[1]:
-            rules.append(f"their paired rounds' {1 - roofline.ORDER_P:.0%} interval holds 1")
+            rules.append(f"their paired rounds show them equivalent within +-{roofline.ORDER_RULE.equivalence:.0%}")
         elif min(a["runs"], b["runs"]) >= roofline.ORDER_TEST_RUNS:
             rules.append(f"rank-sum p >= {roofline.ORDER_P}")
         else:
@@ -201,13 +201,13 @@ def order_text(tau: float | None, pr: dict[str, Any]) -> str:
         said = "fewer than 3 configurations: not judged"
     elif pr["tau_b"] is not None:
         said = (
-            f"Kendall's tau-b {pr['tau_b']:.2f} against the order the runs measure (a pair they do not "
-            f"order counts as a tie), Kendall's tau {tau:.2f} on the medians alone"
+            f"Kendall's tau-b {pr['tau_b']:.2f} against the order the runs measure (a pair they tie counts "
+            f"as a tie), Kendall's tau {tau:.2f} on the medians alone"
         )
     else:
         said = (
-            "Kendall's tau-b not judged: the runs order no pair (they differ less than their noise), "
-            f"Kendall's tau {tau:.2f} on the medians alone"
+            "Kendall's tau-b not judged: the runs order no pair (they differ less than their noise) or settle "
+            f"fewer than 3, Kendall's tau {tau:.2f} on the medians alone"
         )
     if pr.get("paired"):
         said += f"; {pr['paired']} of {pr['pairs']} pair(s) judged on paired rounds of one sweep"
@@ -215,7 +215,13 @@ def order_text(tau: float | None, pr: dict[str, Any]) -> str:
         said += f"; of the {pr['ordered']} pair(s) the runs order, {pr['agree']} predicted in that order"
     if pr["unordered"]:
         names = "; ".join(f"{variant(a)} / {variant(b)}" for a, b in pr["unordered"])
-        said += f"; not ordered by the runs ({order_rule(pr['unordered'])}): {names}"
+        said += f"; tied by the runs ({order_rule(pr['unordered'])}): {names}"
+    if pr.get("unsettled"):
+        names = "; ".join(f"{variant(a)} / {variant(b)}" for a, b in pr["unsettled"])
+        said += (
+            "; unsettled on their paired rounds (neither an order nor equivalence within "
+            f"+-{roofline.ORDER_RULE.equivalence:.0%}; left out of tau-b, more blocks would settle them): {names}"
+        )
     return said
 
 
