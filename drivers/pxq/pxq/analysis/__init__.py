@@ -3,7 +3,8 @@
 - tables and exports: `report` (the runs' table and chart labels), `tables` (probes', profiles'
   and studies' tables), `caliper` (Caliper profiles), `extrap` and `extrapfit` (Extra-P's input
   and models), `trace` and `otf2trace` (timelines), `efficiency` (POP factors);
-- verdicts: `compare` (two results files), `settle` and `paired` (settled comparisons),
+- verdicts: `compare` (two results files) and `compareview` (what `pxq compare` concludes and
+  says), `settle` and `paired` (settled comparisons),
   `plausible` (figures no engineer would sign), `findings` (the published findings),
   `allocation` (the allocation study's verdicts);
 - models: `roofline` and `roofmark` (predictions against the ceilings, a run's share of its

@@ -6,19 +6,14 @@ significant regression or a reference missed (a CI gate)."""
 from __future__ import annotations
 
 import argparse
-import statistics
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 
-from pxq.analysis import compare
-from pxq.core import outputs, paths, plugins, records, schemas
+from pxq.analysis import compare, compareview
+from pxq.core import paths, plugins, records, schemas
 from pxq.core.errors import InputError
-from pxq.core.escape import term
-
-COLOURS = {"regression": "red", "improvement": "green"}
 
 
 def add(p: argparse.ArgumentParser) -> None:
@@ -55,114 +50,18 @@ def _check_args(args: argparse.Namespace) -> None:
         raise InputError("give BASE and NEW (files, folders or globs), or NEW with --reference FILE")
 
 
-def _table(rows: list[compare.Comparison], confidence: float) -> Table:
-    t = Table(title="NEW / BASE time per configuration: medians, or one sweep's paired rounds (above 1: NEW slower)")
-    heads = ("configuration", "runs", "BASE s", "NEW s", "NEW/BASE", f"{confidence:.0%} CI", "p", "p (Holm)", "verdict")
-    for col in heads:
-        t.add_column(col, justify="left" if col in ("configuration", "verdict") else "right")
-    for c in rows:
-        colour = COLOURS.get(c.verdict)
-        t.add_row(
-            term(c.label),
-            f"{c.paired} paired" if c.paired else f"{len(c.base)}/{len(c.new)}",
-            f"{statistics.median(c.base):.4f}",
-            f"{statistics.median(c.new):.4f}",
-            f"{c.ratio:.3f}",
-            "-" if c.low is None else f"{c.low:.3f}-{c.high:.3f}",
-            "-" if c.p is None else f"{c.p:.3f}",
-            "-" if c.p_adjusted is None else f"{c.p_adjusted:.3f}",
-            f"[{colour}]{c.verdict}[/{colour}]" if colour else c.verdict,
-        )
-    return t
-
-
 def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> int:
     _check_args(args)
     refs = compare.read_references(args.reference) if args.reference else []
     base = _runs(args.results[0]) if len(args.results) == 2 else []
     new = _runs(args.results[-1])
-    rows: list[compare.Comparison] = []
-    only_base: list[str] = []
-    only_new: list[str] = []
-    if base:
-        rows, only_base, only_new = compare.compare(base, new, args.confidence, args.threshold)
-        if not rows:
-            raise InputError(
-                f"{args.results[0]} and {args.results[1]} have no configuration in common "
-                "(same app, problem, layout, variant and backend): nothing to compare"
-            )
-    checks = compare.check_references(new, refs) if refs else []
-    if refs and not checks:
-        raise InputError(
-            f"--reference {args.reference}: no entry matches a configuration and host of {args.results[-1]}"
-        )
-    unmatched = compare.unmatched_references(new, refs) if refs else []
+    names = (args.results[0], args.results[-1], args.reference)
+    out = compareview.gather(base, new, refs, args.confidence, args.threshold, names)
     if args.format == "json":
-        print(
-            outputs.dumps(
-                outputs.finite(
-                    {
-                        "comparisons": [c.__dict__ for c in rows],
-                        "references": [{**c.__dict__, "passed": c.passed} for c in checks],
-                        "only_base": only_base,
-                        "only_new": only_new,
-                        "unmatched_references": [{"entry": i, **refs[i]} for i in unmatched],
-                        "differences": [dict(zip(("field", "base", "new"), d)) for d in compare.differences(base, new)],
-                    }
-                ),
-                indent=1,
-            )
-        )
+        print(compareview.as_json(out))
     else:
-        for field, was, now in compare.differences(base, new):
-            console.print(f"BASE and NEW differ in {field}: {was} -> {now}")
-        _print(console, rows, only_base, only_new, checks, args)
-        for i in unmatched:
-            facts = ", ".join(f"{k}={v}" for k, v in refs[i].items() if k not in ("median_s", "lower", "upper"))
-            console.print(
-                f"[yellow]reference entry {i} ({facts}) matches no configuration of NEW: not checked[/yellow]"
-            )
-    failed = any(c.verdict == "regression" for c in rows) or any(not c.passed for c in checks)
-    return records.EXIT_VERIFICATION if failed else records.EXIT_OK
-
-
-def _print(
-    console: Console,
-    rows: list[compare.Comparison],
-    only_base: list[str],
-    only_new: list[str],
-    checks: list[compare.Check],
-    args: argparse.Namespace,
-) -> None:
-    if rows:
-        console.print(_table(rows, args.confidence))
-        console.print(
-            "significant: the bootstrap interval of the ratio excludes 1 and Mann-Whitney "
-            f"p < {1 - args.confidence:.2f}, also after Holm's correction over every row compared; "
-            f"a regression or improvement is also beyond {args.threshold:.0%}; "
-            "'too few runs': fewer than 4 runs on a side (use --repeat 4 or more); "
-            f"'N paired': runs of one interleaved sweep compared round by round (ratio: geometric mean of the "
-            f"paired ratios, t interval, paired t-test; 'equivalent': within +-{args.threshold:.0%} by two "
-            "one-sided tests); "
-            "'not judged': a side the report flags short or noisy, with what a verdict would need"
-        )
-    for what, labels in (("only in BASE", only_base), ("only in NEW", only_new)):
-        for label in labels:
-            console.print(f"[dim]{what}: {term(label)}[/dim]")
-    if checks:
-        t = Table(title=f"references ({term(args.reference)})")
-        for col in ("configuration", "host", "median s", "expected s", "tolerance", "result"):
-            t.add_column(col)
-        for c in checks:
-            t.add_row(
-                term(c.label),
-                term(c.host),
-                f"{c.median:.4f}",
-                f"{c.expected:.4f}",
-                f"{c.lower:+.0%} / {c.upper:+.0%}",
-                "[green]pass[/green]" if c.passed else "[red]FAIL[/red]",
-            )
-        console.print(t)
+        compareview.show(console, out, args.confidence, args.threshold, args.reference)
+    return records.EXIT_VERIFICATION if out.failed else records.EXIT_OK
 
 
 PLUGIN = plugins.Command(
