@@ -35,49 +35,51 @@ def _required(text: str) -> list[str]:
     return kinds
 
 
+def _check_file(path: Path, console: Console, seen: Counter[tuple[str, int]]) -> int:
+    """One file's invalid documents (and 1 more when `pxq report` cannot use a file whose records
+    pass), each said; the kinds and versions of its records counted into SEEN."""
+    bad, file_bad = 0, False
+    docs: Iterable[tuple[str, Any]] = records.each_document(path)  # one at a time: any file size
+    if path.suffix == ".json":  # one document (a profile) or a few: read whole
+        docs = list(docs)
+        if len(docs) == 1 and schemas.kind_of(docs[0][1]) is None:
+            console.print(f"{term(path)}: not a pxq record (another tool's JSON), skipped", highlight=False)
+            return 0
+    kinds: set[str | None] = set()
+    for where, rec in docs:
+        if isinstance(rec, ValueError):
+            console.print(
+                f"[red]{term(where)}[/red]: {term(rec)}; `pxq repair {term(path)}` sets it aside",
+                markup=True,
+                highlight=False,
+            )
+            bad, file_bad = bad + 1, True
+            continue
+        found = schemas.problems(rec, where)
+        kind = schemas.kind_of(rec)
+        kinds.add(kind)
+        if kind:
+            seen[(kind, rec.get("schema") if isinstance(rec.get("schema"), int) else 1)] += 1
+        for p in found[:5]:
+            console.print(
+                f"[red]{term(p.where)}[/red] ({term(p.kind or 'unknown')}): {term(p.message)}",
+                markup=True,
+                highlight=False,
+            )
+        bad += bool(found)
+        file_bad = file_bad or bool(found)
+    why = _unusable(path) if not file_bad and kinds & REPORTED else None
+    if why:
+        console.print(f"[red]{term(path)}[/red]: pxq report cannot use it: {term(why)}", highlight=False)
+        bad += 1
+    return bad
+
+
 def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> int:
     required = _required(args.require)
     files = paths.expand(args.paths, ("**/*.jsonl", "**/*.json"))
     seen: Counter[tuple[str, int]] = Counter()
-    bad = 0
-    for path in files:
-        file_bad = False
-        docs: Iterable[tuple[str, Any]] = records.each_document(path)  # one at a time: any file size
-        if path.suffix == ".json":  # one document (a profile) or a few: read whole
-            docs = list(docs)
-            if len(docs) == 1 and schemas.kind_of(docs[0][1]) is None:
-                console.print(f"{term(path)}: not a pxq record (another tool's JSON), skipped", highlight=False)
-                continue
-        kinds: set[str | None] = set()
-        for where, rec in docs:
-            if isinstance(rec, ValueError):
-                console.print(
-                    f"[red]{term(where)}[/red]: {term(rec)}; `pxq repair {term(path)}` sets it aside",
-                    markup=True,
-                    highlight=False,
-                )
-                bad += 1
-                file_bad = True
-                continue
-            found = schemas.problems(rec, where)
-            kind = schemas.kind_of(rec)
-            kinds.add(kind)
-            if kind:
-                seen[(kind, rec.get("schema") if isinstance(rec.get("schema"), int) else 1)] += 1
-            for p in found[:5]:
-                console.print(
-                    f"[red]{term(p.where)}[/red] ({term(p.kind or 'unknown')}): {term(p.message)}",
-                    markup=True,
-                    highlight=False,
-                )
-            bad += bool(found)
-            file_bad = file_bad or bool(found)
-        reported = kinds & REPORTED
-        if not file_bad and reported:
-            why = _unusable(path)
-            if why:
-                console.print(f"[red]{term(path)}[/red]: pxq report cannot use it: {term(why)}", highlight=False)
-                bad += 1
+    bad = sum(_check_file(path, console, seen) for path in files)
     summary = ", ".join(f"{n} {kind} (version {v})" for (kind, v), n in sorted(seen.items())) or "no records"
     console.print(f"{len(files)} file(s): {summary}; {bad} invalid")
     missing = [k for k in required if not any(kind == k for kind, _ in seen)]
