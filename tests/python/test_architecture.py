@@ -97,6 +97,27 @@ def test_no_function_over_80_lines():
     assert not long, "functions over 80 lines:\n" + "\n".join(long)
 
 
+MAX_HANDLE_CCN = 15  # a command's handle checks, calls and returns: its branches live below it
+# Command modules still over MAX_COMMAND_LINES, at their size when the rule came (they may shrink,
+# never grow; a new command may not join them).
+FAT_COMMANDS = {"report": 239, "sweep": 206, "run": 185, "cluster": 161}
+
+
+def test_commands_are_thin():
+    out = subprocess.run(
+        [_tool("lizard"), "-C", str(MAX_HANDLE_CCN), "-w", "drivers/pxq/pxq/commands"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    branchy = [line for line in out.stdout.splitlines() if re.search(r": warning: handle has .* (\d+) CCN", line)]
+    branchy = [line for line in branchy if int(re.search(r"(\d+) CCN", line).group(1)) > MAX_HANDLE_CCN]
+    assert not branchy, "handle over complexity 15:\n" + "\n".join(branchy)
+    for path in sorted((PACKAGE / "commands").glob("*.py")):
+        lines = len(path.read_text().splitlines())
+        assert lines <= FAT_COMMANDS.get(path.stem, MAX_COMMAND_LINES), f"{path.name}: {lines} lines"
+
+
 def test_cpp_is_clang_formatted():
     files = subprocess.run(
         ["git", "ls-files", "*.cpp", "*.hpp", "*.h"], cwd=ROOT, capture_output=True, text=True

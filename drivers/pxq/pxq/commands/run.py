@@ -114,17 +114,23 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
             runner.say_failure(console, "run", result, results)
         if result.record is not None:  # always, past bad input
             recs.append(result.record)
+    _show(recs, f"pxq run {args.app} -> {results}", console)
+    return records.exit_code(recs)
+
+
+def _show(recs: list[dict[str, Any]], title: str, console: Console) -> None:
+    """The runs' table, their failures, the channels their placement gives, the counters and the
+    timelines."""
     split = report.split_fields(recs)
     rows = report.summarize(recs, split)
     if rows:
-        report.print_table(rows, f"pxq run {args.app} -> {results}", console, split)
+        report.print_table(rows, title, console, split)
     report.print_failures(recs, console)
     measured = [rec["channels"] for rec in recs if rec and rec.get("channels")]
     if measured:  # the same in every repeat: the order fixes them
         placement_view.print_channels(console, measured[-1])
     counters.print_summary(console, recs)
     trace.print_timelines(console, recs)
-    return records.exit_code(recs)
 
 
 def trace_target(path: Path, writes: bool = True) -> Path:

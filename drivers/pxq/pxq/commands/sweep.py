@@ -101,15 +101,17 @@ def prepare(args: argparse.Namespace, app_args: list[str]) -> list[str]:
     return expfile.apply(args, app_args, fresh.parse_args([]))
 
 
-def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> int:
+def _check_steps(args: argparse.Namespace) -> None:
     options.check_app(args.app)
     if args.submit and args.collect:
         raise InputError("--submit and --collect are two steps: submit first, then collect")
     if args.dry_run and not args.submit:
         raise InputError("--dry-run goes with --submit (it prints the job scripts)")
     batch.site_lines(args)  # site options only with --submit, each checked before anything runs
-    if args.collect:
-        return _collect(args, console)
+
+
+def _plan(args: argparse.Namespace, app_args: list[str], results: Path, console: Console) -> list:
+    """The configurations to run, every option checked before any of them runs."""
     layouts = parse_layouts(args.layouts)
     modes = [m for m in args.modes.split(",") if m]
     for m in modes:
@@ -122,13 +124,21 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     options.check_backends(backends)
     threads = _threads(args.threads)
     options.check_repeat(args.repeat)
-    results = results_path(args.results, f"{args.app}.jsonl")
     records.read(results)  # a file with a damaged line is refused before anything runs (pxq repair)
     configs, notes = sweeps.plan(options.base_spec(args, app_args, results), layouts, modes, tiles, backends, threads)
     for note in notes:
         console.print(f"[dim]{note}[/dim]")
     if not configs:
         raise InputError("nothing to run: every layout/mode combination was skipped")
+    return configs
+
+
+def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> int:
+    _check_steps(args)
+    if args.collect:
+        return _collect(args, console)
+    results = results_path(args.results, f"{args.app}.jsonl")
+    configs = _plan(args, app_args, results, console)
     if args.submit:  # the jobs' own allocations decide what fits: nothing is checked against this host
         return batch.submit(args, app_args, configs, results, console)
     for spec in configs:  # layouts that cannot run here fail now, not mid-sweep
@@ -137,6 +147,11 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
         return _settled(args, configs, results, console)
     if args.budget is not None or args.pairs != "baseline" or args.max_blocks != 20:
         raise InputError("--budget, --pairs and --max-blocks go with --precision (a settled sweep)")
+    return _fixed(args, configs, results, console)
+
+
+def _fixed(args: argparse.Namespace, configs: list, results: Path, console: Console) -> int:
+    """The sweep with a fixed count of interleaved repeats."""
     runs = sweeps.interleave(configs, args.repeat)
     console.print(f"{len(configs)} configurations x {args.repeat} repeats = {len(runs)} runs -> {results}")
     refused: dict[str, str] = {}
