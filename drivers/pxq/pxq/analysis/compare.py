@@ -104,26 +104,32 @@ def compare(
         if len(both) >= MIN_PAIRS:
             out.append(paired(label, b, n, both, confidence, threshold))
             continue
-        ratio = statistics.median(n) / statistics.median(b)
-        low, high, p = statistics_of(b, n, confidence)
-        weak = _weak(base[key], new[key])
-        if weak:
-            verdict = f"not judged: {weak}"
-        elif min(len(b), len(n)) < 4:
-            verdict = "too few runs"
-        elif p is None or low is None or high is None:  # the interval exists wherever the p-value does
-            verdict = "not judged: the rank test gives no p-value (every run of both sides tied)"
-        elif low > 1 and p < 1 - confidence:
-            verdict = "regression" if ratio > 1 + threshold else "within threshold"
-        elif high < 1 and p < 1 - confidence:
-            verdict = "improvement" if ratio < 1 - threshold else "within threshold"
-        else:
-            verdict = "same"
-        out.append(Comparison(label, b, n, ratio, low, high, p, verdict))
+        out.append(_unpaired(label, base[key], new[key], confidence, threshold))
     holm(out, 1 - confidence)
     only_base = [_label(r, group_by) for k, r in base.items() if k not in new]
     only_new = [_label(r, group_by) for k, r in new.items() if k not in base]
     return out, only_base, only_new
+
+
+def _unpaired(label: str, base: report.Row, new: report.Row, confidence: float, threshold: float) -> Comparison:
+    """One configuration's medians compared: a bootstrap interval and a rank-sum test."""
+    b, n = base.times, new.times
+    ratio = statistics.median(n) / statistics.median(b)
+    low, high, p = statistics_of(b, n, confidence)
+    weak = _weak(base, new)
+    if weak:
+        verdict = f"not judged: {weak}"
+    elif min(len(b), len(n)) < 4:
+        verdict = "too few runs"
+    elif p is None or low is None or high is None:  # the interval exists wherever the p-value does
+        verdict = "not judged: the rank test gives no p-value (every run of both sides tied)"
+    elif low > 1 and p < 1 - confidence:
+        verdict = "regression" if ratio > 1 + threshold else "within threshold"
+    elif high < 1 and p < 1 - confidence:
+        verdict = "improvement" if ratio < 1 - threshold else "within threshold"
+    else:
+        verdict = "same"
+    return Comparison(label, b, n, ratio, low, high, p, verdict)
 
 
 SIGNIFICANT = ("regression", "improvement", "within threshold")

@@ -42,47 +42,60 @@ def judge_rows(
         list(zip(b["times"], b.get("rounds") or [])), list(zip(a["times"], a.get("rounds") or []))
     )
     if len(pairs) >= settle.MIN_BLOCKS:
-        rule = study_rule(threshold)
-        v = settle.replay([x / y for y, x in pairs], rule)
-        assert v.ratio is not None and v.lo is not None and v.hi is not None
-        ratio, lo, hi, n = v.ratio, v.lo, v.hi, v.blocks
-        paired = {"ratio": ratio, "lo": lo, "hi": hi, "rounds": n, "of": len(pairs), "settled": v.kind}
-        if v.kind == "equivalent":
-            paired["margin"] = v.margin
-        evidence = {"repeats": n, "ratio": ratio, "paired": paired}
-        level = f"{100 * (1 - rule.final_level):.1f}%"
-        said = f"paired over {n} rounds of one sweep: {ratio:.2f}x [{lo:.2f}-{hi:.2f}] ({level})"
-        if n < len(pairs):
-            said += f", settled at round {n} of {len(pairs)}"
-        edge = 1 + threshold if expect_above else 1 - threshold
-        want, other = ("slower", "faster") if expect_above else ("faster", "slower")
-        short = hi < edge if expect_above else lo > edge  # the whole interval falls short of the threshold
-        reached = ratio >= edge if expect_above else ratio <= edge
-        if v.kind == want:
-            if reached:
-                return "reproduced", said, evidence
-            if short:
-                return "not reproduced", f"{said}: the effect is smaller than {100 * threshold:.0f}%", evidence
-            return (
-                "inconclusive",
-                f"{said}: {want}, but whether by {100 * threshold:.0f}% or more lies within its interval",
-                evidence,
-            )
-        if v.kind == other:
-            return "not reproduced", f"{said}: the other way round", evidence
-        if v.kind == "equivalent" and v.margin is not None and v.margin <= threshold + 1e-9:
-            why = (
-                f"{said}: equivalent within +-{100 * v.margin:.1f}%, "
-                f"the effect is absent or smaller than {100 * threshold:.0f}%"
-            )
-            return "not reproduced", why, evidence
-        if short and v.kind == "unsettled":
-            return "not reproduced", f"{said}: the effect is smaller than {100 * threshold:.0f}%", evidence
-        logs = [math.log(x / y) for y, x in pairs]
-        need = v.needed or settle.needed(statistics.stdev(logs), len(pairs), rule, abs(math.log(ratio)))
-        return "inconclusive", f"too noisy to read: {said}; about {need} interleaved rounds would settle it", evidence
+        return _judge_paired(pairs, expect_above, threshold)
     ratio = statistics.median(a["times"]) / statistics.median(b["times"])
     noise = max(findings.spread(a["times"]), findings.spread(b["times"]))
     n = min(len(a["times"]), len(b["times"]))
     verdict, why = findings.judge(ratio, noise, n, expect_above, threshold)
     return verdict, why, {"repeats": n, "spread": noise, "ratio": ratio}
+
+
+def _judge_paired(
+    pairs: list[tuple[float, float]], expect_above: bool, threshold: float
+) -> tuple[str, str, dict[str, Any]]:
+    """judge_rows on (B, A) times paired round by round (at least settle.MIN_BLOCKS)."""
+    rule = study_rule(threshold)
+    v = settle.replay([x / y for y, x in pairs], rule)
+    assert v.ratio is not None and v.lo is not None and v.hi is not None
+    ratio, lo, hi, n = v.ratio, v.lo, v.hi, v.blocks
+    paired = {"ratio": ratio, "lo": lo, "hi": hi, "rounds": n, "of": len(pairs), "settled": v.kind}
+    if v.kind == "equivalent":
+        paired["margin"] = v.margin
+    evidence = {"repeats": n, "ratio": ratio, "paired": paired}
+    level = f"{100 * (1 - rule.final_level):.1f}%"
+    said = f"paired over {n} rounds of one sweep: {ratio:.2f}x [{lo:.2f}-{hi:.2f}] ({level})"
+    if n < len(pairs):
+        said += f", settled at round {n} of {len(pairs)}"
+    verdict, why = _paired_verdict(v, expect_above, threshold)
+    if verdict:
+        return verdict, f"{said}{why}", evidence
+    logs = [math.log(x / y) for y, x in pairs]
+    need = v.needed or settle.needed(statistics.stdev(logs), len(pairs), rule, abs(math.log(ratio)))
+    return "inconclusive", f"too noisy to read: {said}; about {need} interleaved rounds would settle it", evidence
+
+
+def _paired_verdict(v: settle.Verdict, expect_above: bool, threshold: float) -> tuple[str, str]:
+    """The study verdict the rule's verdict V gives, and the words after the figures; ("", "")
+    when it is too noisy to read."""
+    assert v.ratio is not None and v.lo is not None and v.hi is not None
+    edge = 1 + threshold if expect_above else 1 - threshold
+    want, other = ("slower", "faster") if expect_above else ("faster", "slower")
+    short = v.hi < edge if expect_above else v.lo > edge  # the whole interval falls short of the threshold
+    reached = v.ratio >= edge if expect_above else v.ratio <= edge
+    smaller = f": the effect is smaller than {100 * threshold:.0f}%"
+    if v.kind == want:
+        if reached:
+            return "reproduced", ""
+        if short:
+            return "not reproduced", smaller
+        return "inconclusive", f": {want}, but whether by {100 * threshold:.0f}% or more lies within its interval"
+    if v.kind == other:
+        return "not reproduced", ": the other way round"
+    if v.kind == "equivalent" and v.margin is not None and v.margin <= threshold + 1e-9:
+        why = (
+            f": equivalent within +-{100 * v.margin:.1f}%, the effect is absent or smaller than {100 * threshold:.0f}%"
+        )
+        return "not reproduced", why
+    if short and v.kind == "unsettled":
+        return "not reproduced", smaller
+    return "", ""

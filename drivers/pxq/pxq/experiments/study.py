@@ -59,6 +59,26 @@ def _sharing_text(rec: dict[str, Any]) -> str:
     return ", ".join(parts) if parts else "none"
 
 
+def _group(rec: dict[str, Any], key: tuple[str, str]) -> dict[str, Any]:
+    """A new row for the layout and placement KEY, from its first record."""
+    lay = rec["layout"]
+    threads = [t for p in rec.get("placement", []) for t in p.get("threads", [])]
+    return {
+        "layout": key[0],
+        "placement": key[1],
+        "times": [],
+        "rounds": [],
+        "comm": [],
+        "sharing": _sharing_text(rec),
+        "verified": True,
+        "warnings": rec["driver"].get("placement", {}).get("warnings", []),
+        "cores": sorted({t["cpu"] for t in threads if "cpu" in t}),
+        "packages": sorted({t["package"] for t in threads if "package" in t}),
+        "virtual_nodes": bool(lay.get("virtual_nodes")),
+        "flags": [],
+    }
+
+
 def summarize(recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     groups: dict[tuple[str, str], dict[str, Any]] = {}
     for rec in recs:
@@ -66,27 +86,7 @@ def summarize(recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
             continue
         lay = rec["layout"]
         key = (f"{lay['nodes']}x{lay['ranks_per_node']}", rec["driver"].get("placement", {}).get("mode", "-"))
-        g = groups.setdefault(
-            key,
-            {
-                "layout": key[0],
-                "placement": key[1],
-                "times": [],
-                "rounds": [],
-                "comm": [],
-                "sharing": _sharing_text(rec),
-                "verified": True,
-                "warnings": rec["driver"].get("placement", {}).get("warnings", []),
-                "cores": sorted(
-                    {t["cpu"] for p in rec.get("placement", []) for t in p.get("threads", []) if "cpu" in t}
-                ),
-                "packages": sorted(
-                    {t["package"] for p in rec.get("placement", []) for t in p.get("threads", []) if "package" in t}
-                ),
-                "virtual_nodes": bool(lay.get("virtual_nodes")),
-                "flags": [],
-            },
-        )
+        g = groups.get(key) or groups.setdefault(key, _group(rec, key))
         g["times"].append(rec["time"]["total"])
         g["rounds"].append(settle.round_of(rec))
         g["comm"].append(rec["time"].get("comm", 0.0))
@@ -96,6 +96,13 @@ def summarize(recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
             g.setdefault("misses", []).append(counted[1])
             g["miss_level"] = counted[0]
     rows = list(groups.values())
+    _normalise(rows)
+    flag_identical(rows)
+    return rows
+
+
+def _normalise(rows: list[dict[str, Any]]) -> None:
+    """Each row's median and compute time, and both over the first one-rank-per-node row's."""
     ref = [r for r in rows if r["layout"].endswith("x1")]
     ref_median = statistics.median(ref[0]["times"]) if ref else None
     ref_compute = statistics.median([t - c for t, c in zip(ref[0]["times"], ref[0]["comm"])]) if ref else None
@@ -106,8 +113,6 @@ def summarize(recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         r["compute_normalised"] = r["compute"] / ref_compute if ref_compute else None
         if r.get("misses"):
             r["misses_median"] = statistics.median(r["misses"])
-    flag_identical(rows)
-    return rows
 
 
 def flag_identical(rows: list[dict[str, Any]]) -> None:

@@ -33,22 +33,7 @@ def plot(shown: list[Any], labels: list[str], nas_mode: str, path: Path, title: 
     trusted = [hi for (_, hi), f in zip(spans, flagged) if not f] or [hi for _, hi in spans]
     top = max(1.0, max(trusted)) * 1.3
     fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(shown) + 3), 4.8))
-    for k, (r, (lo, hi), flags) in enumerate(zip(shown, spans, flagged)):
-        colour = colors.get(r.mode.split()[0].split("+")[0], "#555")
-        height = min(r.speedup, top)
-        ax.bar(k, height, color=colour, hatch="//" if flags else None, edgecolor="black" if flags else colour)
-        if r.speedup <= top:
-            ax.errorbar(k, r.speedup, yerr=[[r.speedup - lo], [min(hi, top) - r.speedup]], color="black", capsize=3)
-        text = f"{r.speedup:.2f}x" + ("" if r.speedup <= top else " (cut)") + ("\n" + ", ".join(flags) if flags else "")
-        ax.annotate(
-            text,
-            (k, min(hi, top) if r.speedup <= top else top),
-            ha="center",
-            va="bottom",
-            fontsize=7,
-            xytext=(0, 3),
-            textcoords="offset points",
-        )
+    _bars(ax, shown, spans, flagged, colors, top)
     ax.set_ylim(0, top * (1.15 if any(flagged) else 1.08))
     ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
     ax.set_xticks(range(len(shown)), labels, fontsize=8)
@@ -65,3 +50,31 @@ def plot(shown: list[Any], labels: list[str], nas_mode: str, path: Path, title: 
     ax.set_title(title, fontsize=10)
     figures.thin_ticks(fig, ax, "x")
     return figures.save(fig, path)
+
+
+def _bars(
+    ax: Any,
+    shown: list[Any],
+    spans: list[tuple[float, float]],
+    flagged: list[list[str]],
+    colors: dict[str, str],
+    top: float,
+) -> None:
+    """One bar per row: hatched and its flags written under its value when flagged, cut at TOP
+    (and marked so) when it would run past the axis, with its interquartile range."""
+    for k, (r, (lo, hi), flags) in enumerate(zip(shown, spans, flagged)):
+        colour = colors.get(r.mode.split()[0].split("+")[0], "#555")
+        height = min(r.speedup, top)
+        ax.bar(k, height, color=colour, hatch="//" if flags else None, edgecolor="black" if flags else colour)
+        if r.speedup <= top:
+            ax.errorbar(k, r.speedup, yerr=[[r.speedup - lo], [min(hi, top) - r.speedup]], color="black", capsize=3)
+        text = f"{r.speedup:.2f}x" + ("" if r.speedup <= top else " (cut)") + ("\n" + ", ".join(flags) if flags else "")
+        ax.annotate(
+            text,
+            (k, min(hi, top) if r.speedup <= top else top),
+            ha="center",
+            va="bottom",
+            fontsize=7,
+            xytext=(0, 3),
+            textcoords="offset points",
+        )

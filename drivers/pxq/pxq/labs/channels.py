@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import statistics
 from pathlib import Path
+from typing import Any
 
 from rich.table import Table
 
@@ -57,18 +58,8 @@ def _caveat(channel: str) -> str:
     return "a fast network and a slow shared-memory path can come close for small messages"
 
 
-def measure(ctx: labs.Context) -> labs.Outcome:
-    chosen = configs(ctx)
-    near, far = chosen[0][0], chosen[-1][0]
-
-    def small(r: dict) -> float:
-        return _at(r, SMALL)["seconds"] * 1e6
-
-    runs = ctx.interleaved(
-        chosen,
-        settle_on=(lambda out: [(small(a), small(b)) for a, b in zip(out[far], out[near])]) if far != near else None,
-    )
-    paper = findings.section("channels")
+def _table(runs: dict[str, list[dict[str, Any]]], paper: dict[str, Any]) -> tuple[Table, dict[str, list[float]]]:
+    """The channels' medians beside the published ones, and each channel's 8-byte latencies (us)."""
     t = Table(title="ping-pong, one way: median of repeats (published: Chai et al.'s dual-core cluster)")
     for col in ("channel", "8 B latency us", "2 MiB MB/s", "round trips timed", "warm-up"):
         t.add_column(col, justify="left" if col == "channel" else "right")
@@ -85,10 +76,12 @@ def measure(ctx: labs.Context) -> labs.Outcome:
         ("inter_node", "published: another node"),
     ):
         t.add_row(label, f"{paper['latency_us_small'][key]}", f"{paper['peak_bandwidth_MBps'][key]}", "", "")
-    sizes = [s for results in runs.values() for r in results for s in r["sizes"]]
-    timed = min(s["timed_trips"] for s in sizes)
-    warm = min(s["warmup_trips"] for s in sizes)
-    starter = timed <= 1 or warm < 1
+    return t, lat
+
+
+def _trips(timed: int, warm: int) -> tuple[str, list[dict[str, Any]]]:
+    """What the round trips timed per size (at least TIMED, after WARM untimed ones) say of the
+    figures, and the checks they pass."""
     if timed <= 1:
         note = "one round trip timed per size: single-shot numbers, set-up and cold caches included"
     elif warm < 1:
@@ -100,6 +93,27 @@ def measure(ctx: labs.Context) -> labs.Outcome:
         {"name": "more than one round trip timed per size", "passed": timed > 1, "detail": f"at least {timed}"},
         {"name": "untimed warm-up round trips before the clock starts", "passed": warm >= 1, "detail": f"{warm}"},
     ]
+    return note, checks
+
+
+def measure(ctx: labs.Context) -> labs.Outcome:
+    chosen = configs(ctx)
+    near, far = chosen[0][0], chosen[-1][0]
+
+    def small(r: dict) -> float:
+        return _at(r, SMALL)["seconds"] * 1e6
+
+    runs = ctx.interleaved(
+        chosen,
+        settle_on=(lambda out: [(small(a), small(b)) for a, b in zip(out[far], out[near])]) if far != near else None,
+    )
+    paper = findings.section("channels")
+    t, lat = _table(runs, paper)
+    sizes = [s for results in runs.values() for r in results for s in r["sizes"]]
+    timed = min(s["timed_trips"] for s in sizes)
+    warm = min(s["warmup_trips"] for s in sizes)
+    starter = timed <= 1 or warm < 1
+    note, checks = _trips(timed, warm)
     names = list(runs)
     effect = None
     if len(names) >= 2:

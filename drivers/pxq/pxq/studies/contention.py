@@ -61,6 +61,15 @@ def _compare(ref: str, a: dict[str, Any] | None, b: dict[str, Any] | None, label
     )
 
 
+def _comparable(f: Finding) -> Finding:
+    """A measured "comparable" claim: reproduced within 5% or the spread, not "slower"."""
+    if f.verdict in ("reproduced", "not reproduced"):
+        ratio = f.evidence["ratio"]
+        f.verdict = "reproduced" if abs(ratio - 1) <= max(0.05, f.evidence["spread"] / 2) else "not reproduced"
+        f.why = "within 5% or the spread" if f.verdict == "reproduced" else "more than 5% apart"
+    return f
+
+
 def _findings(rows: list[dict[str, Any]], q: int) -> list[Finding]:
     """Every part of the contention and processor-sharing findings, each from the layouts and
     placements that test it, or why this machine cannot."""
@@ -77,12 +86,7 @@ def _findings(rows: list[dict[str, Any]], q: int) -> list[Finding]:
     four = f"{q} ranks: the finding needs 4 (one per core)" if q != 4 else shared
     out.append(_compare(f"{SECTION}/four/slower", packed, alone, f"1x{q} packed / {q}x1", four))
     mid = _row(rows, f"{q // 2}x2", "packed")
-    out.append(_compare(f"{SECTION}/four/comparable", mid, alone, f"{q // 2}x2 / {q}x1", four))
-    if out[-1].verdict in ("reproduced", "not reproduced"):  # the claim is "comparable", not "slower"
-        f = out[-1]
-        ratio = f.evidence["ratio"]
-        f.verdict = "reproduced" if abs(ratio - 1) <= max(0.05, f.evidence["spread"] / 2) else "not reproduced"
-        f.why = "within 5% or the spread" if f.verdict == "reproduced" else "more than 5% apart"
+    out.append(_comparable(_compare(f"{SECTION}/four/comparable", mid, alone, f"{q // 2}x2 / {q}x1", four)))
     two = f"{q} ranks: the finding is about 2" if q != 2 else None
     out.append(_compare(f"{SECTION}/two/vs_chips", packed, spread, "1x2 packed / spread", two or one_pkg))
     out.append(_compare(f"{SECTION}/two/vs_nodes", packed, alone, "1x2 packed / 2x1", two or shared))
@@ -98,8 +102,8 @@ def _findings(rows: list[dict[str, Any]], q: int) -> list[Finding]:
     return out
 
 
-def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
-    app = ctx.app or opts["app"]
+def _ranks(ctx: Context, opts: dict[str, Any]) -> int:
+    """The ranks the study runs, its placements and ranks checked against this machine."""
     if ctx.base.placement or ctx.base.placement_cpus:
         raise InputError("the contention study sets placements itself: use --placements packed,spread")
     if opts["ranks"] is not None and opts["ranks"] < 1:
@@ -109,6 +113,12 @@ def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
         raise InputError(
             f"--ranks {q}: this machine has {ctx.base.cores} cores; use at most {ctx.base.cores} (or --hostfile)"
         )
+    return q
+
+
+def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
+    app = ctx.app or opts["app"]
+    q = _ranks(ctx, opts)
     base = ctx.spec(app) if ctx.app else ctx.spec(app, app_args=runner.class_args(app, opts["cls"]))
     configs = study.plan(base, q, [p for p in opts["placements"].split(",") if p])
     recs, planned = measure(

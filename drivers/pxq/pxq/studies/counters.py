@@ -80,21 +80,7 @@ def _rows(app: str, opts: dict[str, Any], timed: list[dict[str, Any]], counted: 
         key = (parse_layout(lay).threads, tile is not None)
         times = [r["time"]["total"] for r in timed if r.get("status") == "ok" and _key(r) == key]
         recs = [r for r in counted if r.get("status") == "ok" and _key(r) == key]
-        c = (recs[-1].get("counters") or {}) if recs else {}
-        total = c.get("total") or {}
-        row: dict[str, Any] = {"variant": name, "layout": lay, "times": times, "counters_source": c.get("source")}
-        if times:
-            row.update(median=statistics.median(times), spread=findings.spread(times))
-        for event in ("l1d_misses", "l2_misses", "llc_misses", "instructions"):
-            if event in total:
-                row[event] = total[event]
-        if app == "ring" and recs and total:
-            moved = recs[-1]["metrics"]["effective_gbs"] * recs[-1]["time"]["total"] * 1e9
-            level = "llc_misses" if "llc_misses" in total else "l2_misses"
-            row["misses_per_kib"] = 1024 * total[level] / moved if moved > 0 else None
-        if not total:
-            row["note"] = c.get("note") or "not counted"
-        rows.append(row)
+        rows.append(_row(app, name, lay, times, recs[-1] if recs else None))
     base = rows[0]
     for r in rows:
         r["time_vs_flat"] = r["median"] / base["median"] if r.get("median") and base.get("median") else None
@@ -102,6 +88,25 @@ def _rows(app: str, opts: dict[str, Any], timed: list[dict[str, Any]], counted: 
             if event in r and base.get(event):
                 r[f"{event}_vs_flat"] = r[event] / base[event]
     return rows
+
+
+def _row(app: str, name: str, lay: str, times: list[float], rec: dict[str, Any] | None) -> dict[str, Any]:
+    """One variant: its native times and what its counted run (REC, the last) counted."""
+    c = (rec.get("counters") or {}) if rec else {}
+    total = c.get("total") or {}
+    row: dict[str, Any] = {"variant": name, "layout": lay, "times": times, "counters_source": c.get("source")}
+    if times:
+        row.update(median=statistics.median(times), spread=findings.spread(times))
+    for event in ("l1d_misses", "l2_misses", "llc_misses", "instructions"):
+        if event in total:
+            row[event] = total[event]
+    if app == "ring" and rec and total:
+        moved = rec["metrics"]["effective_gbs"] * rec["time"]["total"] * 1e9
+        level = "llc_misses" if "llc_misses" in total else "l2_misses"
+        row["misses_per_kib"] = 1024 * total[level] / moved if moved > 0 else None
+    if not total:
+        row["note"] = c.get("note") or "not counted"
+    return row
 
 
 def _level(rows: list[dict[str, Any]]) -> str | None:
@@ -224,15 +229,7 @@ def plot(rec: dict[str, Any], path: Path) -> Path:
     ax_t.axhline(1, color="black", lw=0.6)
     ax_t.set_ylabel("time / flat's (median; bars: range of repeats)")
     ax_t.set_title("time (native runs)", fontsize=9)
-    width = 0.38
-    for i, (event, colour) in enumerate((("l1d_misses", "tab:orange"), (level, "tab:red"))):
-        if not event or event == "l1d_misses" and level == "l1d_misses":
-            continue
-        vals = [r.get(f"{event}_vs_flat") or 0 for r in rows]
-        ax_m.bar([x + (i - 0.5) * width for x in xs], vals, width, color=colour, label=counters.label(event))
-        for x, v in zip(xs, vals):
-            if v:
-                ax_m.annotate(f"{v:.2f}", (x + (i - 0.5) * width, v), ha="center", va="bottom", fontsize=7)
+    _miss_bars(ax_m, rows, level)
     ax_m.axhline(1, color="black", lw=0.6)
     ax_m.set_ylabel("misses / flat's")
     ax_m.set_title(f"misses ({rec.get('data', {}).get('mode', '')})", fontsize=9)
@@ -243,6 +240,20 @@ def plot(rec: dict[str, Any], path: Path) -> Path:
         ax.set_xlabel("variant, on 2 cores")
     fig.suptitle(rec["title"], fontsize=9)
     return figures.save(fig, path)
+
+
+def _miss_bars(ax: Any, rows: list[dict[str, Any]], level: str | None) -> None:
+    """Misses over flat's per variant: L1d and the outermost level counted, side by side."""
+    xs = list(range(len(rows)))
+    width = 0.38
+    for i, (event, colour) in enumerate((("l1d_misses", "tab:orange"), (level, "tab:red"))):
+        if not event or event == "l1d_misses" and level == "l1d_misses":
+            continue
+        vals = [r.get(f"{event}_vs_flat") or 0 for r in rows]
+        ax.bar([x + (i - 0.5) * width for x in xs], vals, width, color=colour, label=counters.label(event))
+        for x, v in zip(xs, vals):
+            if v:
+                ax.annotate(f"{v:.2f}", (x + (i - 0.5) * width, v), ha="center", va="bottom", fontsize=7)
 
 
 def defaults(quick: bool) -> dict[str, Any]:

@@ -59,6 +59,16 @@ def too_few(top: int) -> str | None:
     return None
 
 
+def _configs(ctx: Context, apps: list[str], top: int, cls: str) -> list[Any]:
+    """Each app flat at every rank count, packed and (above one rank) one rank per node."""
+    return [
+        ctx.spec(app, layout=parse_layout(layout_of(n, how)), mode="flat", app_args=runner.class_args(app, cls))
+        for app in apps
+        for n in counts(top)
+        for how in (("packed", "spread") if n > 1 else ("packed",))
+    ]
+
+
 def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
     top = opts["max_ranks"] or envinfo.cores()
     apps = [a for a in opts["apps"].split(",") if a]
@@ -68,18 +78,7 @@ def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
         note = f"not measured: {too_few(top)}; `pxq study scalability` draws this machine's speedups without a verdict"
         ctx.console.print(note)
         return Outcome(title, [{"app": "-"}], [], _parts([], top, None), [], [note], {"base_ranks": base_n}, 0)
-    configs = []
-    for app in apps:
-        for n in counts(top):
-            for how in ("packed", "spread") if n > 1 else ("packed",):
-                configs.append(
-                    ctx.spec(
-                        app,
-                        layout=parse_layout(layout_of(n, how)),
-                        mode="flat",
-                        app_args=runner.class_args(app, opts["cls"]),
-                    )
-                )
+    configs = _configs(ctx, apps, top, opts["cls"])
     top_pairs = [  # packed against one rank per node at the largest count, per app: what the parts judge
         (k, k + 1)
         for k, spec in enumerate(configs[:-1])

@@ -57,18 +57,7 @@ def _pair_parts(pairs: list[tuple[dict[str, Any], dict[str, Any]]], refs: tuple[
     app's does, and says which apps it rests on."""
     out = []
     for ref, key in zip(refs, ("times", "comm")):
-        judged = []
-        for a, b in pairs:
-            first = {"times": a.get(key) or [], "rounds": a.get("rounds") or []}
-            second = {"times": b.get(key) or [], "rounds": b.get("rounds") or []}
-            if first["times"] and second["times"] and min(first["times"]) > 0:
-                judged.append((a["app"], *judge_rows(second, first, True, THRESHOLD)))
-            else:
-                median = "median" if key == "times" else "comm_median"
-                noise, n = max(a["spread"], b["spread"]), min(a["runs"], b["runs"])
-                ratio = b[median] / max(a[median], 1e-12)
-                verdict, why = findings.judge(ratio, noise, n, True, THRESHOLD)
-                judged.append((a["app"], verdict, why, {"repeats": n, "spread": noise, "ratio": ratio}))
+        judged = [_judge_app(a, b, key) for a, b in pairs]
         here = ", ".join(f"{app} {ev['ratio']:.2f}x" for app, _, _, ev in judged if "ratio" in ev)
         bad = [app for app, v, _, _ in judged if v == "not reproduced"]
         unsure = [app for app, v, _, _ in judged if v == "inconclusive"]
@@ -82,6 +71,20 @@ def _pair_parts(pairs: list[tuple[dict[str, Any], dict[str, Any]]], refs: tuple[
         evidence = min((ev for *_, ev in judged), key=lambda ev: ev.get("repeats", 0), default={})
         out.append(findings.part(ref, here, verdict, why, evidence=evidence))
     return out
+
+
+def _judge_app(a: dict[str, Any], b: dict[str, Any], key: str) -> tuple[str, str, str, dict[str, Any]]:
+    """(app, verdict, why, evidence): B's KEY ("times" or "comm") slower than A's, on paired
+    rounds where there are some, else on medians and spreads."""
+    first = {"times": a.get(key) or [], "rounds": a.get("rounds") or []}
+    second = {"times": b.get(key) or [], "rounds": b.get("rounds") or []}
+    if first["times"] and second["times"] and min(first["times"]) > 0:
+        return (a["app"], *judge_rows(second, first, True, THRESHOLD))
+    median = "median" if key == "times" else "comm_median"
+    noise, n = max(a["spread"], b["spread"]), min(a["runs"], b["runs"])
+    ratio = b[median] / max(a[median], 1e-12)
+    verdict, why = findings.judge(ratio, noise, n, True, THRESHOLD)
+    return a["app"], verdict, why, {"repeats": n, "spread": noise, "ratio": ratio}
 
 
 def _findings(rows: list[dict[str, Any]], virtual: bool, n: int) -> list[Finding]:
@@ -129,23 +132,8 @@ def entry_text(name: str) -> str:
     return findings.entry(f"{SECTION}/{name}").text
 
 
-def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
-    n = opts["ranks"] or envinfo.cores()
-    apps = [a for a in opts["apps"].split(",") if a]
-    configs = [
-        ctx.spec(app, layout=parse_layout(lay), mode="flat", app_args=runner.class_args(app, opts["cls"]))
-        for app in apps
-        for lay in layouts(n)
-    ]
-    lays = layouts(n)
-    at = {(app, lay): i for i, (app, lay) in enumerate((a, lay) for a in apps for lay in lays)}
-    compared = [  # what the parts judge: one rank per node against two per node, per app
-        (at[(app, f"{n}x1")], at[(app, f"{n // 2}x2")]) for app in apps if (app, f"{n // 2}x2") in at
-    ]
-    recs, planned = measure(
-        ctx, configs, opts["repeat"], f"network sharing, {n} ranks", pairs=compared or None, threshold=THRESHOLD
-    )
-    groups = group(recs, lambda r: (r["app"], layout_text(r)))
+def _rows(groups: dict[Any, dict[str, Any]], apps: list[str], n: int) -> list[dict[str, Any]]:
+    """A row per app and layout that ran, its time over the app's one-rank-per-node time."""
     rows = []
     for app in apps:
         base = groups.get((app, f"{n}x1"))
@@ -169,6 +157,27 @@ def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
                     "verified": g["verified"],
                 }
             )
+    return rows
+
+
+def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
+    n = opts["ranks"] or envinfo.cores()
+    apps = [a for a in opts["apps"].split(",") if a]
+    configs = [
+        ctx.spec(app, layout=parse_layout(lay), mode="flat", app_args=runner.class_args(app, opts["cls"]))
+        for app in apps
+        for lay in layouts(n)
+    ]
+    lays = layouts(n)
+    at = {(app, lay): i for i, (app, lay) in enumerate((a, lay) for a in apps for lay in lays)}
+    compared = [  # what the parts judge: one rank per node against two per node, per app
+        (at[(app, f"{n}x1")], at[(app, f"{n // 2}x2")]) for app in apps if (app, f"{n // 2}x2") in at
+    ]
+    recs, planned = measure(
+        ctx, configs, opts["repeat"], f"network sharing, {n} ranks", pairs=compared or None, threshold=THRESHOLD
+    )
+    groups = group(recs, lambda r: (r["app"], layout_text(r)))
+    rows = _rows(groups, apps, n)
     virtual = any(r.get("layout", {}).get("virtual_nodes") for r in recs)
     comparison = [
         Comparison(

@@ -122,34 +122,47 @@ def _parts(rec: dict[str, Any], rows: list[dict[str, Any]], copies: int, prof: d
         here = f"steps at {', '.join(found) or 'no level'}" + (f"; none at {', '.join(missed)}" if missed else "")
         ok = "L1d" in found and "L2" in found
         out.append(findings.held(f"{SECTION}/plateaus/steps", here, ok, "no step where hwloc's L1d or L2 spills"))
-    largest = rows[0]["bytes"] if rows else 0
     for name, lo, hi, want in (("mid", LOW, HIGH, 1.5), ("large", HIGH + 1, 1 << 40, 1.05)):
-        ref = f"{SECTION}/copies/{name}"
-        pick = [r for r in rows if lo <= r["stride"] <= hi]
-        if copies < 2:
-            out.append(findings.untestable(ref, "one core: no second copy"))
-        elif not pick:
-            out.append(findings.untestable(ref, f"no stride measured in {lo}-{hi} B on the largest array"))
-        elif caches.fits(largest, prof["last_level_bytes"], copies):
-            why = (
-                f"the largest array ({top}, {copies} copies) stays in the measured last level "
-                f"({prof['last_level_bytes'] >> 20} MiB): the copies share no memory bus"
-            )
-            out.append(findings.untestable(ref, why))
-        else:
-            med = statistics.median(r["ratio"] for r in pick)
-            flags = [f for r in pick for f in r["flags"]]
-            ok = med >= want
-            why = (
-                ""
-                if ok
-                else (
-                    f"the copies slow each other less than {want}x on arrays of {largest >> 20} MiB, "
-                    f"{largest * copies / max(1, prof['last_level_bytes']):.1f}x the measured last level"
-                )
-            )
-            out.append(findings.held(ref, f"median {med:.2f}x over {len(pick)} strides", ok, why, flags=flags))
+        out.append(_copies_part(f"{SECTION}/copies/{name}", rows, (lo, hi), want, copies, prof, top))
     return out
+
+
+def _copies_part(
+    ref: str,
+    rows: list[dict[str, Any]],
+    strides: tuple[int, int],
+    want: float,
+    copies: int,
+    prof: dict[str, Any],
+    top: str,
+) -> Any:
+    """The copies' slowdown over the strides in STRIDES on the largest array, held at WANT or
+    more, or why this run cannot test it."""
+    lo, hi = strides
+    largest = rows[0]["bytes"] if rows else 0
+    pick = [r for r in rows if lo <= r["stride"] <= hi]
+    if copies < 2:
+        return findings.untestable(ref, "one core: no second copy")
+    if not pick:
+        return findings.untestable(ref, f"no stride measured in {lo}-{hi} B on the largest array")
+    if caches.fits(largest, prof["last_level_bytes"], copies):
+        why = (
+            f"the largest array ({top}, {copies} copies) stays in the measured last level "
+            f"({prof['last_level_bytes'] >> 20} MiB): the copies share no memory bus"
+        )
+        return findings.untestable(ref, why)
+    med = statistics.median(r["ratio"] for r in pick)
+    flags = [f for r in pick for f in r["flags"]]
+    ok = med >= want
+    why = (
+        ""
+        if ok
+        else (
+            f"the copies slow each other less than {want}x on arrays of {largest >> 20} MiB, "
+            f"{largest * copies / max(1, prof['last_level_bytes']):.1f}x the measured last level"
+        )
+    )
+    return findings.held(ref, f"median {med:.2f}x over {len(pick)} strides", ok, why, flags=flags)
 
 
 def _unoptimised(ctx: Context, opts: dict[str, Any]) -> dict[str, Any] | None:

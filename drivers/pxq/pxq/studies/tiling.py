@@ -82,6 +82,45 @@ def paper_condition(layout: str) -> str:
     return "8 ranks on 2 nodes" if p <= 2 else "16 ranks on 4 nodes"
 
 
+def _row(
+    lay: str,
+    flat: dict[str, Any],
+    tiled: dict[str, Any],
+    mine: list[dict[str, Any]],
+    paper: dict[str, Any],
+    peak_gbs: float | None,
+) -> dict[str, Any]:
+    """One layout's untiled and tiled runs (MINE: its records) against the paper's cut."""
+    cond = paper_condition(lay)
+    return {
+        "layout": lay,
+        "untiled": flat["median"],
+        "tiled": tiled["median"],
+        "reduction": 1 - tiled["median"] / flat["median"],
+        "spread": max(flat["spread"], tiled["spread"]),
+        "paper_condition": cond,
+        "paper_reduction": paper[cond] / 100,
+        "untiled_times": flat["times"],
+        "tiled_times": tiled["times"],
+        "untiled_rounds": [list(r) if r else None for r in flat["rounds"]],
+        "tiled_rounds": [list(r) if r else None for r in tiled["rounds"]],
+        "virtual": any(r["layout"].get("virtual_nodes") for r in mine),
+        "one_machine": one_machine(mine),
+        "flags": bandwidth_flags(mine, lay, peak_gbs),
+    }
+
+
+def _comparison(row: dict[str, Any], flat: dict[str, Any], tiled: dict[str, Any], paper: dict[str, Any]) -> Comparison:
+    cond, lay = row["paper_condition"], row["layout"]
+    return Comparison(
+        f"{lay}: time cut by tiles",
+        f"{paper[cond]}% ({cond}{'' if CONDITIONS[cond] == lay else ', the nearest condition'})",
+        f"{100 * row['reduction']:.0f}%",
+        f"untiled {flat['median']:.3f} s, tiled {tiled['median']:.3f} s, spread {100 * row['spread']:.0f}%"
+        + ("; flagged implausible (see the notes)" if row["flags"] else ""),
+    )
+
+
 def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
     if opts["block"] != "auto":
         parse_bytes(opts["block"])  # bad sizes are refused here, with the binaries' own message
@@ -104,42 +143,13 @@ def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
     least = min(paper[paper_condition(lay)] for lay in lays) / 200  # half the paper's smallest cut
     recs, planned = measure(ctx, configs, opts["repeat"], "tiling", pairs=pairs, threshold=least)
     groups = group(recs, lambda r: (layout_text(r), r["variant"]["mode"]))
-    rows, comparison, found = [], [], []
+    rows, comparison = [], []
     for lay in lays:
         flat, tiled = groups.get((lay, "flat")), groups.get((lay, "tiled"))
-        if not flat or not tiled:
-            continue
-        cut = 1 - tiled["median"] / flat["median"]
-        noise = max(flat["spread"], tiled["spread"])
-        flags = bandwidth_flags(recs, lay, prof.get("peak_gbs"))
-        cond = paper_condition(lay)
-        rows.append(
-            {
-                "layout": lay,
-                "untiled": flat["median"],
-                "tiled": tiled["median"],
-                "reduction": cut,
-                "spread": noise,
-                "paper_condition": cond,
-                "paper_reduction": paper[cond] / 100,
-                "untiled_times": flat["times"],
-                "tiled_times": tiled["times"],
-                "untiled_rounds": [list(r) if r else None for r in flat["rounds"]],
-                "tiled_rounds": [list(r) if r else None for r in tiled["rounds"]],
-                "virtual": any(r["layout"].get("virtual_nodes") for r in recs if layout_text(r) == lay),
-                "one_machine": one_machine([r for r in recs if layout_text(r) == lay]),
-                "flags": flags,
-            }
-        )
-        comparison.append(
-            Comparison(
-                f"{lay}: time cut by tiles",
-                f"{paper[cond]}% ({cond}{'' if CONDITIONS[cond] == lay else ', the nearest condition'})",
-                f"{100 * cut:.0f}%",
-                f"untiled {flat['median']:.3f} s, tiled {tiled['median']:.3f} s, spread {100 * noise:.0f}%"
-                + ("; flagged implausible (see the notes)" if flags else ""),
-            )
-        )
+        if flat and tiled:
+            row = _row(lay, flat, tiled, [r for r in recs if layout_text(r) == lay], paper, prof.get("peak_gbs"))
+            rows.append(row)
+            comparison.append(_comparison(row, flat, tiled, paper))
     found = _parts(rows, prof["last_level_bytes"], block, inside, size_why)
     title = f"Tiling: the ring, {format_volume(block)} per rank, untiled vs {opts['tile']} tiles"
     notes = [f"working set: {size_why}", f"caches: {prof['note']}"]
