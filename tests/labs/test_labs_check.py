@@ -263,6 +263,16 @@ def solution_copy(number: int, tmp_path: Path, name: str, old: str, new: str) ->
     return dest
 
 
+def test_lab3_a_copy_that_sweeps_more_than_it_reports_is_not_correct(tmp_path):
+    """Every word counts the sweeps that touched it: a copy that sweeps once more than the
+    window it returns says is caught by the harness's own count, whatever the timings."""
+    once = "  sweep(array, bytes, stride, reps);\n"
+    dest = solution_copy(3, tmp_path, "copies.cpp", once, once + "  sweep(array, bytes, stride, 1);\n")
+    code, out, text = check(3, "copy", dest)
+    assert code == 1, text
+    assert "not correct" in text and "a word's count differs from the sweeps reported" in text
+
+
 def test_lab1_a_wrong_divisor_is_not_correct_and_names_the_divisor(tmp_path):
     dest = solution_copy(1, tmp_path, "pingpong.cpp", "/ (2.0 * reps)", "/ 2.0")  # 20-200x too large
     code, out, text = check(1, "copy", dest)
