@@ -101,7 +101,7 @@ MAX_BRANCHY = 8  # functions of miniapps/ and drivers/ over complexity 20 (lizar
 MAX_HANDLE_CCN = 15  # a command's handle checks, calls and returns: its branches live below it
 # Command modules still over MAX_COMMAND_LINES, at their size when the rule came (they may shrink,
 # never grow; a new command may not join them).
-FAT_COMMANDS = {"report": 239, "sweep": 206, "run": 185, "cluster": 161}
+FAT_COMMANDS = {"sweep": 206, "run": 185, "cluster": 161}
 
 
 def test_few_functions_are_very_branchy():
@@ -177,7 +177,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("machine", "figures", "cluster"),
     ("launch",),
     ("analysis",),
-    ("experiments", "probes", "teaching"),
+    ("experiments", "probes", "teaching", "reports"),
     ("commands", "studies", "labs", "cli", "__main__"),
 )
 PLUGIN_PACKAGES = ("commands", "studies", "labs")

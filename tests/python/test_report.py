@@ -306,7 +306,7 @@ def test_every_report_format_has_a_writer_and_each_option_names_the_formats_it_g
     import json
 
     from pxq import cli
-    from pxq.commands import report as command
+    from pxq.reports import writers as command
 
     assert set(command.WRITERS) == {"table", "csv", "json", "markdown", "caliper", "extrap"}
     assert all(set(formats) <= set(command.WRITERS) for formats in command.OPTIONS.values())
