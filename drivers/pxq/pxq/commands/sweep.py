@@ -1,4 +1,5 @@
-"""`pxq sweep APP`: the cross product of layouts x modes x tiles x backends, interleaved."""
+"""`pxq sweep APP`: the cross product of layouts x modes x tiles x backends, interleaved (its
+steps: pxq.experiments.sweeping)."""
 
 from __future__ import annotations
 
@@ -6,16 +7,11 @@ import argparse
 from pathlib import Path
 
 from rich.console import Console
-from rich.markup import escape
 
-from pxq.analysis import settle
-from pxq.analysis import tiles as tile_files
-from pxq.core import bounds, plugins, records, registry
+from pxq.core import plugins
 from pxq.core.errors import InputError
-from pxq.core.layout import parse_layouts, parse_tile
 from pxq.core.paths import results_path
-from pxq.experiments import batch, expfile, options, runner, settling
-from pxq.experiments import sweep as sweeps
+from pxq.experiments import batch, expfile, options, runner, sweeping
 from pxq.machine import counters
 
 
@@ -74,18 +70,6 @@ def add(p: argparse.ArgumentParser) -> None:
     counters.add_option(p)
 
 
-def _threads(text: str | None) -> list[int] | None:
-    if not text:
-        return None
-    try:
-        threads = [int(t) for t in text.split(",")]
-    except ValueError:
-        raise InputError(f"--threads {text}: use integers such as 1,2") from None
-    for t in threads:
-        bounds.threads(t, f"--threads {text}:")
-    return threads
-
-
 def prepare(args: argparse.Namespace, app_args: list[str]) -> list[str]:
     """The experiment file's options (--file), checked against the command line's."""
     if not args.file:
@@ -110,92 +94,21 @@ def _check_steps(args: argparse.Namespace) -> None:
     batch.site_lines(args)  # site options only with --submit, each checked before anything runs
 
 
-def _plan(args: argparse.Namespace, app_args: list[str], results: Path, console: Console) -> list:
-    """The configurations to run, every option checked before any of them runs."""
-    layouts = parse_layouts(args.layouts)
-    modes = [m for m in args.modes.split(",") if m]
-    for m in modes:
-        if m not in registry.modes():
-            raise InputError(f"unknown mode '{m}': use {', '.join(registry.modes())}")
-    tiles = [parse_tile(t) for t in args.tiles.split(",") if t]
-    if "auto" in tiles and "tiled" in modes:
-        tile_files.read_profile(tile_files.profile_path())  # a damaged profile is refused before any run
-    backends = [b for b in args.backends.split(",") if b]
-    options.check_backends(backends)
-    threads = _threads(args.threads)
-    options.check_repeat(args.repeat)
-    records.read(results)  # a file with a damaged line is refused before anything runs (pxq repair)
-    configs, notes = sweeps.plan(options.base_spec(args, app_args, results), layouts, modes, tiles, backends, threads)
-    for note in notes:
-        console.print(f"[dim]{note}[/dim]")
-    if not configs:
-        raise InputError("nothing to run: every layout/mode combination was skipped")
-    return configs
-
-
 def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> int:
     _check_steps(args)
     if args.collect:
-        return _collect(args, console)
+        return sweeping.collect(args, console)
     results = results_path(args.results, f"{args.app}.jsonl")
-    configs = _plan(args, app_args, results, console)
+    configs = sweeping.plan(args, app_args, results, console)
     if args.submit:  # the jobs' own allocations decide what fits: nothing is checked against this host
         return batch.submit(args, app_args, configs, results, console)
     for spec in configs:  # layouts that cannot run here fail now, not mid-sweep
         runner.build(spec, Path("/nonexistent"), "check")
     if args.precision is not None:
-        return _settled(args, configs, results, console)
+        return sweeping.settled(args, configs, results, console)
     if args.budget is not None or args.pairs != "baseline" or args.max_blocks != 20:
         raise InputError("--budget, --pairs and --max-blocks go with --precision (a settled sweep)")
-    return _fixed(args, configs, results, console)
-
-
-def _fixed(args: argparse.Namespace, configs: list, results: Path, console: Console) -> int:
-    """The sweep with a fixed count of interleaved repeats."""
-    runs = sweeps.interleave(configs, args.repeat)
-    console.print(f"{len(configs)} configurations x {args.repeat} repeats = {len(runs)} runs -> {results}")
-    refused: dict[str, str] = {}
-    recs = sweeps.run(runs, results, args.resume, console, refused)
-    sweeps.summarize_and_print(recs, console, f"pxq sweep {args.app} ({results})")
-    expected = [r for r in runs if sweeps.configuration_key(r) not in refused]
-    if len(recs) != len(expected):
-        console.print(f"[red]{len(expected) - len(recs)} run(s) have no record in {results}[/red]")
-        return records.EXIT_RUN_FAILED
-    if refused:  # the others ran and are recorded; the refused ones are bad input
-        for why in refused.values():
-            console.print(f"[red]refused as bad input[/red] (no record): {escape(why)}", highlight=False)
-        return max(records.exit_code(recs), records.EXIT_BAD_INPUT)
-    return records.exit_code(recs)
-
-
-def _settled(args: argparse.Namespace, configs: list, results: Path, console: Console) -> int:
-    """The sweep run until its comparisons are settled (pxq.experiments.settling)."""
-    if args.resume:
-        raise InputError("--resume goes with a fixed --repeat: a settled sweep decides its blocks as it runs")
-    rule = settle.Rule(precision=args.precision, max_blocks=args.max_blocks)
-    rule.check()
-    budget = settling.parse_budget(args.budget)
-    pairs = settling.all_pairs(configs) if args.pairs == "all" else settling.baseline_pairs(configs)
-    console.print(
-        f"{len(configs)} configurations, {len(pairs)} comparison(s), precision +-{100 * rule.precision:g}%, "
-        f"at most {rule.max_blocks} blocks or {budget:.0f} s -> {results}"
-    )
-    out = settling.run(configs, pairs, rule, budget, console)
-    sweeps.summarize_and_print(out.records, console, f"pxq sweep {args.app} ({results})")
-    settling.print_verdicts(out, rule, console)
-    return settling.exit_code(out)
-
-
-def _collect(args: argparse.Namespace, console: Console) -> int:
-    results = results_path(args.results, f"{args.app}.jsonl")
-    recs, problems = batch.collect(args.app, results, console)
-    if recs:
-        sweeps.summarize_and_print(recs, console, f"pxq sweep {args.app} --collect ({results})")
-    for problem in problems:
-        console.print(f"[red]{problem}[/red]")
-    if problems:
-        return records.EXIT_RUN_FAILED
-    return records.exit_code(recs)
+    return sweeping.fixed(args, configs, results, console)
 
 
 PLUGIN = plugins.Command(

@@ -1,4 +1,5 @@
-"""What runs experiments: one run (`runner`), sweeps (`sweep`, and `settling`: until the
-comparisons are settled), experiment files (`expfile`), Slurm batch jobs (`batch`), the demo
-(`demo`), every published study at once (`reproduce`), the options commands share (`options`),
-the studies' kit (`studykit`) and the contention study's plan and table (`study`)."""
+"""What runs experiments: one run (`runner`), sweeps (`sweep`; `sweeping`: the steps of `pxq
+sweep`; and `settling`: until the comparisons are settled), experiment files (`expfile`), Slurm
+batch jobs (`batch`), the demo (`demo`), every published study at once (`reproduce`), the options
+commands share (`options`), the studies' kit (`studykit`) and the contention study's plan and
+table (`study`)."""
