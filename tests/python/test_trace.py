@@ -9,8 +9,8 @@ import pytest
 
 from pxq import cli
 from pxq.analysis import trace
-from pxq.commands import run as run_cmd
 from pxq.core.errors import InputError
+from pxq.experiments import options as run_cmd
 
 
 def write_rank(folder: Path, rank: int, clock: float, pid: int) -> None:

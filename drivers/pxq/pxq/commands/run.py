@@ -11,7 +11,7 @@ from typing import Any
 
 from rich.console import Console
 
-from pxq.analysis import otf2trace, placement_view, rankorder, report, tiles, trace
+from pxq.analysis import placement_view, report, tiles, trace
 from pxq.core import bounds, plugins, records, registry
 from pxq.core.errors import InputError
 from pxq.core.layout import parse_layout
@@ -95,9 +95,9 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
         options.base_spec(args, app_args, results), layout=layout, mode=args.mode, tile=args.tile, backend=args.backend
     )
     if args.rank_order is not None:
-        spec = with_rank_order(spec, args.rank_order)
+        spec = options.with_rank_order(spec, args.rank_order)
     if args.trace is not None:
-        spec = replace(spec, trace=trace_target(args.trace, writes=not args.dry_run))
+        spec = replace(spec, trace=options.trace_target(args.trace, writes=not args.dry_run))
     spec.resolved()  # validates mode/threads/tile before anything runs
     if spec.resolved()[2] == "auto":
         tiles.read_profile(tiles.profile_path())  # a damaged profile is refused here, by name
@@ -106,7 +106,9 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     counters.say_before(console, spec.counters)
     recs: list[dict[str, Any]] = []
     for rep in range(args.repeat):
-        result = runner.execute(replace(spec, repeat=rep, trace=repeat_trace(spec.trace, rep, args.repeat)), echo=True)
+        result = runner.execute(
+            replace(spec, repeat=rep, trace=options.repeat_trace(spec.trace, rep, args.repeat)), echo=True
+        )
         if result.status == "bad-input":
             console.print("[red]the app refused the run as bad input[/red] (exit code 2; no record written)")
             return records.EXIT_BAD_INPUT
@@ -131,50 +133,6 @@ def _show(recs: list[dict[str, Any]], title: str, console: Console) -> None:
         placement_view.print_channels(console, measured[-1])
     counters.print_summary(console, recs)
     trace.print_timelines(console, recs)
-
-
-def trace_target(path: Path, writes: bool = True) -> Path:
-    """--trace's file, refused before any run when it cannot be written (`writes` False: a dry
-    run, which only prints the launch and needs no OTF2 writer). Its folder is created."""
-    if path == runner.TRACE_AUTO:
-        return path
-    records.check_plain(path, "--trace")
-    if writes and path.suffix == ".otf2" and otf2trace.interpreter() is None:
-        raise InputError(f"--trace {path}: {otf2trace.INSTALL_HINT}")
-    parent = path.parent if str(path.parent) else Path(".")
-    try:
-        parent.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise InputError(f"--trace {path}: cannot create {parent} ({e.strerror}): choose a writable folder") from None
-    # An OTF2 archive is a folder, replaced whole by the run: what must be writable is beside it.
-    if path.suffix == ".otf2":
-        otf2trace.check_replaceable(path)
-        records.check_writable(parent / f".{path.name}.probe", "--trace", "json")
-    else:
-        records.check_writable(path, "--trace", "trace")
-    return path
-
-
-def repeat_trace(path: Path | None, rep: int, repeats: int) -> Path | None:
-    """One file per repeat: a named file gets -r0, -r1, ... when the run repeats."""
-    if path is None or path == runner.TRACE_AUTO or repeats == 1:
-        return path
-    name = path.name
-    ext = ".trace.json" if name.endswith(".trace.json") else path.suffix
-    return path.with_name(f"{name[: len(name) - len(ext)]}-r{rep}{ext}")
-
-
-def with_rank_order(spec: runner.RunSpec, path: Path) -> runner.RunSpec:
-    """The run with the order a file gives, and the prediction its header carries."""
-    ranks, prediction = rankorder.read_order(path)
-    predicted = None
-    if prediction is not None:
-        predicted = (prediction.get("channels") or {}).get("suggested")
-    return replace(
-        spec,
-        rank_order=ranks,
-        channels={"source": str(path), "model": (prediction or {}).get("model"), "predicted": predicted},
-    )
 
 
 PLUGIN = plugins.Command(

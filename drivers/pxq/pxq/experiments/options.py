@@ -1,11 +1,14 @@
-"""What several commands share: the launch options, and the checks of their values."""
+"""What several commands share: the launch options, the files --trace and --rank-order name, and
+the checks of their values."""
 
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 
-from pxq.core import bounds, registry
+from pxq.analysis import otf2trace, rankorder
+from pxq.core import bounds, records, registry
 from pxq.core.errors import InputError
 from pxq.core.layout import parse_layout
 from pxq.core.paths import binary, build_hint
@@ -168,4 +171,48 @@ def base_spec(args: argparse.Namespace, app_args: list[str], results: Path) -> r
         fuse=getattr(args, "fuse", "auto"),
         counters=getattr(args, "counters", None),
         driver_extra={"experiment": args.experiment} if getattr(args, "experiment", None) else {},
+    )
+
+
+def trace_target(path: Path, writes: bool = True) -> Path:
+    """--trace's file, refused before any run when it cannot be written (`writes` False: a dry
+    run, which only prints the launch and needs no OTF2 writer). Its folder is created."""
+    if path == runner.TRACE_AUTO:
+        return path
+    records.check_plain(path, "--trace")
+    if writes and path.suffix == ".otf2" and otf2trace.interpreter() is None:
+        raise InputError(f"--trace {path}: {otf2trace.INSTALL_HINT}")
+    parent = path.parent if str(path.parent) else Path(".")
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise InputError(f"--trace {path}: cannot create {parent} ({e.strerror}): choose a writable folder") from None
+    # An OTF2 archive is a folder, replaced whole by the run: what must be writable is beside it.
+    if path.suffix == ".otf2":
+        otf2trace.check_replaceable(path)
+        records.check_writable(parent / f".{path.name}.probe", "--trace", "json")
+    else:
+        records.check_writable(path, "--trace", "trace")
+    return path
+
+
+def repeat_trace(path: Path | None, rep: int, repeats: int) -> Path | None:
+    """One file per repeat: a named file gets -r0, -r1, ... when the run repeats."""
+    if path is None or path == runner.TRACE_AUTO or repeats == 1:
+        return path
+    name = path.name
+    ext = ".trace.json" if name.endswith(".trace.json") else path.suffix
+    return path.with_name(f"{name[: len(name) - len(ext)]}-r{rep}{ext}")
+
+
+def with_rank_order(spec: runner.RunSpec, path: Path) -> runner.RunSpec:
+    """The run with the order a file gives, and the prediction its header carries."""
+    ranks, prediction = rankorder.read_order(path)
+    predicted = None
+    if prediction is not None:
+        predicted = (prediction.get("channels") or {}).get("suggested")
+    return replace(
+        spec,
+        rank_order=ranks,
+        channels={"source": str(path), "model": (prediction or {}).get("model"), "predicted": predicted},
     )
