@@ -16,6 +16,7 @@ import os
 import signal
 import time
 from pathlib import Path
+from typing import Any
 
 V2_ROOT = Path("/sys/fs/cgroup")
 
@@ -115,3 +116,14 @@ def remove(prefix: str) -> list[str]:
             except OSError:  # busy: a member not reaped yet
                 time.sleep(0.02)
     return removed
+
+
+def describe(c: Any) -> str:
+    """A cluster's cores in words (C: a pxq.cluster.emulator.Cluster): each node's cpuset and how
+    many nodes share a core, or that the nodes are not confined."""
+    if not c.cpuset:
+        return f"not confined (no cpuset controller here): every node runs on all {c.cores} of this machine's"
+    per = "; ".join(f"{c.host(k)} {','.join(map(str, cpus))}" for k, cpus in enumerate(c.node_cpus))
+    shared = c.nodes_per_core()
+    tail = f"; up to {shared} nodes share each core" if shared > 1 else "; no node shares a core"
+    return f"{c.cores_per_node} per node, a cpuset each (cgroup {c.cpuset}): {per}{tail}"

@@ -11,8 +11,8 @@ import os
 from rich.console import Console
 from rich.table import Table
 
+from pxq.cluster import cpusets, links
 from pxq.cluster import emulator as cluster
-from pxq.cluster import links
 from pxq.core import plugins
 from pxq.core.errors import InputError
 from pxq.machine import envinfo
@@ -101,24 +101,13 @@ def _show(console: Console, c: cluster.Cluster) -> None:
     t.add_column("value")
     t.add_row("nodes", ", ".join(f"{c.host(i)} ({a})" for i, a in enumerate(c.addresses)))
     if c.owner:
-        mine = c.owner == cluster.owner_here()
-        t.add_row(
-            "brought up by", c.owner + ("" if mine else f": runs of others use it only with PXQ_CLUSTER={c.name}")
-        )
+        others = "" if c.owner == cluster.owner_here() else f": runs of others use it only with PXQ_CLUSTER={c.name}"
+        t.add_row("brought up by", c.owner + others)
     t.add_row("link", f"{link.text()}, MTU {c.mtu}: {link.source}")
     t.add_row("each node has", "a network namespace, a host name, its own /tmp and /dev/shm, one shaped link")
-    t.add_row("cores", _cores_text(c))
+    t.add_row("cores", cpusets.describe(c))
     t.add_row("not emulated", "; ".join(rec["not_emulated"]))
     console.print(t)
-
-
-def _cores_text(c: cluster.Cluster) -> str:
-    if not c.cpuset:
-        return f"not confined (no cpuset controller here): every node runs on all {c.cores} of this machine's"
-    per = "; ".join(f"{c.host(k)} {','.join(map(str, cpus))}" for k, cpus in enumerate(c.node_cpus))
-    shared = c.nodes_per_core()
-    tail = f"; up to {shared} nodes share each core" if shared > 1 else "; no node shares a core"
-    return f"{c.cores_per_node} per node, a cpuset each (cgroup {c.cpuset}): {per}{tail}"
 
 
 def status(console: Console, name: str, as_json: bool) -> int:
