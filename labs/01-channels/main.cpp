@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "lab.hpp"
 #include "pingpong.hpp"
 
 namespace pingpong {

@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "lab.hpp"
+#include "lab_world.hpp"
 
 namespace pingpong {
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "lab.hpp"
 #include "stride.hpp"
 
 namespace stride {

@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "lab.hpp"
+#include "lab_world.hpp"
 
 namespace stride {
 

@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "lab.hpp"
+#include "lab_world.hpp"
 
 namespace heat {
 

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "heat.hpp"
+#include "lab.hpp"
 
 namespace heat {
 namespace {

@@ -17,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include "lab_world.hpp"
+
 namespace lab {
 
 using Json = nlohmann::json;
@@ -25,26 +27,6 @@ using Json = nlohmann::json;
 constexpr int kVerified = 0;
 constexpr int kWrongResult = 1;
 constexpr int kBadInput = 2;
-
-struct World {
-  int rank = 0;
-  int size = 1;
-  int provided = MPI_THREAD_SINGLE;  // the thread level MPI gave
-  MPI_Comm comm = MPI_COMM_WORLD;
-};
-
-inline const char* thread_level_name(int level) {
-  switch (level) {
-    case MPI_THREAD_SINGLE:
-      return "MPI_THREAD_SINGLE";
-    case MPI_THREAD_FUNNELED:
-      return "MPI_THREAD_FUNNELED";
-    case MPI_THREAD_SERIALIZED:
-      return "MPI_THREAD_SERIALIZED";
-    default:
-      return "MPI_THREAD_MULTIPLE";
-  }
-}
 
 namespace detail {
 // The nonce pxq lab check hands this run in PXQ_LAB_NONCE, taken once before main() and wiped

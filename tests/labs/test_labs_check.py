@@ -89,6 +89,21 @@ def test_a_copy_that_does_not_compile_exits_4_with_the_compiler_message(tmp_path
     assert "ring_compute.cpp" in text and "error" in text and "does not compile" in text
 
 
+def test_a_copy_compiles_only_its_own_files_and_links_the_harness_pxq_built(tmp_path):
+    """Labs 1-5: the copy's build compiles the student's file alone and links the harness's
+    objects from pxq's build of the solution; lab 6's student file is a header the harness
+    includes, so its copy compiles the harness too."""
+    dest = solution_copy(3, tmp_path, "copies.cpp", "namespace stride {", "// mine\nnamespace stride {")
+    code, _, text = check(3, "copy", dest)
+    assert code == 0, text
+    objects = sorted(p.name for p in (dest / "build").rglob("*.o"))
+    assert objects == ["copies.cpp.o"], objects
+    shared = labs.harness_objects(labs.get("3"))
+    assert sorted(p.name for p in shared.iterdir()) == ["main.cpp.o"]
+    cache = (dest / "build" / "CMakeCache.txt").read_text()
+    assert f"LAB_HARNESS_OBJECTS:PATH={shared}" in cache
+
+
 def test_a_copy_with_a_wrong_result_exits_1(tmp_path):
     # A loop that leaves the last element out of every pass after the first.
     dest = edited_copy(4, tmp_path, "ring_compute.cpp", "update(block, elems);", "update(block, elems - (p > 0));")

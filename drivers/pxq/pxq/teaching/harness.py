@@ -247,8 +247,10 @@ def build(mod: plugins.Lab, which: str, source: Path, console: Console, confine:
     out = source / "build" if which == "copy" else build_dir() / "labs" / mod.folder / which
     lab_source = str(source.resolve()) if which == "copy" else which
     console.print(f"building lab {mod.number} ({which}: {source}) in {out} ...")
+    # A copy links the harness's objects from pxq's own build of the solution (built first).
+    harness = [f"-DLAB_HARNESS_OBJECTS={harness_objects(mod)}"] if which == "copy" else []
     steps = [
-        ["cmake", "-S", str(folder(mod)), "-B", str(out), f"-DLAB_SOURCE={lab_source}", *configure_args(mod)],
+        ["cmake", "-S", str(folder(mod)), "-B", str(out), f"-DLAB_SOURCE={lab_source}", *configure_args(mod), *harness],
         ["cmake", "--build", str(out)],
     ]
     if confine is not None:
@@ -261,22 +263,27 @@ def build(mod: plugins.Lab, which: str, source: Path, console: Console, confine:
                 "result: remove it (printing for yourself with printf is fine)\n  " + "\n  ".join(found[:12]),
                 records.EXIT_VERIFICATION,
             )
-    with _one_builder(out if which != "copy" else None):
+    # A copy builds in its own folder, holding the solution's lock shared: no rebuild of the
+    # solution rewrites the harness's objects while the copy links them.
+    with _one_builder(harness_objects(mod).parent if which == "copy" else out, shared=which == "copy"):
         _build_steps(steps, confine, console)
     return out / mod.program
 
 
+def harness_objects(mod: plugins.Lab) -> Path:
+    """The folder of the lab harness's objects that pxq's build of the solution leaves (the
+    harness's source compiled once; a student's copy compiles only its own files)."""
+    return build_dir() / "labs" / mod.folder / "solution" / "harness-objects"
+
+
 @contextlib.contextmanager
-def _one_builder(out: Path | None) -> Iterator[None]:
+def _one_builder(out: Path, shared: bool = False) -> Iterator[None]:
     """One build at a time of pxq's own starter or solution folder: students checking at the
-    same moment share it (a copy builds in its own folder, which needs no lock)."""
-    if out is None:
-        yield
-        return
+    same moment share it; copies linking the solution's harness objects hold its lock shared."""
     out.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(out.parent / f".{out.name}.build-lock", os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
         yield
     finally:
         os.close(fd)
@@ -608,7 +615,7 @@ def sandbox_reads(mod: plugins.Lab) -> list[Path]:
     libraries (another program a lab runs, the message profiler), the launch scripts, Kokkos,
     and the compiler, CMake and mpirun where they live outside /usr. Nothing else of pxq's
     checkout or build (other students' copies, the solution's build) is there."""
-    reads = [LABS / "common", folder(mod), AGENT, BIND_WRAPPER, sandbox.REAPER]
+    reads = [LABS / "common", folder(mod), AGENT, BIND_WRAPPER, sandbox.REAPER, harness_objects(mod)]
     reads += [build_dir() / "bin", build_dir() / "lib"]
     kokkos = _cmake_cache("Kokkos_DIR")
     if kokkos:  # lab 6 builds with it; pxq's programs (CG for lab 2) link it
@@ -668,9 +675,10 @@ def _graded(
     """The build, the runs and the grade, inside the sandbox when there is one."""
     if confine is not None:
         record["sandbox"] = confine.describe()
-    program = build(mod, which, source, console, confine)
-    # A student's answers are recomputed by pxq's own build of the lab, outside the sandbox.
+    # A student's answers are recomputed by pxq's own build of the lab, outside the sandbox;
+    # built first, it leaves the harness's objects that the copy links.
     trusted = build(mod, "solution", folder(mod) / "solution", console) if which == "copy" else None
+    program = build(mod, which, source, console, confine)
     ctx = Context(
         console,
         program,
