@@ -19,10 +19,18 @@ An app's own choice is one line of miniapps/apps.def: a value added there reache
 --help and checks, pxq-envinfo's registry, and (once the driver's copy of the registry is
 rewritten from the binaries) the schema the records' door checks.
 
+The driver's registries, each added to in the copy touching only the files docs/ARCHITECTURE.md's
+checklist names: a launcher `solo` (Local's module under another name, its import in
+launch/__init__.py, its name in launchers.ORDER: 3 files) runs a verified ring whose record says
+so; a probe `osuclone` (one module of pxq/probes/ declaring its PLUGIN; its program is an
+existing one) is listed by `pxq probe --help` and records a run; a report format `count` (one
+writer and its entry in reports/writers.py's WRITERS: 1 file) is offered and writes.
+
 usage: check_registries.py SOURCE WORKDIR MPIRUN"""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -179,6 +187,108 @@ def check_choice(src: Path, build: Path, work: Path) -> None:
         fail("the driver's schema refuses exchange 'mirror' after its registry copy was rewritten")
 
 
+def pxq_in(src: Path, build: Path, work: Path, argv: list[str]) -> subprocess.CompletedProcess:
+    """The copy's driver, as `./pxq ARGV` runs it there."""
+    env = dict(os.environ, PYTHONPATH=str(src / "drivers/pxq"), PXQ_BUILD_DIR=str(build), PXQ_NO_INSTALL="1")
+    code = f"import sys; from pxq.cli import main; sys.exit(main({argv!r}))"
+    return subprocess.run([sys.executable, "-c", code], cwd=work, env=env, capture_output=True, text=True)
+
+
+def add_driver_plugins(src: Path) -> list[Path]:
+    """A launcher, a probe and a report format, each where its checklist says; the files touched."""
+    pkg = src / "drivers/pxq/pxq"
+    local = (pkg / "launch/local.py").read_text()
+    (pkg / "launch/solo.py").write_text(
+        local.replace('class Local(Launcher, name="local"', 'class Solo(Launcher, name="solo"')
+    )
+    init = pkg / "launch/__init__.py"
+    init.write_text(
+        init.read_text().replace(
+            "import emulated, hostfile, local, slurm, vnodes", "import emulated, hostfile, local, slurm, solo, vnodes"
+        )
+    )
+    order = pkg / "launch/launchers.py"
+    order.write_text(order.read_text().replace('ORDER = ("local",', 'ORDER = ("local", "solo",'))
+    osu = (pkg / "probes/osuprobe.py").read_text()
+    (pkg / "probes/osucloneprobe.py").write_text(
+        osu.replace('"osu",', '"osuclone",').replace('("osu",)', '("osuclone",)')
+    )
+    writers = pkg / "reports/writers.py"
+    text = writers.read_text().replace(
+        "WRITERS: dict[str, Callable[[argparse.Namespace, Console], int]] = {",
+        "def _count(args: argparse.Namespace, console: Console) -> int:\n"
+        "    _, runs, _, _ = _gather(args)\n"
+        '    console.print(f"{len(runs)} run(s)")\n'
+        "    return records.exit_code(runs)\n\n\n"
+        'WRITERS: dict[str, Callable[[argparse.Namespace, Console], int]] = {\n    "count": _count,',
+    )
+    writers.write_text(text)
+    return [pkg / "launch/solo.py", init, order, pkg / "probes/osucloneprobe.py", writers]
+
+
+def check_driver_plugins(src: Path, build: Path, work: Path) -> None:
+    """The launcher runs and is recorded, the probe is listed and runs, the format writes."""
+    res = work / "solo.jsonl"
+    ran = pxq_in(
+        src,
+        build,
+        work,
+        [
+            "run",
+            "ring",
+            "--launcher",
+            "solo",
+            "--layout",
+            "1x2",
+            "--results",
+            str(res),
+            "--",
+            "--block",
+            "256K",
+            "--iterations",
+            "2",
+        ],
+    )
+    if ran.returncode != 0:
+        fail(f"pxq run --launcher solo exited {ran.returncode}:\n{ran.stdout[-2000:]}{ran.stderr[-2000:]}")
+    recs = [json.loads(x) for x in res.read_text().splitlines() if x.strip()]
+    if len(recs) != 1 or recs[0]["layout"]["launcher"] != "solo" or recs[0]["verification"]["passed"] is not True:
+        fail(f"the run on launcher solo: {[(r['layout'].get('launcher'), r['status']) for r in recs]}")
+    valid = pxq_in(src, build, work, ["validate", str(res)])
+    if valid.returncode != 0 or " 0 invalid" not in valid.stdout:
+        fail(f"the record of the run on launcher solo does not validate:\n{valid.stdout[-2000:]}")
+    if "osuclone" not in pxq_in(src, build, work, ["probe", "--help"]).stdout:
+        fail("pxq probe --help does not list the probe module osuclone added")
+    probe = work / "osuclone.jsonl"
+    ran = pxq_in(
+        src,
+        build,
+        work,
+        [
+            "probe",
+            "osuclone",
+            "latency",
+            "-m",
+            "1:64",
+            "-i",
+            "20",
+            "-x",
+            "2",
+            "--results",
+            str(probe),
+            "--plot",
+            str(work / "osuclone.png"),
+        ],
+    )
+    if ran.returncode != 0 or not probe.is_file():
+        fail(f"pxq probe osuclone exited {ran.returncode}:\n{ran.stdout[-2000:]}{ran.stderr[-2000:]}")
+    if "count" not in pxq_in(src, build, work, ["report", "--help"]).stdout:
+        fail("pxq report --help does not offer the format count")
+    counted = pxq_in(src, build, work, ["report", "--format", "count", str(res)])
+    if counted.returncode != 0 or "1 run(s)" not in counted.stdout:
+        fail(f"pxq report --format count:\n{counted.stdout[-2000:]}{counted.stderr[-2000:]}")
+
+
 def main() -> None:
     source, work, mpirun = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
     shutil.rmtree(work, ignore_errors=True)
@@ -195,6 +305,11 @@ def main() -> None:
         )
     )
     print(f"check_registries: the backend is {len(added)} files: {', '.join(a.name for a in added)}")
+    plugins = add_driver_plugins(src)
+    print(
+        f"check_registries: a launcher, a probe and a report format touch {len(plugins)} files: "
+        f"{', '.join(str(p.relative_to(src)) for p in plugins)}"
+    )
     app = add_app(src)
     if len(set(app)) > MAX_APP_FILES:
         fail(f"a proxy took {len(set(app))} files: {[str(a.relative_to(src)) for a in app]}")
@@ -217,6 +332,7 @@ def main() -> None:
     targets = ["pxq-envinfo", "pxq-unit-tests", "pxq-cg", "pxq-mg", "pxq-ring", "pxq-sx", "pxq-bench-tiling"]
     run(["cmake", "--build", build, "--target", *targets], work)
     check_choice(src, build, work)
+    check_driver_plugins(src, build, work)
     check_app(src, build, work, mpirun)
     reg = run([build / "bin/pxq-envinfo", "registry"], work).stdout
     if not re.search(r'"available": true,\s*"enable": "",\s*"name": "dummy"', reg):

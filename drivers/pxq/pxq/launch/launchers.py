@@ -134,6 +134,11 @@ def real_nodes(name: str | None) -> bool:
     return _trait(name, "real_nodes")
 
 
+def plans_cores(name: str | None) -> bool:
+    """Whether the launcher of that name runs the ranks on this machine, on cores pxq picks."""
+    return _trait(name, "plans_cores")
+
+
 def needs_hostfile(name: str | None) -> bool:
     return _trait(name, "needs_hostfile")
 

@@ -37,7 +37,7 @@ def plan_launch(req: LaunchRequest, mpirun: str | None, workdir: Path) -> Launch
         env["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
         env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
 
-    oversubscribed = is_oversubscribed(req, launcher.name)
+    oversubscribed = is_oversubscribed(req, launcher.plans_cores, launcher.emulated)
     check_rank_order(req)
     if req.mpi == "mpich" and not launcher.own_starter:
         plan = hydra_plan(req, mpirun, workdir, launcher.name, oversubscribed, env, launcher.cluster)
@@ -104,9 +104,9 @@ def run_folder_base(launcher: str | None, hostfile: str | None, results: Path) -
     see it. On a cluster of this machine, beside the cluster's state; across hosts (a hostfile,
     Slurm), beside the results, which such runs keep on a file system the nodes share (a node's
     /tmp is its own); on one machine, the temporary folder."""
-    if not (launcher or hostfile or os.environ.get("SLURM_JOB_ID")) or launcher == "cluster":
+    if not (launcher or hostfile or os.environ.get("SLURM_JOB_ID")) or launchers.emulated(launcher):
         return netns.run_base()
-    if launcher in ("local", "virtual"):
+    if launchers.plans_cores(launcher):  # this machine's ranks
         return None
     base = results.parent / SHARED_RUNS
     try:

@@ -259,16 +259,17 @@ def export_flags(env: dict[str, str]) -> list[str]:
 YIELD = ("--mca", "mpi_yield_when_idle", "1")
 
 
-def is_oversubscribed(req: LaunchRequest, launcher: str) -> bool:
-    """Whether the run oversubscribes the cores; InputError where cores or placement forbid it."""
+def is_oversubscribed(req: LaunchRequest, here: bool, emulated: bool) -> bool:
+    """Whether the run oversubscribes the cores; InputError where cores or placement forbid it.
+    HERE: the launcher runs the ranks on this machine (its plans_cores trait); EMULATED: on a
+    cluster of this machine, whose nodes' cores the request holds."""
     layout = req.layout
-    if launcher == "cluster" and req.node_cpus is not None:
+    if emulated and req.node_cpus is not None:
         oversubscribed = _cluster_check(req)
     else:
-        if launcher in ("local", "virtual", "cluster") and layout.cores > req.cores and not req.oversubscribe:
+        if here and layout.cores > req.cores and not req.oversubscribe:
             raise _more_than_the_machine(req)
-        local = launcher in ("local", "virtual", "cluster")
-        oversubscribed = req.oversubscribe and (not local or layout.cores > req.cores)
+        oversubscribed = req.oversubscribe and (not here or layout.cores > req.cores)
     if req.placement and oversubscribed:
         raise InputError(
             f"--placement {req.placement} gives every worker a core of its own, but layout {layout} "
