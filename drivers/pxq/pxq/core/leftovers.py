@@ -15,6 +15,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from pxq.core import procs
 from pxq.core.procs import DRIVER_TAG, SHM
 
 _LEFT = re.compile(r"^pxq-[a-z-]+?-(\d+)-[A-Za-z0-9_]{6,}$")
@@ -47,18 +48,12 @@ def leftovers() -> tuple[list[Path], list[int]]:
                 folders.append(Path(entry.path))
     needle = f"{DRIVER_TAG}=".encode()
     orphans = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/environ", "rb") as f:
-                tag = next((v for v in f.read().split(b"\0") if v.startswith(needle)), None)
-        except OSError:
-            continue
+    for pid, env in procs.environments():
+        tag = next((v for v in env if v.startswith(needle)), None)
         if tag is not None and tag[len(needle) :].isdigit():
             owner = int(tag[len(needle) :])
             if owner != os.getpid() and _driver_gone(owner):
-                orphans.append(int(entry.name))
+                orphans.append(pid)
     return folders, orphans
 
 

@@ -56,20 +56,23 @@ def tagged_pids(run_id: str) -> list[int]:
     return pids_with_env(RUN_TAG, run_id)
 
 
-def pids_with_env(key: str, value: str) -> list[int]:
-    """Processes whose environment carries key=value (not this process)."""
-    needle = f"{key}={value}".encode()
-    pids = []
+def environments() -> Iterator[tuple[int, list[bytes]]]:
+    """(pid, its environment's KEY=VALUE entries) for every process this one may read, itself
+    left out."""
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         try:
             with open(f"/proc/{entry.name}/environ", "rb") as f:
-                if needle in f.read().split(b"\0"):
-                    pids.append(int(entry.name))
+                yield int(entry.name), f.read().split(b"\0")
         except OSError:
             continue
-    return pids
+
+
+def pids_with_env(key: str, value: str) -> list[int]:
+    """Processes whose environment carries key=value (not this process)."""
+    needle = f"{key}={value}".encode()
+    return [pid for pid, env in environments() if needle in env]
 
 
 def _signal_all(pgid: int | None, run_id: str, sig: int) -> int:
