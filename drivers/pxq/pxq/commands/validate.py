@@ -11,9 +11,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from pxq.analysis import report
 from pxq.core import paths, plugins, records, schemas
 from pxq.core.errors import InputError
 from pxq.core.escape import Console, term
+from pxq.reports import writers
 
 
 def add(p: argparse.ArgumentParser) -> None:
@@ -46,6 +48,7 @@ def _check_file(path: Path, console: Console, seen: Counter[tuple[str, int]]) ->
             console.print(f"{term(path)}: not a pxq record (another tool's JSON), skipped", highlight=False)
             return 0
     kinds: set[str | None] = set()
+    kept: list[dict[str, Any]] = []  # what `pxq report` reads of each record, for _unusable
     for where, rec in docs:
         if isinstance(rec, ValueError):
             console.print(
@@ -68,7 +71,9 @@ def _check_file(path: Path, console: Console, seen: Counter[tuple[str, int]]) ->
             )
         bad += bool(found)
         file_bad = file_bad or bool(found)
-    why = _unusable(path) if not file_bad and kinds & REPORTED else None
+        if not file_bad and kind in REPORTED:
+            kept.append(report.essentials(rec))
+    why = _unusable(path, kept) if not file_bad and kinds & REPORTED else None
     if why:
         console.print(f"[red]{term(path)}[/red]: pxq report cannot use it: {term(why)}", highlight=False)
         bad += 1
@@ -91,20 +96,21 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
 REPORTED = {"run", "probe", "profile", "study"}  # the kinds `pxq report FILE` reads (a tile profile: report tiles)
 
 
-def _unusable(path: Path) -> str | None:
+def _unusable(path: Path, kept: list[dict[str, Any]]) -> str | None:
     """Why `pxq report` cannot use a file whose records pass their schema (None when it can):
     the schema cannot say everything a reader needs (one field against another, a study's own
-    rows), so validate reads the file as report does, its figure drawn to a scratch folder,
-    and agrees with it."""
-    report = next(c for c in plugins.commands() if c.name == "report")
+    rows), so validate hands what report reads of the records it has just checked (KEPT, one
+    final record per run) to report's table, its figure drawn to a scratch folder, and agrees
+    with it: the file is read once."""
+    command = next(c for c in plugins.commands() if c.name == "report")
     parser = argparse.ArgumentParser()
-    report.add(parser)
+    command.add(parser)
     with tempfile.TemporaryDirectory(prefix="pxq-validate-") as scratch:
         args = parser.parse_args([str(path), "--plot", str(Path(scratch) / "figure.png")])
         quiet = Console(file=io.StringIO(), width=160)
         try:
             with contextlib.redirect_stdout(io.StringIO()), records.consuming(str(path)):
-                report.handle(args, [], quiet)
+                writers.table(args, quiet, records.final(kept))
         except (InputError, records.RecordError) as e:
             return str(e)
     return None

@@ -23,7 +23,7 @@ import os
 import re
 import stat
 import traceback
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -428,15 +428,29 @@ def final(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(last.values())
 
 
-def read_files(paths: Iterable[Path], must_exist: bool = True) -> list[dict[str, Any]]:
+def _kept(
+    path: Path, must_exist: bool, keep: Callable[[dict[str, Any]], dict[str, Any]] | None
+) -> Iterable[dict[str, Any]]:
+    """A file's records as read() gives them, or (with KEEP) what of each is kept, one record at
+    a time: the whole of a record is held only while it is read."""
+    if keep is None or not Path(path).exists():
+        return read(path, must_exist=must_exist)
+    return (keep(rec) for rec in stream(path) if rec is not None)
+
+
+def read_files(
+    paths: Iterable[Path], must_exist: bool = True, keep: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
     """Every file's records (each through read(), one final record per run), a run counted
     once however many files hold it (a folder with two copies of one results file); the same
     run with different contents in two files is refused, naming both, rather than counted twice
-    or picked at random."""
+    or picked at random. KEEP: what of each record the reader holds (its identity kept), taken
+    as each file is read; two copies of a run are then compared on what is kept, which is all
+    the reader's output can show."""
     seen: dict[tuple, tuple[dict[str, Any], Path]] = {}
     out: list[dict[str, Any]] = []
     for path in paths:
-        for rec in final(read(path, must_exist=must_exist)):
+        for rec in final(_kept(path, must_exist, keep)):
             key = run_identity(rec)
             if key[0] == "record":  # no identity: nothing to count twice
                 out.append(rec)

@@ -7,6 +7,7 @@ only it takes); `pxq report` lists the names in --format's choices."""
 from __future__ import annotations
 
 import argparse
+import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,12 +27,16 @@ def words(names: tuple[str, ...]) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
 
 
-def _gather(args: argparse.Namespace) -> tuple[list[Path], list[dict[str, Any]], list[dict[str, Any]], list[str]]:
+def _gather(
+    args: argparse.Namespace, recs: list[dict[str, Any]] | None = None
+) -> tuple[list[Path], list[dict[str, Any]], list[dict[str, Any]], list[str]]:
     """The results named: their paths, their runs, their other records with a figure or table
-    (probes, profiles, studies; only those --records names) and the fields that split the rows."""
+    (probes, profiles, studies; only those --records names) and the fields that split the rows.
+    RECS: the records, already read (by `pxq validate`, which has just checked each)."""
     group_by = [f.strip() for f in args.group_by.split(",") if f.strip()]
     paths = paths_mod.expand(args.results)
-    recs = records.read_files(paths)
+    if recs is None:
+        recs = records.read_files(paths, keep=functools.partial(report.essentials, group_by=group_by))
     kinds = {"probes": "probe", "profiles": "profile", "studies": "study"}
     if args.records and args.records != "runs":
         recs = [r for r in recs if schemas.kind_of(r) == kinds[args.records]]
@@ -46,10 +51,11 @@ def _title(paths: list[Path]) -> str:
     return str(paths[0]) if len(paths) == 1 else f"{len(paths)} results files"
 
 
-def _table(args: argparse.Namespace, console: Console) -> int:
+def table(args: argparse.Namespace, console: Console, recs: list[dict[str, Any]] | None = None) -> int:
     """The runs' table, their failures, timelines and settled verdicts, and the chart; without
-    runs, the figures of the probes, profiles and studies."""
-    paths, runs, others, group_by = _gather(args)
+    runs, the figures of the probes, profiles and studies. RECS: the records of args.results,
+    already read (else read here)."""
+    paths, runs, others, group_by = _gather(args, recs)
     rows = report.summarize(runs, group_by)
     if not rows and not report.failed_runs(runs):
         if others:
@@ -164,7 +170,7 @@ def _redraw(recs: list[dict[str, Any]], path: Path, console: Console) -> int:
 # The report formats: each writer takes the parsed options and the console and returns the exit
 # code. A new format is its writer and its line here (and its name in --format's help).
 WRITERS: dict[str, Callable[[argparse.Namespace, Console], int]] = {
-    "table": _table,
+    "table": table,
     "csv": _export,
     "json": _export,
     "markdown": _export,

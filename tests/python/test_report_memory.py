@@ -1,0 +1,65 @@
+"""What `pxq report` holds of each run (report.essentials: memory bounded by what its tables
+read) and `pxq validate` parsing each line once: the report of the kept records is the report of the whole
+ones, and a --group-by field keeps what it names."""
+
+from __future__ import annotations
+
+import copy
+import sys
+from pathlib import Path
+
+from conftest import RUN_RECORD, complete
+
+from pxq.analysis import report
+from pxq.cli import main
+from pxq.core import records
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scale"))
+import records as synthetic  # noqa: E402  (tests/scale/records.py)
+
+DATA = Path(__file__).parent / "data"
+
+
+def test_a_run_is_kept_without_the_detail_no_table_reads():
+    rec = complete(copy.deepcopy(RUN_RECORD))
+    rec["context"]["machine_note"] = "x" * 1000
+    kept = report.essentials(rec)
+    assert "placement" not in kept and "messages" not in kept
+    assert set(kept["context"]) <= set(report.READ_CONTEXT) and kept["context"]["host"] == rec["context"]["host"]
+    assert kept["driver"] == rec["driver"] and kept["time"] == rec["time"]  # its identity and its figures
+    named = report.essentials(rec, ["placement_summary.requested", "context.machine_note", "messages.total"])
+    assert named["context"] == rec["context"] and named["messages"] == rec["messages"]
+    probe = {"kind": "probe", "probe": "stride", "placement": [1]}
+    assert report.essentials(probe) is probe  # other kinds whole: their figures read them
+
+
+def test_the_report_of_kept_runs_is_the_report_of_whole_ones(tmp_path, capsys):
+    path = tmp_path / "runs.jsonl"
+    synthetic.write(400, path)
+    with path.open("a") as f:
+        f.write((DATA / "figures" / "runs.jsonl").read_text())
+    whole = records.read_files([path])
+    kept = records.read_files([path], keep=report.essentials)
+    assert len(whole) == len(kept) == 400 + len((DATA / "figures" / "runs.jsonl").read_text().splitlines())
+    for group_by in ([], ["context.host"], ["placement_summary.requested"]):
+        assert report.summarize(whole, group_by) == report.summarize(kept, group_by)
+
+    assert main(["report", str(path), "--format", "csv"]) == 0
+    text = capsys.readouterr().out
+    assert text.count("\n") > 4 and "tiled" in text
+
+
+def test_validate_reads_a_file_once(tmp_path, monkeypatch, capsys):
+    path = tmp_path / "runs.jsonl"
+    synthetic.write(200, path)
+    parsed = []
+    real = records.parse_line
+
+    def counted(raw: bytes):
+        parsed.append(raw)
+        return real(raw)
+
+    monkeypatch.setattr(records, "parse_line", counted)
+    assert main(["validate", str(path)]) == 0
+    assert "200 run (version 2); 0 invalid" in capsys.readouterr().out
+    assert len(parsed) == 200  # each line parsed once: the schema's pass and report's are one

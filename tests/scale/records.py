@@ -1,0 +1,67 @@
+"""Synthetic run records at scale: copies of tests/python/data/run-record.json (a real ring run's
+record) with their own run ids, repeats, tiles and times, schema-valid, written as one results
+file. The default tests write a few thousand; the benchmark (`bench`) 100,000 and measures
+`pxq report` and `pxq validate` over them (wall time and peak memory, docs/PERFORMANCE.md).
+
+usage: python tests/scale/records.py N OUT            (writes N records to OUT)
+       python tests/scale/records.py bench [N]        (N = 100000: write, then time both commands)"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+RECORD = ROOT / "tests/python/data/run-record.json"
+TILES = (0, 65536, 262144, 1048576)  # four configurations, interleaved
+
+
+def write(n: int, out: Path) -> None:
+    base = json.loads(RECORD.read_text())
+    sweep = uuid.uuid4().hex
+    with open(out, "w") as f:
+        for i in range(n):
+            rec = copy.deepcopy(base)
+            rec["driver"].update(run_id=uuid.uuid4().hex, repeat=i // len(TILES), sweep_id=sweep)
+            tile = TILES[i % len(TILES)]
+            if tile:
+                rec["variant"].update(mode="tiled", tile_bytes=tile)
+            rec["time"]["total"] *= 1 + (i % 7) / 100
+            f.write(json.dumps(rec) + "\n")
+
+
+def measure(argv: list[str]) -> tuple[float, float, int]:
+    """(wall seconds, peak resident MB, exit code) of one pxq command, started from a process of
+    its own (the peak of a process's children is the largest of any of them)."""
+    code = (
+        "import resource, subprocess, sys, time; t = time.monotonic(); "
+        f"rc = subprocess.run({[str(ROOT / 'pxq'), *argv]!r}, stdout=subprocess.DEVNULL).returncode; "
+        "print(time.monotonic() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, rc)"
+    )
+    wall, peak, rc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.split()
+    return float(wall), int(peak) / 1024, int(rc)
+
+
+def bench(n: int) -> None:
+    with tempfile.TemporaryDirectory(prefix="pxq-scale-") as tmp:
+        path = Path(tmp) / "big.jsonl"
+        write(n, path)
+        print(f"{n} run records, {os.path.getsize(path) / 1e6:.0f} MB: {path}")
+        for argv in (["report", str(path)], ["validate", str(path)]):
+            wall, peak, code = measure(argv)
+            print(f"./pxq {argv[0]}: {wall:.1f} s, peak {peak:.0f} MB, exit {code}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 2 and sys.argv[1] == "bench":
+        bench(int(sys.argv[2]) if len(sys.argv) > 2 else 100_000)
+    elif len(sys.argv) == 3:
+        write(int(sys.argv[1]), Path(sys.argv[2]))
+    else:
+        sys.exit(__doc__)
