@@ -5,6 +5,7 @@ ones, and a --group-by field keeps what it names."""
 from __future__ import annotations
 
 import copy
+import json
 import sys
 from pathlib import Path
 
@@ -63,3 +64,14 @@ def test_validate_reads_a_file_once(tmp_path, monkeypatch, capsys):
     assert main(["validate", str(path)]) == 0
     assert "200 run (version 2); 0 invalid" in capsys.readouterr().out
     assert len(parsed) == 200  # each line parsed once: the schema's pass and report's are one
+
+
+def test_validate_still_agrees_with_report_on_a_record_saved_pretty_printed(tmp_path, capsys):
+    """Report refuses a record over several lines; validate, which reads it whole, says so."""
+    path = tmp_path / "saved.jsonl"
+    path.write_text(json.dumps(complete(copy.deepcopy(RUN_RECORD)), indent=1) + "\n")
+    assert main(["report", str(path)]) == 2
+    capsys.readouterr()
+    assert main(["validate", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "pxq report cannot use it" in out and "1 invalid" in out

@@ -73,7 +73,10 @@ def _check_file(path: Path, console: Console, seen: Counter[tuple[str, int]]) ->
         file_bad = file_bad or bool(found)
         if not file_bad and kind in REPORTED:
             kept.append(report.essentials(rec))
-    why = _unusable(path, kept) if not file_bad and kinds & REPORTED else None
+    # Records read as report reads them (JSON lines) go to its table as read here; a document
+    # over several lines, which report refuses, is handed to report to say so.
+    handed = None if records.one_document(path) else kept
+    why = _unusable(path, handed) if not file_bad and kinds & REPORTED else None
     if why:
         console.print(f"[red]{term(path)}[/red]: pxq report cannot use it: {term(why)}", highlight=False)
         bad += 1
@@ -96,12 +99,12 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
 REPORTED = {"run", "probe", "profile", "study"}  # the kinds `pxq report FILE` reads (a tile profile: report tiles)
 
 
-def _unusable(path: Path, kept: list[dict[str, Any]]) -> str | None:
+def _unusable(path: Path, kept: list[dict[str, Any]] | None) -> str | None:
     """Why `pxq report` cannot use a file whose records pass their schema (None when it can):
     the schema cannot say everything a reader needs (one field against another, a study's own
     rows), so validate hands what report reads of the records it has just checked (KEPT, one
-    final record per run) to report's table, its figure drawn to a scratch folder, and agrees
-    with it: the file is read once."""
+    final record per run; None: report reads the file) to report's table, its figure drawn to
+    a scratch folder, and agrees with it: a file of JSON lines is read once."""
     command = next(c for c in plugins.commands() if c.name == "report")
     parser = argparse.ArgumentParser()
     command.add(parser)
@@ -110,7 +113,7 @@ def _unusable(path: Path, kept: list[dict[str, Any]]) -> str | None:
         quiet = Console(file=io.StringIO(), width=160)
         try:
             with contextlib.redirect_stdout(io.StringIO()), records.consuming(str(path)):
-                writers.table(args, quiet, records.final(kept))
+                writers.table(args, quiet, None if kept is None else records.final(kept))
         except (InputError, records.RecordError) as e:
             return str(e)
     return None

@@ -495,10 +495,16 @@ def documents(path: Path) -> list[tuple[str, Any]]:
     return list(each_document(path))
 
 
+def one_document(path: Path) -> bool:
+    """Whether the file is one JSON document over several lines (a tile profile, a record saved
+    pretty-printed), not JSON lines: documents() reads it whole, read() refuses it."""
+    first = next((raw for _, raw, _ in lines(path) if raw.strip()), b"")
+    return first.strip() == b"{"
+
+
 def each_document(path: Path) -> Iterator[tuple[str, Any]]:
     """documents(), one at a time: memory one line and its value, not the file."""
-    first = next((raw for _, raw, _ in lines(path) if raw.strip()), b"")
-    if first.strip() == b"{":  # one JSON document over several lines
+    if one_document(path):
         whole, why = parse_line(read_bytes(path).replace(b"\n", b" "))
         yield f"{path}", ValueError(why) if why else whole
         return
