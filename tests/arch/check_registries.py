@@ -329,7 +329,16 @@ def main() -> None:
         ],
         work,
     )
-    targets = ["pxq-envinfo", "pxq-unit-tests", "pxq-cg", "pxq-mg", "pxq-ring", "pxq-sx", "pxq-bench-tiling"]
+    targets = [
+        "pxq-envinfo",
+        "pxq-unit-tests",
+        "pxq-cg",
+        "pxq-mg",
+        "pxq-ring",
+        "pxq-sx",
+        "pxq-bench-tiling",
+        "pxq-probe-osu",
+    ]
     run(["cmake", "--build", build, "--target", *targets], work)
     check_choice(src, build, work)
     check_driver_plugins(src, build, work)
