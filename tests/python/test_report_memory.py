@@ -75,3 +75,19 @@ def test_validate_still_agrees_with_report_on_a_record_saved_pretty_printed(tmp_
     assert main(["validate", str(path)]) == 1
     out = capsys.readouterr().out
     assert "pxq report cannot use it" in out and "1 invalid" in out
+
+
+def test_a_run_in_two_files_differing_only_where_report_does_not_read_is_still_named(tmp_path, capsys):
+    """Two copies of one run are compared whole, not on what report keeps of them."""
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    synthetic.write(4, first)
+    rec = json.loads(first.read_text().splitlines()[0])
+    rec["placement"] = list(reversed(rec["placement"]))
+    rec["messages"]["bytes"] += 1
+    second.write_text(json.dumps(rec) + "\n")
+    assert main(["report", str(first), str(second)]) == 2
+    err = capsys.readouterr().err
+    assert "with different contents" in err and str(first) in err and str(second) in err
+    second.write_text(first.read_text())  # a plain copy counts once
+    assert main(["report", str(first), str(second), "--format", "csv"]) == 0
+    assert capsys.readouterr().out.count("\n") == 5  # the header and the four configurations

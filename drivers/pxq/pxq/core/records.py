@@ -18,7 +18,9 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import hashlib
 import itertools
+import json
 import os
 import re
 import stat
@@ -429,13 +431,18 @@ def final(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _kept(
-    path: Path, must_exist: bool, keep: Callable[[dict[str, Any]], dict[str, Any]] | None
-) -> Iterable[dict[str, Any]]:
-    """A file's records as read() gives them, or (with KEEP) what of each is kept, one record at
-    a time: the whole of a record is held only while it is read."""
+    path: Path, must_exist: bool, keep: Callable[[dict[str, Any]], dict[str, Any]] | None, many: bool
+) -> Iterable[tuple[dict[str, Any], Any]]:
+    """(record, what two copies of it are compared by) for a file's records as read() gives
+    them; with KEEP, what of each is kept, one record at a time (the whole of a record is held
+    only while it is read), compared by a digest of the whole record when MANY files are read."""
     if keep is None or not Path(path).exists():
-        return read(path, must_exist=must_exist)
-    return (keep(rec) for rec in stream(path) if rec is not None)
+        return ((rec, rec) for rec in read(path, must_exist=must_exist))
+    return ((keep(rec), _digest(rec) if many else None) for rec in stream(path) if rec is not None)
+
+
+def _digest(rec: dict[str, Any]) -> bytes:
+    return hashlib.blake2b(json.dumps(rec, sort_keys=True).encode(), digest_size=16).digest()
 
 
 def read_files(
@@ -445,26 +452,30 @@ def read_files(
     once however many files hold it (a folder with two copies of one results file); the same
     run with different contents in two files is refused, naming both, rather than counted twice
     or picked at random. KEEP: what of each record the reader holds (its identity kept), taken
-    as each file is read; two copies of a run are then compared on what is kept, which is all
-    the reader's output can show."""
-    seen: dict[tuple, tuple[dict[str, Any], Path]] = {}
+    as each file is read; two copies of a run are then compared by a digest of the whole."""
+    paths = list(paths)
+    seen: dict[tuple, tuple[Any, Path]] = {}
     out: list[dict[str, Any]] = []
     for path in paths:
-        for rec in final(_kept(path, must_exist, keep)):
+        last: dict[tuple, tuple[dict[str, Any], Any]] = {}  # final(): the last record of each run
+        for rec, whole in _kept(path, must_exist, keep, len(paths) > 1):
             key = run_identity(rec)
+            last.pop(key, None)
+            last[key] = (rec, whole)
+        for key, (rec, whole) in last.items():
             if key[0] == "record":  # no identity: nothing to count twice
                 out.append(rec)
                 continue
             if key in seen:
                 first, where = seen[key]
-                if first != rec:
+                if first != whole:
                     name = (rec.get("driver") or {}).get("run_id") or key[-1]
                     raise InputError(
                         f"run {escape.plain(name)} is in {where} and in {path} with different contents: keep "
                         "one of the files (or the record you trust) and read again"
                     )
                 continue
-            seen[key] = (rec, Path(path))
+            seen[key] = (whole, Path(path))
             out.append(rec)
     return out
 
