@@ -61,6 +61,30 @@ def test_identical_configurations_are_called_faster_at_most_at_the_stated_rate(s
         assert sum(v.kind == "equivalent" for v in verdicts) / len(verdicts) > 0.9
 
 
+def test_a_sweep_that_stops_between_looks_gives_its_pairs_the_last_look():
+    """A budget that stops the blocks, or a block left out, leaves a pair between two looks: it
+    gets the last look then (its share of alpha was never spent), and A against A stopped at any
+    block is still called faster or slower in at most 5%."""
+    rule = settle.Rule(precision=0.05, max_blocks=20)
+    rng = random.Random(19)
+    ratios = [math.exp(math.log(0.8) + rng.gauss(0, 0.18)) for _ in range(19)]  # 19 kept of 20 blocks
+    assert settle.judge(ratios, rule).kind == "unsettled"  # 19 is not a look, the interval is not narrow
+    assert settle.judge(ratios, rule, left_out=1, last=True).kind == "faster"
+    assert settle.replay(ratios, rule, left_out=1).kind == "faster"  # the records judged again agree
+    wrong = 0
+    for _ in range(1500):
+        stop = rng.randrange(settle.MIN_BLOCKS, rule.max_blocks)  # the budget's block
+        kept: list[float] = []
+        verdict = settle.judge([], rule)
+        for n in range(stop):
+            kept.append(math.exp(rng.gauss(0, 0.1)))
+            verdict = settle.judge(kept, rule, last=n == stop - 1)
+            if verdict.settled:
+                break
+        wrong += verdict.kind in ("faster", "slower")
+    assert wrong / 1500 <= 0.05, wrong / 1500
+
+
 def test_a_clear_effect_settles_in_four_blocks():
     """Tiled against untiled on a noisy host (2.5x, 20% spread of the paired ratios): settled
     as faster at the first look, 4 blocks, in at least 90% of simulated sweeps."""

@@ -154,10 +154,12 @@ def _t(p: float, df: int) -> float:
     return float(stats.t.ppf(p, df))
 
 
-def judge(ratios: list[float], rule: Rule, left_out: int = 0) -> Verdict:
+def judge(ratios: list[float], rule: Rule, left_out: int = 0, last: bool = False) -> Verdict:
     """The verdict on the paired ratios OTHER/BASE (one a block, in the order run) under RULE,
     as it stands after the last of them: settled on a clear answer at a look, or on a narrow
-    interval after any block; else unsettled."""
+    interval after any block; else unsettled. LAST: no block will follow (the sweep stopped on
+    its budget, or blocks were left out so that the pair never reaches the last look's count):
+    the pair gets the last look then, at that look's level (its share of alpha, never spent)."""
     logs = [math.log(r) for r in ratios if r > 0 and math.isfinite(r)]
     n = len(logs)
     median = statistics.median(ratios) if ratios else None
@@ -183,8 +185,9 @@ def judge(ratios: list[float], rule: Rule, left_out: int = 0) -> Verdict:
             return Verdict("equivalent", ratio, lo, hi, n, margin=proved, median=median, left_out=left_out)
         return None
 
-    if rule.is_look(n):
-        clear = verdict(rule.look_level(n), rule.look_level(n), False)
+    look = n if rule.is_look(n) else rule.max_blocks if last and n < rule.max_blocks else None
+    if look is not None:
+        clear = verdict(rule.look_level(look), rule.look_level(look), False)
         if clear is not None:
             return clear
     if _t(1 - rule.width_level / 2, n - 1) * se < math.log1p(rule.precision):
@@ -212,7 +215,7 @@ def replay(ratios: list[float], rule: Rule, left_out: int = 0) -> Verdict:
         v = judge(ratios[:n], rule, left_out)
         if v.settled:
             return v
-    return judge(ratios, rule, left_out)
+    return judge(ratios, rule, left_out, last=True)
 
 
 def needed(sd: float, n: int, rule: Rule, distance: float) -> int:

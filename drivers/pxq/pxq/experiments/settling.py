@@ -226,15 +226,22 @@ def run(
             times[i][block] = _time(result.record)
         block_seconds = (time.monotonic() - t0) * len(configs) / max(1, len(order))
         _judge(state, times, host, rule, replay=False)
+    _judge(state, times, host, rule, replay=False, last=True)  # no block follows: open pairs get the last look
     moved = moved_blocks(host)
     return Outcome(recs, state, names, len(host), stopped, scaled, host, moved)
 
 
 def _judge(
-    state: list[Pair], times: list[list[float | None]], host: list[float | None], rule: settle.Rule, replay: bool
+    state: list[Pair],
+    times: list[list[float | None]],
+    host: list[float | None],
+    rule: settle.Rule,
+    replay: bool,
+    last: bool = False,
 ) -> list[int]:
     """Judges every unsettled pair on its paired blocks so far (REPLAY: block by block, as a
-    sweep would have, for blocks read back from records); returns the blocks left out."""
+    sweep would have, for blocks read back from records; LAST: no block follows); returns the
+    blocks left out."""
     moved = moved_blocks(host)
     for p in state:
         if p.verdict is not None and p.verdict.settled:
@@ -243,7 +250,8 @@ def _judge(
             (k, b, o) for k, (b, o) in enumerate(zip(times[p.base], times[p.other])) if b is not None and o is not None
         ]
         kept = [o / b for k, b, o in both if k not in moved]
-        p.verdict = (settle.replay if replay else settle.judge)(kept, rule, left_out=len(both) - len(kept))
+        left_out = len(both) - len(kept)
+        p.verdict = settle.replay(kept, rule, left_out) if replay else settle.judge(kept, rule, left_out, last)
     return moved
 
 
