@@ -20,6 +20,7 @@
 #include "pxq/common/run_record.hpp"
 #include "pxq/kernels/backend.hpp"
 #include "pxq/kernels/family.hpp"
+#include "pxq/probes/kinds.hpp"
 #include "pxq/tiling/cache_info.hpp"
 #include "pxq/tiling/tile_policy.hpp"
 #include "pxq/tiling/topology.hpp"
@@ -41,6 +42,14 @@ nlohmann::json message_ranges() {
   const auto& uppers = pxq::comm::coarse_range_uppers();
   for (std::size_t k = 0; k < names.size(); ++k)
     out.push_back({{"name", names[k]}, {"upper_bytes", k < uppers.size() ? nlohmann::json(uppers[k]) : nullptr}});
+  return out;
+}
+
+// The access kinds of the roofline's ceilings (pxq/probes/kinds.hpp), their kernels left out.
+nlohmann::json access_kinds() {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& k : pxq::probes::kinds())
+    out.push_back({{"name", k.name}, {"unit", k.unit}, {"size", k.size}, {"what", k.what}});
   return out;
 }
 
@@ -82,6 +91,7 @@ int print_registry() {
                             {"modes", {"flat", "hybrid", "tiled"}},
                             {"allocations", {"block", "cyclic"}},
                             {"message_ranges", message_ranges()},
+                            {"access_kinds", access_kinds()},
                             {"min_tile_bytes", pxq::tiling::kMinTileBytes},
                             {"record_schema", pxq::common::kRecordSchema}};
   std::puts(j.dump(1).c_str());

@@ -194,18 +194,37 @@ class Fft final : public KindKernel {
 
 }  // namespace
 
-const char* kind_names() { return "gather, update, stencil, restrict, fft"; }
+namespace {
+template <class Kernel>
+std::unique_ptr<KindKernel> make(std::size_t bytes) {
+  return std::make_unique<Kernel>(bytes);
+}
+}  // namespace
+
+const std::vector<KindInfo>& kinds() {
+  static const std::vector<KindInfo> table = {
+      {"gather", "gbs", "footprint", "CG's SpMV (CSR, random columns)", make<Gather>},
+      {"update", "gbs", "working_set", "IS's random counter increments", make<Update>},
+      {"stencil", "gflops", "footprint", "MG's 27-point residual", make<Stencil>},
+      {"restrict", "gflops", "footprint", "MG's restriction (27-point full weighting)", make<Restrict>},
+      {"fft", "gflops", "footprint", "FT's strided line FFTs of 256", make<Fft>},
+  };
+  return table;
+}
+
+std::string kind_names() {
+  std::string out;
+  for (const auto& k : kinds()) out += (out.empty() ? "" : ", ") + std::string(k.name);
+  return out;
+}
 
 bool is_kind(const std::string& name) {
-  return name == "gather" || name == "update" || name == "stencil" || name == "restrict" || name == "fft";
+  return std::any_of(kinds().begin(), kinds().end(), [&](const KindInfo& k) { return name == k.name; });
 }
 
 std::unique_ptr<KindKernel> make_kind(const std::string& name, std::size_t bytes) {
-  if (name == "gather") return std::make_unique<Gather>(bytes);
-  if (name == "update") return std::make_unique<Update>(bytes);
-  if (name == "stencil") return std::make_unique<Stencil>(bytes);
-  if (name == "restrict") return std::make_unique<Restrict>(bytes);
-  if (name == "fft") return std::make_unique<Fft>(bytes);
+  for (const auto& k : kinds())
+    if (name == k.name) return k.make(bytes);
   throw std::invalid_argument("unknown kind '" + name + "': use " + kind_names());
 }
 

@@ -26,6 +26,12 @@ so; a probe `osuclone` (one module of pxq/probes/ declaring its PLUGIN; its prog
 existing one) is listed by `pxq probe --help` and records a run; a report format `count` (one
 writer and its entry in reports/writers.py's WRITERS: 1 file) is offered and writes.
 
+An access kind of the roofline's ceilings is one line of drivers/probes/kinds.cpp's table (its
+kernel class beside it; here an existing kernel under a second name, `gather2`): the copy's
+`pxq-envinfo registry` exports it, the unit test over every registered kind runs its kernel,
+and (once the driver's copy of the registry is rewritten) the driver's ceilings list it and the
+record schema takes it as a phase's kind.
+
 usage: check_registries.py SOURCE WORKDIR MPIRUN"""
 
 from __future__ import annotations
@@ -187,6 +193,37 @@ def check_choice(src: Path, build: Path, work: Path) -> None:
         fail("the driver's schema refuses exchange 'mirror' after its registry copy was rewritten")
 
 
+def add_kind(src: Path) -> list[Path]:
+    """An access kind: a line of kinds.cpp's table (an existing kernel under another name)."""
+    kinds = src / "drivers/probes/kinds.cpp"
+    text = kinds.read_text()
+    line = re.search(r'\n(\s*)\{"gather", [^\n]*make<Gather>\},', text)
+    if line is None:
+        fail("drivers/probes/kinds.cpp has no table line for gather")
+    added = f'\n{line.group(1)}{{"gather2", "gbs", "footprint", "a second gather", make<Gather>}},'
+    kinds.write_text(text.replace(line.group(0), line.group(0) + added))
+    return [kinds]
+
+
+def check_kind(src: Path, build: Path, work: Path, res: Path) -> None:
+    """The kind added is exported, tested, known to the driver's ceilings and to the schema (the
+    driver's registry copy was rewritten by check_choice)."""
+    if '"gather2"' not in run([build / "bin/pxq-envinfo", "registry"], work).stdout:
+        fail("pxq-envinfo registry does not export the access kind kinds.cpp's table declares")
+    every = "--gtest_filter=ProbeKinds.EveryRegisteredKindIsWholeAndRuns"
+    run([build / "bin/pxq-unit-tests", every, "--gtest_brief=1"], work)
+    env = dict(os.environ, PYTHONPATH=str(src / "drivers/pxq"), PXQ_BUILD_DIR=str(build))
+    code = (
+        "import json, sys; from pxq.core import schemas; from pxq.machine import ceilings; "
+        f"rec = json.loads(open({str(res)!r}).readline()); phase = next(iter(rec['work'].values())); "
+        "phase['kind'] = 'gather2'; ok = not schemas.problems(rec, 'x'); "
+        "phase['kind'] = 'gather3'; refused = bool(schemas.problems(rec, 'x')); "
+        "sys.exit(0 if ok and refused and ceilings.kinds()['gather2']['unit'] == 'gbs' else 1)"
+    )
+    if subprocess.run([sys.executable, "-c", code], cwd=work, env=env).returncode != 0:
+        fail("the driver does not take the access kind gather2 (ceilings, or the schema of a phase's kind)")
+
+
 def pxq_in(src: Path, build: Path, work: Path, argv: list[str]) -> subprocess.CompletedProcess:
     """The copy's driver, as `./pxq ARGV` runs it there."""
     env = dict(os.environ, PYTHONPATH=str(src / "drivers/pxq"), PXQ_BUILD_DIR=str(build), PXQ_NO_INSTALL="1")
@@ -310,6 +347,8 @@ def main() -> None:
         f"check_registries: a launcher, a probe and a report format touch {len(plugins)} files: "
         f"{', '.join(str(p.relative_to(src)) for p in plugins)}"
     )
+    kind = add_kind(src)
+    print(f"check_registries: an access kind is {len(kind)} file: {kind[0].relative_to(src)}")
     app = add_app(src)
     if len(set(app)) > MAX_APP_FILES:
         fail(f"a proxy took {len(set(app))} files: {[str(a.relative_to(src)) for a in app]}")
@@ -342,6 +381,7 @@ def main() -> None:
     run(["cmake", "--build", build, "--target", *targets], work)
     check_choice(src, build, work)
     check_driver_plugins(src, build, work)
+    check_kind(src, build, work, work / "solo.jsonl")
     check_app(src, build, work, mpirun)
     reg = run([build / "bin/pxq-envinfo", "registry"], work).stdout
     if not re.search(r'"available": true,\s*"enable": "",\s*"name": "dummy"', reg):

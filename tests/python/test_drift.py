@@ -156,7 +156,7 @@ def test_pxq_probe_reference_retimes_the_ceilings_own_measurements(tmp_path, mon
 
     monkeypatch.setattr(ceilprobe, "_run", run)
     monkeypatch.setattr(ceilprobe.envinfo, "cores", lambda: 2)
-    kept = {**CEIL, "kinds": {k: [{"bytes": 64 * K, "rate": rows(30, 100)}] for k in ceilings.KINDS}}
+    kept = {**CEIL, "kinds": {k: [{"bytes": 64 * K, "rate": rows(30, 100)}] for k in ceilings.kinds()}}
     monkeypatch.setattr(ceilings, "load", lambda machine: kept)
     out = tmp_path / "ref.jsonl"
     assert cli.main(["probe", "reference", "--results", str(out)]) == 0
@@ -164,14 +164,14 @@ def test_pxq_probe_reference_retimes_the_ceilings_own_measurements(tmp_path, mon
     stream = [a[4] for a in asked if "--kernels" in a[4]]
     assert [s[s.index("--array") + 1] for s in stream] == [str(256 * K), str(64 * M)] * ceilings.REPEATS
     assert stream[0] == ceilprobe._stream_args(256 * K)  # as the ceilings' curve was measured
-    for kind in ceilings.KINDS:
+    for kind in ceilings.kinds():
         mine = [a[4] for a in asked if "--kind" in a[4] and kind in a[4]]
         assert mine == [ceilprobe._kind_args(kind, s) for s in ceilprobe.REFERENCE_KINDS] * ceilings.REPEATS
     said = capsys.readouterr().out
     table = {line.split("│")[1].strip(): line.split("│")[2:-1] for line in said.splitlines() if line.count("│") > 2}
     assert [c.strip() for c in table["stream"]] == ["", "0.25", "", "1.00"]  # 64K, 256K, 4M, 64M: 50 / 200, 50 / 50
     assert [c.strip() for c in table["gather"]] == ["0.50", "", "0.50", "0.50"]  # 50 over the kept 100
-    per_round = len(ceilprobe.REFERENCE_STREAM) + len(ceilings.KINDS) * len(ceilprobe.REFERENCE_KINDS)
+    per_round = len(ceilprobe.REFERENCE_STREAM) + len(ceilings.kinds()) * len(ceilprobe.REFERENCE_KINDS)
     assert f"{per_round * ceilings.REPEATS} reference(s) appended to {out}" in said
 
 

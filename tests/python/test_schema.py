@@ -123,7 +123,7 @@ def _with_registry(monkeypatch, tmp_path, edit):
     path = tmp_path / "registry.json"
     path.write_text(json.dumps(reg))
     monkeypatch.setattr(schemas, "REGISTRY_SNAPSHOT", path)
-    for cached in (schemas.app_choices, schemas._loaded, schemas._validators, schemas._fast):
+    for cached in (schemas.app_choices, schemas.access_kinds, schemas._loaded, schemas._validators, schemas._fast):
         cached.cache_clear()
 
 
@@ -147,7 +147,31 @@ def test_the_apps_choices_give_the_schema_its_enums_and_the_report_its_labels(mo
         assert len(modes) == 2 and modes[1] == modes[0] + "+mirror"  # the report labels it
     finally:
         monkeypatch.undo()
-        for cached in (schemas.app_choices, schemas._loaded, schemas._validators, schemas._fast):
+        for cached in (schemas.app_choices, schemas.access_kinds, schemas._loaded, schemas._validators, schemas._fast):
+            cached.cache_clear()
+
+
+def test_a_phases_access_kind_is_one_the_registry_lists(monkeypatch, tmp_path):
+    """The schema's values of a phase's kind (and of a fused phase's second kind) come from the
+    registry's access_kinds (pxq/probes/kinds.hpp), "stream" beside them."""
+    rec = json.loads((Path(__file__).parent / "data" / "run-record.json").read_text())
+    counts = {"flops": 1.0, "bytes": 8.0, "memory_bytes": 8.0}
+    phase = {**counts, "rank_max": counts, "footprint_bytes": 8, "working_set_bytes": 8, "seconds": 0.1, "what": ""}
+    rec["work"] = {"compute": dict(phase, kind="stream"), "spmv": dict(phase, kind="gather")}
+    assert messages(rec) == []
+    rec["work"]["spmv"]["also"] = {"kind": "gather2", "share": 0.5}
+    rec["work"]["compute"]["kind"] = "gather2"
+    assert len([m for m in messages(rec) if "gather2" in m]) == 2  # not a kind of the registry's
+
+    def add_kind(reg):
+        reg["access_kinds"].append({"name": "gather2", "unit": "gbs", "size": "footprint", "what": "a second gather"})
+
+    try:
+        _with_registry(monkeypatch, tmp_path, add_kind)
+        assert messages(rec) == [] and schemas.access_kinds()[-1] == "gather2"  # the schema follows the registry
+    finally:
+        monkeypatch.undo()
+        for cached in (schemas.app_choices, schemas.access_kinds, schemas._loaded, schemas._validators, schemas._fast):
             cached.cache_clear()
 
 

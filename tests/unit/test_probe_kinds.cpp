@@ -83,6 +83,28 @@ TEST(ProbeKinds, FftCountsAsFtDeclaresItsTransforms) {
   EXPECT_DOUBLE_EQ(make_kind("fft", 64)->flops(), 256.0 * 5.0 * 8.0);
 }
 
+// Every kind of the registry, the ones added later included: a unit and a size the driver
+// knows, a name the probe takes, and a kernel that sweeps and counts its bytes and flops.
+TEST(ProbeKinds, EveryRegisteredKindIsWholeAndRuns) {
+  ASSERT_FALSE(pxq::probes::kinds().empty());
+  for (const auto& k : pxq::probes::kinds()) {
+    SCOPED_TRACE(k.name);
+    EXPECT_TRUE(std::string(k.unit) == "gbs" || std::string(k.unit) == "gflops");
+    EXPECT_TRUE(std::string(k.size) == "footprint" || std::string(k.size) == "working_set");
+    EXPECT_GT(std::string(k.what).size(), 0u);
+    EXPECT_TRUE(pxq::probes::is_kind(k.name));
+    EXPECT_NE(pxq::probes::kind_names().find(k.name), std::string::npos);
+    const auto kernel = make_kind(k.name, std::size_t{1} << 20);
+    kernel->sweep();
+    EXPECT_GT(kernel->bytes(), 0.0);
+    EXPECT_GE(kernel->flops(), 0.0);  // an update counts no flops
+    if (std::string(k.unit) == "gflops") EXPECT_GT(kernel->flops(), 0.0);
+    EXPECT_GT(kernel->footprint(), 0u);
+    EXPECT_TRUE(std::isfinite(kernel->checksum()));
+  }
+  EXPECT_FALSE(pxq::probes::is_kind("scatter"));
+}
+
 TEST(ProbeKinds, AnUnknownKindIsRefusedNamingTheKinds) {
   try {
     make_kind("scatter", 1 << 20);

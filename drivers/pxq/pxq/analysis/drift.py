@@ -36,7 +36,7 @@ def _curve(rec: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
     if rec.get("app") != "probe-bandwidth" or rec.get("status") != "ok" or rec.get("size", {}).get("as") != "ranks":
         return None
     for k in rec.get("kernels", []):
-        if k.get("kind") and k.get("kernel") in ceil.KINDS:
+        if k.get("kind") and k.get("kernel") in ceil.kinds():
             return k["kernel"], k
         if not k.get("kind") and k.get("kernel") == "update":
             return "stream", k
@@ -75,7 +75,7 @@ def factors(refs: list[dict[str, Any]], c: dict[str, Any]) -> Factors:
                 per_k.append(row["total_gbs"] / ceil.bandwidth(c, size, row["cores"]))
             else:
                 kept = ceil.kind_rate(c, curve, size, row["cores"])
-                field = "total_gflops" if ceil.KINDS[curve]["unit"] == "gflops" else "total_gbs"
+                field = "total_gflops" if ceil.kinds()[curve]["unit"] == "gflops" else "total_gbs"
                 if kept:
                     per_k.append(row[field] / kept)
         if per_k:
@@ -164,7 +164,7 @@ def summary(fs: Factors, cores: int) -> list[dict[str, Any]]:
     while the runs were taken, one noisy reference aside; and whether the kept curve lies within
     those quartiles (a move the references cannot tell from their own noise, not applied)."""
     out = []
-    for curve in ["stream", *ceil.KINDS]:
+    for curve in ["stream", *ceil.kinds()]:
         for size in sorted(fs.get(curve, {})):
             values = [f[max(0, min(cores, len(f)) - 1)] for _, f in fs[curve][size]]
             low, high = _spread(values)

@@ -52,7 +52,7 @@ def _kind_time(w: dict[str, Any], ceilings: dict[str, Any], k: int, t: int) -> t
     for a stream or ceilings without that kind's curve. The kind's kernel was measured on data
     of the size that sets its pace, in the phase's own form (its gathers, its strided lines), so
     its rate already holds that data's trips from wherever it lives."""
-    spec = ceil.KINDS.get(w.get("kind", "stream"))
+    spec = ceil.kinds().get(w.get("kind", "stream"))
     if spec is None:
         return None
     size = max(w["footprint_bytes"] / t if spec["size"] == "footprint" else w["working_set_bytes"], 1.0)
@@ -63,7 +63,7 @@ def _kind_time(w: dict[str, Any], ceilings: dict[str, Any], k: int, t: int) -> t
     # A phase fusing two kinds' loops (MG's residual into the restriction): its "also" share of
     # the amount at the other kind's rate, the rest at its own; one pass, so the times add.
     also = w.get("also") or {}
-    other = ceil.KINDS.get(also.get("kind", ""))
+    other = ceil.kinds().get(also.get("kind", ""))
     other_rate = ceil.kind_rate(ceilings, also["kind"], size, k) if other and other["unit"] == spec["unit"] else None
     share = float(also.get("share") or 0.0) if other_rate else 0.0  # without its curve: at the phase's kind's
     seconds = amount * (1.0 - share) / (rate / k * 1e9 * t)

@@ -33,7 +33,7 @@ def label(p: dict[str, Any]) -> str:
 def kinds_text(c: dict[str, Any]) -> str:
     """Each access kind's rate per core at its smallest and largest measured size, all cores busy."""
     n, parts = c["cores"], []
-    for kind, spec in ceil.KINDS.items():
+    for kind, spec in ceil.kinds().items():
         curve = (c.get("kinds") or {}).get(kind)
         if curve:
             unit = "GFlop/s" if spec["unit"] == "gflops" else "GB/s"
@@ -79,7 +79,7 @@ def drift_lines(refs: list[dict[str, Any]], c: dict[str, Any]) -> tuple[list[str
     n = c["cores"]
     out: list[str] = []
     moved, summary = [], drift.summary(fs, n)
-    for curve in ["stream", *ceil.KINDS]:
+    for curve in ["stream", *ceil.kinds()]:
         rows = [s for s in summary if s["curve"] == curve]
         if not rows:
             continue

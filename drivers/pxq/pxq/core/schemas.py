@@ -55,12 +55,22 @@ def app_choices() -> dict[str, dict[str, Any]]:
 
 
 @cache
+def access_kinds() -> list[str]:
+    """The access kinds of the roofline's ceilings, from the registry (pxq/probes/kinds.hpp)."""
+    return [k["name"] for k in json.loads(REGISTRY_SNAPSHOT.read_text())["access_kinds"]]
+
+
+@cache
 def _loaded() -> dict[str, Any]:
-    """The schemas by kind, with the apps' choices as variant properties of the registry's values."""
+    """The schemas by kind, with the apps' choices as variant properties of the registry's values
+    and the registry's access kinds as the values of a phase's kind."""
     loaded = {p.name.removesuffix(".schema.json"): json.loads(p.read_text()) for p in SCHEMA_DIR.glob("*.schema.json")}
     variant = loaded["common"]["$defs"]["variant"]["properties"]
     for name, c in app_choices().items():
         variant[name] = {"enum": c["values"], "description": f"{c['app']}: {c['what']} (--{name})"}
+    phase = loaded["run"]["properties"]["work"]["additionalProperties"]["properties"]
+    phase["kind"]["enum"] = ["stream", *access_kinds()]
+    phase["also"]["properties"]["kind"]["enum"] = access_kinds()
     return loaded
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from pxq import figures
 from pxq.core.layout import format_bytes
-from pxq.machine.ceilings import KINDS, at, roofs
+from pxq.machine.ceilings import at, kinds, roofs
 
 LABEL_BOX = {"boxstyle": "square,pad=0.1", "facecolor": "white", "edgecolor": "none", "alpha": 0.8}  # over lines
 MARKERS = {"flat": "o", "hybrid": "s", "tiled": "^"}
@@ -72,18 +72,18 @@ def _label_groups(drawn: list[tuple[str, float]]) -> list[tuple[list[str], list[
 
 def _kinds_drawn(pts: list[dict[str, Any]]) -> set[str]:
     """The access kinds whose ceiling bounds a phase of a drawn point ("stencil (memory)")."""
-    return {name.split(" (")[0] for p in pts for ph in p["phases"].values() for name in ph["times"]} & set(KINDS)
+    return {name.split(" (")[0] for p in pts for ph in p["phases"].values() for name in ph["times"]} & set(kinds())
 
 
-def _kind_ceilings(ax: Any, c: dict[str, Any], kinds: set[str]) -> list[tuple[float, str, str]]:
+def _kind_ceilings(ax: Any, c: dict[str, Any], drawn: set[str]) -> list[tuple[float, str, str]]:
     """The ceiling of each flop-rate kind a drawn phase has, with every core busy, at its
     smallest and largest measured size per core (in cache, from memory); their labels (rate,
     text, colour) for _right_labels, placed once the axes' limits are known."""
     n = c["cores"]
     labels = []
-    for kind, spec in KINDS.items():
+    for kind, spec in kinds().items():
         curve = (c.get("kinds") or {}).get(kind)
-        if not (curve and spec["unit"] == "gflops" and kind in kinds):
+        if not (curve and spec["unit"] == "gflops" and kind in drawn):
             continue
         colour = KIND_COLOURS.get(kind, "tab:olive")
         for end, style in ((0, (0, (6, 3))), (-1, (0, (2, 2)))):  # in cache, from memory

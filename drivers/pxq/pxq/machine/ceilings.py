@@ -13,7 +13,7 @@ is measured as a function of how many cores use it at once (1..N), with the spre
   found (pxq.machine.caches) name the ranges;
 - the peak flop rate: pxq-ring's affine update with 32 updates per element on an L1-resident
   block (a compute-bound kernel, as the Empirical Roofline Toolkit's), on 1..N cores;
-- the attainable rate of each access kind a stream does not model (KINDS), against the bytes
+- the attainable rate of each access kind a stream does not model (kinds()), against the bytes
   each core sweeps, on 1..N cores: pxq-probe-bandwidth --kind's kernels, which count their
   bytes and flops as the proxies' phases of that kind declare theirs. These are the roofline's
   lower ceilings: an SpMV's gathers or a sort's random counters never reach the stream's
@@ -25,11 +25,12 @@ measurement itself is pxq.probes.ceilprobe's."""
 
 from __future__ import annotations
 
+import functools
 import math
 from pathlib import Path
 from typing import Any
 
-from pxq.core import door, outputs
+from pxq.core import door, outputs, registry
 from pxq.core.errors import InputError
 from pxq.core.layout import format_bytes
 from pxq.machine import caches, hostload
@@ -40,16 +41,14 @@ SWEPT = 64 << 20  # bytes each timed repeat streams at least
 FLOP_BLOCK_UPDATES = 32
 
 
-# Per access kind: the unit its ceiling is in (a flop rate for kernels whose arithmetic sets
-# their pace, declared bytes per second for irregular access) and the size of the phase that
-# sets it (its footprint per core, or the working set one worker reuses).
-KINDS: dict[str, dict[str, Any]] = {
-    "gather": {"unit": "gbs", "size": "footprint", "what": "CG's SpMV (CSR, random columns)"},
-    "update": {"unit": "gbs", "size": "working_set", "what": "IS's random counter increments"},
-    "stencil": {"unit": "gflops", "size": "footprint", "what": "MG's 27-point residual"},
-    "restrict": {"unit": "gflops", "size": "footprint", "what": "MG's restriction (27-point full weighting)"},
-    "fft": {"unit": "gflops", "size": "footprint", "what": "FT's strided line FFTs of 256"},
-}
+@functools.cache
+def kinds() -> dict[str, dict[str, Any]]:
+    """Per access kind, in the registry's order (pxq-envinfo registry's access_kinds, the table
+    of pxq/probes/kinds.hpp): the unit its ceiling is in ("gflops" for kernels whose arithmetic
+    sets their pace, "gbs", declared bytes per second, for irregular access), the size of the
+    phase that sets it ("footprint" per core, or the "working_set" one worker reuses) and what
+    it stands for."""
+    return {k["name"]: {f: k[f] for f in ("unit", "size", "what")} for k in registry.registry()["access_kinds"]}
 
 
 def path() -> Path:
@@ -108,7 +107,7 @@ def bandwidth(c: dict[str, Any], size: float, cores: int) -> float:
 
 
 def kind_rate(c: dict[str, Any], kind: str, size: float, cores: int) -> float | None:
-    """Total rate (KINDS[kind]["unit"]) of `cores` busy cores each running the kind's kernel on
+    """Total rate (kinds()[kind]["unit"]) of `cores` busy cores each running the kind's kernel on
     `size` bytes; None when these ceilings have no curve for it."""
     curve = (c.get("kinds") or {}).get(kind)
     return _on_curve(curve, "rate", size, cores) if curve else None

@@ -28,10 +28,10 @@ from pxq.machine import caches, ceilings, envinfo, hostload
 from pxq.machine.ceilings import (
     FLOP_BLOCK_UPDATES,
     FORMAT,
-    KINDS,
     REPEATS,
     SWEPT,
     implausible,
+    kinds,
     levels,
     load,
     path,
@@ -77,9 +77,9 @@ def _bandwidth(array: int, n: int, tmp: Path) -> list[list[float]]:
 
 
 def _kind(kind: str, size: int, n: int, tmp: Path) -> list[list[float]]:
-    """Total rate (GB/s or GFlop/s, as KINDS says) of the kind's kernel on 1..n cores, one list
+    """Total rate (GB/s or GFlop/s, as kinds() says) of the kind's kernel on 1..n cores, one list
     per repeat."""
-    field = "total_gflops" if KINDS[kind]["unit"] == "gflops" else "total_gbs"
+    field = "total_gflops" if kinds()[kind]["unit"] == "gflops" else "total_gbs"
     out = []
     for _ in range(REPEATS):
         rec = _run("probe-bandwidth", Layout(1, n, 1), _kind_args(kind, size), "flat", tmp / "ceil.jsonl")
@@ -98,7 +98,7 @@ def reference(say: Callable[[str], None], results: Path) -> list[dict[str, Any]]
     noisy as a run; pxq.analysis.drift takes the median)."""
     n = envinfo.cores()
     todo = [("stream", size, _stream_args(size)) for size in REFERENCE_STREAM]
-    todo += [(kind, size, _kind_args(kind, size)) for kind in KINDS for size in REFERENCE_KINDS]
+    todo += [(kind, size, _kind_args(kind, size)) for kind in kinds() for size in REFERENCE_KINDS]
     out = []
     for rep in range(REPEATS):
         for i, (what, size, args) in enumerate(todo, 1):
@@ -183,7 +183,7 @@ def measure(say: Callable[[str], None]) -> dict[str, Any]:
         say(f"ceilings: peak flop rate on 1..{n} cores")
         out["peak_gflops"] = _per_cores(_flops(lv[0]["bytes"], n, tmp))
         out["kinds"] = {}
-        for kind, spec in KINDS.items():
+        for kind, spec in kinds().items():
             say(f"ceilings: {kind} ({spec['what']}) from 64K per core, on 1..{n} cores")
             out["kinds"][kind] = [
                 {"bytes": size, "rate": _per_cores(_kind(kind, size, n, tmp))} for size in kind_sizes(profile, n)

@@ -27,6 +27,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace pxq::probes {
 
@@ -40,8 +41,25 @@ class KindKernel {
   virtual double checksum() const = 0;        // keeps the sweeps from being optimised away
 };
 
-// "gather, update, stencil, restrict, fft"
-const char* kind_names();
+// One access kind of the registry: its name; the unit of its ceiling ("gbs": declared bytes per
+// second, for irregular access; "gflops": for kernels whose arithmetic sets their pace); the
+// size of the phase that sets its pace ("footprint" per core, or the "working_set" one worker
+// reuses); what it stands for; and its kernel. pxq-envinfo registry exports all but the kernel
+// (the driver's ceilings, the roofline and the record schema's enums read it from there).
+struct KindInfo {
+  const char* name;
+  const char* unit;
+  const char* size;
+  const char* what;
+  std::unique_ptr<KindKernel> (*make)(std::size_t bytes);
+};
+
+// Every access kind, in the order the ceilings list them: a new kind is its kernel class in
+// kinds.cpp and one line of this table.
+const std::vector<KindInfo>& kinds();
+
+// "gather, update, stencil, restrict, fft": the table's names.
+std::string kind_names();
 bool is_kind(const std::string& name);
 // Throws std::invalid_argument naming the kinds for an unknown one. `bytes`: per core.
 std::unique_ptr<KindKernel> make_kind(const std::string& name, std::size_t bytes);

@@ -32,9 +32,8 @@ struct PhaseWork {
   std::string metric{};
   bool memory_metric = false, over_total = false;
   // The access kind whose measured ceiling bounds the phase: "stream" (sweeps the stream
-  // curve gives), or "gather" (CG's SpMV), "update" (IS's counters), "stencil" (MG's 27-point
-  // operators), "restrict" (MG's restriction), "fft" (FT's butterflies), as
-  // pxq-probe-bandwidth --kind measures them.
+  // curve gives), or a kind of the access-kind registry (pxq/probes/kinds.hpp: gather for CG's
+  // SpMV, update for IS's counters, ...), as pxq-probe-bandwidth --kind measures them.
   std::string kind = "stream";
   // A phase that fuses two kinds' loops in one pass (MG's residual straight into the
   // restriction): this share of its flops (or bytes) runs at also_kind's rate, the rest at
