@@ -153,6 +153,47 @@ def test_message_shares_leave_self_apart_and_are_judged_against_the_table():
     assert "paper's is" not in msgshare._app_finding("is", pxq_is, paper, "B")[1].why
 
 
+def sized(ranks: int, sends: list[tuple[int, int, int]]) -> dict:
+    """Each rank r sends COUNT messages of NBYTES to r XOR MASK (1: the chip's other core, 2: the
+    node's other chip on model 4x2x2) or, for MASK 0, to the same core of the next node."""
+    upper = [0] + [1 << (k - 1) for k in range(1, 50)]
+    rows = []
+    for r in range(ranks):
+        for mask, count, nbytes in sends:
+            dst = r ^ mask if mask else (r + 4) % ranks
+            rows.append([r, dst, next(k for k, u in enumerate(upper) if nbytes <= u), count, count * nbytes])
+    return {"ranks": ranks, "bins": {"upper_bytes": upper}, "p2p": rows, "collective_model": []}
+
+
+def test_the_size_dimension_is_judged_on_namd_and_hpl_profiles_and_says_how_to_get_them():
+    model = msgshare.msgdist.parse_model("4x2x2")
+
+    def verdicts(got: list, on: msgshare.msgdist.Model = model) -> dict[str, str]:
+        return {f.ref.rsplit("/", 1)[1]: f.verdict for f in msgshare._sizes(got, on)[0]}
+
+    namd = sized(16, [(1, 1, 16 << 10), (2, 3, 16 << 10), (0, 6, 16 << 10)])  # 10 / 30 / 60 at 16 KB
+    hpl = sized(16, [(1, 10, 1024), (0, 1, 1 << 20)])  # 10 small on the chip, 1 large off the node
+    got = verdicts([("namd2", namd), ("xhpl", hpl)])
+    judged = ("namd_range", "namd_channels", "hpl_range", "hpl_on_node")
+    assert got == {**dict.fromkeys(judged, "reproduced"), "hpl_16x4": "cannot be tested here"}
+    small = sized(16, [(1, 1, 1024), (2, 3, 1024), (0, 6, 1024)])  # NAMD's shares, but at 1 KB
+    all_off = sized(16, [(0, 10, 1024), (0, 1, 1 << 20)])  # HPL's sizes, but every message off the node
+    got = verdicts([("namd3", small), ("xhpl", all_off)])
+    assert [got[p] for p in judged] == ["not reproduced"] * 2 + ["reproduced", "not reproduced"]
+    # 64 ranks on 16 nodes: 15 / 42 / 43 in the paper; 1 / 2 / 2 messages per rank is 20 / 40 / 40
+    wide = msgshare.msgdist.parse_model("16x2x2")
+    hpl64 = sized(64, [(1, 1, 1024), (2, 2, 1024), (0, 2, 1024)])
+    assert verdicts([("xhpl", hpl64)], wide)["hpl_16x4"] == "reproduced"
+    assert verdicts([("xhpl", sized(64, [(0, 5, 1024)]))], wide)["hpl_16x4"] == "not reproduced"
+    found, comparison = msgshare._sizes([("cg", namd)], model)  # no NAMD or HPL profile: how to get one
+    assert {f.verdict for f in found} == {"cannot be tested here"} and len(found) == 5
+    assert all("pxq study msgdist --profiles" in f.why for f in found)
+    assert "at 64 ranks" in found[-1].why and "(model 16x2x2)" in found[-1].why
+    assert comparison[0].quantity == "cg: % of messages per size range" and comparison[0].here == "0 / 0 / 100 / 0 / 0"
+    off = msgshare._sizes([("namd2", sized(8, [(1, 1, 16 << 10)]))], model)[0]  # the paper's figure is at 16 ranks
+    assert "the profile of namd2 has 8 ranks" in off[0].why and off[0].verdict == "cannot be tested here"
+
+
 def test_allocation_verdicts_follow_the_papers_claims():
     def rows(block: int, cyclic: int) -> list[dict]:
         return [
@@ -520,3 +561,11 @@ def test_network_sharing_judges_each_app_on_its_paired_rounds():
         "reproduced",
         "inconclusive",
     )
+
+
+def test_a_studys_line_names_every_verdict_its_self_checks_got():
+    entry = {"code": 0, "seconds": 3.0, "verdicts": ["reproduced"], "checks": ["inconclusive", "inconclusive"]}
+    line = reproduce.summary(entry)
+    assert "self-checks: 2 inconclusive" in line and "passed" not in line  # not "0 of 2 passed"
+    entry["checks"] = ["passed", "failed", "inconclusive"]
+    assert "self-checks: 1 passed, 1 failed, 1 inconclusive" in reproduce.summary(entry)

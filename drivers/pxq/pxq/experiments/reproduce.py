@@ -128,7 +128,10 @@ def summary(entry: dict[str, Any]) -> str:
     text = (", ".join(f"{n} {v}" for v, n in counts.items()) + " (parts)") if counts else "no parts measured"
     checks = entry.get("checks", [])
     if checks:
-        text += f"; {checks.count('passed')} of {len(checks)} self-checks passed"
+        # Every verdict the checks got, by name: "0 of 2 passed" would read as two failures when
+        # both were inconclusive.
+        got = ", ".join(f"{checks.count(v)} {v}" for v in findings.CHECK_VERDICTS if v in checks)
+        text += f"; self-checks: {got}"
     bad = "" if entry["code"] == 0 else f" [red](exit {entry['code']}: see the log)[/red]"
     where = entry.get("cluster")
     at = f" on cluster '{where['name']}' ({where['nodes']} nodes, link {where['link']})" if where else ""

@@ -94,6 +94,98 @@ def _summary(rows: list[dict[str, Any]], even: list[float]) -> list[Finding]:
     return out
 
 
+# The size dimension (the paper's NAMD and HPL figures): judged on profiles of those programs,
+# named by the profiled program ("namd2", "xhpl"), given with --profiles, at the paper's rank
+# counts on nodes of 2 chips x 2 cores. (program, ranks) -> the parts such a profile tests.
+NAMD_RANGE, HPL_MESSAGES, HPL_BYTES = "4K-64K", "256B-4K", ">256K"
+NAMD_CHANNELS, HPL_16X4 = (10.0, 30.0, 60.0), (15.0, 42.0, 43.0)
+SIZE_SETUPS = {
+    ("namd", 16): ("namd_range", "namd_channels"),
+    ("hpl", 16): ("hpl_range", "hpl_on_node"),
+    ("hpl", 64): ("hpl_16x4",),
+}
+PROGRAMS = {"namd": "NAMD", "hpl": "HPL"}
+
+
+def by_size(rec: dict[str, Any], model: msgdist.Model) -> dict[str, Any]:
+    """Per size range: % of the messages and of the bytes between ranks, and the channels' shares
+    of that range's messages (block allocation)."""
+    t = msgdist.tally(rec, msgdist.place(model, rec["ranks"], "block"), "all")
+    n = sum(t.count[i][c] for i in range(len(t.count)) for c in CH) or 1
+    b = sum(t.nbytes[i][c] for i in range(len(t.nbytes)) for c in CH) or 1
+    out = {}
+    for i, name in enumerate(msgdist.ranges()):
+        cnt = sum(t.count[i][c] for c in CH)
+        out[name] = {
+            "messages": round(100 * cnt / n, 1),
+            "bytes": round(100 * sum(t.nbytes[i][c] for c in CH) / b, 1),
+            "channels": [round(100 * t.count[i][c] / cnt, 1) if cnt else 0.0 for c in CH],
+        }
+    return out
+
+
+def size_program(name: str) -> str | None:
+    """ "namd" or "hpl" when the profiled program is NAMD's or HPL's (namd2, namd3, xhpl)."""
+    low = name.lower()
+    return "namd" if low.startswith("namd") else "hpl" if low in ("xhpl", "hpl") else None
+
+
+def _close(ref: str, mine: list[float], paper: tuple[float, ...], empty: str = "") -> Finding:
+    gap = max(abs(a - b) for a, b in zip(mine, paper))
+    shown = f"{_text(mine)} (paper {_text(list(paper))})"
+    if empty:
+        return findings.held(ref, shown, False, empty)
+    return findings.held(
+        ref, shown, gap <= CLOSE, f"largest gap {gap:.0f} points (> {CLOSE:.0f})", f"largest gap {gap:.0f} points"
+    )
+
+
+def _size_parts(part: str, prof: dict[str, Any], model: msgdist.Model) -> Finding:
+    ref, sizes = f"{SECTION}/sizes/{part}", by_size(prof, model)
+    if part == "namd_range":
+        rng = sizes[NAMD_RANGE]
+        here = f"{rng['messages']:.0f}% of messages, {rng['bytes']:.0f}% of bytes at {NAMD_RANGE}"
+        return findings.held(ref, here, min(rng["messages"], rng["bytes"]) > 90, "90% or less of them at 4-64 KB")
+    if part == "namd_channels":
+        rng = sizes[NAMD_RANGE]
+        return _close(ref, rng["channels"], NAMD_CHANNELS, "" if rng["messages"] else f"no message at {NAMD_RANGE}")
+    if part == "hpl_16x4":
+        return _close(ref, shares(prof, model)["messages"], HPL_16X4)
+    if part == "hpl_range":
+        most = (max(sizes, key=lambda r: sizes[r]["messages"]), max(sizes, key=lambda r: sizes[r]["bytes"]))
+        here = f"most messages at {most[0]}, most bytes at {most[1]}"
+        why = f"the paper's ranges are {HPL_MESSAGES} (messages) and {HPL_BYTES} (bytes)"
+        return findings.held(ref, here, most == (HPL_MESSAGES, HPL_BYTES), why)
+    on_node = sum(sizes[r]["messages"] * sum(sizes[r]["channels"][:2]) / 100 for r in sizes)
+    return findings.held(ref, f"{on_node:.0f}% of messages on the node", on_node >= 90, "under 90%")
+
+
+def _sizes(got: list[tuple[str, dict]], model: msgdist.Model) -> tuple[list[Finding], list[Comparison]]:
+    """The size dimension: NAMD's and HPL's parts from their profiles (else why not, and how to
+    test them), and every profile's messages per size range beside them."""
+    found, comparison, seen, wrong = [], [], set(), {}
+    for name, prof in got:
+        sizes = by_size(prof, model)
+        shown = " / ".join(f"{sizes[r]['messages']:.0f}" for r in sizes)
+        comparison.append(Comparison(f"{name}: % of messages per size range", "-", shown, " / ".join(sizes)))
+        setup = (size_program(name) or "", int(prof["ranks"]))
+        if setup in SIZE_SETUPS and (model.sockets, model.cores) == (2, 2) and setup not in seen:
+            seen.add(setup)
+            found += [_size_parts(part, prof, model) for part in SIZE_SETUPS[setup]]
+        elif setup[0]:
+            wrong[setup[0]] = f"; the profile of {name} has {prof['ranks']} ranks on model {model}"
+    for (key, ranks), parts in SIZE_SETUPS.items():
+        if (key, ranks) not in seen:
+            shape = f" (model {ranks // 4}x2x2)" if ranks != 16 or (model.sockets, model.cores) != (2, 2) else ""
+            prog = PROGRAMS[key]
+            why = (
+                f"pxq has no {prog} proxy: profile {prog} at {ranks} ranks (pxq profile -- PROGRAM ...) "
+                f"and give the file to pxq study msgdist --profiles{shape}{wrong.get(key, '')}"
+            )
+            found += [findings.untestable(f"{SECTION}/sizes/{p}", why) for p in parts]
+    return found, comparison
+
+
 def _profiles(ctx: Context, opts: dict[str, Any], model: msgdist.Model) -> tuple[list[tuple[str, dict]], list[dict]]:
     if opts.get("profiles"):
         return [(msgdist.program_name(p), p) for p in (msgdist.load(f) for f in opts["profiles"])], []
@@ -121,6 +213,9 @@ def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
     cls = None if opts.get("profiles") else opts["cls"]
     found = [f for r in rows for f in _app_finding(r["app"], r, paper, cls)]
     found += _summary(rows, even)
+    sized, by_range = _sizes(got, model)
+    found += sized
+    comparison += by_range
     for r in rows:
         if r["self_bytes_percent"]:
             comparison.append(
