@@ -14,6 +14,7 @@ import pytest
 
 import pxq
 from pxq.core import plugins, registry
+from pxq.core.errors import InputError
 from pxq.core.paths import binary
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -101,6 +102,23 @@ def test_the_registry_snapshot_is_the_binaries_own():
         "drivers/pxq/pxq/data/registry.json differs from pxq-envinfo registry: rewrite it with "
         "PYTHONPATH=drivers/pxq .venv/bin/python -m pxq.core.registry"
     )
+
+
+def test_a_build_older_than_the_driver_is_named_with_the_fix(monkeypatch):
+    """A pxq-envinfo whose registry lacks what the driver's copy has (a build made before the
+    access kinds, say) is bad input naming the rebuild, never a KeyError later."""
+    live = registry.registry()
+    old = {k: v for k, v in live.items() if k != "access_kinds"}
+    monkeypatch.setattr(registry, "_envinfo", lambda *a: (0, old))
+    registry.registry.cache_clear()
+    try:
+        with pytest.raises(
+            InputError, match=r"older than the driver \(its registry has no access_kinds\).*./pxq build"
+        ):
+            registry.registry()
+    finally:
+        monkeypatch.undo()
+        registry.registry.cache_clear()
 
 
 def test_without_a_build_the_registry_has_no_backend_available(monkeypatch, tmp_path: Path):

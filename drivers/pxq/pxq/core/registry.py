@@ -59,6 +59,15 @@ def registry() -> dict[str, Any]:
     code, reg = _envinfo("registry")
     if code != 0 or "apps" not in reg:
         raise InputError(f"pxq-envinfo registry failed: {reg.get('error', '?')}: rebuild with ./pxq build")
+    try:  # a registry the driver's copy has grown since this build (a driver newer than its build)
+        missing = sorted(set(json.loads(SNAPSHOT.read_text())) - {"kernel_families"} - set(reg))
+    except (OSError, json.JSONDecodeError):
+        missing = []
+    if missing:
+        raise InputError(
+            f"{binary('envinfo')} is older than the driver (its registry has no {', '.join(missing)}): "
+            "rebuild with ./pxq build"
+        )
     return reg
 
 
