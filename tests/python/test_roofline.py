@@ -5,6 +5,7 @@ fixed ceilings (no measurement in a test)."""
 import copy
 import json
 import math
+import random
 import statistics
 import uuid
 from pathlib import Path
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from pxq import cli
-from pxq.analysis import drift, roofline, roofview
+from pxq.analysis import drift, roofline, roofview, settle
 from pxq.figures import roofline as draw
 from pxq.labs import tiling
 from pxq.machine import ceilings
@@ -714,3 +715,41 @@ def test_the_knee_is_where_the_memory_bus_stops_growing():
     # A late core count 30% up, but its range overlapping: noise, not growth; clearly apart: growth.
     assert ceilings.knee(_bus([40.0, 52.0, 41.0], spread=0.2)) == 1
     assert ceilings.knee(_bus([40.0, 52.0, 41.0], spread=0.01)) == 2
+
+
+def test_the_roofline_pairs_a_settled_sweep_without_the_blocks_it_left_out_and_names_wider_ties():
+    """A block whose host reference moved is left out of the sweep's verdicts; the roofline's
+    pairing leaves it out too (the same rule, from the records' references). A tie the rounds
+    prove only within a wider margin than +-5% says that margin."""
+
+    def rec(block, gbs, sweep="s1"):
+        return {"driver": {"sweep_id": sweep, "run_id": f"r{block}", "settle": {"block": block, "host_gbs": gbs}}}
+
+    recs = [rec(b, g) for b, g in enumerate([20.0, 20.5, 19.8, 9.0, 20.2, 20.1])] + [rec(0, 9.0, "s2")]
+    moved = settle.moved_rounds(recs)
+    assert moved == {("s1", 3)}  # s2 has one block: no spread to judge a move by
+    assert roofline._kept_round(recs[3], moved) is None
+    assert roofline._kept_round(recs[2], moved) == ("s1", 2, "r2")
+    assert settle.moved_rounds([rec(b, None) for b in range(6)]) == set()  # no references: none moved
+
+    rng = random.Random(1)
+    ratios = [1.03 * math.exp(rng.gauss(0, 0.08)) for _ in range(20)]  # equivalent, proved within +-6.8%
+
+    def point(name, times, predicted):
+        return {
+            "app": "cg",
+            "times": sorted(times),
+            "rounds": [(t, ("s1", i, f"{name}{i}")) for i, t in enumerate(times)],
+            "median": statistics.median(times),
+            "predicted": predicted,
+            "layout": "1x2x1",
+            "mode": name,
+            "tile": None,
+            "runs": len(times),
+        }
+
+    a, b = point("flat", [1.0] * 20, 1.0), point("tiled", ratios, 1.2)
+    assert roofline.measured_order(a, b) == (0, True)
+    assert roofline.tie_margin(a, b) == pytest.approx(0.068, abs=0.001)
+    said = roofview.order_text(1.0, roofline.pairs_per_app([a, b])["cg"])
+    assert "1x2x1 flat / 1x2x1 tiled (+-6.8%)" in said and "or the wider margin named" in said

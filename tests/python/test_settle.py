@@ -181,8 +181,8 @@ def test_the_budget_stops_the_blocks_and_the_verdict_says_unsettled(tmp_path, mo
 
 def test_blocks_whose_host_moved_are_left_out_and_counted():
     host = [10.0, 10.2, 9.9, 10.1, 5.0, 10.0, 9.8]
-    assert settling.moved_blocks(host) == [4]
-    assert settling.moved_blocks([10.0, None, 10.1]) == []
+    assert settle.moved_blocks(host) == [4]
+    assert settle.moved_blocks([10.0, None, 10.1]) == []
 
 
 def test_the_budget_text():

@@ -185,9 +185,10 @@ def points(
         if r.get("status") == "ok" and r.get("work"):
             groups.setdefault(group_key(r), []).append(r)
     out = []
+    moved = settle.moved_rounds(recs)  # a settled sweep's blocks whose host moved: not paired
     for key, runs in groups.items():
         times = sorted(r["time"]["total"] for r in runs)
-        rounds = [(float(r["time"]["total"]), settle.round_of(r)) for r in runs]
+        rounds = [(float(r["time"]["total"]), _kept_round(r, moved)) for r in runs]
         median = statistics.median(times)
         rep = min(runs, key=lambda r: abs(r["time"]["total"] - median))
         pred = predict(rep, drift.for_run(rep, ceilings, fs))
@@ -215,6 +216,12 @@ def points(
             }
         )
     return out
+
+
+def _kept_round(rec: dict[str, Any], moved: set[tuple[str, int]]) -> settle.Round | None:
+    """The run's round, None (not paired) where its block is one the host moved under."""
+    r = settle.round_of(rec)
+    return None if r is None or (r[0], r[1]) in moved else r
 
 
 SHORT_WHAT = 56  # a phase's description up to this long names its row in the per-phase table
@@ -290,6 +297,16 @@ def measured_order(a: dict[str, Any], b: dict[str, Any]) -> tuple[int | None, bo
         verdict = settle.replay([y / x for x, y in both], ORDER_RULE)
         return SETTLED_ORDER.get(verdict.kind), True
     return (_sign(b["median"] - a["median"]) if ordered_by_runs(a["times"], b["times"]) else 0), False
+
+
+def tie_margin(a: dict[str, Any], b: dict[str, Any]) -> float | None:
+    """The margin within which two points' paired rounds show them equivalent (ORDER_RULE's, or
+    the wider one a narrow interval proves); None unless their paired rounds tie them."""
+    both = settle.pair_rounds(a.get("rounds") or [], b.get("rounds") or [])
+    if len(both) < ORDER_TEST_RUNS:
+        return None
+    verdict = settle.replay([y / x for x, y in both], ORDER_RULE)
+    return verdict.margin if verdict.kind == "equivalent" else None
 
 
 def pairs_per_app(pts: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:

@@ -179,13 +179,22 @@ def summary_lines(pts: list[dict[str, Any]]) -> list[str]:
     ]
 
 
+def _wider(a: dict[str, Any], b: dict[str, Any]) -> str:
+    """ " (+-6.4%)" where the rounds tie a pair only within a wider margin than the rule's."""
+    m = roofline.tie_margin(a, b)
+    return f" (+-{m:.1%})" if m is not None and m > roofline.ORDER_RULE.equivalence + 1e-9 else ""
+
+
 def order_rule(pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
     """Why the runs tie these pairs: paired rounds that show them equivalent, a rank-sum test,
     overlapping ranges, or several of these."""
     rules = []
     for a, b in pairs:
         if roofline.measured_order(a, b)[1]:
-            rules.append(f"their paired rounds show them equivalent within +-{roofline.ORDER_RULE.equivalence:.0%}")
+            rules.append(
+                f"their paired rounds show them equivalent within +-{roofline.ORDER_RULE.equivalence:.0%}"
+                " or the wider margin named"
+            )
         elif min(a["runs"], b["runs"]) >= roofline.ORDER_TEST_RUNS:
             rules.append(f"rank-sum p >= {roofline.ORDER_P}")
         else:
@@ -214,7 +223,7 @@ def order_text(tau: float | None, pr: dict[str, Any]) -> str:
     if pr["ordered"]:
         said += f"; of the {pr['ordered']} pair(s) the runs order, {pr['agree']} predicted in that order"
     if pr["unordered"]:
-        names = "; ".join(f"{variant(a)} / {variant(b)}" for a, b in pr["unordered"])
+        names = "; ".join(f"{variant(a)} / {variant(b)}{_wider(a, b)}" for a, b in pr["unordered"])
         said += f"; tied by the runs ({order_rule(pr['unordered'])}): {names}"
     if pr.get("unsettled"):
         names = "; ".join(f"{variant(a)} / {variant(b)}" for a, b in pr["unsettled"])

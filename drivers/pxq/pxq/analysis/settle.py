@@ -255,6 +255,39 @@ def round_of(rec: dict[str, Any]) -> Round | None:
     return sweep_id, n, str(driver.get("run_id"))
 
 
+HOST_BAND = 0.15  # a block's reference this far from the references' median (and beyond their spread) moved
+
+
+def moved_blocks(host: list[float | None]) -> list[int]:
+    """The blocks whose reference lies beyond HOST_BAND of the references' median and beyond
+    three of their median absolute deviations: the machine moved under them."""
+    known = [h for h in host if h]
+    if len(known) < 4:
+        return []
+    med = statistics.median(known)
+    mad = statistics.median(abs(h - med) for h in known)
+    return [k for k, h in enumerate(host) if h and abs(h - med) > max(HOST_BAND * med, 3 * 1.4826 * mad)]
+
+
+def moved_rounds(recs: list[dict[str, Any]]) -> set[tuple[str, int]]:
+    """(sweep id, block) of every block of a settled sweep among RECS whose host reference moved
+    (moved_blocks over that sweep's references, one a block, as its records carry them): the
+    blocks the sweep left out of its verdicts, which a later judgement leaves out too."""
+    refs: dict[str, dict[int, float]] = {}
+    for r in recs:
+        driver = r.get("driver") or {}
+        s = driver.get("settle")
+        if isinstance(s, dict) and isinstance(driver.get("sweep_id"), str) and isinstance(s.get("block"), int):
+            gbs = s.get("host_gbs")
+            if isinstance(gbs, (int, float)) and not isinstance(gbs, bool) and gbs > 0:
+                refs.setdefault(driver["sweep_id"], {})[s["block"]] = float(gbs)
+    out = set()
+    for sweep_id, host in refs.items():
+        blocks = [host.get(b) for b in range(max(host) + 1)]
+        out |= {(sweep_id, b) for b in moved_blocks(blocks)}
+    return out
+
+
 def pair_rounds(a: list[tuple[float, Round | None]], b: list[tuple[float, Round | None]]) -> list[tuple[float, float]]:
     """(A's time, B's time) for each round of one sweep in which each side ran once (never a
     run paired with itself, as when one file is given as both sides), in the rounds' order."""

@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import math
 import random
-import statistics
 import subprocess
 import tempfile
 import time
@@ -31,6 +30,7 @@ from rich.console import Console
 from rich.table import Table
 
 from pxq.analysis import settle
+from pxq.analysis.settle import moved_blocks
 from pxq.core import bounds, escape, records
 from pxq.core.errors import InputError
 from pxq.core.layout import Layout
@@ -41,7 +41,6 @@ from pxq.experiments.runner import RunSpec
 FLOOR = 0.2  # seconds: a timed region shorter than this is mostly the timer's and the launch's noise
 SCALABLE = {"ring": "--iterations"}  # apps whose timed work grows with an option, and the option
 MAX_SCALE = 64  # the most a calibration multiplies the work by
-HOST_BAND = 0.15  # a block's reference this far from the references' median (and beyond their spread) moved
 
 
 @dataclass
@@ -124,17 +123,6 @@ def host_reference(threads: int) -> float | None:
         return float(json.loads(out.stdout)["best_gbs"])
     except (OSError, subprocess.SubprocessError, ValueError, KeyError, TypeError):
         return None
-
-
-def moved_blocks(host: list[float | None]) -> list[int]:
-    """The blocks whose reference lies beyond HOST_BAND of the references' median and beyond
-    three of their median absolute deviations: the machine moved under them."""
-    known = [h for h in host if h]
-    if len(known) < 4:
-        return []
-    med = statistics.median(known)
-    mad = statistics.median(abs(h - med) for h in known)
-    return [k for k, h in enumerate(host) if h and abs(h - med) > max(HOST_BAND * med, 3 * 1.4826 * mad)]
 
 
 def calibrate(configs: list[RunSpec], console: Console) -> tuple[list[RunSpec], str]:
