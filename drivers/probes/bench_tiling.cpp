@@ -48,6 +48,18 @@ std::vector<std::int64_t> tile_sizes() {
 std::size_t tile_of(const benchmark::State& s) { return static_cast<std::size_t>(s.range(0)); }
 int threads_of(const benchmark::State& s) { return static_cast<int>(s.range(1)); }
 
+// Every tile size by every thread count OpenMP sees, named as `pxq tune` reads them.
+void tile_args(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"tile", "threads"})->UseRealTime()->Unit(benchmark::kMillisecond);
+  const int max_threads = std::max(1, omp_get_num_procs());
+  for (const std::int64_t tile : tile_sizes())
+    for (int t = 1; t <= max_threads; ++t) b->Args({tile, t});
+}
+
+// A kernel registers itself beside its body, named after its function: a new tile kernel is
+// its function and this line (apps.def names it as an app's bench kernel).
+#define PXQ_TILE_BENCH(fn) BENCHMARK(fn)->Apply(tile_args)
+
 // ---- the ring: each of N threads owns a block and runs K passes over it tile by tile ----
 void ring_pass(benchmark::State& state) {
   const int T = threads_of(state);
@@ -68,6 +80,8 @@ void ring_pass(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<std::int64_t>(per_iter * 2 * sizeof(double)) * state.iterations());
   state.SetItemsProcessed(static_cast<std::int64_t>(per_iter) * state.iterations());
 }
+
+PXQ_TILE_BENCH(ring_pass);
 
 // ---- CG: the fused vector update and the column-blocked SpMV ----
 void cg_update(benchmark::State& state) {
@@ -110,6 +124,8 @@ const pxq::kernels::CsrMatrix& cg_matrix() {
   return a;
 }
 
+PXQ_TILE_BENCH(cg_update);
+
 void cg_spmv(benchmark::State& state) {
   const int T = threads_of(state);
   const auto& a = cg_matrix();
@@ -129,6 +145,8 @@ void cg_spmv(benchmark::State& state) {
   state.counters["windows"] = blocked.nblocks;
 }
 
+PXQ_TILE_BENCH(cg_spmv);
+
 // ---- MG: the residual r = v - A u on a 128^3 interior, blocks of rows sized by the tile ----
 void mg_resid(benchmark::State& state) {
   const int T = threads_of(state);
@@ -145,6 +163,8 @@ void mg_resid(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<std::int64_t>(interior) * state.iterations());
   state.counters["rows_per_block"] = pxq::kernels::rows_per_block(tile_of(state), b.n1, 5, b.n2 - 2);
 }
+
+PXQ_TILE_BENCH(mg_resid);
 
 // ---- FT: y-line FFTs of length 256 over a 256 x 256 x 64 block, batches sized by the tile ----
 void ft_pencils(benchmark::State& state) {
@@ -179,6 +199,8 @@ void ft_pencils(benchmark::State& state) {
   state.counters["lines_per_batch"] = ops->batch_lines(ny, false);
 }
 
+PXQ_TILE_BENCH(ft_pencils);
+
 // ---- IS: ranking 2^23 keys below 2^19 (class A on one rank), windows of counters sized by the tile ----
 void is_rank(benchmark::State& state) {
   const int T = threads_of(state);
@@ -203,21 +225,14 @@ void is_rank(benchmark::State& state) {
   state.counters["window_buckets"] = ops->window_buckets(0, (buckets << shift) - 1, shift);
 }
 
+PXQ_TILE_BENCH(is_rank);
+
 }  // namespace
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
   const int max_threads = std::max(1, omp_get_num_procs());
-  const std::pair<const char*, void (*)(benchmark::State&)> kernels[] = {
-      {"ring_pass", ring_pass}, {"cg_update", cg_update},   {"cg_spmv", cg_spmv},
-      {"mg_resid", mg_resid},   {"ft_pencils", ft_pencils}, {"is_rank", is_rank}};
-  for (const auto& [name, fn] : kernels) {
-    auto* b = benchmark::RegisterBenchmark(name, fn);
-    b->ArgNames({"tile", "threads"})->UseRealTime()->Unit(benchmark::kMillisecond);
-    for (const std::int64_t tile : tile_sizes())
-      for (int t = 1; t <= max_threads; ++t) b->Args({tile, t});
-  }
   benchmark::AddCustomContext("pxq_max_threads", std::to_string(max_threads));
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

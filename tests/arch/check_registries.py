@@ -134,7 +134,7 @@ def add_app(src: Path) -> list[Path]:
         '#include "pxq/kernels/is_ops.hpp"', '#include "pxq/kernels/is_ops.hpp"\n#include "pxq/kernels/sx_ops.hpp"'
     )
     text = text.replace("}  // namespace\n\nint main", as_sx(body) + "}  // namespace\n\nint main")
-    bench.write_text(text.replace('{"is_rank", is_rank}', '{"is_rank", is_rank}, {"sx_rank", sx_rank}'))
+    bench.write_text(text)  # the copied section registers sx_rank itself (PXQ_TILE_BENCH)
     return [*touched, apps_def, bench, src / "drivers/pxq/pxq/data/registry.json"]
 
 
