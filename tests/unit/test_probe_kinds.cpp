@@ -98,7 +98,9 @@ TEST(ProbeKinds, EveryRegisteredKindIsWholeAndRuns) {
     kernel->sweep();
     EXPECT_GT(kernel->bytes(), 0.0);
     EXPECT_GE(kernel->flops(), 0.0);  // an update counts no flops
-    if (std::string(k.unit) == "gflops") EXPECT_GT(kernel->flops(), 0.0);
+    if (std::string(k.unit) == "gflops") {
+      EXPECT_GT(kernel->flops(), 0.0);
+    }
     EXPECT_GT(kernel->footprint(), 0u);
     EXPECT_TRUE(std::isfinite(kernel->checksum()));
   }
