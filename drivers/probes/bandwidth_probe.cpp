@@ -9,7 +9,6 @@
 #include <mpi.h>
 #include <omp.h>
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -21,6 +20,7 @@
 
 #include "pxq/comm/mpi_check.hpp"
 #include "pxq/common/app.hpp"
+#include "pxq/common/cli.hpp"
 #include "pxq/common/huge_array.hpp"
 #include "pxq/common/options.hpp"
 #include "pxq/common/proxy.hpp"
@@ -41,7 +41,7 @@ struct ProbeOptions {
   double fraction = 0.9;  // of the best total: saturation
 };
 
-void add_probe_options(CLI::App& app, ProbeOptions& o) {
+void add_probe_options(pxq::cli::App& app, ProbeOptions& o) {
   app.add_option("--array", o.array, "bytes per array per core (default auto: 4 x the last-level cache)");
   app.add_option("--kernels", o.kernels,
                  "comma-separated: copy, scale, add, triad, update (in place) (default the first four)");
@@ -50,7 +50,7 @@ void add_probe_options(CLI::App& app, ProbeOptions& o) {
   app.add_option("--repeat", o.repeat, "timed passes per kernel and core count; the fastest counts (default 5)");
   app.add_option("--sweeps", o.sweeps,
                  "passes over the arrays per timed repeat, for arrays that fit in a cache (default 1)")
-      ->check(CLI::Range(1, 1 << 24));
+      ->range(1, 1 << 24);
   app.add_option("--saturation", o.fraction, "share of the best total that marks saturation (default 0.9)");
 }
 

@@ -6,7 +6,6 @@
 // `pxq probe allreduce` runs it, optionally next to a background load, and plots it.
 #include <mpi.h>
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
 #include <numeric>
@@ -16,6 +15,7 @@
 
 #include "pxq/comm/mpi_check.hpp"
 #include "pxq/common/app.hpp"
+#include "pxq/common/cli.hpp"
 #include "pxq/common/options.hpp"
 #include "pxq/common/proxy.hpp"
 #include "pxq/common/run_context.hpp"
@@ -34,7 +34,7 @@ struct ProbeOptions {
   double gap = 1.5, tail = 0.05;  // cluster gap ratio; the slowest share reported
 };
 
-void add_probe_options(CLI::App& app, ProbeOptions& o) {
+void add_probe_options(pxq::cli::App& app, ProbeOptions& o) {
   app.add_option("--op", o.op, "allreduce (doubles, sum), bcast, alltoall (--size per peer) or barrier");
   app.add_option("--size", o.size, "message size, e.g. 8, 16K, 1M (default 16K)");
   app.add_option("--calls", o.calls, "timed calls (default 2000)");

@@ -4,7 +4,6 @@
 #include <hwloc.h>
 #include <mpi.h>
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -16,6 +15,7 @@
 
 #include "pxq/comm/msgmodel.hpp"
 #include "pxq/common/apps.hpp"
+#include "pxq/common/cli.hpp"
 #include "pxq/common/options.hpp"
 #include "pxq/common/run_record.hpp"
 #include "pxq/kernels/backend.hpp"
@@ -158,7 +158,7 @@ int place(const std::string& mode, int nodes, int ranks_per_node, int threads, b
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"pxq-envinfo: what pxq sees on this machine (JSON)"};
+  pxq::cli::App app{"pxq-envinfo: what pxq sees on this machine (JSON)"};
   auto* pl = app.add_subcommand("place", "the cores a placement mode chooses for a layout (JSON)");
   std::string mode = "packed", xml;
   int nodes = 1, rpn = 1, threads = 1;
@@ -181,7 +181,7 @@ int main(int argc, char** argv) {
   res->add_option("--backend", common.backend, "a backend");
   res->add_option("--fuse", common.fuse, "auto, on or off");
   res->add_option("--bytes", sizes, "byte sizes to parse, e.g. 256K")->delimiter(',');
-  CLI11_PARSE(app, argc, argv);
+  PXQ_CLI_PARSE(app, argc, argv);
   if (pl->parsed()) return place(mode, nodes, rpn, threads, virtual_nodes, cpus, xml);
   if (reg->parsed()) return print_registry();
   if (res->parsed()) return print_resolution(common, sizes);

@@ -16,7 +16,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -25,6 +24,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "pxq/common/cli.hpp"
 
 namespace {
 
@@ -142,15 +143,15 @@ std::vector<int> parse_cores(const std::string& text) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"pxq noise: a controlled background load (memory, compute or network)", "pxq-noise"};
+  pxq::cli::App app{"pxq noise: a controlled background load (memory, compute or network)", "pxq-noise"};
   std::string mode = "memory", cores_text = "0";
   double intensity = 1.0, seconds = 600.0;
   app.add_option("--mode", mode, "memory, compute or network")->required();
   app.add_option("--cores", cores_text, "cores to load, one pinned thread each (default 0)");
   app.add_option("--intensity", intensity, "share of each 10 ms period spent working, (0, 1] (default 1)");
   app.add_option("--seconds", seconds, "stop by itself after this long (default 600)");
-  app.add_option("--tag", "a label for finding this process (ignored)");
-  CLI11_PARSE(app, argc, argv);
+  app.add_ignored("--tag", "a label for finding this process (ignored)");
+  PXQ_CLI_PARSE(app, argc, argv);
   std::vector<int> cores;
   try {
     if (mode != "memory" && mode != "compute" && mode != "network")

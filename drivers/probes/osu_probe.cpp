@@ -9,7 +9,6 @@
 // a barrier between calls. A probe that reports; never a test.
 #include <mpi.h>
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
@@ -18,6 +17,7 @@
 
 #include "pxq/comm/mpi_check.hpp"
 #include "pxq/common/app.hpp"
+#include "pxq/common/cli.hpp"
 #include "pxq/common/options.hpp"
 #include "pxq/common/proxy.hpp"
 #include "pxq/common/run_context.hpp"
@@ -44,11 +44,10 @@ struct OsuOptions {
   bool full = false, validate = false;
 };
 
-void add_osu_options(CLI::App& app, OsuOptions& o) {
+void add_osu_options(pxq::cli::App& app, OsuOptions& o) {
   std::vector<std::string> tests = kPointToPoint;
   tests.insert(tests.end(), kCollectives.begin(), kCollectives.end());
-  app.add_option("test", o.test, "latency, bw, bibw, mbw_mr, allreduce, bcast, alltoall or barrier")
-      ->check(CLI::IsMember(tests));
+  app.add_option("test", o.test, "latency, bw, bibw, mbw_mr, allreduce, bcast, alltoall or barrier")->member(tests);
   app.add_option("-m,--message-size", o.sizes, "sizes MIN:MAX, MAX or MIN: (bytes, K/M suffixes), as OSU's -m");
   app.add_option("-i,--iterations", o.iterations, "timed iterations per size (default OSU's: fewer for large)");
   app.add_option("-x,--warmup", o.warmup, "untimed iterations per size first (default OSU's)");

@@ -10,7 +10,6 @@
 // throughput matrix. A probe that reports; never a test.
 #include <mpi.h>
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <array>
 #include <cstdio>
@@ -24,6 +23,7 @@
 #include "pxq/comm/mpi_check.hpp"
 #include "pxq/comm/placement.hpp"
 #include "pxq/common/app.hpp"
+#include "pxq/common/cli.hpp"
 #include "pxq/common/options.hpp"
 #include "pxq/common/proxy.hpp"
 #include "pxq/common/run_context.hpp"
@@ -45,7 +45,7 @@ struct ProbeOptions {
   bool validate = false, rankpairs = false;
 };
 
-void add_probe_options(CLI::App& app, ProbeOptions& o) {
+void add_probe_options(pxq::cli::App& app, ProbeOptions& o) {
   app.add_option("--min", o.min, "smallest message (default 0)");
   app.add_option("--max", o.max, "largest message (default 4M)");
   app.add_option("--window", o.window, "non-blocking sends in flight per bandwidth window (default 64)");

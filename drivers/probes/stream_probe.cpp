@@ -3,7 +3,6 @@
 // A probe that reports; never a test.
 #include <omp.h>
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -11,19 +10,20 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "pxq/common/cli.hpp"
 #include "pxq/kernels/stream.hpp"
 #include "pxq/tiling/tile_policy.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"pxq stream: triad bandwidth a[i] = b[i] + s*c[i]", "pxq-stream"};
+  pxq::cli::App app{"pxq stream: triad bandwidth a[i] = b[i] + s*c[i]", "pxq-stream"};
   std::string size = "256M";
   int threads = 1, repeats = 10;
   bool json = false;
   app.add_option("--size", size, "Bytes per array (three arrays)");
-  app.add_option("--threads", threads, "OpenMP threads")->check(CLI::Range(1, 4096));
-  app.add_option("--repeat", repeats, "Timed repetitions (best is reported)")->check(CLI::Range(1, 100000));
+  app.add_option("--threads", threads, "OpenMP threads")->range(1, 4096);
+  app.add_option("--repeat", repeats, "Timed repetitions (best is reported)")->range(1, 100000);
   app.add_flag("--json", json, "Print one JSON object instead of text");
-  CLI11_PARSE(app, argc, argv);
+  PXQ_CLI_PARSE(app, argc, argv);
   std::size_t bytes = 0;
   try {
     bytes = pxq::tiling::parse_bytes(size);

@@ -8,7 +8,6 @@
 #include <sched.h>
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -19,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "pxq/common/cli.hpp"
 #include "pxq/common/run_record.hpp"
 #include "pxq/probes/memory.hpp"
 #include "pxq/tiling/cache_info.hpp"
@@ -88,7 +88,7 @@ struct Plan {
   nlohmann::json placement, driver = nlohmann::json::object();
 };
 
-void add_options(CLI::App& app, Options& o) {
+void add_options(pxq::cli::App& app, Options& o) {
   app.add_option("--min", o.min, "Smallest array (default 4K)");
   app.add_option("--max", o.max, "Largest array (default auto: twice the last-level cache, at least 64M)");
   app.add_option("--points-per-octave", o.points_per_octave, "1: powers of two; 2: also 1.5x each (default)");
@@ -347,10 +347,10 @@ nlohmann::json record_of(const Options& o, const Plan& plan, const std::vector<P
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"pxq probe stride: time per read+write access over array sizes and strides", "pxq-probe-stride"};
+  pxq::cli::App app{"pxq probe stride: time per read+write access over array sizes and strides", "pxq-probe-stride"};
   Options o;
   add_options(app, o);
-  CLI11_PARSE(app, argc, argv);
+  PXQ_CLI_PARSE(app, argc, argv);
   const auto caches = pxq::tiling::discover_caches();
   Plan plan;
   try {

@@ -4,7 +4,6 @@
 // the partial row sums are added along the process row in log2(npcols) pairwise exchanges,
 // and the transpose partner hands over the piece that lines up with this rank's columns.
 // Dot products are reduced with the same pairwise exchanges. All point to point, as NAS.
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -18,6 +17,7 @@
 #include "cg_problem.hpp"
 #include "pxq/comm/peer_traffic.hpp"
 #include "pxq/comm/placement.hpp"
+#include "pxq/common/cli.hpp"
 #include "pxq/common/proxy.hpp"
 #include "pxq/common/timer.hpp"
 #include "pxq/kernels/cg_ops.hpp"
@@ -29,7 +29,7 @@ namespace {
 struct CgOptions : common::NasOptions {
   std::string matrix = "csr";  // csr (every entry, as NAS) or sym (the upper triangle, applied twice)
 
-  void add_to(CLI::App& cli) {
+  void add_to(pxq::cli::App& cli) {
     common::add_nas_options(cli, *this, "cg", "No per-iteration lines");
     common::add_app_choice(cli, matrix, "cg", "matrix");
   }

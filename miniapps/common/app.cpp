@@ -73,21 +73,14 @@ double g_mpi_init = 0.0;
 double mpi_init_seconds() { return g_mpi_init; }
 double seconds_since_start() { return std::chrono::duration<double>(Clock::now() - g_started).count(); }
 
-int run_miniapp(int argc, char** argv, CLI::App& app, const std::function<int(const MpiWorld&)>& run,
+int run_miniapp(int argc, char** argv, pxq::cli::App& app, const std::function<int(const MpiWorld&)>& run,
                 const std::function<int()>& thread_level) {
   g_started = Clock::now();
   // The options come first: the thread level asked of MPI depends on them, and a level above
   // MPI_THREAD_SINGLE costs every message (Open MPI 4.1: about 0.09 us more per one-way
   // ping-pong, 0.28 -> 0.37 us here). Their errors are reported once MPI runs.
   std::string parse_error;
-  bool help = false;
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    help = true;
-  } catch (const CLI::ParseError& e) {
-    parse_error = e.what();
-  }
+  const bool help = app.parse(argc, argv, parse_error) == cli::App::Outcome::help;
   int wanted = MPI_THREAD_FUNNELED;
   if (parse_error.empty() && !help && thread_level) {
     try {
@@ -117,10 +110,10 @@ int run_miniapp(int argc, char** argv, CLI::App& app, const std::function<int(co
                                (wanted == MPI_THREAD_FUNNELED ? "MPI_THREAD_FUNNELED" : "the thread level asked"));
     code = run(w);
   } catch (const std::invalid_argument& e) {
-    if (w.rank == 0) std::fprintf(stderr, "%s: error: %s\n", app.get_name().c_str(), e.what());
+    if (w.rank == 0) std::fprintf(stderr, "%s: error: %s\n", app.name().c_str(), e.what());
     code = kExitBadInput;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: rank %d: error: %s\n", app.get_name().c_str(), w.rank, e.what());
+    std::fprintf(stderr, "%s: rank %d: error: %s\n", app.name().c_str(), w.rank, e.what());
     code = kExitRuntimeError;
     // A runtime failure may hit one rank only: the others could be waiting in MPI.
     MPI_Abort(w.comm, code);

@@ -10,25 +10,21 @@
 
 namespace pxq::common {
 
-void add_common_options(CLI::App& app, CommonOptions& o) {
-  app.add_option("--mode", o.mode, "Variant preset: flat, hybrid or tiled")
-      ->check(CLI::IsMember({"flat", "hybrid", "tiled"}));
-  app.add_option("--threads", o.threads, "OpenMP threads per rank (workers per rank)")->check(CLI::Range(1, 4096));
+void add_common_options(pxq::cli::App& app, CommonOptions& o) {
+  app.add_option("--mode", o.mode, "Variant preset: flat, hybrid or tiled")->member({"flat", "hybrid", "tiled"});
+  app.add_option("--threads", o.threads, "OpenMP threads per rank (workers per rank)")->range(1, 4096);
   app.add_option("--tile", o.tile, "Tile size: off, auto, or bytes such as 256K");
   std::vector<std::string> names;
   for (const auto& b : kernels::backends()) names.push_back(b.name);
-  app.add_option("--backend", o.backend, "Kernel backend: " + kernels::backend_names(" or "))
-      ->check(CLI::IsMember(names));
+  app.add_option("--backend", o.backend, "Kernel backend: " + kernels::backend_names(" or "))->member(names);
   app.add_option("--fuse", o.fuse, "Fuse sweeps into one pass: auto (when tiled), on or off")
-      ->check(CLI::IsMember({"auto", "on", "off"}));
+      ->member({"auto", "on", "off"});
   app.add_option("--json", o.json_path, "Append the run record (JSON line) to this file");
-  app.add_option("--nodes", o.nodes, "Nodes the launcher used (checked against observation)")
-      ->check(CLI::Range(1, 1 << 20));
-  app.add_option("--ranks-per-node", o.ranks_per_node, "Ranks per node the launcher used")
-      ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--nodes", o.nodes, "Nodes the launcher used (checked against observation)")->range(1, 1 << 20);
+  app.add_option("--ranks-per-node", o.ranks_per_node, "Ranks per node the launcher used")->range(1, 1 << 20);
   app.add_option("--alloc", o.alloc,
                  "Rank allocation used by the launcher: block, cyclic or order (the driver's --rank-order)")
-      ->check(CLI::IsMember({"block", "cyclic", "order"}));
+      ->member({"block", "cyclic", "order"});
   app.add_option("--launcher", o.launcher, "Launcher that started this run (for the record)");
   app.add_flag("--oversubscribed", o.oversubscribed, "The launcher allowed oversubscription");
   auto* inline_info = app.add_option("--driver-info", o.driver_info, "JSON object from the pxq driver (recorded)");
@@ -39,7 +35,7 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
   app.add_option("--counters", o.counters,
                  "Count the timed iterations: off, hw (PAPI or perf_event), sim (when run under pxq's cache "
                  "simulator: pxq run --counters sim)")
-      ->check(CLI::IsMember({"off", "hw", "sim"}));
+      ->member({"off", "hw", "sim"});
 }
 
 std::string mode_of(int threads, bool tiled) {
@@ -82,18 +78,18 @@ Variant resolve_variant(const CommonOptions& o) {
   return v;
 }
 
-void add_nas_options(CLI::App& cli, NasOptions& o, const std::string& app, const std::string& quiet_help) {
+void add_nas_options(pxq::cli::App& cli, NasOptions& o, const std::string& app, const std::string& quiet_help) {
   cli.add_option("--class", o.cls, "NAS problem class: " + class_list(app_info(app).classes));
   cli.add_flag("--quiet", o.quiet, quiet_help);
 }
 
-void add_app_choice(CLI::App& cli, std::string& target, const std::string& app, const std::string& option) {
+void add_app_choice(pxq::cli::App& cli, std::string& target, const std::string& app, const std::string& option) {
   const auto values = choice_values(app, option);
   target = values.front();
   std::string what;
   for (const auto& c : app_choices())
     if (app == c.app && option == c.option) what = c.what;
-  cli.add_option("--" + option, target, what)->check(CLI::IsMember(values));
+  cli.add_option("--" + option, target, what)->member(values);
 }
 
 }  // namespace pxq::common

@@ -6,7 +6,6 @@
 // A 3-D FFT is three passes of 1-D FFTs, one per axis, with an all-to-all between passes
 // wherever the next axis is split over processes (ft_problem.hpp has the layouts). The
 // plan is a list of steps; this file runs them with MPI and times each one.
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <array>
 #include <climits>
@@ -21,6 +20,7 @@
 #include "pxq/comm/mpi_check.hpp"
 #include "pxq/comm/peer_traffic.hpp"
 #include "pxq/comm/placement.hpp"
+#include "pxq/common/cli.hpp"
 #include "pxq/common/proxy.hpp"
 #include "pxq/common/timer.hpp"
 #include "pxq/kernels/ft_ops.hpp"
@@ -33,7 +33,7 @@ struct FtOptions : common::NasOptions {
   std::string decomp = "auto";  // 1d, 2d or auto
   std::string fft = "pxq";      // who computes the 1-D FFTs: pxq or fftw
 
-  void add_to(CLI::App& cli) {
+  void add_to(pxq::cli::App& cli) {
     common::add_nas_options(cli, *this, "ft", "No per-iteration lines and no per-step table");
     cli.add_option("--decomp", decomp,
                    "1d (slabs), 2d (pencils) or auto (NAS's choice: 1d up to nz processes, else 2d)");

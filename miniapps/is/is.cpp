@@ -30,7 +30,7 @@ namespace {
 using common::MpiWorld;
 
 struct IsOptions : common::NasOptions {
-  void add_to(CLI::App& cli) { common::add_nas_options(cli, *this, "is", "No per-iteration lines"); }
+  void add_to(pxq::cli::App& cli) { common::add_nas_options(cli, *this, "is", "No per-iteration lines"); }
 };
 
 // The IS proxy's steps in the common lifecycle.

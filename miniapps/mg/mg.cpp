@@ -8,7 +8,6 @@
 // halo is refreshed from the six face neighbours (comm::HaloPlan), except after the
 // interpolation, which computes the fine halo itself from the coarse one, as NAS does.
 // Levels too coarse to give every process a point are held whole by every rank.
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -24,6 +23,7 @@
 #include "pxq/comm/mpi_check.hpp"
 #include "pxq/comm/peer_traffic.hpp"
 #include "pxq/comm/placement.hpp"
+#include "pxq/common/cli.hpp"
 #include "pxq/common/proxy.hpp"
 #include "pxq/common/timer.hpp"
 #include "pxq/kernels/mg_ops.hpp"
@@ -33,7 +33,9 @@ namespace pxq::mg {
 namespace {
 
 struct MgOptions : common::NasOptions {
-  void add_to(CLI::App& cli) { common::add_nas_options(cli, *this, "mg", "No progress lines and no per-level table"); }
+  void add_to(pxq::cli::App& cli) {
+    common::add_nas_options(cli, *this, "mg", "No progress lines and no per-level table");
+  }
 };
 
 using common::MpiWorld;

@@ -7,7 +7,6 @@
 // position of (rank r, thread t) is r*T + (T-1-t).
 #include <omp.h>
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -24,6 +23,7 @@
 #include "pxq/comm/placement.hpp"
 #include "pxq/comm/ring_exchange.hpp"
 #include "pxq/comm/ring_shm.hpp"
+#include "pxq/common/cli.hpp"
 #include "pxq/common/huge_array.hpp"
 #include "pxq/common/proxy.hpp"
 #include "pxq/common/timer.hpp"
@@ -43,13 +43,12 @@ struct RingOptions {
   int warmup = 1;                // untimed iterations first
   std::string exchange = "p2p";  // hand-over between ranks: p2p (MPI messages) or shm (MPI-3 shared window)
 
-  void add_to(CLI::App& cli) {
+  void add_to(pxq::cli::App& cli) {
     cli.add_option("--block", block, "Bytes per worker (a multiple of 8), e.g. 64M");
-    cli.add_option("--passes", passes, "Passes of the update per iteration (K)")->check(CLI::Range(1, 1 << 20));
-    cli.add_option("--flops", flops, "Affine updates per element per pass (2 flops each)")
-        ->check(CLI::Range(1, 1 << 20));
-    cli.add_option("--iterations", iterations, "Timed iterations")->check(CLI::Range(1, 1 << 24));
-    cli.add_option("--warmup", warmup, "Untimed iterations before timing")->check(CLI::Range(0, 1 << 20));
+    cli.add_option("--passes", passes, "Passes of the update per iteration (K)")->range(1, 1 << 20);
+    cli.add_option("--flops", flops, "Affine updates per element per pass (2 flops each)")->range(1, 1 << 20);
+    cli.add_option("--iterations", iterations, "Timed iterations")->range(1, 1 << 24);
+    cli.add_option("--warmup", warmup, "Untimed iterations before timing")->range(0, 1 << 20);
     common::add_app_choice(cli, exchange, "ring", "exchange");
   }
 };

@@ -6,7 +6,7 @@
 #include "pxq/common/app.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"pxq-mpi-error: an invalid MPI call", "pxq-mpi-error"};
+  pxq::cli::App app{"pxq-mpi-error: an invalid MPI call", "pxq-mpi-error"};
   return pxq::common::run_miniapp(argc, argv, app, [](const pxq::common::MpiWorld& w) {
     double x = 1.0;
     MPI_Send(&x, 1, MPI_DOUBLE, w.size, 0, w.comm);  // rank w.size does not exist

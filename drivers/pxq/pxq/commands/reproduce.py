@@ -24,7 +24,7 @@ def add(p: argparse.ArgumentParser) -> None:
         "--quick",
         dest="full",
         action="store_false",
-        help="laptop sizes: about 5 minutes on a 2-core VM, 2 more the first time (builds), under 15 (default)",
+        help="laptop sizes: about 6 minutes on a 2-core VM, 2 more the first time (builds), under 15 (default)",
     )
     speed.add_argument("--full", dest="full", action="store_true", help="the papers' sizes where the machine allows")
     p.set_defaults(full=False)

@@ -4,9 +4,10 @@
 
 #include <mpi.h>
 
-#include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
+
+#include "pxq/common/cli.hpp"
 
 namespace pxq::common {
 
@@ -25,7 +26,7 @@ struct MpiWorld {
 // Parses `app`'s options, starts MPI at `thread_level()` (after the parse; default
 // MPI_THREAD_FUNNELED), then runs `run`. std::invalid_argument from the parse or from `run`
 // is bad input (exit 2); other exceptions are runtime errors (exit 3).
-int run_miniapp(int argc, char** argv, CLI::App& app, const std::function<int(const MpiWorld&)>& run,
+int run_miniapp(int argc, char** argv, pxq::cli::App& app, const std::function<int(const MpiWorld&)>& run,
                 const std::function<int()>& thread_level = {});
 
 // This rank's start-up, for the record's time block: the seconds MPI_Init_thread took, and

@@ -2,11 +2,11 @@
 // their resolution into one read-only RunConfig before any MPI work starts.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <cstddef>
 #include <string>
 
 #include "pxq/common/app.hpp"
+#include "pxq/common/cli.hpp"
 #include "pxq/kernels/backend.hpp"
 #include "pxq/tiling/tile_policy.hpp"
 
@@ -30,10 +30,10 @@ struct CommonOptions {
   std::string counters = "off";  // off, hw (PAPI or perf_event), sim (under the driver's cache simulator)
 };
 
-void add_common_options(CLI::App& app, CommonOptions& o);
+void add_common_options(pxq::cli::App& app, CommonOptions& o);
 // --option for one of an app's own choices (apps.def's PXQ_APP_CHOICE): its help, its values
 // checked, `target` set to the default.
-void add_app_choice(CLI::App& cli, std::string& target, const std::string& app, const std::string& option);
+void add_app_choice(pxq::cli::App& cli, std::string& target, const std::string& app, const std::string& option);
 
 // What every NAS proxy takes: --class (the classes apps.def gives the app; the app's class
 // table checks the value) and --quiet (`quiet_help` says what it leaves out).
@@ -41,7 +41,7 @@ struct NasOptions {
   std::string cls = "S";  // NAS problem class
   bool quiet = false;
 };
-void add_nas_options(CLI::App& cli, NasOptions& o, const std::string& app, const std::string& quiet_help);
+void add_nas_options(pxq::cli::App& cli, NasOptions& o, const std::string& app, const std::string& quiet_help);
 
 struct Variant {
   std::string mode;  // resolved: flat, hybrid or tiled
@@ -66,8 +66,8 @@ std::string mode_of(int threads, bool tiled);
 // run_miniapp's frame (MPI start-up, errors, exit codes).
 template <class AppOptions, class Add, class Run>
 int miniapp_main(int argc, char** argv, const std::string& description, const std::string& name, Add add, Run run) {
-  CLI::App app{description, name};
-  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  pxq::cli::App app{description, name};
+  app.take_last();
   CommonOptions common;
   AppOptions own;
   add_common_options(app, common);

@@ -147,7 +147,7 @@ int run_proxy(const MpiWorld& w, const CommonOptions& co, const std::string& app
 // options, where P's constructor takes them); --quiet where the app has it (NasOptions).
 template <class P, class Options>
 int proxy_main(int argc, char** argv, const std::string& app, const std::string& description) {
-  const auto add = [](CLI::App& cli, Options& o) { o.add_to(cli); };
+  const auto add = [](pxq::cli::App& cli, Options& o) { o.add_to(cli); };
   const auto run = [&app](const MpiWorld& w, const CommonOptions& co, const Options& o) {
     bool quiet = false;
     if constexpr (std::is_base_of_v<NasOptions, Options>) quiet = o.quiet;

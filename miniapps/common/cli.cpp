@@ -1,0 +1,105 @@
+// The one translation unit that compiles CLI11 for pxq's programs (see pxq/common/cli.hpp).
+#include "pxq/common/cli.hpp"
+
+#include <CLI/CLI.hpp>
+
+namespace pxq::cli {
+
+Option* Option::range(long long lo, long long hi) {
+  option_->check(CLI::Range(lo, hi));
+  return this;
+}
+
+Option* Option::member(const std::vector<std::string>& values) {
+  option_->check(CLI::IsMember(values));
+  return this;
+}
+
+Option* Option::delimiter(char c) {
+  option_->delimiter(c);
+  return this;
+}
+
+Option* Option::required() {
+  option_->required();
+  return this;
+}
+
+Option* Option::excludes(Option* other) {
+  option_->excludes(other->option_);
+  return this;
+}
+
+App::App(const std::string& description, const std::string& name)
+    : owned_(std::make_unique<CLI::App>(description, name)), app_(owned_.get()) {}
+
+App::App(CLI::App* sub) : app_(sub) {}
+
+App::~App() = default;
+
+Option* App::keep(CLI::Option* option) {
+  options_.push_back(std::make_unique<Option>(option));
+  return options_.back().get();
+}
+
+#define PXQ_CLI_ADD(T)                                                                   \
+  Option* App::add_option(const std::string& name, T& target, const std::string& help) { \
+    return keep(app_->add_option(name, target, help));                                   \
+  }
+PXQ_CLI_ADD(int)
+PXQ_CLI_ADD(long)
+PXQ_CLI_ADD(long long)
+PXQ_CLI_ADD(unsigned long)
+PXQ_CLI_ADD(unsigned long long)
+PXQ_CLI_ADD(double)
+PXQ_CLI_ADD(std::string)
+PXQ_CLI_ADD(std::vector<int>)
+PXQ_CLI_ADD(std::vector<double>)
+PXQ_CLI_ADD(std::vector<std::string>)
+#undef PXQ_CLI_ADD
+
+Option* App::add_ignored(const std::string& name, const std::string& help) {
+  return keep(app_->add_option(name, help));
+}
+
+Option* App::add_flag(const std::string& name, bool& target, const std::string& help) {
+  return keep(app_->add_flag(name, target, help));
+}
+
+App* App::add_subcommand(const std::string& name, const std::string& description) {
+  subcommands_.push_back(std::unique_ptr<App>(new App(app_->add_subcommand(name, description))));
+  return subcommands_.back().get();
+}
+
+void App::take_last() { app_->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast); }
+
+bool App::parsed() const { return app_->parsed(); }
+
+std::size_t App::count(const std::string& name) const { return app_->count(name); }
+
+std::string App::help() const { return app_->help(); }
+
+std::string App::name() const { return app_->get_name(); }
+
+App::Outcome App::parse(int argc, char** argv, std::string& message) {
+  try {
+    app_->parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    return Outcome::help;
+  } catch (const CLI::ParseError& e) {
+    message = e.what();
+    return Outcome::error;
+  }
+  return Outcome::ok;
+}
+
+int App::parse_or_exit(int argc, char** argv) {
+  try {
+    app_->parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app_->exit(e);
+  }
+  return -1;
+}
+
+}  // namespace pxq::cli
