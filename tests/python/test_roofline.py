@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from pxq import cli
-from pxq.analysis import drift, roofline, roofview, settle
+from pxq.analysis import drift, ordering, roofline, roofview, settle
 from pxq.figures import roofline as draw
 from pxq.labs import tiling
 from pxq.machine import ceilings
@@ -191,8 +191,8 @@ def test_kendall_needs_three_points_per_app():
     ]
     pts = roofline.points(recs, CEIL)
     assert len(pts) == 3
-    assert roofline.kendall_per_app(pts[:2]) == {"ring": None}
-    assert roofline.kendall_per_app(pts)["ring"] is not None
+    assert ordering.kendall_per_app(pts[:2]) == {"ring": None}
+    assert ordering.kendall_per_app(pts)["ring"] is not None
 
 
 @pytest.fixture
@@ -545,20 +545,20 @@ def test_the_access_kinds_are_measured_from_64k_to_past_four_times_the_last_leve
 
 def test_a_pair_is_ordered_by_its_runs_only_when_they_tell_it_apart():
     # Three runs each: ranges that do not overlap (no rank-sum test reaches 5% with 3 against 3).
-    assert roofline.ordered_by_runs([1.0, 1.1, 1.2], [1.3, 1.4, 1.5])
-    assert not roofline.ordered_by_runs([1.0, 1.1, 1.35], [1.3, 1.4, 1.5])
+    assert ordering.ordered_by_runs([1.0, 1.1, 1.2], [1.3, 1.4, 1.5])
+    assert not ordering.ordered_by_runs([1.0, 1.1, 1.35], [1.3, 1.4, 1.5])
     # Seven each: a rank-sum test, which one outlier does not defeat and a shift within the noise
     # does not pass.
     fast, slow = [1.0, 1.01, 1.02, 1.03, 1.04, 1.05, 1.6], [1.1, 1.11, 1.12, 1.13, 1.14, 1.15, 1.16]
-    assert roofline.ordered_by_runs(fast, slow)
-    assert not roofline.ordered_by_runs(fast, [t + 0.01 for t in fast])
+    assert ordering.ordered_by_runs(fast, slow)
+    assert not ordering.ordered_by_runs(fast, [t + 0.01 for t in fast])
     # Per app: the pairs the runs order, and how many the prediction orders the same way.
     pts = [
         {"app": "ring", "times": fast, "median": 1.03, "predicted": 1.0},
         {"app": "ring", "times": slow, "median": 1.13, "predicted": 0.9},  # predicted the wrong way
         {"app": "ring", "times": [t + 0.001 for t in fast], "median": 1.031, "predicted": 0.5},
     ]
-    pairs = roofline.pairs_per_app(pts)["ring"]
+    pairs = ordering.pairs_per_app(pts)["ring"]
     assert (pairs["ordered"], pairs["agree"]) == (2, 1)
     assert pairs["unordered"] == [(pts[0], pts[2])]
     # One pair concordant, one discordant, one tied by the runs: tau-b 0 over 2 by 3 pairs.
@@ -577,25 +577,25 @@ def test_tau_b_counts_a_pair_the_runs_do_not_order_as_a_tie():
         {"app": "cg", "times": slow, "median": 1.23, "predicted": 1.2},
         {"app": "cg", "times": [t + 0.001 for t in slow], "median": 1.231, "predicted": 1.3},
     ]
-    assert roofline.kendall_per_app(pts)["cg"] == pytest.approx(2 / 3)
-    pairs = roofline.pairs_per_app(pts)["cg"]
+    assert ordering.kendall_per_app(pts)["cg"] == pytest.approx(2 / 3)
+    pairs = ordering.pairs_per_app(pts)["cg"]
     assert pairs["tau_b"] == pytest.approx(kendalltau([1, 2, 3, 4], [1, 1, 2, 2]).statistic)
     assert pairs["tau_b"] == pytest.approx(4 / math.sqrt(6 * 4))
     # The same pairs predicted against the runs' order: -1; nothing ordered by the runs: not judged.
     flipped = [dict(p, predicted=-p["predicted"]) for p in pts]
-    assert roofline.pairs_per_app(flipped)["cg"]["tau_b"] == pytest.approx(-4 / math.sqrt(6 * 4))
+    assert ordering.pairs_per_app(flipped)["cg"]["tau_b"] == pytest.approx(-4 / math.sqrt(6 * 4))
     same = [dict(p, times=fast) for p in pts]
-    assert roofline.pairs_per_app(same)["cg"]["tau_b"] is None
+    assert ordering.pairs_per_app(same)["cg"]["tau_b"] is None
     # As `pxq roofline` says them: tau-b first, the medians' tau beside it, or why tau-b is not judged.
     pts = [dict(p, layout="1x2x1", mode="flat", tile=None, runs=7) for p in pts]
-    said = roofview.order_text(2 / 3, roofline.pairs_per_app(pts)["cg"])
+    said = roofview.order_text(2 / 3, ordering.pairs_per_app(pts)["cg"])
     assert said.startswith("Kendall's tau-b 0.82 against the order the runs measure")
     assert "tau 0.67 on the medians" in said
     assert "of the 4 pair(s) the runs order, 4 predicted in that order" in said and "rank-sum p >= 0.05" in said
     same = [dict(p, times=fast) for p in pts]
-    said = roofview.order_text(2 / 3, roofline.pairs_per_app(same)["cg"])
+    said = roofview.order_text(2 / 3, ordering.pairs_per_app(same)["cg"])
     assert said.startswith("Kendall's tau-b not judged: the runs order no pair")
-    assert roofline.tau_b_by_runs(pts[:2]) is None
+    assert ordering.tau_b_by_runs(pts[:2]) is None
 
 
 def test_runs_of_one_sweep_order_a_pair_on_their_paired_rounds():
@@ -617,16 +617,16 @@ def test_runs_of_one_sweep_order_a_pair_on_their_paired_rounds():
         }
 
     a, b, c = point("a", 1.0, 1.0), point("b", 1.1, 1.2), point("c", 1.0, 0.9)
-    assert not roofline.ordered_by_runs(a["times"], b["times"])  # the sides' times alone: a tie
-    assert roofline.measured_order(a, b) == (1, True)  # paired: b slower
-    assert roofline.measured_order(a, c) == (0, True)  # paired, within the noise: a tie
-    pairs = roofline.pairs_per_app([a, b, c])["cg"]
+    assert not ordering.ordered_by_runs(a["times"], b["times"])  # the sides' times alone: a tie
+    assert ordering.measured_order(a, b) == (1, True)  # paired: b slower
+    assert ordering.measured_order(a, c) == (0, True)  # paired, within the noise: a tie
+    pairs = ordering.pairs_per_app([a, b, c])["cg"]
     assert (pairs["ordered"], pairs["agree"], pairs["paired"]) == (2, 2, 3)
     assert pairs["tau_b"] == pytest.approx(2 / math.sqrt(3 * 2))  # a-c tied by the runs, not by the prediction
     other = point("b", 1.1, 1.2, sweep="s2")  # another sweep: its rounds are other moments
-    assert roofline.measured_order(a, other) == (0, False)
+    assert ordering.measured_order(a, other) == (0, False)
     said = roofview.order_text(
-        0.33, roofline.pairs_per_app([dict(p, layout="1x2x1", mode="flat", tile=None, runs=8) for p in (a, b, c)])["cg"]
+        0.33, ordering.pairs_per_app([dict(p, layout="1x2x1", mode="flat", tile=None, runs=8) for p in (a, b, c)])["cg"]
     )
     assert "3 of 3 pair(s) judged on paired rounds of one sweep" in said
     assert "paired rounds show them equivalent within +-5%" in said
@@ -653,15 +653,15 @@ def test_a_pair_its_paired_rounds_leave_unsettled_is_in_neither_ranking():
     b = point("b", [2.0 * (1 + 0.002 * i) for i in range(6)], 2.0)  # clearly slower
     c = point("c", [3.0 * (1 - 0.002 * i) for i in range(6)], 3.0)  # slower still
     d = point("d", noise, 0.9)  # against a: unsettled
-    assert roofline.measured_order(a, d) == (None, True)
-    assert roofline.measured_order(a, b) == (1, True) and roofline.measured_order(b, c) == (1, True)
-    pairs = roofline.pairs_per_app([a, b, c, d])["cg"]
+    assert ordering.measured_order(a, d) == (None, True)
+    assert ordering.measured_order(a, b) == (1, True) and ordering.measured_order(b, c) == (1, True)
+    pairs = ordering.pairs_per_app([a, b, c, d])["cg"]
     assert pairs["unsettled"] == [(a, d)]
     # Five settled pairs, all predicted in their order: tau-b 1 (counting a-d as a tie would give 0.91).
     assert pairs["tau_b"] == pytest.approx(1.0)
     said = roofview.order_text(
         1.0,
-        roofline.pairs_per_app(
+        ordering.pairs_per_app(
             [
                 dict(p, layout="1x2x1", mode=m, tile=None, runs=6)
                 for p, m in zip((a, b, c, d), ("flat", "hybrid", "tiled", "x"))
@@ -749,7 +749,51 @@ def test_the_roofline_pairs_a_settled_sweep_without_the_blocks_it_left_out_and_n
         }
 
     a, b = point("flat", [1.0] * 20, 1.0), point("tiled", ratios, 1.2)
-    assert roofline.measured_order(a, b) == (0, True)
-    assert roofline.tie_margin(a, b) == pytest.approx(0.068, abs=0.001)
-    said = roofview.order_text(1.0, roofline.pairs_per_app([a, b])["cg"])
+    assert ordering.measured_order(a, b) == (0, True)
+    assert ordering.tie_margin(a, b) == pytest.approx(0.068, abs=0.001)
+    said = roofview.order_text(1.0, ordering.pairs_per_app([a, b])["cg"])
     assert "1x2x1 flat / 1x2x1 tiled (+-6.8%)" in said and "or the wider margin named" in said
+
+
+def test_predictions_closer_than_the_ceilings_spread_could_move_them_are_a_predicted_tie():
+    """Ceilings measured with a spread (their runs' range, 75% confidence for the median with 3
+    runs) cannot order two predictions closer than that spread could move them: tau-b counts the
+    pair as a tie of the predicted ranking. A ceiling both predictions take the same time at moves
+    both alike, so it cannot reorder them; with no spread every difference orders."""
+    wide = dict(CEIL, curve=[dict(pt, gbs=spread(pt["gbs"], 0.1)) for pt in CEIL["curve"]])
+    wide["peak_gflops"] = spread(CEIL["peak_gflops"], 0.1)
+    pred = roofline.predict(ring_record(64 * M, None), wide)
+    assert pred["sources"] and all(err == pytest.approx(0.1) for _, err in pred["sources"].values())
+    assert all(err == 0 for _, err in roofline.predict(ring_record(64 * M, None), CEIL)["sources"].values())
+
+    def pt(predicted, sources, times):
+        return {"app": "cg", "predicted": predicted, "sources": sources, "times": times, "median": times[3]}
+
+    same_roof = pt(1.0, {"memory @ 2": [1.0, 0.1]}, [1.0] * 7), pt(1.05, {"memory @ 2": [1.05, 0.1]}, [1.0] * 7)
+    assert ordering.prediction_margin(*same_roof) == pytest.approx(0.005)
+    assert ordering.predicted_order(*same_roof) == 1  # 5% apart on one ceiling: still ordered
+    other_roof = same_roof[0], pt(1.05, {"L2 @ 2": [1.05, 0.1]}, [1.0] * 7)
+    assert ordering.prediction_margin(*other_roof) == pytest.approx(0.205)
+    assert ordering.predicted_order(*other_roof) == 0  # each could be 10% off the other way
+    exact = pt(1.0, {"memory @ 2": [1.0, 0.0]}, [1.0] * 7), pt(1.001, {"L2 @ 2": [1.001, 0.0]}, [1.0] * 7)
+    assert ordering.predicted_order(*exact) == 1
+
+    # Three variants: the runs tie a and b and put c above both; the prediction ties a and b
+    # within the spread: tau-b 1 (2 / sqrt(3 x 2) when the prediction ordered a and b strictly).
+    fast, slow = [1.0, 1.01, 1.02, 1.03, 1.04, 1.05, 1.06], [1.5, 1.51, 1.52, 1.53, 1.54, 1.55, 1.56]
+    a = pt(1.0, {"memory @ 2": [1.0, 0.1]}, fast)
+    b = pt(1.05, {"gather (memory) @ 2": [1.05, 0.1]}, [t + 0.001 for t in fast])
+    c = pt(1.6, {"memory @ 2": [1.6, 0.1]}, slow)
+    pairs = ordering.pairs_per_app([a, b, c])["cg"]
+    assert pairs["predicted_alike"] == [(a, b)]
+    assert pairs["tau_b"] == pytest.approx(1.0)
+    strict = [dict(p, sources={k: [v[0], 0.0] for k, v in p["sources"].items()}) for p in (a, b, c)]
+    assert ordering.pairs_per_app(strict)["cg"]["tau_b"] == pytest.approx(2 / math.sqrt(3 * 2))
+    named = [dict(p, layout="1x2x1", mode=m, tile=None, runs=7) for p, m in zip((a, b, c), ("flat", "hybrid", "tiled"))]
+    said = roofview.order_text(1.0, ordering.pairs_per_app(named)["cg"])
+    assert "predicted alike (closer than the spread of the ceilings' own runs could move them): 1x2x1 flat" in said
+
+
+def spread(rows_: list[dict], half: float) -> list[dict]:
+    """Ceiling rows whose runs spread +-HALF around their median."""
+    return [dict(r, min=r["median"] * (1 - half), max=r["median"] * (1 + half)) for r in rows_]

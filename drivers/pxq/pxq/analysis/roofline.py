@@ -26,7 +26,6 @@ tiled twin only once, and the arrow between them is the tile's gain."""
 
 from __future__ import annotations
 
-import itertools
 import math
 import statistics
 from typing import Any
@@ -47,9 +46,10 @@ def cores_used(rec: dict[str, Any], ceilings: dict[str, Any]) -> tuple[int, int,
     return max(1, min(q * t, int(ceilings["cores"]))), q, t
 
 
-def _kind_time(w: dict[str, Any], ceilings: dict[str, Any], k: int, t: int) -> tuple[str, float] | None:
-    """The phase's time at its access kind's measured ceiling (named "kind (level)"), or None
-    for a stream or ceilings without that kind's curve. The kind's kernel was measured on data
+def _kind_time(w: dict[str, Any], ceilings: dict[str, Any], k: int, t: int) -> tuple[str, float, float] | None:
+    """The phase's time at its access kind's measured ceiling (named "kind (level)") and how far
+    that ceiling may be off (ceilings.spread_on_curve), or None for a stream or ceilings without
+    that kind's curve. The kind's kernel was measured on data
     of the size that sets its pace, in the phase's own form (its gathers, its strided lines), so
     its rate already holds that data's trips from wherever it lives."""
     spec = ceil.kinds().get(w.get("kind", "stream"))
@@ -69,7 +69,8 @@ def _kind_time(w: dict[str, Any], ceilings: dict[str, Any], k: int, t: int) -> t
     seconds = amount * (1.0 - share) / (rate / k * 1e9 * t)
     if share > 0 and other_rate:
         seconds += amount * share / (other_rate / k * 1e9 * t)
-    return f"{w['kind']} ({ceil.level_of(ceilings, size, k)})", seconds
+    error = ceil.spread_on_curve(ceilings["kinds"][w["kind"]], "rate", size, k)
+    return f"{w['kind']} ({ceil.level_of(ceilings, size, k)})", seconds, error
 
 
 def phase_prediction(w: dict[str, Any], ceilings: dict[str, Any], k: int, t: int) -> dict[str, Any]:
@@ -86,6 +87,7 @@ def phase_prediction(w: dict[str, Any], ceilings: dict[str, Any], k: int, t: int
     flops, core, compulsory = m["flops"], m["bytes"], m["memory_bytes"]
     peak_worker = ceil.at(ceilings["peak_gflops"], k) / k * 1e9
     times: dict[str, float] = {"compute": flops / (peak_worker * t)}
+    errors: dict[str, float] = {"compute": ceil.spread_at(ceilings["peak_gflops"], k)}  # each ceiling's own
     memory_bytes = 0.0
     streamed = (compulsory, max(w["footprint_bytes"] / t, 1.0), t)
     reused = (max(0.0, core - compulsory), max(w["working_set_bytes"], 1.0), 1)
@@ -94,25 +96,39 @@ def phase_prediction(w: dict[str, Any], ceilings: dict[str, Any], k: int, t: int
         # The kind's kernel moved its data itself, at its own bytes per flop; a phase that must
         # stream more per flop than that kernel (MG's restriction and interpolation against the
         # residual) meets the stream's roof for its compulsory bytes first: the larger binds.
-        times[kind[0]] = kind[1]
+        times[kind[0]], errors[kind[0]] = kind[1], kind[2]
         if compulsory > 0:
             name = ceil.level_of(ceilings, streamed[1] * t, k, t)
             times[name] = compulsory / (ceil.bandwidth(ceilings, streamed[1], k) / k * 1e9 * t)
+            errors[name] = ceil.spread_on_curve(ceilings["curve"], "gbs", streamed[1], k)
             memory_bytes += compulsory if name == "memory" else 0.0
         binding = max(times, key=lambda n: times[n])
-        return {"seconds": times[binding], "binding": binding, "times": times, "memory_bytes": memory_bytes}
+        return {
+            "seconds": times[binding],
+            "binding": binding,
+            "times": times,
+            "memory_bytes": memory_bytes,
+            "error": errors[binding],
+        }
     for amount, size, owners in (streamed, reused):
         if amount <= 0:
             continue
         name = ceil.level_of(ceilings, size * owners, k, owners)
         per_core = ceil.bandwidth(ceilings, size, k) / k * 1e9
         times[name] = times.get(name, 0.0) + amount / (per_core * t)
+        errors[name] = max(errors.get(name, 0.0), ceil.spread_on_curve(ceilings["curve"], "gbs", size, k))
         if name == "memory":
             memory_bytes += amount
     binding = max(times, key=lambda n: times[n])
     traffic = sum(v for n, v in times.items() if n != "compute")
     seconds = max(times["compute"], traffic)
-    return {"seconds": seconds, "binding": binding, "times": times, "memory_bytes": memory_bytes}
+    return {
+        "seconds": seconds,
+        "binding": binding,
+        "times": times,
+        "memory_bytes": memory_bytes,
+        "error": errors[binding],
+    }
 
 
 def physical(work: dict[str, Any], ceilings: dict[str, Any], k: int, t: int) -> tuple[float, float]:
@@ -144,6 +160,11 @@ def predict(rec: dict[str, Any], ceilings: dict[str, Any]) -> dict[str, Any] | N
     flops = sum(w["flops"] for w in work.values())
     memory = sum(p["memory_bytes"] * rec["layout"].get("ranks", 1) for p in phases.values())
     heaviest = max(phases, key=lambda n: phases[n]["seconds"])
+    sources: dict[str, list[float]] = {}  # predicted seconds per ceiling (and cores busy), and its error
+    for ph in phases.values():
+        src = sources.setdefault(f"{ph['binding']} @ {k}", [0.0, 0.0])
+        src[0] += ph["seconds"]
+        src[1] = max(src[1], ph["error"])
     roof, declared_s = physical(work, ceilings, k, t)
     return {
         "roof": roof,
@@ -158,6 +179,7 @@ def predict(rec: dict[str, Any], ceilings: dict[str, Any]) -> dict[str, Any] | N
         "flops": flops,
         "intensity": flops / memory if memory > 0 else math.inf,
         "gflops": flops / declared / 1e9 if declared > 0 else 0.0,
+        "sources": sources,
     }
 
 
@@ -249,127 +271,3 @@ def phase_groups(p: dict[str, Any]) -> list[dict[str, Any]]:
     if p["outside"] > 0:
         rows.append({"phase": "outside", "measured": p["outside"], "predicted": p["outside"], "binding": "measured"})
     return rows
-
-
-def kendall_per_app(pts: list[dict[str, Any]]) -> dict[str, float | None]:
-    """Kendall's tau between predicted and measured times over each app's points of one size
-    and layout family (None with fewer than three points)."""
-    from scipy.stats import kendalltau
-
-    out: dict[str, float | None] = {}
-    for app in sorted({p["app"] for p in pts}):
-        mine = [p for p in pts if p["app"] == app]
-        if len(mine) < 3:
-            out[app] = None
-            continue
-        tau = kendalltau([p["predicted"] for p in mine], [p["median"] for p in mine]).statistic
-        out[app] = None if tau is None or math.isnan(tau) else float(tau)
-    return out
-
-
-ORDER_P = 0.05  # a pair's runs order it when a rank-sum test says their times differ at this level
-ORDER_TEST_RUNS = 4  # fewer runs of either: no test can reach ORDER_P (3 against 3: p >= 0.1)
-
-
-def ordered_by_runs(a: list[float], b: list[float]) -> bool:
-    """Whether two configurations' measured times order them: a two-sided Mann-Whitney rank-sum
-    test at ORDER_P with ORDER_TEST_RUNS or more runs of each, else ranges that do not overlap."""
-    from scipy.stats import mannwhitneyu
-
-    if min(len(a), len(b)) >= ORDER_TEST_RUNS:
-        return bool(mannwhitneyu(a, b, alternative="two-sided").pvalue < ORDER_P)
-    return max(a) < min(b) or max(b) < min(a)
-
-
-ORDER_RULE = settle.Rule()  # paired rounds are judged as a settled sweep judges its pairs (+-5%)
-SETTLED_ORDER = {"slower": 1, "faster": -1, "equivalent": 0}
-
-
-def measured_order(a: dict[str, Any], b: dict[str, Any]) -> tuple[int | None, bool]:
-    """The order two points' runs measure (1: B slower, -1: B faster, 0: a tie, None: unsettled)
-    and whether it was judged on paired rounds. Runs of one interleaved sweep (a settled sweep's
-    blocks, or a sweep's repeats) in at least ORDER_TEST_RUNS rounds are paired and judged as a
-    settled sweep judges a pair (ORDER_RULE, replayed round by round): faster or slower is an
-    order, equivalent within the margin a tie, and unsettled (neither shown) is None: not in the
-    settled order at all. Otherwise ordered_by_runs on the two sides' times (not ordered: a tie)."""
-    both = settle.pair_rounds(a.get("rounds") or [], b.get("rounds") or [])
-    if len(both) >= ORDER_TEST_RUNS:
-        verdict = settle.replay([y / x for x, y in both], ORDER_RULE)
-        return SETTLED_ORDER.get(verdict.kind), True
-    return (_sign(b["median"] - a["median"]) if ordered_by_runs(a["times"], b["times"]) else 0), False
-
-
-def tie_margin(a: dict[str, Any], b: dict[str, Any]) -> float | None:
-    """The margin within which two points' paired rounds show them equivalent (ORDER_RULE's, or
-    the wider one a narrow interval proves); None unless their paired rounds tie them."""
-    both = settle.pair_rounds(a.get("rounds") or [], b.get("rounds") or [])
-    if len(both) < ORDER_TEST_RUNS:
-        return None
-    verdict = settle.replay([y / x for x, y in both], ORDER_RULE)
-    return verdict.margin if verdict.kind == "equivalent" else None
-
-
-def pairs_per_app(pts: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Per app, the pairs of configurations its runs order (measured_order: paired rounds of one
-    sweep where there are enough, else the two sides' times) and how many of those the
-    prediction orders the same way; the pairs they tie, and the pairs paired rounds left
-    unsettled, are listed: no prediction can be right or wrong about an order the runs did not
-    measure. With tau-b over the settled pairs (ordered and tied; an unsettled pair is in
-    neither ranking), and how many pairs were judged on paired rounds."""
-    out: dict[str, dict[str, Any]] = {}
-    for app in sorted({p["app"] for p in pts}):
-        mine = [p for p in pts if p["app"] == app]
-        judged = _pair_signs(mine, with_pairing=True)
-        signs = [(a, b, meas, pred) for a, b, meas, pred, _ in judged]
-        ordered = sum(meas not in (0, None) for _, _, meas, _ in signs)
-        agree = sum(meas not in (0, None) and meas == pred for _, _, meas, pred in signs)
-        unordered = [(a, b) for a, b, meas, _ in signs if meas == 0]
-        unsettled = [(a, b) for a, b, meas, _ in signs if meas is None]
-        paired = sum(was_paired for *_, was_paired in judged)
-        out[app] = {
-            "ordered": ordered,
-            "agree": agree,
-            "unordered": unordered,
-            "unsettled": unsettled,
-            "tau_b": _tau_b(signs),
-            "paired": paired,
-            "pairs": len(signs),
-        }
-    return out
-
-
-def _sign(x: float) -> int:
-    return (x > 0) - (x < 0)
-
-
-def _pair_signs(mine: list[dict[str, Any]], with_pairing: bool = False) -> list[tuple[Any, ...]]:
-    """Each pair with the order its runs measure (0: a tie, None: unsettled; measured_order) and
-    the order predicted (and, WITH_PAIRING, whether the runs were paired): one
-    judgment per pair."""
-    out = []
-    for a, b in itertools.combinations(mine, 2):
-        meas, was_paired = measured_order(a, b)
-        pred = _sign(b["predicted"] - a["predicted"])
-        out.append((a, b, meas, pred, was_paired) if with_pairing else (a, b, meas, pred))
-    return out
-
-
-def _tau_b(signs: list[tuple[Any, Any, int | None, int]]) -> float | None:
-    """Kendall's tau-b over the settled pairs: an unsettled one (None) is left out of both rankings."""
-    signs = [s for s in signs if s[2] is not None]
-    pairs = len(signs)
-    tied_meas = sum(meas == 0 for _, _, meas, _ in signs)
-    tied_pred = sum(pred == 0 for _, _, _, pred in signs)
-    if pairs < 3 or tied_meas == pairs or tied_pred == pairs:
-        return None
-    score = sum(int(meas or 0) * pred for _, _, meas, pred in signs)
-    return score / math.sqrt((pairs - tied_meas) * (pairs - tied_pred))
-
-
-def tau_b_by_runs(mine: list[dict[str, Any]]) -> float | None:
-    """Kendall's tau-b between the predicted order and the order the runs measure: a pair the
-    runs do not order (ordered_by_runs) or show equivalent is a tie of the measured ranking, as
-    tau-b counts ties, rather than an order read from two medians the noise decides; a pair paired
-    rounds left unsettled is left out; None with fewer than three settled pairs, or when the runs
-    or the prediction order none of them."""
-    return _tau_b(_pair_signs(mine)) if len(mine) >= 3 else None

@@ -10,7 +10,7 @@ from typing import Any
 
 from rich.table import Table
 
-from pxq.analysis import drift, roofline
+from pxq.analysis import drift, ordering, roofline
 from pxq.core.escape import term
 from pxq.core.layout import format_bytes
 from pxq.machine import ceilings as ceil
@@ -181,8 +181,8 @@ def summary_lines(pts: list[dict[str, Any]]) -> list[str]:
 
 def _wider(a: dict[str, Any], b: dict[str, Any]) -> str:
     """ " (+-6.4%)" where the rounds tie a pair only within a wider margin than the rule's."""
-    m = roofline.tie_margin(a, b)
-    return f" (+-{m:.1%})" if m is not None and m > roofline.ORDER_RULE.equivalence + 1e-9 else ""
+    m = ordering.tie_margin(a, b)
+    return f" (+-{m:.1%})" if m is not None and m > ordering.ORDER_RULE.equivalence + 1e-9 else ""
 
 
 def order_rule(pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
@@ -190,13 +190,13 @@ def order_rule(pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
     overlapping ranges, or several of these."""
     rules = []
     for a, b in pairs:
-        if roofline.measured_order(a, b)[1]:
+        if ordering.measured_order(a, b)[1]:
             rules.append(
-                f"their paired rounds show them equivalent within +-{roofline.ORDER_RULE.equivalence:.0%}"
+                f"their paired rounds show them equivalent within +-{ordering.ORDER_RULE.equivalence:.0%}"
                 " or the wider margin named"
             )
-        elif min(a["runs"], b["runs"]) >= roofline.ORDER_TEST_RUNS:
-            rules.append(f"rank-sum p >= {roofline.ORDER_P}")
+        elif min(a["runs"], b["runs"]) >= ordering.ORDER_TEST_RUNS:
+            rules.append(f"rank-sum p >= {ordering.ORDER_P}")
         else:
             rules.append("their ranges overlap")
     return ", or ".join(dict.fromkeys(rules))
@@ -225,19 +225,22 @@ def order_text(tau: float | None, pr: dict[str, Any]) -> str:
     if pr["unordered"]:
         names = "; ".join(f"{variant(a)} / {variant(b)}{_wider(a, b)}" for a, b in pr["unordered"])
         said += f"; tied by the runs ({order_rule(pr['unordered'])}): {names}"
+    if pr.get("predicted_alike"):
+        names = "; ".join(f"{variant(a)} / {variant(b)}" for a, b in pr["predicted_alike"])
+        said += f"; predicted alike (closer than the spread of the ceilings' own runs could move them): {names}"
     if pr.get("unsettled"):
         names = "; ".join(f"{variant(a)} / {variant(b)}" for a, b in pr["unsettled"])
         said += (
             "; unsettled on their paired rounds (neither an order nor equivalence within "
-            f"+-{roofline.ORDER_RULE.equivalence:.0%}; left out of tau-b, more blocks would settle them): {names}"
+            f"+-{ordering.ORDER_RULE.equivalence:.0%}; left out of tau-b, more blocks would settle them): {names}"
         )
     return said
 
 
 def order_lines(pts: list[dict[str, Any]]) -> list[str]:
     """Per app, how well the prediction orders its variants."""
-    pairs = roofline.pairs_per_app(pts)
+    pairs = ordering.pairs_per_app(pts)
     return [
         f"order of the variants predicted, {app}: {order_text(tau, pairs[app])}"
-        for app, tau in roofline.kendall_per_app(pts).items()
+        for app, tau in ordering.kendall_per_app(pts).items()
     ]

@@ -101,6 +101,22 @@ def _on_curve(curve: list[dict[str, Any]], field: str, size: float, cores: int) 
     return at(curve[-1][field], cores)
 
 
+def spread_at(rows: list[dict[str, float]], cores: int) -> float:
+    """How far the median at `cores` may be off, relative: half the range of its runs over the
+    median. The range of n runs holds the true median with confidence 1 - 2 / 2^n whatever the
+    noise's distribution (each run falls either side of it with even odds): 75% with REPEATS = 3."""
+    row = rows[max(1, min(cores, len(rows))) - 1]
+    return (row["max"] - row["min"]) / (2 * row["median"]) if row["median"] > 0 else 0.0
+
+
+def spread_on_curve(curve: list[dict[str, Any]], field: str, size: float, cores: int) -> float:
+    """spread_at on a curve at `size` bytes per core: the larger of the two sizes around it."""
+    for lo, hi in zip(curve, curve[1:]):
+        if lo["bytes"] < size <= hi["bytes"]:
+            return max(spread_at(lo[field], cores), spread_at(hi[field], cores))
+    return spread_at((curve[0] if size <= curve[0]["bytes"] else curve[-1])[field], cores)
+
+
 def bandwidth(c: dict[str, Any], size: float, cores: int) -> float:
     """Total GB/s of `cores` busy cores each sweeping `size` bytes in place (the stream curve)."""
     return _on_curve(c["curve"], "gbs", size, cores)
