@@ -773,7 +773,7 @@ def test_predictions_closer_than_the_ceilings_spread_could_move_them_are_a_predi
     assert ordering.prediction_margin(*same_roof) == pytest.approx(0.005)
     assert ordering.predicted_order(*same_roof) == 1  # 5% apart on one ceiling: still ordered
     other_roof = same_roof[0], pt(1.05, {"L2 @ 2": [1.05, 0.1]}, [1.0] * 7)
-    assert ordering.prediction_margin(*other_roof) == pytest.approx(0.205)
+    assert ordering.prediction_margin(*other_roof) == pytest.approx(math.hypot(0.1, 0.105))
     assert ordering.predicted_order(*other_roof) == 0  # each could be 10% off the other way
     exact = pt(1.0, {"memory @ 2": [1.0, 0.0]}, [1.0] * 7), pt(1.001, {"L2 @ 2": [1.001, 0.0]}, [1.0] * 7)
     assert ordering.predicted_order(*exact) == 1
@@ -792,6 +792,10 @@ def test_predictions_closer_than_the_ceilings_spread_could_move_them_are_a_predi
     named = [dict(p, layout="1x2x1", mode=m, tile=None, runs=7) for p, m in zip((a, b, c), ("flat", "hybrid", "tiled"))]
     said = roofview.order_text(1.0, ordering.pairs_per_app(named)["cg"])
     assert "predicted alike (closer than the spread of the ceilings' own runs could move them): 1x2x1 flat" in said
+    assert "of the 2 pair(s) the runs order, 2 predicted in that order;" in said
+    runs_order_all = [dict(p, times=[t * (1 + i) for t in p["times"]]) for i, p in enumerate(named)]
+    said = roofview.order_text(1.0, ordering.pairs_per_app(runs_order_all)["cg"])
+    assert "of the 3 pair(s) the runs order, 2 predicted in that order and 1 predicted alike" in said
 
 
 def spread(rows_: list[dict], half: float) -> list[dict]:

@@ -8,7 +8,8 @@
   `plausible` (figures no engineer would sign), `findings` (the published findings),
   `allocation` (the allocation study's verdicts);
 - models: `roofline` and `roofmark` (predictions against the ceilings, a run's share of its
-  roof), `roofview` (what `pxq roofline` prints of them), `drift` (the machine against its
+  roof), `ordering` (how well they order an app's variants: tau-b against the runs' settled order),
+  `roofview` (what `pxq roofline` prints of them), `drift` (the machine against its
   kept ceilings), `tiles` (tile benchmarks and the tile profile);
 - messages and placement: `msgdist` (messages by channel and size), `placement`,
   `placement_view`, `placement_bench`, `rankorder` (rank orders and their files);

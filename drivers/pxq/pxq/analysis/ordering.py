@@ -84,6 +84,7 @@ def pairs_per_app(pts: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         signs = [(a, b, meas, pred) for a, b, meas, pred, _ in judged]
         ordered = sum(meas not in (0, None) for _, _, meas, _ in signs)
         agree = sum(meas not in (0, None) and meas == pred for _, _, meas, pred in signs)
+        unresolved = sum(meas not in (0, None) and pred == 0 for _, _, meas, pred in signs)
         unordered = [(a, b) for a, b, meas, _ in signs if meas == 0]
         unsettled = [(a, b) for a, b, meas, _ in signs if meas is None]
         alike = [(a, b) for a, b, _, pred in signs if pred == 0]  # predictions the ceilings cannot order
@@ -91,6 +92,7 @@ def pairs_per_app(pts: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         out[app] = {
             "ordered": ordered,
             "agree": agree,
+            "ordered_alike": unresolved,  # of the ordered pairs, those the prediction cannot order
             "unordered": unordered,
             "unsettled": unsettled,
             "predicted_alike": alike,
@@ -108,14 +110,16 @@ def _sign(x: float) -> int:
 def prediction_margin(a: dict[str, Any], b: dict[str, Any]) -> float:
     """How far apart two points' predictions could be moved by the ceilings they rest on: per
     ceiling (and cores busy), the difference of the seconds each prediction takes at it times
-    how far it may be off (ceilings.spread_at). A ceiling both take the same time at moves both
-    alike and cannot reorder them; what was measured outside the declared phases is not predicted."""
+    how far that ceiling may be off (ceilings.spread_at), combined as independent errors (the
+    root of their sum of squares: each ceiling is measured by runs of its own). A ceiling both
+    take the same time at moves both alike and cannot reorder them; what was measured outside
+    the declared phases is not predicted."""
     sa, sb = a.get("sources") or {}, b.get("sources") or {}
-    out = 0.0
+    squares = 0.0
     for key in set(sa) | set(sb):
         x, y = sa.get(key, [0.0, 0.0]), sb.get(key, [0.0, 0.0])
-        out += abs(y[0] - x[0]) * max(x[1], y[1])
-    return out
+        squares += (abs(y[0] - x[0]) * max(x[1], y[1])) ** 2
+    return math.sqrt(squares)
 
 
 def predicted_order(a: dict[str, Any], b: dict[str, Any]) -> int:

@@ -222,6 +222,8 @@ def order_text(tau: float | None, pr: dict[str, Any]) -> str:
         said += f"; {pr['paired']} of {pr['pairs']} pair(s) judged on paired rounds of one sweep"
     if pr["ordered"]:
         said += f"; of the {pr['ordered']} pair(s) the runs order, {pr['agree']} predicted in that order"
+        if pr.get("ordered_alike"):
+            said += f" and {pr['ordered_alike']} predicted alike"
     if pr["unordered"]:
         names = "; ".join(f"{variant(a)} / {variant(b)}{_wider(a, b)}" for a, b in pr["unordered"])
         said += f"; tied by the runs ({order_rule(pr['unordered'])}): {names}"
