@@ -97,7 +97,9 @@ int App::parse_or_exit(int argc, char** argv) {
   try {
     app_->parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app_->exit(e);
+    // CLI11 prints the help (exit 0) or the error and the hint to --help; a bad command line
+    // leaves with pxq's bad-input code, 2, as every pxq program does (not CLI11's 105-115).
+    return app_->exit(e) == 0 ? 0 : 2;
   }
   return -1;
 }

@@ -801,3 +801,12 @@ def test_predictions_closer_than_the_ceilings_spread_could_move_them_are_a_predi
 def spread(rows_: list[dict], half: float) -> list[dict]:
     """Ceiling rows whose runs spread +-HALF around their median."""
     return [dict(r, min=r["median"] * (1 - half), max=r["median"] * (1 + half)) for r in rows_]
+
+
+def test_a_ceiling_row_whose_min_exceeds_its_max_is_as_unsure_as_its_range():
+    """A hostile or hand-edited ceilings file with min and max swapped must not read as exact
+    (a spread of 0 would let any difference order two predictions)."""
+    row = {"cores": 1, "median": 10.0, "min": 9.0, "max": 11.0}
+    swapped = dict(row, min=11.0, max=9.0)
+    assert ceilings.spread_at([row], 1) == pytest.approx(0.1)
+    assert ceilings.spread_at([swapped], 1) == pytest.approx(0.1)

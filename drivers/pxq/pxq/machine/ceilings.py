@@ -106,7 +106,8 @@ def spread_at(rows: list[dict[str, float]], cores: int) -> float:
     median. The range of n runs holds the true median with confidence 1 - 2 / 2^n whatever the
     noise's distribution (each run falls either side of it with even odds): 75% with REPEATS = 3."""
     row = rows[max(1, min(cores, len(rows))) - 1]
-    return (row["max"] - row["min"]) / (2 * row["median"]) if row["median"] > 0 else 0.0
+    # abs: a ceilings file whose min exceeds its max is as unsure as its range, never exact.
+    return abs(row["max"] - row["min"]) / (2 * row["median"]) if row["median"] > 0 else 0.0
 
 
 def spread_on_curve(curve: list[dict[str, Any]], field: str, size: float, cores: int) -> float:

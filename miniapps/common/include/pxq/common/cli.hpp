@@ -61,7 +61,8 @@ class App {
   // Parses ARGV; on an error, `message` says what is wrong. Throws nothing.
   Outcome parse(int argc, char** argv, std::string& message);
   // CLI11's usual main(): parses, and on --help or an error prints what CLI11 prints and
-  // returns the exit code to leave with; -1 when the program goes on.
+  // returns the exit code to leave with (0 after the help, 2 for a bad command line); -1 when
+  // the program goes on.
   int parse_or_exit(int argc, char** argv);
 
  private:
