@@ -810,3 +810,25 @@ def test_a_ceiling_row_whose_min_exceeds_its_max_is_as_unsure_as_its_range():
     swapped = dict(row, min=11.0, max=9.0)
     assert ceilings.spread_at([row], 1) == pytest.approx(0.1)
     assert ceilings.spread_at([swapped], 1) == pytest.approx(0.1)
+
+
+def test_what_the_roofline_holds_of_each_run_places_it_as_the_whole_record_does():
+    """pxq roofline keeps of each run only what it reads (roofline.held), so that 100,000 runs
+    fit in memory: the points, predictions and orders from the held records are the whole ones',
+    and runs alike share their configuration's parts."""
+    recs = []
+    for i in range(24):
+        rec = ring_record(64 * M, [None, 256 * K, 1 * M][i % 3], total=1.0 + (i % 5) / 50)
+        rec["driver"].update(sweep_id="s" * 32, repeat=i // 3, sweep_key=f"k{i}")
+        rec["work"]["compute"].update(gbs=1.0, gflops=2.0, intensity=0.5)  # rendered rates: not read
+        recs.append(rec)
+    kept = [roofline.held(copy.deepcopy(r)) for r in recs]
+    assert all(len(json.dumps(k)) < len(json.dumps(r)) for k, r in zip(kept, recs))
+    assert "gbs" not in kept[0]["work"]["compute"] and "flops" in kept[0]["work"]["compute"]
+    assert kept[0]["layout"] is kept[3]["layout"] and kept[0]["variant"] is kept[3]["variant"]
+    assert kept[0]["variant"] is not kept[1]["variant"]  # another tile: another part
+    assert kept[0]["context"]["caches"] is kept[1]["context"]["caches"]
+
+    whole, held = roofline.points(recs, CEIL), roofline.points(kept, CEIL)
+    assert len(whole) == 3 and held == whole and all(p["rounds"][0][1] for p in held)
+    assert roofline.held(BASE | {"kind": "probe"}) == BASE | {"kind": "probe"}  # a reference: whole

@@ -3,6 +3,7 @@ driver writes matches it, damaged records are caught and named."""
 
 import copy
 import json
+import sys
 from pathlib import Path
 
 from pxq import cli
@@ -195,3 +196,23 @@ def test_a_lab_grade_has_its_schema_and_older_grades_are_read():
     )
     older = {k: v for k, v in grade.items() if k != "schema"}  # written before lab grades had a schema
     assert messages(older) == [] and messages(dict(older, checks=[{"name": "x"}])) != []
+
+
+def test_the_quick_yes_agrees_with_jsonschema_whichever_library_compiles_it(monkeypatch):
+    """The door's quick yes is jsonschema_rs, or fastjsonschema where jsonschema_rs is not
+    installed: either passes a valid record and leaves a damaged one to jsonschema, which names
+    the problem. A value jsonschema_rs cannot convert (an integer past 64 bits) is no error."""
+    bad = copy.deepcopy(RUN)
+    bad["layout"]["ranks"] = "two"
+    huge = copy.deepcopy(RUN)
+    huge["layout"]["ranks"] = 1 << 70
+    for missing in (False, True):
+        if missing:
+            monkeypatch.setitem(sys.modules, "jsonschema_rs", None)  # its import fails
+        schemas._fast.cache_clear()
+        assert schemas._valid_fast("run", RUN)
+        assert not schemas._valid_fast("run", bad)
+        assert schemas.problems(RUN, "f:1") == []
+        assert any("ranks" in p.message or "two" in p.message for p in schemas.problems(bad, "f:1"))
+        schemas._valid_fast("run", huge)  # either answer; never an exception
+    schemas._fast.cache_clear()

@@ -1,10 +1,13 @@
 """Synthetic run records at scale: copies of tests/python/data/run-record.json (a real ring run's
 record) with their own run ids, repeats, tiles and times, schema-valid, written as one results
 file. The default tests write a few thousand; the benchmark (`bench`) 100,000 and measures
-`pxq report` and `pxq validate` over them (wall time and peak memory, docs/PERFORMANCE.md).
+`pxq report` and `pxq validate` over them (wall time and peak memory, docs/PERFORMANCE.md); then
+`pxq roofline` over 100,000 copies of a ring run made here with its declared work (the roofline
+places only runs of the machine its ceilings were measured on; it measures them once if none
+are kept, a few minutes).
 
-usage: python tests/scale/records.py N OUT            (writes N records to OUT)
-       python tests/scale/records.py bench [N]        (N = 100000: write, then time both commands)"""
+usage: python tests/scale/records.py N OUT [BASE]     (writes N copies of BASE, a run record, to OUT)
+       python tests/scale/records.py bench [N]        (N = 100000: write, then time the commands)"""
 
 from __future__ import annotations
 
@@ -22,13 +25,15 @@ RECORD = ROOT / "tests/python/data/run-record.json"
 TILES = (0, 65536, 262144, 1048576)  # four configurations, interleaved
 
 
-def write(n: int, out: Path) -> None:
-    base = json.loads(RECORD.read_text())
+def write(n: int, out: Path, base_record: Path = RECORD) -> None:
+    text = base_record.read_text()
+    base = json.loads(text.strip().splitlines()[-1] if base_record.suffix == ".jsonl" else text)
     sweep = uuid.uuid4().hex
     with open(out, "w") as f:
         for i in range(n):
             rec = copy.deepcopy(base)
             rec["driver"].update(run_id=uuid.uuid4().hex, repeat=i // len(TILES), sweep_id=sweep)
+            rec["driver"].pop("sweep_key", None)  # each its own run (a sweep's key names one)
             tile = TILES[i % len(TILES)]
             if tile:
                 rec["variant"].update(mode="tiled", tile_bytes=tile)
@@ -56,12 +61,19 @@ def bench(n: int) -> None:
         for argv in (["report", str(path)], ["validate", str(path)]):
             wall, peak, code = measure(argv)
             print(f"./pxq {argv[0]}: {wall:.1f} s, peak {peak:.0f} MB, exit {code}")
+        one = Path(tmp) / "one.jsonl"
+        made = [str(ROOT / "pxq"), "run", "ring", "--layout", "1x2", "--results", str(one), "--"]
+        subprocess.run([*made, "--block", "4M", "--iterations", "3"], check=True, stdout=subprocess.DEVNULL)
+        write(n, path, one)
+        print(f"{n} copies of a ring run made here, with its declared work, {os.path.getsize(path) / 1e6:.0f} MB")
+        wall, peak, code = measure(["roofline", str(path)])
+        print(f"./pxq roofline: {wall:.1f} s, peak {peak:.0f} MB, exit {code}")
 
 
 if __name__ == "__main__":
     if len(sys.argv) >= 2 and sys.argv[1] == "bench":
         bench(int(sys.argv[2]) if len(sys.argv) > 2 else 100_000)
-    elif len(sys.argv) == 3:
-        write(int(sys.argv[1]), Path(sys.argv[2]))
+    elif len(sys.argv) in (3, 4):
+        write(int(sys.argv[1]), Path(sys.argv[2]), *[Path(a) for a in sys.argv[3:]])
     else:
         sys.exit(__doc__)

@@ -183,6 +183,64 @@ def predict(rec: dict[str, Any], ceilings: dict[str, Any]) -> dict[str, Any] | N
     }
 
 
+HELD = ("kind", "schema", "status", "app", "time", "kernels")
+RENDERED = frozenset(("gbs", "gflops", "memory_gbs", "intensity", "core_intensity"))  # work's rates, not read
+SHARED_PARTS = ("size", "layout", "variant")  # alike in many runs: held once for all of them
+HELD_DRIVER = ("run_id", "sweep_id", "sweep_key", "repeat", "settle")
+HELD_CONTEXT = ("host", "cpu_model", "date")
+_PARTS: dict[Any, Any] = {}
+PARTS_MAX = 1 << 14  # distinct parts kept for sharing (a bound on what sharing may hold)
+
+
+def _share(key: Any, part: Any) -> Any:
+    """One object for equal parts of many records (read only, never written to)."""
+    try:
+        kept = _PARTS.get(key)
+    except TypeError:  # a part holding a list or an object: kept as it is
+        return part
+    if kept is None and len(_PARTS) < PARTS_MAX:
+        _PARTS[key] = kept = part
+    return part if kept is None else kept
+
+
+def _declared(w: Any) -> Any:
+    """A phase's declared work without the rates rendered from it; its words shared."""
+    if not isinstance(w, dict):
+        return w
+    out = {k: v for k, v in w.items() if k not in RENDERED}
+    if isinstance(out.get("what"), str):
+        out["what"] = _share(("what", out["what"]), out["what"])
+    return out
+
+
+def held(rec: dict[str, Any]) -> dict[str, Any]:
+    """What the roofline reads of a run's record, taken as each line is read (100,000 runs of a
+    sweep in a fraction of their memory): the configuration (its parts shared between the runs
+    alike), its times and declared work, the driver's ids (pairing, rounds) and the context naming
+    the machine (ceilings are refused for another) and the date (drift); any other record (a
+    bandwidth reference) whole."""
+    if rec.get("kind") != "run":
+        return rec
+    out = {k: rec[k] for k in HELD if k in rec}
+    work = rec.get("work")
+    if isinstance(work, dict):
+        out["work"] = {name: _declared(w) for name, w in work.items()}
+    for name in SHARED_PARTS:
+        part = rec.get(name)
+        if isinstance(part, dict):
+            out[name] = _share((name, *part.items()), part)
+    driver, ctx = rec.get("driver"), rec.get("context")
+    if isinstance(driver, dict):
+        out["driver"] = {k: driver[k] for k in HELD_DRIVER if k in driver}
+    if isinstance(ctx, dict):
+        out["context"] = {k: ctx[k] for k in HELD_CONTEXT if k in ctx}
+        caches = ctx.get("caches")
+        if isinstance(caches, dict):
+            levels = tuple((k, tuple(v.items()) if isinstance(v, dict) else v) for k, v in caches.items())
+            out["context"]["caches"] = _share(("caches", *levels), caches)
+    return out
+
+
 def group_key(rec: dict[str, Any]) -> tuple[Any, ...]:
     v, lay = rec.get("variant", {}), rec.get("layout", {})
     size = rec.get("size", {})

@@ -38,7 +38,7 @@ def add(p: argparse.ArgumentParser) -> None:
 
 def _runs(items: list[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The verified runs, and the bandwidth probe records among them (the drift references)."""
-    recs = records.read_files(paths.expand(items))
+    recs = records.read_files(paths.expand(items), keep=roofline.held)
     runs = [r for r in recs if schemas.kind_of(r) == "run" and r.get("status") == "ok"]
     if not runs:
         raise InputError(f"{' '.join(items)}: no verified runs to place")

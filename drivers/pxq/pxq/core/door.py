@@ -11,10 +11,11 @@ import json
 import os
 import re
 import stat
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from pxq.core import escape
 from pxq.core.errors import InputError
@@ -153,54 +154,66 @@ def parse_json(raw: bytes, limit: int) -> tuple[Any, str | None]:
         return None, None
     if len(raw) > limit:
         return None, f"{len(raw)} bytes (at most {limit >> 20} MiB)"
+    # orjson first (its own recursion bounded; keys up to 64 bytes shared between records by its
+    # cache); what it refuses goes to the standard parser, which decides and names the problem
+    # (NaN, the byte that is not UTF-8), and takes what only orjson refuses (integers past 64
+    # bits). The depth is read from the parsed value: a walk costs a sixth of scanning the text.
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        value, why = _parse_standard(raw)
+        if why is not None:
+            return None, why
+    if deeper_than(value, MAX_DEPTH):
+        return None, f"nested deeper than {MAX_DEPTH} levels (not pxq's)"
+    return value, None
+
+
+def _parse_standard(raw: bytes) -> tuple[Any, str | None]:
     try:
         decoded = raw.decode("utf-8")
     except UnicodeDecodeError:
         return None, "not UTF-8 text"
-    # Parsed first, its depth read after: the C parser guards its own recursion (a RecursionError,
-    # never a crash), and walking the parsed containers costs a sixth of scanning the text.
     try:
-        value = json.loads(decoded, parse_constant=_not_a_number, object_pairs_hook=_shared)
+        return json.loads(decoded, parse_constant=_not_a_number), None
     except ValueError as e:
         return None, f"not JSON ({getattr(e, 'msg', e)})"
     except RecursionError:
         return None, f"nested deeper than {MAX_DEPTH} levels (not pxq's)"
-    if deeper_than(value, MAX_DEPTH):
-        return None, f"nested deeper than {MAX_DEPTH} levels (not pxq's)"
-    return value, None
 
 
 _SHARED: dict[str, str] = {}
 SHARED_MAX = 1 << 16  # short string values kept for sharing (a bound on what sharing may hold)
 
 
-def _shared(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object whose keys, and short string values ("ok", "flat", "openmp"), are shared with
-    every other record's: 100,000 records of one sweep hold their field names once, not 100,000
-    times (half their memory)."""
-    out = {}
-    for key, value in pairs:
-        if value.__class__ is str and len(value) <= 16:
-            kept = _SHARED.get(value)
-            if kept is not None:
-                value = kept
-            elif len(_SHARED) < SHARED_MAX:
-                _SHARED[value] = value
-        out[sys.intern(key)] = value
-    return out
-
-
 def deeper_than(value: Any, limit: int) -> bool:
     """Whether parsed JSON's arrays and objects nest deeper than LIMIT: a walk of its containers
-    with a stack of its own (no recursion), stopped at the first one past the limit."""
-    stack = [(value, 1)] if isinstance(value, (dict, list)) else []
-    while stack:
-        node, depth = stack.pop()
+    a level at a time (no recursion), stopped at the first level past the limit. On the way an
+    object's short string values ("ok", "flat", "openmp") are shared with every other record's:
+    100,000 records of one sweep hold them once, not 100,000 times."""
+    if value.__class__ is not dict and value.__class__ is not list:
+        return False
+    shared, level, depth = _SHARED, [value], 1
+    while level:
         if depth > limit:
             return True
-        for child in node.values() if isinstance(node, dict) else node:
-            if isinstance(child, (dict, list)):
-                stack.append((child, depth + 1))
+        below: list[Any] = []
+        for node in level:
+            if node.__class__ is list:
+                below.extend(c for c in node if c.__class__ is dict or c.__class__ is list)
+                continue
+            for key, child in node.items():
+                kind = child.__class__
+                if kind is dict or kind is list:
+                    below.append(child)
+                elif kind is str and len(child) <= 16:
+                    kept = shared.get(child)
+                    if kept is None:
+                        if len(shared) < SHARED_MAX:
+                            shared[child] = child
+                    elif kept is not child:
+                        node[key] = kept
+        level, depth = below, depth + 1
     return False
 
 

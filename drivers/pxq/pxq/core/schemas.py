@@ -10,6 +10,7 @@ added are not asked of them). `problems` is what pxq.core.records' door checks e
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -107,28 +108,50 @@ def _inline(node: Any, doc: dict[str, Any], by_id: dict[str, Any]) -> Any:
 
 
 @cache
-def _fast() -> dict[str, Any]:
-    """Each kind's schema compiled to Python (fastjsonschema): the door's quick yes. Only a
-    record it refuses goes to jsonschema, which names every problem."""
-    import fastjsonschema
-
+def _fast() -> dict[str, Callable[[Any], bool]]:
+    """Each kind's quick yes: its schema compiled once, by jsonschema_rs (Rust, about 10x
+    fastjsonschema's speed on a run record) or, where that cannot be installed, fastjsonschema.
+    Only a record it does not pass goes to jsonschema, which decides and names every problem:
+    the quick yes only ever saves time, never changes a verdict."""
     by_id = {s["$id"]: s for s in _loaded().values()}
-    out = {}
+    flat = {}
     for kind in KINDS:
         doc = by_id[f"urn:pxq:schema:{kind}:{VERSION}"]
-        flat = {"$schema": "http://json-schema.org/draft-07/schema#", **_inline(doc, doc, by_id)}
-        out[kind] = fastjsonschema.compile(flat)
-    return out
+        flat[kind] = {"$schema": "http://json-schema.org/draft-07/schema#", **_inline(doc, doc, by_id)}
+    try:
+        import jsonschema_rs
+    except ImportError:
+        return {kind: _fastjsonschema(schema) for kind, schema in flat.items()}
+    return {kind: _rust(jsonschema_rs.Draft7Validator(schema)) for kind, schema in flat.items()}
+
+
+def _rust(validator: Any) -> Callable[[Any], bool]:
+    def valid(rec: Any) -> bool:
+        try:
+            return bool(validator.is_valid(rec))
+        except (ValueError, OverflowError, TypeError):  # what it cannot convert (an integer past 64 bits)
+            return False
+
+    return valid
+
+
+def _fastjsonschema(schema: dict[str, Any]) -> Callable[[Any], bool]:
+    import fastjsonschema
+
+    compiled = fastjsonschema.compile(schema)
+
+    def valid(rec: Any) -> bool:
+        try:
+            compiled(rec)
+            return True
+        except fastjsonschema.JsonSchemaException:
+            return False
+
+    return valid
 
 
 def _valid_fast(kind: str, rec: dict[str, Any]) -> bool:
-    import fastjsonschema
-
-    try:
-        _fast()[kind](rec)
-        return True
-    except fastjsonschema.JsonSchemaException:
-        return False
+    return _fast()[kind](rec)
 
 
 @dataclass

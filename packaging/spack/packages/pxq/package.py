@@ -45,7 +45,8 @@ class Pxq(CMakePackage):
         "py-rich",
         "py-matplotlib",
         "py-jsonschema",
-        "py-fastjsonschema",
+        "py-fastjsonschema",  # the door's quick yes where jsonschema-rs is not packaged
+        "py-orjson",
         "py-scipy",
         "py-numpy",
     ):
