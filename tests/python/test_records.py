@@ -251,3 +251,27 @@ def test_records_share_their_field_names_and_the_depth_guard_reads_the_parsed_va
         assert "nested deeper than 32" in door.parse_json(b"[" * deep + b"]" * deep, 1 << 20)[1]
     assert door.deeper_than({"a": [{"b": [1]}]}, 3) and not door.deeper_than({"a": [{"b": [1]}]}, 4)
     assert door.parse_json(b'{"a": 1, "a": 2}', 100) == ({"a": 2}, None)  # JSON's last duplicate wins, as before
+
+
+def test_the_door_without_orjson_parses_and_refuses_alike(monkeypatch):
+    """An interpreter without orjson (the tools' environment runs pxq's modules too) reads with
+    the standard parser alone: the same values, the same refusals and messages."""
+    from pxq.core import door
+
+    texts = [
+        json.dumps(RUN_RECORD).encode(),
+        b'{"a": NaN}',
+        b'{"a": "\xff"}',
+        b"[" * 40 + b"]" * 40,
+        b"[" * 5000 + b"]" * 5000,
+        b"{half",
+        b'{"s": "\\ud800"}',
+        b"   ",
+    ]
+    with_orjson = [door.parse_json(t, 1 << 20) for t in texts]
+    monkeypatch.setattr(door, "orjson", None)
+    assert [door.parse_json(t, 1 << 20) for t in texts] == with_orjson
+    assert with_orjson[0] == (RUN_RECORD, None) and with_orjson[6] == ({"s": "\ud800"}, None)  # orjson refuses it
+    assert "NaN is not a JSON number" in with_orjson[1][1] and "not UTF-8" in with_orjson[2][1]
+    big = door.parse_json(b'{"n": 123456789012345678901234567890}', 100)[0]["n"]
+    assert big == pytest.approx(1.2345678901234568e29)  # past 64 bits: orjson's float (exact without it)

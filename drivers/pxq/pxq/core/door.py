@@ -15,7 +15,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import orjson
+try:
+    import orjson
+except ImportError:  # an interpreter without it (the tools' environment runs pxq's modules too)
+    orjson = None  # type: ignore[assignment]  # the standard parser alone: slower, the same verdicts
 
 from pxq.core import escape
 from pxq.core.errors import InputError
@@ -156,11 +159,15 @@ def parse_json(raw: bytes, limit: int) -> tuple[Any, str | None]:
         return None, f"{len(raw)} bytes (at most {limit >> 20} MiB)"
     # orjson first (its own recursion bounded; keys up to 64 bytes shared between records by its
     # cache); what it refuses goes to the standard parser, which decides and names the problem
-    # (NaN, the byte that is not UTF-8), and takes what only orjson refuses (integers past 64
-    # bits). The depth is read from the parsed value: a walk costs a sixth of scanning the text.
+    # (NaN, the byte that is not UTF-8), and takes what only orjson refuses (an escaped lone
+    # surrogate). orjson reads an integer past 64 bits as a float (the standard parser: exactly);
+    # no record pxq writes holds one. The depth is read from the parsed value (a walk costs a
+    # sixth of scanning the text).
     try:
+        if orjson is None:
+            raise ValueError("no orjson")
         value = orjson.loads(raw)
-    except orjson.JSONDecodeError:
+    except ValueError:  # orjson.JSONDecodeError is one
         value, why = _parse_standard(raw)
         if why is not None:
             return None, why
