@@ -217,6 +217,16 @@ def test_lab6_a_kernel_reading_its_own_output_is_not_correct(tmp_path):
     assert "differs from the plain loops" in text
 
 
+def test_lab6_a_largest_change_that_keeps_its_sign_is_not_correct(tmp_path):
+    """max(y - x) instead of max |y - x| verifies whenever the largest change happens to be an
+    increase; the harness also steps the negated data, where it is a decrease."""
+    abs_change = "Kokkos::Experimental::fabs(y(i) - x(i))"
+    dest = solution_copy(6, tmp_path, "smooth.hpp", abs_change, "(y(i) - x(i))")
+    code, out, text = check(6, "copy", dest)
+    assert code == 1, text
+    assert "differs from the plain loops" in text
+
+
 def test_lab6_half_ported_is_not_correct(tmp_path):
     """The parallel_for ported (LAB 1), the largest change still a plain loop (LAB 2 not done)."""
     mod = labs.get("6")
