@@ -234,12 +234,32 @@ def test_the_user_s_omp_placement_is_kept_and_recorded(tmp_path, monkeypatch):
     monkeypatch.setenv("OMP_PLACES", "threads")
     monkeypatch.setenv("OMP_PROC_BIND", "spread")
     monkeypatch.setenv("OMP_NUM_THREADS", "8")
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
     p = plan(Layout(1, 1, 2), tmp_path)
     assert p.env["OMP_PLACES"] == "threads" and p.env["OMP_PROC_BIND"] == "spread"
     assert p.env["OMP_NUM_THREADS"] == "2"  # the layout's T
     rec = omp_record(p.env)
     assert rec["from_environment"] == ["OMP_PLACES", "OMP_PROC_BIND"]
     assert rec["replaced"] == {"OMP_NUM_THREADS": "8"}
+    assert "OMP_WAIT_POLICY" not in p.env and "OMP_WAIT_POLICY" not in rec  # cores enough: libgomp's own
+
+
+def test_oversubscribed_threads_wait_passively_unless_the_user_chose(tmp_path, monkeypatch):
+    from pxq.launch.request import omp_record
+
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    over = plan(Layout(1, 2, 2), tmp_path, oversubscribe=True)
+    assert over.oversubscribed and over.env["OMP_WAIT_POLICY"] == "passive"
+    assert over.argv[over.argv.index("OMP_WAIT_POLICY") - 1] == "-x"  # passed to every rank
+    assert omp_record(over.env)["OMP_WAIT_POLICY"] == "passive"
+    assert omp_record(over.env)["from_environment"] == []
+    assert "OMP_WAIT_POLICY" not in plan(Layout(1, 4), tmp_path, oversubscribe=True).env  # one thread each
+    monkeypatch.setenv("OMP_WAIT_POLICY", "active")
+    mine = plan(Layout(1, 2, 2), tmp_path, oversubscribe=True)
+    assert "OMP_WAIT_POLICY" not in mine.env  # the user's own reaches the ranks as it is
+    rec = omp_record(mine.env)
+    assert rec["OMP_WAIT_POLICY"] == "active" and "OMP_WAIT_POLICY" in rec["from_environment"]
 
 
 # MPICH: Hydra's mpiexec with pxq's agent for virtual nodes and bind_rank.sh for planned cores.

@@ -20,6 +20,7 @@ from pxq.launch.request import (
     choose_cores,
     is_oversubscribed,
     omp_env,
+    oversubscribed_omp_env,
     placement_record,
 )
 from pxq.machine.mpi import MPI_NAMES
@@ -38,6 +39,8 @@ def plan_launch(req: LaunchRequest, mpirun: str | None, workdir: Path) -> Launch
         env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
 
     oversubscribed = is_oversubscribed(req, launcher.plans_cores, launcher.emulated)
+    if oversubscribed:
+        env.update(oversubscribed_omp_env(req.layout.threads))
     check_rank_order(req)
     if req.mpi == "mpich" and not launcher.own_starter:
         plan = hydra_plan(req, mpirun, workdir, launcher.name, oversubscribed, env, launcher.cluster)
