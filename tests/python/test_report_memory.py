@@ -27,11 +27,30 @@ def test_a_run_is_kept_without_the_detail_no_table_reads():
     kept = report.essentials(rec)
     assert "placement" not in kept and "messages" not in kept
     assert set(kept["context"]) <= set(report.READ_CONTEXT) and kept["context"]["host"] == rec["context"]["host"]
-    assert kept["driver"] == rec["driver"] and kept["time"] == rec["time"]  # its identity and its figures
+    assert kept["time"] == rec["time"]  # its figures
+    ids = ("run_id", "repeat", "sweep_id", "sweep_key", "settle")
+    assert kept["driver"] == {k: rec["driver"][k] for k in ids if k in rec["driver"]}  # its identity, its round
+    assert records.run_identity(kept) == records.run_identity(rec)
+    assert "work" not in kept and set(kept.get("verification", {})) <= {"tolerance_used"}
     named = report.essentials(rec, ["placement_summary.requested", "context.machine_note", "messages.total"])
     assert named["context"] == rec["context"] and named["messages"] == rec["messages"]
+    assert report.essentials(rec, ["driver.omp.OMP_NUM_THREADS"])["driver"] == rec["driver"]
     probe = {"kind": "probe", "probe": "stride", "placement": [1]}
     assert report.essentials(probe) is probe  # other kinds whole: their figures read them
+
+
+def test_runs_alike_share_their_parts_and_a_run_that_did_not_verify_is_kept_whole():
+    one, two = (complete(copy.deepcopy(RUN_RECORD)) for _ in range(2))
+    two["driver"]["run_id"] = "another"
+    a, b = report.essentials(one), report.essentials(two)
+    for part in ("variant", "layout", "size"):
+        assert a[part] == one[part] and a[part] is b[part]  # one object for both runs
+    two["variant"]["tile_bytes"] = 12345
+    assert report.essentials(two)["variant"] is not a["variant"]  # a part that differs is its own
+    failed = complete(copy.deepcopy(RUN_RECORD))
+    failed["status"] = "failed"
+    kept = report.essentials(failed)
+    assert kept["driver"] == failed["driver"] and kept["verification"] == failed["verification"]
 
 
 def test_the_report_of_kept_runs_is_the_report_of_whole_ones(tmp_path, capsys):

@@ -31,6 +31,7 @@ import statistics
 from typing import Any
 
 from pxq.analysis import drift, settle
+from pxq.core import records
 from pxq.launch import launchers
 from pxq.machine import ceilings as ceil
 
@@ -188,19 +189,6 @@ RENDERED = frozenset(("gbs", "gflops", "memory_gbs", "intensity", "core_intensit
 SHARED_PARTS = ("size", "layout", "variant")  # alike in many runs: held once for all of them
 HELD_DRIVER = ("run_id", "sweep_id", "sweep_key", "repeat", "settle")
 HELD_CONTEXT = ("host", "cpu_model", "date")
-_PARTS: dict[Any, Any] = {}
-PARTS_MAX = 1 << 14  # distinct parts kept for sharing (a bound on what sharing may hold)
-
-
-def _share(key: Any, part: Any) -> Any:
-    """One object for equal parts of many records (read only, never written to)."""
-    try:
-        kept = _PARTS.get(key)
-    except TypeError:  # a part holding a list or an object: kept as it is
-        return part
-    if kept is None and len(_PARTS) < PARTS_MAX:
-        _PARTS[key] = kept = part
-    return part if kept is None else kept
 
 
 def _declared(w: Any) -> Any:
@@ -209,7 +197,7 @@ def _declared(w: Any) -> Any:
         return w
     out = {k: v for k, v in w.items() if k not in RENDERED}
     if isinstance(out.get("what"), str):
-        out["what"] = _share(("what", out["what"]), out["what"])
+        out["what"] = records.share(("what", out["what"]), out["what"])
     return out
 
 
@@ -228,7 +216,7 @@ def held(rec: dict[str, Any]) -> dict[str, Any]:
     for name in SHARED_PARTS:
         part = rec.get(name)
         if isinstance(part, dict):
-            out[name] = _share((name, *part.items()), part)
+            out[name] = records.share((name, *part.items()), part)
     driver, ctx = rec.get("driver"), rec.get("context")
     if isinstance(driver, dict):
         out["driver"] = {k: driver[k] for k in HELD_DRIVER if k in driver}
@@ -237,7 +225,7 @@ def held(rec: dict[str, Any]) -> dict[str, Any]:
         caches = ctx.get("caches")
         if isinstance(caches, dict):
             levels = tuple((k, tuple(v.items()) if isinstance(v, dict) else v) for k, v in caches.items())
-            out["context"]["caches"] = _share(("caches", *levels), caches)
+            out["context"]["caches"] = records.share(("caches", *levels), caches)
     return out
 
 

@@ -16,6 +16,7 @@ Over 400 lines: the one door every reader passes (bounds, decoding, schema) and 
 from __future__ import annotations
 
 import contextlib
+import copy
 import errno
 import fcntl
 import hashlib
@@ -443,6 +444,39 @@ def _kept(
 
 def _digest(rec: dict[str, Any]) -> bytes:
     return hashlib.blake2b(json.dumps(rec, sort_keys=True).encode(), digest_size=16).digest()
+
+
+PARTS_MAX = 1 << 14  # distinct parts kept for sharing (a bound on what sharing may hold)
+_PARTS: dict[Any, Any] = {}
+
+
+def share(key: Any, part: Any) -> Any:
+    """One object for equal parts of many records, KEY their contents as a hashable value (the
+    readers' KEEP projections: 100,000 runs of a sweep hold one copy of their alike layouts,
+    variants and sizes); read only, never written to. A part whose key cannot be hashed (it
+    holds a list or an object) is kept as it is."""
+    try:
+        kept = _PARTS.get(key)
+    except TypeError:
+        return part
+    if kept is None and len(_PARTS) < PARTS_MAX:
+        _PARTS[key] = kept = copy.deepcopy(part)  # its own copy: no caller's record is held
+    return part if kept is None else kept
+
+
+def _frozen(value: Any) -> Any:
+    """A record part as a hashable value (its dicts as tuples of items, its lists as tuples,
+    each tagged so a dict and a list of the same items differ)."""
+    if isinstance(value, dict):
+        return ("{", *((k, _frozen(v)) for k, v in value.items()))
+    if isinstance(value, list):
+        return ("[", *(_frozen(v) for v in value))
+    return value
+
+
+def shared_part(name: str, part: Any) -> Any:
+    """A record part (a dict or list of JSON values) through share(), keyed by its contents."""
+    return share((name, _frozen(part)), part) if isinstance(part, (dict, list)) else part
 
 
 def read_files(
