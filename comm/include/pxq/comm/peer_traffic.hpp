@@ -13,6 +13,9 @@
 
 namespace pxq::comm {
 
+// Runs of at most this many ranks keep every (source, destination) pair in their record.
+inline constexpr std::size_t kPeerDetailRanks = 16;
+
 class PeerTraffic {
  public:
   explicit PeerTraffic(int nranks)
@@ -28,8 +31,11 @@ class PeerTraffic {
   std::uint64_t messages() const;
   std::uint64_t bytes() const;
 
-  // Collective over `comm`: rank 0 returns {"by_channel": {...}, "by_peer": [[src, dst,
-  // messages, bytes], ...], "messages": n, "bytes": n}; other ranks return null.
+  // Collective over `comm`: rank 0 returns {"by_channel": {channel: {messages, bytes}},
+  // "by_rank": [[rank, peers, messages, bytes], ...] (the ranks that sent), "messages": n,
+  // "bytes": n}, and "by_peer": [[src, dst, messages, bytes], ...] up to kPeerDetailRanks
+  // ranks (else "by_peer_note"): a record that grows with the ranks, not their square, and
+  // nothing P x P gathered on rank 0 past that size. Other ranks return null.
   nlohmann::json summarize(MPI_Comm comm, const std::vector<RankPlacement>& placement) const;
 
  private:
