@@ -228,7 +228,7 @@ def essentials(rec: dict[str, Any], group_by: Sequence[str] = ()) -> dict[str, A
     """A run's record as the report holds it: without UNREAD and with READ_CONTEXT of its
     context; a verified run with only the HELD fields of those parts, without its declared work
     and with its SHARED parts one object for all the runs alike (a --group-by field keeps the
-    part it names whole). 100,000 runs of a sweep in a quarter of their memory. A run that did
+    part it names whole). 100,000 runs of a sweep in about half the memory. A run that did
     not verify (its failure is shown) and every other record whole."""
     if schemas.kind_of(rec) != "run":
         return rec
