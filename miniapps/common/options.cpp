@@ -20,6 +20,9 @@ void add_common_options(pxq::cli::App& app, CommonOptions& o) {
   app.add_option("--fuse", o.fuse, "Fuse sweeps into one pass: auto (when tiled), on or off")
       ->member({"auto", "on", "off"});
   app.add_option("--json", o.json_path, "Append the run record (JSON line) to this file");
+  app.add_option("--declare", o.declare_path,
+                 "Set up only and append this configuration's declared work (one JSON line) to this file: "
+                 "nothing is timed, iterated or verified (what pxq advise predicts from)");
   app.add_option("--nodes", o.nodes, "Nodes the launcher used (checked against observation)")->range(1, 1 << 20);
   app.add_option("--ranks-per-node", o.ranks_per_node, "Ranks per node the launcher used")->range(1, 1 << 20);
   app.add_option("--alloc", o.alloc,

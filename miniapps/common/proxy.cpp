@@ -129,6 +129,21 @@ void rate_work(const Proxy& proxy, const MpiWorld& w, Measured& m) {
   m.work_metrics = work_metrics(totals, m.phases, m.total);
 }
 
+// --declare: the work the configuration declares once set up, appended to the file as a run
+// record's frame with a "declared" kind and no time (collective; nothing iterated or verified).
+int declare(const Proxy& proxy, const MpiWorld& w, const CommonOptions& co, const std::string& app, const Variant& v,
+            const RunStart& start, Measured& m) {
+  for (const auto& phase : proxy.phases()) m.phases[phase] = 0.0;
+  rate_work(proxy, w, m);
+  if (w.rank != 0) return kExitOk;
+  nlohmann::json rec = record_frame(app, true, co, v, start, w.size, {});
+  rec.erase("placement");
+  rec.erase("placement_summary");
+  rec.update({{"kind", "declared"}, {"status", "declared"}, {"work", m.work}, {"time", {{"setup", m.setup}}}});
+  append_record(co.declare_path, rec);
+  return kExitOk;
+}
+
 }  // namespace
 
 std::vector<Line> reference_checks(const std::pair<std::string, double>& value,
@@ -214,6 +229,7 @@ int run_proxy(const MpiWorld& w, const CommonOptions& co, const std::string& app
   Measured m;
   const double t_setup = synced();
   m.setup = slowest(stage("setup", t_setup, [&] { proxy->begin(start); }), w.comm);
+  if (!co.declare_path.empty()) return declare(*proxy, w, co, app, variant, start, m);
   stage("warm-up", MPI_Wtime(), [&] { proxy->warm_up(); });
   proxy->timers().reset();
   proxy->traffic().reset();

@@ -138,6 +138,10 @@ RunStart start_run(const MpiWorld& w, const CommonOptions& o, const Variant& v, 
                    const std::string& tile_kernel, const tiling::AutoShare& auto_share) {
   RunStart s;
   check_layout(o, w.size);
+  if (!o.declare_path.empty() && tile_kernel.empty())  // a probe: no proxy's phases, no tile kernel
+    throw std::invalid_argument(
+        "--declare: this program is a probe and declares no work; give --declare to a proxy "
+        "(ring, cg, mg, ft, is)");
   // From a file only rank 0 reads (it writes the record, in the run's folder beside that file).
   if (o.driver_info_file.empty())
     s.driver = parse_driver_info(o.driver_info);
@@ -169,7 +173,10 @@ RunStart start_run(const MpiWorld& w, const CommonOptions& o, const Variant& v, 
     s.tile.profile = profile_path;
   }
   if (!profile.note.empty()) s.tile.warning += (s.tile.warning.empty() ? "" : "; ") + profile.note;
-  root_check(w, [&] { check_record_path(o.json_path); });
+  root_check(w, [&] {
+    check_record_path(o.json_path);
+    check_record_path(o.declare_path);
+  });
   s.runtime = std::make_unique<kernels::ScopedRuntime>(v.backend, v.threads);
   omp_set_num_threads(v.threads);
   s.placement = comm::observe_placement(w.comm, v.threads);

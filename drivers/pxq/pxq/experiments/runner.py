@@ -211,6 +211,7 @@ DRIVER_OWNED = (
     "--driver-info",
     "--driver-info-file",
     "--oversubscribed",
+    "--declare",
 )
 DRIVER_OPTION = {
     "--mode": "--mode",
@@ -226,6 +227,7 @@ DRIVER_OPTION = {
     "--driver-info": "nothing (the driver writes it)",
     "--driver-info-file": "nothing (the driver writes it)",
     "--oversubscribed": "--oversubscribe",
+    "--declare": "pxq advise (it declares each configuration's work)",
 }
 
 

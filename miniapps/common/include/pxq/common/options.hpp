@@ -19,6 +19,7 @@ struct CommonOptions {
   std::string backend = "openmp";
   std::string fuse = "auto";  // auto (with the tile), on, off
   std::string json_path;      // append the run record here ("" = no record)
+  std::string declare_path;   // declare the work only: set up, append it here, run nothing timed
   // Layout facts the driver knows (the binary checks them against what it observes).
   int nodes = 0;           // 0: as observed
   int ranks_per_node = 0;  // 0: as observed
