@@ -62,7 +62,7 @@ VALUES: list[Any] = [
 def corpus() -> dict[str, list[dict[str, Any]]]:
     """Every record of the test data, by kind (a record without a kind is a run of schema 1)."""
     out: dict[str, list[dict[str, Any]]] = {}
-    files = [DATA / "run-record.json", DATA / "bandwidth-record.json"]
+    files = [DATA / "run-record.json", DATA / "bandwidth-record.json", DATA / "advice-record.jsonl"]
     files += sorted((DATA / "figures").glob("*.jsonl")) + sorted((DATA / "studies").glob("*.jsonl"))
     for path in files:
         texts = [path.read_text()] if path.suffix == ".json" else path.read_text().splitlines()

@@ -43,7 +43,7 @@ def test_a_run_record_from_a_real_run_is_valid_and_damage_is_named():
     zero["layout"]["nodes"] = 0
     assert any(m.startswith("layout/nodes") for m in messages(zero))
     assert messages(dict(RUN, kind="runs")) == [
-        'unknown kind "runs" (pxq writes run, probe, profile, tile-profile, study, lab-grade)'
+        'unknown kind "runs" (pxq writes run, probe, profile, tile-profile, study, lab-grade, advice)'
     ]
     assert "not a pxq record" in messages({"app": "ring"})[0]
 

@@ -115,6 +115,8 @@ OPTIONS: dict[str, Range] = {
     "--min-time": Range(0.001, 3600, "seconds per benchmark"),
     "--seed": Range(0, 2**31 - 1, "(a seed)"),
     "--nodes": Range(2, 64, "nodes"),
+    "advise --nodes": Range(1, MAX_NODES, "nodes"),
+    "advise --cores": Range(1, MAX_RANKS_PER_NODE, "cores per node"),
     "--mtu": Range(1280, 65000, "bytes"),
     "--cores-per-node": Range(1, MAX_THREADS, "cores per node"),
     "--precision": Range(0.001, 0.5, "(a relative precision, such as 0.05)"),

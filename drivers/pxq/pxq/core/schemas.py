@@ -1,6 +1,7 @@
 """The record schemas (schemas/*.schema.json, JSON Schema 2020-12) and `pxq validate`.
 
-Every record names its kind ("run", "probe", "profile", "tile-profile", "study") and the
+Every record names its kind ("run", "probe", "profile", "tile-profile", "study", "lab-grade",
+"advice") and the
 version of that kind's schema ("schema": 2). Version 1 records, written before "kind"
 existed, are still read by every command; `kind_of` tells their kind from their app, and
 each field they have is checked for the type version 2 gives it (the fields version 2
@@ -23,7 +24,7 @@ SCHEMA_DIR = Path(__file__).resolve().parents[1] / "data" / "schemas"
 # the apps' own choices give variant.<option> its values.
 REGISTRY_SNAPSHOT = Path(__file__).resolve().parents[1] / "data" / "registry.json"
 VERSION = 2
-KINDS = ("run", "probe", "profile", "tile-profile", "study", "lab-grade")
+KINDS = ("run", "probe", "profile", "tile-profile", "study", "lab-grade", "advice")
 
 
 def kind_for_app(app: str) -> str:

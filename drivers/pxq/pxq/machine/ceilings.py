@@ -248,3 +248,93 @@ def refuse_other_machines(recs: list[dict[str, Any]], c: dict[str, Any]) -> None
             f"ceilings would predict them (this one, {_describe(here[0], key.get('hwloc') or {}, key.get('host'))}): "
             "run `pxq roofline` on the machine that ran them, or leave them out of PATH"
         )
+
+
+def _rows_problem(rows: Any, what: str) -> str | None:
+    if not isinstance(rows, list) or not rows:
+        return f"{what} is not a list of rows per core count"
+    for i, r in enumerate(rows, 1):
+        if not isinstance(r, dict) or r.get("cores") != i:
+            return f"{what}: row {i} is not the row of {i} busy core(s)"
+        for f in ("median", "min", "max"):
+            v = r.get(f)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+                return f"{what}: row {i}'s {f} is not a number of 0 or more"
+    return None
+
+
+def _curve_problem(curve: Any, field: str, what: str) -> str | None:
+    if not isinstance(curve, list) or not curve:
+        return f"{what} is not a list of sizes"
+    last = 0.0
+    for point in curve:
+        size = point.get("bytes") if isinstance(point, dict) else None
+        if isinstance(size, bool) or not isinstance(size, (int, float)) or not size > last:
+            return f"{what}: its sizes are not positive and growing"
+        last = float(size)
+        said = _rows_problem(point.get(field), f"{what} at {format_bytes(int(size))}")
+        if said:
+            return said
+    return None
+
+
+def _levels_problem(levels: Any) -> str | None:
+    def level(lv: Any) -> bool:
+        size = lv.get("bytes") if isinstance(lv, dict) else None
+        named = isinstance(lv, dict) and isinstance(lv.get("name"), str) and isinstance(lv.get("shared"), bool)
+        return named and isinstance(size, int) and not isinstance(size, bool) and size > 0
+
+    if not isinstance(levels, list) or not all(level(lv) for lv in levels):
+        return "levels is not a list of cache levels (name, bytes, shared)"
+    return None
+
+
+def _kinds_problem(kinds_: Any) -> str | None:
+    if not isinstance(kinds_, dict):
+        return "kinds is not an object of curves by access kind"
+    for name, curve in kinds_.items():
+        said = _curve_problem(curve, "rate", f"the {name} curve")
+        if said:
+            return said
+    return None
+
+
+def problem(data: Any) -> str | None:
+    """What makes DATA no ceilings pxq can predict from (None: nothing): the format, the cores,
+    the cache levels, the bandwidth curve, the peak flop rate and the access kinds' curves, each
+    typed and sized, every curve's rows one per busy core up to the cores measured."""
+    if not isinstance(data, dict):
+        return "not a JSON object"
+    if data.get("format") != FORMAT:
+        return f"format {data.get('format')!r}, not pxq's {FORMAT}: measure them again with pxq probe ceilings"
+    n = data.get("cores")
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 1 << 16:
+        return "cores is not a count of 1 or more"
+    said = (
+        _levels_problem(data.get("levels"))
+        or _curve_problem(data.get("curve"), "gbs", "the bandwidth curve")
+        or _rows_problem(data.get("peak_gflops"), "the peak flop rate")
+        or _kinds_problem(data.get("kinds", {}))
+    )
+    if said:
+        return said
+    rows = [data["peak_gflops"], *(p["gbs"] for p in data["curve"])]
+    rows += [p["rate"] for c in data.get("kinds", {}).values() for p in c]
+    if any(len(r) != n for r in rows):
+        return f"a curve's rows do not reach the {n} cores measured"
+    return None
+
+
+def read_file(path: Path) -> dict[str, Any]:
+    """Another machine's kept ceilings (a file `pxq probe ceilings` wrote there), through the
+    door, checked whole (InputError naming the problem)."""
+    try:
+        data = door.json_doc(path, "--ceilings", "give a ceilings file that pxq probe ceilings wrote")
+    except FileNotFoundError:
+        raise InputError(f"--ceilings {path}: no such file; `pxq probe ceilings --out FILE` writes one") from None
+    said = problem(data)
+    if said:
+        raise InputError(
+            f"--ceilings {path}: {said}; give a ceilings file that pxq probe ceilings wrote (PXQ_CEILINGS there)"
+        )
+    return data

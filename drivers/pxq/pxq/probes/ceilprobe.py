@@ -18,7 +18,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from pxq.analysis import drift
+from pxq.analysis import drift, roofview
 from pxq.core import outputs, plugins
 from pxq.core.errors import InputError
 from pxq.core.layout import Layout, format_bytes
@@ -210,6 +210,13 @@ def here(say: Callable[[str], None], remeasure: bool = False) -> dict[str, Any]:
 
 
 def _add(probes: argparse._SubParsersAction) -> None:
+    pc = probes.add_parser(
+        "ceilings",
+        help="this machine's roofline ceilings (measured once, a few minutes, then kept): shown, and with --out "
+        "copied to a file that `pxq advise --ceilings FILE` reads on another machine",
+    )
+    pc.add_argument("--remeasure", action="store_true", help="measure them again")
+    pc.add_argument("--out", type=Path, help="also write them to this file (JSON)")
     pr = probes.add_parser(
         "reference",
         help="re-time the roofline ceilings' reference points beside your runs (the stream and the access "
@@ -242,4 +249,21 @@ def _run_reference(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-PLUGIN = plugins.Probe(("reference",), _add, _run_reference, order=5)
+def _run_ceilings(args: argparse.Namespace, console: Console) -> int:
+    """The kept ceilings (measured now when there are none), shown; with --out, copied."""
+    if args.out is not None:
+        outputs.check(args.out, "ceilings", "--out")  # before minutes of measuring
+    c = here(lambda s: console.print(f"[dim]{s}[/dim]"), remeasure=args.remeasure)
+    for line in roofview.ceilings_lines(c):
+        console.print(line, highlight=False)
+    if args.out is not None:
+        outputs.write(args.out, outputs.dumps(c, indent=1), "ceilings", "--out")
+        console.print(f"ceilings written to {args.out}: on another machine, `pxq advise APP --ceilings {args.out}`")
+    return 0
+
+
+def _run_op(args: argparse.Namespace, console: Console) -> int:
+    return _run_ceilings(args, console) if args.op == "ceilings" else _run_reference(args, console)
+
+
+PLUGIN = plugins.Probe(("ceilings", "reference"), _add, _run_op, order=5)

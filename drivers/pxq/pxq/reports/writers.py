@@ -1,5 +1,6 @@
 """What `pxq report` writes, one writer per format (WRITERS: a table of exporters): the runs'
-table with its chart, failures, timelines and settled verdicts; CSV, JSON and markdown; Caliper
+table with its chart, failures, timelines and settled verdicts (and the hit rate of advice
+records); CSV, JSON and markdown; Caliper
 profiles; Extra-P's input; and, for probe, profile and study records, their figures and tables
 drawn again. A new format is its writer and its line in WRITERS (and OPTIONS for the options
 only it takes); `pxq report` lists the names in --format's choices."""
@@ -14,7 +15,7 @@ from typing import Any
 
 from rich.console import Console
 
-from pxq.analysis import caliper, extrap, extrapfit, report, settle, tables, trace
+from pxq.analysis import advice, caliper, extrap, extrapfit, report, settle, tables, trace
 from pxq.core import outputs, records, schemas
 from pxq.core import paths as paths_mod
 from pxq.core.errors import InputError
@@ -43,7 +44,7 @@ def _gather(
         if not recs:
             raise InputError(f"no {kinds[args.records]} records in {', '.join(str(p) for p in paths)}")
     runs = [r for r in recs if schemas.kind_of(r) == "run"]
-    others = [r for r in recs if redraw.figure_key(r)]
+    others = [r for r in recs if redraw.figure_key(r) or schemas.kind_of(r) == "advice"]
     return paths, runs, others, report.split_fields(runs, group_by)
 
 
@@ -56,11 +57,17 @@ def table(args: argparse.Namespace, console: Console, recs: list[dict[str, Any]]
     runs, the figures of the probes, profiles and studies. RECS: the records of args.results,
     already read (else read here)."""
     paths, runs, others, group_by = _gather(args, recs)
+    advised = [r for r in others if schemas.kind_of(r) == "advice"]
+    others = [r for r in others if schemas.kind_of(r) != "advice"]
     rows = report.summarize(runs, group_by)
+    if advised:
+        console.print(advice.hit_rate_text(advice.hit_rate(advised)), highlight=False)
     if not rows and not report.failed_runs(runs):
         if others:
             return _redraw(others, args.plot or figure_path(None, paths[0]), console)
-        raise InputError(f"{_title(paths)}: no run, probe, profile or study records to report")
+        if advised:
+            return 0
+        raise InputError(f"{_title(paths)}: no run, probe, profile, study or advice records to report")
     if rows:
         report.print_table(rows, _title(paths), console, group_by)
     report.print_failures(runs, console)
@@ -82,6 +89,7 @@ def _export(args: argparse.Namespace, console: Console) -> int:
     if args.out:
         records.check_writable(args.out, "--out", args.format)
     paths, runs, others, group_by = _gather(args)
+    others = [r for r in others if schemas.kind_of(r) != "advice"]  # the table's hit rate, not an export
     rows = report.summarize(runs, group_by)
     if not rows and not report.failed_runs(runs):
         if others:

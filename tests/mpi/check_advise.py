@@ -1,0 +1,167 @@
+"""`pxq advise` end to end on this machine (CTest advise.real):
+
+- the declared work is the work a real run declares: every proxy set up with `--declare`
+  (through the driver's launch, nothing timed) declares, phase by phase, the flops, bytes,
+  compulsory bytes, footprint and working set that the same configuration's run record holds;
+- a probe given `--declare` refuses it (exit 2, naming the proxies), nothing run;
+- `pxq advise ring` with ceilings kept for this machine (the check's own file, PXQ_CEILINGS: so
+  nothing is measured here): every layout filling the cores, untiled and tiled, ranked by
+  predicted time with what binds each; the knee named; the proof a settled sweep of the
+  predicted best against the others, the plain flat run among them; the advice record
+  appended after the proof's runs, valid, its outcome one of held, not held, unsettled;
+  `pxq report` over it gives the hit rate;
+- `pxq advise cg --class S --no-prove`: predicted, not proved, said so.
+
+usage: check_advise.py WORKDIR   (PYTHONPATH and PXQ_BUILD_DIR set by CTest)"""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+
+from driver_check import fail, fresh_workdir, pxq, records
+
+from pxq.analysis import advice
+from pxq.core import registry
+from pxq.core.layout import Layout
+from pxq.core.paths import binary
+from pxq.experiments import advising
+from pxq.experiments.runner import RunSpec
+from pxq.machine import caches, envinfo
+from pxq.machine import ceilings as ceil
+
+COMPARED = ("flops", "bytes", "memory_bytes", "footprint_bytes", "working_set_bytes")
+
+
+def rows(total: float, n: int) -> list[dict]:
+    return [{"cores": c, "median": total * c / n, "min": total * c / n, "max": total * c / n} for c in range(1, n + 1)]
+
+
+def kept(n: int) -> dict:
+    """Ceilings for this machine (a flat curve: the check tests the advice, not the machine)."""
+    return {
+        "format": ceil.FORMAT,
+        "key": caches.key(envinfo.machine()),
+        "cpu_model": "check_advise",
+        "cores": n,
+        "date": "2026-11-29T00:00:00Z",
+        "levels": [
+            {"name": "L1", "bytes": 32 << 10, "shared": False},
+            {"name": "L2", "bytes": 1 << 20, "shared": False},
+        ],
+        "curve": [
+            {"bytes": 16 << 10, "gbs": rows(200.0, n)},
+            {"bytes": 1 << 20, "gbs": rows(100.0, n)},
+            {"bytes": 1 << 30, "gbs": rows(20.0, n)},
+        ],
+        "peak_gflops": rows(80.0, n),
+        "kinds": {},
+    }
+
+
+def same(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-6)
+
+
+def check_declared(work) -> None:
+    """Each proxy's declared work against its run's, at 1x2, tiled (the tile in the work)."""
+    for app in registry.apps():
+        args = ["--class", "S"] if registry.classes(app) else ["--block", "1M", "--iterations", "2"]
+        spec = RunSpec(app=app, layout=Layout(1, 2), mode="tiled", tile="64K", app_args=args,
+                       results=work / f"{app}.jsonl")  # fmt: skip
+        declared, why = advising.declare(spec)
+        if declared is None:
+            fail(f"{app}: nothing declared: {why}")
+        if declared.get("kind") != "declared" or "total" in (declared.get("time") or {}):
+            fail(f"{app}: the declaration is not a declared record without a timed total: {declared}")
+        p = pxq("run", app, "--layout", "1x2", "--mode", "tiled", "--tile", "64K", "--results", str(spec.results),
+                "--", *args)  # fmt: skip
+        if p.returncode != 0:
+            fail(f"pxq run {app}: exit {p.returncode}\n{p.stdout[-2000:]}{p.stderr[-2000:]}")
+        run = records(spec.results)[-1]["work"]
+        if set(run) != set(declared["work"]):
+            fail(f"{app}: declared phases {sorted(declared['work'])}, the run's {sorted(run)}")
+        for phase, w in run.items():
+            d = declared["work"][phase]
+            for f in COMPARED:
+                if not same(w[f], d[f]) or not same(w["rank_max"].get(f, 0.0), d["rank_max"].get(f, 0.0)):
+                    fail(f"{app} {phase}: {f} declared {d[f]} (rank max {d['rank_max'].get(f)}), run {w[f]}")
+        print(f"{app}: declared work = the run's, {len(run)} phase(s)")
+
+
+def check_probe_refuses(work) -> None:
+    mpirun = os.environ.get("PXQ_MPIRUN", "mpirun")
+    out = work / "probe.jsonl"
+    p = subprocess.run(
+        [mpirun, "-np", "1", str(binary("probe-bandwidth")), "--array", "64K", "--declare", str(out)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    if p.returncode != 2 or "declares no work" not in p.stdout + p.stderr or out.exists():
+        fail(f"a probe given --declare: exit {p.returncode}\n{p.stdout[-1500:]}{p.stderr[-1500:]}")
+
+
+def check_advise_ring(work) -> None:
+    res = work / "advise-ring.jsonl"
+    p = pxq(
+        "advise", "ring", "--budget", "90s", "--precision", "0.1", "--results", str(res),
+        "--", "--block", "4M", "--iterations", "2",
+    )  # fmt: skip
+    if p.returncode not in (0, 1) or "Traceback" in p.stderr:
+        fail(f"pxq advise ring: exit {p.returncode}\n{p.stdout[-3000:]}{p.stderr[-3000:]}")
+    for said in ("predicted", "memory bus", "settled comparisons", "advice record appended"):
+        if said not in p.stdout:
+            fail(f"pxq advise ring does not say {said!r}:\n{p.stdout[-3000:]}")
+    recs = records(res)
+    adv = [r for r in recs if r.get("kind") == "advice"]
+    runs = [r for r in recs if r.get("kind") == "run"]
+    if len(adv) != 1 or recs[-1].get("kind") != "advice":
+        fail(f"one advice record, after the proof's runs: {[r.get('kind') for r in recs]}")
+    a = adv[0]
+    names = {c["name"] for c in a["candidates"]}
+    n = envinfo.cores()
+    want = {c.name for c in advice.candidates(1, n, ["256K", "auto"])}
+    if names != want:
+        fail(f"the candidates are not every layout filling {n} cores, untiled and tiled: {sorted(names)}")
+    flat = advising.flat_of(1, n)
+    if a["outcome"] not in ("held", "not held", "unsettled") or flat not in a["proof"]["configurations"]:
+        fail(f"the proof did not run the predicted best against the flat run: {a.get('proof')}, {a['outcome']}")
+    if not runs or any(r["status"] != "ok" for r in runs):
+        fail(f"the proof's runs did not all verify: {[r['status'] for r in runs]}")
+    best = a["predicted_best"]
+    if best != a["proof"]["configurations"][0]:
+        fail(f"the proof's first configuration is not the predicted best ({best}): {a['proof']['configurations']}")
+    v = pxq("validate", str(res))
+    if v.returncode != 0 or " 0 invalid" not in v.stdout:
+        fail(f"pxq validate of the advice:\n{v.stdout}{v.stderr}")
+    r = pxq("report", str(res))
+    if r.returncode not in (0, 1) or "hit rate" not in r.stdout:
+        fail(f"pxq report gives no hit rate over the advice:\n{r.stdout[-2000:]}{r.stderr[-2000:]}")
+    print(f"advise ring: predicted best {best}; {a['outcome']} over {a['proof']['blocks']} block(s)")
+
+
+def check_no_prove(work) -> None:
+    res = work / "advise-cg.jsonl"
+    p = pxq("advise", "cg", "--class", "S", "--no-prove", "--results", str(res))
+    (a,) = records(res) or fail(f"no advice record: exit {p.returncode}\n{p.stdout}{p.stderr}")
+    if p.returncode != 0 or a["outcome"] != "not proved" or "not proved" not in p.stdout:
+        fail(f"pxq advise cg --no-prove: exit {p.returncode}, outcome {a['outcome']}\n{p.stdout[-2000:]}")
+    if any(r.get("kind") == "run" for r in records(res)):
+        fail("--no-prove ran a proof")
+
+
+def main() -> None:
+    work = fresh_workdir()
+    c = work / "ceilings.json"
+    os.environ["PXQ_CEILINGS"] = str(c)
+    if ceil.save(kept(envinfo.cores())) is None:
+        fail(f"could not write {c}")
+    check_declared(work)
+    check_probe_refuses(work)
+    check_no_prove(work)
+    check_advise_ring(work)
+    print("PASS: declared work as run; a probe refuses --declare; pxq advise ranks, proves and records")
+
+
+if __name__ == "__main__":
+    main()
