@@ -160,6 +160,7 @@ def test_a_ceilings_file_is_checked_whole_before_it_predicts():
         ({**good(), "peak_gflops": good()["peak_gflops"][:1]}, "do not reach the 2 cores"),
         ({**good(), "kinds": {"gather": [{"bytes": 1, "rate": [{"cores": 2}]}]}}, "the gather curve"),
         ({**good(), "kinds": []}, "kinds"),
+        ({**good(), "curve": [{"bytes": float("inf"), "gbs": good()["curve"][0]["gbs"]}]}, "growing"),
     ]
     for data, said in bad:
         assert said in ceilings.problem(data), (data, ceilings.problem(data))

@@ -269,8 +269,8 @@ def _curve_problem(curve: Any, field: str, what: str) -> str | None:
     last = 0.0
     for point in curve:
         size = point.get("bytes") if isinstance(point, dict) else None
-        if isinstance(size, bool) or not isinstance(size, (int, float)) or not size > last:
-            return f"{what}: its sizes are not positive and growing"
+        if isinstance(size, bool) or not isinstance(size, (int, float)) or not last < size < math.inf:
+            return f"{what}: its sizes are not finite, positive and growing"
         last = float(size)
         said = _rows_problem(point.get(field), f"{what} at {format_bytes(int(size))}")
         if said:
