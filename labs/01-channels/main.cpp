@@ -62,8 +62,9 @@ struct Clock {
 // their mean; a read around every trip: from the minimum to the maximum, so a minimum-of-trips
 // estimator is as right as the mean), within a timer's slack.
 struct Timing {
-  long warmup = 0, timed = 0;
-  double measured = 0;  // (last read - first read) / (2 x timed round trips)
+  long warmup = 0, timed = 0;  // warm-up: untimed round trips of the size asked (a size's first pays its set-up)
+  long warmup_other = 0;       // untimed round trips of another size, which warm up another size's path
+  double measured = 0;         // (last read - first read) / (2 x timed round trips)
   bool plausible = true;
   std::string why;
 };
@@ -80,7 +81,7 @@ Timing judge(const Link& link, std::size_t bytes, long before, long after, doubl
         "it cannot see)";
     return t;
   }
-  t.warmup = r.front().second - before;
+  for (long trip = before; trip < r.front().second; ++trip) ++(link.size_of(trip) == bytes ? t.warmup : t.warmup_other);
   t.timed = r.back().second - r.front().second;
   if (t.timed <= 0) {
     t.plausible = false;
@@ -140,6 +141,7 @@ int run(const lab::World& w) {
                        {"seconds", s},
                        {"round_trips", trips},
                        {"warmup_trips", t.warmup},
+                       {"warmup_other_trips", t.warmup_other},
                        {"timed_trips", t.timed},
                        {"clock_one_way_s", t.measured},
                        {"timing_plausible", t.plausible}});

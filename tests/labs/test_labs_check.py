@@ -104,7 +104,11 @@ def test_a_copy_compiles_only_its_own_files_and_links_the_harness_pxq_built(tmp_
     """Labs 1-5: the copy's build compiles the student's file alone and links the harness's
     objects from pxq's build of the solution; lab 6's student file is a header the harness
     includes, so its copy compiles the harness too."""
-    dest = solution_copy(3, tmp_path, "copies.cpp", "namespace stride {", "// mine\nnamespace stride {")
+    # A right program written otherwise: one sweep call per repetition, and a barrier inside the
+    # window so that every copy's window ends with the slowest.
+    once = "  sweep(array, bytes, stride, reps);\n  win.end"
+    per_rep = "  for (int i = 0; i < reps; ++i) sweep(array, bytes, stride, 1);\n  MPI_Barrier(w.comm);\n  win.end"
+    dest = solution_copy(3, tmp_path, "copies.cpp", once, per_rep)
     code, _, text = check(3, "copy", dest)
     assert code == 0, text
     objects = sorted(p.name for p in (dest / "build").rglob("*.o"))
@@ -309,6 +313,54 @@ def test_lab3_a_copy_that_sweeps_more_than_it_reports_is_not_correct(tmp_path):
     assert "not correct" in text and "a word's count differs from the sweeps reported" in text
 
 
+LAB3_TURNS = {
+    # One window around sweeps that run one rank after another: the windows overlap, the sweeps do not.
+    "one window, the ranks in turn": (
+        "  sweep(array, bytes, stride, reps);\n",
+        "  for (int r = 0; r < w.size; ++r) {\n    if (r == w.rank) sweep(array, bytes, stride, reps);\n"
+        "    MPI_Barrier(w.comm);\n  }\n",
+    ),
+    # Every repetition in turn: the sweeps' spans overlap, but each rank sweeps half of its span.
+    "each repetition in turn": (
+        "  sweep(array, bytes, stride, reps);\n",
+        "  for (int i = 0; i < reps; ++i)\n    for (int r = 0; r < w.size; ++r) {\n"
+        "      if (r == w.rank) sweep(array, bytes, stride, 1);\n      MPI_Barrier(w.comm);\n    }\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("how", sorted(LAB3_TURNS))
+def test_lab3_copies_that_take_turns_inside_overlapping_windows_are_not_done(tmp_path, how):
+    """The copies are judged by when the harness's own sweep() ran on each rank, not by the
+    windows the student's code reports: sweeps that take turns measure each copy alone."""
+    dest = solution_copy(3, tmp_path, "copies.cpp", *LAB3_TURNS[how])
+    code, out, text = check(3, "copy", dest)
+    assert code == 5, text
+    assert out is not None and out.starter_like and "only 1 of 2 copies ran at once" in text
+
+
+def test_lab3_a_window_that_does_not_hold_its_sweep_is_not_correct(tmp_path):
+    """A window read before the sweep (it times nothing) is refused by the harness, which saw
+    when its sweep() ran on MPI_Wtime's clock."""
+    timed = "  win.start = MPI_Wtime();\n  sweep(array, bytes, stride, reps);\n  win.end = MPI_Wtime();\n"
+    early = "  win.start = MPI_Wtime();\n  win.end = MPI_Wtime();\n  sweep(array, bytes, stride, reps);\n"
+    dest = solution_copy(3, tmp_path, "copies.cpp", timed, early)
+    code, out, text = check(3, "copy", dest)
+    assert code == 1, text
+    assert "a window does not hold its rank's sweeps" in text
+
+
+def test_lab5_a_change_taken_from_the_last_rows_thread_is_not_correct(tmp_path):
+    """`lastprivate(change)`: the grid is right, step() returns the largest change of the last
+    rows' thread only; the harness compares every step's return with its rows' largest."""
+    pragma = "#pragma omp parallel for reduction(max : change) schedule(static)"
+    mistake = "#pragma omp parallel for firstprivate(change) lastprivate(change) schedule(static)"
+    dest = solution_copy(5, tmp_path, "heat_step.cpp", pragma, mistake)
+    code, out, text = check(5, "copy", dest)
+    assert code == 1, text
+    assert "step() returned another value than the largest change" in text and "reduction(max : change)" in text
+
+
 def test_lab1_a_wrong_divisor_is_not_correct_and_names_the_divisor(tmp_path):
     dest = solution_copy(1, tmp_path, "pingpong.cpp", "/ (2.0 * reps)", "/ 2.0")  # 20-200x too large
     code, out, text = check(1, "copy", dest)
@@ -378,6 +430,16 @@ def test_lab1_without_a_warm_up_is_not_done(tmp_path):
     code, out, text = check(1, "copy", dest)
     assert code == labs.EXIT_NOT_DONE, text
     assert out.data["warmup_trips"] == 0 and "no untimed warm-up" in out.code_note
+
+
+def test_lab1_a_warm_up_of_another_size_is_not_done(tmp_path):
+    """1-byte warm-up trips before timing 4 MiB ones warm another size's path: the harness counts
+    the warm-up trips of the size timed."""
+    warm = "for (int i = 0; i < warmup; ++i) link.round_trip(bytes);"
+    dest = solution_copy(1, tmp_path, "pingpong.cpp", warm, warm.replace("round_trip(bytes)", "round_trip(1)"))
+    code, out, text = check(1, "copy", dest)
+    assert code == labs.EXIT_NOT_DONE, text
+    assert out.data["warmup_trips"] == 0 and "of another size" in out.code_note
 
 
 def test_lab4_a_loop_dropping_the_last_shorter_tile_is_not_correct(tmp_path):

@@ -65,10 +65,14 @@ def measure(ctx: labs.Context) -> labs.Outcome:
                 ratio_at[nbytes] = [r["sizes"][i]["all_ns"] / r["sizes"][i]["alone_ns"] for r in results]
         t.add_row(*cells)
     ranks = runs[first][0]["ranks"]
+    # At any array size: on a busy host (a shared lab server) a rank can wait for a core while
+    # the other sweeps, so copies that could run together miss each other at some sizes; copies
+    # that take turns miss at every size of every run.
     copies = max(s["copies"] for r in runs[first] for s in r["sizes"])
     starter = copies <= 1 < ranks
     note = (
-        f"only {copies} of {ranks} copies ran at once: 'every core' is measured alone"
+        f"only {copies} of {ranks} copies ran at once: 'every core' is measured alone (the harness's "
+        "sweep() saw the other copies sweep before or after, not alongside, even where the windows overlap)"
         if starter
         else f"all {copies} copies ran at once"
     )

@@ -60,7 +60,8 @@ def measure(ctx: labs.Context) -> labs.Outcome:
         follows_the_tile({"yours": runs["yours"][0], **sweep})
     tiles = _of_tile(span, runs["yours"][0]["tile_bytes"])
     note = (
-        f"each update() call covers the whole {format_bytes(block)} block: the loop is not tiled yet"
+        f"an update() call covers the whole {format_bytes(block)} block: the loop is not tiled yet (every "
+        "pass, the first included, must run tile by tile)"
         if starter
         else f"each update() call covers at most {format_bytes(span)} ({tiles}): the loop is tiled"
     )
