@@ -3,6 +3,7 @@
 // cells are a permutation, then the result bit for bit against one process's computation.
 // Profile it with pxq's message profiler to see which messages stay on a node.
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -154,6 +155,18 @@ int run(const lab::World& w, const Options& o) {
   }
   lab::Json placement = lab::Json::array();
   for (const Cell& c : cells) placement.push_back({c.row, c.col});
+  // cell_of() at other grids and node sizes, never run: a decomposition written for this run's
+  // 4 x 4 grid and 4 ranks a node alone is not the lesson (rows, cols, q; q divides rows x cols).
+  lab::Json others = lab::Json::array();
+  if (w.rank == 0)
+    for (const auto& [r, c, q] : {std::array<int, 3>{8, 8, 8}, {6, 6, 4}, {8, 4, 2}, {2, 8, 4}}) {
+      lab::Json at = lab::Json::array();
+      for (int k = 0; k < r * c; ++k) {
+        const Cell cell = cell_of(k, r, c, q);
+        at.push_back({cell.row, cell.col});
+      }
+      others.push_back({{"grid", {r, c}}, {"ranks_per_node", q}, {"cells", at}});
+    }
   if (w.rank == 0)
     std::printf("stencil: %d ranks as a %d x %d grid, %d per node, %d x %d points, %d iterations\n", w.size, rows, cols,
                 o.ranks_per_node, o.n, o.n, o.iterations);
@@ -162,6 +175,7 @@ int run(const lab::World& w, const Options& o) {
                       {"grid", {rows, cols}},
                       {"ranks_per_node", o.ranks_per_node},
                       {"cells", placement},
+                      {"other_layouts", others},
                       {"answer", answer.hex()}},
                      "the grid matches the one-process computation bit for bit",
                      "the grid differs from the one-process computation");

@@ -192,6 +192,36 @@ def test_lab2_column_major_is_not_done_the_grid_allows_more(tmp_path):
     assert "the grid allows 66.7% with 2 x 2 blocks" in text and "the effect shows" not in text
 
 
+# 2 x 2 blocks of cells a node, the nodes' blocks row by row (blocks of bh x bw cells).
+LAB2_BLOCKS = (
+    "  const int node = rank / ranks_per_node, slot = rank % ranks_per_node;\n"
+    "  return {(node / (cols / bw)) * bh + slot / bw, (node % (cols / bw)) * bw + slot % bw};"
+)
+
+
+@LAB2
+def test_lab2_blocks_hard_coded_for_this_run_are_not_correct(tmp_path):
+    """2 x 2 blocks whatever ranks_per_node: right at the run's 4 x 4 grid with 4 ranks a node,
+    two ranks on one cell for 8 ranks a node, which the harness asks cell_of() for."""
+    dest = _lab2_copy(tmp_path, "  (void)rows;\n  const int bh = 2, bw = 2;\n" + LAB2_BLOCKS)
+    code, out, text = check(2, "copy", dest)
+    assert code == 1, text
+    assert "for the 8 x 8 grid with 8 ranks a node" in text and "the same cell" in text
+
+
+@LAB2
+def test_lab2_blocks_only_for_4_ranks_a_node_are_not_done(tmp_path):
+    """2 x 2 blocks for 4 ranks a node and row-major otherwise: done at the run's layout alone."""
+    body = (
+        "  if (ranks_per_node != 4 || rows % 2 || cols % 2) return {rank / cols, rank % cols};\n"
+        "  const int bh = 2, bw = 2;\n" + LAB2_BLOCKS
+    )
+    code, out, text = check(2, "copy", _lab2_copy(tmp_path, body))
+    assert code == labs.EXIT_NOT_DONE, text
+    assert "66.7% of halo messages stay on a node here, but for the 8 x 8 grid with 8 ranks a node" in out.code_note
+    assert "2 x 4 blocks keep 71.4%" in out.code_note
+
+
 @LAB2
 def test_lab2_two_ranks_on_one_cell_is_not_correct_and_says_which(tmp_path):
     dest = _lab2_copy(tmp_path, "  (void)ranks_per_node;\n  return {rank / cols, rank == 1 ? 0 : rank % cols};")

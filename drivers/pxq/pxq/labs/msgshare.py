@@ -62,6 +62,31 @@ def best_blocks(rows: int, cols: int, q: int) -> tuple[float, str]:
     return best, shape
 
 
+def other_layouts(result: dict) -> tuple[str, str | None]:
+    """cell_of() at the other grids and node sizes the harness asked it for (never run): a
+    problem (exit 1) where two ranks share a cell or one falls outside the grid, else the first
+    layout whose share of on-node halo messages falls short of what the grid allows (None when
+    every one reaches it)."""
+    for other in result.get("other_layouts") or []:
+        (rows, cols), q, cells = other["grid"], other["ranks_per_node"], other["cells"]
+        where = f"for the {rows} x {cols} grid with {q} ranks a node"
+        seen: dict[tuple[int, int], int] = {}
+        for rank, (r, c) in enumerate(cells):
+            if not (0 <= r < rows and 0 <= c < cols):
+                return f"{where}, cell_of() gives rank {rank} the cell ({r}, {c}), outside the grid", None
+            if (r, c) in seen:
+                return f"{where}, cell_of() gives ranks {seen[(r, c)]} and {rank} the same cell ({r}, {c})", None
+            seen[(r, c)] = rank
+        share = neighbour_shares(cells, q)
+        best, shape = best_blocks(rows, cols, q)
+        if share < best - 1e-9:
+            return "", (
+                f"{where} cell_of() keeps {100 * share:.1f}% of halo messages on a node, where {shape} blocks keep "
+                f"{100 * best:.1f}%: the decomposition must follow the grid and ranks_per_node, not this run's alone"
+            )
+    return "", None
+
+
 def profile(ctx: labs.Context, program, args: list[str], name: str) -> tuple[dict, dict]:
     """One run under the message profiler: the program's result and its profile."""
     # A folder of the run's own: students checking at the same moment never share a profile.
@@ -96,19 +121,25 @@ def measure(ctx: labs.Context) -> labs.Outcome:
     if abs(neighbour_shares(result["cells"], q) - on_node) > 1e-9:
         raise labs.LabFailure("the profile and the stencil's own cells disagree: run the check again", 3)
     best, shape = best_blocks(result["grid"][0], result["grid"][1], q)
-    # Done is the lesson: as many halo messages on a node as the grid allows (not "not row-major").
-    starter = result["cells"] == rows_major or on_node < best - 1e-9
+    wrong, short = other_layouts(result)
+    if wrong:
+        raise labs.LabFailure(f"{wrong}: cell_of() must give every rank its own cell of any grid", 1)
+    # Done is the lesson: as many halo messages on a node as the grid allows (not "not row-major"),
+    # at this run's grid and at the others cell_of() was asked for.
+    starter = result["cells"] == rows_major or on_node < best - 1e-9 or short is not None
     if result["cells"] == rows_major:
         note = f"row-major cells: a node owns a 1 x {q} strip; {100 * on_node:.1f}% of halo messages stay on a node"
-    elif starter:
+    elif on_node < best - 1e-9:
         note = (
             f"{100 * on_node:.1f}% of halo messages stay on a node (row-major: {100 * base:.1f}%); the grid allows "
             f"{100 * best:.1f}% with {shape} blocks of cells per node: not there yet"
         )
+    elif short is not None:
+        note = f"{100 * on_node:.1f}% of halo messages stay on a node here, but {short}"
     else:
         note = (
             f"{100 * on_node:.1f}% of halo messages stay on a node, the most the grid allows ({shape} blocks per "
-            f"node; row-major: {100 * base:.1f}%)"
+            f"node; row-major: {100 * base:.1f}%), and at the other grids cell_of() was asked for"
         )
     ratio = (1 - base) / (1 - on_node) if on_node < 1 else float("inf")
     sentence = (
