@@ -53,8 +53,9 @@ def measure(ctx: labs.Context) -> labs.Outcome:
 
 def ported(r: dict) -> None:
     """The lesson, from Kokkos's own tool callbacks (exit 1 otherwise): every kernel runs in the
-    execution space step() is given (Space), and the largest change is a Kokkos reduction, not a
-    plain loop beside the kernel (a single fused parallel_reduce that writes y counts as both)."""
+    execution space step() is given (Space), and the largest change is computed in a Kokkos kernel,
+    not a plain loop beside it: a reduction every step (a single fused parallel_reduce that writes
+    y counts as both), or a second kernel every step (a parallel_for taking an atomic maximum)."""
     for backend, expected in (("openmp", "Kokkos::OpenMP"), ("serial", "Kokkos::Serial")):
         elsewhere = r.get(f"{backend}_kernels_elsewhere")
         if elsewhere is None:
@@ -65,7 +66,7 @@ def ported(r: dict) -> None:
                 "execution space: give each kernel a Kokkos::RangePolicy<Space>, the Space step() is called with",
                 1,
             )
-    if r.get("openmp_reductions", 0) < r["steps"]:
+    if r.get("openmp_reductions", 0) < r["steps"] and r.get("openmp_kernels", 0) < 2 * r["steps"]:
         raise labs.LabFailure(
             f"{r.get('openmp_reductions', 0):g} Kokkos reductions in {r['steps']} steps: the largest change is "
             "still a plain loop on one thread; make it a Kokkos::parallel_reduce with a Kokkos::Max<double> (LAB 2)",
