@@ -249,6 +249,32 @@ def test_an_experiment_file_asks_for_a_settled_sweep(tmp_path):
         expfile.load(bad)
 
 
+def test_the_demo_tables_the_runs_its_verdicts_rest_on_and_flags_no_drift_that_pairing_cancels():
+    """The blocks the host moved under are left out of the table as of the verdicts; a settled
+    row's spread between blocks is not flagged "noisy" (its comparisons pair within a block)."""
+    from pxq.analysis import report
+    from pxq.experiments import demo
+
+    def rec(block: int, seconds: float, host: float) -> dict:
+        return {
+            "kind": "run",
+            "status": "ok",
+            "app": "ring",
+            "time": {"total": seconds},
+            "driver": {"sweep_id": "s1", "run_id": f"r{block}", "settle": {"block": block, "host_gbs": host}},
+        }
+
+    recs = [rec(b, 1.0 + 0.2 * (b % 2), 20.0) for b in range(5)] + [rec(5, 9.0, 40.0)]
+    kept = demo.kept_runs(recs)
+    assert [r["driver"]["settle"]["block"] for r in kept] == [0, 1, 2, 3, 4]
+    row = report.Row(
+        "ring", Layout(1, 2), "block", "flat", "off", "openmp", "64M", [1.0, 1.4, 1.0, 1.4, 1.0], [], [], True
+    )
+    assert "noisy" in row.flags
+    row.paired = True
+    assert "noisy" not in row.flags
+
+
 def test_the_demo_counts_the_blocks_its_verdicts_rest_on():
     from pxq.experiments import demo, settling
 

@@ -70,6 +70,7 @@ class Row:
     miss_level: str = ""  # its record name (l2_misses, llc_misses, ...)
     moved: list[float] = field(default_factory=list)  # bytes the ring streamed, per run (misses per KiB)
     simulated: bool = False  # the runs' counters came from the cache simulator
+    paired: bool = False  # compared only within the blocks of a settled sweep: its spread is not flagged
     tolerance_used: float = 0.0  # the most of its verification tolerance a run's error used
     efficiency: list[tuple[float, float, float, float] | None] = field(default_factory=list)  # per run
     computation_scaling: float | None = None  # base useful CPU time over this row's (pxq.analysis.efficiency)
@@ -123,11 +124,13 @@ class Row:
     @property
     def flags(self) -> list[str]:
         """What makes this row's figures weak: `short` (median under MIN_SECONDS: launch and timer
-        noise), `noisy` (spread above MAX_SPREAD), `single` (one run: no spread to judge)."""
+        noise), `noisy` (spread above MAX_SPREAD; not for a row of a settled sweep, whose
+        comparisons pair runs within a block, which cancels the drift between blocks that the
+        spread holds), `single` (one run: no spread to judge)."""
         out = []
         if self.median < MIN_SECONDS:
             out.append("short")
-        if len(self.times) > 1 and self.noise > MAX_SPREAD:
+        if len(self.times) > 1 and self.noise > MAX_SPREAD and not self.paired:
             out.append("noisy")
         if len(self.times) == 1:
             out.append("single")

@@ -99,12 +99,18 @@ def run(
         f"is settled (precision +-5%, at most {rule.max_blocks} blocks or {budget:.0f} s)"
     )
     out = settling.run(configs, pairs, rule, budget, console)
-    split = report.split_fields(out.records)
-    rows = report.summarize(out.records, split)
+    kept = kept_runs(out.records)
+    split = report.split_fields(kept)
+    rows = report.summarize(kept, split)
     for r in rows:  # a ratio of two medians is not a verdict: the settled comparisons below give the speedups
-        r.speedup = None
-    title = f"ring, {block} per worker, K=8, {blocks_text(out)}: each configuration's runs"
+        r.speedup, r.paired = None, True
+    title = f"ring, {block} per worker, K=8, {blocks_text(out)}: each configuration's runs in the blocks kept"
     report.print_table(rows, title, console, split)
+    if any(len(r.times) > 1 and r.noise > report.MAX_SPREAD for r in rows):
+        console.print(
+            f"spread: some rows' runs differ by over {report.MAX_SPREAD:.0%} from block to block (the host drifts); "
+            "the verdicts below compare runs within a block, which cancels that drift"
+        )
     report.print_failures(out.records, console)
     settling.print_verdicts(out, rule, console)
     _triad(console, n)
@@ -116,6 +122,12 @@ def run(
     )
     console.print(f"chart: {chart}\nrecords: {results}")
     return settling.exit_code(out)
+
+
+def kept_runs(recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The runs a settled sweep's verdicts rest on: those of the blocks the host moved under left out."""
+    moved = settle.moved_rounds(recs)
+    return [r for r in recs if (settle.round_of(r) or ("", -1, ""))[:2] not in moved]
 
 
 def blocks_text(out: settling.Outcome) -> str:
