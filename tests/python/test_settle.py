@@ -281,3 +281,24 @@ def test_the_demo_counts_the_blocks_its_verdicts_rest_on():
     out = settling.Outcome([], [], [], 6, "settled", moved=[2])
     assert demo.blocks_text(out) == "5 paired blocks, 1 more left out: the host moved"
     assert demo.blocks_text(settling.Outcome([], [], [], 4, "settled")) == "4 paired blocks"
+
+
+def test_a_pair_settled_on_blocks_flagged_later_is_judged_again_without_them(tmp_path, monkeypatch):
+    """The host's reference flags blocks only once enough references say where it stands: a pair
+    that settled at block 4 on blocks 1 and 2, flagged at block 6, is opened again and runs until
+    it settles without them; its verdict is the one `pxq report` makes of the file."""
+    fake = FakeRuns({"flat": 1.0, "tiled": 0.4, "hybrid": 0.97})
+    monkeypatch.setattr(runner, "execute", fake)
+    monkeypatch.setattr(settling, "calibrate", lambda c, console: (c, ""))
+    refs = iter([10.0, 10.0, 13.0, 13.0] + [13.0] * 30)  # 4 references: none moved; 6: the first two
+    monkeypatch.setattr(settling, "host_reference", lambda threads: next(refs))
+    cs = configs(tmp_path)
+    cs.append(RunSpec(**{**cs[0].__dict__, "mode": "hybrid", "layout": Layout(1, 1, 2)}))
+    rule = settle.Rule(precision=0.005)
+    out = settling.run(cs, settling.baseline_pairs(cs), rule, 600, Console(quiet=True), seed=4)
+    assert out.blocks > 6 and out.moved == [0, 1]
+    tiled = next(p for p in out.pairs if out.names[p.other].endswith("256K"))
+    # It settled "faster" over blocks 1-4, then ran again: settled without the first two.
+    assert tiled.verdict.left_out == 2 and tiled.verdict.blocks >= 4 and tiled.verdict.kind == "faster"
+    ran = sorted(block for block, mode in fake.calls if mode == "tiled")
+    assert ran[:4] == [0, 1, 2, 3] and len(ran) >= 6

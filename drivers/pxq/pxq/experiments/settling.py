@@ -214,8 +214,12 @@ def run(
             times[i][block] = _time(result.record)
         block_seconds = (time.monotonic() - t0) * len(configs) / max(1, len(order))
         _judge(state, times, host, rule, replay=False)
-    _judge(state, times, host, rule, replay=False, last=True)  # no block follows: open pairs get the last look
-    moved = moved_blocks(host)
+    # The verdicts, judged again over the blocks kept as `pxq report` judges these records
+    # (from_records): a pair that settled on blocks the host's reference flagged only later is
+    # judged without them, so the sweep and any later report of its file say the same.
+    for p in state:
+        p.verdict = None
+    moved = _judge(state, times, host, rule, replay=True)
     return Outcome(recs, state, names, len(host), stopped, scaled, host, moved)
 
 
@@ -228,17 +232,19 @@ def _judge(
     last: bool = False,
 ) -> list[int]:
     """Judges every unsettled pair on its paired blocks so far (REPLAY: block by block, as a
-    sweep would have, for blocks read back from records; LAST: no block follows); returns the
-    blocks left out."""
+    sweep would have, for blocks read back from records; LAST: no block follows), and every
+    settled one again whose blocks the host's reference has flagged since (it settled before
+    enough references said where the host stands): without them it may be open again, and its
+    configurations run again; returns the blocks left out."""
     moved = moved_blocks(host)
     for p in state:
-        if p.verdict is not None and p.verdict.settled:
-            continue
         both = [
             (k, b, o) for k, (b, o) in enumerate(zip(times[p.base], times[p.other])) if b is not None and o is not None
         ]
         kept = [o / b for k, b, o in both if k not in moved]
         left_out = len(both) - len(kept)
+        if p.verdict is not None and p.verdict.settled and p.verdict.left_out == left_out:
+            continue
         p.verdict = settle.replay(kept, rule, left_out) if replay else settle.judge(kept, rule, left_out, last)
     return moved
 
