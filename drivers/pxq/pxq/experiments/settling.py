@@ -214,13 +214,19 @@ def run(
             times[i][block] = _time(result.record)
         block_seconds = (time.monotonic() - t0) * len(configs) / max(1, len(order))
         _judge(state, times, host, rule, replay=False)
-    # The verdicts, judged again over the blocks kept as `pxq report` judges these records
-    # (from_records): a pair that settled on blocks the host's reference flagged only later is
-    # judged without them, so the sweep and any later report of its file say the same.
+    moved = _final(state, times, host, rule)
+    return Outcome(recs, state, names, len(host), stopped, scaled, host, moved)
+
+
+def _final(
+    state: list[Pair], times: list[list[float | None]], host: list[float | None], rule: settle.Rule
+) -> list[int]:
+    """The verdicts, judged again over the blocks kept as `pxq report` judges the records
+    (from_records): a pair that settled on blocks the host's reference flagged only later is
+    judged without them, so the sweep and any later report of its file say the same."""
     for p in state:
         p.verdict = None
-    moved = _judge(state, times, host, rule, replay=True)
-    return Outcome(recs, state, names, len(host), stopped, scaled, host, moved)
+    return _judge(state, times, host, rule, replay=True)
 
 
 def _judge(
