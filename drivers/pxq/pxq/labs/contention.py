@@ -72,7 +72,7 @@ def measure(ctx: labs.Context) -> labs.Outcome:
     starter = copies <= 1 < ranks
     note = (
         f"only {copies} of {ranks} copies ran at once: 'every core' is measured alone (the harness's "
-        "sweep() saw the other copies sweep before or after, not alongside, even where the windows overlap)"
+        "sweep() saw no other copy sweep alongside rank 0's)"
         if starter
         else f"all {copies} copies ran at once"
     )
