@@ -60,7 +60,8 @@ struct Clock {
 // and the one-way time those reads give. The student's figure must be a one-way time of those
 // trips: between the fastest and the slowest that consecutive clock reads give (one interval:
 // their mean; a read around every trip: from the minimum to the maximum, so a minimum-of-trips
-// estimator is as right as the mean), within a timer's slack.
+// estimator is as right as the mean), within a timer's slack, and at most 1.5x their mean (the
+// slowest trip is an outlier, not a message's time).
 struct Timing {
   long warmup = 0, timed = 0;  // warm-up: untimed round trips of the size asked (a size's first pays its set-up)
   long warmup_other = 0;       // untimed round trips of another size, which warm up another size's path
@@ -114,6 +115,16 @@ Timing judge(const Link& link, std::size_t bytes, long before, long after, doubl
                   "%.3g us, %.3g us one way; check the divisor (2 messages per round trip, times the round trips "
                   "timed) and the unit (seconds)",
                   one_way * 1e6, t.timed, (r.back().first - r.front().first) * 1e6, t.measured * 1e6);
+    t.why = text;
+  } else if (one_way > 1.5 * t.measured + 1e-7) {
+    // Between the fastest and the slowest trip, but above their mean: the slowest trips (an
+    // interrupt, a descheduled rank) are not one message's typical time.
+    t.plausible = false;
+    char text[320];
+    std::snprintf(text, sizeof text,
+                  "%.3g us is above 1.5x the mean of the %ld round trips timed (%.3g us one way): the slowest trip "
+                  "is an outlier, not a message's time; return the mean over the timed trips, or the fastest",
+                  one_way * 1e6, t.timed, t.measured * 1e6);
     t.why = text;
   }
   return t;

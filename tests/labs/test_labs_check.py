@@ -445,6 +445,29 @@ def test_lab1_the_fastest_trip_is_as_right_as_the_mean(tmp_path):
     assert code == 0, text
 
 
+def test_lab1_the_slowest_trip_is_not_a_message_s_time(tmp_path):
+    """A read around every trip and the slowest returned: above 1.5x the trips' mean whenever one
+    trip is an outlier (here, 500 trips of 8 bytes against a microsecond's mean)."""
+    body = """#include <algorithm>
+#include "pingpong.hpp"
+namespace pingpong {
+double one_way_seconds(Link& link, std::size_t bytes) {
+  for (int i = 0; i < 10; ++i) link.round_trip(bytes);
+  double worst = 0;
+  for (int i = 0; i < 500; ++i) {
+    const double t0 = MPI_Wtime();
+    link.round_trip(bytes);
+    worst = std::max(worst, (MPI_Wtime() - t0) / 2.0);
+  }
+  return worst;
+}
+}  // namespace pingpong
+"""
+    code, out, text = check(1, "copy", written_copy(1, tmp_path, "pingpong.cpp", body))
+    assert code == 1, text
+    assert "above 1.5x the mean" in text and "the slowest trip is an outlier" in text
+
+
 def test_lab1_another_clock_is_refused_naming_the_contract(tmp_path):
     dest = _lab1_copy(
         tmp_path,
