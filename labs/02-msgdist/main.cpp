@@ -60,6 +60,21 @@ std::vector<double> reference(int n, int iterations) {
   return u;
 }
 
+// cell_of() at other grids and node sizes, never run: a decomposition written for this run's
+// 4 x 4 grid and 4 ranks a node alone is not the lesson (rows, cols, q; q divides rows x cols).
+lab::Json other_layouts() {
+  lab::Json others = lab::Json::array();
+  for (const auto& [r, c, q] : {std::array<int, 3>{8, 8, 8}, {6, 6, 4}, {8, 4, 2}, {2, 8, 4}}) {
+    lab::Json at = lab::Json::array();
+    for (int k = 0; k < r * c; ++k) {
+      const Cell cell = cell_of(k, r, c, q);
+      at.push_back({cell.row, cell.col});
+    }
+    others.push_back({{"grid", {r, c}}, {"ranks_per_node", q}, {"cells", at}});
+  }
+  return others;
+}
+
 struct Options {
   int n = 512, iterations = 20, ranks_per_node = 4;
 
@@ -155,18 +170,7 @@ int run(const lab::World& w, const Options& o) {
   }
   lab::Json placement = lab::Json::array();
   for (const Cell& c : cells) placement.push_back({c.row, c.col});
-  // cell_of() at other grids and node sizes, never run: a decomposition written for this run's
-  // 4 x 4 grid and 4 ranks a node alone is not the lesson (rows, cols, q; q divides rows x cols).
-  lab::Json others = lab::Json::array();
-  if (w.rank == 0)
-    for (const auto& [r, c, q] : {std::array<int, 3>{8, 8, 8}, {6, 6, 4}, {8, 4, 2}, {2, 8, 4}}) {
-      lab::Json at = lab::Json::array();
-      for (int k = 0; k < r * c; ++k) {
-        const Cell cell = cell_of(k, r, c, q);
-        at.push_back({cell.row, cell.col});
-      }
-      others.push_back({{"grid", {r, c}}, {"ranks_per_node", q}, {"cells", at}});
-    }
+  const lab::Json others = w.rank == 0 ? other_layouts() : lab::Json::array();
   if (w.rank == 0)
     std::printf("stencil: %d ranks as a %d x %d grid, %d per node, %d x %d points, %d iterations\n", w.size, rows, cols,
                 o.ranks_per_node, o.n, o.n, o.iterations);

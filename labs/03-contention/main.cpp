@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "lab.hpp"
@@ -60,6 +61,21 @@ bool alongside(const double* mine, const double* zero) {
          overlap(mine[0], mine[1], zero[0], zero[1]) >= 0.5;
 }
 
+// Rank 0's reading of one size, from every rank's {ran, window start, window end, host_first,
+// host_last, busy}: how many copies' sweeps ran alongside rank 0's (rank 0 itself included) and
+// the median ns per access over the windows the copies reported.
+std::pair<int, double> copies_of(const std::vector<double>& all, int ranks, double accesses) {
+  std::vector<double> ns;
+  int overlapping = 0;
+  for (int r = 0; r < ranks; ++r) {
+    if (r == 0 ? all[5] > 0 : alongside(&all[6 * r + 3], &all[3])) ++overlapping;
+    if (all[6 * r] == 0.0) continue;
+    ns.push_back((all[6 * r + 2] - all[6 * r + 1]) / accesses * 1e9);
+  }
+  std::sort(ns.begin(), ns.end());
+  return {overlapping, ns.empty() ? 0.0 : ns[ns.size() / 2]};
+}
+
 struct Options {
   std::string max = "64M", stride = "256";
   long accesses = 4 << 20;  // per size and phase
@@ -110,15 +126,7 @@ int run(const lab::World& w, const Options& o) {
     std::vector<double> all(6 * w.size);
     MPI_Gather(mine, 6, MPI_DOUBLE, all.data(), 6, MPI_DOUBLE, 0, w.comm);
     if (w.rank == 0) {
-      std::vector<double> ns;
-      int overlapping = 0;  // copies whose sweeps ran alongside rank 0's
-      for (int r = 0; r < w.size; ++r) {
-        if (r == 0 ? all[5] > 0 : alongside(&all[6 * r + 3], &all[3])) ++overlapping;
-        if (all[6 * r] == 0.0) continue;
-        ns.push_back((all[6 * r + 2] - all[6 * r + 1]) / (static_cast<double>(per_sweep) * reps) * 1e9);
-      }
-      std::sort(ns.begin(), ns.end());
-      const double median = ns.empty() ? 0.0 : ns[ns.size() / 2];
+      const auto [overlapping, median] = copies_of(all, w.size, static_cast<double>(per_sweep) * reps);
       std::printf("%10zu %10.2f %12.2f %5d/%d\n", bytes, alone, median, overlapping, w.size);
       sizes.push_back({{"bytes", bytes}, {"alone_ns", alone}, {"all_ns", median}, {"copies", overlapping}});
     }
