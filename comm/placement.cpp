@@ -9,7 +9,9 @@
 
 #include <cstdlib>
 #include <iterator>
+#include <limits>
 #include <set>
+#include <stdexcept>
 
 #include "pxq/comm/mpi_check.hpp"
 
@@ -92,6 +94,47 @@ RankPlacement placement_from_json(const nlohmann::json& j) {
   return p;
 }
 
+int whole_placement_ranks() {
+  const char* given = std::getenv("PXQ_PLACEMENT_WHOLE_RANKS");  // lower, for tests
+  const long v = given != nullptr ? std::strtol(given, nullptr, 10) : 0;
+  return v > 0 && v < kWholePlacementRanks ? static_cast<int>(v) : kWholePlacementRanks;
+}
+
+namespace {
+
+// Every rank's placement whole (its JSON gathered): on every rank (EVERYWHERE), else on rank 0
+// alone (the others get an empty list).
+std::vector<RankPlacement> gather_whole(MPI_Comm comm, int rank, int size, const RankPlacement& me, bool everywhere) {
+  const std::string text = to_json(me).dump();
+  int len = static_cast<int>(text.size());
+  std::vector<int> lens(size), displs(size);
+  if (everywhere)
+    check_mpi(MPI_Allgather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, comm), "MPI_Allgather");
+  else
+    check_mpi(MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, comm), "MPI_Gather");
+  long long total = 0;
+  for (int r = 0; r < size; ++r) {
+    displs[r] = static_cast<int>(total);
+    total += lens[r];
+  }
+  if (total > std::numeric_limits<int>::max()) throw std::runtime_error("the ranks' placements exceed 2 GiB");
+  std::string all(everywhere || rank == 0 ? static_cast<std::size_t>(total) : 0, '\0');
+  if (everywhere)
+    check_mpi(MPI_Allgatherv(text.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR, comm),
+              "MPI_Allgatherv");
+  else
+    check_mpi(MPI_Gatherv(text.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR, 0, comm),
+              "MPI_Gatherv");
+  std::vector<RankPlacement> out;
+  if (!everywhere && rank != 0) return out;
+  out.reserve(size);
+  for (int r = 0; r < size; ++r)
+    out.push_back(placement_from_json(nlohmann::json::parse(all.substr(displs[r], lens[r]))));
+  return out;
+}
+
+}  // namespace
+
 std::vector<RankPlacement> observe_placement(MPI_Comm comm, int threads) {
   int rank = 0, size = 0;
   check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
@@ -122,22 +165,26 @@ std::vector<RankPlacement> observe_placement(MPI_Comm comm, int threads) {
   }
   me.threads = observe_threads(threads);
 
-  const std::string text = to_json(me).dump();
-  int len = static_cast<int>(text.size());
-  std::vector<int> lens(size), displs(size);
-  check_mpi(MPI_Allgather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, comm), "MPI_Allgather");
-  int total = 0;
+  const bool whole_everywhere = size <= whole_placement_ranks();
+  std::vector<RankPlacement> out = gather_whole(comm, rank, size, me, whole_everywhere);
+  if (whole_everywhere) return out;
+  // Every other rank: the others' node and package (what a message's channel is read from),
+  // three ints a rank, and its own placement whole (collective: rank 0 takes part).
+  const int mine[3] = {me.node, me.local_rank, me.threads.empty() ? -1 : me.threads.front().package};
+  std::vector<int> all(3 * static_cast<std::size_t>(size));
+  check_mpi(MPI_Allgather(mine, 3, MPI_INT, all.data(), 3, MPI_INT, comm), "MPI_Allgather of nodes and packages");
+  if (rank == 0) return out;
+  out.resize(static_cast<std::size_t>(size));
   for (int r = 0; r < size; ++r) {
-    displs[r] = total;
-    total += lens[r];
+    RankPlacement& p = out[static_cast<std::size_t>(r)];
+    p.rank = r;
+    p.node = all[3 * r];
+    p.local_rank = all[3 * r + 1];
+    ThreadPlacement t;
+    t.package = all[3 * r + 2];
+    p.threads = {t};
   }
-  std::string all(static_cast<std::size_t>(total), '\0');
-  check_mpi(MPI_Allgatherv(text.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR, comm),
-            "MPI_Allgatherv");
-  std::vector<RankPlacement> out;
-  out.reserve(size);
-  for (int r = 0; r < size; ++r)
-    out.push_back(placement_from_json(nlohmann::json::parse(all.substr(displs[r], lens[r]))));
+  out[static_cast<std::size_t>(rank)] = me;
   return out;
 }
 

@@ -1,6 +1,9 @@
 """MPI test: a miniapp on 2 virtual nodes through `pxq run`, with the record checked: it
 verifies, 2 nodes were observed, the ranks ran on different cores, and the traffic per
-channel is exactly what the app's pattern implies (nothing on-node between the two ranks)."""
+channel is exactly what the app's pattern implies (nothing on-node between the two ranks).
+CTest runs the tiled ones with PXQ_PLACEMENT_WHOLE_RANKS=1: the placement path of runs past
+256 ranks (rank 0 alone holds every rank's placement whole; the others classify their
+messages from their peers' node and package), which must give the same record."""
 
 from __future__ import annotations
 

@@ -30,8 +30,16 @@ struct RankPlacement {
 enum class Channel { self, intra_cmp, inter_cmp, inter_node };
 const char* channel_name(Channel c);
 
-// Collective over `comm`: every rank observes its `threads` OpenMP threads; every rank
-// gets the placement of all ranks.
+// Up to this many ranks every rank holds every rank's placement whole (the probes choose their
+// pairs on every rank); beyond, rank 0 alone does, and the others hold their own whole and the
+// others' node, local rank and package: what a message's channel is read from (3 ints a rank,
+// not every rank's JSON on every rank, which grows with P^2 over the run).
+inline constexpr int kWholePlacementRanks = 256;
+// kWholePlacementRanks, or PXQ_PLACEMENT_WHOLE_RANKS when it is lower (for tests).
+int whole_placement_ranks();
+
+// Collective over `comm`: every rank observes its `threads` OpenMP threads; rank 0 gets the
+// placement of all ranks whole, the others as kWholePlacementRanks says.
 std::vector<RankPlacement> observe_placement(MPI_Comm comm, int threads);
 
 // Same node and same package (chip): intra-CMP; same node, other package: inter-CMP.
