@@ -165,9 +165,11 @@ std::vector<RankPlacement> observe_placement(MPI_Comm comm, int threads) {
   }
   me.threads = observe_threads(threads);
 
-  const bool whole_everywhere = size <= whole_placement_ranks();
-  std::vector<RankPlacement> out = gather_whole(comm, rank, size, me, whole_everywhere);
-  if (whole_everywhere) return out;
+  // Rank 0 decides for every rank (the environment may differ between the nodes).
+  int whole_everywhere = size <= whole_placement_ranks() ? 1 : 0;
+  check_mpi(MPI_Bcast(&whole_everywhere, 1, MPI_INT, 0, comm), "MPI_Bcast");
+  std::vector<RankPlacement> out = gather_whole(comm, rank, size, me, whole_everywhere == 1);
+  if (whole_everywhere == 1) return out;
   // Every other rank: the others' node and package (what a message's channel is read from),
   // three ints a rank, and its own placement whole (collective: rank 0 takes part).
   const int mine[3] = {me.node, me.local_rank, me.threads.empty() ? -1 : me.threads.front().package};
