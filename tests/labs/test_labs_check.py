@@ -223,6 +223,21 @@ def test_lab2_blocks_only_for_4_ranks_a_node_are_not_done(tmp_path):
 
 
 @LAB2
+def test_lab2_an_exception_thrown_by_the_copy_is_not_correct_not_bad_input(tmp_path):
+    """cell_of() throwing for another node size ends the run through the harness's exception
+    path (exit 2, as a refused command line): a program failing, graded 3, never "bad input"."""
+    text = (
+        '#include <stdexcept>\n#include "decomp.hpp"\nnamespace stencil {\n'
+        "Cell cell_of(int rank, int rows, int cols, int ranks_per_node) {\n"
+        '  if (ranks_per_node != 4) throw std::invalid_argument("4 ranks a node only");\n'
+        "  (void)rows;\n  return {rank / cols, rank % cols};\n}\n}  // namespace stencil\n"
+    )
+    code, out, text = check(2, "copy", written_copy(2, tmp_path, "decomp.cpp", text))
+    assert code == 3, text
+    assert "an exception ended it" in text and "4 ranks a node only" in text
+
+
+@LAB2
 def test_lab2_two_ranks_on_one_cell_is_not_correct_and_says_which(tmp_path):
     dest = _lab2_copy(tmp_path, "  (void)ranks_per_node;\n  return {rank / cols, rank == 1 ? 0 : rank % cols};")
     code, out, text = check(2, "copy", dest)

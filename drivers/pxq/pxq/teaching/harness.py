@@ -437,8 +437,12 @@ class Context:
         if not lab_result and done.returncode == 0:
             return {}
         if not found:
-            code = records.EXIT_BAD_INPUT if done.returncode == 2 else records.EXIT_RUN_FAILED
-            raise LabFailure(f"the run at {layout} ended (exit {done.returncode}) without a result:\n{tail}", code)
+            # Exit 2 is the harness refusing its command line; an exception the lab's code threw
+            # ("error (rank N): ...", then MPI_Abort with 2) is the program failing: not correct.
+            threw = "error (rank " in done.output
+            code = records.EXIT_BAD_INPUT if done.returncode == 2 and not threw else records.EXIT_RUN_FAILED
+            said = "an exception ended it" if threw else f"exit {done.returncode}"
+            raise LabFailure(f"the run at {layout} ended ({said}) without a result:\n{tail}", code)
         result, why = records.parse_line(found[-1].encode())
         if why is not None or not isinstance(result, dict):
             raise LabFailure(f"the run at {layout} printed a result line that is not the harness's: {why}", 1)
