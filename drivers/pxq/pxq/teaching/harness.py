@@ -437,12 +437,7 @@ class Context:
         if not lab_result and done.returncode == 0:
             return {}
         if not found:
-            # Exit 2 is the harness refusing its command line; an exception the lab's code threw
-            # ("error (rank N): ...", then MPI_Abort with 2) is the program failing: not correct.
-            threw = "error (rank " in done.output
-            code = records.EXIT_BAD_INPUT if done.returncode == 2 and not threw else records.EXIT_RUN_FAILED
-            said = "an exception ended it" if threw else f"exit {done.returncode}"
-            raise LabFailure(f"the run at {layout} ended ({said}) without a result:\n{tail}", code)
+            raise _no_result(done.output, done.returncode, layout, tail)
         result, why = records.parse_line(found[-1].encode())
         if why is not None or not isinstance(result, dict):
             raise LabFailure(f"the run at {layout} printed a result line that is not the harness's: {why}", 1)
@@ -515,6 +510,16 @@ def paired_verdict(pairs: list[tuple[float, float]]) -> settle.Verdict | None:
     if len(ratios) < settle.MIN_BLOCKS:
         return None
     return settle.judge(ratios, settle.Rule(precision=0.05, max_blocks=MAX_ROUNDS))
+
+
+def _no_result(output: str, returncode: int, layout: str, tail: str) -> LabFailure:
+    """A run that ended without its result line. Exit 2 is the harness refusing its command line
+    (bad input); an exception the lab's code threw ("error (rank N): ...", then MPI_Abort with 2)
+    is the program failing: not correct, as any other exit."""
+    threw = "error (rank " in output
+    code = records.EXIT_BAD_INPUT if returncode == 2 and not threw else records.EXIT_RUN_FAILED
+    how = "an exception ended it" if threw else f"exit {returncode}"
+    return LabFailure(f"the run at {layout} ended ({how}) without a result:\n{tail}", code)
 
 
 def effect_of(
