@@ -10,7 +10,7 @@ import pytest
 from conftest import ROOT
 
 from pxq import cli
-from pxq.analysis import placement_bench
+from pxq.analysis.messages import placement_bench
 
 RES = "@RES"  # the test's results folder
 NONUTF8 = "@NONUTF8"  # a file of non-UTF-8 bytes

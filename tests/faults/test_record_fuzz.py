@@ -37,7 +37,7 @@ def test_no_reader_crashes_on_a_mutated_record(data, tmp_path):
 
 def test_the_fuzzer_finds_a_crash_when_a_reader_has_one(tmp_path, monkeypatch):
     """The fuzzer's own check can fail: a reader that crashes on a record is reported."""
-    from pxq.analysis import report
+    from pxq.analysis.exports import report
 
     monkeypatch.setattr(report, "print_table", lambda *a, **k: (_ for _ in ()).throw(KeyError("boom")))
     monkeypatch.setattr(fuzz, "readers", lambda kind, path, tmp: [["report", str(path)]])

@@ -22,7 +22,7 @@ import subprocess
 
 from driver_check import fail, fresh_workdir, pxq, records
 
-from pxq.analysis import advice
+from pxq.analysis.models import advice
 from pxq.core import registry
 from pxq.core.layout import Layout
 from pxq.core.paths import binary

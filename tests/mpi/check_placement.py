@@ -21,7 +21,7 @@ from pathlib import Path
 
 from driver_check import fail, pxq, records
 
-from pxq.analysis import msgdist, placement, rankorder
+from pxq.analysis.messages import msgdist, placement, rankorder
 from pxq.machine.mpi import find_mpirun
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from driver_check import fail, pxq, records
 from rich.console import Console
 
-from pxq.analysis import settle
+from pxq.analysis.verdicts import settle
 from pxq.core.layout import Layout
 from pxq.experiments import settling
 from pxq.experiments.runner import RunSpec

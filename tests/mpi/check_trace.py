@@ -20,7 +20,7 @@ from pathlib import Path
 
 from driver_check import fail, fresh_workdir, pxq, records
 
-from pxq.analysis import trace
+from pxq.analysis.exports import trace
 from pxq.core import records as pxq_records
 
 

@@ -9,8 +9,8 @@ import pytest
 from test_roofline import CEIL, M, ring_record
 
 from pxq import cli
-from pxq.analysis import advice
-from pxq.analysis.settle import Verdict
+from pxq.analysis.models import advice
+from pxq.analysis.verdicts.settle import Verdict
 from pxq.core import schemas
 from pxq.core.errors import InputError
 from pxq.core.layout import Layout

@@ -463,20 +463,49 @@ def test_figures_are_drawn_only_in_figures_and_the_studies_plot_hooks():
 
 
 def test_each_package_s_docstring_names_its_modules():
-    """A newcomer's map: each package says what each of its modules is for (the plugin packages
-    list nothing: their modules are found, one plugin each)."""
+    """A newcomer's map: each package, and each sub-package (analysis is cut by job), says what
+    each of its modules and sub-packages is for (the plugin packages list nothing: their modules
+    are found, one plugin each)."""
     unnamed = []
-    for init in sorted(PACKAGE.glob("*/__init__.py")):
-        room = init.parent.name
+    for init in sorted(PACKAGE.glob("*/**/__init__.py")):
+        room = ".".join(init.parent.relative_to(PACKAGE).parts)
         if room in PLUGIN_PACKAGES:
             continue
         doc = ast.get_docstring(ast.parse(init.read_text())) or ""
-        unnamed += [
-            f"{room}.{p.stem}"
-            for p in sorted(init.parent.glob("*.py"))
-            if p.stem != "__init__" and f"`{p.stem}`" not in doc
-        ]
+        inside = [p.stem for p in init.parent.glob("*.py") if p.stem != "__init__"]
+        inside += [d.name for d in init.parent.iterdir() if (d / "__init__.py").is_file()]
+        unnamed += [f"{room}.{name}" for name in sorted(inside) if f"`{name}`" not in doc]
     assert unnamed == [], "name each module in its package's docstring, in backquotes"
+
+
+NAMED_FOR_THE_USER = (*PLUGIN_PACKAGES, "probes", "figures")  # docs/ARCHITECTURE.md, "Module names"
+
+
+def _repeats(paths: list[Path]) -> dict[str, list[str]]:
+    """Module basenames met more than once, each with the modules that are neither a plugin nor a
+    figure (named after what the user types or sees): more than one such module is a repeat no
+    user-facing name explains."""
+    by: dict[str, list[str]] = defaultdict(list)
+    for path in paths:
+        if path.stem != "__init__":
+            by[path.stem].append(".".join(path.relative_to(PACKAGE).with_suffix("").parts))
+    return {
+        stem: jobs
+        for stem, mods in by.items()
+        if len(mods) > 1 and len(jobs := [m for m in mods if m.split(".")[0] not in NAMED_FOR_THE_USER]) > 1
+    }
+
+
+def test_the_repeat_finder_finds_two_job_modules_of_one_name():
+    found = _repeats([PACKAGE / "analysis" / "x" / "report.py", PACKAGE / "experiments" / "report.py"])
+    assert found == {"report": ["analysis.x.report", "experiments.report"]}
+    assert _repeats([PACKAGE / "analysis" / "report.py", PACKAGE / "commands" / "report.py"]) == {}
+
+
+def test_a_module_name_repeats_only_where_a_plugin_or_figure_is_named_after_its_job():
+    """`pxq report` is commands/report.py and its job analysis/exports/report.py: one name for one
+    thing the user knows. Two job modules of one name would be two answers to "where is X?"."""
+    assert _repeats(sorted(PACKAGE.rglob("*.py"))) == {}
 
 
 def test_no_module_over_400_lines_without_its_reason():

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pxq import cli
-from pxq.analysis import caliper
+from pxq.analysis.exports import caliper
 
 DATA = Path(__file__).parent / "data" / "figures" / "runs.jsonl"
 

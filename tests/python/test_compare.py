@@ -5,7 +5,7 @@ import json
 from test_report import record, with_host, write
 
 from pxq import cli
-from pxq.analysis import compare
+from pxq.analysis.verdicts import compare
 
 
 def runs(times, host="n1", mode="flat"):
@@ -180,7 +180,7 @@ def test_more_repeats_never_turn_a_quiet_row_noisy_nor_many_rows_into_false_regr
     import random
     import time
 
-    from pxq.analysis import report
+    from pxq.analysis.exports import report
 
     rng = random.Random(7)
     few = report.summarize(runs([rng.gauss(1.0, 0.05) for _ in range(10)]))[0]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pxq.analysis import report
+from pxq.analysis.exports import report
 from pxq.core import schemas
 from pxq.core.errors import InputError
 from pxq.core.layout import parse_layout

@@ -1,5 +1,5 @@
 """The machine's drift between its ceilings and its runs: bandwidth references re-timed beside the
-runs scale the ceilings to the machine as it was when each run started (pxq.analysis.drift), and
+runs scale the ceilings to the machine as it was when each run started (pxq.analysis.models.drift), and
 `pxq roofline` says the drift and predicts with it."""
 
 import copy
@@ -11,7 +11,7 @@ import pytest
 from test_roofline import CEIL, M, ring_record, rows
 
 from pxq import cli
-from pxq.analysis import drift, roofline
+from pxq.analysis.models import drift, roofline
 from pxq.core.errors import InputError
 from pxq.machine import ceilings
 from pxq.probes import ceilprobe

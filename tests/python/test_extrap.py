@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pxq import cli
-from pxq.analysis import extrap, extrapfit
+from pxq.analysis.exports import extrap, extrapfit
 from pxq.core.errors import InputError
 
 DATA = Path(__file__).parent / "data" / "figures" / "runs.jsonl"

@@ -7,7 +7,7 @@ from conftest import complete
 from test_report import record as run_record
 
 from pxq import cli
-from pxq.analysis import peers, report
+from pxq.analysis.exports import peers, report
 from pxq.core import schemas
 from pxq.core.errors import InputError
 from pxq.core.layout import Layout

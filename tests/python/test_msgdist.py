@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from conftest import RUN_RECORD
 
-from pxq.analysis import msgdist
+from pxq.analysis.messages import msgdist
 from pxq.core.errors import InputError
 from pxq.core.records import RecordError
 
@@ -149,7 +149,7 @@ def test_profile_tells_a_failed_launch_from_a_program_that_never_finalised(tmp_p
 
     from rich.console import Console
 
-    from pxq.analysis import msgdist
+    from pxq.analysis.messages import msgdist
 
     def ran(code: int) -> str:
         out = io.StringIO()

@@ -11,7 +11,8 @@ import pytest
 from conftest import RUN_RECORD
 
 from pxq import cli
-from pxq.analysis import allocation, msgdist, placement, placement_bench, rankorder
+from pxq.analysis.messages import msgdist, placement, placement_bench, rankorder
+from pxq.analysis.verdicts import allocation
 from pxq.core.errors import InputError
 from pxq.core.layout import Layout
 from pxq.launch.plan import plan_launch

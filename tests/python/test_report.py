@@ -3,7 +3,7 @@
 import pytest
 from conftest import RUN_RECORD, complete
 
-from pxq.analysis import report
+from pxq.analysis.exports import report
 
 
 def record(seconds: float, gbs: float, mops: float | None = None, metric: str = "effective_gbs") -> dict:

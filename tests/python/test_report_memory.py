@@ -11,7 +11,7 @@ from pathlib import Path
 
 from conftest import RUN_RECORD, complete
 
-from pxq.analysis import report
+from pxq.analysis.exports import report
 from pxq.cli import main
 from pxq.core import records
 

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from pxq import cli
-from pxq.analysis import drift, ordering, roofline, roofview, settle
+from pxq.analysis.models import drift, ordering, roofline, roofview
+from pxq.analysis.verdicts import settle
 from pxq.figures import roofline as draw
 from pxq.labs import tiling
 from pxq.machine import ceilings

@@ -4,7 +4,8 @@ import pytest
 from rich.console import Console
 from test_roofline import CEIL, ring_record
 
-from pxq.analysis import report, roofline, roofmark
+from pxq.analysis.exports import report
+from pxq.analysis.models import roofline, roofmark
 from pxq.core import schemas
 from pxq.machine import caches
 from pxq.machine import ceilings as ceil

@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 from pxq import cli
-from pxq.analysis import tiles
-from pxq.analysis.findings import Comparison, Finding
+from pxq.analysis.models import tiles
+from pxq.analysis.verdicts.findings import Comparison, Finding
 from pxq.core import procs, schemas
 from pxq.core.layout import Layout
 from pxq.experiments import runner, study
@@ -129,7 +129,7 @@ def _with_registry(monkeypatch, tmp_path, edit):
 
 
 def test_the_apps_choices_give_the_schema_its_enums_and_the_report_its_labels(monkeypatch, tmp_path):
-    from pxq.analysis import report
+    from pxq.analysis.exports import report
 
     rec = json.loads((Path(__file__).parent / "data" / "run-record.json").read_text())
     assert rec["app"] == "ring"

@@ -1,4 +1,4 @@
-"""Settled comparisons (pxq.analysis.settle, pxq.experiments.settling): the verdicts on paired
+"""Settled comparisons (pxq.analysis.verdicts.settle, pxq.experiments.settling): the verdicts on paired
 ratios, their false-positive rate over the looks (simulated), how fast a clear effect settles, and
 the blocks loop with a stand-in for the runs (no MPI: the runner is replaced)."""
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from pxq.analysis import settle
+from pxq.analysis.verdicts import settle
 from pxq.core.errors import InputError
 from pxq.core.layout import Layout
 from pxq.experiments import runner, settling
@@ -252,7 +252,7 @@ def test_an_experiment_file_asks_for_a_settled_sweep(tmp_path):
 def test_the_demo_tables_the_runs_its_verdicts_rest_on_and_flags_no_drift_that_pairing_cancels():
     """The blocks the host moved under are left out of the table as of the verdicts; a settled
     row's spread between blocks is not flagged "noisy" (its comparisons pair within a block)."""
-    from pxq.analysis import report
+    from pxq.analysis.exports import report
     from pxq.experiments import demo
 
     def rec(block: int, seconds: float, host: float) -> dict:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from pxq.analysis import findings
-from pxq.analysis.allocation import byte_findings
+from pxq.analysis.verdicts import findings
+from pxq.analysis.verdicts.allocation import byte_findings
 from pxq.core import records, schemas
 from pxq.core.errors import InputError
 from pxq.experiments import reproduce

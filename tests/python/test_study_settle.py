@@ -12,7 +12,7 @@ from typing import Any
 
 from rich.console import Console
 
-from pxq.analysis import paired
+from pxq.analysis.verdicts import paired
 from pxq.core.layout import parse_layout
 from pxq.experiments import runner, studykit
 

@@ -5,7 +5,7 @@ import pytest
 from conftest import complete
 from rich.console import Console
 
-from pxq.analysis import report
+from pxq.analysis.exports import report
 from pxq.core import procs, records
 from pxq.core.errors import InputError
 from pxq.core.layout import Layout, parse_layouts

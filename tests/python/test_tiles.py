@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pxq import cli
-from pxq.analysis import tiles
+from pxq.analysis.models import tiles
 from pxq.core.errors import InputError
 
 MACHINE = {

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pxq import cli
-from pxq.analysis import trace
+from pxq.analysis.exports import trace
 from pxq.core.errors import InputError
 from pxq.experiments import options as run_cmd
 

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from pxq.analysis import findings, paired, plausible
+from pxq.analysis.verdicts import findings, paired, plausible
 from pxq.experiments import study, studykit
 from pxq.experiments.studykit import registry
 from pxq.machine import caches

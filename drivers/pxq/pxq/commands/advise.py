@@ -1,7 +1,7 @@
 """`pxq advise APP`: predict the best way to run APP on a node (layout, variant, tile) from this
 machine's ceilings and the work each way declares, then prove it with a settled sweep of the
 predicted best against the next ones and the plain flat run; the advice record keeps the
-prediction, the proof and whether it held (pxq.analysis.advice, pxq.experiments.advising).
+prediction, the proof and whether it held (pxq.analysis.models.advice, pxq.experiments.advising).
 See docs/ROOFLINE.md, "Advice"."""
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from typing import Any
 
 from rich.console import Console
 
-from pxq.analysis import advice, settle
+from pxq.analysis.models import advice
+from pxq.analysis.verdicts import settle
 from pxq.core import plugins, records, registry
 from pxq.core.errors import InputError
 from pxq.core.paths import results_path

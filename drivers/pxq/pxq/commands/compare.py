@@ -11,7 +11,7 @@ from typing import Any
 
 from rich.console import Console
 
-from pxq.analysis import compare, compareview
+from pxq.analysis.verdicts import compare, compareview
 from pxq.core import paths, plugins, records, schemas
 from pxq.core.errors import InputError
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from pxq.analysis import msgdist
+from pxq.analysis.messages import msgdist
 from pxq.core import plugins, registry
 from pxq.core.errors import InputError
 from pxq.core.paths import figure_path

@@ -1,5 +1,5 @@
 """`pxq import FILE...`: the printed output of NAS Parallel Benchmarks runs (CG, MG, FT) and of
-OSU Micro-Benchmarks tests as pxq records, beside pxq's own (pxq.analysis.peers). Every file is read and
+OSU Micro-Benchmarks tests as pxq records, beside pxq's own (pxq.analysis.exports.peers). Every file is read and
 checked before any record is written: one bad file writes nothing."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 from rich.console import Console
 
-from pxq.analysis import peers
+from pxq.analysis.exports import peers
 from pxq.core import paths, plugins, records, schemas
 from pxq.core.errors import InputError
 from pxq.core.layout import Layout, parse_layout

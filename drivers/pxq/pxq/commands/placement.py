@@ -1,4 +1,4 @@
-"""`pxq placement suggest PROFILE`: a rank order that keeps traffic on the node (pxq.analysis.placement)."""
+"""`pxq placement suggest PROFILE`: a rank order that keeps traffic on the node (pxq.analysis.messages.placement)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from pxq.analysis import msgdist, placement, placement_bench, placement_view, rankorder
+from pxq.analysis.messages import msgdist, placement, placement_bench, placement_view, rankorder
 from pxq.core import bounds, plugins
 from pxq.core.errors import InputError
 from pxq.core.paths import check_plot_path

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from pxq.analysis import tiles
+from pxq.analysis.models import tiles
 from pxq.core import plugins
 from pxq.core.errors import InputError
 from pxq.reports import writers as reporting

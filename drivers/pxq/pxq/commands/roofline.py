@@ -12,7 +12,7 @@ from typing import Any
 
 from rich.console import Console
 
-from pxq.analysis import drift, roofline, roofview
+from pxq.analysis.models import drift, roofline, roofview
 from pxq.core import paths, plugins, records, schemas
 from pxq.core.errors import InputError
 from pxq.figures import roofline as draw

@@ -11,7 +11,9 @@ from typing import Any
 
 from rich.console import Console
 
-from pxq.analysis import placement_view, report, tiles, trace
+from pxq.analysis.exports import report, trace
+from pxq.analysis.messages import placement_view
+from pxq.analysis.models import tiles
 from pxq.core import bounds, plugins, records, registry
 from pxq.core.errors import InputError
 from pxq.core.layout import parse_layout

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from pxq.analysis import tiles
+from pxq.analysis.models import tiles
 from pxq.core import plugins, registry
 from pxq.core.paths import results_dir
 

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from pxq.analysis import report
+from pxq.analysis.exports import report
 from pxq.core import paths, plugins, records, schemas
 from pxq.core.errors import InputError
 from pxq.core.escape import Console, term

@@ -65,7 +65,7 @@ def _console_class() -> type:
 
 def __getattr__(name: str) -> Any:
     """`Console` is made on first use: the modules run by a Python without rich (Extra-P's and
-    OTF2's, pxq.analysis.extrapfit and otf2trace) import this one too."""
+    OTF2's, pxq.analysis.exports.extrapfit and otf2trace) import this one too."""
     if name == "Console":
         globals()["Console"] = _console_class()
         return globals()["Console"]

@@ -174,7 +174,7 @@ def problems(rec: Any, where: str) -> list[Problem]:
             return []
         errors = list(_validators()[kind].iter_errors(rec))
     elif kind == "tile-profile":
-        return []  # version 1 tile profiles: pxq.analysis.tiles reads them by their own rules
+        return []  # version 1 tile profiles: pxq.analysis.models.tiles reads them by their own rules
     elif rec.get("schema") == 1 or (kind == "lab-grade" and "schema" not in rec):  # grades before their schema
         # Version 1: every field it has must have the type version 2 gives it; the fields
         # version 2 added are not asked for.

@@ -1,7 +1,7 @@
 """What `pxq advise` runs: each candidate configuration set up once with `--declare` (nothing
 timed: the work it declares for its layout, variant and tile), then the proof, a settled sweep
 (pxq.experiments.settling) of the predicted best against the next ones and the plain flat run.
-The ranking and the outcome are pxq.analysis.advice's."""
+The ranking and the outcome are pxq.analysis.models.advice's."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ from typing import Any
 
 from rich.console import Console
 
-from pxq.analysis import advice, settle
+from pxq.analysis.models import advice
+from pxq.analysis.verdicts import settle
 from pxq.core import procs, records, schemas
 from pxq.core.errors import InputError
 from pxq.core.layout import Layout

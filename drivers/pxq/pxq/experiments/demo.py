@@ -9,7 +9,8 @@ from typing import Any
 
 from rich.console import Console
 
-from pxq.analysis import report, settle
+from pxq.analysis.exports import report
+from pxq.analysis.verdicts import settle
 from pxq.core import records
 from pxq.core.errors import InputError
 from pxq.core.layout import Layout, format_bytes

@@ -7,7 +7,8 @@ import argparse
 from dataclasses import replace
 from pathlib import Path
 
-from pxq.analysis import otf2trace, rankorder
+from pxq.analysis.exports import otf2trace
+from pxq.analysis.messages import rankorder
 from pxq.core import bounds, records, registry
 from pxq.core.errors import InputError
 from pxq.core.layout import parse_layout

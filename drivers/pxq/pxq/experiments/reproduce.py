@@ -26,7 +26,7 @@ from typing import Any
 
 from rich.progress import BarColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from pxq.analysis import findings
+from pxq.analysis.verdicts import findings
 from pxq.core import outputs, records
 from pxq.core.errors import InputError
 from pxq.core.escape import Console, md, plain

@@ -11,8 +11,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from pxq.analysis import placement, roofmark, trace
-from pxq.analysis.msgdist import preload_env, preload_flags
+from pxq.analysis.exports import trace
+from pxq.analysis.messages import placement
+from pxq.analysis.messages.msgdist import preload_env, preload_flags
+from pxq.analysis.models import roofmark
 from pxq.core import procs, progress, records, registry, schemas
 from pxq.core.errors import InputError
 from pxq.core.layout import Layout, resolve_mode

@@ -1,6 +1,6 @@
 """A sweep that runs until its comparisons are settled (`pxq sweep --precision P --budget T`,
 the demo): paired blocks of the configurations in shuffled order, each pair judged after every
-block under its rule (pxq.analysis.settle), a configuration dropped once all its pairs
+block under its rule (pxq.analysis.verdicts.settle), a configuration dropped once all its pairs
 are settled, and the whole stopped when every pair is settled, the blocks reach the rule's
 maximum or the budget is spent.
 
@@ -29,8 +29,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from pxq.analysis import settle
-from pxq.analysis.settle import moved_blocks
+from pxq.analysis.verdicts import settle
+from pxq.analysis.verdicts.settle import moved_blocks
 from pxq.core import bounds, escape, records
 from pxq.core.errors import InputError
 from pxq.core.layout import Layout

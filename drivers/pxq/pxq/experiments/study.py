@@ -13,7 +13,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from pxq.analysis import plausible, settle
+from pxq.analysis.verdicts import plausible, settle
 from pxq.core.errors import InputError
 from pxq.core.escape import term
 from pxq.core.layout import Layout

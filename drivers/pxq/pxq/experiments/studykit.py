@@ -17,8 +17,10 @@ from typing import Any
 
 from rich.console import Console
 
-from pxq.analysis import findings, msgdist, report, settle
-from pxq.analysis.paired import study_rule
+from pxq.analysis.exports import report
+from pxq.analysis.messages import msgdist
+from pxq.analysis.verdicts import findings, settle
+from pxq.analysis.verdicts.paired import study_rule
 from pxq.core import bounds, plugins, records
 from pxq.core.errors import InputError
 from pxq.core.layout import parse_layout
@@ -149,7 +151,7 @@ def measure(
     """Runs the configurations in rounds (every configuration once a round, in a shuffled order,
     after checking every one can run here): REPEAT rounds, then, with a budget (ctx.budget) and
     PAIRS of configurations (indices) the study compares, more rounds of the configurations in
-    the pairs that are not yet settled (pxq.analysis.paired's rule at THRESHOLD) until each is, the rule's
+    the pairs that are not yet settled (pxq.analysis.verdicts.paired's rule at THRESHOLD) until each is, the rule's
     last round, or the budget. Returns the final records and the number of runs planned."""
     bounds.repeat(repeat)
     for spec in configs:

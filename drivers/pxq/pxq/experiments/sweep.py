@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
 
-from pxq.analysis import report
+from pxq.analysis.exports import report
 from pxq.core import records
 from pxq.core.errors import InputError
 from pxq.core.layout import Layout, resolve_mode

@@ -10,8 +10,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from pxq.analysis import settle
-from pxq.analysis import tiles as tile_files
+from pxq.analysis.models import tiles as tile_files
+from pxq.analysis.verdicts import settle
 from pxq.core import bounds, records, registry
 from pxq.core.errors import InputError
 from pxq.core.layout import parse_layouts, parse_tile

@@ -14,7 +14,7 @@ COLOURS = {"flat": "#9e9e9e", "hybrid": "#1f77b4", "tiled": "#2ca02c"}
 
 
 def plot(names: list[str], pairs: list[Any], path: Path, title: str) -> Path:
-    """NAMES: the configurations; PAIRS: (base, other, verdict) with pxq.analysis.settle verdicts."""
+    """NAMES: the configurations; PAIRS: (base, other, verdict) with pxq.analysis.verdicts.settle verdicts."""
     plt = figures.pyplot()
     from matplotlib.patches import Patch
 

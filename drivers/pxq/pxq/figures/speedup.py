@@ -15,7 +15,7 @@ from pxq import figures
 
 
 def plot(shown: list[Any], labels: list[str], nas_mode: str, path: Path, title: str) -> Path:
-    """SHOWN: pxq.analysis.report rows with a speedup (mode, speedup, median, times, flags);
+    """SHOWN: pxq.analysis.exports.report rows with a speedup (mode, speedup, median, times, flags);
     LABELS: one per row; NAS_MODE: the mode name of imported NAS runs."""
     plt = figures.pyplot()
     from matplotlib.lines import Line2D

@@ -12,7 +12,7 @@ from pxq.core.layout import format_bytes
 
 
 def plot(kernels: list[str], samples: list[Any], caches: dict[str, int], path: Path, title: str) -> Path:
-    """KERNELS in panel order; SAMPLES: pxq.analysis.tiles samples (kernel, threads, tile, gbs);
+    """KERNELS in panel order; SAMPLES: pxq.analysis.models.tiles samples (kernel, threads, tile, gbs);
     CACHES: the cache sizes in bytes by level name."""
     plt = figures.pyplot()
     from matplotlib.ticker import FuncFormatter

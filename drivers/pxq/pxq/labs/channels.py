@@ -11,7 +11,7 @@ from typing import Any
 
 from rich.table import Table
 
-from pxq.analysis import findings
+from pxq.analysis.verdicts import findings
 from pxq.core import plugins
 from pxq.launch import netns
 from pxq.launch.hostfile import hostfile_hosts

@@ -8,7 +8,7 @@ import statistics
 
 from rich.table import Table
 
-from pxq.analysis import findings
+from pxq.analysis.verdicts import findings
 from pxq.core import plugins
 from pxq.core.layout import format_bytes
 from pxq.machine import caches

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from pxq.analysis import findings, msgdist
+from pxq.analysis.messages import msgdist
+from pxq.analysis.verdicts import findings
 from pxq.core import paths, plugins, procs
 from pxq.teaching import harness as labs
 

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from rich.table import Table
 
-from pxq.analysis import findings, plausible
+from pxq.analysis.verdicts import findings, plausible
 from pxq.core import plugins
 from pxq.core.layout import format_bytes
 from pxq.machine import ceilings

@@ -30,7 +30,7 @@ class LaunchRequest:
     cores: int = 1  # cores on this machine (local and virtual launchers)
     placement: str | None = None  # packed, spread or custom; None: the launcher's default
     placement_cpus: list[int] | None = None  # custom: OS cpu numbers, one per worker
-    rank_order: list[int] | None = None  # the ranks slot by slot (pxq.analysis.placement); None: alloc decides
+    rank_order: list[int] | None = None  # the ranks slot by slot (pxq.analysis.messages.placement); None: alloc decides
     mpi: str = "open-mpi"  # the MPI pxq was built with (mpi_flavour()): open-mpi or mpich
     node_cpus: list[list[int]] | None = None  # a cluster of this machine: each node's cores (its cpuset)
     cluster: str = ""  # that cluster's name, for messages

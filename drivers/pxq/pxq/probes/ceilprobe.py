@@ -18,7 +18,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from pxq.analysis import drift, roofview
+from pxq.analysis.models import drift, roofview
 from pxq.core import outputs, plugins
 from pxq.core.errors import InputError
 from pxq.core.layout import Layout, format_bytes
@@ -95,7 +95,7 @@ def reference(say: Callable[[str], None], results: Path) -> list[dict[str, Any]]
     """Re-times the ceilings' reference points beside a user's runs into `results`: the stream at
     REFERENCE_STREAM and every access kind at REFERENCE_KINDS bytes per core, as ranks on 1..N
     cores, with the ceilings' own arguments, REPEATS rounds over all of them (one timing is as
-    noisy as a run; pxq.analysis.drift takes the median)."""
+    noisy as a run; pxq.analysis.models.drift takes the median)."""
     n = envinfo.cores()
     todo = [("stream", size, _stream_args(size)) for size in REFERENCE_STREAM]
     todo += [(kind, size, _kind_args(kind, size)) for kind in kinds() for size in REFERENCE_KINDS]

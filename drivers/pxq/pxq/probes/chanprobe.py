@@ -16,7 +16,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from pxq.analysis import msgdist
+from pxq.analysis.messages import msgdist
 from pxq.core import bounds, plugins, records
 from pxq.core.errors import InputError
 from pxq.core.layout import Layout, parse_bytes, parse_layout

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pxq.analysis import msgdist
+from pxq.analysis.messages import msgdist
 from pxq.core import schemas
 from pxq.experiments import studykit as studies
 from pxq.figures import collective, memory, pingpong

@@ -15,7 +15,9 @@ from typing import Any
 
 from rich.console import Console
 
-from pxq.analysis import advice, caliper, extrap, extrapfit, report, settle, tables, trace
+from pxq.analysis.exports import caliper, extrap, extrapfit, report, tables, trace
+from pxq.analysis.models import advice
+from pxq.analysis.verdicts import settle
 from pxq.core import outputs, records, schemas
 from pxq.core import paths as paths_mod
 from pxq.core.errors import InputError

@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from pxq import figures
-from pxq.analysis import allocation, msgdist
-from pxq.analysis.findings import Comparison
+from pxq.analysis.messages import msgdist
+from pxq.analysis.verdicts import allocation
+from pxq.analysis.verdicts.findings import Comparison
 from pxq.core import bounds, plugins, records, registry
 from pxq.core.layout import parse_layout
 from pxq.experiments import runner

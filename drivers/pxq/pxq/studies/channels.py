@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from pxq import figures
-from pxq.analysis import findings
-from pxq.analysis.findings import Comparison, Finding
+from pxq.analysis.verdicts import findings
+from pxq.analysis.verdicts.findings import Comparison, Finding
 from pxq.core import plugins, records
 from pxq.core.layout import parse_layout
 from pxq.experiments.studykit import Context, Outcome, appended, count

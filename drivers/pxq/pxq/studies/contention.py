@@ -9,9 +9,9 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from pxq.analysis import findings
-from pxq.analysis.findings import Comparison, Finding
-from pxq.analysis.paired import judge_rows
+from pxq.analysis.verdicts import findings
+from pxq.analysis.verdicts.findings import Comparison, Finding
+from pxq.analysis.verdicts.paired import judge_rows
 from pxq.core import plugins
 from pxq.core.errors import InputError
 from pxq.experiments import runner, study

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from pxq import figures
-from pxq.analysis import findings
-from pxq.analysis.findings import Comparison, Finding
+from pxq.analysis.verdicts import findings
+from pxq.analysis.verdicts.findings import Comparison, Finding
 from pxq.core import bounds, plugins
 from pxq.core.layout import parse_bytes, parse_layout, parse_tile
 from pxq.experiments.studykit import Context, Outcome, exit_code, measure

@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from pxq import figures
-from pxq.analysis import findings, msgdist
-from pxq.analysis.findings import Comparison, Finding
+from pxq.analysis.messages import msgdist
+from pxq.analysis.verdicts import findings
+from pxq.analysis.verdicts.findings import Comparison, Finding
 from pxq.core import plugins, records, registry
 from pxq.core.errors import InputError
 from pxq.experiments import runner

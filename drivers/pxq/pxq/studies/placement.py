@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from pxq import figures
-from pxq.analysis import allocation, findings, msgdist, placement, placement_view, rankorder
-from pxq.analysis.findings import Comparison, Finding
+from pxq.analysis.messages import msgdist, placement, placement_view, rankorder
+from pxq.analysis.verdicts import allocation, findings
+from pxq.analysis.verdicts.findings import Comparison, Finding
 from pxq.core import bounds, outputs, plugins, registry
 from pxq.core.errors import InputError
 from pxq.core.layout import format_volume, parse_layout

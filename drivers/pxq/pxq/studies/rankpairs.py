@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from pxq import figures
-from pxq.analysis import findings
-from pxq.analysis.findings import Comparison, Finding
+from pxq.analysis.verdicts import findings
+from pxq.analysis.verdicts.findings import Comparison, Finding
 from pxq.core import bounds, plugins, records
 from pxq.core.errors import InputError
 from pxq.core.layout import parse_bytes, parse_layout

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from pxq import figures
-from pxq.analysis import findings, plausible
-from pxq.analysis.findings import Comparison, Finding
-from pxq.analysis.paired import judge_rows
+from pxq.analysis.verdicts import findings, plausible
+from pxq.analysis.verdicts.findings import Comparison, Finding
+from pxq.analysis.verdicts.paired import judge_rows
 from pxq.core import plugins, registry
 from pxq.core.layout import parse_layout
 from pxq.experiments import runner

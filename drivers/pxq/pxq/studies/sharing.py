@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from pxq import figures
-from pxq.analysis import findings
-from pxq.analysis.findings import Comparison, Finding
-from pxq.analysis.paired import judge_rows
+from pxq.analysis.verdicts import findings
+from pxq.analysis.verdicts.findings import Comparison, Finding
+from pxq.analysis.verdicts.paired import judge_rows
 from pxq.core import plugins, registry
 from pxq.core.errors import InputError
 from pxq.core.layout import parse_layout
@@ -53,7 +53,7 @@ THRESHOLD = 0.02  # "slower": by at least this much (the paper's smallest slowdo
 def _pair_parts(pairs: list[tuple[dict[str, Any], dict[str, Any]]], refs: tuple[str, str], label: str) -> list[Finding]:
     """Time and network time slower in the second layout of every pair than in the first, each
     app judged on its paired rounds by the settled-comparison rule where they ran interleaved
-    (pxq.analysis.paired.judge_rows), else on medians and spreads; the part holds only when every
+    (pxq.analysis.verdicts.paired.judge_rows), else on medians and spreads; the part holds only when every
     app's does, and says which apps it rests on."""
     out = []
     for ref, key in zip(refs, ("times", "comm")):

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from pxq import figures
-from pxq.analysis import findings, plausible
-from pxq.analysis.findings import Comparison, Finding
+from pxq.analysis.verdicts import findings, plausible
+from pxq.analysis.verdicts.findings import Comparison, Finding
 from pxq.core import plugins, records
 from pxq.core.errors import InputError
 from pxq.core.layout import format_bytes, parse_bytes

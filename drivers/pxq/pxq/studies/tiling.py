@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from pxq import figures
-from pxq.analysis import findings, plausible, roofline
-from pxq.analysis.findings import Comparison, Finding
-from pxq.analysis.paired import judge_rows
+from pxq.analysis.models import roofline
+from pxq.analysis.verdicts import findings, plausible
+from pxq.analysis.verdicts.findings import Comparison, Finding
+from pxq.analysis.verdicts.paired import judge_rows
 from pxq.core import plugins
 from pxq.core.errors import InputError
 from pxq.core.layout import format_bytes, format_volume, parse_bytes, parse_layout, parse_tile

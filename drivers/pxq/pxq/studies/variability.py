@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from pxq import figures
-from pxq.analysis import findings
-from pxq.analysis.findings import Comparison, Finding
+from pxq.analysis.verdicts import findings
+from pxq.analysis.verdicts.findings import Comparison, Finding
 from pxq.core import plugins, records
 from pxq.core.layout import parse_layout
 from pxq.experiments.studykit import Context, Outcome, appended, count
 from pxq.machine import envinfo, hostload
-from pxq.probes import probe
+from pxq.probes import collprobe
 
 SECTION = "collective_variability"
 
@@ -25,7 +25,7 @@ SECTION = "collective_variability"
 def add(p: argparse.ArgumentParser) -> None:
     p.add_argument("--calls", type=int, help="timed calls (default 2000, the paper's)")
     p.add_argument("--size", help="bytes per rank (default 16K, the paper's)")
-    p.add_argument("--noise", choices=probe.NOISE_MODES, help="the background load (default memory)")
+    p.add_argument("--noise", choices=collprobe.NOISE_MODES, help="the background load (default memory)")
 
 
 LOADED = hostload.BUSY  # the cores busier than this share the second before a run: the host is not quiet
@@ -36,7 +36,7 @@ def _probe(ctx: Context, opts: dict[str, Any], noise: str | None) -> dict[str, A
     before = count(ctx.results)
     layout = parse_layout(f"1x{max(2, envinfo.cores())}")
     name = f"allreduce-{noise or 'quiet'}"
-    probe.run(
+    collprobe.run(
         ctx.console,
         "allreduce",
         layout,

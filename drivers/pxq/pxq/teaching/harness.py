@@ -37,8 +37,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from pxq.analysis import findings, settle
-from pxq.analysis.msgdist import preload_env
+from pxq.analysis.messages.msgdist import preload_env
+from pxq.analysis.verdicts import findings, settle
 from pxq.core import bounds, door, escape, outputs, plugins, procs, records, schemas
 from pxq.core.errors import InputError
 from pxq.core.layout import parse_layout
@@ -538,7 +538,7 @@ def effect_of(
     would settle it. Never a failure. A count has no noise: it shows or it does not.
 
     With PAIRS, the (BASE, faster-expected) times of each interleaved round: judged as a settled
-    comparison (pxq.analysis.settle) of OTHER/BASE over the rounds: shown when it is settled
+    comparison (pxq.analysis.verdicts.settle) of OTHER/BASE over the rounds: shown when it is settled
     faster by at least the threshold, not shown when settled otherwise, too noisy to read when
     unsettled, with the rounds that would settle it."""
     if counted:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pxq.analysis import msgdist
-from pxq.analysis.placement import Suggestion, measure_of, traffic
+from pxq.analysis.messages import msgdist
+from pxq.analysis.messages.placement import Suggestion, measure_of, traffic
 from pxq.core.layout import format_volume
 from pxq.figures import trafficmap
 

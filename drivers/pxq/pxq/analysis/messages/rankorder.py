@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from pxq.analysis.msgdist import Model
-from pxq.analysis.placement import places_of
+from pxq.analysis.messages.msgdist import Model
+from pxq.analysis.messages.placement import places_of
 from pxq.core import bounds, door, escape, outputs, records
 from pxq.core.errors import InputError
 from pxq.launch.hostfile import hostfile_hosts

@@ -9,7 +9,7 @@ readings a nanosecond apart), and the archive's own reader loads it back before 
 
 The otf2 package (PyPI) is optional. This module runs wherever it is importable: in pxq's own
 environment when the user installed it there, otherwise in .deps/ecosystem (``./pxq setup
---ecosystem``) as ``python -m pxq.analysis.otf2trace TRACE.json ARCHIVE``."""
+--ecosystem``) as ``python -m pxq.analysis.exports.otf2trace TRACE.json ARCHIVE``."""
 
 from __future__ import annotations
 
@@ -122,9 +122,9 @@ def convert(trace_json: Path, archive: Path) -> dict[str, int]:
     if python == sys.executable:
         write(json.loads(trace_json.read_text()), archive)
         return read_back(archive)
-    env_path = str(Path(__file__).resolve().parents[2])
+    env_path = str(Path(__file__).resolve().parents[3])
     p = subprocess.run(
-        [python, "-m", "pxq.analysis.otf2trace", str(trace_json), str(archive)],
+        [python, "-m", "pxq.analysis.exports.otf2trace", str(trace_json), str(archive)],
         capture_output=True,
         text=True,
         timeout=600,
@@ -135,7 +135,7 @@ def convert(trace_json: Path, archive: Path) -> dict[str, int]:
     return json.loads(p.stdout)
 
 
-if __name__ == "__main__":  # python -m pxq.analysis.otf2trace TRACE.json ARCHIVE
+if __name__ == "__main__":  # python -m pxq.analysis.exports.otf2trace TRACE.json ARCHIVE
     source, target = Path(sys.argv[1]), Path(sys.argv[2])
     write(json.loads(source.read_text()), target)
     print(json.dumps(read_back(target)))

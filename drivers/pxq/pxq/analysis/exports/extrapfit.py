@@ -4,7 +4,7 @@ one parameter, where two variants' models cross inside the measured range.
 
 The extrap package (PyPI) is optional and wants numpy 1.x. This module runs wherever it is
 importable: in pxq's own environment when it is there, otherwise in .deps/ecosystem (``./pxq
-setup --ecosystem``) as ``python -m pxq.analysis.extrapfit EXPORT.txt``."""
+setup --ecosystem``) as ``python -m pxq.analysis.exports.extrapfit EXPORT.txt``."""
 
 from __future__ import annotations
 
@@ -64,11 +64,11 @@ def run_fit(path: Path) -> dict[str, Any]:
     if python == sys.executable:
         return fit(path)
     p = subprocess.run(
-        [python, "-m", "pxq.analysis.extrapfit", str(path)],
+        [python, "-m", "pxq.analysis.exports.extrapfit", str(path)],
         capture_output=True,
         text=True,
         timeout=600,
-        env={"PYTHONPATH": str(Path(__file__).resolve().parents[2]), "PATH": "/usr/bin:/bin"},
+        env={"PYTHONPATH": str(Path(__file__).resolve().parents[3]), "PATH": "/usr/bin:/bin"},
     )
     if p.returncode != 0:
         raise InputError(f"Extra-P could not model {path}: {(p.stderr or p.stdout).strip()[-400:]}")
@@ -123,5 +123,5 @@ def lines(fitted: dict[str, Any]) -> list[str]:
     return out + crossings(fitted)
 
 
-if __name__ == "__main__":  # python -m pxq.analysis.extrapfit EXPORT.txt
+if __name__ == "__main__":  # python -m pxq.analysis.exports.extrapfit EXPORT.txt
     print(json.dumps(fit(Path(sys.argv[1]))))

@@ -1,5 +1,5 @@
 """What `pxq compare` concludes and says: the comparisons and reference checks of NEW against
-BASE gathered in one outcome (pxq.analysis.compare does the statistics), its JSON, and its
+BASE gathered in one outcome (pxq.analysis.verdicts.compare does the statistics), its JSON, and its
 tables. The command only reads the files and hands over."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from pxq.analysis import compare
+from pxq.analysis.verdicts import compare
 from pxq.core import outputs
 from pxq.core.errors import InputError
 from pxq.core.escape import term

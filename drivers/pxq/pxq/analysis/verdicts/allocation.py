@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from pxq.analysis import findings, msgdist
-from pxq.analysis.findings import Finding
-from pxq.analysis.paired import judge_rows
+from pxq.analysis.messages import msgdist
+from pxq.analysis.verdicts import findings
+from pxq.analysis.verdicts.findings import Finding
+from pxq.analysis.verdicts.paired import judge_rows
 from pxq.core.errors import InputError
 from pxq.core.layout import format_volume
 

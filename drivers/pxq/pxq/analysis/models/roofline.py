@@ -30,7 +30,8 @@ import math
 import statistics
 from typing import Any
 
-from pxq.analysis import drift, settle
+from pxq.analysis.models import drift
+from pxq.analysis.verdicts import settle
 from pxq.core import records
 from pxq.launch import launchers
 from pxq.machine import ceilings as ceil
@@ -246,7 +247,7 @@ def points(
     recs: list[dict[str, Any]], ceilings: dict[str, Any], fs: drift.Factors | None = None
 ) -> list[dict[str, Any]]:
     """One point per configuration: the run nearest the median time predicted, beside the
-    median measured time and its spread; with reference measurements (pxq.analysis.drift's
+    median measured time and its spread; with reference measurements (pxq.analysis.models.drift's
     factors), against the ceilings scaled to the machine as it was when that run started."""
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for r in recs:

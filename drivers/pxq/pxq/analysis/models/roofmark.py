@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from pxq.analysis import roofline
+from pxq.analysis.models import roofline
 from pxq.machine import ceilings as ceil
 
 ROOF_SLACK = roofline.ROOF_SLACK

@@ -1,6 +1,6 @@
 """What `pxq roofline` prints: the ceilings in a line, the drift of the machine against them,
 the table of configurations, the phases, the summary sentences and the order of each app's
-variants, worded from pxq.analysis.roofline's points and pair judgments. Nothing here measures or
+variants, worded from pxq.analysis.models.roofline's points and pair judgments. Nothing here measures or
 predicts; the command only calls these in order."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 
 from rich.table import Table
 
-from pxq.analysis import drift, ordering, roofline
+from pxq.analysis.models import drift, ordering, roofline
 from pxq.core.escape import term
 from pxq.core.layout import format_bytes
 from pxq.machine import ceilings as ceil

@@ -6,10 +6,10 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from pxq.analysis import msgdist
-from pxq.analysis.findings import spread
-from pxq.analysis.msgdist import Model
-from pxq.analysis.placement import channel_cost, check_fit, suggest
+from pxq.analysis.messages import msgdist
+from pxq.analysis.messages.msgdist import Model
+from pxq.analysis.messages.placement import channel_cost, check_fit, suggest
+from pxq.analysis.verdicts.findings import spread
 from pxq.core.layout import format_volume
 
 

@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from pxq.analysis import msgdist
-from pxq.analysis.msgdist import Model
+from pxq.analysis.messages import msgdist
+from pxq.analysis.messages.msgdist import Model
 from pxq.core.errors import InputError
 from pxq.core.records import RecordError
 

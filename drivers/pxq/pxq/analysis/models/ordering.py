@@ -1,7 +1,7 @@
 """How well the roofline's prediction orders an app's variants: the order their runs measure
 (paired rounds of one sweep judged as a settled sweep judges a pair, else a rank-sum test), the
 order predicted (a tie where the ceilings' own spread could swap the two predictions), and
-Kendall's tau-b between them over the settled pairs (pxq.analysis.roofline's points)."""
+Kendall's tau-b between them over the settled pairs (pxq.analysis.models.roofline's points)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import itertools
 import math
 from typing import Any
 
-from pxq.analysis import settle
+from pxq.analysis.verdicts import settle
 
 
 def kendall_per_app(pts: list[dict[str, Any]]) -> dict[str, float | None]:

@@ -1,5 +1,5 @@
 """Advice (`pxq advise`): every way to run an app on a node's cores, ranked by the time the
-contention-aware roofline (pxq.analysis.roofline) predicts from the work each way declares, and
+contention-aware roofline (pxq.analysis.models.roofline) predicts from the work each way declares, and
 whether the settled proof bore the prediction out.
 
 - **The candidates**: every layout P x Q x T whose ranks and threads fill a node's cores
@@ -22,8 +22,8 @@ from typing import Any
 
 from rich.table import Table
 
-from pxq.analysis import roofline
-from pxq.analysis.settle import Verdict
+from pxq.analysis.models import roofline
+from pxq.analysis.verdicts.settle import Verdict
 from pxq.core import escape
 from pxq.core.layout import Layout, format_bytes, parse_bytes
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import statistics
 
-from pxq.analysis.findings import spread
+from pxq.analysis.verdicts.findings import spread
 
 SPEEDUP_SLACK = 0.15  # a speedup may beat the ratio of cores by this much (caches add up) before it is flagged
 CONTENTION_FLOOR = 0.8  # sharing a resource cannot make a copy this much faster than alone

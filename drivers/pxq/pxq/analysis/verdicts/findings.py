@@ -33,7 +33,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "published.json"
+DATA = Path(__file__).resolve().parents[2] / "data" / "published.json"
 PART_VERDICTS = ("reproduced", "not reproduced", "inconclusive", "cannot be tested here")
 VERDICTS = ("reproduced", "partly tested", "not reproduced", "inconclusive", "cannot be tested here")
 CHECK_VERDICTS = ("passed", "failed", "inconclusive", "cannot be tested here")

@@ -14,8 +14,10 @@ from typing import Any
 
 from rich.table import Table
 
-from pxq.analysis import efficiency, roofmark, settle
-from pxq.analysis.peers import NAS_MODE
+from pxq.analysis.exports import efficiency
+from pxq.analysis.exports.peers import NAS_MODE
+from pxq.analysis.models import roofmark
+from pxq.analysis.verdicts import settle
 from pxq.core import outputs, records, schemas
 from pxq.core.escape import Console, csv_cell, md, term
 from pxq.core.layout import Layout, format_bytes
@@ -73,7 +75,7 @@ class Row:
     paired: bool = False  # compared only within the blocks of a settled sweep: its spread is not flagged
     tolerance_used: float = 0.0  # the most of its verification tolerance a run's error used
     efficiency: list[tuple[float, float, float, float] | None] = field(default_factory=list)  # per run
-    computation_scaling: float | None = None  # base useful CPU time over this row's (pxq.analysis.efficiency)
+    computation_scaling: float | None = None  # base useful CPU time over this row's (pxq.analysis.exports.efficiency)
     global_efficiency: float | None = None  # parallel efficiency x computation scaling
     rounds: list[settle.Round | None] = field(default_factory=list)  # per run: its sweep round (settle.round_of)
     roof: list[float | None] = field(default_factory=list)  # per run: its record's roof.of_roof (roofmark)

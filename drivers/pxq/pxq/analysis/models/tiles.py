@@ -85,7 +85,7 @@ class Best:
 
 
 # What pxq reads of Google Benchmark's JSON output, with the types it must have.
-_BENCHMARK_JSON = Path(__file__).resolve().parents[1] / "data" / "gbench.schema.json"
+_BENCHMARK_JSON = Path(__file__).resolve().parents[2] / "data" / "gbench.schema.json"
 
 
 def _check_benchmark_json(data: Any, path: Path) -> None:

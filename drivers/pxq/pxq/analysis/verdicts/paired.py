@@ -1,5 +1,5 @@
 """A study's timed comparison of two configurations, judged on the rounds of one interleaved
-sweep by the settled-comparison rule (pxq.analysis.settle), and mapped onto a study verdict:
+sweep by the settled-comparison rule (pxq.analysis.verdicts.settle), and mapped onto a study verdict:
 reproduced, not reproduced, inconclusive (docs/VERDICTS.md, "Timed parts")."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import math
 import statistics
 from typing import Any
 
-from pxq.analysis import findings, settle
+from pxq.analysis.verdicts import findings, settle
 
 __all__ = ["judge_rows", "study_rule"]
 

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pxq.analysis import otf2trace
+from pxq.analysis.exports import otf2trace
 from pxq.core import door, escape, outputs
 from pxq.core.errors import InputError
 

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pxq.analysis import report, settle
+from pxq.analysis.exports import report
+from pxq.analysis.verdicts import settle
 from pxq.core import records
 from pxq.core.errors import InputError
 
