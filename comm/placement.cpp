@@ -180,7 +180,7 @@ std::vector<RankPlacement> observe_placement(MPI_Comm comm, int threads) {
   for (int r = 0; r < size; ++r) {
     RankPlacement& p = out[static_cast<std::size_t>(r)];
     p.rank = r;
-    p.node = all[3 * r];
+    p.node = all[3 * static_cast<std::size_t>(r)];
     p.local_rank = all[3 * r + 1];
     ThreadPlacement t;
     t.package = all[3 * r + 2];

@@ -12,6 +12,7 @@
 #include "pxq/kernels/fft.hpp"
 
 #include <cmath>
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -27,7 +28,7 @@ template <bool Inverse>
 void radix4(const double* __restrict xr, const double* __restrict xi, double* __restrict yr, double* __restrict yi,
             int m, std::size_t run, const double* tw) {
   for (int p = 0; p < m; ++p) {
-    const double* w = tw + 6 * p;
+    const double* w = tw + 6 * std::ptrdiff_t{p};
     const double w1r = w[0], w1i = Inverse ? -w[1] : w[1];
     const double w2r = w[2], w2i = Inverse ? -w[3] : w[3];
     const double w3r = w[4], w3i = Inverse ? -w[5] : w[5];

@@ -31,8 +31,8 @@ inline void gather(const double* base, const std::int64_t* elem, std::int64_t li
     for (int i = 0; i < n; ++i) {
       const double* p = base + 2 * elem[i];
       for (int b = 0; b < nb; ++b) {
-        re[batch_at<LineMajor>(i, b, n, nb)] = p[2 * b];
-        im[batch_at<LineMajor>(i, b, n, nb)] = p[2 * b + 1];
+        re[batch_at<LineMajor>(i, b, n, nb)] = p[2 * std::ptrdiff_t{b}];
+        im[batch_at<LineMajor>(i, b, n, nb)] = p[2 * std::ptrdiff_t{b} + 1];
       }
     }
     return;
@@ -43,8 +43,8 @@ inline void gather(const double* base, const std::int64_t* elem, std::int64_t li
     for (int i = 0; i < n; ++i) {
       const double* p = base + 2 * elem[i];
       for (int b = b0; b < b1; ++b) {
-        re[batch_at<LineMajor>(i, b, n, nb)] = p[2 * b * line];
-        im[batch_at<LineMajor>(i, b, n, nb)] = p[2 * b * line + 1];
+        re[batch_at<LineMajor>(i, b, n, nb)] = p[2 * line * b];
+        im[batch_at<LineMajor>(i, b, n, nb)] = p[2 * line * b + 1];
       }
     }
   }
@@ -58,8 +58,8 @@ inline void scatter(const double* re, const double* im, double* base, const std:
     for (int i = 0; i < n; ++i) {
       double* p = base + 2 * elem[i];
       for (int b = 0; b < nb; ++b) {
-        p[2 * b] = re[batch_at<LineMajor>(i, b, n, nb)];
-        p[2 * b + 1] = im[batch_at<LineMajor>(i, b, n, nb)];
+        p[2 * std::ptrdiff_t{b}] = re[batch_at<LineMajor>(i, b, n, nb)];
+        p[2 * std::ptrdiff_t{b} + 1] = im[batch_at<LineMajor>(i, b, n, nb)];
       }
     }
     return;
@@ -70,8 +70,8 @@ inline void scatter(const double* re, const double* im, double* base, const std:
     for (int i = 0; i < n; ++i) {
       double* p = base + 2 * elem[i];
       for (int b = b0; b < b1; ++b) {
-        p[2 * b * line] = re[batch_at<LineMajor>(i, b, n, nb)];
-        p[2 * b * line + 1] = im[batch_at<LineMajor>(i, b, n, nb)];
+        p[2 * line * b] = re[batch_at<LineMajor>(i, b, n, nb)];
+        p[2 * line * b + 1] = im[batch_at<LineMajor>(i, b, n, nb)];
       }
     }
   }
@@ -136,7 +136,7 @@ inline void evolve_row(Complex* u0, Complex* u1, int n1, int n2, const double* f
   const double f = f3[r / n2] * f2[r % n2];
   double* a = reinterpret_cast<double*>(u0 + r * n1);
   double* b = reinterpret_cast<double*>(u1 + r * n1);
-  for (int i = 0; i < n1; ++i) {
+  for (std::ptrdiff_t i = 0; i < n1; ++i) {
     const double g = f * f1[i];
     a[2 * i] *= g;
     a[2 * i + 1] *= g;

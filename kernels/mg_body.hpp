@@ -205,7 +205,7 @@ PXQ_INLINE void restrict_row(const double* r, Box f, double* s, Box c, int j2, i
 // so the compiler vectorises the interleaved stores.
 template <bool Assign>
 PXQ_INLINE void prolong_line(const double* __restrict x, double* __restrict u, double even, double odd, int n) {
-  for (int i1 = 0; i1 < n - 1; ++i1) {
+  for (std::ptrdiff_t i1 = 0; i1 < n - 1; ++i1) {
     const double e = even * x[i1], o = odd * (x[i1] + x[i1 + 1]);
     u[2 * i1] = Assign ? e : u[2 * i1] + e;
     u[2 * i1 + 1] = Assign ? o : u[2 * i1 + 1] + o;
@@ -218,7 +218,7 @@ template <bool Assign>
 PXQ_INLINE void prolong_row(const double* z, Box c, double* u, Box f, int c2, int c3, double* buf) {
   double* z1 = buf;
   double* z2 = buf + c.n1;
-  double* z3 = buf + 2 * c.n1;
+  double* z3 = buf + 2 * std::ptrdiff_t{c.n1};
   const double* z00 = z + c.at(0, c2, c3);
   const double* z10 = z + c.at(0, c2 + 1, c3);
   const double* z01 = z + c.at(0, c2, c3 + 1);

@@ -4,6 +4,7 @@
 #include <hwloc.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <iterator>
 #include <set>
 #include <stdexcept>
@@ -111,7 +112,8 @@ NodePlacement place_node(const std::vector<Core>& cores, const std::string& mode
   NodePlacement node;
   if (mode == "packed") {
     for (int r = 0; r < ranks; ++r)
-      node.ranks.emplace_back(cores.begin() + r * threads, cores.begin() + (r + 1) * threads);
+      node.ranks.emplace_back(cores.begin() + std::ptrdiff_t{r} * threads,
+                              cores.begin() + std::ptrdiff_t{r + 1} * threads);
   } else {
     for (auto& share : distribute(cores, ranks, threads, 0)) {
       if (static_cast<int>(share.size()) < threads)
@@ -127,6 +129,7 @@ NodePlacement place_node(const std::vector<Core>& cores, const std::string& mode
 
 std::vector<Core> firsts(const NodePlacement& n) {
   std::vector<Core> out;
+  out.reserve(n.ranks.size());
   for (const auto& r : n.ranks) out.push_back(r.front());
   return out;
 }
@@ -216,7 +219,7 @@ std::vector<NodePlacement> choose(const Topology& topo, const std::string& mode,
     for (int k = 0; k < node_count; ++k) {
       NodePlacement node;
       for (int r = 0; r < ranks_per_node; ++r) {
-        const auto first = chosen.begin() + k * need + r * threads;
+        const auto first = chosen.begin() + std::ptrdiff_t{k} * need + std::ptrdiff_t{r} * threads;
         node.ranks.emplace_back(first, first + threads);
       }
       out.push_back(std::move(node));
@@ -230,7 +233,8 @@ std::vector<NodePlacement> choose(const Topology& topo, const std::string& mode,
           std::to_string(per_node) + " of " + topo.source + "'s " + std::to_string(total) +
           ": use fewer ranks or threads per node, or drop --placement and use --oversubscribe");
     for (int k = 0; k < node_count; ++k) {
-      const std::vector<Core> own(topo.cores.begin() + k * per_node, topo.cores.begin() + (k + 1) * per_node);
+      const std::vector<Core> own(topo.cores.begin() + std::ptrdiff_t{k} * per_node,
+                                  topo.cores.begin() + std::ptrdiff_t{k + 1} * per_node);
       out.push_back(place_node(own, mode, ranks_per_node, threads));
     }
   }

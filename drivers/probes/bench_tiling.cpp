@@ -37,7 +37,7 @@ namespace {
 
 using pxq::kernels::Backend;
 
-constexpr std::size_t kMiB = 1024 * 1024;
+constexpr std::size_t kMiB = std::size_t{1024} * 1024;
 
 std::vector<std::int64_t> tile_sizes() {
   std::vector<std::int64_t> t;
@@ -69,6 +69,7 @@ void ring_pass(benchmark::State& state) {
 #pragma omp parallel for num_threads(T) schedule(static, 1)
   for (int t = 0; t < T; ++t) storage[static_cast<std::size_t>(t)].assign(elems, 1.0);  // first touch by its thread
   std::vector<double*> blocks;
+  blocks.reserve(storage.size());
   for (auto& s : storage) blocks.push_back(s.data());
   const pxq::kernels::RingParams p;
   for (auto _ : state) {
@@ -218,8 +219,8 @@ void is_rank(benchmark::State& state) {
     benchmark::ClobberMemory();
   }
   // Every key read once and its counter written once, every counter accumulated once.
-  const double bytes =
-      static_cast<double>(keys.size()) * 2 * sizeof(std::int32_t) + 2.0 * pop.size() * sizeof(std::int32_t);
+  const double bytes = static_cast<double>(keys.size()) * 2 * sizeof(std::int32_t) +
+                       2.0 * static_cast<double>(pop.size() * sizeof(std::int32_t));
   state.SetBytesProcessed(static_cast<std::int64_t>(bytes) * state.iterations());
   state.SetItemsProcessed(static_cast<std::int64_t>(keys.size()) * state.iterations());
   state.counters["window_buckets"] = ops->window_buckets(0, (buckets << shift) - 1, shift);

@@ -29,7 +29,7 @@
 
 namespace {
 
-constexpr std::size_t kBlockBytes = 16 * 1024 * 1024;
+constexpr std::size_t kBlockBytes = std::size_t{16} * 1024 * 1024;
 
 class NullReporter : public benchmark::BenchmarkReporter {
  public:
@@ -48,6 +48,7 @@ void ring_pipeline(benchmark::State& state) {
   // T blocks computed by T threads, plus the spare that receives the incoming block.
   std::vector<std::vector<double>> storage(static_cast<std::size_t>(T) + 1, std::vector<double>(elems, 1.0));
   std::vector<double*> blocks;
+  blocks.reserve(static_cast<std::size_t>(T));
   for (int t = 0; t < T; ++t) blocks.push_back(storage[static_cast<std::size_t>(t)].data());
   double* spare = storage.back().data();
   pxq::comm::RingExchange ring(MPI_COMM_WORLD, (rank - 1 + size) % size, (rank + 1) % size, elems, tile);

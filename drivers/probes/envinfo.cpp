@@ -155,9 +155,7 @@ int place(const std::string& mode, int nodes, int ranks_per_node, int threads, b
   }
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   pxq::cli::App app{"pxq-envinfo: what pxq sees on this machine (JSON)"};
   auto* pl = app.add_subcommand("place", "the cores a placement mode chooses for a layout (JSON)");
   std::string mode = "packed", xml;
@@ -207,3 +205,7 @@ int main(int argc, char** argv) {
   std::puts(j.dump(1).c_str());
   return 0;
 }
+
+}  // namespace
+
+int main(int argc, char** argv) { return pxq::cli::guarded_main("pxq-envinfo", run, argc, argv); }

@@ -56,7 +56,7 @@ class Gather final : public KindKernel {
   }
   double bytes() const override {
     const double nnz = static_cast<double>(col_.size());
-    return nnz * 12.0 + (rows_ + 1.0) * 8.0 + nnz * 8.0 + rows_ * 8.0;
+    return nnz * 12.0 + (static_cast<double>(rows_) + 1.0) * 8.0 + nnz * 8.0 + static_cast<double>(rows_) * 8.0;
   }
   double flops() const override { return 2.0 * static_cast<double>(col_.size()); }
   std::size_t footprint() const override { return col_.size() * 12 + (rows_ + 1) * 8 + rows_ * 16; }

@@ -57,10 +57,10 @@ void duty_cycle(double intensity, Work&& work) {
 
 void memory_load(int core, double intensity) {
   pin(core);
-  const std::size_t n = 64 * 1024 * 1024 / sizeof(double) / 3;
+  const std::size_t n = std::size_t{64} * 1024 * 1024 / sizeof(double) / 3;
   std::vector<double> a(n, 1.0), b(n, 2.0), c(n, 3.0);
   std::size_t pos = 0;
-  const std::size_t slice = 64 * 1024;
+  const std::size_t slice = std::size_t{64} * 1024;
   duty_cycle(intensity, [&] {
     const std::size_t end = std::min(n, pos + slice);
     for (std::size_t i = pos; i < end; ++i) a[i] = b[i] + 0.5 * c[i];
@@ -98,7 +98,7 @@ void network_load(int core, double intensity) {
     throw std::runtime_error("network noise: cannot connect over loopback TCP");
   const int peer = accept(server, nullptr, nullptr);
   if (peer < 0) throw std::runtime_error("network noise: cannot accept the loopback connection");
-  std::vector<char> msg(64 * 1024, 'x'), in(msg.size());
+  std::vector<char> msg(std::size_t{64} * 1024, 'x'), in(msg.size());
   duty_cycle(intensity, [&] {
     for (int fd_pair = 0; fd_pair < 2; ++fd_pair) {
       const int from = fd_pair == 0 ? client : peer, to = fd_pair == 0 ? peer : client;
@@ -172,6 +172,7 @@ int main(int argc, char** argv) {
   std::signal(SIGTERM, on_signal);
   std::signal(SIGINT, on_signal);
   std::vector<std::thread> threads;
+  threads.reserve(cores.size());
   for (int c : cores)
     threads.emplace_back([=] {
       try {

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -117,6 +118,7 @@ std::vector<Pair> choose_pairs(const std::vector<pxq::comm::RankPlacement>& rank
   try {
     packages = pxq::tiling::this_topology().packages;
   } catch (const std::exception&) {
+    packages = 1;  // no topology to read: the pairs of one package only
   }
   for (const std::string name : {"intra_cmp", "inter_cmp", "inter_node"}) {
     if (found.count(name)) {
@@ -273,13 +275,14 @@ nlohmann::json measure_rank_pairs(Ctx& c, std::size_t big) {
           }
         }
       }
-      if (w.rank == i) row[static_cast<std::size_t>(i * w.size + j)] = best;
+      if (w.rank == i) row[static_cast<std::size_t>(i) * w.size + j] = best;
     }
   std::vector<double> all(row.size());
   MPI_Reduce(row.data(), all.data(), static_cast<int>(row.size()), MPI_DOUBLE, MPI_MAX, 0, w.comm);
   nlohmann::json matrix = nlohmann::json::array();
   for (int i = 0; i < w.size; ++i)
-    matrix.push_back(std::vector<double>(all.begin() + i * w.size, all.begin() + (i + 1) * w.size));
+    matrix.push_back(
+        std::vector<double>(all.begin() + std::ptrdiff_t{i} * w.size, all.begin() + std::ptrdiff_t{i + 1} * w.size));
   return matrix;
 }
 

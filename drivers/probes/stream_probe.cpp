@@ -14,7 +14,9 @@
 #include "pxq/kernels/stream.hpp"
 #include "pxq/tiling/tile_policy.hpp"
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   pxq::cli::App app{"pxq stream: triad bandwidth a[i] = b[i] + s*c[i]", "pxq-stream"};
   std::string size = "256M";
   int threads = 1, repeats = 10;
@@ -67,3 +69,7 @@ int main(int argc, char** argv) {
   }
   return 0;
 }
+
+}  // namespace
+
+int main(int argc, char** argv) { return pxq::cli::guarded_main("pxq-stream", run, argc, argv); }

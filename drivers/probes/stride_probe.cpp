@@ -344,9 +344,7 @@ nlohmann::json record_of(const Options& o, const Plan& plan, const std::vector<P
           {"driver", plan.driver}};
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   pxq::cli::App app{"pxq probe stride: time per read+write access over array sizes and strides", "pxq-probe-stride"};
   Options o;
   add_options(app, o);
@@ -403,3 +401,7 @@ int main(int argc, char** argv) {
   }
   return 0;
 }
+
+}  // namespace
+
+int main(int argc, char** argv) { return pxq::cli::guarded_main("pxq-probe-stride", run, argc, argv); }

@@ -26,7 +26,8 @@ class KokkosFtOps final : public detail::FtExecutor {
     const std::size_t bytes = g.doubles * sizeof(double);
     const FftPass p = pass;
     Kokkos::parallel_for(
-        "pxq::ft::fft", Teams(static_cast<int>(g.count), 1).set_scratch_size(1, Kokkos::PerTeam(bytes)),
+        "pxq::ft::fft",
+        Teams(static_cast<int>(g.count), 1).set_scratch_size(1, Kokkos::PerTeam(static_cast<int>(bytes))),
         KOKKOS_LAMBDA(const Teams::member_type& team) {
           detail::run_batch(src, dst, p, g, team.league_rank(),
                             static_cast<double*>(team.team_scratch(1).get_shmem(bytes)));

@@ -141,7 +141,7 @@ class KokkosMgOps final : public MgOps, private ExecutorShape {
     const int blocks = (rows + rpb - 1) / rpb;
     const std::size_t bytes = static_cast<std::size_t>(scratch) * sizeof(double);
     Kokkos::parallel_for(
-        name, Teams(blocks * planes * rpb, 1).set_scratch_size(1, Kokkos::PerTeam(bytes)),
+        name, Teams(blocks * planes * rpb, 1).set_scratch_size(1, Kokkos::PerTeam(static_cast<int>(bytes))),
         KOKKOS_LAMBDA(const Teams::member_type& team) {
           const int l = team.league_rank();
           const int block = l / (planes * rpb), rest = l % (planes * rpb);

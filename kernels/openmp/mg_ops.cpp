@@ -124,7 +124,7 @@ class OpenMpMgOps final : public MgOps, private ExecutorShape {
         const int top = std::min(hi, f.n2 - 2);  // the interior rows, computed in one run
         if (i3 != f.n3 - 1 && top >= lo) mg_body::resid_rows_to(u, v, dst, f, a, lo, top + 1, i3, buf.data());
         for (int i2 = lo; i2 <= hi; ++i2) {
-          double* row = dst + i2 * f.n1;
+          double* row = dst + std::ptrdiff_t{i2} * f.n1;
           const int src = i2 == f.n2 - 1 ? 1 : i2;
           if (i3 == f.n3 - 1) {
             std::copy(r + f.at(0, src, i3), r + f.at(0, src + 1, i3), row);

@@ -85,7 +85,8 @@ int run_miniapp(int argc, char** argv, pxq::cli::App& app, const std::function<i
   if (parse_error.empty() && !help && thread_level) {
     try {
       wanted = thread_level();
-    } catch (const std::exception&) {  // contradicting options: `run` reports them
+    } catch (const std::exception&) {
+      wanted = MPI_THREAD_FUNNELED;  // contradicting options: `run` reports them
     }
   }
   int provided = 0;

@@ -2,6 +2,9 @@
 #include "pxq/common/cli.hpp"
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
+#include <stdexcept>
 
 namespace pxq::cli {
 
@@ -42,21 +45,37 @@ Option* App::keep(CLI::Option* option) {
   return options_.back().get();
 }
 
-#define PXQ_CLI_ADD(T)                                                                   \
-  Option* App::add_option(const std::string& name, T& target, const std::string& help) { \
-    return keep(app_->add_option(name, target, help));                                   \
-  }
-PXQ_CLI_ADD(int)
-PXQ_CLI_ADD(long)
-PXQ_CLI_ADD(long long)
-PXQ_CLI_ADD(unsigned long)
-PXQ_CLI_ADD(unsigned long long)
-PXQ_CLI_ADD(double)
-PXQ_CLI_ADD(std::string)
-PXQ_CLI_ADD(std::vector<int>)
-PXQ_CLI_ADD(std::vector<double>)
-PXQ_CLI_ADD(std::vector<std::string>)
-#undef PXQ_CLI_ADD
+// One definition per option type CLI11 converts to (its add_option is a template).
+Option* App::add_option(const std::string& name, int& target, const std::string& help) {
+  return keep(app_->add_option(name, target, help));
+}
+Option* App::add_option(const std::string& name, long& target, const std::string& help) {
+  return keep(app_->add_option(name, target, help));
+}
+Option* App::add_option(const std::string& name, long long& target, const std::string& help) {
+  return keep(app_->add_option(name, target, help));
+}
+Option* App::add_option(const std::string& name, unsigned long& target, const std::string& help) {
+  return keep(app_->add_option(name, target, help));
+}
+Option* App::add_option(const std::string& name, unsigned long long& target, const std::string& help) {
+  return keep(app_->add_option(name, target, help));
+}
+Option* App::add_option(const std::string& name, double& target, const std::string& help) {
+  return keep(app_->add_option(name, target, help));
+}
+Option* App::add_option(const std::string& name, std::string& target, const std::string& help) {
+  return keep(app_->add_option(name, target, help));
+}
+Option* App::add_option(const std::string& name, std::vector<int>& target, const std::string& help) {
+  return keep(app_->add_option(name, target, help));
+}
+Option* App::add_option(const std::string& name, std::vector<double>& target, const std::string& help) {
+  return keep(app_->add_option(name, target, help));
+}
+Option* App::add_option(const std::string& name, std::vector<std::string>& target, const std::string& help) {
+  return keep(app_->add_option(name, target, help));
+}
 
 Option* App::add_ignored(const std::string& name, const std::string& help) {
   return keep(app_->add_option(name, help));
@@ -102,6 +121,20 @@ int App::parse_or_exit(int argc, char** argv) {
     return app_->exit(e) == 0 ? 0 : 2;
   }
   return -1;
+}
+
+int guarded_main(const char* name, int (*body)(int, char**), int argc, char** argv) noexcept {
+  try {
+    return body(argc, argv);
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "%s: error: %s\n", name, e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: error: %s\n", name, e.what());
+  } catch (...) {
+    std::fprintf(stderr, "%s: error: an unknown exception\n", name);
+  }
+  return 3;
 }
 
 }  // namespace pxq::cli

@@ -19,6 +19,14 @@
 namespace pxq::common {
 namespace {
 
+template <class Map>
+std::vector<std::string> keys_of(const Map& map) {
+  std::vector<std::string> out;
+  out.reserve(map.size());
+  for (const auto& kv : map) out.push_back(kv.first);
+  return out;
+}
+
 void put(std::ostringstream& out, const std::string& label, const std::string& value) {
   char head[40];
   std::snprintf(head, sizeof(head), " %-16s= ", label.c_str());
@@ -185,7 +193,7 @@ std::string banner(const Summary& s, const Measured& m, const CommonOptions& co,
   put_all(out, work_lines(m.work));
   put(out, "MPI",
       std::to_string(m.messages["messages"].get<std::uint64_t>()) + " messages, " +
-          fmt("%.3f", m.messages["bytes"].get<std::uint64_t>() / 1e6) + " MB");
+          fmt("%.3f", static_cast<double>(m.messages["bytes"].get<std::uint64_t>()) / 1e6) + " MB");
   if (!m.counters.is_null()) put(out, "Counters", counters_line(m.counters));
   if (m.efficiency.parallel > 0)
     put(out, "Efficiency",
@@ -268,9 +276,7 @@ int run_proxy(const MpiWorld& w, const CommonOptions& co, const std::string& app
     m.phases = proxy->timers().max_over_ranks(w.comm);
     m.mpi_init = slowest(mpi_init_seconds(), w.comm);
     m.messages = proxy->traffic().summarize(w.comm, start.placement);
-    std::vector<std::string> names;
-    for (const auto& kv : m.phases) names.push_back(kv.first);
-    m.counters = counters.summarize(w.comm, w.rank, proxy->timers().counts(), names);
+    m.counters = counters.summarize(w.comm, w.rank, proxy->timers().counts(), keys_of(m.phases));
   }
 
   const bool passed = proxy->verify();

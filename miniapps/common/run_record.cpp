@@ -44,7 +44,7 @@ std::string first_line(const char* path) {
 
 // "always [madvise] never" -> "madvise".
 std::string first_word_in_brackets(const char* path) {
-  const std::string line = first_line(path);
+  std::string line = first_line(path);
   const auto open = line.find('['), close = line.find(']');
   if (open == std::string::npos || close == std::string::npos || close < open) return line;
   return line.substr(open + 1, close - open - 1);

@@ -83,7 +83,11 @@ ProfileChoice profile_tile(const std::string& path, const std::string& kernel, i
         invalid(path, "kernel " + name + " has no entries per thread count");
       for (const auto& [t, entry] : per_threads.items())
         if (std::atoi(t.c_str()) < 1 || entry.at("tile").get<std::int64_t>() < 1)
-          invalid(path, "kernel " + name + ", threads " + t + ": a thread count and a tile > 0 are needed");
+          invalid(path, std::string("kernel ")
+                            .append(name)
+                            .append(", threads ")
+                            .append(t)
+                            .append(": a thread count and a tile > 0 are needed"));
     }
     if (!same) {
       choice.note = "tile profile " + path + " was made on another machine (" + describe(host, cpu) +

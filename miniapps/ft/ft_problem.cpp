@@ -370,7 +370,7 @@ void initial_conditions(const FtGrid& g, Complex* a, int threads) {
     const std::int64_t z = std::int64_t{g.me2} * mz + r / my1;
     const std::int64_t y = std::int64_t{g.me1} * my1 + r % my1;
     kernels::NasRandom rng;
-    rng.skip(static_cast<std::uint64_t>(2 * g.nx * (y + g.ny * z)));
+    rng.skip(static_cast<std::uint64_t>(2 * std::int64_t{g.nx} * (y + g.ny * z)));
     Complex* row = a + r * g.nx;
     for (int x = 0; x < g.nx; ++x) {
       const double re = rng.next();

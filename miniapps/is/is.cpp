@@ -123,7 +123,7 @@ class IsProxy final : public common::NasProxy<IsOptions, IsClass> {
       ops_->bucket_sort(keys_.data(), keys_.size(), shift, nb, counts_.data(), sorted_.data());
       for (int i = 0; i < kTestKeys; ++i) {
         const std::int64_t at = cls_.test_index[static_cast<std::size_t>(i)];
-        counts_[static_cast<std::size_t>(nb + i)] =
+        counts_[static_cast<std::size_t>(nb) + static_cast<std::size_t>(i)] =
             slice_.holds(at) ? keys_[static_cast<std::size_t>(at - slice_.first)] : 0;
       }
     });
@@ -191,7 +191,7 @@ class IsProxy final : public common::NasProxy<IsOptions, IsClass> {
     for (int b = 0; b < split_.first[static_cast<std::size_t>(w_.rank)]; ++b)
       lesser += totals_[static_cast<std::size_t>(b)];
     for (int i = 0; i < kTestKeys; ++i) {
-      const IsKey k = totals_[static_cast<std::size_t>(cls_.buckets() + i)];
+      const IsKey k = totals_[static_cast<std::size_t>(cls_.buckets()) + static_cast<std::size_t>(i)];
       if (k < lo || k > hi) continue;
       const std::int64_t got = (k > lo ? pop_[static_cast<std::size_t>(k - 1 - lo)] : 0) + lesser;
       if (got == expected_rank(cls_, i, iteration)) {

@@ -54,7 +54,9 @@ std::int64_t expected_rank(const IsClass& c, int i, int iteration) {
   return up ? listed + by : listed - by;
 }
 
-double nas_operation_count(const IsClass& c) { return static_cast<double>(kIsIterations) * c.total_keys(); }
+double nas_operation_count(const IsClass& c) {
+  return static_cast<double>(kIsIterations) * static_cast<double>(c.total_keys());
+}
 
 KeySlice key_slice(std::int64_t total, int nprocs, int rank) {
   const std::int64_t base = total / nprocs, extra = total % nprocs;

@@ -294,7 +294,7 @@ class Multigrid {
 // rank offers its own 10 + 10 candidates; all ranks pick the same winners from the lot.
 Charges find_charges(MPI_Comm comm, const MgClass& cls, const Level& top, int nprocs) {
   const Extremes ex = local_extremes(cls, top);
-  std::vector<double> mine(4 * kCharges);
+  std::vector<double> mine(std::size_t{4} * kCharges);
   for (int i = 0; i < kCharges; ++i) {
     // Blocks with fewer than 10 points pad with values that can never win.
     const std::size_t si = static_cast<std::size_t>(i);

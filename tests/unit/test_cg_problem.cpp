@@ -31,6 +31,7 @@ class CgGridShapes : public ::testing::TestWithParam<std::pair<int, int>> {};
 TEST_P(CgGridShapes, BlocksPartitionAndPartnersLineUp) {
   const auto [na, np] = GetParam();
   std::vector<CgGrid> g;
+  g.reserve(static_cast<std::size_t>(np));
   for (int r = 0; r < np; ++r) g.push_back(make_grid(na, np, r));
   const int npcols = g[0].npcols, nprows = g[0].nprows;
   EXPECT_EQ(npcols * nprows, np);
@@ -38,7 +39,8 @@ TEST_P(CgGridShapes, BlocksPartitionAndPartnersLineUp) {
   for (int row = 0; row < nprows; ++row) {
     std::vector<int> covered(static_cast<std::size_t>(na), 0);
     for (int c = 0; c < npcols; ++c) {
-      const CgGrid& x = g[static_cast<std::size_t>(row * npcols + c)];
+      const CgGrid& x =
+          g[static_cast<std::size_t>(row) * static_cast<std::size_t>(npcols) + static_cast<std::size_t>(c)];
       EXPECT_EQ(x.proc_row, row);
       EXPECT_GT(x.ncols(), 0);
       for (int j = x.col_begin; j < x.col_end; ++j) ++covered[static_cast<std::size_t>(j)];
@@ -48,8 +50,8 @@ TEST_P(CgGridShapes, BlocksPartitionAndPartnersLineUp) {
   }
   int next_row = 0;
   for (int row = 0; row < nprows; ++row) {
-    EXPECT_EQ(g[static_cast<std::size_t>(row * npcols)].row_begin, next_row);
-    next_row = g[static_cast<std::size_t>(row * npcols)].row_end;
+    EXPECT_EQ(g[static_cast<std::size_t>(row) * static_cast<std::size_t>(npcols)].row_begin, next_row);
+    next_row = g[static_cast<std::size_t>(row) * static_cast<std::size_t>(npcols)].row_end;
   }
   EXPECT_EQ(next_row, na);
   for (const CgGrid& x : g) {

@@ -58,7 +58,8 @@ struct FakePapi {
     };
     c.start = [this](int) { return start_rc; };
     c.read = [this](int set, long long* v) {
-      for (std::size_t i = 0; i < added[set].size(); ++i) v[i] = 10 * (set + 1) + static_cast<long long>(i);
+      for (std::size_t i = 0; i < added[set].size(); ++i)
+        v[i] = 10 * static_cast<long long>(set + 1) + static_cast<long long>(i);
       return 0;
     };
     c.destroy = [this](int set) { destroyed.insert(set); };

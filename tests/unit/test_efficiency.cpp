@@ -12,7 +12,9 @@ namespace {
 
 using pxq::common::efficiency_of;
 
-double mean(const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / v.size(); }
+double mean(const std::vector<double>& v) {
+  return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+}
 
 TEST(Efficiency, BalancedRanksLoseOnlyTheirCommunication) {
   // Four ranks, 10 s each, 2 s of it in MPI: balanced; 80% of the time is useful.

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <complex>
+#include <cstddef>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -67,8 +68,10 @@ std::vector<Complex> batch_fft(const FftPlan& plan, const std::vector<Complex>& 
   const std::size_t len = static_cast<std::size_t>(n) * lines;
   for (int b = 0; b < lines; ++b)
     for (int i = 0; i < n; ++i) {
-      buf[plan.at(i, b, lines)] = v[static_cast<std::size_t>(b * n + i)].real();
-      buf[len + plan.at(i, b, lines)] = v[static_cast<std::size_t>(b * n + i)].imag();
+      buf[plan.at(i, b, lines)] =
+          v[static_cast<std::size_t>(b) * static_cast<std::size_t>(n) + static_cast<std::size_t>(i)].real();
+      buf[len + plan.at(i, b, lines)] =
+          v[static_cast<std::size_t>(b) * static_cast<std::size_t>(n) + static_cast<std::size_t>(i)].imag();
     }
   const bool in_work = plan.run(buf.data(), buf.data() + len, buf.data() + 2 * len, buf.data() + 3 * len, lines, dir);
   const double* re = buf.data() + (in_work ? 2 * len : 0);
@@ -76,7 +79,8 @@ std::vector<Complex> batch_fft(const FftPlan& plan, const std::vector<Complex>& 
   std::vector<Complex> out(v.size());
   for (int b = 0; b < lines; ++b)
     for (int i = 0; i < n; ++i)
-      out[static_cast<std::size_t>(b * n + i)] = Complex(re[plan.at(i, b, lines)], im[plan.at(i, b, lines)]);
+      out[static_cast<std::size_t>(b) * static_cast<std::size_t>(n) + static_cast<std::size_t>(i)] =
+          Complex(re[plan.at(i, b, lines)], im[plan.at(i, b, lines)]);
   return out;
 }
 
@@ -88,8 +92,8 @@ TEST(FtFft, MatchesNaiveDftForEveryPowerOfTwoAndBothDirections) {
     for (const auto dir : {FftDirection::forward, FftDirection::inverse}) {
       const auto got = batch_fft(plan, v, lines, dir);
       for (int b = 0; b < lines; ++b) {
-        const std::vector<Complex> line(v.begin() + b * n, v.begin() + (b + 1) * n);
-        const std::vector<Complex> out(got.begin() + b * n, got.begin() + (b + 1) * n);
+        const std::vector<Complex> line(v.begin() + std::ptrdiff_t{b} * n, v.begin() + std::ptrdiff_t{b + 1} * n);
+        const std::vector<Complex> out(got.begin() + std::ptrdiff_t{b} * n, got.begin() + std::ptrdiff_t{b + 1} * n);
         expect_near_lines(out, naive_dft(line, dir), std::sqrt(n) * 8,
                           "n=" + std::to_string(n) + (dir == FftDirection::forward ? " forward" : " inverse") +
                               " line " + std::to_string(b));
@@ -143,13 +147,13 @@ TEST(FtFft, RejectsLengthsThatAreNotPowersOfTwo) {
 TEST(FtFft, BatchLinesFollowTheTile) {
   using pxq::kernels::ft_batch_lines;
   // A batch of B lines of 256 takes 4 * 256 * B doubles = 8 KiB per line.
-  EXPECT_EQ(ft_batch_lines(256 * 1024, 256, false), 32);
+  EXPECT_EQ(ft_batch_lines(std::size_t{256} * 1024, 256, false), 32);
   EXPECT_EQ(ft_batch_lines(256 * 1024 - 1, 256, false), 16);
   EXPECT_EQ(ft_batch_lines(1, 256, false), 1);
-  EXPECT_EQ(ft_batch_lines(2 * 1024 * 1024, 64, false), 1024);
+  EXPECT_EQ(ft_batch_lines(std::size_t{2} * 1024 * 1024, 64, false), 1024);
   // Rows are gathered by transposition: at most one cache line of lines.
-  EXPECT_EQ(ft_batch_lines(256 * 1024, 256, true), pxq::kernels::kTransposeLines);
-  EXPECT_EQ(ft_batch_lines(16 * 1024, 256, true), 2);
+  EXPECT_EQ(ft_batch_lines(std::size_t{256} * 1024, 256, true), pxq::kernels::kTransposeLines);
+  EXPECT_EQ(ft_batch_lines(std::size_t{16} * 1024, 256, true), 2);
   // Untiled: NAS's fftblock for every pass.
   EXPECT_EQ(ft_batch_lines(0, 256, true), pxq::kernels::kNasFftBlock);
   EXPECT_EQ(ft_batch_lines(0, 64, false), pxq::kernels::kNasFftBlock);
@@ -160,7 +164,7 @@ std::vector<Exec> executors() {
                                                 {"openmp", 2, 0, "hybrid"},
                                                 {"openmp", 1, 1, "tiled, one line per batch"},
                                                 {"openmp", 2, 3000, "tiled 3000 B, 2 threads"},
-                                                {"openmp", 2, 64 * 1024, "tiled 64K, 2 threads"}},
+                                                {"openmp", 2, std::size_t{64} * 1024, "tiled 64K, 2 threads"}},
                                                {{"openmp", 2, 0, ""}, {"openmp", 2, 3000, " tiled"}});
 }
 
@@ -324,8 +328,10 @@ TEST(FtOps, CopyAndEvolveMatchPlainLoops) {
   for (int h = 0; h < 2; ++h)
     for (int r = 0; r < b.n3 * b.n2; ++r)
       for (int i = 0; i < b.n1 / 2; ++i)
-        copy_want[static_cast<std::size_t>(h) * b.size() / 2 + static_cast<std::size_t>(r * b.n1 / 2 + i)] =
-            v[static_cast<std::size_t>(r * b.n1 + h * b.n1 / 2 + i)];
+        copy_want[static_cast<std::size_t>(h) * b.size() / 2 +
+                  static_cast<std::size_t>(r) * static_cast<std::size_t>(b.n1 / 2) + static_cast<std::size_t>(i)] =
+            v[static_cast<std::size_t>(r) * static_cast<std::size_t>(b.n1) +
+              static_cast<std::size_t>(h * (b.n1 / 2) + i)];
   for (const auto& e : executors()) {
     const auto ops = pxq::kernels::make_ft_ops(e.backend, e.threads, e.tile_bytes);
     auto u0 = v;

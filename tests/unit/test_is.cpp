@@ -172,7 +172,7 @@ TEST(IsKernels, WindowsFollowTheTileAndTheThreads) {
   const IsKey max = (1024 << shift) - 1;
   EXPECT_EQ(pxq::kernels::make_is_ops("openmp", 1, 0)->window_buckets(0, max, shift), 0);  // NAS's one pass
   EXPECT_EQ(pxq::kernels::make_is_ops("openmp", 2, 0)->window_buckets(0, max, shift), 512);
-  EXPECT_EQ(pxq::kernels::make_is_ops("openmp", 1, 256 * 1024)->window_buckets(0, max, shift), 128);
+  EXPECT_EQ(pxq::kernels::make_is_ops("openmp", 1, std::size_t{256} * 1024)->window_buckets(0, max, shift), 128);
   EXPECT_EQ(pxq::kernels::make_is_ops("openmp", 1, 100)->window_buckets(0, max, shift), 1);
   EXPECT_EQ(pxq::kernels::make_is_ops("openmp", 1, std::size_t{1} << 30)->window_buckets(0, max, shift), 1024);
 }

@@ -58,6 +58,7 @@ TEST(MgProblem, LevelsTileTheGridAndFindTheirNeighbours) {
   const auto& s = mg_class("S");
   for (int p : {1, 2, 4, 8, 16, 32}) {
     std::vector<std::vector<Level>> all;
+    all.reserve(static_cast<std::size_t>(p));
     for (int rank = 0; rank < p; ++rank) all.push_back(make_levels(s, make_proc_grid(s, p, rank)));
     for (int k = 1; k <= s.lt; ++k) {
       const Level& first = all[0][static_cast<std::size_t>(k)];

@@ -31,7 +31,7 @@ TEST(ProbeStats, PercentilesInterpolateBetweenRanks) {
 
 TEST(ProbeStats, TailShareIsTheSlowestCallsShareOfTheTotal) {
   std::vector<double> v(100, 1.0);  // 95 calls of 1 and 5 of 20: total 195, tail 100
-  for (int i = 0; i < 5; ++i) v[static_cast<std::size_t>(i * 17)] = 20.0;
+  for (int i = 0; i < 5; ++i) v[static_cast<std::size_t>(i) * 17] = 20.0;
   EXPECT_DOUBLE_EQ(tail_share(v, 0.05), 100.0 / 195.0);
   EXPECT_DOUBLE_EQ(tail_share(v, 1.0), 1.0);
   EXPECT_DOUBLE_EQ(tail_share({3.0, 1.0}, 0.01), 0.75);  // at least one call
@@ -45,6 +45,7 @@ TEST(ProbeStats, ClustersRecoverKnownPopulations) {
   std::mt19937 gen(3);
   std::uniform_real_distribution<double> jitter(0.9, 1.1);
   std::vector<double> v;
+  v.reserve(900);
   for (int i = 0; i < 900; ++i) v.push_back(10e-6 * jitter(gen));
   for (int i = 0; i < 90; ++i) v.push_back(100e-6 * jitter(gen));
   for (int i = 0; i < 10; ++i) v.push_back(1e-3 * jitter(gen));

@@ -52,6 +52,7 @@ TEST_P(RingKernel, ExecutorsAndTilesMatchTheReference) {
       refs.push_back(initial(w, c.n));
       ring_passes_reference(refs.back().data(), c.n, p);
     }
+    ptrs.reserve(blocks.size());
     for (auto& blk : blocks) ptrs.push_back(blk.data());
     pxq::tiling::for_each_tile(c.n, c.tile, [&](std::size_t lo, std::size_t hi) {
       ring_passes_workers(b, ptrs.data(), c.workers, lo, hi, p);

@@ -28,12 +28,12 @@ int main(int argc, char** argv) {
       for (std::size_t j = 0; j < ring.tiles(); ++j) {
         if (g > 0) {
           ring.wait_left(g, j);
-          const double want = 1000.0 * left + 10.0 * (g - 1) + static_cast<double>(j);
+          const double want = 1000.0 * left + 10.0 * static_cast<double>(g - 1) + static_cast<double>(j);
           for (std::size_t i = j * kTile; i < (j + 1) * kTile; ++i) bad += block[i] != want;
         }
         if (rank != size - 1) std::this_thread::sleep_for(std::chrono::milliseconds(20));
         for (std::size_t i = j * kTile; i < (j + 1) * kTile; ++i)
-          block[i] = 1000.0 * rank + 10.0 * g + static_cast<double>(j);
+          block[i] = 1000.0 * rank + 10.0 * static_cast<double>(g) + static_cast<double>(j);
         ring.done(g, j);
       }
     }

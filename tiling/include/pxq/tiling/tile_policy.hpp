@@ -46,7 +46,7 @@ struct AutoShare {
 // anything else.
 AutoShare parse_auto_share(const std::string& text);
 // auto without any cache information.
-inline constexpr std::size_t kAutoFallbackBytes = 256 * 1024;
+inline constexpr std::size_t kAutoFallbackBytes = std::size_t{256} * 1024;
 
 struct TileResolution {
   bool tiled = false;        // false: one chunk, the whole buffer

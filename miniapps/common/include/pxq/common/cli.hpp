@@ -74,6 +74,11 @@ class App {
   Option* keep(CLI::Option* option);
 };
 
+// A program's main() without MPI: the body's exceptions end it with one error line naming the
+// program, never std::terminate: std::invalid_argument is bad input (exit 2), any other exception
+// a runtime error (exit 3), the miniapps' codes (pxq/common/app.hpp).
+int guarded_main(const char* name, int (*body)(int, char**), int argc, char** argv) noexcept;
+
 }  // namespace pxq::cli
 
 // main()'s first line after the options: leave on --help or a bad command line.
