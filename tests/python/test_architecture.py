@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import json
 import pkgutil
 import re
 import shutil
@@ -139,6 +140,37 @@ def test_cpp_is_clang_formatted():
         [_tool("clang-format"), "--dry-run", "--Werror", *files], cwd=ROOT, capture_output=True, text=True
     )
     assert out.returncode == 0, out.stderr[-3000:]
+
+
+def _tidy(tmp_path: Path, source: str) -> subprocess.CompletedProcess[str]:
+    """tests/lint/clang_tidy.py, with .clang-tidy's checks, on one source file of a scratch build."""
+    src = tmp_path / "probe.cpp"
+    src.write_text(source)
+    build = tmp_path / "build"
+    build.mkdir()
+    entry = {"directory": str(tmp_path), "file": str(src), "command": f"c++ -std=c++17 -fopenmp -c {src}"}
+    (build / "compile_commands.json").write_text(json.dumps([entry]))
+    shutil.copy(ROOT / ".clang-tidy", tmp_path / ".clang-tidy")
+    script = ROOT / "tests" / "lint" / "clang_tidy.py"
+    return subprocess.run([sys.executable, str(script), str(build), str(src)], capture_output=True, text=True)
+
+
+def test_clang_tidy_fails_on_a_finding_and_passes_clean_code(tmp_path):
+    """The CTest lint.clang-tidy (slow) runs this script over every source; here its exit codes
+    and the checks it applies, on two small files (omp.h included, as pxq's sources do)."""
+    head = "#include <omp.h>\n#include <vector>\n"
+    bad = _tidy(
+        tmp_path,
+        head + "std::vector<int> f(int n) {\n  std::vector<int> v;\n"
+        "  for (int i = 0; i < n; ++i) v.push_back(i * omp_get_max_threads());\n  return v;\n}\n",
+    )
+    assert bad.returncode == 1, bad.stdout + bad.stderr
+    assert "performance-inefficient-vector-operation" in bad.stdout and "1 with findings" in bad.stdout
+    good_dir = tmp_path / "clean"
+    good_dir.mkdir()
+    good = _tidy(good_dir, head + "int g() { return omp_get_max_threads(); }\n")
+    assert good.returncode == 0, good.stdout + good.stderr
+    assert "0 with findings" in good.stdout
 
 
 def test_python_is_ruff_clean():

@@ -165,7 +165,7 @@ def test_every_ctest_test_has_one_kind_label_and_mpi_tests_their_ranks():
     assert out.returncode == 0, out.stderr
     tests = json.loads(out.stdout)["tests"]
     assert len(tests) > 100
-    kinds = {"unit", "mpi", "driver"}
+    kinds = {"unit", "mpi", "driver", "lint"}
     for t in tests:
         props = {p["name"]: p["value"] for p in t.get("properties", [])}
         labels = set(props.get("LABELS", []))
