@@ -477,6 +477,33 @@ def _draws(tree: ast.AST) -> list[int]:
     return out
 
 
+SESSION_ONLY = ("stage", "run_folder_base", "plan_launch")  # pxq.launch.plan's, used by launch.session
+SESSION_EXCEPTIONS = {
+    "pxq.commands.run": {"stage"},  # the dry run writes the plan's files into a folder it keeps, and runs nothing
+    "pxq.experiments.runner": {"plan_launch"},  # build(): a run's plan and command line, the session's maker
+}
+
+
+def _session_bypasses() -> list[str]:
+    out = []
+    for module, tree in TREES.items():
+        if module.startswith("pxq.launch."):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                f = node.func
+                name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+                if name in SESSION_ONLY and name not in SESSION_EXCEPTIONS.get(module, set()):
+                    out.append(f"{module}:{node.lineno} {name}()")
+    return out
+
+
+def test_every_launch_runs_in_the_launch_session():
+    """One launch sequence (launch.session: the run's folder where its ranks see it, the plan made
+    in it, the staged environment) for a run, a declaration and a lab's run alike."""
+    assert _session_bypasses() == []
+
+
 def test_the_drawing_finder_finds_drawing():
     assert _draws(ast.parse("def f():\n    from matplotlib.patches import Patch\n")) == [2]
     assert _draws(ast.parse("import matplotlib.pyplot as plt\n")) == [1]

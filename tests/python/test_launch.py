@@ -8,6 +8,7 @@ from pxq.core.errors import InputError
 from pxq.core.layout import Layout
 from pxq.launch import netns, request, slurm
 from pxq.launch import plan as launch_plan
+from pxq.launch import session as launch_session
 from pxq.launch.plan import plan_launch
 from pxq.launch.request import LaunchRequest, rank_cores
 from pxq.machine import envinfo, mpi
@@ -553,3 +554,36 @@ def test_a_run_on_a_cluster_looks_the_cluster_up_once_and_records_it(tmp_path, m
     monkeypatch.setattr(netns, "current", lambda: looked.append(1))
     local = plan(Layout(1, 2), tmp_path)
     assert local.launcher == "local" and local.record() == {} and len(looked) == 1
+
+
+# ---- the launch session every launch runs in (pxq.launch.session) ----
+
+
+def test_a_session_passes_variables_as_the_launcher_does_and_leaves_no_folder(tmp_path, monkeypatch):
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(launch_session, "run_folder_base", lambda launcher, hostfile, beside: str(tmp_path))
+    made = {}
+
+    def make(mpi: str):
+        def plan(folder):
+            made["folder"] = folder
+            p = request.LaunchPlan("local", ["mpirun", "-np", "2"], files={str(folder / "ranks"): "x"}, mpi=mpi)
+            return p, [*p.argv, "prog", "--flag"]
+
+        return plan
+
+    with launch_session.session(make("open-mpi"), None, None, tmp_path / "r.jsonl", "pxq-run-") as s:
+        assert s.folder == made["folder"] and (s.folder / "ranks").read_text() == "x"  # staged in it
+        assert s.env["OMPI_MCA_orte_tmpdir_base"] == str(s.folder / "session")
+        s.pass_on({"A": "1"})
+        assert s.argv == ["mpirun", "-x", "A=1", "-np", "2", "prog", "--flag"] and "A" not in s.env
+    assert not made["folder"].exists()
+    with launch_session.session(make("mpich"), None, None, tmp_path / "r.jsonl", "pxq-run-", shm=False) as s:
+        s.pass_on({"A": "1"})  # Hydra hands the environment on
+        assert s.env["A"] == "1" and s.argv == ["mpirun", "-np", "2", "prog", "--flag"]
+        s.argv = ["srun", "prog"]
+        s.env.pop("A")
+        s.plan.mpi = "open-mpi"
+        with pytest.raises(ValueError, match="no longer begins"):
+            s.pass_on({"B": "2"})
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("pxq-run-")] == []

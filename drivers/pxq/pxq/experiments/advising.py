@@ -24,7 +24,8 @@ from pxq.core.errors import InputError
 from pxq.core.layout import Layout
 from pxq.experiments import runner, settling
 from pxq.experiments.runner import RunSpec
-from pxq.launch.plan import stage
+from pxq.launch.request import LaunchPlan
+from pxq.launch.session import session
 from pxq.machine import ceilings as ceil
 from pxq.machine import envinfo
 
@@ -55,11 +56,13 @@ def declare(spec: RunSpec) -> tuple[dict[str, Any] | None, str]:
     """The configuration's declared work (its record frame with "work"), or None and why: the
     app refused the layout (its message), or failed."""
     run_id = uuid.uuid4().hex
-    with procs.workdir(prefix="pxq-declare-") as tmp, procs.shm_workdir() as shm:
-        out = tmp / "declared.jsonl"
-        plan, argv = runner.build(replace(spec, results=tmp / "record.jsonl"), tmp, run_id)
-        env = stage(plan, tmp, shm)
-        finished = procs.run([*argv, "--declare", str(out)], env, run_id, DECLARE_TIMEOUT)
+
+    def make(tmp: Path) -> tuple[LaunchPlan, list[str]]:
+        return runner.build(replace(spec, results=tmp / "record.jsonl"), tmp, run_id)
+
+    with session(make, spec.launcher, spec.hostfile, spec.results, "pxq-declare-") as s:
+        out = s.folder / "declared.jsonl"
+        finished = procs.run([*s.argv, "--declare", str(out)], s.env, run_id, DECLARE_TIMEOUT)
         try:
             found = [r for r in records.read(out, check=False) if r.get("kind") == "declared"]
         except records.RecordError:

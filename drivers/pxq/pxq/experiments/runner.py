@@ -20,8 +20,9 @@ from pxq.core.errors import InputError
 from pxq.core.layout import Layout, resolve_mode
 from pxq.core.paths import IN_CHECKOUT, ROOT, binary, installed_facts
 from pxq.launch import request
-from pxq.launch.plan import SHARED_RUNS, plan_launch, run_folder_base, stage
+from pxq.launch.plan import plan_launch
 from pxq.launch.request import LaunchPlan, LaunchRequest, omp_record
+from pxq.launch.session import session
 from pxq.machine import counters, envinfo
 
 EXIT_VERIFICATION = records.EXIT_VERIFICATION
@@ -278,26 +279,31 @@ def execute(spec: RunSpec, echo: bool = False) -> RunResult:
     run_id = uuid.uuid4().hex
     if counters.simulating(spec.counters):
         counters.ensure_sim_build([spec.app])
-    base = run_folder_base(spec.launcher, spec.hostfile, spec.results)
-    tidy = base is not None and Path(base).name == SHARED_RUNS
-    with procs.workdir(base=base, tidy_base=tidy) as tmp, procs.shm_workdir() as shm:
-        private = tmp / "record.jsonl"
-        wanted = spec.channels is not None or spec.trace is not None
-        profile = spec.profile or (tmp / "msgprof.jsonl" if wanted else None)
+    wanted = spec.channels is not None or spec.trace is not None
+
+    def private(tmp: Path) -> RunSpec:
+        """The spec as launched: its record, and the message profile it asks for, in its own folder."""
+        return replace(
+            spec, results=tmp / "record.jsonl", profile=spec.profile or (tmp / "msgprof.jsonl" if wanted else None)
+        )
+
+    def make(tmp: Path) -> tuple[LaunchPlan, list[str]]:
         if spec.trace is not None:
             (tmp / "trace").mkdir()
-        plan, argv = build(replace(spec, results=private, profile=profile), tmp, run_id)
-        env = stage(plan, tmp, shm)
-        env["PXQ_GIT_COMMIT"] = git_commit()
-        finished = procs.run(argv, env, run_id, spec.timeout)
+        return build(private(tmp), tmp, run_id)
+
+    with session(make, spec.launcher, spec.hostfile, spec.results, "pxq-run-") as s:
+        tmp, launched = s.folder, private(s.folder)
+        s.env["PXQ_GIT_COMMIT"] = git_commit()
+        finished = procs.run(s.argv, s.env, run_id, spec.timeout)
         try:
             # The app's own record, in the run's private folder, before the driver completes it
             # (counters, channels): parsed within the door's bounds; the schema checks it whole.
-            found = records.by_run_id(records.read(private, check=False), run_id)
+            found = records.by_run_id(records.read(launched.results, check=False), run_id)
         except records.RecordError:
             found = []  # rank 0 died while writing: no record of its own
         if found and spec.channels is not None:
-            found[-1]["channels"] = placement.measured_channels(profile, spec.channels)
+            found[-1]["channels"] = placement.measured_channels(launched.profile, spec.channels)
         if found and spec.counters and spec.counters != "hw":
             found[-1]["counters"] = counters.run_record(spec.counters, tmp, spec.layout.ranks)
         if found and isinstance((found[-1].get("time") or {}).get("app_wall"), (int, float)):

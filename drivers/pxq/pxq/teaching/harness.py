@@ -45,8 +45,8 @@ from pxq.core.layout import parse_layout
 from pxq.core.paths import AGENT, BIND_WRAPPER, ROOT, build_dir
 from pxq.launch import netns
 from pxq.launch.hostfile import hostfile_hosts
-from pxq.launch.plan import plan_launch, stage
 from pxq.launch.request import LaunchRequest
+from pxq.launch.session import request_plan, session
 from pxq.machine import envinfo
 from pxq.teaching import copies, sandbox
 
@@ -393,23 +393,17 @@ class Context:
         )
         run_id, nonce = uuid.uuid4().hex, uuid.uuid4().hex
         limit = timeout or self.timeout
-        # On a cluster of this machine the nodes' /tmp are their own: the run's folder goes beside it.
-        base = netns.run_base() if not self.hostfile else None
-        with procs.workdir("pxq-lab-", base=base) as tmp:
-            plan = plan_launch(req, None, tmp)
-            env = stage(plan, tmp)
-            argv = list(plan.argv)
-            extra = {"PXQ_LAB_NONCE": nonce}
-            if profile is not None:
-                extra.update(preload_env(profile))
-            if plan.passes_environment:
-                env.update(extra)
-            else:
-                argv = plan.with_flags([flag for key, value in extra.items() for flag in ("-x", f"{key}={value}")])
-            command = [*argv, str(program or self.program), *args]
+        # The run's folder where its ranks see it (launch.session): beside the cluster's state on a
+        # cluster of this machine, beside the program across hosts.
+        program = Path(program or self.program)
+        with session(request_plan(req), None, self.hostfile, program, "pxq-lab-", shm=False) as s:
+            tmp, env = s.folder, s.env
+            s.pass_on({"PXQ_LAB_NONCE": nonce, **(preload_env(profile) if profile is not None else {})})
+            argv = s.argv
+            command = [*argv, str(program), *args]
             output = RUN_OUTPUT
             if confine is not None:  # each rank under its reaper: nothing it leaves outlives it
-                command = [*argv, sandbox.python(), str(sandbox.REAPER), str(program or self.program), *args]
+                command = [*argv, sandbox.python(), str(sandbox.REAPER), str(program), *args]
                 more = [profile.parent] if profile is not None else []
                 command = confine.wrap(command, tmp, more, cpu_seconds=limit * max(1, lay.cores) + 60)
                 output = confine.limits.output_bytes
