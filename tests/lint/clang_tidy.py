@@ -20,9 +20,16 @@ import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import NoReturn
 
 ROOT = Path(__file__).resolve().parents[2]
 OWN = ("kernels", "tiling", "comm", "miniapps", "drivers", "tests", "labs")
+
+
+def cannot_run(why: str) -> NoReturn:
+    """Exit 2: nothing was checked (not a finding)."""
+    print(f"clang_tidy.py: {why}", file=sys.stderr)
+    sys.exit(2)
 
 
 def tool() -> str:
@@ -30,7 +37,7 @@ def tool() -> str:
     venv = ROOT / ".venv" / "bin" / "clang-tidy"
     found = str(venv) if venv.exists() else shutil.which("clang-tidy")
     if not found:
-        sys.exit("clang_tidy.py: no clang-tidy: run ./pxq setup (it installs drivers/requirements.txt)")
+        cannot_run("no clang-tidy: run ./pxq setup (it installs drivers/requirements.txt)")
     return found
 
 
@@ -38,7 +45,7 @@ def sources(build: Path) -> list[str]:
     """This checkout's C++ sources the build compiles (never Kokkos's, .deps' or generated ones)."""
     db = build / "compile_commands.json"
     if not db.is_file():
-        sys.exit(f"clang_tidy.py: {db} is missing: configure the build first (./pxq build)")
+        cannot_run(f"{db} is missing: configure the build first (./pxq build)")
     out = set()
     for entry in json.loads(db.read_text(encoding="utf-8")):
         path = Path(entry["directory"], entry["file"]).resolve()
@@ -80,6 +87,9 @@ def main() -> int:
     args = ap.parse_args()
     exe = tool()
     files = [str(Path(f).resolve()) for f in args.files] or sources(args.build)
+    missing = [f for f in files if not Path(f).is_file()]
+    if missing:
+        cannot_run(f"no such source file: {', '.join(missing)}")
     failed: list[str] = []
     with tempfile.TemporaryDirectory() as scratch, ThreadPoolExecutor(max(1, args.jobs)) as pool:
         extra = omp_include(Path(scratch))

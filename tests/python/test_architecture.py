@@ -171,6 +171,9 @@ def test_clang_tidy_fails_on_a_finding_and_passes_clean_code(tmp_path):
     good = _tidy(good_dir, head + "int g() { return omp_get_max_threads(); }\n")
     assert good.returncode == 0, good.stdout + good.stderr
     assert "0 with findings" in good.stdout
+    script = ROOT / "tests" / "lint" / "clang_tidy.py"
+    unbuilt = subprocess.run([sys.executable, str(script), str(tmp_path / "none")], capture_output=True, text=True)
+    assert unbuilt.returncode == 2 and "compile_commands.json is missing" in unbuilt.stderr  # nothing checked
 
 
 def test_python_is_ruff_clean():
