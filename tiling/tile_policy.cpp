@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <limits>
 #include <stdexcept>
 
@@ -10,6 +11,15 @@ namespace pxq::tiling {
 namespace {
 
 const char* kForms = "use a positive size such as 4096, 64K, 256K, 1M or 2G";
+
+// A size for a sentence: exact where it is a whole number of K ("512K"), else to a tenth ("54.7K").
+std::string approx_bytes(std::size_t bytes) {
+  if (bytes % 1024 == 0) return format_bytes(bytes);
+  const bool mega = bytes >= std::size_t{1} << 20;
+  char text[32];
+  std::snprintf(text, sizeof(text), mega ? "%.1fM" : "%.1fK", static_cast<double>(bytes) / (mega ? 1048576.0 : 1024.0));
+  return text;
+}
 
 }  // namespace
 
@@ -147,6 +157,18 @@ TileResolution resolve_tile(const TilePolicy& policy, std::size_t buffer_bytes, 
   r.elements = elems;
   r.bytes = elems * element_bytes;
   return r;
+}
+
+std::string untiled_reason(std::size_t buffer_bytes, const CacheInfo& caches, const AutoShare& share, int threads) {
+  const std::size_t per_core_l3 = caches.l3.bytes / static_cast<std::size_t>(std::max(1, caches.l3.shared_by));
+  const bool l3 = share.level == 3 && per_core_l3 > 0;
+  const std::size_t room = l3 ? per_core_l3 * static_cast<std::size_t>(std::max(1, threads)) : caches.l2.bytes;
+  if (room == 0 || buffer_bytes > room) return "";
+  const std::string where =
+      l3 ? (threads > 1 ? "the L3 part of its " + std::to_string(threads) + " cores" : "one core's part of the L3")
+         : "one core's L2";
+  return "the buffer it would cut (" + approx_bytes(buffer_bytes) + ") fits in " + where + " (" + approx_bytes(room) +
+         "), so tiling cannot cut memory traffic";
 }
 
 }  // namespace pxq::tiling

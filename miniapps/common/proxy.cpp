@@ -221,7 +221,7 @@ int run_proxy(const MpiWorld& w, const CommonOptions& co, const std::string& app
   // ---- validate everything before any MPI work ----
   // pxq's own exchanges (placement, tiles, timer barriers, phase and traffic reductions) are
   // comm::Uncounted: a message profile of a proxy holds the application's messages only.
-  const Variant variant = resolve_variant(co);
+  Variant variant = resolve_variant(co);
   const std::unique_ptr<Proxy> proxy = make(variant);
   const RunStart start = [&] {
     const comm::Uncounted bookkeeping;
@@ -229,6 +229,7 @@ int run_proxy(const MpiWorld& w, const CommonOptions& co, const std::string& app
     return start_run(w, co, variant, proxy->tile_buffer_bytes(), info.tile_kernel,
                      tiling::parse_auto_share(info.auto_share));
   }();
+  variant.fused = start.fused;  // an auto tile left off takes auto fusion with it
   const auto synced = [&] {
     const comm::Uncounted bookkeeping;
     return synced_time(w.comm);

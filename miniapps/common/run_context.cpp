@@ -134,6 +134,72 @@ std::vector<std::string> layout_notes(const LayoutFacts& f) {
   return notes;
 }
 
+namespace {
+
+void bcast_string(std::string& text, MPI_Comm comm) {
+  int len = static_cast<int>(text.size());
+  MPI_Bcast(&len, 1, MPI_INT, 0, comm);
+  text.resize(static_cast<std::size_t>(len));
+  MPI_Bcast(text.data(), len, MPI_CHAR, 0, comm);
+}
+
+// --tile auto on rank 0: no tile where the buffer already fits in the cache the share targets
+// (tiling::untiled_reason), else the machine tile profile's tile for the kernel, else the share
+// of the cache. Bytes 0: untiled.
+struct AutoTile {
+  std::size_t bytes = 0;
+  std::string source, note;
+};
+
+AutoTile decide_auto_tile(const Variant& v, std::size_t buffer_bytes, const std::string& tile_kernel,
+                          const tiling::AutoShare& share, const tiling::CacheInfo& caches) {
+  AutoTile out;
+  const std::string why_not = tiling::untiled_reason(buffer_bytes, caches, share, v.threads);
+  if (!why_not.empty()) {
+    out.source = kAutoUntiled;
+    out.note = "auto runs untiled: " + why_not + " (--tile SIZE tiles it anyway)";
+    return out;
+  }
+  const ProfileChoice profile = profile_tile(tile_profile_path(), tile_kernel, v.threads, this_machine(caches));
+  out.note = profile.note;
+  if (profile.bytes > 0) {
+    out.bytes = profile.bytes;
+    out.source = "auto:profile";
+    return out;
+  }
+  const tiling::TileResolution rule = tiling::resolve_tile(v.tile, buffer_bytes, sizeof(double), caches, share);
+  out.bytes = rule.bytes;
+  out.source = rule.source;
+  return out;
+}
+
+}  // namespace
+
+tiling::TileResolution resolve_run_tile(const MpiWorld& w, const Variant& v, std::size_t buffer_bytes,
+                                        const std::string& tile_kernel, const tiling::AutoShare& share,
+                                        const tiling::CacheInfo& caches) {
+  if (v.tile.kind != tiling::TilePolicy::Kind::automatic)
+    return tiling::resolve_tile(v.tile, buffer_bytes, sizeof(double), caches, share);
+  // Rank 0 decides for every rank: the ranks' tiles must agree (their messages are cut by
+  // them), even when the nodes differ. Its error (a damaged profile) fails all alike.
+  AutoTile choice;
+  root_check(w, [&] { choice = decide_auto_tile(v, buffer_bytes, tile_kernel, share, caches); });
+  unsigned long long bytes = choice.bytes;
+  MPI_Bcast(&bytes, 1, MPI_UNSIGNED_LONG_LONG, 0, w.comm);
+  bcast_string(choice.source, w.comm);
+  bcast_string(choice.note, w.comm);
+  tiling::TilePolicy policy;  // off, or the bytes rank 0 chose
+  if (bytes > 0) {
+    policy.kind = tiling::TilePolicy::Kind::bytes;
+    policy.bytes = static_cast<std::size_t>(bytes);
+  }
+  tiling::TileResolution r = tiling::resolve_tile(policy, buffer_bytes, sizeof(double), caches, share);
+  r.source = choice.source;
+  if (choice.source == "auto:profile") r.profile = tile_profile_path();
+  if (!choice.note.empty()) r.warning += (r.warning.empty() ? "" : "; ") + choice.note;
+  return r;
+}
+
 RunStart start_run(const MpiWorld& w, const CommonOptions& o, const Variant& v, std::size_t tile_buffer_bytes,
                    const std::string& tile_kernel, const tiling::AutoShare& auto_share) {
   RunStart s;
@@ -148,31 +214,10 @@ RunStart start_run(const MpiWorld& w, const CommonOptions& o, const Variant& v, 
   else
     s.driver = w.rank == 0 ? read_driver_info_file(o.driver_info_file) : nlohmann::json::object();
   s.caches = tiling::discover_caches();
-  tiling::TilePolicy policy = v.tile;
-  ProfileChoice profile;
-  const std::string profile_path = tile_profile_path();
-  if (policy.kind == tiling::TilePolicy::Kind::automatic) {
-    // Rank 0 reads the profile and every rank takes its choice: the ranks' tiles must agree
-    // (their messages are cut by them), even when the nodes differ. Its error fails all alike.
-    root_check(w, [&] { profile = profile_tile(profile_path, tile_kernel, v.threads, this_machine(s.caches)); });
-    unsigned long long bytes = profile.bytes;
-    MPI_Bcast(&bytes, 1, MPI_UNSIGNED_LONG_LONG, 0, w.comm);
-    profile.bytes = static_cast<std::size_t>(bytes);
-    int len = static_cast<int>(profile.note.size());
-    MPI_Bcast(&len, 1, MPI_INT, 0, w.comm);
-    profile.note.resize(static_cast<std::size_t>(len));
-    MPI_Bcast(profile.note.data(), len, MPI_CHAR, 0, w.comm);
-    if (profile.bytes > 0) {
-      policy.kind = tiling::TilePolicy::Kind::bytes;
-      policy.bytes = profile.bytes;
-    }
-  }
-  s.tile = tiling::resolve_tile(policy, tile_buffer_bytes, sizeof(double), s.caches, auto_share);
-  if (profile.bytes > 0) {
-    s.tile.source = "auto:profile";
-    s.tile.profile = profile_path;
-  }
-  if (!profile.note.empty()) s.tile.warning += (s.tile.warning.empty() ? "" : "; ") + profile.note;
+  s.tile = resolve_run_tile(w, v, tile_buffer_bytes, tile_kernel, auto_share, s.caches);
+  // Fused sweeps go with the tile by default (--fuse auto): an auto tile that is no tile takes
+  // them away too, so that run is its untiled twin.
+  s.fused = v.fused && !(s.tile.source == kAutoUntiled && o.fuse == "auto");
   root_check(w, [&] {
     check_record_path(o.json_path);
     check_record_path(o.declare_path);

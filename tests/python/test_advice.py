@@ -102,6 +102,17 @@ def test_tiles_that_resolved_alike_are_one_configuration():
     assert [r["name"] for r in advice.ranked(out) if "predicted_s" in r] == ["1x2 tiled 256K", "1x1x2 tiled auto"]
 
 
+def test_an_auto_tile_left_off_is_the_untiled_run_of_its_layout():
+    rows = [
+        {"name": "1x2", "layout": "1x2", "mode": "flat", "tile_bytes": 0, "predicted_s": 1.0},
+        {"name": "1x2 tiled auto", "layout": "1x2", "mode": "tiled", "tile_bytes": 0, "predicted_s": 1.0},
+        {"name": "1x2 tiled 256K", "layout": "1x2", "mode": "tiled", "tile_bytes": 262144, "predicted_s": 1.1},
+    ]
+    out = advice.same_tile(rows)
+    assert out[1]["same_as"] == "1x2" and "predicted_s" not in out[1]  # not predicted or proved twice
+    assert "predicted_s" in out[2]
+
+
 def v(kind: str) -> Verdict:
     return Verdict(kind, 1.0, 0.9, 1.1, 4)
 

@@ -284,6 +284,15 @@ def test_a_tile_clamped_to_one_window_is_labelled_untiled():
     assert sorted(r.tile for r in rows) == ["256K", "256K (1 window: untiled)"]
 
 
+def test_an_auto_tile_left_off_is_labelled_so_and_not_as_unfused():
+    """--tile auto on a buffer that fits its cache runs untiled and unfused: its row says "auto:
+    off", not "off", and its mode is not marked as fused apart from the tile."""
+    rec = record(1.0, 1.0)
+    variant = {**rec["variant"], "mode": "tiled", "tile_bytes": 0, "tile_source": "auto:untiled", "fused": False}
+    (row,) = report.summarize([dict(rec, variant=variant)])
+    assert (row.tile, row.mode) == ("auto: off", "tiled")
+
+
 def test_notes_and_chart_labels_name_the_field_that_tells_rows_apart():
     """Two problem sizes of one variant: the flag note and the chart name each row with its size
     (they read 'ring 1x1 flat, ring 1x1 flat'); one size: no size in the names."""

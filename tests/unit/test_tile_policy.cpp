@@ -114,6 +114,29 @@ TEST(ResolveTile, AnL3ShareTakesOneCoresPartOfTheL3OrTheL2WithoutOne) {
   EXPECT_FALSE(b.warning.empty());
 }
 
+TEST(UntiledReason, AutoLeavesOffOnlyWhatFitsTheCacheItsShareTargets) {
+  CacheInfo c;
+  c.l2.bytes = 512 << 10;
+  c.l3.bytes = 32 << 20;
+  c.l3.shared_by = 2;
+  const AutoShare l2{2, 4}, l3{3, 2};
+  // An L2 share: one core's L2, whatever the threads (each reads the buffer through its own).
+  const std::string fits = untiled_reason(56000, c, l2, 1);
+  EXPECT_NE(fits.find("54.7K"), std::string::npos) << fits;
+  EXPECT_NE(fits.find("one core's L2 (512K)"), std::string::npos) << fits;
+  EXPECT_EQ(untiled_reason(512 << 10, c, l2, 1).empty(), false);  // exactly the L2: it fits
+  EXPECT_EQ(untiled_reason((512 << 10) + 8, c, l2, 1), "");
+  EXPECT_EQ(untiled_reason(600000, c, l2, 2), "");  // CG class B's x at 1x1x2: larger than an L2
+  // An L3 share: one core's part (16M here) times the rank's threads.
+  EXPECT_NE(untiled_reason(8 << 20, c, l3, 1), "");
+  EXPECT_EQ(untiled_reason(24 << 20, c, l3, 1), "");
+  const std::string two = untiled_reason(24 << 20, c, l3, 2);
+  EXPECT_NE(two.find("the L3 part of its 2 cores (32M)"), std::string::npos) << two;
+  // No cache known: no reason (auto falls back to its rule and tiles).
+  EXPECT_EQ(untiled_reason(1024, CacheInfo{}, l2, 1), "");
+  EXPECT_EQ(untiled_reason(1024, CacheInfo{}, l3, 1), "");
+}
+
 TEST(ParseAutoShare, ReadsTheLevelAndDivisorAndRefusesAnythingElse) {
   const AutoShare a = parse_auto_share("L3/2");
   EXPECT_EQ(a.level, 3);

@@ -64,4 +64,11 @@ struct TileResolution {
 TileResolution resolve_tile(const TilePolicy& policy, std::size_t buffer_bytes, std::size_t element_bytes,
                             const CacheInfo& caches, const AutoShare& share = AutoShare{});
 
+// Whether `auto` should tile a buffer at all. Tiling cuts memory traffic only where the buffer
+// does not already stay in the cache the app's share targets: one core's L2 for an L2 share
+// (each of a rank's threads reads the buffer through its own core's L2), the rank's part of the
+// L3 for an L3 share (one core's part times the rank's `threads`). Returns why tiling cannot pay
+// ("the buffer (56K) fits in one core's L2 (1M)"), or "" when it may (or the cache is unknown).
+std::string untiled_reason(std::size_t buffer_bytes, const CacheInfo& caches, const AutoShare& share, int threads);
+
 }  // namespace pxq::tiling

@@ -231,7 +231,8 @@ def table(rows: list[dict[str, Any]]) -> Table:
         if "predicted_s" in r:
             rank += 1
             binds = f"{r['binding']} @ {r['cores']}: {r['binding_phase']}"
-            resolved = format_bytes(int(r.get("tile_bytes") or 0)) if r.get("mode") == "tiled" else ""
+            tiled = int(r.get("tile_bytes") or 0)
+            resolved = (format_bytes(tiled) if tiled else "off") if r.get("mode") == "tiled" else ""
             tile = f" (tile {resolved})" if resolved and resolved != r.get("tile") else ""
             t.add_row(
                 str(rank),
@@ -241,7 +242,8 @@ def table(rows: list[dict[str, Any]]) -> Table:
                 escape.term(binds),
             )
         elif "same_as" in r:
-            t.add_row("", escape.term(r["name"]), "", "", f"[dim]the same tile as {escape.term(r['same_as'])}[/dim]")
+            same = "runs untiled here: the same run as" if not r.get("tile_bytes") else "the same tile as"
+            t.add_row("", escape.term(r["name"]), "", "", f"[dim]{same} {escape.term(r['same_as'])}[/dim]")
         else:
             t.add_row("", escape.term(r["name"]), "", "", f"[yellow]refused:[/yellow] {escape.term(r['refused'])}")
     return t

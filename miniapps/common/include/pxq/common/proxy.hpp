@@ -104,9 +104,10 @@ class Proxy {
   // Rank 0: the banner lines and the record's keys.
   virtual Summary summarize(const Measured& m, bool quiet) const = 0;
 
-  // Keeps the resolved tile (tile_), then set_up.
+  // Keeps the resolved tile (tile_) and fusion, then set_up.
   void begin(const RunStart& start) {
     tile_ = start.tile;
+    v_.fused = start.fused;
     set_up(start);
   }
   PhaseTimers& timers() { return timers_; }
@@ -114,7 +115,7 @@ class Proxy {
 
  protected:
   const MpiWorld& w_;
-  const Variant v_;
+  Variant v_;  // as resolved; begin() settles its fusion with the tile
   tiling::TileResolution tile_;
   PhaseTimers timers_;
   comm::PeerTraffic traffic_;

@@ -52,6 +52,7 @@ struct RunStart {
   nlohmann::json driver;
   tiling::CacheInfo caches;
   tiling::TileResolution tile;
+  bool fused = false;  // the variant's fused sweeps, off where an auto tile came out untiled (--fuse auto)
   std::unique_ptr<kernels::ScopedRuntime> runtime;  // the backend's runtime, alive while this is
   std::vector<comm::RankPlacement> placement;
   nlohmann::json placement_summary;  // placement_summary(placement, driver), once
@@ -61,11 +62,21 @@ struct RunStart {
 // Checks the layout and --driver-info, resolves the tile for a buffer of `tile_buffer_bytes`
 // and checks the record path on rank 0 (every rank fails alike, before any record exists);
 // then starts the backend's runtime with the variant's threads and observes the placement.
-// `--tile auto` takes the machine tile profile's best tile for `tile_kernel` (the name in
-// pxq-bench-tiling) when the profile was made on rank 0's machine, else `auto_share` of a
-// core's cache (the app's share, apps.def); rank 0 decides for every rank.
+// `--tile auto`: see resolve_run_tile.
 RunStart start_run(const MpiWorld& w, const CommonOptions& o, const Variant& v, std::size_t tile_buffer_bytes,
                    const std::string& tile_kernel, const tiling::AutoShare& auto_share = tiling::AutoShare{});
+
+// The source of a tile that `--tile auto` left off: tiling cannot pay for this buffer here.
+inline constexpr const char* kAutoUntiled = "auto:untiled";
+
+// The run's tile for a buffer of `buffer_bytes`. `--tile auto` runs untiled where the buffer
+// already fits in the cache `share` targets (tiling::untiled_reason: source kAutoUntiled, the
+// reason in the warning), else takes the machine tile profile's best tile for `tile_kernel`
+// (the name in pxq-bench-tiling) when the profile was made on rank 0's machine, else `share` of
+// a core's cache (the app's share, apps.def); rank 0 decides for every rank (collective).
+tiling::TileResolution resolve_run_tile(const MpiWorld& w, const Variant& v, std::size_t buffer_bytes,
+                                        const std::string& tile_kernel, const tiling::AutoShare& share,
+                                        const tiling::CacheInfo& caches);
 
 // The notes every run starts with: the layout's (launcher and observation disagree) and the
 // tile's (clamped, rounded, or a tile profile that does not apply), as "tile: ...".
