@@ -289,6 +289,7 @@ def test_an_auto_tile_left_off_is_labelled_so_and_not_as_unfused():
     off", not "off", and its mode is not marked as fused apart from the tile."""
     rec = record(1.0, 1.0)
     variant = {**rec["variant"], "mode": "tiled", "tile_bytes": 0, "tile_source": "auto:untiled", "fused": False}
+    variant["column_windows"] = 1  # CG's untiled loop: one window, which is no tile to label
     (row,) = report.summarize([dict(rec, variant=variant)])
     assert (row.tile, row.mode) == ("auto: off", "tiled")
 

@@ -288,7 +288,7 @@ def summarize(recs: Iterable[dict[str, Any]], group_by: Sequence[str] = ()) -> l
         tile = format_bytes(v["tile_bytes"]) if v.get("tile_bytes") else "off"
         if v.get("tile_source") == "auto:untiled":  # --tile auto found that tiling cannot pay here
             tile = "auto: off"
-        if tile != "off" and v.get("column_windows") == 1:  # the tile held the whole vector: clamped
+        if v.get("tile_bytes") and v.get("column_windows") == 1:  # the tile held the whole vector: clamped
             tile += " (1 window: untiled)"
         mode = v["mode"]
         if "fused" in v and v["fused"] != bool(v.get("tile_bytes")):  # fusion chosen apart from the tile
