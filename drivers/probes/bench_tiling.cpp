@@ -10,9 +10,11 @@
 //   is_rank/tile:T/threads:N      IS's ranking of 2^23 keys below 2^19, windows of T bytes of counters
 //
 // Tiles are 4 KiB .. 64 MiB in powers of two (256 KiB, the reference, among them); threads 1
-// .. the processors OpenMP sees. Every benchmark reports bytes/s (the traffic the kernel
-// would make if each sweep streamed its arrays once) and items/s through Google Benchmark's
-// counters; its standard flags all work (--benchmark_filter, --benchmark_format=json,
+// .. the processors OpenMP sees. Every benchmark reports bytes/s (the traffic the kernel would
+// make if each sweep streamed its arrays once) and items/s through Google Benchmark's counters,
+// and all but ft_pencils buffer_bytes, the buffer the tile cuts: a tile at least that long is one
+// window, the kernel's untiled loop, which `pxq tune` weighs the best tile against. Google
+// Benchmark's standard flags all work (--benchmark_filter, --benchmark_format=json,
 // --benchmark_repetitions, --benchmark_min_time, --benchmark_out).
 #include <benchmark/benchmark.h>
 #include <omp.h>
@@ -80,6 +82,7 @@ void ring_pass(benchmark::State& state) {
   const double per_iter = static_cast<double>(elems) * T * p.passes;
   state.SetBytesProcessed(static_cast<std::int64_t>(per_iter * 2 * sizeof(double)) * state.iterations());
   state.SetItemsProcessed(static_cast<std::int64_t>(per_iter) * state.iterations());
+  state.counters["buffer_bytes"] = static_cast<double>(elems * sizeof(double));
 }
 
 PXQ_TILE_BENCH(ring_pass);
@@ -98,6 +101,7 @@ void cg_update(benchmark::State& state) {
   // z and r read and written, p and q read.
   state.SetBytesProcessed(static_cast<std::int64_t>(6 * n * sizeof(double)) * state.iterations());
   state.SetItemsProcessed(static_cast<std::int64_t>(n) * state.iterations());
+  state.counters["buffer_bytes"] = static_cast<double>(n * sizeof(double));
 }
 
 // A random matrix shaped like NAS CG's class B block on 2 ranks: 75000 rows and columns,
@@ -144,6 +148,7 @@ void cg_spmv(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<std::int64_t>(bytes) * state.iterations());
   state.SetItemsProcessed(static_cast<std::int64_t>(a.nnz()) * state.iterations());
   state.counters["windows"] = blocked.nblocks;
+  state.counters["buffer_bytes"] = static_cast<double>(x.size() * sizeof(double));
 }
 
 PXQ_TILE_BENCH(cg_spmv);
@@ -163,6 +168,7 @@ void mg_resid(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<std::int64_t>(3 * interior * sizeof(double)) * state.iterations());
   state.SetItemsProcessed(static_cast<std::int64_t>(interior) * state.iterations());
   state.counters["rows_per_block"] = pxq::kernels::rows_per_block(tile_of(state), b.n1, 5, b.n2 - 2);
+  state.counters["buffer_bytes"] = static_cast<double>(b.size() * sizeof(double));
 }
 
 PXQ_TILE_BENCH(mg_resid);
@@ -197,6 +203,7 @@ void ft_pencils(benchmark::State& state) {
   const double points = static_cast<double>(nx) * ny * nz;
   state.SetBytesProcessed(static_cast<std::int64_t>(2 * points * sizeof(pxq::kernels::Complex)) * state.iterations());
   state.SetItemsProcessed(static_cast<std::int64_t>(points) * state.iterations());
+  // No buffer_bytes: one batch of every line is not FT's untiled loop (NAS's fftblock lines).
   state.counters["lines_per_batch"] = ops->batch_lines(ny, false);
 }
 
@@ -224,6 +231,7 @@ void is_rank(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<std::int64_t>(bytes) * state.iterations());
   state.SetItemsProcessed(static_cast<std::int64_t>(keys.size()) * state.iterations());
   state.counters["window_buckets"] = ops->window_buckets(0, (buckets << shift) - 1, shift);
+  state.counters["buffer_bytes"] = static_cast<double>(pop.size() * sizeof(std::int32_t));
 }
 
 PXQ_TILE_BENCH(is_rank);

@@ -149,6 +149,7 @@ void bcast_string(std::string& text, MPI_Comm comm) {
 struct AutoTile {
   std::size_t bytes = 0;
   std::string source, note;
+  bool from_profile = false;  // the machine tile profile decided (rank 0's record names it)
 };
 
 AutoTile decide_auto_tile(const Variant& v, std::size_t buffer_bytes, const std::string& tile_kernel,
@@ -162,9 +163,20 @@ AutoTile decide_auto_tile(const Variant& v, std::size_t buffer_bytes, const std:
   }
   const ProfileChoice profile = profile_tile(tile_profile_path(), tile_kernel, v.threads, this_machine(caches));
   out.note = profile.note;
+  if (profile.bytes > 0 && buffer_bytes <= profile.untiled_up_to) {
+    out.source = kAutoUntiled;
+    out.note = "auto runs untiled: pxq tune measured no tile of " + tile_kernel + " on " +
+               std::to_string(profile.threads) + " thread(s) beating one window of a " +
+               tiling::format_bytes(profile.untiled_up_to) + " buffer on this machine (" + fmt("%.2f", profile.gbs) +
+               " against " + fmt("%.2f", profile.untiled_gbs) + " GB/s), and this buffer is no larger (" +
+               tiling::format_bytes(buffer_bytes) + "; --tile SIZE tiles it anyway)";
+    out.from_profile = true;
+    return out;
+  }
   if (profile.bytes > 0) {
     out.bytes = profile.bytes;
     out.source = "auto:profile";
+    out.from_profile = true;
     return out;
   }
   const tiling::TileResolution rule = tiling::resolve_tile(v.tile, buffer_bytes, sizeof(double), caches, share);
@@ -195,7 +207,7 @@ tiling::TileResolution resolve_run_tile(const MpiWorld& w, const Variant& v, std
   }
   tiling::TileResolution r = tiling::resolve_tile(policy, buffer_bytes, sizeof(double), caches, share);
   r.source = choice.source;
-  if (choice.source == "auto:profile") r.profile = tile_profile_path();
+  if (choice.from_profile) r.profile = tile_profile_path();  // rank 0's choice: its record names the profile
   if (!choice.note.empty()) r.warning += (r.warning.empty() ? "" : "; ") + choice.note;
   return r;
 }

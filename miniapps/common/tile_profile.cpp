@@ -82,12 +82,13 @@ ProfileChoice profile_tile(const std::string& path, const std::string& kernel, i
       if (!per_threads.is_object() || per_threads.empty())
         invalid(path, "kernel " + name + " has no entries per thread count");
       for (const auto& [t, entry] : per_threads.items())
-        if (std::atoi(t.c_str()) < 1 || entry.at("tile").get<std::int64_t>() < 1)
+        if (std::atoi(t.c_str()) < 1 || entry.at("tile").get<std::int64_t>() < 1 ||
+            (entry.contains("buffer") && entry.at("buffer").get<std::int64_t>() < 1))
           invalid(path, std::string("kernel ")
                             .append(name)
                             .append(", threads ")
                             .append(t)
-                            .append(": a thread count and a tile > 0 are needed"));
+                            .append(": a thread count and a tile > 0 are needed (and a buffer > 0, if any)"));
     }
     if (!same) {
       choice.note = "tile profile " + path + " was made on another machine (" + describe(host, cpu) +
@@ -106,6 +107,12 @@ ProfileChoice profile_tile(const std::string& path, const std::string& kernel, i
       if (best_distance < 0 || distance < best_distance) {
         best_distance = distance;
         choice.bytes = static_cast<std::size_t>(entry.at("tile").get<std::int64_t>());
+        choice.threads = std::atoi(t.c_str());
+        const bool weighed = entry.contains("pays") && entry.contains("buffer");
+        const bool lost = weighed && !entry.at("pays").get<bool>();
+        choice.untiled_up_to = lost ? static_cast<std::size_t>(entry.at("buffer").get<std::int64_t>()) : 0;
+        choice.gbs = entry.value("gbs", 0.0);
+        choice.untiled_gbs = entry.value("untiled_gbs", 0.0);
       }
     }
   } catch (const nlohmann::json::exception& e) {

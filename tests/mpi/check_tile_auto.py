@@ -1,8 +1,9 @@
 """`--tile auto` tiles only where tiling can pay: a buffer that already fits in the cache the
 app's share targets runs untiled (the record's tile_source auto:untiled, tile_bytes 0, fusion off
 with --fuse auto, a note saying why), even beside a tile profile of this machine that names a
-tile; a buffer larger than that cache takes its share of the cache, as before. Sizes are taken
-from this machine's caches (pxq-envinfo), so the check holds on any machine.
+tile; a buffer larger than that cache takes its share of the cache, as before; a profile whose
+tune found no tile beating one window leaves buffers up to that window's untiled. Sizes are
+taken from this machine's caches (pxq-envinfo), so the check holds on any machine.
 
 usage: check_tile_auto.py ENVINFO RING CG MG WORKDIR MPIRUN"""
 
@@ -34,12 +35,12 @@ def run(mpirun: str, exe: str, args: list[str], record: Path, env: dict[str, str
     return rec
 
 
-def expect_untiled(rec: dict, what: str) -> None:
+def expect_untiled(rec: dict, what: str, why: str = "fits in") -> None:
     v = rec["variant"]
     notes = " ".join(rec.get("notes", []))
     if (v["mode"], v["tile_source"], v["tile_bytes"], v["fused"]) != ("tiled", "auto:untiled", 0, False):
         fail(f"{what}: expected an untiled auto run, unfused; got {v}")
-    if "auto runs untiled" not in notes or "fits in" not in notes or "--tile SIZE" not in notes:
+    if "auto runs untiled" not in notes or why not in notes or "--tile SIZE" not in notes:
         fail(f"{what}: the note should say why auto runs untiled and how to tile anyway: {rec.get('notes')}")
 
 
@@ -93,6 +94,18 @@ def main() -> int:
     large = run(mpirun, ring, ["--block", str(4 * l2), *ring_args], work_dir / "ring-profile-large.jsonl", env_profile)
     if (large["variant"]["tile_source"], large["variant"]["tile_bytes"]) != ("auto:profile", 16384):
         fail(f"a block of four L2s beside the profile should take its tile: {large['variant']}")
+    # A profile where pxq tune weighed the tile against one window of an 8-L2 buffer and it lost:
+    # buffers up to that one run untiled (the measurement says so), longer ones take its tile.
+    lost = json.loads(profile.read_text())
+    lost["kernels"]["ring_pass"]["1"] |= {"buffer": 8 * l2, "untiled_gbs": 2.0, "pays": False}
+    profile.write_text(json.dumps(lost))
+    rec = run(mpirun, ring, ["--block", str(4 * l2), *ring_args], work_dir / "ring-lost.jsonl", env_profile)
+    expect_untiled(rec, "a block of four L2s where the profile says tiling did not pay", "pxq tune measured no tile")
+    if rec["variant"]["tile_profile"] != str(profile):
+        fail(f"the untiled run should name the profile it followed: {rec['variant']}")
+    rec = run(mpirun, ring, ["--block", str(16 * l2), *ring_args], work_dir / "ring-lost-large.jsonl", env_profile)
+    if (rec["variant"]["tile_source"], rec["variant"]["tile_bytes"]) != ("auto:profile", 16384):
+        fail(f"a block longer than the profile's buffer should take its tile: {rec['variant']}")
     # Class S: CG's x and MG's grid fit in any cache of today; both have fused sweeps (--fuse auto).
     for name, exe in (("cg", cg), ("mg", mg)):
         rec = run(

@@ -11,6 +11,33 @@ from pxq import cli
 from pxq.analysis.models import tiles
 from pxq.core.errors import InputError
 
+
+def test_the_best_tile_is_weighed_against_one_window_of_the_buffer(tmp_path, capsys):
+    """Where a tile at least the buffer long was measured (the untiled loop), the profile says
+    whether the best tile beat it beyond the noise; --tile auto leaves buffers up to it untiled
+    where it did not. No tile that long, or no buffer from the benchmark: not weighed."""
+    buf = 1 << 20
+
+    def weigh(by_tile: dict[int, list[float]], buffer: int | None = buf) -> tiles.Best:
+        (b,) = tiles.best_tiles([tiles.Sample("cg_spmv", t, 1, g, buffer) for t, gs in by_tile.items() for g in gs])
+        return b
+
+    lost = weigh({262144: [4.8, 4.7, 4.9], 1 << 20: [5.2, 5.1, 5.3], 4 << 20: [5.0, 5.2, 5.1]})
+    assert (lost.tile, lost.pays, lost.buffer, lost.untiled_gbs) == (1 << 20, False, buf, 5.2)  # 1M is one window
+    paid = weigh({262144: [9.0, 9.1, 8.9], 1 << 20: [6.0, 6.1, 5.9]})
+    assert (paid.tile, paid.pays) == (262144, True)
+    in_noise = weigh({262144: [6.3, 5.7, 6.4], 1 << 20: [6.0, 6.1, 5.9]})  # 5% up, one repetition below
+    assert in_noise.pays is False
+    assert weigh({262144: [9.0], 65536: [8.0]}).pays is None  # nothing the buffer long
+    assert weigh({262144: [9.0], 1 << 20: [6.0]}, None).pays is None  # no buffer from the benchmark
+    entries = tiles.profile_entries([lost])
+    assert entries["cg_spmv"]["1"]["pays"] is False and entries["cg_spmv"]["1"]["buffer"] == buf
+    assert "pays" not in tiles.profile_entries([weigh({262144: [9.0], 65536: [8.0]})])["cg_spmv"]["1"]
+    tiles.print_best(tiles.Console(width=200), [lost], "t")
+    out = capsys.readouterr().out
+    assert "no tile beat one window of its whole 1M buffer" in out and "untiled for buffers up to 1M" in out
+
+
 MACHINE = {
     "host": "node7",
     "cpu_model": "Example CPU 9000",

@@ -55,6 +55,27 @@ TEST(TileProfile, GivesTheBestTileForTheNearestThreadCountOnItsMachine) {
   EXPECT_TRUE(profile_tile(path, "ring_pass", 1, kHere).note.empty());
 }
 
+TEST(TileProfile, SaysUpToWhichBufferTilingDidNotPayWhereTuneWeighedIt) {
+  const auto path = write("pays", profile("node7", R"({
+      "cg_spmv": {"1": {"tile": 262144, "gbs": 4.8, "buffer": 600000, "untiled_gbs": 5.2, "pays": false},
+                  "2": {"tile": 262144, "gbs": 9.0, "buffer": 600000, "untiled_gbs": 6.0, "pays": true}},
+      "ring_pass": {"1": {"tile": 65536}}})"));
+  const auto lost = profile_tile(path, "cg_spmv", 1, kHere);
+  EXPECT_EQ(lost.bytes, 262144u);
+  EXPECT_EQ(lost.untiled_up_to, 600000u);
+  EXPECT_EQ(lost.threads, 1);
+  EXPECT_DOUBLE_EQ(lost.untiled_gbs, 5.2);
+  EXPECT_EQ(profile_tile(path, "cg_spmv", 2, kHere).untiled_up_to, 0u);    // it paid on 2 threads
+  EXPECT_EQ(profile_tile(path, "ring_pass", 1, kHere).untiled_up_to, 0u);  // never weighed
+  EXPECT_THROW(profile_tile(write("pays-bad", profile("node7", R"({"cg_spmv": {"1": {"tile": 4096, "pays": "no",
+      "buffer": 8}}})")),
+                            "cg_spmv", 1, kHere),
+               std::invalid_argument);
+  EXPECT_THROW(profile_tile(write("buffer-bad", profile("node7", R"({"cg_spmv": {"1": {"tile": 4096, "buffer": 0}}})")),
+                            "cg_spmv", 1, kHere),
+               std::invalid_argument);
+}
+
 TEST(TileProfile, VersionOneProfilesAreStillRead) {
   const auto path = write("legacy", profile("node7", kKernels, R"("schema": "pxq-tile-profile/1")"));
   EXPECT_EQ(profile_tile(path, "ring_pass", 1, kHere).bytes, 524288u);

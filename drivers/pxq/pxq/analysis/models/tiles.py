@@ -54,6 +54,7 @@ class Sample:
     tile: int
     threads: int
     gbs: float  # bytes/s / 1e9 of one repetition
+    buffer: int | None = None  # the bytes the tile cuts (a tile this long is one window: untiled)
 
 
 @dataclass
@@ -82,6 +83,9 @@ class Best:
     runner_up: int | None  # the second-best tile
     runner_up_gbs: float | None
     faster_in_noise: int | None = None  # a tile faster than 256K by less than the noise: 256K kept
+    buffer: int | None = None  # the bytes the tile cuts, where the benchmark says
+    untiled_gbs: float | None = None  # the median of one window (the untiled loop), where measured
+    pays: bool | None = None  # the best tile beat one window beyond the noise (None: not measured)
 
 
 # What pxq reads of Google Benchmark's JSON output, with the types it must have.
@@ -128,7 +132,16 @@ def read_results(paths: Iterable[Path]) -> Results:
             m = _NAME.fullmatch(b.get("run_name", b.get("name", "")))
             if not m or "bytes_per_second" not in b:
                 continue
-            samples.append(Sample(m["kernel"], int(m["tile"]), int(m["threads"]), b["bytes_per_second"] / 1e9))
+            buffer = b.get("buffer_bytes")
+            samples.append(
+                Sample(
+                    m["kernel"],
+                    int(m["tile"]),
+                    int(m["threads"]),
+                    b["bytes_per_second"] / 1e9,
+                    int(buffer) if isinstance(buffer, (int, float)) and buffer >= 8 else None,
+                )
+            )
     caches.pop("", None)
     if not samples:
         raise InputError("no tile benchmark results in " + ", ".join(str(p) for p in paths))
@@ -146,14 +159,28 @@ def beats_reference(best: list[float], ref: list[float]) -> bool:
     return gain > max(MIN_GAIN, *spreads) and min(best) > max(ref)
 
 
+def untiled_of(by_tile: dict[int, list[float]], buffer: int | None) -> int | None:
+    """The tile that ran the kernel untiled: the shortest one at least the buffer long (one
+    window); None when no tile measured reached the buffer or the benchmark gave no buffer."""
+    whole = [t for t in by_tile if buffer and t >= buffer]
+    return min(whole) if whole else None
+
+
 def best_tiles(samples: list[Sample]) -> list[Best]:
     """Per kernel and thread count, the tile with the highest median bandwidth; 256K (the
-    reference tile) stays unless the winner is significantly faster (beats_reference)."""
+    reference tile) stays unless the winner is significantly faster (beats_reference). Where one
+    window (a tile the buffer long) was measured too, `pays` says whether the best tile beat it
+    by as much (False: --tile auto runs the kernel untiled for buffers up to that one)."""
     groups: dict[tuple[str, int], dict[int, list[float]]] = {}
+    buffers: dict[tuple[str, int], int] = {}
     for s in samples:
         groups.setdefault((s.kernel, s.threads), {}).setdefault(s.tile, []).append(s.gbs)
+        if s.buffer:
+            buffers[(s.kernel, s.threads)] = s.buffer
     out = []
     for (kernel, threads), by_tile in sorted(groups.items()):
+        buffer = buffers.get((kernel, threads))
+        whole = untiled_of(by_tile, buffer)
         medians = sorted(((statistics.median(v), t) for t, v in by_tile.items()), reverse=True)
         ref = by_tile.get(REFERENCE_TILE)
         in_noise = None
@@ -174,6 +201,9 @@ def best_tiles(samples: list[Sample]) -> list[Best]:
                 medians[1][1] if len(medians) > 1 else None,
                 medians[1][0] if len(medians) > 1 else None,
                 in_noise,
+                buffer,
+                statistics.median(by_tile[whole]) if whole else None,
+                None if whole is None else tile < whole and beats_reference(reps, by_tile[whole]),
             )
         )
     return out
@@ -181,7 +211,8 @@ def best_tiles(samples: list[Sample]) -> list[Best]:
 
 def best_table(best: list[Best], title: str) -> Table:
     t = Table(title=title)
-    for col in ("kernel", "threads", "best tile", "GB/s", "spread", "reps", "runner-up", "256K GB/s", "best/256K"):
+    cols = ("kernel", "threads", "best tile", "GB/s", "spread", "reps", "runner-up", "256K GB/s", "best/256K")
+    for col in (*cols, "best/untiled"):
         t.add_column(col, justify="left" if col == "kernel" else "right")
     for b in best:
         t.add_row(
@@ -194,6 +225,7 @@ def best_table(best: list[Best], title: str) -> Table:
             "-" if b.runner_up is None else f"{format_bytes(b.runner_up)} ({b.runner_up_gbs:.2f})",
             "-" if b.reference_gbs is None else f"{b.reference_gbs:.2f}",
             "-" if not b.reference_gbs else f"{b.gbs / b.reference_gbs:.2f}x",
+            "-" if not b.untiled_gbs else f"{b.gbs / b.untiled_gbs:.2f}x" + ("" if b.pays else " (no gain)"),
         )
     return t
 
@@ -206,6 +238,12 @@ def print_best(console: Console, best: list[Best], title: str) -> None:
                 f"note: {b.kernel} on {b.threads} thread(s): {format_bytes(b.faster_in_noise)} had a higher median "
                 f"than 256K but not beyond the noise (needs {MIN_GAIN:.0%} and every repetition above 256K's): "
                 "256K kept"
+            )
+        if b.pays is False and b.buffer:
+            console.print(
+                f"note: {b.kernel} on {b.threads} thread(s): no tile beat one window of its whole "
+                f"{format_bytes(b.buffer)} buffer (the untiled loop) by {MIN_GAIN:.0%} and its noise: "
+                f"--tile auto runs it untiled for buffers up to {format_bytes(b.buffer)} on this machine"
             )
 
 
@@ -261,6 +299,12 @@ def profile_entries(best: list[Best]) -> dict[str, dict[str, dict[str, Any]]]:
             "spread": round(b.spread, 4),
             "repetitions": b.repetitions,
         }
+        if b.pays is not None and b.buffer and b.untiled_gbs is not None:
+            out[b.kernel][str(b.threads)] |= {
+                "buffer": b.buffer,
+                "untiled_gbs": round(b.untiled_gbs, 4),
+                "pays": b.pays,
+            }
     return out
 
 

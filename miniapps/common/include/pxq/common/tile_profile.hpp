@@ -33,6 +33,12 @@ std::string tile_profile_path();
 struct ProfileChoice {
   std::size_t bytes = 0;  // 0: the profile gives no tile for this run
   std::string note;       // why not, when there is a profile but it does not apply
+  // Where `pxq tune` weighed the best tile against one window of its benchmark's buffer and the
+  // tile did not win: that buffer's bytes (auto runs buffers up to it untiled), its thread
+  // count, and the two medians. 0: tiling paid there, or was not weighed.
+  std::size_t untiled_up_to = 0;
+  int threads = 0;
+  double gbs = 0, untiled_gbs = 0;
 };
 
 // The profile's best tile for `kernel` at `threads` threads (the entry with the nearest
