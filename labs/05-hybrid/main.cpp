@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -31,6 +32,37 @@ void note_change(double change) {
   double seen = rows_largest.load(std::memory_order_relaxed);
   while (change > seen && !rows_largest.compare_exchange_weak(seen, change, std::memory_order_relaxed)) {
   }
+}
+
+// The race probe, after the timed steps: step() on a small grid whose relax_row() relaxes
+// nothing. It holds every thread until the team has arrived (or 200 us have passed), then
+// returns a ticket, larger than any returned before it: the threads update `change` together,
+// each with a larger value than it holds, so a `change` shared without a reduction (or a
+// critical section) loses the largest ticket in some steps, where on the heat grid the race
+// almost never shows. A reduction, a critical section or a per-thread array never loses one.
+std::atomic<bool> probing{false};
+std::atomic<unsigned> probe_arrived{0}, probe_round{0};
+std::atomic<unsigned long> probe_ticket{0};
+
+void meet_team(int team) {
+  const unsigned round = probe_round.load(std::memory_order_acquire);
+  if (probe_arrived.fetch_add(1, std::memory_order_acq_rel) + 1 >= static_cast<unsigned>(team)) {
+    probe_arrived.store(0, std::memory_order_relaxed);
+    probe_round.fetch_add(1, std::memory_order_release);
+    return;
+  }
+  // A thread that never comes (rows not shared evenly) costs one wait, never a hang.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
+  while (probe_round.load(std::memory_order_acquire) == round)
+    if (std::chrono::steady_clock::now() > until) return;
+}
+
+double probe_row() {
+  const int team = omp_get_num_threads();
+  if (team > 1) meet_team(team);
+  const double value = static_cast<double>(probe_ticket.fetch_add(1, std::memory_order_relaxed) + 1);
+  note_change(value);
+  return value;
 }
 
 double kappa_at(int i, int j) {
@@ -63,6 +95,7 @@ Grid make_grid(const lab::World& w, int n) {
 }  // namespace
 
 double relax_row(Grid& g, int r) {
+  if (probing.load(std::memory_order_relaxed)) return probe_row();
   threads_seen.fetch_or(1ul << (omp_get_thread_num() % 64), std::memory_order_relaxed);
   relax_calls.fetch_add(1, std::memory_order_relaxed);
   const int n = g.n;
@@ -142,6 +175,36 @@ int verify(const lab::World& w, const Grid& g, int iterations, double change, la
   return ok;
 }
 
+// The race probe (see probe_row): its rank-steps, and those whose step() lost the largest ticket,
+// summed over the ranks; none run where no rank has threads (a `change` no thread shares cannot
+// race).
+struct Probe {
+  double steps = 0, lost = 0;
+};
+constexpr int kProbeSteps = 1000;
+
+Probe race_probe(const lab::World& w) {
+  int threads = omp_get_max_threads(), most = 0;
+  MPI_Allreduce(&threads, &most, 1, MPI_INT, MPI_MAX, w.comm);
+  if (most < 2) return {};
+  Grid g;  // four rows a thread, a few columns: the probe relaxes nothing
+  g.n = 16;
+  g.rows = 4 * most;
+  g.first_row = 1;
+  g.u.assign(static_cast<std::size_t>(g.rows + 2) * g.n, 0.0);
+  g.next = g.u;
+  probing.store(true);
+  long lost = 0;
+  for (int s = 0; s < kProbeSteps; ++s) {
+    rows_largest.store(0.0);
+    if (step(g, w) != rows_largest.load()) ++lost;
+  }
+  probing.store(false);
+  double mine = static_cast<double>(lost), all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, MPI_SUM, w.comm);
+  return {static_cast<double>(kProbeSteps) * w.size, all};
+}
+
 struct Options {
   int n = 2048, iterations = 40;
 
@@ -191,9 +254,10 @@ int run(const lab::World& w, const Options& o) {
   const int used = __builtin_popcountl(threads_seen.load());
   int used_max = 0;
   MPI_Allreduce(&used, &used_max, 1, MPI_INT, MPI_MAX, w.comm);
+  const Probe probe = race_probe(w);  // after the counts above: the probe's steps are not the run's
   lab::Digest answer;
   const int grid = verify(w, g, o.iterations, change, &answer);
-  const bool ok = grid == 1 && wrong_all == 0;
+  const bool ok = grid == 1 && wrong_all == 0 && probe.lost == 0;
   const std::string why =
       grid == 0       ? "the grid differs from the one-process computation"
       : wrong_all > 0 ? "step() returned another value than the largest change of the rows it relaxed in " +
@@ -201,7 +265,13 @@ int run(const lab::World& w, const Options& o) {
                             std::to_string(static_cast<long>(o.iterations) * w.size) +
                             " rank-steps: threads that share `change` without `reduction(max : change)` overwrite each "
                             "other's maxima (a race: the grid can still match, and only some steps show it)"
-                      : "the largest change of the last step differs from the one-process computation";
+      : probe.lost > 0
+          ? "step() lost the largest change of its rows in " + std::to_string(static_cast<long>(probe.lost)) + " of " +
+                std::to_string(static_cast<long>(probe.steps)) +
+                " rank-steps of the race probe (the harness releases the threads together, each with a "
+                "larger change than any before): threads update a shared `change` without "
+                "`reduction(max : change)` or a critical section, a race the heat grid rarely shows"
+          : "the largest change of the last step differs from the one-process computation";
   if (w.rank == 0)
     std::printf(
         "heat: %d ranks x %d threads (%d of them relaxed rows), %d x %d grid, %d steps: %.3f s, memory %.0f MiB\n",
@@ -218,6 +288,8 @@ int run(const lab::World& w, const Options& o) {
                       {"exchanges_per_step_min", per_step_min},
                       {"exchanges_off_main", off_main},
                       {"changes_wrong", wrong_all},
+                      {"race_probe_steps", probe.steps},
+                      {"race_probe_lost", probe.lost},
                       {"n", o.n},
                       {"iterations", o.iterations},
                       {"seconds", slowest},

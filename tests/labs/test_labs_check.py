@@ -427,6 +427,39 @@ def test_lab5_a_change_taken_from_the_last_rows_thread_is_not_correct(tmp_path):
     assert "step() returned another value than the largest change" in text and "reduction(max : change)" in text
 
 
+LAB5_LOOP = (
+    "#pragma omp parallel for reduction(max : change) schedule(static)\n"
+    "  for (int r = 1; r <= g.rows; ++r) change = std::max(change, relax_row(g, r));"
+)
+
+
+def test_lab5_a_shared_change_updated_without_a_reduction_is_not_correct(tmp_path):
+    """A race the heat grid hides: `if (d > change) change = d` on a shared `change` (the grid and
+    every step's largest change verified on this machine without it); the harness's race probe
+    releases the threads together with ever larger changes, so some steps lose the largest."""
+    racy = (
+        "#pragma omp parallel for schedule(static)\n  for (int r = 1; r <= g.rows; ++r) {\n"
+        "    const double d = relax_row(g, r);\n    if (d > change) change = d;\n  }"
+    )
+    dest = solution_copy(5, tmp_path, "heat_step.cpp", LAB5_LOOP, racy)
+    code, out, text = check(5, "copy", dest)
+    assert code == 1, text
+    assert "rank-steps of the race probe" in text and "reduction(max : change)" in text
+
+
+def test_lab5_a_shared_change_in_a_critical_section_is_done(tmp_path):
+    """The same update inside `#pragma omp critical`, rows handed out dynamically: no race, and
+    the rows shared, so the probe loses nothing and the lab is done."""
+    guarded = (
+        "#pragma omp parallel for schedule(dynamic)\n  for (int r = 1; r <= g.rows; ++r) {\n"
+        "    const double d = relax_row(g, r);\n#pragma omp critical\n    if (d > change) change = d;\n  }"
+    )
+    dest = solution_copy(5, tmp_path, "heat_step.cpp", LAB5_LOOP, guarded)
+    code, out, text = check(5, "copy", dest)
+    assert code == 0, text
+    assert "grade: done" in text
+
+
 def test_lab1_a_wrong_divisor_is_not_correct_and_names_the_divisor(tmp_path):
     dest = solution_copy(1, tmp_path, "pingpong.cpp", "/ (2.0 * reps)", "/ 2.0")  # 20-200x too large
     code, out, text = check(1, "copy", dest)
