@@ -1,12 +1,20 @@
 // Lab 6 harness: runs --steps of your smooth::step() with Kokkos's Serial and OpenMP
 // backends, checks both bit for bit against a plain loop, and counts the Kokkos kernels
-// launched (through Kokkos's tool callbacks): a port that still runs plain loops shows 0.
+// launched (through Kokkos's tool callbacks): a port that still runs plain loops shows 0. One
+// more step runs guarded: its x and y can be touched inside kernels and deep copies only, so a
+// plain loop beside the kernels shows too, whatever kernels step() launches.
 // Your step() is compiled in step.cpp, the one harness file built with your smooth.hpp: this
 // file is compiled once, by pxq, and your copy links its object.
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <Kokkos_Core.hpp>
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <csignal>
 #include <cstring>
+#include <stdexcept>
 #include <type_traits>
 #include <vector>
 
@@ -37,8 +45,58 @@ long kernels_launched = 0, reductions_launched = 0, kernels_elsewhere = 0;
 uint32_t expected_space = 0;  // the device type of the backend being run
 uint32_t space_of(uint32_t device_id) { return device_id >> Kokkos::Tools::Experimental::instance_bits; }
 bool kokkos_own(const char* name) { return name != nullptr && std::strncmp(name, "Kokkos::", 8) == 0; }
+
+// The guard: one untimed step whose x and y live in pages the harness closes (PROT_NONE) except
+// while a Kokkos kernel or deep copy runs. A plain loop beside the kernels that reads or writes
+// them (on a GPU those Views are the device's, out of its reach) faults; the handler counts the
+// fault, opens the pages and lets the loop go on, so the step still finishes and verifies.
+struct Pages {
+  void* base = nullptr;
+  std::size_t bytes = 0;
+  bool holds(const void* a) const {
+    const auto* p = static_cast<const char*>(a);
+    const auto* b = static_cast<const char*>(base);
+    return base != nullptr && p >= b && p < b + bytes;
+  }
+};
+Pages guarded_x, guarded_y;
+std::atomic<bool> guarding{false};
+std::atomic<long> touched_outside{0};  // faults: the step's host code touched x or y between kernels
+struct sigaction previous_segv {};
+static_assert(std::atomic<long>::is_always_lock_free, "counted in a signal handler");
+
+void open_pages(bool open) {
+  const int prot = open ? PROT_READ | PROT_WRITE : PROT_NONE;
+  mprotect(guarded_x.base, guarded_x.bytes, prot);
+  mprotect(guarded_y.base, guarded_y.bytes, prot);
+}
+void on_fault(int, siginfo_t* info, void*) {
+  if (guarding.load() && (guarded_x.holds(info->si_addr) || guarded_y.holds(info->si_addr))) {
+    touched_outside.fetch_add(1);
+    open_pages(true);  // the faulting access runs again, now allowed
+    return;
+  }
+  sigaction(SIGSEGV, &previous_segv, nullptr);  // not the guard's: it faults again, under the old handler
+}
+void kernel_begins() {
+  if (guarding.load()) open_pages(true);
+}
+void kernel_ends(uint64_t) {
+  if (guarding.load()) open_pages(false);
+}
+void copy_begins(Kokkos::Tools::SpaceHandle, const char*, const void*, Kokkos::Tools::SpaceHandle, const char*,
+                 const void*, uint64_t) {
+  kernel_begins();
+}
+void copy_ends() { kernel_ends(0); }
+void scan_begins(const char*, const uint32_t, uint64_t* id) {
+  *id = 0;
+  kernel_begins();
+}
+
 void count_kernel(const char* name, const uint32_t device_id, uint64_t* id) {
   *id = 0;
+  kernel_begins();
   if (kokkos_own(name)) return;
   ++kernels_launched;
   if (space_of(device_id) != expected_space) ++kernels_elsewhere;
@@ -67,9 +125,52 @@ std::vector<double> reference(int n, int steps, double c, double* change) {
   return x;
 }
 
+// One step of Space under the guard (see Pages) on n points: the faults its host code took
+// between kernels, and whether it matched the plain loops.
+struct Guarded {
+  long touched = 0;
+  bool same = false;
+};
+
+template <class Space>
+Guarded guarded_step(int n, double c) {
+  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  const std::size_t bytes = (sizeof(double) * n + page - 1) / page * page;
+  void* px = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void* py = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (px == MAP_FAILED || py == MAP_FAILED) throw std::runtime_error("lab 6's guard could not map its pages");
+  auto* x = static_cast<double*>(px);
+  auto* y = static_cast<double*>(py);
+  for (int i = 0; i < n; ++i) x[i] = y[i] = initial(i, n);
+  guarded_x = {px, bytes};
+  guarded_y = {py, bytes};
+  struct sigaction act {};
+  act.sa_sigaction = on_fault;
+  act.sa_flags = SA_SIGINFO;
+  sigemptyset(&act.sa_mask);
+  sigaction(SIGSEGV, &act, &previous_segv);
+  const long before = touched_outside.load();
+  open_pages(false);
+  guarding.store(true);
+  const double change = step_in<Space>(Kokkos::View<const double*>(x, n), Kokkos::View<double*>(y, n), c);
+  guarding.store(false);
+  open_pages(true);
+  sigaction(SIGSEGV, &previous_segv, nullptr);
+  Guarded g;
+  g.touched = touched_outside.load() - before;
+  double ref_change = 0;
+  const std::vector<double> ref = reference(n, 1, c, &ref_change);  // after one step: the step's y
+  g.same = change == ref_change && std::memcmp(y, ref.data(), sizeof(double) * n) == 0;
+  guarded_x = guarded_y = Pages{};
+  munmap(px, bytes);
+  munmap(py, bytes);
+  return g;
+}
+
 struct Backend {
   double seconds = 0;
   long kernels = 0, reductions = 0, elsewhere = 0;  // launched in the timed steps; in another space
+  long touched = 0;                                 // the guarded step's touches of x and y between kernels
   bool verified = false;
   lab::Digest answer;  // what it computed: the last step's points and largest change
 };
@@ -99,7 +200,10 @@ Backend run_on(int n, int steps, double c, const std::vector<double>& ref, doubl
   b.kernels = kernels_launched - before;
   b.reductions = reductions_launched - reductions_before;
   b.elsewhere = kernels_elsewhere - elsewhere_before;
-  b.verified = both_signs && change == ref_change && std::memcmp(x.data(), ref.data(), sizeof(double) * n) == 0;
+  const Guarded guarded = guarded_step<Space>(std::min(n, 1 << 16), c);  // untimed, after the timed steps
+  b.touched = guarded.touched;
+  b.verified =
+      both_signs && guarded.same && change == ref_change && std::memcmp(x.data(), ref.data(), sizeof(double) * n) == 0;
   b.answer.add(x.data(), sizeof(double) * n).add(&change, sizeof change);
   return b;
 }
@@ -119,6 +223,12 @@ int run(const lab::World& w, const Options& o) {
   Kokkos::ScopeGuard kokkos;
   Kokkos::Tools::Experimental::set_begin_parallel_for_callback(count_kernel);
   Kokkos::Tools::Experimental::set_begin_parallel_reduce_callback(count_reduction);
+  Kokkos::Tools::Experimental::set_begin_parallel_scan_callback(scan_begins);
+  Kokkos::Tools::Experimental::set_end_parallel_for_callback(kernel_ends);
+  Kokkos::Tools::Experimental::set_end_parallel_reduce_callback(kernel_ends);
+  Kokkos::Tools::Experimental::set_end_parallel_scan_callback(kernel_ends);
+  Kokkos::Tools::Experimental::set_begin_deep_copy_callback(copy_begins);
+  Kokkos::Tools::Experimental::set_end_deep_copy_callback(copy_ends);
   const double c = 0.25;
   double ref_change = 0;
   const std::vector<double> ref = reference(o.n, o.steps, c, &ref_change);
@@ -141,6 +251,8 @@ int run(const lab::World& w, const Options& o) {
                       {"openmp_reductions", omp.reductions},
                       {"openmp_kernels_elsewhere", omp.elsewhere},
                       {"serial_kernels_elsewhere", serial.elsewhere},
+                      {"openmp_touched_outside", omp.touched},
+                      {"serial_touched_outside", serial.touched},
                       {"serial_verified", serial.verified},
                       {"openmp_verified", omp.verified},
                       {"answer", serial.answer.hex() + omp.answer.hex()}},

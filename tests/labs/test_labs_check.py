@@ -839,3 +839,29 @@ def test_three_students_checking_lab2_at_once_are_each_graded_right(tmp_path):
     assert got["starter"][0] == labs.EXIT_NOT_DONE, got["starter"][1]
     assert got["done"][0] == 0, got["done"][1]
     assert got["wrong"][0] == 1 and "both own cell" in got["wrong"][1], got["wrong"][1]
+
+
+@pytest.mark.parametrize(
+    "beside",
+    [
+        '  Kokkos::parallel_for("change", Kokkos::RangePolicy<Space>(1, n - 1), KOKKOS_LAMBDA(const int) {});\n',
+        "  double unused = 0;\n"
+        '  Kokkos::parallel_reduce("change", Kokkos::RangePolicy<Space>(1, n - 1),\n'
+        "      KOKKOS_LAMBDA(const int, double& m) { m = Kokkos::Experimental::fmax(m, 0.0); },\n"
+        "      Kokkos::Max<double>(unused));\n",
+    ],
+    ids=["empty-parallel-for", "empty-reduction"],
+)
+def test_lab6_an_empty_kernel_beside_a_plain_loop_is_not_correct(tmp_path, beside):
+    """The kernels counted every step, the largest change still a plain loop: the harness's guarded
+    step closes x's and y's pages between kernels, so the loop's first read faults and is named."""
+    mod = labs.get("6")
+    dest = tmp_path / "lab6-empty-kernel"
+    assert labs.start(mod, dest, Console(file=io.StringIO())) == 0
+    text = (labs.folder(mod) / "solution" / "smooth.hpp").read_text()
+    start, end = text.index("  Kokkos::parallel_reduce("), text.index("  return change;")
+    plain = "  for (int i = 1; i < n - 1; ++i) change = std::fmax(change, std::fabs(y(i) - x(i)));\n"
+    (dest / "smooth.hpp").write_text(text[:start] + beside + plain + text[end:])
+    code, out, text = check(6, "copy", dest)
+    assert code == 1, text
+    assert "read or wrote x or y outside its Kokkos kernels" in text and "guarded OpenMP step" in text

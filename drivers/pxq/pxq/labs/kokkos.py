@@ -55,7 +55,9 @@ def ported(r: dict) -> None:
     """The lesson, from Kokkos's own tool callbacks (exit 1 otherwise): every kernel runs in the
     execution space step() is given (Space), and the largest change is computed in a Kokkos kernel,
     not a plain loop beside it: a reduction every step (a single fused parallel_reduce that writes
-    y counts as both), or a second kernel every step (a parallel_for taking an atomic maximum)."""
+    y counts as both), or a second kernel every step (a parallel_for taking an atomic maximum); and
+    in the harness's guarded step no host code of step() touched x or y between its kernels (an
+    empty kernel launched beside a plain loop is still a plain loop)."""
     for backend, expected in (("openmp", "Kokkos::OpenMP"), ("serial", "Kokkos::Serial")):
         elsewhere = r.get(f"{backend}_kernels_elsewhere")
         if elsewhere is None:
@@ -72,6 +74,20 @@ def ported(r: dict) -> None:
             "still a plain loop on one thread; make it a Kokkos::parallel_reduce with a Kokkos::Max<double> (LAB 2)",
             1,
         )
+    touched = {b: r.get(f"{b}_touched_outside") for b in ("openmp", "serial")}
+    if None in touched.values():
+        raise labs.LabFailure("the harness reported no guarded step: rebuild the lab (pxq lab check 6)", 1)
+    for backend, count in touched.items():
+        if count:
+            raise labs.LabFailure(
+                "step()'s own code read or wrote x or y outside its Kokkos kernels (the harness's guarded "
+                f"{'OpenMP' if backend == 'openmp' else 'Serial'} step, whose x and y only kernels and deep copies "
+                f"may touch, caught it {count:g} time(s)): a plain loop beside the kernels, which on a GPU could "
+                "not reach the "
+                "device's memory; put every loop over x and y in a kernel, the largest change a "
+                "Kokkos::parallel_reduce with a Kokkos::Max<double> (LAB 2)",
+                1,
+            )
 
 
 PLUGIN = plugins.Lab(
