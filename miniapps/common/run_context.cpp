@@ -165,8 +165,8 @@ AutoTile decide_auto_tile(const Variant& v, std::size_t buffer_bytes, const std:
   out.note = profile.note;
   if (profile.bytes > 0 && buffer_bytes <= profile.untiled_up_to) {
     out.source = kAutoUntiled;
-    out.note = "auto runs untiled: pxq tune measured no tile of " + tile_kernel + " on " +
-               std::to_string(profile.threads) + " thread(s) beating one window of a " +
+    out.note = "auto runs untiled: pxq tune's best tile of " + tile_kernel + " on " + std::to_string(profile.threads) +
+               " thread(s), " + tiling::format_bytes(profile.bytes) + ", did not beat one window of a " +
                tiling::format_bytes(profile.untiled_up_to) + " buffer on this machine (" + fmt("%.2f", profile.gbs) +
                " against " + fmt("%.2f", profile.untiled_gbs) + " GB/s), and this buffer is no larger (" +
                tiling::format_bytes(buffer_bytes) + "; --tile SIZE tiles it anyway)";

@@ -2,7 +2,7 @@
 app's share targets runs untiled (the record's tile_source auto:untiled, tile_bytes 0, fusion off
 with --fuse auto, a note saying why), even beside a tile profile of this machine that names a
 tile; a buffer larger than that cache takes its share of the cache, as before; a profile whose
-tune found no tile beating one window leaves buffers up to that window's untiled. Sizes are
+tune found its best tile not beating one window leaves buffers up to that window's untiled. Sizes are
 taken from this machine's caches (pxq-envinfo), so the check holds on any machine.
 
 usage: check_tile_auto.py ENVINFO RING CG MG WORKDIR MPIRUN"""
@@ -100,7 +100,7 @@ def main() -> int:
     lost["kernels"]["ring_pass"]["1"] |= {"buffer": 8 * l2, "untiled_gbs": 2.0, "pays": False}
     profile.write_text(json.dumps(lost))
     rec = run(mpirun, ring, ["--block", str(4 * l2), *ring_args], work_dir / "ring-lost.jsonl", env_profile)
-    expect_untiled(rec, "a block of four L2s where the profile says tiling did not pay", "pxq tune measured no tile")
+    expect_untiled(rec, "a block of four L2s where the profile says tiling did not pay", "pxq tune's best tile of")
     if rec["variant"]["tile_profile"] != str(profile):
         fail(f"the untiled run should name the profile it followed: {rec['variant']}")
     rec = run(mpirun, ring, ["--block", str(16 * l2), *ring_args], work_dir / "ring-lost-large.jsonl", env_profile)

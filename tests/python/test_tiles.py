@@ -35,7 +35,7 @@ def test_the_best_tile_is_weighed_against_one_window_of_the_buffer(tmp_path, cap
     assert "pays" not in tiles.profile_entries([weigh({262144: [9.0], 65536: [8.0]})])["cg_spmv"]["1"]
     tiles.print_best(tiles.Console(width=200), [lost], "t")
     out = capsys.readouterr().out
-    assert "no tile beat one window of its whole 1M buffer" in out and "untiled for buffers up to 1M" in out
+    assert "did not beat one window of its whole 1M buffer" in out and "untiled for buffers up to 1M" in out
 
 
 MACHINE = {

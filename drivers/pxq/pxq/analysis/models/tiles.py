@@ -241,8 +241,9 @@ def print_best(console: Console, best: list[Best], title: str) -> None:
             )
         if b.pays is False and b.buffer:
             console.print(
-                f"note: {b.kernel} on {b.threads} thread(s): no tile beat one window of its whole "
-                f"{format_bytes(b.buffer)} buffer (the untiled loop) by {MIN_GAIN:.0%} and its noise: "
+                f"note: {b.kernel} on {b.threads} thread(s): its best tile, {format_bytes(b.tile)}, did not beat "
+                f"one window of its whole {format_bytes(b.buffer)} buffer (the untiled loop) by {MIN_GAIN:.0%} and "
+                "its noise: "
                 f"--tile auto runs it untiled for buffers up to {format_bytes(b.buffer)} on this machine"
             )
 
