@@ -695,6 +695,15 @@ def test_a_kokkos_run_and_its_openmp_twin_are_told_apart_in_the_labels():
     assert roofview.label(dict(one, backend="kokkos")) == "cg A 1x1x2 hybrid kokkos"
 
 
+def test_a_tiled_run_that_tile_auto_left_untiled_is_labelled_so_not_as_a_tile():
+    auto_off = {"app": "cg", "size": "A", "layout": "1x2", "mode": "tiled", "tile": 0, "backend": "openmp"}
+    assert roofview.label(auto_off) == "cg A 1x2 tiled auto: off"
+    assert roofview.label(dict(auto_off, tile=256 * K)) == "cg A 1x2 tiled 256K"
+    rec = ring_record(64 * M, 256 * K)
+    rec["variant"].update(tile_bytes=0, tile_source="auto:untiled")
+    assert roofline.group_key(rec)[3:5] == ("tiled", 0)  # its own group: never a tiled run's
+
+
 def _bus(totals: list[float], spread: float = 0.02) -> dict:
     """Ceilings whose largest sweep gives these total GB/s with 1..N cores busy (SYNTHETIC: a
     shape to test the detection with, not any machine's measurement)."""

@@ -20,9 +20,10 @@ NEAR = 0.25  # a prediction within this of the measured median counts as near
 
 def variant(p: dict[str, Any]) -> str:
     """Layout, mode, tile and the back end where it is not the default (a Kokkos run beside its
-    OpenMP twin is another row)."""
+    OpenMP twin is another row). A tiled run without a tile is one --tile auto left untiled."""
     backend = f" {p['backend']}" if p.get("backend") not in (None, "openmp") else ""
-    return f"{p['layout']} {p['mode']}" + (f" {format_bytes(p['tile'])}" if p["tile"] else "") + backend
+    tile = f" {format_bytes(p['tile'])}" if p["tile"] else " auto: off" if p["mode"] == "tiled" else ""
+    return f"{p['layout']} {p['mode']}" + tile + backend
 
 
 def label(p: dict[str, Any]) -> str:
