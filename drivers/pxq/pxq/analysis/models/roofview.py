@@ -20,9 +20,11 @@ NEAR = 0.25  # a prediction within this of the measured median counts as near
 
 def variant(p: dict[str, Any]) -> str:
     """Layout, mode, tile and the back end where it is not the default (a Kokkos run beside its
-    OpenMP twin is another row). A tiled run without a tile is one --tile auto left untiled."""
+    OpenMP twin is another row). A tiled run whose tile is 0 is one --tile auto left untiled."""
     backend = f" {p['backend']}" if p.get("backend") not in (None, "openmp") else ""
-    tile = f" {format_bytes(p['tile'])}" if p["tile"] else " auto: off" if p["mode"] == "tiled" else ""
+    tile = (
+        f" {format_bytes(p['tile'])}" if p["tile"] else " auto: off" if p["mode"] == "tiled" and p["tile"] == 0 else ""
+    )
     return f"{p['layout']} {p['mode']}" + tile + backend
 
 
