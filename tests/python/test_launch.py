@@ -506,6 +506,31 @@ def test_every_launcher_is_registered_by_its_module_with_what_pxq_asks_of_it():
     assert launchers.REGISTRY["local"].__name__ == "Local"
 
 
+def test_every_mpi_has_its_starter_registered_and_each_launcher_names_its_nodes(tmp_path, monkeypatch):
+    """Starters register by their class line like launchers; a launch takes its MPI's starter,
+    or the launcher's own command line where the launcher starts the ranks itself (srun)."""
+    from pxq.launch import hydra, launchers, mpirun
+    from pxq.machine.mpi import MPI_NAMES
+
+    assert launchers.STARTERS == {"open-mpi": mpirun.Mpirun, "mpich": hydra.Hydra} and set(MPI_NAMES) == set(
+        launchers.STARTERS
+    )
+    with pytest.raises(TypeError, match="an MPI of its own"):
+        type("Again", (launchers.Starter,), {}, mpi="mpich")
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    req = LaunchRequest(Layout(2, 1), mpi="mpich", cores=2)
+    assert isinstance(launchers.starter(launchers.get("virtual")(req)), hydra.Hydra)
+    assert isinstance(launchers.starter(launchers.get("slurm")(req)), mpirun.Mpirun)  # srun starts MPICH's too
+    with pytest.raises(InputError, match="cannot start the ranks of MPI 'lam'"):
+        launchers.starter(launchers.get("local")(LaunchRequest(Layout(1, 2), mpi="lam")))
+    assert launchers.get("local")(req).hosts() == [] and launchers.get("virtual")(req).hosts() == ["n0", "n1"]
+    hosts = tmp_path / "hosts"
+    hosts.write_text("nodeA\nnodeB\nnodeC\n")
+    real = LaunchRequest(Layout(2, 1), mpi="mpich", hostfile=str(hosts))
+    assert launchers.get("hostfile")(real).hosts() == ["nodeA", "nodeB"]
+    assert {n for n, c in launchers.REGISTRY.items() if c.through_agent} == {"virtual", "cluster"}
+
+
 @pytest.mark.parametrize(
     ("kw", "env", "up", "expected"),
     [

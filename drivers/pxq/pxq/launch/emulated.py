@@ -14,7 +14,7 @@ from pxq.launch.request import YIELD, LaunchRequest, rank_cores, rank_slots
 from pxq.launch.vnodes import virtual_agent
 
 
-class OnCluster(Launcher, name="cluster", plans_cores=True, emulated=True):
+class OnCluster(Launcher, name="cluster", plans_cores=True, emulated=True, through_agent=True):
     def __init__(self, req: LaunchRequest, cluster: Cluster | None = None) -> None:
         # A layout the cluster cannot hold is the first thing to fix.
         c = netns.cluster_for(req.layout, cluster)
@@ -42,6 +42,9 @@ class OnCluster(Launcher, name="cluster", plans_cores=True, emulated=True):
         if st.oversubscribed:
             argv += ["--oversubscribe", *YIELD]
         return argv
+
+    def hosts(self) -> list[str]:
+        return [f"n{i}" for i in range(self.req.layout.nodes)]
 
     def finish(self, st: Staging, argv: list[str]) -> list[str]:
         # The program follows: bind_rank.sh binds it, then becomes it.

@@ -119,6 +119,9 @@ def real_nodes_order(req: LaunchRequest, workdir: Path) -> dict[str, str]:
 class Hostfile(Launcher, name="hostfile", real_nodes=True, needs_hostfile=True):
     """The real nodes a hostfile names: Open MPI's mapping on them, or a rankfile for a rank order."""
 
+    def hosts(self) -> list[str]:
+        return check_hostfile(self.req, self.name)[: self.req.layout.nodes]
+
     def open_mpi(self, st: Staging) -> list[str]:
         req = st.req
         argv = st.mpirun_np()

@@ -6,10 +6,15 @@ once per run: --launcher, else a hostfile's, else the Slurm allocation pxq runs 
 cluster of this machine that is up (looked up once, and kept), else one machine or its virtual
 nodes.
 
-A launcher builds Open MPI's command line for the request (`open_mpi`) and says what the record
-keeps of where the run went (`record`); MPICH's Hydra (pxq.launch.hydra) starts the ranks on
-every launcher but Slurm's, which has its own starter. The traits say what the rest of pxq asks
-of a launcher, so that nothing outside pxq.launch compares launcher names."""
+A launcher builds Open MPI's command line for the request (`open_mpi`), names its nodes for a
+starter given a host list (`hosts`) and says what the record keeps of where the run went
+(`record`). The traits say what the rest of pxq asks of a launcher, so that nothing compares
+launcher names.
+
+A starter is what starts the ranks of pxq's MPI on a launcher's nodes, registered alike by its
+class line (`class Hydra(Starter, mpi="mpich")`): Open MPI's mpirun with the launcher's own
+command line (pxq.launch.mpirun), MPICH's Hydra (pxq.launch.hydra). `starter` picks one per run;
+a launcher that starts the ranks itself (srun) takes its own command line whichever MPI."""
 
 from __future__ import annotations
 
@@ -21,7 +26,7 @@ from typing import Any, ClassVar
 from pxq.cluster.emulator import Cluster
 from pxq.core.errors import InputError
 from pxq.launch import netns
-from pxq.launch.request import LaunchRequest, export_flags
+from pxq.launch.request import LaunchPlan, LaunchRequest, export_flags
 from pxq.machine.mpi import find_mpirun
 
 
@@ -52,6 +57,7 @@ class Launcher:
     needs_hostfile: ClassVar[bool] = False  # --launcher NAME needs --hostfile FILE
     own_starter: ClassVar[bool] = False  # starts the ranks itself (srun), whichever MPI pxq uses
     emulated: ClassVar[bool] = False  # the nodes of a cluster of this machine (pxq cluster up)
+    through_agent: ClassVar[bool] = False  # pxq's agent stands in for ssh to the nodes (n0, n1, ...)
 
     def __init_subclass__(cls, name: str = "", **traits: bool) -> None:
         super().__init_subclass__()
@@ -80,12 +86,17 @@ class Launcher:
         """The command line with the environment named for mpirun to pass on (-x)."""
         return argv + export_flags(st.env)
 
+    def hosts(self) -> list[str]:
+        """The layout's nodes by name, for a starter given a host list (Hydra's -hosts): none
+        where the run stays on this one machine."""
+        return []
+
     def record(self) -> dict[str, Any]:
         """What the run's record keeps (driver.*) of where the run went."""
         return {}
 
 
-TRAITS = frozenset(("plans_cores", "real_nodes", "needs_hostfile", "own_starter", "emulated"))
+TRAITS = frozenset(("plans_cores", "real_nodes", "needs_hostfile", "own_starter", "emulated", "through_agent"))
 REGISTRY: dict[str, type[Launcher]] = {}
 # The order --launcher's help and the experiment file's schema list them in.
 ORDER = ("local", "virtual", "cluster", "hostfile", "slurm")
@@ -120,6 +131,39 @@ def resolve(req: LaunchRequest) -> Launcher:
     if up is not None:
         return get("cluster")(req, up)
     return get("virtual" if req.layout.nodes > 1 else "local")(req)
+
+
+class Starter:
+    """What starts the ranks of one MPI on a launcher's nodes. A subclass names the MPI in its
+    class line, which registers it: `class Hydra(Starter, mpi="mpich")`."""
+
+    mpi: ClassVar[str] = ""
+
+    def __init_subclass__(cls, mpi: str = "") -> None:
+        super().__init_subclass__()
+        if not mpi or mpi in STARTERS:
+            raise TypeError(f"starter {cls.__name__}: an MPI of its own (have: {', '.join(STARTERS)})")
+        cls.mpi = mpi
+        STARTERS[mpi] = cls
+
+    def plan(
+        self, launcher: Launcher, mpirun: str, workdir: Path, oversubscribed: bool, env: dict[str, str]
+    ) -> LaunchPlan:
+        """The launch plan up to the program: the command line starting the launcher's request
+        from `mpirun`, with `env` for the ranks."""
+        raise NotImplementedError
+
+
+STARTERS: dict[str, type[Starter]] = {}
+
+
+def starter(launcher: Launcher) -> Starter:
+    """The starter of a launch: the MPI's, or Open MPI's command line where the launcher starts
+    the ranks itself (srun runs either MPI's ranks)."""
+    mpi = "open-mpi" if launcher.own_starter else launcher.req.mpi
+    if mpi not in STARTERS:
+        raise InputError(f"pxq cannot start the ranks of MPI '{mpi}': it starts {', '.join(sorted(STARTERS))}")
+    return STARTERS[mpi]()
 
 
 def _trait(name: str | None, trait: str) -> bool:

@@ -1,6 +1,6 @@
-"""A launch planned end to end (`plan_launch`: the launcher pxq.launch.launchers resolves builds
-Open MPI's command line, or MPICH's Hydra starts the ranks) and staged (`stage`: each run's own
-shared-memory and session folders).
+"""A launch planned end to end (`plan_launch`: the launcher pxq.launch.launchers resolves, and
+the starter of pxq's MPI, Open MPI's mpirun or MPICH's Hydra, starts the ranks on its nodes) and
+staged (`stage`: each run's own shared-memory and session folders).
 
 Only builds commands and environments; running them is pxq.experiments.runner's job."""
 
@@ -11,17 +11,13 @@ from pathlib import Path
 
 from pxq.core.errors import InputError
 from pxq.launch import launchers, netns
-from pxq.launch.hydra import hydra_plan
-from pxq.launch.launchers import Staging
 from pxq.launch.request import (
     LaunchPlan,
     LaunchRequest,
     check_rank_order,
-    choose_cores,
     is_oversubscribed,
     omp_env,
     oversubscribed_omp_env,
-    placement_record,
 )
 from pxq.machine.mpi import MPI_NAMES
 
@@ -42,17 +38,8 @@ def plan_launch(req: LaunchRequest, mpirun: str | None, workdir: Path) -> Launch
     if oversubscribed:
         env.update(oversubscribed_omp_env(req.layout.threads))
     check_rank_order(req)
-    if req.mpi == "mpich" and not launcher.own_starter:
-        plan = hydra_plan(req, mpirun, workdir, launcher.name, oversubscribed, env, launcher.cluster)
-        plan.record = launcher.record
-        return _placement_note(req, plan)
-    chosen = None
-    if req.placement and launcher.plans_cores:
-        chosen = choose_cores(req, virtual=launcher.name != "local")
-    st = Staging(req, mpirun, workdir, oversubscribed, chosen, env)
-    argv = launcher.finish(st, launcher.open_mpi(st))
-    placement = placement_record(req, chosen) if chosen is not None else None
-    plan = LaunchPlan(launcher.name, argv, env, st.files, st.links, oversubscribed, placement, record=launcher.record)
+    plan = launchers.starter(launcher).plan(launcher, mpirun, workdir, oversubscribed, env)
+    plan.record = launcher.record
     return _placement_note(req, plan)
 
 

@@ -24,8 +24,11 @@ def virtual_agent(workdir: Path, links: dict[str, str]) -> str:
     return agent
 
 
-class Virtual(Launcher, name="virtual", plans_cores=True):
+class Virtual(Launcher, name="virtual", plans_cores=True, through_agent=True):
     """Nodes n0, n1, ... on this machine, each its own Open MPI daemon started by the agent."""
+
+    def hosts(self) -> list[str]:
+        return [f"n{i}" for i in range(self.req.layout.nodes)]
 
     def open_mpi(self, st: Staging) -> list[str]:
         req, layout = st.req, st.req.layout
