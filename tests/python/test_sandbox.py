@@ -9,9 +9,12 @@ cgroup checks, as CI has)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import socket
 import subprocess
+import sys
 import time
 import uuid
 from pathlib import Path
@@ -19,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from pxq.core import procs
-from pxq.teaching import copies, sandbox
+from pxq.teaching import copies, reaper, sandbox
 
 
 @pytest.fixture
@@ -224,3 +227,20 @@ def test_a_copy_reaching_past_the_exercise_is_named_line_by_line(tmp_path):
         '#include <cstdio>\nvoid f() { std::printf("%d\\n", 1); asm volatile("" ::: "memory"); }\n'
     )
     assert copies.reaches(tmp_path, ["ring_compute.cpp"]) == []  # printing and a compiler barrier are fine
+
+
+def test_the_reaper_forwards_signals_to_its_child_and_takes_those_after_it_quietly():
+    """mpirun ends a failed job's ranks with SIGTERM, repeated; the reaper wrapping a rank
+    forwards one to its program, and one arriving after the program was reaped (while it ends the
+    rest) is not forwarded to a pid that is gone: no traceback, the program's own death reported."""
+    for _ in range(5):
+        p = subprocess.Popen(
+            [sys.executable, reaper.__file__, "sleep", "5"], stderr=subprocess.PIPE, start_new_session=True
+        )
+        time.sleep(0.3)  # the program started
+        while p.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(p.pid, signal.SIGTERM)
+            time.sleep(0.0005)
+        err = p.stderr.read().decode() if p.stderr else ""
+        assert "Traceback" not in err and p.returncode == -signal.SIGTERM, err

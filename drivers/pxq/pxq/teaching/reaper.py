@@ -9,6 +9,7 @@ it, and none keeps the rank's output open, which would keep mpirun, and the chec
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import signal
@@ -72,11 +73,21 @@ def main(argv: list[str]) -> int:
         except OSError as e:
             print(f"pxq reaper: cannot run {argv[0]}: {e.strerror}", file=sys.stderr)
             os._exit(127)
+    running = [True]  # until the program is reaped: its pid may then be gone, or another's
+
+    def forward(number: int, _frame: object) -> None:
+        """A signal to the reaper goes to its program (mpirun ends a failed job's ranks with
+        SIGTERM, repeated): while it runs, never after."""
+        if running[0]:
+            with contextlib.suppress(ProcessLookupError):  # exited, not yet reaped
+                os.kill(pid, number)
+
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2):
-        signal.signal(sig, lambda n, _f: os.kill(pid, n))
+        signal.signal(sig, forward)
     while True:
         try:
             _, status = os.waitpid(pid, 0)
+            running[0] = False
             break
         except InterruptedError:
             continue
