@@ -433,31 +433,31 @@ LAB5_LOOP = (
 )
 
 
-def test_lab5_a_shared_change_updated_without_a_reduction_is_not_correct(tmp_path):
-    """A race the heat grid hides: `if (d > change) change = d` on a shared `change` (the grid and
-    every step's largest change verified on this machine without it); the harness's race probe
-    releases the threads together with ever larger changes, so some steps lose the largest."""
-    racy = (
-        "#pragma omp parallel for schedule(static)\n  for (int r = 1; r <= g.rows; ++r) {\n"
-        "    const double d = relax_row(g, r);\n    if (d > change) change = d;\n  }"
+def _lab5_update(schedule: str, guard: str) -> str:
+    """The row loop with one shared `change` updated by `if (d > change) change = d`."""
+    return (
+        f"#pragma omp parallel for schedule({schedule})\n  for (int r = 1; r <= g.rows; ++r) {{\n"
+        f"    const double d = relax_row(g, r);\n{guard}    if (d > change) change = d;\n  }}"
     )
-    dest = solution_copy(5, tmp_path, "heat_step.cpp", LAB5_LOOP, racy)
-    code, out, text = check(5, "copy", dest)
-    assert code == 1, text
-    assert "rank-steps of the race probe" in text and "reduction(max : change)" in text
 
 
-def test_lab5_a_shared_change_in_a_critical_section_is_done(tmp_path):
-    """The same update inside `#pragma omp critical`, rows handed out dynamically: no race, and
-    the rows shared, so the probe loses nothing and the lab is done."""
-    guarded = (
-        "#pragma omp parallel for schedule(dynamic)\n  for (int r = 1; r <= g.rows; ++r) {\n"
-        "    const double d = relax_row(g, r);\n#pragma omp critical\n    if (d > change) change = d;\n  }"
-    )
-    dest = solution_copy(5, tmp_path, "heat_step.cpp", LAB5_LOOP, guarded)
-    code, out, text = check(5, "copy", dest)
-    assert code == 0, text
-    assert "grade: done" in text
+@pytest.mark.parametrize(
+    ("loop", "code", "said"),
+    [
+        (_lab5_update("static", ""), 1, "rank-steps of the race probe"),
+        (_lab5_update("dynamic", "#pragma omp critical\n"), 0, "grade: done"),
+    ],
+    ids=["unguarded-race", "critical-section"],
+)
+def test_lab5_a_shared_change_needs_a_reduction_or_a_critical_section(tmp_path, loop, code, said):
+    """A race the heat grid hides: the unguarded update verifies there (the largest change sits
+    in the first rows), so the harness's race probe releases the threads together with ever larger
+    changes and some steps lose the largest: not correct. The same update in a critical section,
+    rows handed out dynamically, loses none: done."""
+    dest = solution_copy(5, tmp_path, "heat_step.cpp", LAB5_LOOP, loop)
+    got, out, text = check(5, "copy", dest)
+    assert got == code, text
+    assert said in text and (code == 0 or "reduction(max : change)" in text)
 
 
 def test_lab1_a_wrong_divisor_is_not_correct_and_names_the_divisor(tmp_path):
