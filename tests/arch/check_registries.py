@@ -239,13 +239,15 @@ def add_driver_plugins(src: Path) -> list[Path]:
         local.replace('class Local(Launcher, name="local"', 'class Solo(Launcher, name="solo"')
     )
     init = pkg / "launch/__init__.py"
-    init.write_text(
-        init.read_text().replace(
-            "import emulated, hostfile, local, slurm, vnodes", "import emulated, hostfile, local, slurm, solo, vnodes"
-        )
-    )
+    text = init.read_text()
+    if " local, " not in text:
+        fail("launch/__init__.py no longer imports the launcher modules as `..., local, ...`: update this check")
+    init.write_text(text.replace(" local, ", " local, solo, ", 1))
     order = pkg / "launch/launchers.py"
-    order.write_text(order.read_text().replace('ORDER = ("local",', 'ORDER = ("local", "solo",'))
+    text = order.read_text()
+    if 'ORDER = ("local",' not in text:
+        fail('launch/launchers.py no longer has `ORDER = ("local", ...`: update this check')
+    order.write_text(text.replace('ORDER = ("local",', 'ORDER = ("local", "solo",'))
     osu = (pkg / "probes/osuprobe.py").read_text()
     (pkg / "probes/osucloneprobe.py").write_text(
         osu.replace('"osu",', '"osuclone",').replace('("osu",)', '("osuclone",)')
