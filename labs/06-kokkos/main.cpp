@@ -6,13 +6,16 @@
 // Your step() is compiled in step.cpp, the one harness file built with your smooth.hpp: this
 // file is compiled once, by pxq, and your copy links its object.
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <Kokkos_Core.hpp>
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <csignal>
+#include <cstdint>
 #include <cstring>
 #include <stdexcept>
 #include <type_traits>
@@ -46,10 +49,13 @@ uint32_t expected_space = 0;  // the device type of the backend being run
 uint32_t space_of(uint32_t device_id) { return device_id >> Kokkos::Tools::Experimental::instance_bits; }
 bool kokkos_own(const char* name) { return name != nullptr && std::strncmp(name, "Kokkos::", 8) == 0; }
 
-// The guard: one untimed step whose x and y live in pages the harness closes (PROT_NONE) except
-// while a Kokkos kernel or deep copy runs. A plain loop beside the kernels that reads or writes
-// them (on a GPU those Views are the device's, out of its reach) faults; the handler counts the
-// fault, opens the pages and lets the loop go on, so the step still finishes and verifies.
+// The guard: one untimed step whose x and y live in pages the harness closes (PROT_NONE). A plain
+// loop beside the kernels that reads or writes them (on a GPU those Views are the device's, out
+// of its reach) faults; the handler counts the fault, opens the pages and lets the loop go on, so
+// the step still finishes and verifies. Inside a kernel each page opens on its first touch, and
+// the handler notes the thread that touched it: a kernel that sweeps x or y on one thread of
+// several (a RangePolicy of one iteration whose body loops over the points) is a plain loop
+// inside a kernel. A deep copy opens every page.
 struct Pages {
   void* base = nullptr;
   std::size_t bytes = 0;
@@ -60,8 +66,12 @@ struct Pages {
   }
 };
 Pages guarded_x, guarded_y;
-std::atomic<bool> guarding{false};
-std::atomic<long> touched_outside{0};  // faults: the step's host code touched x or y between kernels
+std::uintptr_t page_bytes = 4096;
+std::atomic<bool> guarding{false}, in_kernel{false};
+std::atomic<long> touched_outside{0};               // faults: the step's host code touched x or y between kernels
+std::atomic<long> kernel_pages{0};                  // pages of x and y the running kernel touched
+std::array<std::atomic<long>, 8> kernel_threads{};  // the threads (ids) that touched them, 0: none
+long serial_kernels = 0;                            // kernels that swept half of x's pages or more on one thread alone
 struct sigaction previous_segv {};
 static_assert(std::atomic<long>::is_always_lock_free, "counted in a signal handler");
 
@@ -70,8 +80,27 @@ void open_pages(bool open) {
   mprotect(guarded_x.base, guarded_x.bytes, prot);
   mprotect(guarded_y.base, guarded_y.bytes, prot);
 }
+void note_thread(long tid) {
+  for (auto& slot : kernel_threads) {
+    long seen = 0;
+    if (slot.compare_exchange_strong(seen, tid) || seen == tid) return;
+  }
+}
+long threads_noted() {
+  long n = 0;
+  for (const auto& slot : kernel_threads) n += slot.load() != 0 ? 1 : 0;
+  return n;
+}
 void on_fault(int, siginfo_t* info, void*) {
-  if (guarding.load() && (guarded_x.holds(info->si_addr) || guarded_y.holds(info->si_addr))) {
+  void* at = info->si_addr;
+  if (guarding.load() && (guarded_x.holds(at) || guarded_y.holds(at))) {
+    if (in_kernel.load()) {  // a kernel's first touch of this page: note the thread, open the page
+      kernel_pages.fetch_add(1);
+      note_thread(static_cast<long>(syscall(SYS_gettid)));
+      mprotect(reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(at) & ~(page_bytes - 1)), page_bytes,
+               PROT_READ | PROT_WRITE);
+      return;
+    }
     touched_outside.fetch_add(1);
     open_pages(true);  // the faulting access runs again, now allowed
     return;
@@ -79,16 +108,25 @@ void on_fault(int, siginfo_t* info, void*) {
   sigaction(SIGSEGV, &previous_segv, nullptr);  // not the guard's: it faults again, under the old handler
 }
 void kernel_begins() {
-  if (guarding.load()) open_pages(true);
+  if (!guarding.load()) return;
+  open_pages(false);  // closed again, should a plain loop have opened them
+  kernel_pages.store(0);
+  for (auto& slot : kernel_threads) slot.store(0);
+  in_kernel.store(true);
 }
 void kernel_ends(uint64_t) {
-  if (guarding.load()) open_pages(false);
+  if (!guarding.load()) return;
+  in_kernel.store(false);
+  if (kernel_pages.load() * page_bytes >= guarded_x.bytes / 2 && threads_noted() == 1) ++serial_kernels;
+  open_pages(false);
 }
 void copy_begins(Kokkos::Tools::SpaceHandle, const char*, const void*, Kokkos::Tools::SpaceHandle, const char*,
                  const void*, uint64_t) {
-  kernel_begins();
+  if (guarding.load()) open_pages(true);
 }
-void copy_ends() { kernel_ends(0); }
+void copy_ends() {
+  if (guarding.load()) open_pages(false);
+}
 void scan_begins(const char*, const uint32_t, uint64_t* id) {
   *id = 0;
   kernel_begins();
@@ -128,7 +166,7 @@ std::vector<double> reference(int n, int steps, double c, double* change) {
 // One step of Space under the guard (see Pages) on n points: the faults its host code took
 // between kernels, and whether it matched the plain loops.
 struct Guarded {
-  long touched = 0;
+  long touched = 0, serial = 0;  // faults between kernels; kernels that swept x or y on one thread
   bool same = false;
 };
 
@@ -149,7 +187,8 @@ Guarded guarded_step(int n, double c) {
   act.sa_flags = SA_SIGINFO;
   sigemptyset(&act.sa_mask);
   sigaction(SIGSEGV, &act, &previous_segv);
-  const long before = touched_outside.load();
+  page_bytes = page;
+  const long before = touched_outside.load(), serial_before = serial_kernels;
   open_pages(false);
   guarding.store(true);
   const double change = step_in<Space>(Kokkos::View<const double*>(x, n), Kokkos::View<double*>(y, n), c);
@@ -158,6 +197,7 @@ Guarded guarded_step(int n, double c) {
   sigaction(SIGSEGV, &previous_segv, nullptr);
   Guarded g;
   g.touched = touched_outside.load() - before;
+  g.serial = serial_kernels - serial_before;
   double ref_change = 0;
   const std::vector<double> ref = reference(n, 1, c, &ref_change);  // after one step: the step's y
   g.same = change == ref_change && std::memcmp(y, ref.data(), sizeof(double) * n) == 0;
@@ -171,6 +211,7 @@ struct Backend {
   double seconds = 0;
   long kernels = 0, reductions = 0, elsewhere = 0;  // launched in the timed steps; in another space
   long touched = 0;                                 // the guarded step's touches of x and y between kernels
+  long serial = 0;                                  // its kernels that swept x or y on one thread alone
   bool verified = false;
   lab::Digest answer;  // what it computed: the last step's points and largest change
 };
@@ -202,6 +243,7 @@ Backend run_on(int n, int steps, double c, const std::vector<double>& ref, doubl
   b.elsewhere = kernels_elsewhere - elsewhere_before;
   const Guarded guarded = guarded_step<Space>(std::min(n, 1 << 16), c);  // untimed, after the timed steps
   b.touched = guarded.touched;
+  b.serial = guarded.serial;
   b.verified =
       both_signs && guarded.same && change == ref_change && std::memcmp(x.data(), ref.data(), sizeof(double) * n) == 0;
   b.answer.add(x.data(), sizeof(double) * n).add(&change, sizeof change);
@@ -252,6 +294,7 @@ int run(const lab::World& w, const Options& o) {
                       {"openmp_kernels_elsewhere", omp.elsewhere},
                       {"serial_kernels_elsewhere", serial.elsewhere},
                       {"openmp_touched_outside", omp.touched},
+                      {"openmp_serial_kernels", omp.serial},
                       {"serial_touched_outside", serial.touched},
                       {"serial_verified", serial.verified},
                       {"openmp_verified", omp.verified},

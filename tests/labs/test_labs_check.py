@@ -865,3 +865,21 @@ def test_lab6_an_empty_kernel_beside_a_plain_loop_is_not_correct(tmp_path, besid
     code, out, text = check(6, "copy", dest)
     assert code == 1, text
     assert "read or wrote x or y outside its Kokkos kernels" in text and "guarded OpenMP step" in text
+
+
+def test_lab6_a_kernel_of_one_iteration_looping_over_the_points_is_not_correct(tmp_path):
+    """The whole update inside one kernel of one iteration: kernels counted, x and y touched only
+    inside kernels, yet one thread does the loop; the guarded step notes which thread first
+    touched each page of x and y inside each kernel."""
+    one = (
+        '  Kokkos::parallel_for(\n      "smooth", Kokkos::RangePolicy<Space>(0, 1), KOKKOS_LAMBDA(const int) {\n'
+        "        for (int i = 1; i < n - 1; ++i) y(i) = x(i) + c * (x(i - 1) - 2.0 * x(i) + x(i + 1));\n      });"
+    )
+    old = (
+        '  Kokkos::parallel_for(\n      "smooth", Kokkos::RangePolicy<Space>(1, n - 1),\n'
+        "      KOKKOS_LAMBDA(const int i) { y(i) = x(i) + c * (x(i - 1) - 2.0 * x(i) + x(i + 1)); });"
+    )
+    dest = solution_copy(6, tmp_path, "smooth.hpp", old, one)
+    code, out, text = check(6, "copy", dest)
+    assert code == 1, text
+    assert "swept x or y on one thread of" in text and "RangePolicy<Space>(1, n - 1)" in text

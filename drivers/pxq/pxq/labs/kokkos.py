@@ -57,7 +57,8 @@ def ported(r: dict) -> None:
     not a plain loop beside it: a reduction every step (a single fused parallel_reduce that writes
     y counts as both), or a second kernel every step (a parallel_for taking an atomic maximum); and
     in the harness's guarded step no host code of step() touched x or y between its kernels (an
-    empty kernel launched beside a plain loop is still a plain loop)."""
+    empty kernel launched beside a plain loop is still a plain loop), nor did one of its kernels
+    sweep x or y on one thread of several (a one-iteration kernel looping over the points)."""
     for backend, expected in (("openmp", "Kokkos::OpenMP"), ("serial", "Kokkos::Serial")):
         elsewhere = r.get(f"{backend}_kernels_elsewhere")
         if elsewhere is None:
@@ -72,6 +73,15 @@ def ported(r: dict) -> None:
         raise labs.LabFailure(
             f"{r.get('openmp_reductions', 0):g} Kokkos reductions in {r['steps']} steps: the largest change is "
             "still a plain loop on one thread; make it a Kokkos::parallel_reduce with a Kokkos::Max<double> (LAB 2)",
+            1,
+        )
+    serial_kernels = r.get("openmp_serial_kernels")
+    if serial_kernels and r.get("threads", 1) > 1:
+        raise labs.LabFailure(
+            f"{serial_kernels:g} kernel(s) of the harness's guarded OpenMP step swept x or y on one thread of "
+            f"{r['threads']:g}: a kernel whose body loops over the points itself (a RangePolicy of one iteration) "
+            "is a plain loop inside a kernel; give each kernel the points' range, "
+            "Kokkos::RangePolicy<Space>(1, n - 1), one point an iteration (LAB 1)",
             1,
         )
     touched = {b: r.get(f"{b}_touched_outside") for b in ("openmp", "serial")}
