@@ -263,8 +263,10 @@ int run(const lab::World& w, const Options& o) {
       : wrong_all > 0 ? "step() returned another value than the largest change of the rows it relaxed in " +
                             std::to_string(static_cast<long>(wrong_all)) + " of " +
                             std::to_string(static_cast<long>(o.iterations) * w.size) +
-                            " rank-steps: threads that share `change` without `reduction(max : change)` overwrite each "
-                            "other's maxima (a race: the grid can still match, and only some steps show it)"
+                            " rank-steps: step() returns the largest |change| of its rows, a maximum (not a sum, nor "
+                            "one thread's or the last row's); threads that share `change` without "
+                            "`reduction(max : change)` overwrite each other's maxima (a race: the grid can still "
+                            "match, and only some steps show it)"
       : probe.lost > 0
           ? "step() lost the largest change of its rows in " + std::to_string(static_cast<long>(probe.lost)) + " of " +
                 std::to_string(static_cast<long>(probe.steps)) +

@@ -883,3 +883,19 @@ def test_lab6_a_kernel_of_one_iteration_looping_over_the_points_is_not_correct(t
     code, out, text = check(6, "copy", dest)
     assert code == 1, text
     assert "swept x or y on one thread of" in text and "RangePolicy<Space>(1, n - 1)" in text
+
+
+def test_lab5_a_sum_of_the_rows_changes_is_not_correct_and_named_a_maximum(tmp_path):
+    """`reduction(+ : change)`: shared right, reduced wrong; the grid verifies, every step's return
+    differs from its rows' largest change, and the reason says it must be a maximum."""
+    dest = solution_copy(
+        5,
+        tmp_path,
+        "heat_step.cpp",
+        LAB5_LOOP,
+        "#pragma omp parallel for reduction(+ : change) schedule(static)\n"
+        "  for (int r = 1; r <= g.rows; ++r) change += relax_row(g, r);",
+    )
+    code, out, text = check(5, "copy", dest)
+    assert code == 1, text
+    assert "step() returned another value than the largest change" in text and "not a sum" in text
