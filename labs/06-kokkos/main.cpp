@@ -1,8 +1,9 @@
 // Lab 6 harness: runs --steps of your smooth::step() with Kokkos's Serial and OpenMP
 // backends, checks both bit for bit against a plain loop, and counts the Kokkos kernels
 // launched (through Kokkos's tool callbacks): a port that still runs plain loops shows 0. One
-// more step runs guarded: its x and y can be touched inside kernels and deep copies only, so a
-// plain loop beside the kernels shows too, whatever kernels step() launches.
+// more step runs guarded: its x and y, and the Views step() made itself, can be touched inside
+// kernels and deep copies only, so a plain loop beside the kernels shows too, whatever kernels
+// step() launches, on x and y or on a copy of them (a host mirror).
 // Your step() is compiled in step.cpp, the one harness file built with your smooth.hpp: this
 // file is compiled once, by pxq, and your copy links its object.
 #include <sys/mman.h>
@@ -31,8 +32,16 @@ double step_openmp(Kokkos::View<const double*> x, Kokkos::View<double*> y, doubl
 
 namespace {
 
+int in_step = 0;  // step() is running: the Views allocated now are step()'s, not the harness's
+
 template <class Space>
 double step_in(Kokkos::View<const double*> x, Kokkos::View<double*> y, double c) {
+  struct Running {
+    Running() { ++in_step; }
+    ~Running() { --in_step; }
+    Running(const Running&) = delete;
+    Running& operator=(const Running&) = delete;
+  } running;
   if constexpr (std::is_same_v<Space, Kokkos::Serial>) {
     return step_serial(x, y, c);
   } else {
@@ -67,6 +76,27 @@ struct Pages {
 };
 Pages guarded_x, guarded_y;
 std::uintptr_t page_bytes = 4096;
+
+// The Views step() made itself (a mirror of x or y, a temporary), from Kokkos's allocation
+// callbacks: every allocation step() asked for between kernels (one inside a kernel is Kokkos's
+// own scratch). The guarded step closes the whole pages inside each, as it closes x and y: on a
+// GPU a loop over them on the host is a round trip of x or y through the host every step. A View
+// smaller than a page (a scalar result) holds no whole page and stays open.
+struct Owned {
+  std::atomic<std::uintptr_t> begin{0}, end{0};  // whole pages; begin 0: a free slot
+};
+std::array<Owned, 64> owned{};               // a step that makes more Views leaves the rest unguarded
+std::atomic<long> owned_touched_outside{0};  // faults: the step's host code touched a View it made between kernels
+bool owned_holds(const void* a) {
+  const auto p = reinterpret_cast<std::uintptr_t>(a);
+  return std::any_of(owned.begin(), owned.end(), [p](const Owned& o) { return p >= o.begin && p < o.end; });
+}
+void open_owned(int prot) {
+  for (const auto& o : owned) {
+    const std::uintptr_t b = o.begin, e = o.end;
+    if (b != 0) mprotect(reinterpret_cast<void*>(b), e - b, prot);
+  }
+}
 std::atomic<bool> guarding{false}, in_kernel{false};
 std::atomic<long> touched_outside{0};               // faults: the step's host code touched x or y between kernels
 std::atomic<long> kernel_pages{0};                  // pages of x and y the running kernel touched
@@ -79,6 +109,7 @@ void open_pages(bool open) {
   const int prot = open ? PROT_READ | PROT_WRITE : PROT_NONE;
   mprotect(guarded_x.base, guarded_x.bytes, prot);
   mprotect(guarded_y.base, guarded_y.bytes, prot);
+  open_owned(prot);
 }
 void note_thread(long tid) {
   for (auto& slot : kernel_threads) {
@@ -93,15 +124,18 @@ long threads_noted() {
 }
 void on_fault(int, siginfo_t* info, void*) {
   void* at = info->si_addr;
-  if (guarding.load() && (guarded_x.holds(at) || guarded_y.holds(at))) {
+  const bool harness = guarded_x.holds(at) || guarded_y.holds(at);
+  if (guarding.load() && (harness || owned_holds(at))) {
     if (in_kernel.load()) {  // a kernel's first touch of this page: note the thread, open the page
-      kernel_pages.fetch_add(1);
-      note_thread(static_cast<long>(syscall(SYS_gettid)));
+      if (harness) {
+        kernel_pages.fetch_add(1);
+        note_thread(static_cast<long>(syscall(SYS_gettid)));
+      }
       mprotect(reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(at) & ~(page_bytes - 1)), page_bytes,
                PROT_READ | PROT_WRITE);
       return;
     }
-    touched_outside.fetch_add(1);
+    (harness ? touched_outside : owned_touched_outside).fetch_add(1);
     open_pages(true);  // the faulting access runs again, now allowed
     return;
   }
@@ -126,6 +160,29 @@ void copy_begins(Kokkos::Tools::SpaceHandle, const char*, const void*, Kokkos::T
 }
 void copy_ends() {
   if (guarding.load()) open_pages(false);
+}
+void allocated(Kokkos::Tools::SpaceHandle, const char*, const void* ptr, uint64_t size) {
+  if (in_step == 0 || in_kernel.load()) return;
+  const auto at = reinterpret_cast<std::uintptr_t>(ptr);
+  const std::uintptr_t begin = (at + page_bytes - 1) & ~(page_bytes - 1), end = (at + size) & ~(page_bytes - 1);
+  if (end <= begin) return;
+  for (auto& o : owned) {
+    if (o.begin != 0) continue;
+    o.end = end;
+    o.begin = begin;
+    if (guarding.load()) mprotect(reinterpret_cast<void*>(begin), end - begin, PROT_NONE);
+    return;
+  }
+}
+void deallocated(Kokkos::Tools::SpaceHandle, const char*, const void* ptr, uint64_t size) {
+  const auto at = reinterpret_cast<std::uintptr_t>(ptr);
+  for (auto& o : owned) {
+    const std::uintptr_t b = o.begin, e = o.end;
+    if (b == 0 || b < at || e > at + size) continue;
+    mprotect(reinterpret_cast<void*>(b), e - b, PROT_READ | PROT_WRITE);  // open before Kokkos frees it
+    o.begin = 0;
+    o.end = 0;
+  }
 }
 void scan_begins(const char*, const uint32_t, uint64_t* id) {
   *id = 0;
@@ -166,8 +223,8 @@ std::vector<double> reference(int n, int steps, double c, double* change) {
 // One step of Space under the guard (see Pages) on n points: the faults its host code took
 // between kernels, and whether it matched the plain loops.
 struct Guarded {
-  long touched = 0, serial = 0;  // faults between kernels; kernels that swept x or y on one thread
-  bool same = false;
+  long touched = 0, owned = 0, serial = 0;  // faults between kernels on x or y, on step()'s own Views;
+  bool same = false;                        // kernels that swept x or y on one thread
 };
 
 template <class Space>
@@ -188,7 +245,8 @@ Guarded guarded_step(int n, double c) {
   sigemptyset(&act.sa_mask);
   sigaction(SIGSEGV, &act, &previous_segv);
   page_bytes = page;
-  const long before = touched_outside.load(), serial_before = serial_kernels;
+  const long before = touched_outside.load(), owned_before = owned_touched_outside.load();
+  const long serial_before = serial_kernels;
   open_pages(false);
   guarding.store(true);
   const double change = step_in<Space>(Kokkos::View<const double*>(x, n), Kokkos::View<double*>(y, n), c);
@@ -197,6 +255,7 @@ Guarded guarded_step(int n, double c) {
   sigaction(SIGSEGV, &previous_segv, nullptr);
   Guarded g;
   g.touched = touched_outside.load() - before;
+  g.owned = owned_touched_outside.load() - owned_before;
   g.serial = serial_kernels - serial_before;
   double ref_change = 0;
   const std::vector<double> ref = reference(n, 1, c, &ref_change);  // after one step: the step's y
@@ -211,6 +270,7 @@ struct Backend {
   double seconds = 0;
   long kernels = 0, reductions = 0, elsewhere = 0;  // launched in the timed steps; in another space
   long touched = 0;                                 // the guarded step's touches of x and y between kernels
+  long owned = 0;                                   // and of the Views step() made
   long serial = 0;                                  // its kernels that swept x or y on one thread alone
   bool verified = false;
   lab::Digest answer;  // what it computed: the last step's points and largest change
@@ -243,6 +303,7 @@ Backend run_on(int n, int steps, double c, const std::vector<double>& ref, doubl
   b.elsewhere = kernels_elsewhere - elsewhere_before;
   const Guarded guarded = guarded_step<Space>(std::min(n, 1 << 16), c);  // untimed, after the timed steps
   b.touched = guarded.touched;
+  b.owned = guarded.owned;
   b.serial = guarded.serial;
   b.verified =
       both_signs && guarded.same && change == ref_change && std::memcmp(x.data(), ref.data(), sizeof(double) * n) == 0;
@@ -271,6 +332,9 @@ int run(const lab::World& w, const Options& o) {
   Kokkos::Tools::Experimental::set_end_parallel_scan_callback(kernel_ends);
   Kokkos::Tools::Experimental::set_begin_deep_copy_callback(copy_begins);
   Kokkos::Tools::Experimental::set_end_deep_copy_callback(copy_ends);
+  Kokkos::Tools::Experimental::set_allocate_data_callback(allocated);
+  Kokkos::Tools::Experimental::set_deallocate_data_callback(deallocated);
+  page_bytes = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
   const double c = 0.25;
   double ref_change = 0;
   const std::vector<double> ref = reference(o.n, o.steps, c, &ref_change);
@@ -294,6 +358,8 @@ int run(const lab::World& w, const Options& o) {
                       {"openmp_kernels_elsewhere", omp.elsewhere},
                       {"serial_kernels_elsewhere", serial.elsewhere},
                       {"openmp_touched_outside", omp.touched},
+                      {"openmp_owned_touched_outside", omp.owned},
+                      {"serial_owned_touched_outside", serial.owned},
                       {"openmp_serial_kernels", omp.serial},
                       {"serial_touched_outside", serial.touched},
                       {"serial_verified", serial.verified},

@@ -899,3 +899,38 @@ def test_lab5_a_sum_of_the_rows_changes_is_not_correct_and_named_a_maximum(tmp_p
     code, out, text = check(5, "copy", dest)
     assert code == 1, text
     assert "step() returned another value than the largest change" in text and "not a sum" in text
+
+
+def test_lab6_a_plain_loop_over_a_host_mirror_is_not_correct(tmp_path):
+    """The update in a kernel, an empty kernel beside it, then x and y deep-copied into mirrors of
+    the student's own and the largest change taken by a plain loop over those: x and y are touched
+    only by kernels and deep copies, but the mirrors are Views step() made, which the guarded step
+    closes too."""
+    mod = labs.get("6")
+    dest = tmp_path / "lab6-mirror"
+    assert labs.start(mod, dest, Console(file=io.StringIO())) == 0
+    text = (labs.folder(mod) / "solution" / "smooth.hpp").read_text()
+    start, end = text.index("  Kokkos::parallel_reduce("), text.index("  return change;")
+    mirror = (
+        '  Kokkos::parallel_for("change", Kokkos::RangePolicy<Space>(1, n - 1), KOKKOS_LAMBDA(const int) {});\n'
+        "  auto hx = Kokkos::create_mirror(x);\n  auto hy = Kokkos::create_mirror(y);\n"
+        "  Kokkos::deep_copy(hx, x);\n  Kokkos::deep_copy(hy, y);\n"
+        "  for (int i = 1; i < n - 1; ++i) change = std::fmax(change, std::fabs(hy(i) - hx(i)));\n"
+    )
+    (dest / "smooth.hpp").write_text(text[:start] + mirror + text[end:])
+    code, out, text = check(6, "copy", dest)
+    assert code == 1, text
+    assert "a View step() made itself outside its Kokkos kernels" in text and "host mirror" in text
+
+
+def test_lab6_a_temporary_view_touched_only_by_kernels_is_done(tmp_path):
+    """Right, written otherwise: the old values copied into a View made each step (a deep copy), the
+    update and the largest change kernels reading it; the guarded step closes it and only kernels
+    and deep copies touch it."""
+    text = (labs.folder(labs.get("6")) / "solution" / "smooth.hpp").read_text()
+    old = "  const int n = static_cast<int>(x.extent(0));\n"
+    tmp = old + '  Kokkos::View<double*> old("old", n);\n  Kokkos::deep_copy(old, x);\n'
+    mine = text.replace(old, tmp).replace("x(i - 1) - 2.0 * x(i) + x(i + 1)", "old(i - 1) - 2.0 * old(i) + old(i + 1)")
+    assert mine != text
+    code, out, text = check(6, "copy", written_copy(6, tmp_path, "smooth.hpp", mine))
+    assert code == 0, text

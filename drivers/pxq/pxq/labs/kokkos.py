@@ -57,8 +57,9 @@ def ported(r: dict) -> None:
     not a plain loop beside it: a reduction every step (a single fused parallel_reduce that writes
     y counts as both), or a second kernel every step (a parallel_for taking an atomic maximum); and
     in the harness's guarded step no host code of step() touched x or y between its kernels (an
-    empty kernel launched beside a plain loop is still a plain loop), nor did one of its kernels
-    sweep x or y on one thread of several (a one-iteration kernel looping over the points)."""
+    empty kernel launched beside a plain loop is still a plain loop), nor Views it made itself (a
+    copy of x or y in a host mirror looped over), nor did one of its kernels sweep x or y on one
+    thread of several (a one-iteration kernel looping over the points)."""
     for backend, expected in (("openmp", "Kokkos::OpenMP"), ("serial", "Kokkos::Serial")):
         elsewhere = r.get(f"{backend}_kernels_elsewhere")
         if elsewhere is None:
@@ -95,6 +96,20 @@ def ported(r: dict) -> None:
                 f"may touch, caught it {count:g} time(s)): a plain loop beside the kernels, which on a GPU could "
                 "not reach the "
                 "device's memory; put every loop over x and y in a kernel, the largest change a "
+                "Kokkos::parallel_reduce with a Kokkos::Max<double> (LAB 2)",
+                1,
+            )
+    owned = {b: r.get(f"{b}_owned_touched_outside") for b in ("openmp", "serial")}
+    if None in owned.values():
+        raise labs.LabFailure("the harness reported no guarded step: rebuild the lab (pxq lab check 6)", 1)
+    for backend, count in owned.items():
+        if count:
+            raise labs.LabFailure(
+                "step()'s own code read or wrote a View step() made itself outside its Kokkos kernels (the "
+                f"harness's guarded {'OpenMP' if backend == 'openmp' else 'Serial'} step, whose Views only "
+                f"kernels and deep copies may touch, caught it {count:g} time(s)): a copy of x or y (a host "
+                "mirror) looped over on the host is a plain loop, and on a GPU a round trip through the host "
+                "every step; put every loop in a kernel over x and y, the largest change a "
                 "Kokkos::parallel_reduce with a Kokkos::Max<double> (LAB 2)",
                 1,
             )
