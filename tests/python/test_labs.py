@@ -14,6 +14,7 @@ from rich.console import Console
 from pxq.cli import main
 from pxq.core.errors import InputError
 from pxq.labs import msgshare
+from pxq.teaching import copies
 from pxq.teaching import harness as labs
 
 TEACHING = labs.ROOT / "docs" / "teaching"
@@ -319,3 +320,21 @@ def test_lab_4_says_how_much_of_a_tile_each_update_covered():
     assert _of_tile(256 << 10, 256 << 10) == "one tile"
     assert _of_tile(128 << 10, 256 << 10) == "0.5 of a 256K tile"  # never "(one tile)" for half of one
     assert _of_tile(4096, 0) == "no tile asked for"
+
+
+def test_a_copys_build_folder_configured_for_another_lab_folder_or_generator_is_remade(tmp_path):
+    """A copy built by one pxq checkout and checked by another: CMake refuses the cache ("does not
+    match the source used to generate cache"), which is pxq's folder, not the student's code."""
+    lab = tmp_path / "pxq" / "labs" / "04-tiling"
+    lab.mkdir(parents=True)
+    copy = tmp_path / "copy"
+    (copy / "build").mkdir(parents=True)
+    assert copies.stale_build(copy, lab, "Ninja") is None  # nothing configured yet
+    cache = copy / "build" / "CMakeCache.txt"
+    cache.write_text(f"# The CMake cache.\nCMAKE_GENERATOR:INTERNAL=Ninja\nCMAKE_HOME_DIRECTORY:INTERNAL={lab}\n")
+    assert copies.stale_build(copy, lab, "Ninja") is None
+    assert "Unix Makefiles" in (copies.stale_build(copy, lab, "Unix Makefiles") or "")
+    other = tmp_path / "other" / "labs" / "04-tiling"
+    assert f"configured for the lab folder {lab}" in (copies.stale_build(copy, other, "Ninja") or "")
+    cache.write_bytes(b"CMAKE_HOME_DIRECTORY:INTERNAL=\xff\n")
+    assert copies.stale_build(copy, lab, "Ninja") == "its CMake cache cannot be read"

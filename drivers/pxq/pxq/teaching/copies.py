@@ -2,14 +2,16 @@
 edits and nothing that could stand in for the harness's (check_copy), and none of what forging
 the harness's result would take (reaches): its result line, its settings, the environment,
 exits behind its back, assembly, code run before main. The grade's real defence is outside the
-student's process (pxq recomputes every answer); this names the attempt, line by line."""
+student's process (pxq recomputes every answer); this names the attempt, line by line. And
+whether the copy's build folder, pxq's own, was configured for another lab folder or generator
+(stale_build: remade, never blamed on the student's code)."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-from pxq.core import escape
+from pxq.core import door, escape
 from pxq.core.errors import InputError
 
 HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".inc", ".inl", ".ipp", ".tcc")
@@ -100,3 +102,25 @@ def reaches(copy: Path, student_files: list[str]) -> list[str]:
                 line = code.count("\n", 0, m.start()) + 1
                 found.append(f"{name}:{line}: `{escape.plain(m.group(0))}` {what}")
     return found
+
+
+def stale_build(copy: Path, lab_folder: Path, generator: str | None) -> str | None:
+    """Why the copy's build folder cannot be configured again for LAB_FOLDER with GENERATOR (None:
+    it can, or there is none). CMake refuses a cache made from another source folder (the copy
+    built by another pxq checkout) or with another generator; that is pxq's folder, not the
+    student's code, so it is remade rather than graded "does not build"."""
+    cache = copy / "build" / "CMakeCache.txt"
+    if cache.is_symlink() or not cache.is_file():
+        return None
+    try:
+        text = door.text(cache, "the copy's CMake cache", "pxq lab check remakes the copy's build folder")
+    except InputError:
+        return "its CMake cache cannot be read"
+    entries = dict(line.split("=", 1) for line in text.splitlines() if "=" in line and not line.startswith("#"))
+    home = entries.get("CMAKE_HOME_DIRECTORY:INTERNAL")
+    if home is not None and Path(home).resolve() != lab_folder.resolve():
+        return f"it was configured for the lab folder {escape.plain(home)}, not {lab_folder} (another pxq checkout)"
+    made_with = entries.get("CMAKE_GENERATOR:INTERNAL")
+    if generator and made_with is not None and made_with != generator:
+        return f"it was configured with the {escape.plain(made_with)} generator, and pxq builds with {generator}"
+    return None

@@ -207,10 +207,15 @@ def _cmake_cache(key: str) -> str | None:
     return None
 
 
+def _generator() -> str | None:
+    """The CMake generator pxq's own build uses (Ninja where there is one)."""
+    return _cmake_cache("CMAKE_GENERATOR") or ("Ninja" if shutil.which("ninja") else None)
+
+
 def configure_args(mod: plugins.Lab) -> list[str]:
     """pxq's own compiler, generator and (for Kokkos) Kokkos, so a lab builds as pxq does."""
     args = []
-    generator = _cmake_cache("CMAKE_GENERATOR") or ("Ninja" if shutil.which("ninja") else None)
+    generator = _generator()
     if generator:
         args += ["-G", generator]
     compiler = _cmake_cache("CMAKE_CXX_COMPILER")
@@ -256,6 +261,10 @@ def build(mod: plugins.Lab, which: str, source: Path, console: Console, confine:
     if confine is not None:
         copies.check_copy(source, student_files(mod))
     if which == "copy":
+        stale = copies.stale_build(source, folder(mod), _generator())
+        if stale and out.is_dir() and not out.is_symlink():
+            console.print(f"{out}: {stale}: configured afresh")
+            shutil.rmtree(out)
         found = copies.reaches(source, student_files(mod))
         if found:
             raise LabFailure(
