@@ -934,3 +934,64 @@ def test_lab6_a_temporary_view_touched_only_by_kernels_is_done(tmp_path):
     assert mine != text
     code, out, text = check(6, "copy", written_copy(6, tmp_path, "smooth.hpp", mine))
     assert code == 0, text
+
+
+def test_lab1_the_median_of_many_timed_trips_is_done(tmp_path):
+    """Right, written otherwise (the guide's row): a clock read around every trip, the median kept."""
+    body = """#include <algorithm>
+#include <vector>
+#include "pingpong.hpp"
+namespace pingpong {
+double one_way_seconds(Link& link, std::size_t bytes) {
+  for (int i = 0; i < 10; ++i) link.round_trip(bytes);
+  std::vector<double> trips(101);
+  for (double& t : trips) {
+    const double t0 = MPI_Wtime();
+    link.round_trip(bytes);
+    t = MPI_Wtime() - t0;
+  }
+  std::nth_element(trips.begin(), trips.begin() + 50, trips.end());
+  return trips[50] / 2.0;
+}
+}  // namespace pingpong
+"""
+    code, out, text = check(1, "copy", written_copy(1, tmp_path, "pingpong.cpp", body))
+    assert code == 0, text
+
+
+@LAB2
+def test_lab2_the_nodes_blocks_placed_column_by_column_are_done(tmp_path):
+    """The guide's row: 2 x 2 blocks (as square as the grid allows) whose nodes go down the grid's
+    columns first; the same share on a node as the solution's row-by-row placement."""
+    body = (
+        "  int bh = 1;\n"
+        "  for (int h = 1; h * h <= ranks_per_node; ++h)\n"
+        "    if (ranks_per_node % h == 0 && rows % h == 0 && cols % (ranks_per_node / h) == 0) bh = h;\n"
+        "  const int bw = ranks_per_node / bh;\n"
+        "  if (rows % bh != 0 || cols % bw != 0) return {rank / cols, rank % cols};\n"
+        "  const int node = rank / ranks_per_node, slot = rank % ranks_per_node;\n"
+        "  const int blocks_per_col = rows / bh;\n"
+        "  return {(node % blocks_per_col) * bh + slot / bw, (node / blocks_per_col) * bw + slot % bw};"
+    )
+    code, out, text = check(2, "copy", _lab2_copy(tmp_path, body))
+    assert code == 0, text
+
+
+def test_lab4_the_first_pass_over_the_whole_block_is_not_done(tmp_path):
+    """The guide's row: pass 1 over the whole block, the other passes tile by tile. Tiles of the
+    size asked for, every element updated `passes` times, but the first pass evicts each tile
+    before its second: graded as the starter's loop is."""
+    body = """#include <algorithm>
+#include "ring.hpp"
+namespace ring {
+void compute(double* block, std::size_t elems, int passes, std::size_t tile_elems) {
+  if (passes > 0) update(block, elems);
+  for (std::size_t start = 0; start < elems; start += tile_elems) {
+    const std::size_t count = std::min(tile_elems, elems - start);
+    for (int p = 1; p < passes; ++p) update(block + start, count);
+  }
+}
+}  // namespace ring
+"""
+    code, out, text = check(4, "copy", written_copy(4, tmp_path, "ring_compute.cpp", body))
+    assert code == labs.EXIT_NOT_DONE, text
