@@ -995,3 +995,44 @@ void compute(double* block, std::size_t elems, int passes, std::size_t tile_elem
 """
     code, out, text = check(4, "copy", written_copy(4, tmp_path, "ring_compute.cpp", body))
     assert code == labs.EXIT_NOT_DONE, text
+
+
+LAB5_REGION = """#include <algorithm>
+#include <utility>
+#include "heat.hpp"
+namespace heat {
+int thread_level() { return MPI_THREAD_FUNNELED; }
+double step(Grid& g, const lab::World& w) {
+  double change = 0;
+#pragma omp parallel reduction(max : change)
+  {
+EXCHANGE
+#pragma omp for schedule(static)
+    for (int r = 1; r <= g.rows; ++r) change = std::max(change, relax_row(g, r));
+  }
+  std::swap(g.u, g.next);
+  return change;
+}
+}  // namespace heat
+"""
+
+
+@pytest.mark.parametrize(
+    "exchange, code",
+    [
+        ("#pragma omp master\n    exchange_halos(g, w);", 1),
+        ("#pragma omp single nowait\n    exchange_halos(g, w);", 1),
+        ("#pragma omp master\n    exchange_halos(g, w);\n#pragma omp barrier", 0),
+    ],
+    ids=["master-without-barrier", "single-nowait", "master-then-barrier"],
+)
+def test_lab5_rows_next_to_a_halo_relaxed_while_it_is_exchanged_are_not_correct(tmp_path, exchange, code):
+    """The exchange inside the parallel region with nothing making the loop wait for it: the grid
+    usually verifies (the exchange is quick), but the race probe slows its first exchanges and the
+    harness's relax_row sees the first or last row relaxed while exchange_halos runs. With a
+    barrier after `omp master` it is right."""
+    dest = written_copy(5, tmp_path, "heat_step.cpp", LAB5_REGION.replace("EXCHANGE", exchange))
+    got, out, text = check(5, "copy", dest)
+    assert got == code, text
+    if code:
+        assert "relaxed a row next to a halo while exchange_halos was still filling that halo" in text
