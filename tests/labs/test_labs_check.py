@@ -1036,3 +1036,27 @@ def test_lab5_rows_next_to_a_halo_relaxed_while_it_is_exchanged_are_not_correct(
     assert got == code, text
     if code:
         assert "relaxed a row next to a halo while exchange_halos was still filling that halo" in text
+
+
+@pytest.mark.parametrize("tiles, code", [("tile_elems / 8", 1), ("tile_elems", 0)], ids=["eighth", "halves-of-a-tile"])
+def test_lab4_tiles_much_smaller_than_asked_are_not_correct_a_tile_in_two_calls_is_done(tmp_path, tiles, code):
+    """Tiles 1/8 of the tile asked (tile_elems read as bytes): every span within the tile, but the
+    loop comes back to its data after an eighth of it. Each tile updated in two calls a pass, all
+    passes over the tile in a row, comes back after one tile: right."""
+    body = f"""#include <algorithm>
+#include "ring.hpp"
+namespace ring {{
+void compute(double* block, std::size_t elems, int passes, std::size_t tile_elems) {{
+  const std::size_t t = std::max<std::size_t>(2, {tiles}), half = t / 2;
+  for (std::size_t start = 0; start < elems; start += t) {{
+    const std::size_t count = std::min(t, elems - start);
+    for (int p = 0; p < passes; ++p)
+      for (std::size_t s = 0; s < count; s += half) update(block + start + s, std::min(half, count - s));
+  }}
+}}
+}}  // namespace ring
+"""
+    got, out, text = check(4, "copy", written_copy(4, tmp_path, "ring_compute.cpp", body))
+    assert got == code, text
+    if code:
+        assert "1/8 of the tile asked for" in text

@@ -257,8 +257,9 @@ def test_a_paired_effect_unsettled_or_settled_below_the_threshold_says_so():
 
 
 def test_lab4_grades_the_span_each_update_touched_against_the_tile_asked():
-    """From what the harness saw update() touch: right tiles pass (the last shorter one too), tiles
-    larger than asked and one tile size of the loop's own are not correct, whatever the numbers."""
+    """From what the harness saw update() touch: right tiles pass (the last shorter one too, and a
+    tile updated in two calls a pass), tiles larger or much smaller than asked and one tile size of
+    the loop's own are not correct, whatever the numbers."""
     from pxq.labs import tiling
 
     block = 32 << 20
@@ -277,6 +278,11 @@ def test_lab4_grades_the_span_each_update_touched_against_the_tile_asked():
     tiling.follows_the_tile({str(t): {**run(t, t), "largest_reuse_bytes": t} for t in tiles})
     with pytest.raises(labs.LabFailure, match="whatever tile was asked for"):
         tiling.follows_the_tile({str(t): run(t, 16 << 10) for t in tiles})  # 16K, hard-coded: never above a tile
+    eighth = {str(t): {**run(t, t // 8), "largest_reuse_bytes": t // 8} for t in tiles}  # tile_elems / 8
+    with pytest.raises(labs.LabFailure, match="after only 4K, 1/8 of the tile asked for"):
+        tiling.follows_the_tile(eighth)
+    halves = {str(t): {**run(t, t // 2), "largest_reuse_bytes": t} for t in tiles}  # each tile in two calls a pass
+    tiling.follows_the_tile(halves)
 
 
 def test_a_starter_like_copy_never_shows_the_effect():

@@ -102,8 +102,9 @@ def follows_the_tile(runs: dict[str, dict]) -> None:
     """The lesson, from what update() touched (the harness records the largest span of a call and
     the most data touched between two updates of the same data): no call covers more than the
     tile asked for, a tile comes back within about a tile (all passes over it in a row, not pass
-    by pass over the block), and the span follows the tile asked (a loop with a tile size of its
-    own covers the same span whatever --tile says). Exit 1 otherwise."""
+    by pass over the block) and not within much less (a smaller tile of its own), and the span
+    follows the tile asked (a loop with a tile size of its own covers the same span whatever
+    --tile says). Exit 1 otherwise."""
     for name, r in runs.items():
         asked = min(r["tile_bytes"], r["block_bytes"])
         if r["largest_span_bytes"] > asked:
@@ -120,6 +121,14 @@ def follows_the_tile(runs: dict[str, dict]) -> None:
                 f"with --tile {format_bytes(r['tile_bytes'])} ({name}) your loop touched {format_bytes(reuse)} between "
                 "two passes over the same data: each pass runs over every tile before the next pass, so no tile is "
                 "still in cache when it comes back; run all the passes over one tile, then move to the next",
+                1,
+            )
+        if reuse and reuse < 0.75 * asked:  # a loop over the tile asked comes back to its data after a tile
+            raise labs.LabFailure(
+                f"with --tile {format_bytes(r['tile_bytes'])} ({name}) your loop came back to the same data after "
+                f"only {format_bytes(reuse)}, 1/{asked / reuse:.0f} of the tile asked for: it tiles with a size of its "
+                "own; each tile must be the tile it is given (tile_elems), so that the sweep of tile sizes measures "
+                "the tiles it names",
                 1,
             )
     sizes = sorted(
