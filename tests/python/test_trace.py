@@ -152,3 +152,20 @@ def test_an_otf2_run_keeps_its_chrome_twin_inside_the_archive_and_names_vampir(t
     trace.print_timelines(console, [dict(rec, trace=got)])
     line = " ".join(capsys.readouterr().out.split())
     assert "open it in Vampir" in line and "timeline.trace.json in ui.perfetto.dev" in line
+
+
+def test_a_runs_trace_is_written_rank_by_rank_and_holds_what_the_merge_holds(tmp_path, monkeypatch):
+    """write_merged streams one rank's events at a time (2.9 million events at 128 ranks of CG
+    took 2.5 GB whole): the file parses to exactly merge()'s trace, its counts are the record's,
+    and no rank's files are read more than twice (once for the common zero, once to write)."""
+    for rank in range(5):
+        write_rank(tmp_path, rank, 10.0 + 1000 * rank, 100 + rank)
+    reads: list[str] = []
+    real = trace._read
+    monkeypatch.setattr(trace, "_read", lambda path, what: reads.append(path.name) or real(path, what))
+    out = tmp_path / "out" / "t.trace.json"
+    counts = trace.write_merged(tmp_path, 5, {"app": "demo"}, out)
+    assert max(reads.count(f"phases-{r}.json") for r in range(5)) == 2
+    assert json.loads(out.read_text()) == trace.merge(tmp_path, 5, {"app": "demo"})
+    assert counts == {"ranks": 5, "phase_spans": 15, "mpi_calls": 10, "dropped": 10}
+    assert trace.finish(tmp_path, out, {"app": "demo", "layout": {"ranks": 5}})["mpi_calls"] == 10

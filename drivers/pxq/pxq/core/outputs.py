@@ -18,7 +18,7 @@ import math
 import os
 import stat
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -150,14 +150,20 @@ def write(path: Path, data: str | bytes, kind: str, option: str = "the output") 
     """DATA to PATH after check(), whole or not at all (a temporary file beside it, renamed into
     place), with the mode a new file gets under the umask. OSError passes on; the temporary
     file never stays."""
+    return write_chunks(path, [data], kind, option)
+
+
+def write_chunks(path: Path, chunks: Iterable[str | bytes], kind: str, option: str = "the output") -> Path:
+    """write() of the CHUNKS one after the other, never all of them in memory at once (a trace of
+    thousands of ranks): whole or not at all, as write()."""
     path = Path(path)
     check(path, kind, option)
-    raw = data.encode("utf-8") if isinstance(data, str) else data
     fd, name = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".", prefix=f".{path.name}-")
     try:
         os.fchmod(fd, _umask_mode())
         with os.fdopen(fd, "wb") as f:
-            f.write(raw)
+            for chunk in chunks:
+                f.write(chunk.encode("utf-8") if isinstance(chunk, str) else chunk)
         os.replace(name, path)
     except BaseException:
         Path(name).unlink(missing_ok=True)
