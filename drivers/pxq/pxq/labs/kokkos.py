@@ -85,34 +85,36 @@ def ported(r: dict) -> None:
             "Kokkos::RangePolicy<Space>(1, n - 1), one point an iteration (LAB 1)",
             1,
         )
-    touched = {b: r.get(f"{b}_touched_outside") for b in ("openmp", "serial")}
-    if None in touched.values():
-        raise labs.LabFailure("the harness reported no guarded step: rebuild the lab (pxq lab check 6)", 1)
-    for backend, count in touched.items():
-        if count:
-            raise labs.LabFailure(
-                "step()'s own code read or wrote x or y outside its Kokkos kernels (the harness's guarded "
-                f"{'OpenMP' if backend == 'openmp' else 'Serial'} step, whose x and y only kernels and deep copies "
-                f"may touch, caught it {count:g} time(s)): a plain loop beside the kernels, which on a GPU could "
-                "not reach the "
-                "device's memory; put every loop over x and y in a kernel, the largest change a "
-                "Kokkos::parallel_reduce with a Kokkos::Max<double> (LAB 2)",
-                1,
-            )
-    owned = {b: r.get(f"{b}_owned_touched_outside") for b in ("openmp", "serial")}
-    if None in owned.values():
-        raise labs.LabFailure("the harness reported no guarded step: rebuild the lab (pxq lab check 6)", 1)
-    for backend, count in owned.items():
-        if count:
-            raise labs.LabFailure(
-                "step()'s own code read or wrote a View step() made itself outside its Kokkos kernels (the "
-                f"harness's guarded {'OpenMP' if backend == 'openmp' else 'Serial'} step, whose Views only "
-                f"kernels and deep copies may touch, caught it {count:g} time(s)): a copy of x or y (a host "
-                "mirror) looped over on the host is a plain loop, and on a GPU a round trip through the host "
-                "every step; put every loop in a kernel over x and y, the largest change a "
-                "Kokkos::parallel_reduce with a Kokkos::Max<double> (LAB 2)",
-                1,
-            )
+    for key, what, why in GUARDED:
+        counts = {b: r.get(f"{b}_{key}") for b in ("openmp", "serial")}
+        if None in counts.values():
+            raise labs.LabFailure("the harness reported no guarded step: rebuild the lab (pxq lab check 6)", 1)
+        for backend, count in counts.items():
+            if count:
+                raise labs.LabFailure(
+                    f"step()'s own code read or wrote {what} outside its Kokkos kernels (the harness's guarded "
+                    f"{'OpenMP' if backend == 'openmp' else 'Serial'} step, whose Views only kernels and deep "
+                    f"copies may touch, caught it {count:g} time(s)): {why}, the largest change a "
+                    "Kokkos::parallel_reduce with a Kokkos::Max<double> (LAB 2)",
+                    1,
+                )
+
+
+# What the guarded step counts (the record's {backend}_{key}), what was touched, and why it is wrong.
+GUARDED = (
+    (
+        "touched_outside",
+        "x or y",
+        "a plain loop beside the kernels, which on a GPU could not reach the device's memory; put every "
+        "loop over x and y in a kernel",
+    ),
+    (
+        "owned_touched_outside",
+        "a View step() made itself",
+        "a copy of x or y (a host mirror) looped over on the host is a plain loop, and on a GPU a round trip "
+        "through the host every step; put every loop in a kernel over x and y",
+    ),
+)
 
 
 PLUGIN = plugins.Lab(
