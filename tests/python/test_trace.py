@@ -167,5 +167,5 @@ def test_a_runs_trace_is_written_rank_by_rank_and_holds_what_the_merge_holds(tmp
     counts = trace.write_merged(tmp_path, 5, {"app": "demo"}, out)
     assert max(reads.count(f"phases-{r}.json") for r in range(5)) == 2
     assert json.loads(out.read_text()) == trace.merge(tmp_path, 5, {"app": "demo"})
-    assert counts == {"ranks": 5, "phase_spans": 15, "mpi_calls": 10, "dropped": 10}
+    assert counts == {"ranks": 5, "spans": 35, "phase_spans": 15, "mpi_calls": 10, "dropped": 10}
     assert trace.finish(tmp_path, out, {"app": "demo", "layout": {"ranks": 5}})["mpi_calls"] == 10

@@ -127,9 +127,10 @@ def merge(folder: Path, ranks: int, meta: dict[str, Any]) -> dict[str, Any]:
 def write_merged(folder: Path, ranks: int, meta: dict[str, Any], path: Path) -> dict[str, int]:
     """merge() written to `path` whole or not at all, one rank's events in memory at a time (a
     traced run of thousands of ranks holds millions of events); what it holds: ranks with
-    events, phase spans, MPI calls and dropped events."""
+    events, complete events (spans: the run's stages, phases and MPI calls), phase spans, MPI
+    calls and dropped events."""
     shift = _zero(folder, ranks)
-    counts = {"ranks": 0, "phase_spans": 0, "mpi_calls": 0, "dropped": 0}
+    counts = {"ranks": 0, "spans": 0, "phase_spans": 0, "mpi_calls": 0, "dropped": 0}
     compact = {"separators": (",", ":")}
 
     def chunks() -> Iterator[str]:
@@ -138,6 +139,7 @@ def write_merged(folder: Path, ranks: int, meta: dict[str, Any], path: Path) -> 
         for evs, lost in _per_rank(folder, ranks, shift):
             xs = [e for e in evs if e["ph"] == "X"]
             counts["ranks"] += 1 if xs else 0
+            counts["spans"] += len(xs)  # every complete event: stages, phases and MPI calls
             counts["phase_spans"] += sum(1 for e in xs if e["cat"] == "phase")
             counts["mpi_calls"] += sum(1 for e in xs if e["cat"] == "mpi")
             counts["dropped"] += lost
@@ -200,7 +202,7 @@ def finish(folder: Path, path: Path, rec: dict[str, Any]) -> dict[str, Any]:
             "note": f"no trace written: {e}",
         }
     out = summary(counts, path / "traces.otf2")
-    spans = counts["phase_spans"] + counts["mpi_calls"]
+    spans = counts["spans"]
     out.update(format=otf2trace.FORMAT, chrome_path=str(chrome), read_back={"spans": sum(enters.values()), "of": spans})
     return out
 
