@@ -75,8 +75,16 @@ double probe_row() {
 double kappa_at(int i, int j) {
   return 0.1 + 0.1 * ((i * 7 + j * 13 + static_cast<int>(lab::seed() % 17)) % 17) / 17.0;
 }
-// The grid starts at 0 with its top row held at 1: heat flows down from it.
-double boundary(int i) { return i == 0 ? 1.0 : 0.0; }
+// The grid's edges are held: the top row at 1, the others at 0, so heat flows down from the top.
+// Inside, the grid starts from a fixed uneven pattern (seeded), so every row changes from the
+// first step on, the rows next to the ranks' halos too: a halo not exchanged (or exchanged at the
+// wrong moment) changes the grid at once, where a grid starting at 0 would hide it until the
+// heat arrived there.
+double initial(int i, int j, int n) {
+  if (i == 0) return 1.0;
+  if (i == n - 1 || j == 0 || j == n - 1) return 0.0;
+  return 0.5 * ((i * 31 + j * 17 + static_cast<int>(lab::seed() % 23)) % 23) / 23.0;
+}
 
 // The one update both the proxy and the reference use.
 inline double relaxed(const double* up, const double* mid, const double* down, double k, int j) {
@@ -91,7 +99,7 @@ Grid make_grid(const lab::World& w, int n) {
   g.first_row = 1 + w.rank * base + std::min(w.rank, extra);
   g.u.assign(static_cast<std::size_t>(g.rows + 2) * n, 0.0);
   for (int r = 0; r < g.rows + 2; ++r)
-    for (int j = 0; j < n; ++j) g.u[static_cast<std::size_t>(r) * n + j] = boundary(g.first_row - 1 + r);
+    for (int j = 0; j < n; ++j) g.u[static_cast<std::size_t>(r) * n + j] = initial(g.first_row - 1 + r, j, n);
   g.next = g.u;
   g.kappa.resize(static_cast<std::size_t>(n) * n);  // replicated: every rank reads the whole table
   for (int i = 0; i < n; ++i)
@@ -150,7 +158,7 @@ namespace {
 std::vector<double> reference(int n, int iterations, double* last_change) {
   std::vector<double> u(static_cast<std::size_t>(n) * n), next;
   for (int i = 0; i < n; ++i)
-    for (int j = 0; j < n; ++j) u[static_cast<std::size_t>(i) * n + j] = boundary(i);
+    for (int j = 0; j < n; ++j) u[static_cast<std::size_t>(i) * n + j] = initial(i, j, n);
   next = u;
   for (int it = 0; it < iterations; ++it) {
     double change = 0;

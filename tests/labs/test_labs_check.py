@@ -1060,3 +1060,18 @@ void compute(double* block, std::size_t elems, int passes, std::size_t tile_elem
     assert got == code, text
     if code:
         assert "1/8 of the tile asked for" in text
+
+
+def test_lab5_halos_exchanged_after_the_loop_are_stale_and_not_correct(tmp_path):
+    """The exchange after the loop, before the swap: each step relaxes with the halos of the step
+    before. The grid starts uneven inside, so the rows next to the ranks' halos change from the
+    first step and the stale halos show in the grid at 1x2 (a grid starting at 0 hid them: the
+    heat had not reached the ranks' boundary in 40 steps)."""
+    loop = LAB5_LOOP + "\n  exchange_halos(g, w);"
+    dest = solution_copy(5, tmp_path, "heat_step.cpp", "  exchange_halos(g, w);\n", "")
+    text = (dest / "heat_step.cpp").read_text()
+    assert LAB5_LOOP in text
+    (dest / "heat_step.cpp").write_text(text.replace(LAB5_LOOP, loop))
+    code, out, text = check(5, "copy", dest)
+    assert code == 1, text
+    assert "the grid differs from the one-process computation" in text
