@@ -58,12 +58,17 @@ class Steps(Progress):
         self._said_at = -THROTTLE_S
         self._said_text: str | None = None
         self._current: Any = None
+        self._since: dict[Any, float] = {}  # when each task's description (its step) last changed
         self._beat = _Heartbeat(self.console, self._still) if self._plain else None
 
     def _line(self, task_id: Any) -> str:
+        """'[done/total] step (S s)': S the step's own time; the whole task's beside it once they differ."""
         task = self._tasks[task_id]
         total = f"/{task.total:g}" if task.total else ""
-        return f"[{task.completed:g}{total}] {task.description} ({task.elapsed or 0.0:.0f} s)"
+        whole = task.elapsed or 0.0
+        step = time.monotonic() - self._since.get(task_id, time.monotonic() - whole)
+        took = f"{step:.0f} s" if round(step) == round(whole) else f"{step:.0f} s; {whole:.0f} s in all"
+        return f"[{task.completed:g}{total}] {task.description} ({took})"
 
     def _still(self) -> str | None:
         if self._current is None or self._current not in self._tasks:
@@ -82,6 +87,8 @@ class Steps(Progress):
             self._beat.said()
 
     def update(self, task_id: Any, **kw: Any) -> None:
+        if "description" in kw and kw["description"] != self._tasks[task_id].description:
+            self._since[task_id] = time.monotonic()
         super().update(task_id, **kw)
         if self._plain:
             self._say(task_id)
