@@ -7,7 +7,9 @@
 // windowed non-blocking sends (bandwidth, as the standard bandwidth tests measure it), with
 // optional validation of every received byte. `--rankpairs` instead times every ordered rank
 // pair sending one large buffer (default 64 MiB) while the others wait: a rank x rank
-// throughput matrix. A probe that reports; never a test.
+// throughput matrix, up to `--pairs` ordered pairs (4096: every pair up to 64 ranks); past it a
+// sample whose size grows with the ranks, not their square (see pair_offsets). A probe that
+// reports; never a test.
 #include <mpi.h>
 
 #include <algorithm>
@@ -17,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -42,6 +45,7 @@ struct ProbeOptions {
   std::string min = "0", max = "4M", size = "64M";
   int window = 64;
   int repeat = 3;
+  long pairs = 4096;   // --rankpairs: most ordered pairs timed before sampling
   double scale = 1.0;  // iteration counts x this
   bool validate = false, rankpairs = false;
 };
@@ -55,6 +59,8 @@ void add_probe_options(pxq::cli::App& app, ProbeOptions& o) {
   app.add_flag("--rankpairs", o.rankpairs, "time every ordered rank pair instead (a throughput matrix)");
   app.add_option("--size", o.size, "--rankpairs: bytes each pair sends (default 64M)");
   app.add_option("--repeat", o.repeat, "--rankpairs: timed sends per pair, best counts (default 3)");
+  app.add_option("--pairs", o.pairs,
+                 "--rankpairs: most ordered pairs timed; past it a sample of partner offsets (default 4096)");
 }
 
 struct Pair {
@@ -248,42 +254,88 @@ nlohmann::json measure_channel(Ctx& c, const Pair& p, const std::vector<std::siz
   return {{"channel", p.channel}, {"detail", p.detail}, {"pair", {p.a, p.b}}, {"latency", lat}, {"bandwidth", bw}};
 }
 
-// Every ordered pair sends one large buffer while the others wait: best GB/s (rank 0).
+// The partner offsets every rank sends to, pairs (i, i + d mod P): every other rank while the
+// P(P-1) ordered pairs fit in `limit`; past it K = max(2, limit / P) offsets, the same for every
+// rank, so the pairs grow with P: the near ones first in both directions (1, P-1, 2, P-2, 4 ...:
+// the on-node pairs of a block allocation), then offsets spread evenly (pairs across the machine).
+std::vector<int> pair_offsets(int p, long limit) {
+  std::vector<int> out;
+  if (static_cast<long>(p) * (p - 1) <= limit) {
+    for (int d = 1; d < p; ++d) out.push_back(d);
+    return out;
+  }
+  const auto k = static_cast<std::size_t>(std::max<long>(2, std::min<long>(p - 1, limit / p)));
+  std::set<int> chosen;
+  for (long d = 1; d < p && chosen.size() < k; d *= 2) {
+    chosen.insert(static_cast<int>(d));
+    if (chosen.size() < k) chosen.insert(static_cast<int>(p - d));
+  }
+  for (std::size_t s = 1; s <= k && chosen.size() < k; ++s)
+    chosen.insert(std::max(1, static_cast<int>(static_cast<long>(s) * p / static_cast<long>(k + 1))));
+  for (int d = 1; d < p && chosen.size() < k; ++d) chosen.insert(d);
+  return {chosen.begin(), chosen.end()};
+}
+
+// One ordered pair sends `big` bytes repeat+1 times while the others wait (the first untimed):
+// the sender's best GB/s, 0 on every other rank.
+double time_pair(Ctx& c, int i, int j, std::size_t big) {
+  const auto& w = c.w;
+  const int n = static_cast<int>(big);
+  double best = 0;
+  for (int r = 0; r < c.o.repeat + 1; ++r) {
+    check_mpi(MPI_Barrier(w.comm), "MPI_Barrier");
+    if (w.rank == i) {
+      if (c.o.validate) fill(c.sbuf, big, static_cast<long>(i) * w.size + j);
+      const double t0 = MPI_Wtime();
+      MPI_Send(c.sbuf.data(), n, MPI_BYTE, j, 4, w.comm);
+      MPI_Recv(c.ack.data(), 4, MPI_BYTE, j, 5, w.comm, MPI_STATUS_IGNORE);
+      const double gb = static_cast<double>(big) / (MPI_Wtime() - t0) / 1e9;
+      if (r > 0) best = std::max(best, gb);
+    } else if (w.rank == j) {
+      MPI_Recv(c.buf.data(), n, MPI_BYTE, i, 4, w.comm, MPI_STATUS_IGNORE);
+      MPI_Send(c.ack.data(), 4, MPI_BYTE, i, 5, w.comm);
+      if (c.o.validate) {
+        c.checked += static_cast<long>(big);
+        c.errors += check(c.buf, big, static_cast<long>(i) * w.size + j);
+      }
+    }
+  }
+  return best;
+}
+
+// Every pair (i, i + d) of every offset, one at a time. Each rank keeps its own sends' K values
+// and rank 0 gathers K x P of them: a full matrix (`matrix_gbs`) when every pair was timed, else
+// the sample by sender and offset (`pairs_sampled`), never a P x P array past `--pairs`.
 nlohmann::json measure_rank_pairs(Ctx& c, std::size_t big) {
   const auto& w = c.w;
-  std::vector<double> row(static_cast<std::size_t>(w.size) * static_cast<std::size_t>(w.size), 0.0);
-  const int n = static_cast<int>(big);
-  for (int i = 0; i < w.size; ++i)
-    for (int j = 0; j < w.size; ++j) {
-      if (i == j) continue;
-      double best = 0;
-      for (int r = 0; r < c.o.repeat + 1; ++r) {  // one untimed
-        check_mpi(MPI_Barrier(w.comm), "MPI_Barrier");
-        if (w.rank == i) {
-          if (c.o.validate) fill(c.sbuf, big, i * w.size + j);
-          const double t0 = MPI_Wtime();
-          MPI_Send(c.sbuf.data(), n, MPI_BYTE, j, 4, w.comm);
-          MPI_Recv(c.ack.data(), 4, MPI_BYTE, j, 5, w.comm, MPI_STATUS_IGNORE);
-          const double gb = static_cast<double>(big) / (MPI_Wtime() - t0) / 1e9;
-          if (r > 0) best = std::max(best, gb);
-        } else if (w.rank == j) {
-          MPI_Recv(c.buf.data(), n, MPI_BYTE, i, 4, w.comm, MPI_STATUS_IGNORE);
-          MPI_Send(c.ack.data(), 4, MPI_BYTE, i, 5, w.comm);
-          if (c.o.validate) {
-            c.checked += static_cast<long>(big);
-            c.errors += check(c.buf, big, i * w.size + j);
-          }
-        }
-      }
-      if (w.rank == i) row[static_cast<std::size_t>(i) * w.size + j] = best;
+  const std::vector<int> offsets = pair_offsets(w.size, c.o.pairs);
+  const std::size_t k = offsets.size();
+  std::vector<double> mine(k, 0.0), all(w.rank == 0 ? k * static_cast<std::size_t>(w.size) : 1, 0.0);
+  for (std::size_t t = 0; t < k; ++t)
+    for (int i = 0; i < w.size; ++i) {
+      const double gb = time_pair(c, i, (i + offsets[t]) % w.size, big);
+      if (w.rank == i) mine[t] = gb;
     }
-  std::vector<double> all(row.size());
-  MPI_Reduce(row.data(), all.data(), static_cast<int>(row.size()), MPI_DOUBLE, MPI_MAX, 0, w.comm);
-  nlohmann::json matrix = nlohmann::json::array();
-  for (int i = 0; i < w.size; ++i)
-    matrix.push_back(
-        std::vector<double>(all.begin() + std::ptrdiff_t{i} * w.size, all.begin() + std::ptrdiff_t{i + 1} * w.size));
-  return matrix;
+  check_mpi(
+      MPI_Gather(mine.data(), static_cast<int>(k), MPI_DOUBLE, all.data(), static_cast<int>(k), MPI_DOUBLE, 0, w.comm),
+      "MPI_Gather");
+  nlohmann::json rows = nlohmann::json::array();
+  if (w.rank != 0) return {{"matrix_gbs", rows}};
+  const bool dense = k + 1 == static_cast<std::size_t>(w.size);
+  for (int i = 0; i < w.size; ++i) {
+    const auto* row = all.data() + static_cast<std::size_t>(i) * k;
+    if (!dense) {
+      rows.push_back(std::vector<double>(row, row + k));
+      continue;
+    }
+    std::vector<double> full(static_cast<std::size_t>(w.size), 0.0);
+    for (std::size_t t = 0; t < k; ++t) full[static_cast<std::size_t>((i + offsets[t]) % w.size)] = row[t];
+    rows.push_back(full);
+  }
+  if (dense) return {{"matrix_gbs", rows}};
+  const long total = static_cast<long>(w.size) * (w.size - 1);
+  return {{"matrix_gbs", nlohmann::json::array()},
+          {"pairs_sampled", {{"offsets", offsets}, {"gbs", rows}, {"pairs_total", total}}}};
 }
 
 std::string channel_text(const nlohmann::json& channels, int ranks, int nodes) {
@@ -307,9 +359,27 @@ std::string channel_text(const nlohmann::json& channels, int ranks, int nodes) {
   return out.str();
 }
 
-std::string matrix_text(const nlohmann::json& matrix, int ranks, std::size_t big) {
+std::string matrix_text(const nlohmann::json& pairs, int ranks, std::size_t big) {
   std::ostringstream out;
-  out << "\n Rank-pair throughput, GB/s (" << pxq::tiling::format_bytes(big) << " from row rank to column rank)\n     ";
+  const std::string what = pxq::tiling::format_bytes(big);
+  if (pairs.contains("pairs_sampled")) {  // one line per offset: the matrix would be P x P
+    const auto& s = pairs["pairs_sampled"];
+    const auto& offsets = s["offsets"];
+    out << "\n Rank-pair throughput, GB/s (" << what
+        << " from rank i to rank i + d), a sample: " << offsets.size() * static_cast<std::size_t>(ranks) << " of "
+        << s["pairs_total"].get<long>() << " ordered pairs\n  offset d      min   median      max\n";
+    for (std::size_t t = 0; t < offsets.size(); ++t) {
+      std::vector<double> v;
+      for (const auto& row : s["gbs"]) v.push_back(row[t].get<double>());
+      std::sort(v.begin(), v.end());
+      out << fmt("%10.0f", offsets[t].get<double>()) << fmt("%9.2f", v.front()) << fmt("%9.2f", v[v.size() / 2])
+          << fmt("%9.2f", v.back()) << "\n";
+    }
+    return out.str();
+  }
+  const auto& matrix = pairs["matrix_gbs"];
+  if (matrix.empty()) return "";  // ranks other than 0 hold no results
+  out << "\n Rank-pair throughput, GB/s (" << what << " from row rank to column rank)\n     ";
   for (int j = 0; j < ranks; ++j) out << fmt("%8.0f", j);
   out << "\n";
   for (int i = 0; i < ranks; ++i) {
@@ -331,6 +401,7 @@ Sizes check_options(const pxq::common::MpiWorld& w, const ProbeOptions& o) {
   if (w.size < 2) throw std::invalid_argument("the ping-pong probe needs at least 2 ranks: use a layout 1x2 or 2x1");
   if (o.window < 1) throw std::invalid_argument("--window must be at least 1");
   if (o.repeat < 1) throw std::invalid_argument("--repeat must be at least 1");
+  if (o.pairs < 2 || o.pairs > (1L << 24)) throw std::invalid_argument("--pairs must be 2 to 16777216");
   if (!(o.scale > 0)) throw std::invalid_argument("--scale must be above 0");
   Sizes s;
   s.lo = o.min == "0" ? 0 : pxq::tiling::parse_bytes(o.min);
@@ -356,7 +427,7 @@ int run(const pxq::common::MpiWorld& w, const pxq::common::CommonOptions& co, co
   const auto pairs = choose_pairs(start.placement, missing);
   Ctx c{w, o, std::vector<unsigned char>(std::max<std::size_t>(largest, 1)),
         std::vector<unsigned char>(std::max<std::size_t>(largest, 1))};
-  nlohmann::json channels = nlohmann::json::array(), matrix = nlohmann::json::array();
+  nlohmann::json channels = nlohmann::json::array(), matrix = {{"matrix_gbs", nlohmann::json::array()}};
   if (o.rankpairs)
     matrix = measure_rank_pairs(c, sz.big);
   else
@@ -374,13 +445,13 @@ int run(const pxq::common::MpiWorld& w, const pxq::common::CommonOptions& co, co
     text += " Validation      = " + std::string(valid ? "PASSED" : "FAILED") + " (" + std::to_string(sums[0]) +
             " bytes checked, " + std::to_string(sums[1]) + " wrong)\n";
   nlohmann::json miss = missing;
-  const nlohmann::json body = {
+  nlohmann::json body = {
       {"size",
        {{"min", sz.lo}, {"max", sz.hi}, {"window", o.window}, {"rankpairs_bytes", sz.big}, {"repeat", o.repeat}}},
       {"channels", channels},
       {"missing", miss},
-      {"matrix_gbs", matrix},
       {"validation", {{"on", o.validate}, {"bytes_checked", sums[0]}, {"wrong", sums[1]}}}};
+  body.update(matrix);
   return pxq::common::finish_probe(w, co, variant, start, o.rankpairs ? "probe-rankpairs" : "probe-pingpong",
                                    w.rank != 0 || valid, text, notes, body);
 }

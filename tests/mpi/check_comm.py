@@ -112,6 +112,23 @@ def main() -> None:
     if "inter_node" not in p.stdout or "intra_cmp" not in p.stdout or not (work / "rankpairs.png").exists():
         fail(f"rankpairs report\n{p.stdout}")
 
+    # ---- rank pairs past --pairs: each rank sends to a fixed set of partner offsets ----
+    # 2x4 with --pairs 16: two offsets a rank (1 and 7: the next rank and the one before), 16 of
+    # the 56 ordered pairs, the record holding a sample that grows with the ranks, not a matrix.
+    p = pxq(
+        *"probe rankpairs --layout 2x4 --size 256K --repeat 1 --pairs 16 --oversubscribe".split(), "--results", str(res)
+    )
+    if p.returncode != 0:
+        fail(f"sampled rankpairs exited {p.returncode}\n{p.stdout}{p.stderr}")
+    rec = read(res)[-1]
+    sampled = rec.get("pairs_sampled") or {}
+    if rec["matrix_gbs"] != [] or sampled.get("offsets") != [1, 7] or sampled.get("pairs_total") != 56:
+        fail(f"sampled record {rec.get('matrix_gbs')} {sampled}")
+    if len(sampled["gbs"]) != 8 or any(len(r) != 2 or min(r) <= 0 for r in sampled["gbs"]):
+        fail(f"sampled values {sampled['gbs']}")
+    if "16 of the 56 ordered pairs" not in p.stdout or "inter_node" not in p.stdout:
+        fail(f"sampled rankpairs report\n{p.stdout}")
+
     # ---- the profiler: preloaded into a plain MPI program, and linked into one ----
     prof = work / "msgprof.jsonl"
     mpirun = shutil.which("mpirun") or "mpirun"
@@ -245,6 +262,7 @@ def main() -> None:
         (("study", "allocation", "ring", "--ranks", "8", "--model", "2x1x2"), "at least 8 cores"),
         (("probe", "pingpong", "--layout", "1x1"), "at least 2 ranks"),
         (("probe", "rankpairs", "--layout", "1x2", "--repeat", "0"), "--repeat"),
+        (("probe", "rankpairs", "--layout", "1x2", "--pairs", "1"), "--pairs 1"),
     ]
     for args, msg in cases:
         p = pxq(*args)

@@ -121,6 +121,7 @@ OPTIONS: dict[str, Range] = {
     "--cores-per-node": Range(1, MAX_THREADS, "cores per node"),
     "--precision": Range(0.001, 0.5, "(a relative precision, such as 0.05)"),
     "--max-blocks": Range(4, 1000, "blocks"),
+    "--pairs": Range(2, 1 << 24, "ordered rank pairs"),
 }
 
 

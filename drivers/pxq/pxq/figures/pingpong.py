@@ -45,30 +45,60 @@ def pingpong(rec: dict[str, Any], path: Path) -> Path:
     return figures.save(fig, path)
 
 
-def rankpairs(rec: dict[str, Any], on_node: list[list[bool]], path: Path) -> Path:
-    """The rank x rank throughput matrix as a heatmap; ON_NODE[i][j]: the pair shares a node (outlined)."""
-    plt = figures.pyplot()
+DENSE_RANKS = 64  # up to this many ranks, one cell a pair; past it ranks binned
+MAX_CELLS = 128  # cells a side at most once binned
+
+
+def _binned(pairs: list[tuple[int, int, float]], n: int, per: int) -> Any:
+    """The mean GB/s of the timed pairs in each PER x PER block of ranks, masked where none was."""
     import numpy as np
 
-    m = np.array(rec["matrix_gbs"], dtype=float)
-    n = len(m)
-    masked = np.ma.masked_where(np.eye(n, dtype=bool), m)
-    fig, ax = plt.subplots(figsize=(max(4.5, 0.45 * n + 2.5), max(4, 0.45 * n + 1.5)))
-    im = ax.imshow(masked, cmap="viridis")
-    fig.colorbar(im, ax=ax, label="GB/s")
-    for i in range(n):
-        for j in range(n):
-            if i != j and on_node[i][j]:  # on-node pairs outlined
+    cells = -(-n // per)
+    sums, counts = np.zeros((cells, cells)), np.zeros((cells, cells))
+    if pairs:
+        a = np.asarray(pairs, dtype=float)
+        rows, cols = (a[:, 0] // per).astype(int), (a[:, 1] // per).astype(int)
+        np.add.at(sums, (rows, cols), a[:, 2])
+        np.add.at(counts, (rows, cols), 1)
+    return np.ma.masked_where(counts == 0, sums / np.maximum(counts, 1))
+
+
+def rankpairs(rec: dict[str, Any], pairs: list[tuple[int, int, float]], nodes: list[int], path: Path) -> Path:
+    """The rank x rank throughput matrix as a heatmap: PAIRS (from, to, GB/s) of every timed pair,
+    NODES the node of each rank. Up to 64 ranks one cell a pair, pairs on one node outlined, cells
+    never timed blank; past it ranks binned into at most 128 cells a side (each the mean of the pairs
+    timed in it) and the boundaries between nodes drawn (up to 128 of them)."""
+    plt = figures.pyplot()
+
+    n = len(nodes)
+    per = 1 if n <= DENSE_RANKS else -(-n // MAX_CELLS)
+    m = _binned(pairs, n, per)
+    side = 0.45 * n if per == 1 else 7.0
+    fig, ax = plt.subplots(figsize=(max(4.5, side + 2.5), max(4, side + 1.5)))
+    span = m.shape[0] * per
+    im = ax.imshow(m, cmap="viridis", extent=(-0.5, span - 0.5, span - 0.5, -0.5), interpolation="nearest")
+    fig.colorbar(im, ax=ax, label="GB/s" + (f" (mean of the pairs timed in {per} x {per} ranks)" if per > 1 else ""))
+    if per == 1:
+        for i, j, v in pairs:
+            if nodes[i] == nodes[j]:  # on-node pairs outlined
                 ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="white", linewidth=1.5))
-            if n <= 12 and i != j:
-                ax.text(j, i, f"{m[i][j]:.1f}", ha="center", va="center", fontsize=7, color="white")
+            if n <= 12:
+                ax.text(j, i, f"{v:.1f}", ha="center", va="center", fontsize=7, color="white")
+        ax.set_xticks(range(n))
+        ax.set_yticks(range(n))
+    else:
+        edges = [r - 0.5 for r in range(1, n) if nodes[r] != nodes[r - 1]]
+        for e in edges if len(edges) < MAX_CELLS else []:
+            ax.axhline(e, color="white", lw=0.5)
+            ax.axvline(e, color="white", lw=0.5)
     ax.set_xlabel("to rank")
     ax.set_ylabel("from rank")
-    ax.set_xticks(range(n))
-    ax.set_yticks(range(n))
+    timed = len(pairs)
+    sample = f", a sample of {timed:,} of {n * (n - 1):,} ordered pairs" if timed < n * (n - 1) else ""
+    outline = "white outline: same node" if per == 1 else "white lines: node boundaries"
     ax.set_title(
         f"Rank pairs: throughput of {format_bytes(rec['size']['rankpairs_bytes'])} sends, layout "
-        f"{rec.get('driver', {}).get('layout', '')}\n(white outline: same node)",
+        f"{rec.get('driver', {}).get('layout', '')}{sample}\n({outline}; blank: not timed)",
         fontsize=9,
     )
     return figures.save(fig, path)

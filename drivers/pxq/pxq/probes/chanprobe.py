@@ -3,7 +3,8 @@
 pingpong runs pxq-probe-pingpong on a layout: one rank pair per channel it finds (intra-CMP,
 inter-CMP, inter-node; virtual nodes count as nodes), latency and bandwidth against message
 size, one curve per channel. rankpairs times every ordered rank pair sending one large buffer
-and draws the rank x rank throughput matrix as a heatmap, on-node pairs outlined.
+(past `--pairs`, a sample of partner offsets whose size grows with the ranks) and draws the rank x
+rank throughput matrix as a heatmap, on-node pairs outlined (binned past 64 ranks).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from pxq.analysis.messages import msgdist
+from pxq.analysis.messages import msgdist, rankpair_map
 from pxq.core import bounds, plugins, records
 from pxq.core.errors import InputError
 from pxq.core.layout import Layout, parse_bytes, parse_layout
@@ -33,18 +34,15 @@ def _places(rec: dict[str, Any]) -> list[tuple[int, int]]:
 
 def plot_rankpairs(rec: dict[str, Any], path: Path) -> Path:
     """The rank-pair matrix (figures/pingpong.py draws it), pairs on one node outlined."""
-    n, places = len(rec["matrix_gbs"]), _places(rec)
-    on_node = [[msgdist.channel(places, i, j) != "inter_node" for j in range(n)] for i in range(n)]
-    return pingpong.rankpairs(rec, on_node, path)
+    places = _places(rec)
+    return pingpong.rankpairs(rec, list(rankpair_map.timed_pairs(rec)), [node for node, _ in places], path)
 
 
 def rankpair_channels(rec: dict[str, Any]) -> dict[str, list[float]]:
-    m, places = rec["matrix_gbs"], _places(rec)
+    places = _places(rec)
     out: dict[str, list[float]] = {}
-    for i in range(len(m)):
-        for j in range(len(m)):
-            if i != j:
-                out.setdefault(msgdist.channel(places, i, j), []).append(m[i][j])
+    for i, j, v in rankpair_map.timed_pairs(rec):
+        out.setdefault(msgdist.channel(places, i, j), []).append(v)
     return out
 
 
@@ -114,17 +112,22 @@ def run_pingpong(
 
 
 def run_rankpairs(
-    console: Console, base: runner.RunSpec, plot_path: Path, size: str, repeat: int, validate: bool
+    console: Console, base: runner.RunSpec, plot_path: Path, size: str, repeat: int, validate: bool, pairs: int = 4096
 ) -> int:
-    """Every ordered rank pair's throughput on base's layout, into base's results file."""
+    """Every ordered rank pair's throughput on base's layout (a sample of them past PAIRS), into
+    base's results file."""
     layout, results = base.layout, base.results
     _check_layout(layout)
     bounds.repeat(repeat)
+    bounds.count(pairs, "--pairs", 2, 1 << 24, "ordered rank pairs")
     parse_bytes(size)
-    args = ["--rankpairs", "--size", size, "--repeat", str(repeat)] + (["--validate"] if validate else [])
-    rec, code = _execute(console, base, args)
+    args = ["--rankpairs", "--size", size, "--repeat", str(repeat), "--pairs", str(pairs)]
+    rec, code = _execute(console, base, args + (["--validate"] if validate else []))
     if rec is None:
         return code
+    timed, total = rankpair_map.coverage(rec)
+    if timed < total:
+        console.print(f"a sample: {timed:,} of the {total:,} ordered pairs (--pairs {pairs}), at fixed offsets")
     t = Table(title="rank pairs by channel (GB/s)")
     for col in ("channel", "pairs", "min", "median", "max"):
         t.add_column(col, justify="left" if col == "channel" else "right")
@@ -155,6 +158,13 @@ def _add(probes: argparse._SubParsersAction) -> None:
     rk.add_argument("--layout", default="1x2", help="PxQ (default 1x2)")
     rk.add_argument("--size", default="64M", help="bytes per send (default 64M)")
     rk.add_argument("--repeat", type=int, default=3, help="timed sends per pair, best counts (default 3)")
+    rk.add_argument(
+        "--pairs",
+        type=int,
+        default=4096,
+        help="most ordered pairs timed (default 4096: every pair up to 64 ranks); past it each rank "
+        "sends to a fixed set of partner offsets, near and far, so the pairs grow with the ranks",
+    )
     rk.add_argument("--validate", action="store_true", help="check every received byte")
     rk.add_argument("--plot", type=Path, help="PNG (default next to the results)")
     add_launch_options(rk, "results/probe-rankpairs.jsonl", None)
@@ -166,7 +176,7 @@ def _run(args: argparse.Namespace, console: Console) -> int:
     plot = figure_path(args.plot, results)
     if args.op == "pingpong":
         return run_pingpong(console, on, plot, args.min, args.max, args.window, args.scale, args.validate)
-    return run_rankpairs(console, on, plot, args.size, args.repeat, args.validate)
+    return run_rankpairs(console, on, plot, args.size, args.repeat, args.validate, args.pairs)
 
 
 PLUGIN = plugins.Probe(("pingpong", "rankpairs"), _add, _run, order=2)

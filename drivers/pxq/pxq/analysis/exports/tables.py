@@ -9,6 +9,7 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from pxq.analysis.messages import rankpair_map
 from pxq.core import outputs, schemas
 from pxq.core.escape import csv_cell, md
 
@@ -53,12 +54,7 @@ def _pingpong(rec: dict[str, Any]) -> Rows:
 
 
 def _rankpairs(rec: dict[str, Any]) -> Rows:
-    return [
-        {"from_rank": i, "to_rank": j, "gbs": v}
-        for i, row in enumerate(rec.get("matrix_gbs", []))
-        for j, v in enumerate(row)
-        if i != j
-    ]
+    return [{"from_rank": i, "to_rank": j, "gbs": v} for i, j, v in rankpair_map.timed_pairs(rec)]
 
 
 def _collective(rec: dict[str, Any]) -> Rows:
