@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pxq import cli
-from pxq.analysis.exports import trace
+from pxq.analysis.exports import otf2trace, trace
 from pxq.core.errors import InputError
 from pxq.experiments import options as run_cmd
 
@@ -169,3 +169,32 @@ def test_a_runs_trace_is_written_rank_by_rank_and_holds_what_the_merge_holds(tmp
     assert json.loads(out.read_text()) == trace.merge(tmp_path, 5, {"app": "demo"})
     assert counts == {"ranks": 5, "spans": 35, "phase_spans": 15, "mpi_calls": 10, "dropped": 10}
     assert trace.finish(tmp_path, out, {"app": "demo", "layout": {"ranks": 5}})["mpi_calls"] == 10
+
+
+def test_the_otf2_conversion_reads_the_chrome_trace_event_by_event_and_rank_by_rank(tmp_path, monkeypatch):
+    """The OTF2 archive is made from the Chrome file pxq wrote, read a chunk at a time (it was
+    read whole: 328 MB of text and every event as an object for CG at 128 ranks): the events come
+    back exactly, one rank's together; a file cut short, one whose ranks come apart, and one that
+    is not a trace pxq wrote are refused with their reason."""
+    for rank in range(4):
+        write_rank(tmp_path, rank, 10.0 + 1000 * rank, 100 + rank)
+    path = tmp_path / "t.trace.json"
+    trace.write_merged(tmp_path, 4, {"app": "demo"}, path)
+    whole = json.loads(path.read_text())["traceEvents"]
+    monkeypatch.setattr(otf2trace, "CHUNK", 97)  # every event split across reads somewhere
+    assert list(otf2trace.events(path)) == whole
+    ranks = [(rank, evs) for rank, evs in otf2trace._by_rank(path)]
+    assert [r for r, _ in ranks] == [0, 1, 2, 3] and sum(len(evs) for _, evs in ranks) == len(whole)
+    assert all({e["pid"] for e in evs} == {r} for r, evs in ranks)
+    text = path.read_text()
+    bad = tmp_path / "bad.json"
+    cases = [
+        (text[: len(text) // 2], "the trace is cut short"),
+        (json.dumps({"traceEvents": whole[-3:] + whole}), "rank 3's events are not together"),
+        (json.dumps({"otherData": {}, "traceEvents": whole}), "it opens with its traceEvents list"),
+        ('{"traceEvents":[1,2]}', "is not an object"),
+    ]
+    for content, why in cases:
+        bad.write_text(content)
+        with pytest.raises(InputError, match=why):
+            list(otf2trace._by_rank(bad))

@@ -7,6 +7,10 @@ Enter and a Leave at nanosecond resolution. Spans of one thread are written prop
 OTF2 requires: a span that would end after the span enclosing it is clipped to that end (clock
 readings a nanosecond apart), and the archive's own reader loads it back before pxq reports it.
 
+The Chrome file is read event by event (`events`) and written rank by rank: pxq writes each
+rank's events together, so one rank's spans are in memory at a time (a traced run of thousands
+of ranks holds millions of events). A rank whose events come apart is refused.
+
 The otf2 package (PyPI) is optional. This module runs wherever it is importable: in pxq's own
 environment when the user installed it there, otherwise in .deps/ecosystem (``./pxq setup
 --ecosystem``) as ``python -m pxq.analysis.exports.otf2trace TRACE.json ARCHIVE``."""
@@ -14,9 +18,11 @@ environment when the user installed it there, otherwise in .deps/ecosystem (``./
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +34,12 @@ INSTALL_HINT = (
     "writing OTF2 needs the otf2 package: ./pxq setup --ecosystem (or .venv/bin/pip install otf2); "
     "--trace FILE.json writes the Chrome trace with nothing to install"
 )
+
+
+CHUNK = 1 << 20  # characters read at a time
+MAX_EVENT = 64 << 20  # characters one event may take
+_OPENING = re.compile(r'\s*\{\s*"traceEvents"\s*:\s*\[')
+_BETWEEN = re.compile(r"[\s,]*")
 
 
 def interpreter() -> str | None:
@@ -64,18 +76,66 @@ def check_replaceable(archive: Path) -> None:
         )
 
 
-def write(trace: dict[str, Any], archive: Path) -> None:
-    """Writes `trace` (pxq's Chrome trace) as an OTF2 archive in the folder `archive`."""
+def events(path: Path) -> Iterator[dict[str, Any]]:
+    """The events of a Chrome trace that opens with its event list (as pxq writes it), one at a
+    time, reading CHUNK characters at a time: never the whole file (InputError when it is not such
+    a trace, is cut short, or holds something else than JSON objects in its list)."""
+    decoder = json.JSONDecoder()
+    with path.open(encoding="utf-8") as f:
+        buf, before = f.read(CHUNK), 0  # before: characters dropped from buf's front
+        opening = _OPENING.match(buf)
+        if opening is None:
+            raise InputError(f"{path}: not a trace pxq wrote (it opens with its traceEvents list)")
+        pos = opening.end()
+        while True:
+            pos = _BETWEEN.match(buf, pos).end()  # type: ignore[union-attr]
+            if buf.startswith("]", pos):
+                return
+            try:
+                event, pos = decoder.raw_decode(buf, pos)
+            except json.JSONDecodeError:
+                more = f.read(CHUNK)
+                if not more or len(buf) - pos > MAX_EVENT:
+                    raise InputError(
+                        f"{path}: no event could be read at character {before + pos}: the trace is cut short "
+                        "or is not one pxq wrote"
+                    ) from None
+                before, buf, pos = before + pos, buf[pos:] + more, 0
+                continue
+            if not isinstance(event, dict):
+                raise InputError(f"{path}: an event at character {before + pos} is not an object")
+            yield event
+            if pos > CHUNK:
+                before, buf, pos = before + pos, buf[pos:], 0
+
+
+def _by_rank(path: Path) -> Iterator[tuple[int, list[dict[str, Any]]]]:
+    """The trace's events, one rank's together (pxq writes them so): InputError when a rank's
+    events come apart."""
+    done: set[int] = set()
+    rank: int | None = None
+    held: list[dict[str, Any]] = []
+    for e in events(path):
+        pid = e.get("pid")
+        if not isinstance(pid, int):
+            raise InputError(f"{path}: an event with no rank (pid): not a trace pxq wrote")
+        if pid != rank:
+            if rank is not None:
+                done.add(rank)
+                yield rank, held
+            if pid in done:
+                raise InputError(f"{path}: rank {pid}'s events are not together: not a trace pxq wrote")
+            rank, held = pid, []
+        held.append(e)
+    if rank is not None:
+        yield rank, held
+
+
+def write(trace_json: Path, archive: Path) -> None:
+    """Writes the Chrome trace file `trace_json` (pxq's) as an OTF2 archive in the folder
+    `archive`, one rank's events in memory at a time."""
     import otf2  # the optional package: imported only where this runs
 
-    names = {(e["pid"], e.get("tid")): e["args"]["name"] for e in trace["traceEvents"] if e["name"].endswith("_name")}
-    per_thread: dict[tuple[int, int], list[tuple[int, int, str, str]]] = {}
-    for e in trace["traceEvents"]:
-        if e.get("ph") == "X":
-            start = round(e["ts"] * 1000)
-            per_thread.setdefault((e["pid"], e["tid"]), []).append(
-                (start, start + round(e["dur"] * 1000), e["name"], e["cat"])
-            )
     check_replaceable(archive)
     if archive.exists():
         shutil.rmtree(archive)
@@ -83,20 +143,29 @@ def write(trace: dict[str, Any], archive: Path) -> None:
         machine = w.definitions.system_tree_node("machine")
         regions: dict[tuple[str, str], Any] = {}
         hosts: dict[str, Any] = {}
-        groups: dict[int, Any] = {}
-        for (rank, tid), spans in sorted(per_thread.items()):
-            if rank not in groups:
-                label = names.get((rank, None), f"rank {rank}")
-                host = label.partition("(")[2].rstrip(")") or "host"
-                node = hosts.setdefault(host, w.definitions.system_tree_node(host, parent=machine))
-                groups[rank] = w.definitions.location_group(label, system_tree_parent=node)
-            writer = w.event_writer(names.get((rank, tid), f"thread {tid}"), group=groups[rank])
-            for kind, t, name, cat in _nested(spans):
-                key = (name, cat)
-                if key not in regions:
-                    paradigm = otf2.Paradigm.MPI if cat == "mpi" else otf2.Paradigm.USER
-                    regions[key] = w.definitions.region(name, paradigm=paradigm)
-                (writer.enter if kind == "enter" else writer.leave)(t, regions[key])
+        for rank, evs in _by_rank(trace_json):
+            names = {e.get("tid"): e["args"]["name"] for e in evs if e.get("name") in ("process_name", "thread_name")}
+            per_thread: dict[int, list[tuple[int, int, str, str]]] = {}
+            for e in evs:
+                if e.get("ph") == "X":
+                    start = round(e["ts"] * 1000)
+                    per_thread.setdefault(e["tid"], []).append(
+                        (start, start + round(e["dur"] * 1000), e["name"], e["cat"])
+                    )
+            if not per_thread:
+                continue
+            label = names.get(None, f"rank {rank}")  # the process's name: "rank R (host)"
+            host = label.partition("(")[2].rstrip(")") or "host"
+            node = hosts.setdefault(host, w.definitions.system_tree_node(host, parent=machine))
+            group = w.definitions.location_group(label, system_tree_parent=node)
+            for tid, spans in sorted(per_thread.items()):
+                writer = w.event_writer(names.get(tid, f"thread {tid}"), group=group)
+                for kind, t, name, cat in _nested(spans):
+                    key = (name, cat)
+                    if key not in regions:
+                        paradigm = otf2.Paradigm.MPI if cat == "mpi" else otf2.Paradigm.USER
+                        regions[key] = w.definitions.region(name, paradigm=paradigm)
+                    (writer.enter if kind == "enter" else writer.leave)(t, regions[key])
 
 
 def read_back(archive: Path) -> dict[str, int]:
@@ -120,7 +189,7 @@ def convert(trace_json: Path, archive: Path) -> dict[str, int]:
     if python is None:
         raise InputError(INSTALL_HINT)
     if python == sys.executable:
-        write(json.loads(trace_json.read_text()), archive)
+        write(trace_json, archive)
         return read_back(archive)
     env_path = str(Path(__file__).resolve().parents[3])
     p = subprocess.run(
@@ -137,5 +206,9 @@ def convert(trace_json: Path, archive: Path) -> dict[str, int]:
 
 if __name__ == "__main__":  # python -m pxq.analysis.exports.otf2trace TRACE.json ARCHIVE
     source, target = Path(sys.argv[1]), Path(sys.argv[2])
-    write(json.loads(source.read_text()), target)
+    try:
+        write(source, target)
+    except InputError as e:
+        print(e, file=sys.stderr)
+        sys.exit(2)
     print(json.dumps(read_back(target)))
