@@ -126,7 +126,7 @@ def main() -> None:
         fail(f"sampled record {rec.get('matrix_gbs')} {sampled}")
     if len(sampled["gbs"]) != 8 or any(len(r) != 2 or min(r) <= 0 for r in sampled["gbs"]):
         fail(f"sampled values {sampled['gbs']}")
-    if "16 of the 56 ordered pairs" not in p.stdout or "inter_node" not in p.stdout:
+    if "16 of the 56 ordered pairs" not in p.stdout or "rank-pair probe on layout 2x4" not in p.stdout:
         fail(f"sampled rankpairs report\n{p.stdout}")
 
     # ---- the profiler: preloaded into a plain MPI program, and linked into one ----

@@ -363,7 +363,8 @@ def execute_probe(spec: RunSpec, console: Any) -> tuple[dict[str, Any] | None, i
     """Runs a probe with its output shown; unless it verified, says why and gives the exit
     code to pass on."""
     test = f" {spec.app_args[0]}" if spec.app == "probe-osu" and spec.app_args else ""
-    what = f"{spec.app.removeprefix('probe-')}{test} probe on layout {spec.layout}"
+    name = "rank-pair" if "--rankpairs" in spec.app_args else spec.app.removeprefix("probe-")
+    what = f"{name}{test} probe on layout {spec.layout}"
     if hasattr(console, "status"):  # a spinner (off a terminal, a line every few seconds) while it runs
         with progress.running(console, f"{what}: running (its table comes when it ends)"):
             result = execute(spec, echo=True)
