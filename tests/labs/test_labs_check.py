@@ -1017,25 +1017,31 @@ EXCHANGE
 """
 
 
+EARLY = "relaxed a row next to a halo while exchange_halos was still filling that halo"
+OFF_MAIN = "on a thread other than MPI's main one under MPI_THREAD_FUNNELED"
+
+
 @pytest.mark.parametrize(
-    "exchange, code",
+    "exchange, code, says",
     [
-        ("#pragma omp master\n    exchange_halos(g, w);", 1),
-        ("#pragma omp single nowait\n    exchange_halos(g, w);", 1),
-        ("#pragma omp master\n    exchange_halos(g, w);\n#pragma omp barrier", 0),
+        ("#pragma omp master\n    exchange_halos(g, w);", 1, EARLY),
+        ("#pragma omp single nowait\n    exchange_halos(g, w);", 1, EARLY),
+        ("#pragma omp single\n    exchange_halos(g, w);", 1, OFF_MAIN),
+        ("#pragma omp master\n    exchange_halos(g, w);\n#pragma omp barrier", 0, ""),
     ],
-    ids=["master-without-barrier", "single-nowait", "master-then-barrier"],
+    ids=["master-without-barrier", "single-nowait", "single-with-its-barrier", "master-then-barrier"],
 )
-def test_lab5_rows_next_to_a_halo_relaxed_while_it_is_exchanged_are_not_correct(tmp_path, exchange, code):
+def test_lab5_rows_next_to_a_halo_relaxed_while_it_is_exchanged_are_not_correct(tmp_path, exchange, code, says):
     """The exchange inside the parallel region with nothing making the loop wait for it: the grid
     usually verifies (the exchange is quick), but the race probe slows its first exchanges and the
     harness's relax_row sees the first or last row relaxed while exchange_halos runs. With a
-    barrier after `omp master` it is right."""
+    barrier after `omp master` it is right. `omp single` (its barrier included) lets any thread
+    call MPI, which FUNNELED forbids: over the race probe's 1000 quick steps some other thread than
+    the main one takes the single (19 and 22 times in two checks on the 2-core EPYC VM)."""
     dest = written_copy(5, tmp_path, "heat_step.cpp", LAB5_REGION.replace("EXCHANGE", exchange))
     got, out, text = check(5, "copy", dest)
     assert got == code, text
-    if code:
-        assert "relaxed a row next to a halo while exchange_halos was still filling that halo" in text
+    assert says in text
 
 
 @pytest.mark.parametrize("tiles, code", [("tile_elems / 8", 1), ("tile_elems", 0)], ids=["eighth", "halves-of-a-tile"])
