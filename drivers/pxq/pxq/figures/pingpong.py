@@ -66,19 +66,21 @@ def _binned(pairs: list[tuple[int, int, float]], n: int, per: int) -> Any:
 def rankpairs(rec: dict[str, Any], pairs: list[tuple[int, int, float]], nodes: list[int], path: Path) -> Path:
     """The rank x rank throughput matrix as a heatmap: PAIRS (from, to, GB/s) of every timed pair,
     NODES the node of each rank. Up to 64 ranks one cell a pair, pairs on one node outlined, cells
-    never timed blank; past it ranks binned into at most 128 cells a side (each the mean of the pairs
-    timed in it) and the boundaries between nodes drawn (up to 128 of them)."""
+    never timed blank; past it the boundaries between nodes drawn (up to 128 of them) and, past 128
+    ranks, ranks binned into at most 128 cells a side (each the mean of the pairs timed in it)."""
     plt = figures.pyplot()
 
     n = len(nodes)
-    per = 1 if n <= DENSE_RANKS else -(-n // MAX_CELLS)
+    dense = n <= DENSE_RANKS
+    per = 1 if dense else -(-n // MAX_CELLS)
     m = _binned(pairs, n, per)
-    side = 0.45 * n if per == 1 else 7.0
+    side = 0.45 * n if dense else 7.0
     fig, ax = plt.subplots(figsize=(max(4.5, side + 2.5), max(4, side + 1.5)))
     span = m.shape[0] * per
+    ax.set_facecolor("0.9")  # the cells never timed
     im = ax.imshow(m, cmap="viridis", extent=(-0.5, span - 0.5, span - 0.5, -0.5), interpolation="nearest")
     fig.colorbar(im, ax=ax, label="GB/s" + (f" (mean of the pairs timed in {per} x {per} ranks)" if per > 1 else ""))
-    if per == 1:
+    if dense:
         for i, j, v in pairs:
             if nodes[i] == nodes[j]:  # on-node pairs outlined
                 ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="white", linewidth=1.5))
@@ -89,16 +91,16 @@ def rankpairs(rec: dict[str, Any], pairs: list[tuple[int, int, float]], nodes: l
     else:
         edges = [r - 0.5 for r in range(1, n) if nodes[r] != nodes[r - 1]]
         for e in edges if len(edges) < MAX_CELLS else []:
-            ax.axhline(e, color="white", lw=0.5)
-            ax.axvline(e, color="white", lw=0.5)
+            ax.axhline(e, color="0.35", lw=0.6)
+            ax.axvline(e, color="0.35", lw=0.6)
     ax.set_xlabel("to rank")
     ax.set_ylabel("from rank")
     timed = len(pairs)
     sample = f", a sample of {timed:,} of {n * (n - 1):,} ordered pairs" if timed < n * (n - 1) else ""
-    outline = "white outline: same node" if per == 1 else "white lines: node boundaries"
+    outline = "white outline: same node" if dense else "dark lines: node boundaries"
     ax.set_title(
         f"Rank pairs: throughput of {format_bytes(rec['size']['rankpairs_bytes'])} sends, layout "
-        f"{rec.get('driver', {}).get('layout', '')}{sample}\n({outline}; blank: not timed)",
+        f"{rec.get('driver', {}).get('layout', '')}{sample}\n({outline}; grey: not timed)",
         fontsize=9,
     )
     return figures.save(fig, path)
