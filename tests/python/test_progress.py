@@ -59,21 +59,24 @@ def test_on_a_terminal_it_is_rich_s_bar_with_no_plain_lines():
     assert "[0/1] step" not in out.getvalue()
 
 
+def _two_steps(first: tuple[str, float], second: tuple[str, float]) -> list[str]:
+    """The plain lines of a two-step task, each step (description, seconds) long."""
+    console, out = _plain()
+    with progress.Steps(console=console) as bar:
+        task = bar.add_task("reproduce", total=2)
+        for text, seconds in (first, second):
+            bar.update(task, description=text)
+            time.sleep(seconds)
+            bar.advance(task)
+    return out.getvalue().splitlines()
+
+
 def test_a_step_line_counts_the_step_s_own_time_beside_the_whole_task_s(monkeypatch):
     """reproduce's line once said '[3/5] placement (605 s): still running' for a study that took
     113 s: the seconds were the whole run's. A step's line counts from when its step began."""
     monkeypatch.setattr(progress, "THROTTLE_S", 0.0)
     monkeypatch.setattr(progress, "HEARTBEAT_S", 0.3)
-    console, out = _plain()
-    with progress.Steps(console=console) as bar:
-        task = bar.add_task("reproduce", total=2)
-        bar.update(task, description="first study")
-        time.sleep(1.6)
-        bar.advance(task)
-        bar.update(task, description="second study")
-        time.sleep(0.7)
-        bar.advance(task)
-    lines = out.getvalue().splitlines()
+    lines = _two_steps(("first study", 1.6), ("second study", 0.7))
     second = [ln for ln in lines if "second study" in ln and ln.endswith("still running")]
     assert second, lines
     step, whole = (int(x) for x in re.search(r"\((\d+) s; (\d+) s in all\)", second[0]).groups())
