@@ -82,3 +82,24 @@ def test_rows_that_do_not_match_the_offsets_are_refused(tmp_path, capsys):
     code = cli.main(["report", str(path), "--format", "csv"])
     err = capsys.readouterr().err
     assert code != 0 and "rank 7's sampled pairs" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "spoil, says",
+    [
+        (lambda s: s["gbs"].append([1.0, 2.0]), "rows of 65 ranks for a layout of 64 ranks"),
+        (lambda s: s.update(offsets=[], gbs=[[] for _ in s["gbs"]]), "offsets [] are not 1 to 63"),
+        (lambda s: s.update(offsets=[1, 64]), "offsets [1, 64] are not 1 to 63"),
+    ],
+    ids=["a-rank-too-many", "no-offsets", "an-offset-past-the-ranks"],
+)
+def test_a_sample_that_does_not_fit_its_ranks_is_refused_not_exported(tmp_path, capsys, spoil, says):
+    """Hand-edited samples that validate against the schema yet name ranks that never ran (one
+    exported pairs from a rank 64 of a 64-rank layout, its figure failed on an index)."""
+    rec = sampled(64, [1, 63])
+    spoil(rec["pairs_sampled"])
+    path = tmp_path / "rp.jsonl"
+    path.write_text(json.dumps(rec) + "\n")
+    code = cli.main(["report", str(path), "--format", "csv"])
+    err = capsys.readouterr().err
+    assert code == 2 and says in err and "Traceback" not in err, err

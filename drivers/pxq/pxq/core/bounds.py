@@ -18,6 +18,7 @@ MAX_NODES = 100_000
 MAX_RANKS_PER_NODE = 4096
 MAX_THREADS = 4096  # threads per rank
 MAX_RANKS = 1 << 20  # ranks in one run (rank-order files, ranges)
+MAX_PAIRS = 1 << 24  # ordered rank pairs the rank-pair probe times (its C++ side refuses more)
 
 
 def repeat(value: int, option: str = "--repeat") -> int:
@@ -121,7 +122,7 @@ OPTIONS: dict[str, Range] = {
     "--cores-per-node": Range(1, MAX_THREADS, "cores per node"),
     "--precision": Range(0.001, 0.5, "(a relative precision, such as 0.05)"),
     "--max-blocks": Range(4, 1000, "blocks"),
-    "--pairs": Range(2, 1 << 24, "ordered rank pairs"),
+    "--pairs": Range(2, MAX_PAIRS, "ordered rank pairs"),
 }
 
 

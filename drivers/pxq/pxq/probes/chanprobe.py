@@ -119,7 +119,7 @@ def run_rankpairs(
     layout, results = base.layout, base.results
     _check_layout(layout)
     bounds.repeat(repeat)
-    bounds.count(pairs, "--pairs", 2, 1 << 24, "ordered rank pairs")
+    bounds.count(pairs, "--pairs", 2, bounds.MAX_PAIRS, "ordered rank pairs")
     parse_bytes(size)
     args = ["--rankpairs", "--size", size, "--repeat", str(repeat), "--pairs", str(pairs)]
     rec, code = _execute(console, base, args + (["--validate"] if validate else []))

@@ -17,18 +17,42 @@ def ranks(rec: dict[str, Any]) -> int:
     return len(sampled["gbs"]) if sampled else len(rec.get("matrix_gbs") or [])
 
 
+def _check(rec: dict[str, Any], rows: list[Any], offsets: list[int] | None) -> None:
+    """RecordError unless the record's rows are one a rank of its layout and its offsets (of a
+    sample) name other ranks: a record pxq did not write that way would export and draw pairs of
+    ranks that never ran."""
+    n = len(rows)
+    ranks = (rec.get("layout") or {}).get("ranks")
+    if ranks is not None and n != ranks:
+        raise RecordError(f"the rank pairs hold rows of {n} ranks for a layout of {ranks} ranks")
+    if offsets is not None and (not offsets or any(not 0 < d < n for d in offsets)):
+        raise RecordError(f"the sampled pairs' offsets {offsets[:8]} are not 1 to {n - 1} (ranks ahead of the sender)")
+    width = len(offsets) if offsets is not None else n
+    for i, row in enumerate(rows):
+        if len(row) != width:
+            what = (
+                f"sampled pairs hold {len(row)} values for {width} offsets"
+                if offsets is not None
+                else (f"pairs hold {len(row)} values for {n} ranks")
+            )
+            raise RecordError(f"rank {i}'s {what}")
+
+
 def timed_pairs(rec: dict[str, Any]) -> Iterator[tuple[int, int, float]]:
-    """(from rank, to rank, GB/s) of every pair the record timed, the diagonal left out."""
+    """(from rank, to rank, GB/s) of every pair the record timed, the diagonal left out
+    (RecordError when the record's pairs do not fit its ranks)."""
     sampled = rec.get("pairs_sampled")
     if not sampled:
-        for i, row in enumerate(rec.get("matrix_gbs") or []):
+        matrix = rec.get("matrix_gbs") or []
+        if matrix:
+            _check(rec, matrix, None)
+        for i, row in enumerate(matrix):
             yield from ((i, j, v) for j, v in enumerate(row) if i != j)
         return
     offsets, rows = sampled["offsets"], sampled["gbs"]
+    _check(rec, rows, offsets)
     n = len(rows)
     for i, row in enumerate(rows):
-        if len(row) != len(offsets):
-            raise RecordError(f"rank {i}'s sampled pairs hold {len(row)} values for {len(offsets)} offsets")
         yield from ((i, (i + d) % n, v) for d, v in zip(offsets, row, strict=True))
 
 
