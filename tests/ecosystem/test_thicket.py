@@ -1,5 +1,6 @@
 """Thicket reads pxq's Caliper export of a sweep: one profile per run, each phase's time as the
-record has it, and pxq's context (layout, variant, placement) as the profiles' metadata."""
+record has it, pxq's context (layout, variant, placement) as the profiles' metadata, and in the
+tree Hatchet builds no parent smaller than its children."""
 
 from __future__ import annotations
 
@@ -17,7 +18,11 @@ meta = tk.metadata.reset_index()
 df = tk.dataframe.reset_index()
 out = {
     "metadata": json.loads(meta.to_json(orient="records")),
-    "rows": [{"profile": int(r["profile"]), "name": r["name"], "time": r["time"]} for _, r in df.iterrows()],
+    "rows": [
+        {"profile": int(r["profile"]), "name": r["name"], "time": r["time"], "inc": r["time (inc)"]}
+        for _, r in df.iterrows()
+    ],
+    "children": {n.frame["name"]: [c.frame["name"] for c in n.children] for n in tk.graph.traverse()},
 }
 print(json.dumps(out))
 """
@@ -49,3 +54,10 @@ def test_thicket_reads_an_exported_sweep_with_its_metadata(tmp_path):
         for phase, seconds in rec["time"].items():
             if phase not in ("total", "setup"):
                 assert abs(times[phase] - seconds) <= 1e-12 * max(1.0, seconds), phase
+        inclusive = {r["name"]: r["inc"] for r in got["rows"] if r["profile"] == m["profile"]}
+        for parent, children in got["children"].items():
+            below = sum(inclusive.get(c, 0.0) for c in children)
+            assert inclusive[parent] >= below - 1e-12, (parent, inclusive[parent], below)
+    # The data holds runs whose slowest-rank phases add up to more than their timed total: the
+    # check above is then the export's own rule (the root holds their sum), not a coincidence.
+    assert any(sum(v for k, v in r["time"].items() if k not in ("total", "setup")) > r["time"]["total"] for r in done)
