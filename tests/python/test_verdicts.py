@@ -12,7 +12,7 @@ from pxq.analysis.verdicts import findings, paired, plausible
 from pxq.experiments import study, studykit
 from pxq.experiments.studykit import registry
 from pxq.machine import caches
-from pxq.studies import contention, scalability, stride, tiling
+from pxq.studies import contention, counters, scalability, stride, tiling
 
 MIB = 1 << 20
 
@@ -365,3 +365,14 @@ def test_a_studys_time_part_is_judged_on_its_paired_rounds_when_it_has_them():
     faster = group(0.8, "a")
     assert paired.judge_rows(faster, base, True, 0.05)[0] == "not reproduced"
     assert paired.judge_rows(faster, base, False, 0.05)[0] == "reproduced"
+
+
+def test_the_counters_study_states_a_time_cut_as_the_tiling_study_does():
+    """One sign convention across the studies: "time cut 40%" or "time up 10%", never "-40%"."""
+    flat = {"variant": "flat", "time_vs_flat": 1.0, "spread": 0.02, "times": [1.0] * 5, "l2_misses_vs_flat": 1.0}
+    for ratio, words in ((0.6, "time cut 40%"), (1.1, "time up 10%")):
+        tiled = dict(flat, variant="tiled 256K", time_vs_flat=ratio, times=[ratio] * 5, l2_misses_vs_flat=0.2)
+        _, found = counters._compare("ring", [flat, tiled], "l2_misses")
+        part = next(f for f in found if "time at this size" in f.finding)
+        assert f"({words})" in part.here and "%)" in part.here and "-" not in part.here.split("(")[1], part.here
+    assert studykit.time_cut(49.4) == "time cut 49%" and studykit.time_cut(-10.2) == "time up 10%"

@@ -19,7 +19,7 @@ from pxq.analysis.verdicts import findings
 from pxq.analysis.verdicts.findings import Comparison, Finding
 from pxq.core import bounds, plugins
 from pxq.core.layout import parse_bytes, parse_layout, parse_tile
-from pxq.experiments.studykit import Context, Outcome, exit_code, measure
+from pxq.experiments.studykit import Context, Outcome, exit_code, measure, time_cut
 from pxq.machine import counters
 
 SECTION = "tiling"  # the source it cites
@@ -136,7 +136,7 @@ def _compare(app: str, rows: list[dict[str, Any]], level: str | None) -> tuple[l
         found.append(
             findings.check(
                 f"tiles cut {app.upper()}'s time at this size (pxq's own condition, not the paper's)",
-                f"tiled / untiled {time_ratio:.2f}x ({100 * (time_ratio - 1):+.0f}%), spread {100 * noise:.0f}%",
+                f"tiled / untiled {time_ratio:.2f}x ({time_cut(100 * (1 - time_ratio))}), spread {100 * noise:.0f}%",
                 {"reproduced": "passed", "not reproduced": "failed"}.get(verdict, verdict),
                 why or ("at least 5% less time" if verdict == "reproduced" else "less than 5% less time"),
             )

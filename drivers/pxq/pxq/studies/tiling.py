@@ -26,6 +26,7 @@ from pxq.experiments.studykit import (
     layout_text,
     measure,
     one_machine,
+    time_cut,
 )
 from pxq.machine import caches, ceilings, envinfo
 
@@ -211,12 +212,6 @@ def bandwidth_flags(recs: list[dict[str, Any]], lay: str, peak: float | None) ->
     return out
 
 
-def _cut(percent: float) -> str:
-    """A time cut as the paper and the study's table state it: "time cut 49%" (a tiled run slower
-    than its untiled twin: "time up 10%"), one sign convention for every figure of the study."""
-    return f"time cut {percent:.0f}%" if percent >= 0 else f"time up {-percent:.0f}%"
-
-
 def _parts(rows: list[dict[str, Any]], last_level: int, block: int, inside: bool, size_why: str) -> list[Finding]:
     """One part per condition of the paper: measured on the layout of its shape (nodes x ranks
     per node), else why not."""
@@ -231,7 +226,7 @@ def _parts(rows: list[dict[str, Any]], last_level: int, block: int, inside: bool
             where = "one node" if p == "1" else f"{p} nodes (--hostfile or a Slurm allocation)"
             out.append(findings.untestable(ref, f"needs {int(p) * int(q)} ranks as {lay} on {where}"))
             continue
-        here = f"{lay}: {_cut(100 * r['reduction'])} (spread {100 * r['spread']:.0f}%)"
+        here = f"{lay}: {time_cut(100 * r['reduction'])} (spread {100 * r['spread']:.0f}%)"
         if inside:
             why = f"the untiled blocks fit the measured last level ({format_volume(last_level)}): {size_why}"
             out.append(findings.untestable(ref, why, here))
@@ -247,7 +242,7 @@ def _parts(rows: list[dict[str, Any]], last_level: int, block: int, inside: bool
         paired = evidence.get("paired")
         if paired:
             cut, lo, hi = (100 * (1 - paired[k]) for k in ("ratio", "hi", "lo"))
-            here = f"{lay}: {_cut(cut)} [{lo:.0f}% to {hi:.0f}%] ({n} paired rounds)"
+            here = f"{lay}: {time_cut(cut)} [{lo:.0f}% to {hi:.0f}%] ({n} paired rounds)"
         if verdict == "reproduced":
             why = f"at least half the paper's cut ({paper[cond] / 2:.0f}%)" + (f"; {why}" if why else "")
         elif verdict == "not reproduced":
