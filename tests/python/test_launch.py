@@ -1,3 +1,4 @@
+import random
 from pathlib import Path
 
 import pytest
@@ -181,6 +182,39 @@ def test_inside_slurm_a_rank_order_goes_through_slurm_hostfile(tmp_path, allocat
     assert s.env["SLURM_HOSTFILE"] == str(hosts) and "--distribution=arbitrary" in s.argv
     # slot s on node s // 2; rank r sits in the slot where the order lists it
     assert s.files[str(hosts)].splitlines() == ["b", "a", "b", "a"]
+
+
+def test_a_12000_node_allocation_and_a_16384_rank_order_launch_from_files_not_arguments(tmp_path, monkeypatch):
+    """At a site's scale the launch grows files, never the command line: srun on a 12,000-node
+    allocation takes counts; a 16,384-rank order goes through SLURM_HOSTFILE, or a rankfile on a
+    hostfile's 512 hosts, one line a rank, each rank on the node of its place in the order."""
+    nodes = [f"nid{i:05d}" for i in range(12000)]
+    monkeypatch.setenv("SLURM_JOB_ID", "42")
+    monkeypatch.setenv("SLURM_JOB_NODELIST", "nid[00000-11999]")
+    monkeypatch.delenv("SLURM_MPI_TYPE", raising=False)
+    monkeypatch.setattr(slurm, "slurm_nodes", lambda: nodes)
+    monkeypatch.setattr(envinfo, "mpi_flavour", lambda: "open-mpi")
+    monkeypatch.setattr(slurm.shutil, "which", lambda name: f"/usr/bin/{name}")
+    wide = plan(Layout(12000, 1), tmp_path)
+    assert "--nodes=12000" in wide.argv and "--ntasks=12000" in wide.argv
+    assert len(" ".join(wide.argv)) < 1024 and not wide.files  # the same line at 2 nodes or 12,000
+    order = list(range(16384))
+    random.Random(7).shuffle(order)
+    place = {rank: slot for slot, rank in enumerate(order)}
+    deep = plan(Layout(512, 32), tmp_path, cores=32, rank_order=order)
+    (hosts,) = deep.files.values()
+    assert deep.env["SLURM_HOSTFILE"] == str(tmp_path / "slurm-hosts") and len(" ".join(deep.argv)) < 1024
+    lines = hosts.splitlines()
+    assert len(lines) == 16384 and all(lines[r] == nodes[place[r] // 32] for r in range(16384))
+    monkeypatch.delenv("SLURM_JOB_ID")
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text("".join(f"h{i:03d} slots=32\n" for i in range(512)))
+    mpirun = plan(Layout(512, 32), tmp_path, cores=32, rank_order=order, hostfile=str(hostfile))
+    assert mpirun.launcher == "hostfile" and "--rankfile" in mpirun.argv and len(" ".join(mpirun.argv)) < 4096
+    ranks = [line.split("=")[0] for line in mpirun.files[str(tmp_path / "rankfile")].splitlines()]
+    hosts_of = [line.split("=")[1].split()[0] for line in mpirun.files[str(tmp_path / "rankfile")].splitlines()]
+    assert ranks == [f"rank {r}" for r in range(16384)]
+    assert all(hosts_of[r] == f"h{place[r] // 32:03d}" for r in range(16384))
 
 
 def test_missing_hostfile_is_an_error(tmp_path, monkeypatch):

@@ -110,3 +110,33 @@ def test_a_run_in_two_files_differing_only_where_report_does_not_read_is_still_n
     second.write_text(first.read_text())  # a plain copy counts once
     assert main(["report", str(first), str(second), "--format", "csv"]) == 0
     assert capsys.readouterr().out.count("\n") == 5  # the header and the four configurations
+
+
+def test_a_record_of_2048_ranks_of_is_holds_a_row_per_rank_and_is_read(tmp_path, capsys):
+    """A real 32-rank IS record (an all-to-all: every rank sends to every other), widened to 2,048
+    ranks as its writer writes them: its size grows with the ranks, not their pairs (the pairs of
+    the old form would pass the readers' cap), and validate, report and the CSV export read it."""
+    base = json.loads((DATA / "is-32-ranks.jsonl").read_text().splitlines()[0])
+    assert "by_peer" not in base["messages"] and len(base["messages"]["by_rank"]) == 32
+    ranks = 2048
+    rec = synthetic.widen(base, ranks, 32)
+    line = json.dumps(rec)
+    per_rank = (len(line) - len(json.dumps(base))) / (ranks - 32)
+    assert per_rank < 400, per_rank  # a placement row, two times and a by_rank row
+    pair = len(json.dumps([2047, 2046, 670, 184084])) + 1
+    assert pair * ranks * (ranks - 1) > records.MAX_LINE > 100 * len(line)  # the P x P form could not be read
+    path = tmp_path / "is.jsonl"
+    path.write_text(line + "\n")
+    assert main(["validate", "--require", "run", str(path)]) == 0
+    assert "1 run" in capsys.readouterr().out
+    assert main(["report", str(path)]) == 0
+    assert "64x32" in capsys.readouterr().out
+    csv = tmp_path / "is.csv"
+    assert main(["report", str(path), "--format", "csv", "--records", "runs", "--out", str(csv)]) == 0
+    head, row = csv.read_text().splitlines()[:2]
+    fields = dict(zip(head.split(","), row.split(",")))
+    assert fields["nodes"] == "64" and fields["ranks_per_node"] == "32" and fields["verified"] == "True"
+    (back,) = records.read_files([path])
+    assert len(back["placement"]) == ranks and back["messages"]["messages"] == sum(
+        r[2] for r in rec["messages"]["by_rank"]
+    )

@@ -6,6 +6,10 @@ file. The default tests write a few thousand; the benchmark (`bench`) 100,000 an
 places only runs of the machine its ceilings were measured on; it measures them once if none
 are kept, a few minutes).
 
+`widen` grows a real run record to more ranks as its writer would have written it: each part that
+holds a row per rank (placement, the efficiency's per-rank times, the messages' `by_rank`) gets one
+for every rank, as the ranks of a full node of the layout.
+
 usage: python tests/scale/records.py N OUT [BASE]     (writes N copies of BASE, a run record, to OUT)
        python tests/scale/records.py bench [N]        (N = 100000: write, then time the commands)"""
 
@@ -39,6 +43,39 @@ def write(n: int, out: Path, base_record: Path = RECORD) -> None:
                 rec["variant"].update(mode="tiled", tile_bytes=tile)
             rec["time"]["total"] *= 1 + (i % 7) / 100
             f.write(json.dumps(rec) + "\n")
+
+
+def widen(base: dict, ranks: int, per_node: int) -> dict:
+    """BASE (a run record past the per-pair detail's rank count, so its messages are per rank)
+    as the record of RANKS ranks, PER_NODE a node: every per-rank row copied from the rank in
+    BASE that sits where the new one does on its node, renumbered."""
+    rec = copy.deepcopy(base)
+    old = base["layout"]["ranks"]
+    nodes = ranks // per_node
+    rec["layout"].update(ranks=ranks, nodes=nodes, ranks_per_node=per_node, workers=ranks, observed_nodes=nodes)
+    like = [r % old for r in range(ranks)]  # the rank of BASE each new rank copies
+    placement = []
+    for r in range(ranks):
+        row = copy.deepcopy(base["placement"][like[r]])
+        node = r // per_node
+        row.update(rank=r, node=node, local_rank=r % per_node, host=f"node{node:05d}")
+        placement.append(row)
+    rec["placement"] = placement
+    for key in ("comm_s", "useful_s"):
+        rec["efficiency"][key] = [base["efficiency"][key][like[r]] for r in range(ranks)]
+    rows = {row[0]: row for row in base["messages"]["by_rank"]}
+    by_rank = [[r, ranks - 1, *rows[like[r]][2:]] for r in range(ranks)]  # an all-to-all: every other rank a peer
+    total = {"messages": sum(row[2] for row in by_rank), "bytes": sum(row[3] for row in by_rank)}
+    on_node = {k: v * (per_node - 1) // (ranks - 1) for k, v in total.items()}  # peers on the rank's node
+    rec["messages"].update(by_rank=by_rank, **total)
+    rec["messages"]["by_channel"] = {
+        "self": {"messages": 0, "bytes": 0},
+        "intra_cmp": on_node,
+        "inter_cmp": {"messages": 0, "bytes": 0},
+        "inter_node": {k: total[k] - on_node[k] for k in total},
+    }
+    rec["messages"]["by_peer_note"] = rec["messages"]["by_peer_note"].replace(f"this run: {old}", f"this run: {ranks}")
+    return rec
 
 
 def measure(argv: list[str]) -> tuple[float, float, int]:
