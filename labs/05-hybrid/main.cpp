@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -34,6 +35,10 @@ std::atomic<int> exchanging{0};
 std::atomic<unsigned long> halo_rows_early{0};  // rows next to a halo relaxed while an exchange ran
 bool slow_exchange = false;                     // the probe's slowed exchanges
 long changes_wrong = 0;                         // steps whose step() returned another value than rows_largest
+// Rows asked of relax_row() that are not the rank's (1..g.rows): a halo (0, g.rows + 1) or past
+// it. Relaxing one would read outside the grid, so it is counted and named, never read.
+std::atomic<unsigned long> rows_outside{0};
+std::atomic<int> row_outside{0};  // the first such row asked
 
 void note_change(double change) {
   double seen = rows_largest.load(std::memory_order_relaxed);
@@ -110,6 +115,10 @@ Grid make_grid(const lab::World& w, int n) {
 }  // namespace
 
 double relax_row(Grid& g, int r) {
+  if (r < 1 || r > g.rows) {
+    if (rows_outside.fetch_add(1, std::memory_order_relaxed) == 0) row_outside.store(r, std::memory_order_relaxed);
+    return 0.0;
+  }
   if ((r == 1 || r == g.rows) && exchanging.load(std::memory_order_acquire) > 0)
     halo_rows_early.fetch_add(1, std::memory_order_relaxed);
   if (probing.load(std::memory_order_relaxed)) return probe_row();
@@ -286,9 +295,19 @@ int run(const lab::World& w, const Options& o) {
   MPI_Allreduce(&early, &early_all, 1, MPI_DOUBLE, MPI_SUM, w.comm);
   lab::Digest answer;
   const int grid = verify(w, g, o.iterations, change, &answer);
-  const bool ok = grid == 1 && wrong_all == 0 && probe.lost == 0 && early_all == 0;
+  double outside = static_cast<double>(rows_outside.load()), outside_all = 0;  // the run's and the probe's
+  MPI_Allreduce(&outside, &outside_all, 1, MPI_DOUBLE, MPI_SUM, w.comm);
+  int asked = rows_outside.load() > 0 ? row_outside.load() : INT_MIN, asked_any = INT_MIN;  // one row asked
+  MPI_Allreduce(&asked, &asked_any, 1, MPI_INT, MPI_MAX, w.comm);
+  const bool ok = grid == 1 && wrong_all == 0 && probe.lost == 0 && early_all == 0 && outside_all == 0;
   const std::string why =
-      early_all > 0
+      outside_all > 0
+          ? "step() asked relax_row() for rows that are not the rank's " +
+                std::to_string(static_cast<long>(outside_all)) + " time(s) (row " + std::to_string(asked_any) +
+                ", for one): a rank relaxes its rows 1 to g.rows; row 0 and row g.rows + 1 are the halos "
+                "exchange_halos fills, "
+                "read by the rows next to them, never relaxed: loop `for (int r = 1; r <= g.rows; ++r)`"
+      : early_all > 0
           ? "step() relaxed a row next to a halo while exchange_halos was still filling that halo, " +
                 std::to_string(static_cast<long>(early_all)) +
                 " time(s) (the race probe slows its first exchanges by 2 ms): the first and last rows read the "
@@ -328,6 +347,7 @@ int run(const lab::World& w, const Options& o) {
                       {"race_probe_steps", probe.steps},
                       {"race_probe_lost", probe.lost},
                       {"halo_rows_early", early_all},
+                      {"rows_outside", outside_all},
                       {"n", o.n},
                       {"iterations", o.iterations},
                       {"seconds", slowest},

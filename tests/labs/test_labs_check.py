@@ -1081,3 +1081,22 @@ def test_lab5_halos_exchanged_after_the_loop_are_stale_and_not_correct(tmp_path)
     code, out, text = check(5, "copy", dest)
     assert code == 1, text
     assert "the grid differs from the one-process computation" in text
+
+
+@pytest.mark.parametrize(
+    "loop, row",
+    [
+        ("for (int r = 0; r <= g.rows; ++r)", "row 0, for one"),
+        ("for (int r = 1; r <= g.rows + 1; ++r)", "are not the rank's"),
+    ],
+    ids=["from-the-top-halo", "into-the-bottom-halo"],
+)
+def test_lab5_a_loop_over_a_halo_row_is_named_not_a_crash(tmp_path, loop, row):
+    """A loop that takes in a halo row (row 0 or g.rows + 1) read outside the grid and crashed:
+    graded "a crash", which did not say why. relax_row() now counts a row that is not the rank's,
+    reads nothing, and the grade names the halo rows and the loop."""
+    dest = solution_copy(5, tmp_path, "heat_step.cpp", "for (int r = 1; r <= g.rows; ++r)", loop)
+    code, out, text = check(5, "copy", dest)
+    assert code == 1, text
+    assert "asked relax_row() for rows that are not the rank's" in text and row in text, text
+    assert "for (int r = 1; r <= g.rows; ++r)" in text
