@@ -48,6 +48,25 @@ def test_a_run_record_from_a_real_run_is_valid_and_damage_is_named():
     assert "not a pxq record" in messages({"app": "ring"})[0]
 
 
+def test_a_run_s_message_rows_are_four_counts_each():
+    """The rows the message profile writes (by_rank, by_peer, by_channel) are described by the
+    schema, so a count written as a word, a negative count or a short row is named."""
+    good = copy.deepcopy(RUN)
+    good["messages"]["by_rank"] = [[0, 1, 10, 671088640], [1, 1, 10, 671088640]]
+    good["messages"]["by_rank_columns"] = ["rank", "peers", "messages", "bytes"]
+    assert messages(good) == []
+    for where, bad in (
+        ("by_rank", [[0, 1, "many", 671088640]]),
+        ("by_rank", [[0, 1, 10]]),
+        ("by_peer", [[0, 1, -10, 671088640]]),
+        ("by_channel", {"intra_cmp": {"bytes": 1.5, "messages": 20}}),
+        ("by_rank_columns", ["rank", "bytes"]),
+    ):
+        wrong = copy.deepcopy(good)
+        wrong["messages"][where] = bad
+        assert any(m.startswith(f"messages/{where}") for m in messages(wrong)), (where, messages(wrong))
+
+
 def test_version_one_records_are_read_as_their_kind_and_not_checked():
     old = {k: v for k, v in RUN.items() if k != "kind"} | {"schema": 1}
     assert schemas.kind_of(old) == "run" and messages(old) == []
