@@ -10,6 +10,7 @@
 #include <climits>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <thread>
 
@@ -39,6 +40,9 @@ long changes_wrong = 0;                         // steps whose step() returned a
 // it. Relaxing one would read outside the grid, so it is counted and named, never read.
 std::atomic<unsigned long> rows_outside{0};
 std::atomic<int> row_outside{0};  // the first such row asked
+// How often each of the rank's rows was relaxed in the timed steps (index 1..g.rows): once a step
+// each, or step() left a row out (a loop that stops one row short) and the grid differs there.
+std::unique_ptr<std::atomic<unsigned long>[]> row_relaxes;
 
 void note_change(double change) {
   double seen = rows_largest.load(std::memory_order_relaxed);
@@ -124,6 +128,7 @@ double relax_row(Grid& g, int r) {
   if (probing.load(std::memory_order_relaxed)) return probe_row();
   threads_seen.fetch_or(1ul << (omp_get_thread_num() % 64), std::memory_order_relaxed);
   relax_calls.fetch_add(1, std::memory_order_relaxed);
+  if (row_relaxes) row_relaxes[r].fetch_add(1, std::memory_order_relaxed);
   const int n = g.n;
   const double* up = &g.u[static_cast<std::size_t>(r - 1) * n];
   const double* mid = up + n;
@@ -241,6 +246,36 @@ Probe race_probe(const lab::World& w) {
   return {static_cast<double>(kProbeSteps) * w.size, all};
 }
 
+// The rows step() relaxed fewer times than it ran steps, over the ranks, and one of them named
+// as the student's loop sees it ("g.rows = 1023, the last, on rank 0").
+struct Missed {
+  double rows = 0;
+  std::string example;
+};
+
+Missed rows_missed(const lab::World& w, const Grid& g, int iterations) {
+  double mine = 0;
+  int first = 0;
+  for (int r = 1; r <= g.rows; ++r)
+    if (row_relaxes[r].load() < static_cast<unsigned long>(iterations)) {
+      mine += 1;
+      if (first == 0) first = r;
+    }
+  row_relaxes.reset();  // the race probe after this relaxes another grid
+  Missed out;
+  MPI_Allreduce(&mine, &out.rows, 1, MPI_DOUBLE, MPI_SUM, w.comm);
+  // One example: the lowest rank that missed a row, with that row (a rank only, then its row).
+  int who = first > 0 ? w.rank : INT_MAX, lowest = INT_MAX;
+  MPI_Allreduce(&who, &lowest, 1, MPI_INT, MPI_MIN, w.comm);
+  int row = w.rank == lowest ? first : 0, rows = w.rank == lowest ? g.rows : 0, named = 0, of = 0;
+  MPI_Allreduce(&row, &named, 1, MPI_INT, MPI_MAX, w.comm);
+  MPI_Allreduce(&rows, &of, 1, MPI_INT, MPI_MAX, w.comm);
+  if (out.rows > 0)
+    out.example = (named == of ? "g.rows = " + std::to_string(of) + ", the last," : std::to_string(named)) +
+                  " on rank " + std::to_string(lowest);
+  return out;
+}
+
 struct Options {
   int n = 2048, iterations = 40;
 
@@ -260,6 +295,8 @@ int run(const lab::World& w, const Options& o) {
         "warning: %d OpenMP threads per rank, but MPI gave %s: ask for MPI_THREAD_FUNNELED before threads run (LAB "
         "1)\n",
         threads, lab::thread_level_name(w.provided));
+  row_relaxes = std::make_unique<std::atomic<unsigned long>[]>(static_cast<std::size_t>(g.rows) + 2);
+  for (int r = 0; r < g.rows + 2; ++r) row_relaxes[r].store(0);
   double change = 0;
   MPI_Barrier(w.comm);
   const double t0 = MPI_Wtime();
@@ -270,6 +307,7 @@ int run(const lab::World& w, const Options& o) {
     MPI_Allreduce(&mine, &change, 1, MPI_DOUBLE, MPI_MAX, w.comm);
   }
   double seconds = MPI_Wtime() - t0, slowest = 0;
+  const Missed missed = rows_missed(w, g, o.iterations);
   MPI_Allreduce(&seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, w.comm);
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
@@ -313,6 +351,10 @@ int run(const lab::World& w, const Options& o) {
                 " time(s) (the race probe slows its first exchanges by 2 ms): the first and last rows read the "
                 "halos, so every relax must wait for the exchange; call exchange_halos before the parallel loop, "
                 "or put `#pragma omp barrier` after an `omp master` that calls it"
+      : missed.rows > 0 ? "step() left " + std::to_string(static_cast<long>(missed.rows)) +
+                              " of the ranks' rows unrelaxed in some steps (row " + missed.example +
+                              ", for one): a rank relaxes every one of its rows, 1 to g.rows, once a step, so the grid "
+                              "differs from the one-process computation: loop `for (int r = 1; r <= g.rows; ++r)`"
       : grid == 0     ? "the grid differs from the one-process computation"
       : wrong_all > 0 ? "step() returned another value than the largest change of the rows it relaxed in " +
                             std::to_string(static_cast<long>(wrong_all)) + " of " +
@@ -348,6 +390,7 @@ int run(const lab::World& w, const Options& o) {
                       {"race_probe_lost", probe.lost},
                       {"halo_rows_early", early_all},
                       {"rows_outside", outside_all},
+                      {"rows_missed", missed.rows},
                       {"n", o.n},
                       {"iterations", o.iterations},
                       {"seconds", slowest},

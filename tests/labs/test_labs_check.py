@@ -1086,6 +1086,25 @@ def test_lab5_halos_exchanged_after_the_loop_are_stale_and_not_correct(tmp_path)
 @pytest.mark.parametrize(
     "loop, row",
     [
+        ("for (int r = 1; r < g.rows; ++r)", "row g.rows = "),
+        ("for (int r = 2; r <= g.rows; ++r)", "row 1 on rank 0"),
+    ],
+    ids=["one-row-short", "from-the-second-row"],
+)
+def test_lab5_a_loop_that_leaves_a_row_out_names_the_row(tmp_path, loop, row):
+    """A loop one row short (the last or the first of the rank's rows left out) made the grid
+    differ, and the grade said only that. The harness counts each row's relaxes over the timed
+    steps, so the grade names a row left out and the loop that relaxes every row."""
+    dest = solution_copy(5, tmp_path, "heat_step.cpp", "for (int r = 1; r <= g.rows; ++r)", loop)
+    code, out, text = check(5, "copy", dest)
+    assert code == 1, text
+    assert "of the ranks' rows unrelaxed in some steps" in text and row in text, text
+    assert "for (int r = 1; r <= g.rows; ++r)" in text
+
+
+@pytest.mark.parametrize(
+    "loop, row",
+    [
         ("for (int r = 0; r <= g.rows; ++r)", "row 0, for one"),
         ("for (int r = 1; r <= g.rows + 1; ++r)", "are not the rank's"),
     ],
