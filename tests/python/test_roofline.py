@@ -779,20 +779,20 @@ def test_predictions_closer_than_the_ceilings_spread_could_move_them_are_a_predi
     def pt(predicted, sources, times):
         return {"app": "cg", "predicted": predicted, "sources": sources, "times": times, "median": times[3]}
 
-    same_roof = pt(1.0, {"memory @ 2": [1.0, 0.1]}, [1.0] * 7), pt(1.05, {"memory @ 2": [1.05, 0.1]}, [1.0] * 7)
-    assert ordering.prediction_margin(*same_roof) == pytest.approx(0.005)
-    assert ordering.predicted_order(*same_roof) == 1  # 5% apart on one ceiling: still ordered
-    other_roof = same_roof[0], pt(1.05, {"L2 @ 2": [1.05, 0.1]}, [1.0] * 7)
-    assert ordering.prediction_margin(*other_roof) == pytest.approx(math.hypot(0.1, 0.105))
+    same_roof = pt(1.0, {"memory @ 2": [1.0, 0.1]}, [1.0] * 7), pt(1.08, {"memory @ 2": [1.08, 0.1]}, [1.0] * 7)
+    assert ordering.prediction_margin(*same_roof) == pytest.approx(0.008)
+    assert ordering.predicted_order(*same_roof) == 1  # 8% apart on one ceiling: still ordered
+    other_roof = same_roof[0], pt(1.08, {"L2 @ 2": [1.08, 0.1]}, [1.0] * 7)
+    assert ordering.prediction_margin(*other_roof) == pytest.approx(math.hypot(0.1, 0.108))
     assert ordering.predicted_order(*other_roof) == 0  # each could be 10% off the other way
-    exact = pt(1.0, {"memory @ 2": [1.0, 0.0]}, [1.0] * 7), pt(1.001, {"L2 @ 2": [1.001, 0.0]}, [1.0] * 7)
+    exact = pt(1.0, {"memory @ 2": [1.0, 0.0]}, [1.0] * 7), pt(1.06, {"L2 @ 2": [1.06, 0.0]}, [1.0] * 7)
     assert ordering.predicted_order(*exact) == 1
 
     # Three variants: the runs tie a and b and put c above both; the prediction ties a and b
     # within the spread: tau-b 1 (2 / sqrt(3 x 2) when the prediction ordered a and b strictly).
     fast, slow = [1.0, 1.01, 1.02, 1.03, 1.04, 1.05, 1.06], [1.5, 1.51, 1.52, 1.53, 1.54, 1.55, 1.56]
     a = pt(1.0, {"memory @ 2": [1.0, 0.1]}, fast)
-    b = pt(1.05, {"gather (memory) @ 2": [1.05, 0.1]}, [t + 0.001 for t in fast])
+    b = pt(1.07, {"gather (memory) @ 2": [1.07, 0.1]}, [t + 0.001 for t in fast])
     c = pt(1.6, {"memory @ 2": [1.6, 0.1]}, slow)
     pairs = ordering.pairs_per_app([a, b, c])["cg"]
     assert pairs["predicted_alike"] == [(a, b)]
@@ -801,11 +801,37 @@ def test_predictions_closer_than_the_ceilings_spread_could_move_them_are_a_predi
     assert ordering.pairs_per_app(strict)["cg"]["tau_b"] == pytest.approx(2 / math.sqrt(3 * 2))
     named = [dict(p, layout="1x2x1", mode=m, tile=None, runs=7) for p, m in zip((a, b, c), ("flat", "hybrid", "tiled"))]
     said = roofview.order_text(1.0, ordering.pairs_per_app(named)["cg"])
-    assert "predicted alike (closer than the spread of the ceilings' own runs could move them): 1x2x1 flat" in said
+    alike = "predicted alike (within +-5%, or closer than the spread of the ceilings' own runs could move them)"
+    assert f"{alike}: 1x2x1 flat" in said
     assert "of the 2 pair(s) the runs order, 2 predicted in that order;" in said
     runs_order_all = [dict(p, times=[t * (1 + i) for t in p["times"]]) for i, p in enumerate(named)]
     said = roofview.order_text(1.0, ordering.pairs_per_app(runs_order_all)["cg"])
     assert "of the 3 pair(s) the runs order, 2 predicted in that order and 1 predicted alike" in said
+
+
+def test_predictions_within_the_runs_equivalence_margin_are_a_predicted_tie():
+    """The runs call a pair within +-5% equivalent, so the prediction is read at the same
+    resolution: predictions 3% apart are alike even on exact ceilings. Where both tie a pair it
+    counts for tau-b; where the runs order a pair the prediction puts within 5%, it counts against
+    (a prediction must separate the two by more than the margin to claim their order)."""
+
+    def pt(predicted, times):
+        return {"app": "mg", "predicted": predicted, "sources": {}, "times": times, "median": times[3]}
+
+    base = [1.0, 1.01, 1.02, 1.03, 1.04, 1.05, 1.06]
+    a, b, c = pt(1.0, base), pt(1.03, [t + 0.001 for t in base]), pt(1.5, [t * 1.5 for t in base])
+    assert ordering.predicted_order(a, b) == 0 and ordering.predicted_order(a, c) == 1
+    both_tie = ordering.pairs_per_app([a, b, c])["mg"]
+    assert both_tie["predicted_alike"] == [(a, b)] and both_tie["tau_b"] == pytest.approx(1.0)
+    apart = dict(b, times=[t * 1.3 for t in base], median=base[3] * 1.3)  # the runs order it; 3% predicted
+    judged = ordering.pairs_per_app([a, apart, c])["mg"]
+    assert judged["ordered_alike"] == 1 and judged["tau_b"] == pytest.approx(2 / math.sqrt(3 * 2))
+    close = [a, b, dict(c, predicted=1.04)]  # every prediction within 5%: nothing predicted to judge
+    pairs = ordering.pairs_per_app(close)["mg"]
+    assert pairs["tau_b"] is None and pairs["alike_all"]
+    named = [dict(p, layout="1x2x1", mode=m, tile=None, runs=7) for p, m in zip(close, ("flat", "hybrid", "tiled"))]
+    said = roofview.order_text(0.5, ordering.pairs_per_app(named)["mg"])
+    assert "tau-b not judged: the prediction puts every settled pair within +-5%" in said
 
 
 def spread(rows_: list[dict], half: float) -> list[dict]:

@@ -1,6 +1,7 @@
 """How well the roofline's prediction orders an app's variants: the order their runs measure
 (paired rounds of one sweep judged as a settled sweep judges a pair, else a rank-sum test), the
-order predicted (a tie where the ceilings' own spread could swap the two predictions), and
+order predicted (a tie where the ceilings' own spread could swap the two predictions, or where
+they differ by no more than the runs' equivalence margin), and
 Kendall's tau-b between them over the settled pairs (pxq.analysis.models.roofline's points)."""
 
 from __future__ import annotations
@@ -97,6 +98,7 @@ def pairs_per_app(pts: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
             "unsettled": unsettled,
             "predicted_alike": alike,
             "tau_b": _tau_b(signs),
+            "alike_all": _all_alike(signs),
             "paired": paired,
             "pairs": len(signs),
         }
@@ -124,10 +126,13 @@ def prediction_margin(a: dict[str, Any], b: dict[str, Any]) -> float:
 
 def predicted_order(a: dict[str, Any], b: dict[str, Any]) -> int:
     """The order the prediction gives two points (1: B slower, -1: B faster), or a tie (0) where
-    they differ by no more than the ceilings' own spread could move them (prediction_margin):
-    ceilings measured no better than that cannot order them."""
+    they differ by no more than the ceilings' own spread could move them (prediction_margin),
+    or by no more than the margin within which the runs call a pair equivalent (ORDER_RULE's
+    +-5%): the two rankings are read at one resolution, so a prediction 3% apart claims what
+    a measured tie says (alike within 5%), not an order the runs could not show."""
     diff = b["predicted"] - a["predicted"]
-    return 0 if abs(diff) <= prediction_margin(a, b) else _sign(diff)
+    within = ORDER_RULE.equivalence * min(abs(a["predicted"]), abs(b["predicted"]))
+    return 0 if abs(diff) <= max(prediction_margin(a, b), within) else _sign(diff)
 
 
 def _pair_signs(mine: list[dict[str, Any]], with_pairing: bool = False) -> list[tuple[Any, ...]]:
@@ -152,6 +157,13 @@ def _tau_b(signs: list[tuple[Any, Any, int | None, int]]) -> float | None:
         return None
     score = sum(int(meas or 0) * pred for _, _, meas, pred in signs)
     return score / math.sqrt((pairs - tied_meas) * (pairs - tied_pred))
+
+
+def _all_alike(signs: list[tuple[Any, Any, int | None, int]]) -> bool:
+    """Whether the prediction ties every settled pair while the runs order some (so tau-b has
+    no predicted order to judge: the model does not separate these variants)."""
+    settled = [s for s in signs if s[2] is not None]
+    return len(settled) >= 3 and all(pred == 0 for *_, pred in settled) and any(s[2] for s in settled)
 
 
 def tau_b_by_runs(mine: list[dict[str, Any]]) -> float | None:

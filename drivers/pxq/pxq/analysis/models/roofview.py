@@ -216,6 +216,12 @@ def order_text(tau: float | None, pr: dict[str, Any]) -> str:
             f"Kendall's tau-b {pr['tau_b']:.2f} against the order the runs measure (a pair they tie counts "
             f"as a tie), Kendall's tau {tau:.2f} on the medians alone"
         )
+    elif pr.get("alike_all"):
+        said = (
+            f"Kendall's tau-b not judged: the prediction puts every settled pair within +-"
+            f"{ordering.ORDER_RULE.equivalence:.0%} (it does not separate these variants) while the runs order "
+            f"some, Kendall's tau {tau:.2f} on the medians alone"
+        )
     else:
         said = (
             "Kendall's tau-b not judged: the runs order no pair (they differ less than their noise) or settle "
@@ -232,7 +238,10 @@ def order_text(tau: float | None, pr: dict[str, Any]) -> str:
         said += f"; tied by the runs ({order_rule(pr['unordered'])}): {names}"
     if pr.get("predicted_alike"):
         names = "; ".join(f"{variant(a)} / {variant(b)}" for a, b in pr["predicted_alike"])
-        said += f"; predicted alike (closer than the spread of the ceilings' own runs could move them): {names}"
+        said += (
+            f"; predicted alike (within +-{ordering.ORDER_RULE.equivalence:.0%}, or closer than the spread of the "
+            f"ceilings' own runs could move them): {names}"
+        )
     if pr.get("unsettled"):
         names = "; ".join(f"{variant(a)} / {variant(b)}" for a, b in pr["unsettled"])
         said += (
