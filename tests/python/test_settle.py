@@ -109,6 +109,24 @@ def test_equivalence_and_what_is_said_when_unsettled():
     assert few.kind == "unsettled" and few.needed == settle.MIN_BLOCKS
 
 
+def test_an_order_whose_interval_reaches_into_the_margin_says_a_rerun_may_find_them_equivalent():
+    """CG's hybrid against its flat run was "1.07x slower [1.01-1.13]" in one sweep and
+    equivalent within +-5% in the next: the direction was shown, a difference beyond the margin
+    was not. Such an order says so; one whose interval clears the margin does not."""
+    rule = settle.Rule(precision=0.05)
+    ratios = [1.07, 1.02, 1.11, 1.05, 1.09, 1.03, 1.12, 1.06]
+    marginal = settle.judge(ratios, rule)
+    assert marginal.kind == "slower" and marginal.lo is not None and 1 < marginal.lo < 1.05, marginal
+    assert marginal.near == pytest.approx(0.05) and marginal.record()["near_margin"] == pytest.approx(0.05)
+    assert "(its near end within +-5%: a rerun may find them equivalent)" in marginal.text()
+    faster = settle.judge([1 / r for r in ratios], rule)
+    assert faster.kind == "faster" and faster.near == pytest.approx(0.05) and "a rerun may" in faster.text()
+    clear = settle.judge([1.5, 1.52, 1.49, 1.51], rule)
+    assert clear.kind == "slower" and clear.near is None and "rerun" not in clear.text()
+    wider = settle.judge(ratios, settle.Rule(0.05, margin=0.01))
+    assert wider.kind == "slower" and wider.near is None  # the interval clears a 1% margin
+
+
 @pytest.mark.parametrize("sd", [0.04, 0.06, 0.08, 0.12])
 def test_the_cost_against_a_design_that_knew_the_noise(sd):
     """The blocks a settled pair takes, against those a fixed design would need knowing the

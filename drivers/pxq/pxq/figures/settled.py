@@ -38,6 +38,8 @@ def plot(names: list[str], pairs: list[Any], path: Path, title: str) -> Path:
             "equivalent": f"= within {100 * (v.margin or 0):.1f}%",
             "unsettled": "unsettled",
         }[v.kind]
+        if v.near:  # the order may not hold on a rerun: its interval reaches into the margin
+            label += f"\nnear +-{100 * v.near:.0f}%"
         ax.annotate(label, (k, hi), textcoords="offset points", xytext=(0, 4), ha="center", fontsize=8)
         top = max(top, hi)
     ax.axhline(1.0, color="black", linewidth=0.8)

@@ -12,6 +12,10 @@ on the logarithms of these ratios:
   or slower when its (1 - 0.3 alpha) interval (98.5%) excludes 1, else equivalent within the
   margin the 96% interval proves (two one-sided tests at 2% each: at most the precision plus
   the estimate's distance from 1), or within the asked margin when that is wider;
+- an order whose interval's end nearer 1 lies inside the equivalence margin says so: the
+  direction is shown, a difference beyond the margin is not, and a rerun may call the pair
+  equivalent ("1.07x slower [1.01-1.13] ... (its near end within +-5%: a rerun may find them
+  equivalent)");
 - **looks for a clear answer** before that: after blocks 4, 6, 9, 14, 20, ... (each about 1.5
   times the last) up to max_blocks, at 0.2 alpha for the first look and 0.2 alpha shared by the
   others (Bonferroni), a pair is faster/slower when that look's interval excludes 1, or
@@ -105,6 +109,10 @@ class Verdict:
     needed: int | None = None  # unsettled: the blocks the current spread says would settle it
     median: float | None = None  # the median of the paired ratios, beside the mean
     left_out: int = 0  # blocks left out: the host's state moved (pxq.experiments.settling)
+    # Faster or slower, but the interval's end nearer 1 lies inside the equivalence margin (this
+    # margin): the order is shown, its size is not shown to exceed the margin, so a rerun may
+    # find the pair equivalent. None otherwise.
+    near: float | None = None
 
     @property
     def settled(self) -> bool:
@@ -125,7 +133,12 @@ class Verdict:
                 r, lo, hi = 1 / self.ratio, 1 / self.hi, 1 / self.lo
             else:
                 r, lo, hi = self.ratio, self.lo, self.hi
-            return f"{r:.2f}x {self.kind} [{lo:.2f}-{hi:.2f}] over {self.blocks} blocks{left}"
+            near = (
+                f" (its near end within +-{100 * self.near:.0f}%: a rerun may find them equivalent)"
+                if self.near
+                else ""
+            )
+            return f"{r:.2f}x {self.kind} [{lo:.2f}-{hi:.2f}] over {self.blocks} blocks{near}{left}"
         if self.kind == "equivalent":
             assert self.margin is not None
             return f"equivalent within +-{100 * self.margin:.1f}% over {self.blocks} blocks{left}"
@@ -144,6 +157,7 @@ class Verdict:
             "needed": self.needed,
             "median_ratio": self.median,
             "left_out": self.left_out,
+            "near_margin": self.near,
         }
 
 
@@ -175,9 +189,11 @@ def judge(ratios: list[float], rule: Rule, left_out: int = 0, last: bool = False
         tost = _t(1 - a_tost, n - 1) * se  # the (1 - 2 a_tost) interval
         ratio, lo, hi = math.exp(mean), math.exp(mean - half), math.exp(mean + half)
         if mean - half > 0:
-            return Verdict("slower", ratio, lo, hi, n, median=median, left_out=left_out)
+            near = rule.equivalence if mean - half < bound else None
+            return Verdict("slower", ratio, lo, hi, n, median=median, left_out=left_out, near=near)
         if mean + half < 0:
-            return Verdict("faster", ratio, lo, hi, n, median=median, left_out=left_out)
+            near = rule.equivalence if mean + half > -bound else None
+            return Verdict("faster", ratio, lo, hi, n, median=median, left_out=left_out, near=near)
         if -bound <= mean - tost and mean + tost <= bound:
             return Verdict("equivalent", ratio, lo, hi, n, margin=rule.equivalence, median=median, left_out=left_out)
         if narrow:  # precise, and no difference: the margin it proves
