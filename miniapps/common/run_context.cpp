@@ -190,8 +190,18 @@ AutoTile decide_auto_tile(const Variant& v, std::size_t buffer_bytes, const std:
 tiling::TileResolution resolve_run_tile(const MpiWorld& w, const Variant& v, std::size_t buffer_bytes,
                                         const std::string& tile_kernel, const tiling::AutoShare& share,
                                         const tiling::CacheInfo& caches) {
-  if (v.tile.kind != tiling::TilePolicy::Kind::automatic)
-    return tiling::resolve_tile(v.tile, buffer_bytes, sizeof(double), caches, share);
+  if (v.tile.kind != tiling::TilePolicy::Kind::automatic) {
+    tiling::TileResolution r = tiling::resolve_tile(v.tile, buffer_bytes, sizeof(double), caches, share);
+    // A tile asked for that cuts a buffer already in the cache its share targets: say it
+    // cannot pay (the rule --tile auto follows), so a loss is not read as the tiles' promise.
+    const std::string why = r.bytes > 0 && r.bytes < buffer_bytes
+                                ? tiling::untiled_reason(buffer_bytes, caches, share, v.threads)
+                                : std::string();
+    if (!why.empty())
+      r.warning += (r.warning.empty() ? "" : "; ") + std::string("these tiles cannot pay here: ") + why +
+                   "; its tiles can only add work (--tile auto runs it untiled)";
+    return r;
+  }
   // Rank 0 decides for every rank: the ranks' tiles must agree (their messages are cut by
   // them), even when the nodes differ. Its error (a damaged profile) fails all alike.
   AutoTile choice;

@@ -74,6 +74,15 @@ def main() -> int:
     v = large["variant"]
     if (v["tile_source"], v["tile_bytes"]) != ("auto:L2/4", l2 // 4):
         fail(f"the ring's block of four L2s: expected auto:L2/4 of {l2 // 4} B, got {v}")
+    # A tile asked for: tiled as asked, and where its buffer fits the L2 the record says it cannot pay.
+    asked = ["--iterations", "1", "--mode", "tiled", "--tile", str(l2 // 8)]
+    cut = run(mpirun, ring, ["--block", str(l2 // 2), *asked], work_dir / "ring-asked-small.jsonl", env)
+    notes = " ".join(cut.get("notes", []))
+    if cut["variant"]["tile_bytes"] != l2 // 8 or "these tiles cannot pay here" not in notes or "fits in" not in notes:
+        fail(f"a tile asked for on half an L2: tiled, with the note that it cannot pay: {cut['variant']} {notes}")
+    big = run(mpirun, ring, ["--block", str(4 * l2), *asked], work_dir / "ring-asked-large.jsonl", env)
+    if any("cannot pay" in n for n in big.get("notes", [])):
+        fail(f"a tile asked for on four L2s can pay: no such note, got {big.get('notes')}")
     # A profile of this machine naming a tile does not tile a buffer that fits: the model first.
     profile = work_dir / "tiles.json"
     profile.write_text(

@@ -689,6 +689,21 @@ def test_every_run_says_how_close_it_came_to_the_physical_roof():
     assert roofline.predict(busy, CEIL)["of_roof"] == pytest.approx(0.5)
 
 
+def test_a_tile_that_cannot_pay_is_named_below_the_table(tmp_path):
+    """A tile asked for that cuts a buffer already in the cache its share targets (CG's x at class
+    A) carries the run's note; the roofline names those runs and why, below its table, and keeps
+    nothing else of the record's notes."""
+    why = "the buffer it would cut (109.4K) fits in one core's L2 (512K), so tiling cannot cut memory traffic"
+    cut = ring_record(256 * K, 16 * K)
+    cut["notes"] = ["launcher said 1 node(s), observed 1", roofline.NO_PAY + why]
+    plain = ring_record(64 * M, 256 * K)
+    plain["notes"] = ["launcher said 1 node(s), observed 1"]
+    assert roofline.held(cut)["notes"] == [roofline.NO_PAY + why] and "notes" not in roofline.held(plain)
+    pts = roofline.points([roofline.held(cut), roofline.held(plain)], CEIL)
+    lines = [line for line in roofview.summary_lines(pts) if line.startswith("tiles that cannot pay here")]
+    assert len(lines) == 1 and why in lines[0] and "tiled 16K" in lines[0], lines
+
+
 def test_a_kokkos_run_and_its_openmp_twin_are_told_apart_in_the_labels():
     one = {"app": "cg", "size": "A", "layout": "1x1x2", "mode": "hybrid", "tile": None, "backend": "openmp"}
     assert roofview.label(one) == "cg A 1x1x2 hybrid"

@@ -190,6 +190,7 @@ RENDERED = frozenset(("gbs", "gflops", "memory_gbs", "intensity", "core_intensit
 SHARED_PARTS = ("size", "layout", "variant")  # alike in many runs: held once for all of them
 HELD_DRIVER = ("run_id", "sweep_id", "sweep_key", "repeat", "settle")
 HELD_CONTEXT = ("host", "cpu_model", "date")
+NO_PAY = "tile: these tiles cannot pay here: "  # the run's note on a tile that cuts a buffer in cache
 
 
 def _declared(w: Any) -> Any:
@@ -218,6 +219,9 @@ def held(rec: dict[str, Any]) -> dict[str, Any]:
         part = rec.get(name)
         if isinstance(part, dict):
             out[name] = records.share((name, *part.items()), part)
+    no_pay = [n for n in rec.get("notes") or [] if isinstance(n, str) and n.startswith(NO_PAY)]
+    if no_pay:
+        out["notes"] = [records.share(("note", no_pay[0]), no_pay[0])]
     driver, ctx = rec.get("driver"), rec.get("context")
     if isinstance(driver, dict):
         out["driver"] = {k: driver[k] for k in HELD_DRIVER if k in driver}
@@ -280,6 +284,7 @@ def points(
                 "spread": (times[-1] - times[0]) / median if median > 0 else 0.0,
                 "phase_seconds": {n: float(w.get("seconds") or 0.0) for n, w in rep["work"].items()},
                 "phase_what": {n: str(w.get("what") or "") for n, w in rep["work"].items()},
+                "no_pay": next((n[len(NO_PAY) :] for n in rep.get("notes") or [] if n.startswith(NO_PAY)), None),
                 **pred,
                 "ratio": pred["predicted"] / median if median > 0 else math.nan,
             }

@@ -179,6 +179,7 @@ def summary_lines(pts: list[dict[str, Any]]) -> list[str]:
             if above
             else ""
         ),
+        *[f"tiles that cannot pay here, {label(p)}: {p['no_pay']}" for p in pts if p.get("no_pay")],
     ]
 
 
