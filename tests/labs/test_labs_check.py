@@ -1083,39 +1083,28 @@ def test_lab5_halos_exchanged_after_the_loop_are_stale_and_not_correct(tmp_path)
     assert "the grid differs from the one-process computation" in text
 
 
-@pytest.mark.parametrize(
-    "loop, row",
-    [
-        ("for (int r = 1; r < g.rows; ++r)", "row g.rows = "),
-        ("for (int r = 2; r <= g.rows; ++r)", "row 1 on rank 0"),
-    ],
-    ids=["one-row-short", "from-the-second-row"],
-)
-def test_lab5_a_loop_that_leaves_a_row_out_names_the_row(tmp_path, loop, row):
-    """A loop one row short (the last or the first of the rank's rows left out) made the grid
-    differ, and the grade said only that. The harness counts each row's relaxes over the timed
-    steps, so the grade names a row left out and the loop that relaxes every row."""
-    dest = solution_copy(5, tmp_path, "heat_step.cpp", "for (int r = 1; r <= g.rows; ++r)", loop)
-    code, out, text = check(5, "copy", dest)
-    assert code == 1, text
-    assert "of the ranks' rows unrelaxed in some steps" in text and row in text, text
-    assert "for (int r = 1; r <= g.rows; ++r)" in text
+LAB5_LEFT_OUT = "of the ranks' rows unrelaxed in some steps"
+LAB5_HALO = "asked relax_row() for rows that are not the rank's"
 
 
 @pytest.mark.parametrize(
-    "loop, row",
+    "loop, said, row",
     [
-        ("for (int r = 0; r <= g.rows; ++r)", "row 0, for one"),
-        ("for (int r = 1; r <= g.rows + 1; ++r)", "are not the rank's"),
+        ("for (int r = 1; r < g.rows; ++r)", LAB5_LEFT_OUT, "row g.rows = "),
+        ("for (int r = 2; r <= g.rows; ++r)", LAB5_LEFT_OUT, "row 1 on rank 0"),
+        ("for (int r = 0; r <= g.rows; ++r)", LAB5_HALO, "row 0, for one"),
+        ("for (int r = 1; r <= g.rows + 1; ++r)", LAB5_HALO, "are not the rank's"),
     ],
-    ids=["from-the-top-halo", "into-the-bottom-halo"],
+    ids=["one-row-short", "from-the-second-row", "from-the-top-halo", "into-the-bottom-halo"],
 )
-def test_lab5_a_loop_over_a_halo_row_is_named_not_a_crash(tmp_path, loop, row):
-    """A loop that takes in a halo row (row 0 or g.rows + 1) read outside the grid and crashed:
-    graded "a crash", which did not say why. relax_row() now counts a row that is not the rank's,
-    reads nothing, and the grade names the halo rows and the loop."""
+def test_lab5_a_loop_over_the_wrong_rows_is_named(tmp_path, loop, said, row):
+    """A loop one row short (the rank's last or first row left out) made the grid differ, and the
+    grade said only that; a loop that takes in a halo row (row 0 or g.rows + 1) read outside the
+    grid and crashed ("a crash", which did not say why). The harness counts each row's relaxes
+    over the timed steps, and relax_row() counts a row that is not the rank's and reads nothing:
+    the grade names the row and the loop that relaxes every row once."""
     dest = solution_copy(5, tmp_path, "heat_step.cpp", "for (int r = 1; r <= g.rows; ++r)", loop)
     code, out, text = check(5, "copy", dest)
     assert code == 1, text
-    assert "asked relax_row() for rows that are not the rank's" in text and row in text, text
+    assert said in text and row in text, text
     assert "for (int r = 1; r <= g.rows; ++r)" in text
