@@ -23,7 +23,11 @@ def test_the_roof_block_is_the_physical_roof_of_the_declared_phases():
     assert block["of_roof"] == pytest.approx(roofline.predict(rec, CEIL)["of_roof"], rel=1e-3)  # the roofline's column
     assert block["model_s"] == pytest.approx(roofline.predict(rec, CEIL)["predicted"], rel=1e-3)
     assert (block["binds"], block["cores"], block["memory_gbs"], block["peak_gflops"]) == ("memory", 2, 40, 100)
+    # The limit the access-kind model binds the heaviest phase at, named with that phase.
+    binding = roofline.phase_prediction(rec["work"]["compute"], CEIL, 2, 1)["binding"]
+    assert block["model_binds"] == f"{binding} (compute)"
     assert schemas.problems({**rec, "roof": block}, "t") == []
+    assert schemas.problems({**rec, "roof": {**block, "model_binds": 3}}, "t")
 
 
 def test_a_run_faster_than_the_limits_allow_is_above_its_roof():

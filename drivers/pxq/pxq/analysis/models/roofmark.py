@@ -7,8 +7,10 @@ limits allow the declared phases (`roof_s`: per phase, the longer of its flops a
 compulsory bytes at memory's bandwidth), beside the phases' measured time (`phases_s`) and the
 fraction of the roof the run reached (`of_roof` = roof_s / phases_s: 1 is the limit). Beside
 it, the access-kind roof pxq roofline predicts with (`model_s`: each phase at its own kind's
-measured rate), which explains a run, where the physical roof says how far the kernel itself is
-from what the hardware allows.
+measured rate, and `model_binds`: the ceiling that binds its heaviest phase, "update (L1)
+(bucket)"), which explains a run, where the physical roof says how far the kernel itself is
+from what the hardware allows: a run far below its physical roof and near `model_s` is held by
+that other limit (random updates, gathers, a stencil's loads), by model_s / roof_s.
 
 A run above ROOF_SLACK of its physical roof ran faster than memory allows: its working set was
 served from a cache (the roof counts every compulsory byte from memory), or the ceilings were
@@ -44,7 +46,9 @@ def mark(rec: dict[str, Any], ceilings: dict[str, Any] | None) -> dict[str, Any]
     try:
         k, _, t = roofline.cores_used(rec, ceilings)
         roof, phases = roofline.physical(work, ceilings, k, t)
-        model = sum(roofline.phase_prediction(w, ceilings, k, t)["seconds"] for w in work.values())
+        each = {name: roofline.phase_prediction(w, ceilings, k, t) for name, w in work.items()}
+        model = sum(p["seconds"] for p in each.values())
+        heaviest = max(each, key=lambda n: each[n]["seconds"])
         peak = ceil.at(ceilings["peak_gflops"], k)
         memory = ceil.at(ceilings["curve"][-1]["gbs"], k)
     except (KeyError, IndexError, TypeError, ValueError, ZeroDivisionError):
@@ -58,6 +62,7 @@ def mark(rec: dict[str, Any], ceilings: dict[str, Any] | None) -> dict[str, Any]
         "roof_s": _digits(roof),
         "phases_s": _digits(phases),
         "model_s": _digits(model),
+        "model_binds": f"{each[heaviest]['binding']} ({heaviest})",
         "cores": k,
         "memory_gbs": _digits(memory),
         "peak_gflops": _digits(peak),
