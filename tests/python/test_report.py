@@ -4,6 +4,7 @@ import pytest
 from conftest import RUN_RECORD, complete
 
 from pxq.analysis.exports import report
+from pxq.analysis.models import roofline
 
 
 def record(seconds: float, gbs: float, mops: float | None = None, metric: str = "effective_gbs") -> dict:
@@ -269,6 +270,19 @@ def test_a_run_started_beside_other_work_is_flagged_loaded():
     assert "loaded" in busy.flags and "load_at_start" in report.FLAG_TEXT["loaded"]
     assert not report.started_loaded({"context": {"load_at_start": "40", "logical_cpus": 2}})
     assert not report.started_loaded({"context": {"load_at_start": 40.0}})  # no core count: not judged
+
+
+def test_a_tile_that_cannot_pay_is_flagged():
+    """A tile asked for on a buffer already in its cache: the run's note says it cannot pay, and
+    the report flags the row (no-pay), where before only the run's own output said so."""
+    rec = record(1.0, 6.0)
+    cut = {**rec, "notes": [roofline.NO_PAY + "the buffer it would cut (109.4K) fits in one core's L2 (512K)"]}
+    (plain,) = report.summarize([rec, rec])
+    (flagged,) = report.summarize([cut, rec])
+    assert "no-pay" not in plain.flags and "no-pay" in flagged.flags
+    assert "--tile auto runs it untiled" in report.FLAG_TEXT["no-pay"]
+    (other,) = report.summarize([{**rec, "notes": ["launcher said 1 node(s), observed 1"]}])
+    assert "no-pay" not in other.flags
 
 
 def test_a_tile_clamped_to_one_window_is_labelled_untiled():

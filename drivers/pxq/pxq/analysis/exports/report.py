@@ -16,7 +16,7 @@ from rich.table import Table
 
 from pxq.analysis.exports import efficiency
 from pxq.analysis.exports.peers import NAS_MODE
-from pxq.analysis.models import roofmark
+from pxq.analysis.models import roofline, roofmark
 from pxq.analysis.verdicts import settle
 from pxq.core import outputs, records, schemas
 from pxq.core.escape import Console, csv_cell, md, term
@@ -43,6 +43,8 @@ FLAG_TEXT = {
     "(verification.tolerance_used in the record)",
     "above-roof": f"its median run beat this machine's physical roof by over {roofmark.ROOF_SLACK - 1:.0%}, "
     + roofmark.ABOVE.removeprefix("above the physical roof: "),
+    "no-pay": "its tile cuts a buffer that already fits the cache its share targets (the run's note names "
+    "both): tiling cannot cut memory traffic there, so its tiles can only add work; --tile auto runs it untiled",
 }
 NEAR_TOLERANCE = 0.5  # a verified error above this share of its tolerance is flagged
 
@@ -72,6 +74,7 @@ class Row:
     miss_level: str = ""  # its record name (l2_misses, llc_misses, ...)
     moved: list[float] = field(default_factory=list)  # bytes the ring streamed, per run (misses per KiB)
     simulated: bool = False  # the runs' counters came from the cache simulator
+    no_pay: bool = False  # a run's tile cuts a buffer already in its cache (its note, roofline.NO_PAY)
     paired: bool = False  # compared only within the blocks of a settled sweep: its spread is not flagged
     tolerance_used: float = 0.0  # the most of its verification tolerance a run's error used
     efficiency: list[tuple[float, float, float, float] | None] = field(default_factory=list)  # per run
@@ -146,6 +149,8 @@ class Row:
             out.append("near-tolerance")
         if (self.median_roof or 0.0) > roofmark.ROOF_SLACK:
             out.append("above-roof")
+        if self.no_pay:
+            out.append("no-pay")
         return out
 
     def _median_run(self) -> int:
@@ -371,6 +376,7 @@ def _add_run(row: Row, rec: dict[str, Any], simulated: bool) -> None:
     row.tolerance_used = max(row.tolerance_used, float((rec.get("verification") or {}).get("tolerance_used", 0)))
     row.oversubscribed = row.oversubscribed or bool(rec["layout"].get("oversubscribed"))
     row.loaded = row.loaded or started_loaded(rec)
+    row.no_pay = row.no_pay or roofline.no_pay(rec) is not None
     _add_misses(row, rec, simulated)
 
 

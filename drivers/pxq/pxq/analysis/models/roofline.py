@@ -203,7 +203,7 @@ def _declared(w: Any) -> Any:
     return out
 
 
-def _no_pay(rec: dict[str, Any]) -> str | None:
+def no_pay(rec: dict[str, Any]) -> str | None:
     """The run's note that its tiles cannot pay here (NO_PAY), if it has one."""
     notes = rec.get("notes")
     return next((n for n in notes if isinstance(n, str) and n.startswith(NO_PAY)), None) if notes else None
@@ -225,9 +225,9 @@ def held(rec: dict[str, Any]) -> dict[str, Any]:
         part = rec.get(name)
         if isinstance(part, dict):
             out[name] = records.share((name, *part.items()), part)
-    no_pay = _no_pay(rec)
-    if no_pay:
-        out["notes"] = [records.share(("note", no_pay), no_pay)]
+    note = no_pay(rec)
+    if note:
+        out["notes"] = [records.share(("note", note), note)]
     driver, ctx = rec.get("driver"), rec.get("context")
     if isinstance(driver, dict):
         out["driver"] = {k: driver[k] for k in HELD_DRIVER if k in driver}
@@ -290,7 +290,7 @@ def points(
                 "spread": (times[-1] - times[0]) / median if median > 0 else 0.0,
                 "phase_seconds": {n: float(w.get("seconds") or 0.0) for n, w in rep["work"].items()},
                 "phase_what": {n: str(w.get("what") or "") for n, w in rep["work"].items()},
-                "no_pay": (_no_pay(rep) or "")[len(NO_PAY) :] or None,
+                "no_pay": (no_pay(rep) or "")[len(NO_PAY) :] or None,
                 **pred,
                 "ratio": pred["predicted"] / median if median > 0 else math.nan,
             }
