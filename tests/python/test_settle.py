@@ -123,6 +123,9 @@ def test_an_order_whose_interval_reaches_into_the_margin_says_a_rerun_may_find_t
     assert faster.kind == "faster" and faster.near == pytest.approx(0.05) and "a rerun may" in faster.text()
     clear = settle.judge([1.5, 1.52, 1.49, 1.51], rule)
     assert clear.kind == "slower" and clear.near is None and "rerun" not in clear.text()
+    inside = settle.judge([1.04, 1.037, 1.043, 1.041, 1.039, 1.04, 1.042, 1.038], rule)  # [1.03-1.05]
+    assert inside.kind == "slower" and inside.near == pytest.approx(0.05)
+    assert "(its whole interval within +-5%: equivalent within that margin too)" in inside.text()
     wider = settle.judge(ratios, settle.Rule(0.05, margin=0.01))
     assert wider.kind == "slower" and wider.near is None  # the interval clears a 1% margin
 

@@ -133,11 +133,11 @@ class Verdict:
                 r, lo, hi = 1 / self.ratio, 1 / self.hi, 1 / self.lo
             else:
                 r, lo, hi = self.ratio, self.lo, self.hi
-            near = (
-                f" (its near end within +-{100 * self.near:.0f}%: a rerun may find them equivalent)"
-                if self.near
-                else ""
-            )
+            near = ""
+            if self.near and hi <= 1 + self.near:  # the whole interval inside the margin
+                near = f" (its whole interval within +-{100 * self.near:.0f}%: equivalent within that margin too)"
+            elif self.near:
+                near = f" (its near end within +-{100 * self.near:.0f}%: a rerun may find them equivalent)"
             return f"{r:.2f}x {self.kind} [{lo:.2f}-{hi:.2f}] over {self.blocks} blocks{near}{left}"
         if self.kind == "equivalent":
             assert self.margin is not None
