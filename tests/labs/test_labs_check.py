@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from pxq.machine import caches, ceilings, envinfo
 from pxq.teaching import harness as labs
 
 NUMBERS = [1, 2, 3, 4, 5, 6]
@@ -1108,3 +1109,56 @@ def test_lab5_a_loop_over_the_wrong_rows_is_named(tmp_path, loop, said, row):
     assert code == 1, text
     assert said in text and row in text, text
     assert "for (int r = 1; r <= g.rows; ++r)" in text
+
+
+def test_lab4_a_prediction_is_graded_against_pxq_advise_and_never_changes_the_grade(tmp_path, monkeypatch):
+    """The copy's prediction.toml, made before its runs: each answer graded against pxq advise's
+    model (pxq's own ring declared with the lab's work, on ceilings kept for this machine: here a
+    fixed set, so the model's answers are known), the lab's measured times beside it; a wrong
+    prediction leaves a done copy done. The class table shows the score."""
+    K, M = 1 << 10, 1 << 20
+    two = lambda one, both: [  # noqa: E731
+        {"cores": 1, "median": one, "min": one, "max": one},
+        {"cores": 2, "median": both, "min": both, "max": both},
+    ]
+    kept = {
+        "format": ceilings.FORMAT,
+        "key": caches.key(envinfo.machine()),
+        "cpu_model": "test CPU",
+        "cores": 2,
+        "date": "2026-11-26T00:00:00Z",
+        "levels": [
+            {"name": "L1", "bytes": 48 * K, "shared": False},
+            {"name": "L2", "bytes": 2 * M, "shared": False},
+            {"name": "L3", "bytes": 24 * M, "shared": True},
+        ],
+        "curve": [{"bytes": b * K, "gbs": two(g, 2 * g)} for b, g in ((16, 200), (256, 100), (4096, 50))]
+        + [{"bytes": 64 * M, "gbs": two(30, 50)}, {"bytes": 1024 * M, "gbs": two(25, 40)}],
+        "peak_gflops": two(50, 100),
+    }
+    (tmp_path / "ceilings.json").write_text(json.dumps(kept))
+    monkeypatch.setenv("PXQ_CEILINGS", str(tmp_path / "ceilings.json"))
+    dest = written_copy(
+        4, tmp_path, "ring_compute.cpp", (labs.folder(labs.get("4")) / "solution" / "ring_compute.cpp").read_text()
+    )
+    (dest / "prediction.toml").write_text(
+        '[untiled]\nbinds = "l1"\nseconds = 1000\n[tiled]\nbinds = "L2"\n'
+        '[compare]\nhybrid_vs_flat = "alike"\nknee = "none"\n'
+    )
+    buf = io.StringIO()
+    code, out, record = labs.grade(labs.get("4"), "copy", dest, 1, Console(file=buf, width=2000))
+    text = buf.getvalue()
+    assert code == 0, text  # the code's grade: a wrong forecast is graded, not failed
+    block = out.prediction
+    assert block["state"] == "graded" and block["of"] == 6, block
+    by = {a["question"]: a for a in block["answers"]}
+    assert by["untiled.binds"]["model"] == "memory" and by["untiled.binds"]["agrees"] is False
+    assert by["tiled.binds"]["model"] == "l2" and by["tiled.binds"]["agrees"] is True
+    assert by["untiled.seconds"]["agrees"] is False and by["untiled.seconds"]["measured"] > 0
+    assert by["tiled.seconds"]["yours"] is None and by["tiled.seconds"]["measured"] > 0
+    assert by["compare.knee"]["agrees"] is True  # the kept bus grew 1.6x from 1 to 2 cores: no knee
+    assert (
+        f"prediction (prediction.toml): {block['agree']} of 6 answers agree with pxq advise (ceilings of test CPU"
+        in text
+    )
+    assert record["prediction"] == block

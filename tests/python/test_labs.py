@@ -14,7 +14,7 @@ from rich.console import Console
 from pxq.cli import main
 from pxq.core.errors import InputError
 from pxq.labs import msgshare
-from pxq.teaching import copies
+from pxq.teaching import copies, prediction
 from pxq.teaching import harness as labs
 
 TEACHING = labs.ROOT / "docs" / "teaching"
@@ -39,8 +39,10 @@ def test_six_labs_in_order_each_with_a_worksheet_starter_and_solution():
             assert part in guide, (mod.folder, part)
         assert f"#lab-{mod.number}" in guide and f"## Lab {mod.number}" in (TEACHING / "notes.md").read_text()
         assert (folder / "CMakeLists.txt").is_file()
-        files = labs.student_files(mod)
+        # A prediction is the student's, made for their machine: the solution holds none.
+        files = [n for n in labs.student_files(mod) if n != prediction.FILE]
         assert files and files == sorted(p.name for p in (folder / "solution").iterdir())
+        assert (prediction.FILE in labs.student_files(mod)) == (mod.predict is not None)
         for name in files:
             assert "// LAB" in (folder / "begin" / name).read_text(), (mod.folder, name)
             assert "// LAB" not in (folder / "solution" / name).read_text(), (mod.folder, name)

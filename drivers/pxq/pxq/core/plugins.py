@@ -118,6 +118,9 @@ class Lab(_Parts):
     title: str
     build: LabBuild
     measure: Callable[..., Any]
+    # What the lab asks predicted before its runs (a pxq.teaching.prediction.Plan, graded against
+    # pxq advise's model), None for none.
+    predict: Any = None
 
     PARTS = ("build",)
 

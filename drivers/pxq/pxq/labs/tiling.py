@@ -13,10 +13,14 @@ from pxq.core import plugins
 from pxq.core.layout import format_bytes
 from pxq.machine import ceilings
 from pxq.teaching import harness as labs
+from pxq.teaching import prediction
 
 # The sweep: tiles that divide the 32 MiB block and tiles that do not (48K, 3M), so a loop that
 # drops the shorter last tile fails verification.
 TILES = ("32K", "48K", "256K", "3M", "8M")
+# Predicted before the runs (prediction.toml): pxq's own ring doing the lab program's work (its
+# 32 MiB block, 8 passes, 4 timed iterations), untiled and at the lab's 256K tile.
+PREDICT = prediction.Plan("ring", ("--block", "32M", "--passes", "8", "--iterations", "4"), {"tiled": "256K"}, 32 << 20)
 
 
 def measure(ctx: labs.Context) -> labs.Outcome:
@@ -95,7 +99,19 @@ def measure(ctx: labs.Context) -> labs.Outcome:
     ]
     best = None if starter else min(sweep, key=lambda k: sweep[k]["compute_s"])
     data = {"span": span, "block": block, "best_tile": best}
-    return labs.Outcome(t, note, starter, effect, notes, data, checks=checks)
+    out = labs.Outcome(t, note, starter, effect, notes, data, checks=checks)
+    out.prediction = predicted(ctx, runs, starter)
+    return out
+
+
+def predicted(ctx: labs.Context, runs: dict[str, list[dict]], starter: bool) -> dict:
+    """The copy's prediction graded against pxq advise, with the lab's medians beside the timed
+    answers: the harness's untiled loop, and the student's loop where it tiles at 256K."""
+    block = prediction.graded(PREDICT, ctx.predicted, ceilings.load(ctx.machine), ctx.cores, ctx.console)
+    measured = {"untiled.seconds": statistics.median(r["compute_s"] for r in runs["untiled (the harness's loop)"])}
+    if not starter and runs["yours"][0]["tile_bytes"] == 256 << 10:
+        measured["tiled.seconds"] = statistics.median(r["compute_s"] for r in runs["yours"])
+    return prediction.with_measured(block, measured)
 
 
 def follows_the_tile(runs: dict[str, dict]) -> None:
@@ -214,4 +230,5 @@ PLUGIN = plugins.Lab(
     title="Tile the ring",
     build=plugins.LabBuild(program="lab-ring", minutes=30, answer_ignores=("--tile=", "--reference")),
     measure=measure,
+    predict=PREDICT,
 )

@@ -18,7 +18,7 @@ from pxq.core.errors import InputError
 from pxq.core.escape import Console, csv_cell, md, plain
 from pxq.teaching import harness as labs
 
-COLUMNS = ("copy", "lab", "grade", "exit", "what the code does", "effect", "reason")
+COLUMNS = ("copy", "lab", "grade", "exit", "what the code does", "effect", "prediction", "reason")
 
 
 def row(record: dict[str, Any]) -> dict[str, str]:
@@ -33,8 +33,18 @@ def row(record: dict[str, Any]) -> dict[str, str]:
         "exit": str(record.get("exit", "")),
         "what the code does": record.get("code", "-"),
         "effect": effect,
+        "prediction": predicted(record.get("prediction")),
         "reason": whole_reason(reason),
     }
+
+
+def predicted(block: dict[str, Any] | None) -> str:
+    """The prediction's cell: "4 of 6 agree with pxq advise", its state, or "-" (none asked)."""
+    if not isinstance(block, dict):
+        return "-"
+    if block.get("state") == "graded":
+        return f"{block.get('agree')} of {block.get('of')} agree with pxq advise"
+    return str(block.get("state", "-"))
 
 
 REASON_CHARS = 4000  # a reason longer than this (a program's output quoted at length) is cut, and says so

@@ -48,7 +48,7 @@ from pxq.launch.hostfile import hostfile_hosts
 from pxq.launch.request import LaunchRequest
 from pxq.launch.session import request_plan, session
 from pxq.machine import envinfo
-from pxq.teaching import copies, sandbox
+from pxq.teaching import copies, prediction, sandbox
 
 LABS = ROOT / "labs"
 MARKER = ".pxq-lab.json"  # written by `start` into the student's copy
@@ -106,6 +106,7 @@ class Outcome:
     data: dict[str, Any] = field(default_factory=dict)
     more: list[Effect] = field(default_factory=list)  # further effects (a count beside a time)
     checks: list[dict[str, Any]] = field(default_factory=list)  # what was checked: name, passed, detail
+    prediction: dict[str, Any] | None = None  # the prediction's grade (pxq.teaching.prediction.graded)
 
     @property
     def effects(self) -> list[Effect]:
@@ -159,7 +160,8 @@ def start(mod: plugins.Lab, dest: Path, console: Console) -> int:
     console.print(f"lab {mod.number}: {mod.title} (about {mod.minutes} minutes)")
     console.print(f"your copy: {dest}  (the harness stays in {folder(mod)})")
     for name in student_files(mod):
-        marks = [i for i, ln in enumerate((dest / name).read_text().splitlines(), 1) if "// LAB" in ln]
+        lines = (dest / name).read_text().splitlines()
+        marks = [i for i, ln in enumerate(lines, 1) if "// LAB" in ln or ln.lstrip().startswith("# LAB")]
         console.print(f"  edit {dest / name}: LAB markers on line(s) {', '.join(map(str, marks))}")
     console.print(f"read {folder(mod) / 'README.md'}, then: ./pxq lab check {mod.number}" + _dir_flag(mod, dest))
     return records.EXIT_OK
@@ -189,7 +191,8 @@ def source_of(mod: plugins.Lab, which: str, copy: Path | None) -> tuple[str, Pat
             raise InputError(f"{marker}: names no lab: {fix}")
         if lab != mod.folder:
             raise InputError(f"{copy} is a copy of lab {lab}, not of {mod.folder}: check it with that lab's number")
-    missing = [n for n in student_files(mod) if not (copy / n).is_file()]
+    # A copy started before its lab asked for a prediction has none: graded "none", not refused.
+    missing = [n for n in student_files(mod) if not (copy / n).is_file() and n != prediction.FILE]
     if missing:
         raise InputError(f"{copy} lacks {', '.join(missing)}: copy it from {folder(mod) / 'begin'} or start again")
     # Absolute: the copy builds and runs from a scratch folder inside its sandbox, where a
@@ -265,7 +268,7 @@ def build(mod: plugins.Lab, which: str, source: Path, console: Console, confine:
         if stale and out.is_dir() and not out.is_symlink():
             console.print(f"{out}: {stale}: configured afresh")
             shutil.rmtree(out)
-        found = copies.reaches(source, student_files(mod))
+        found = copies.reaches(source, [n for n in student_files(mod) if n != prediction.FILE])
         if found:
             raise LabFailure(
                 "your code reaches past the exercise, which no lab needs and which could forge the harness's "
@@ -329,6 +332,7 @@ class Context:
     answer_ignores: tuple[str, ...] = ()  # options that do not change the answer ("--tile=" takes a value)
     seed: int = field(default_factory=lambda: secrets.randbelow(1 << 62))  # this check's, for every run
     budget: float = 0.0  # seconds of further paired rounds a timed effect may take to settle (--budget)
+    predicted: dict[str, Any] | None = None  # the copy's prediction (pxq.teaching.prediction), when it has one
     _answers: dict[tuple, str | None] = field(default_factory=dict)
     _spent: float = 0.0  # of the budget
     _round_seconds: float = 0.0  # the last round's
@@ -657,6 +661,7 @@ def grade(
     if hostfile is not None:
         hostfile_hosts(Path(hostfile))  # read as every launch reads it: strictly, before anything runs
     which, source = source_of(mod, which, copy)
+    predicted = prediction.read(source / prediction.FILE, mod.predict) if mod.predict is not None else None
     confine = confinement(which, source, hostfile, unconfined, mod)
     if not (hostfile or os.environ.get("SLURM_JOB_ID")):
         netns.check_visible(source, "work in a folder outside /tmp, such as labs-work/ in pxq's checkout")
@@ -665,7 +670,7 @@ def grade(
     record["confined"] = confine is not None
     try:
         with confine if confine is not None else contextlib.nullcontext():
-            return _graded(mod, which, source, repeat, console, hostfile, confine, record, budget)
+            return _graded(mod, which, source, repeat, console, hostfile, confine, record, budget, predicted)
     except LabFailure as e:
         console.print("[red]not correct[/red]: ", end="")
         console.print(str(e), highlight=False, markup=False)
@@ -683,6 +688,7 @@ def _graded(
     confine: sandbox.Sandbox | None,
     record: dict[str, Any],
     budget: float = 0.0,
+    predicted: dict[str, Any] | None = None,
 ) -> tuple[int, Outcome | None, dict[str, Any]]:
     """The build, the runs and the grade, inside the sandbox when there is one."""
     if confine is not None:
@@ -704,6 +710,7 @@ def _graded(
         trusted,
         mod.answer_ignores,
         budget=budget,
+        predicted=predicted,
     )
     more = f", and paired rounds until its timed effect settles, for up to {budget:.0f} s" if budget else ""
     console.print(f"checking lab {mod.number} ({mod.title}): {repeat} interleaved repeat(s){more}")
@@ -744,7 +751,7 @@ def as_record(out: Outcome) -> dict[str, Any]:
             for e in out.effects
         ],
         "notes": out.notes,
-    }
+    } | ({"prediction": out.prediction} if out.prediction is not None else {})
 
 
 def check_writable_json(path: Path) -> None:
@@ -773,6 +780,9 @@ def say(console: Console, mod: plugins.Lab, out: Outcome) -> None:
         console.print(f"note: {note}", highlight=False, markup=False)
     for e in out.effects:
         _say_effect(console, e)
+    if out.prediction is not None:
+        for line in prediction.lines(out.prediction):
+            console.print(line, highlight=False, markup=False)
 
 
 def _say_effect(console: Console, e: Effect) -> None:
