@@ -29,9 +29,10 @@ def judge_rows(
     rule (study_rule: looks and a stop on a narrow interval that keep the false calls at 5%
     however many rounds were run, measure()'s budgeted ones included):
 
-    - the rule says A is slower (faster), the direction expected: reproduced when the ratio
-      reaches the threshold, not reproduced when its whole interval falls short of it, else
-      inconclusive (the direction is solid, the size is within the interval);
+    - the rule says A is slower (faster), the direction expected: reproduced when its whole
+      interval reaches the threshold, not reproduced when its whole interval falls short of it,
+      else inconclusive (the direction is solid, the size is not: a rerun may land either side,
+      even where the estimate reaches the threshold);
     - the other direction, or equivalent within the threshold: not reproduced;
     - unsettled, or equivalent only within a wider margin: inconclusive, with the rounds its
       spread says would settle it (not reproduced if the whole interval falls short).
@@ -55,7 +56,7 @@ def _judge_paired(
 ) -> tuple[str, str, dict[str, Any]]:
     """judge_rows on (B, A) times paired round by round (at least settle.MIN_BLOCKS)."""
     rule = study_rule(threshold)
-    v = settle.replay([x / y for y, x in pairs], rule)
+    v = _replay([x / y for y, x in pairs], rule, expect_above, threshold)
     assert v.ratio is not None and v.lo is not None and v.hi is not None
     ratio, lo, hi, n = v.ratio, v.lo, v.hi, v.blocks
     paired = {"ratio": ratio, "lo": lo, "hi": hi, "rounds": n, "of": len(pairs), "settled": v.kind}
@@ -74,6 +75,22 @@ def _judge_paired(
     return "inconclusive", f"too noisy to read: {said}; about {need} interleaved rounds would settle it", evidence
 
 
+def _replay(ratios: list[float], rule: settle.Rule, expect_above: bool, threshold: float) -> settle.Verdict:
+    """settle.replay for a study: a look that settles the direction but not whether the effect
+    reaches the threshold does not stop it; the rounds after it are read at their looks too
+    (each at its own share of alpha), and that first look is the answer only when none after it
+    is clearer."""
+    first = None
+    for n in range(settle.MIN_BLOCKS, len(ratios)):
+        v = settle.judge(ratios[:n], rule)
+        if v.settled:
+            if _paired_verdict(v, expect_above, threshold)[0] != "inconclusive":
+                return v
+            first = first or v
+    v = settle.judge(ratios, rule, last=True)
+    return v if v.settled or first is None else first
+
+
 def _paired_verdict(v: settle.Verdict, expect_above: bool, threshold: float) -> tuple[str, str]:
     """The study verdict the rule's verdict V gives, and the words after the figures; ("", "")
     when it is too noisy to read."""
@@ -81,14 +98,18 @@ def _paired_verdict(v: settle.Verdict, expect_above: bool, threshold: float) -> 
     edge = 1 + threshold if expect_above else 1 - threshold
     want, other = ("slower", "faster") if expect_above else ("faster", "slower")
     short = v.hi < edge if expect_above else v.lo > edge  # the whole interval falls short of the threshold
-    reached = v.ratio >= edge if expect_above else v.ratio <= edge
+    cleared = v.lo >= edge if expect_above else v.hi <= edge  # the whole interval reaches it
     smaller = f": the effect is smaller than {100 * threshold:.0f}%"
     if v.kind == want:
-        if reached:
+        if cleared:
             return "reproduced", ""
         if short:
             return "not reproduced", smaller
-        return "inconclusive", f": {want}, but whether by {100 * threshold:.0f}% or more lies within its interval"
+        # The direction holds; the size straddles the threshold, so a rerun's ratio, anywhere in
+        # the interval, may fall on either side: never "reproduced" on the estimate alone.
+        reached = v.ratio >= edge if expect_above else v.ratio <= edge
+        where = "its estimate reaches it, its interval does not" if reached else "it lies within its interval"
+        return "inconclusive", f": {want}, but whether by {100 * threshold:.0f}% or more is not settled ({where})"
     if v.kind == other:
         return "not reproduced", ": the other way round"
     if v.kind == "equivalent" and v.margin is not None and v.margin <= threshold + 1e-9:
