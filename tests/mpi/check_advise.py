@@ -88,6 +88,24 @@ def check_declared(work) -> None:
                 if not same(w[f], d[f]) or not same(w["rank_max"].get(f, 0.0), d["rank_max"].get(f, 0.0)):
                     fail(f"{app} {phase}: {f} declared {d[f]} (rank max {d['rank_max'].get(f)}), run {w[f]}")
         print(f"{app}: declared work = the run's, {len(run)} phase(s)")
+    check_ring_hand_over(work)
+
+
+def check_ring_hand_over(work) -> None:
+    """The ring's hand-over within a node is a copy it declares (3 x block a rank and iteration,
+    all compulsory); one rank's threads hand blocks over by pointer and declare none."""
+    args = ["--block", "1M", "--iterations", "2"]
+    for layout, comm in ((Layout(1, 2), True), (Layout(1, 1, 2), False)):
+        spec = RunSpec(app="ring", layout=layout, app_args=args, results=work / "ring-hand-over.jsonl")
+        declared, why = advising.declare(spec)
+        if declared is None:
+            fail(f"ring {layout}: nothing declared: {why}")
+        w = declared["work"].get("comm")
+        if (w is not None) != comm:
+            fail(f"ring {layout}: a declared hand-over {'expected' if comm else 'not expected'}: {declared['work']}")
+        if w is not None and not (same(w["rank_max"]["memory_bytes"], 3 * (1 << 20) * 2) and w["flops"] == 0):
+            fail(f"ring {layout}: the hand-over declares {w['rank_max']}, not 3 x 1 MiB x 2 iterations of copying")
+    print("ring: the hand-over within a node declared as a copy, none between one rank's threads")
 
 
 def check_probe_refuses(work) -> None:

@@ -195,7 +195,10 @@ def hit_rate_text(h: dict[str, Any]) -> str:
     )
 
 
-NOT_PREDICTED = "not predicted: what runs outside the declared phases (communication, waiting); the proof measures it"
+NOT_PREDICTED = (
+    "not predicted: what runs outside the declared phases (waiting, and communication a proxy does not declare: all "
+    "but the ring's hand-over within a node); the proof measures it"
+)
 
 
 def separation_text(rows: list[dict[str, Any]]) -> str:
