@@ -1116,26 +1116,8 @@ def test_lab4_a_prediction_is_graded_against_pxq_advise_and_never_changes_the_gr
     model (pxq's own ring declared with the lab's work, on ceilings kept for this machine: here a
     fixed set, so the model's answers are known), the lab's measured times beside it; a wrong
     prediction leaves a done copy done. The class table shows the score."""
-    K, M = 1 << 10, 1 << 20
-    two = lambda one, both: [  # noqa: E731
-        {"cores": 1, "median": one, "min": one, "max": one},
-        {"cores": 2, "median": both, "min": both, "max": both},
-    ]
-    kept = {
-        "format": ceilings.FORMAT,
-        "key": caches.key(envinfo.machine()),
-        "cpu_model": "test CPU",
-        "cores": 2,
-        "date": "2026-11-26T00:00:00Z",
-        "levels": [
-            {"name": "L1", "bytes": 48 * K, "shared": False},
-            {"name": "L2", "bytes": 2 * M, "shared": False},
-            {"name": "L3", "bytes": 24 * M, "shared": True},
-        ],
-        "curve": [{"bytes": b * K, "gbs": two(g, 2 * g)} for b, g in ((16, 200), (256, 100), (4096, 50))]
-        + [{"bytes": 64 * M, "gbs": two(30, 50)}, {"bytes": 1024 * M, "gbs": two(25, 40)}],
-        "peak_gflops": two(50, 100),
-    }
+    fixed = Path(__file__).resolve().parents[1] / "python" / "data" / "ceilings-test-cpu.json"
+    kept = {**json.loads(fixed.read_text()), "format": ceilings.FORMAT, "key": caches.key(envinfo.machine())}
     (tmp_path / "ceilings.json").write_text(json.dumps(kept))
     monkeypatch.setenv("PXQ_CEILINGS", str(tmp_path / "ceilings.json"))
     dest = written_copy(

@@ -11,6 +11,7 @@ import json
 import os
 import re
 import stat
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,11 @@ try:
     import orjson
 except ImportError:  # an interpreter without it (the tools' environment runs pxq's modules too)
     orjson = None  # type: ignore[assignment]  # the standard parser alone: slower, the same verdicts
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10: the same parser, from PyPI (a dependency of the package there)
+    import tomli as tomllib
 
 from pxq.core import escape
 from pxq.core.errors import InputError
@@ -143,6 +149,21 @@ def text(path: Path, what: str, fix: str, limit: int | None = SMALL) -> str:
         return raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise InputError(f"{_name(Path(path), what)}: not UTF-8 text (byte {e.start}): {fix}") from None
+
+
+def toml_doc(path: Path, what: str, fix: str, limit: int = SMALL) -> tuple[dict[str, Any], str]:
+    """A whole TOML document and its text: text()'s bounds, its nesting bounded before the
+    parser recurses, then parsed (invalid TOML names the parser's line and column)."""
+    body = text(path, what, fix, limit)
+    name = _name(Path(path), what)
+    if nesting(body.encode(), TOML_STRINGS) > MAX_DEPTH:
+        raise InputError(f"{name}: nested deeper than {MAX_DEPTH} levels: {fix}")
+    try:
+        return tomllib.loads(body), body
+    except tomllib.TOMLDecodeError as e:
+        raise InputError(f"{name}: not valid TOML: {e}: {fix}") from None
+    except RecursionError:
+        raise InputError(f"{name}: nested deeper than {MAX_DEPTH} levels: {fix}") from None
 
 
 def _not_a_number(word: str) -> Any:

@@ -22,14 +22,8 @@ from __future__ import annotations
 import argparse
 import hashlib
 import re
-import sys
 from pathlib import Path
 from typing import Any
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # Python 3.10: the same parser, from PyPI (a dependency of the package there)
-    import tomli as tomllib
 
 from pxq.core import bounds, door, paths
 from pxq.core.errors import InputError
@@ -121,19 +115,11 @@ def load(path: Path) -> tuple[dict[str, Any], str]:
 
     fix = "an experiment is a TOML file of a few lines (docs/EXPERIMENTS.md)"
     try:
-        text = door.text(path, "--file", fix)
+        data, text = door.toml_doc(path, "--file", fix)
     except FileNotFoundError:
         raise InputError(
             f"--file {path}: no such file (an experiment is a TOML file; see docs/EXPERIMENTS.md)"
         ) from None
-    if door.nesting(text.encode(), door.TOML_STRINGS) > door.MAX_DEPTH:
-        raise InputError(f"--file {path}: nested deeper than {door.MAX_DEPTH} levels: {fix}")
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise InputError(f"{path}: not valid TOML: {e}") from None
-    except RecursionError:
-        raise InputError(f"--file {path}: nested deeper than {door.MAX_DEPTH} levels: {fix}") from None
     errors = sorted(jsonschema.Draft202012Validator(SCHEMA).iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:
         err = errors[0]

@@ -11,16 +11,10 @@ code's; the prediction's score is its own line, record field and class-table col
 from __future__ import annotations
 
 import math
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # Python 3.10: the same parser, from PyPI (a dependency of the package there)
-    import tomli as tomllib
 
 import jsonschema
 from rich.console import Console
@@ -84,13 +78,7 @@ def read(path: Path, plan: Plan) -> dict[str, Any] | None:
         return None
     if path.is_symlink():
         raise InputError(f"{path}: a link: the prediction is a plain file: replace the link with the file itself")
-    text = door.text(path, "the prediction", FIX, 1 << 16)
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise InputError(f"{path}: not valid TOML ({e}): {FIX}") from None
-    except RecursionError:
-        raise InputError(f"{path}: nested too deep: {FIX}") from None
+    data, text = door.toml_doc(path, "", FIX, 1 << 16)
     data = _lower(data)
     errors = sorted(jsonschema.Draft202012Validator(schema(plan)).iter_errors(data), key=lambda e: list(e.path))
     if errors:
