@@ -101,8 +101,11 @@ def _allowed(err: jsonschema.ValidationError) -> str:
         return "it takes one of: " + ", ".join(repr(v) for v in err.schema["enum"])
     if err.validator == "anyOf":
         return "it takes 'none' or a number of cores"
-    if err.validator in ("minimum", "maximum", "type"):
+    last = list(err.absolute_path)[-1:] or [""]
+    if err.validator in ("minimum", "maximum", "type") and last[0] == "seconds":
         return "it takes seconds, a number from 0 (not predicted yet) to 1e6"
+    if err.validator == "type" and err.validator_value == "object":
+        return "it is a table of answers ([name] on a line of its own, then key = value lines)"
     return FIX
 
 
