@@ -110,6 +110,7 @@ def test_alike_means_within_the_settled_sweeps_5_percent():
         ('[untiled]\nseconds = "fast"\n', "untiled.seconds: not an answer it takes; it takes seconds"),
         ("[compare]\nknee = 0\n", "compare.knee: not an answer it takes; it takes 'none' or a number of cores"),
         ("untiled = 5\n", ":1: untiled: not an answer it takes; it is a table of answers"),
+        ("[untiled]\nseconds = nan\n", ":2: untiled.seconds: not an answer it takes; it takes seconds"),
         (
             '[untiled]\nbinds = "l2"\nbindz = "x"\n',
             ":3: untiled.bindz: an unexpected key; the keys here are: binds, seconds",

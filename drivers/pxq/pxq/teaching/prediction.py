@@ -90,6 +90,14 @@ def read(path: Path, plan: Plan) -> dict[str, Any] | None:
         line = _line_of(text, keys)
         what = "an unexpected key" if err.validator == "additionalProperties" else "not an answer it takes"
         raise InputError(f"{path}{f':{line}' if line else ''}: {where}: {what}; {_allowed(err)}")
+    for table, key in questions(plan):  # TOML's nan passes every bound a schema can state
+        value = (data.get(table) or {}).get(key)
+        if isinstance(value, float) and not math.isfinite(value):
+            line = _line_of(text, [table, key])
+            raise InputError(
+                f"{path}{f':{line}' if line else ''}: {table}.{key}: not an answer it takes; it takes seconds, a "
+                "number from 0 (not predicted yet) to 1e6"
+            )
     return data
 
 
