@@ -111,6 +111,8 @@ double smoother_at(const double* r, Box b, int i1, int i2, int i3, const Stencil
   return stencil_sum(r, b, i1, i2, i3, c.w);
 }
 
+EdgeRows MgOps::edge_rows(MgPass /*pass*/, Box /*level*/) const { return {}; }
+
 std::pair<double, double> MgOps::resid_rprj3(const double* u, const double* v, double* r, Box f, double* s, Box c,
                                              const Stencil& a) const {
   resid(u, v, r, f, a);

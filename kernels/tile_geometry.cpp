@@ -15,6 +15,12 @@ int rows_per_block(std::size_t tile_bytes, int n1, int streams, int n2_interior)
                                n2_interior);
 }
 
+double block_edges(std::size_t tile_bytes, int n1, int streams, int rows) {
+  if (tile_bytes == 0 || rows <= 0) return 0.0;
+  const int per = rows_per_block(tile_bytes, n1, streams, rows);
+  return static_cast<double>((rows + per - 1) / per - 1);
+}
+
 int ft_batch_lines(std::size_t tile_bytes, int n, bool rows) {
   if (tile_bytes == 0) return kNasFftBlock;
   const int lines =

@@ -58,6 +58,35 @@ class KokkosMgOps final : public MgOps, private ExecutorShape {
  public:
   using ExecutorShape::ExecutorShape;
 
+  // Per edge between two blocks of rows and per plane, as rows() walks them: a stencil reads
+  // its input's row on each side of the block again (2 rows), the restriction 1.5 fine rows a
+  // fine plane, the interpolation half a fine row's worth of coarse rows. The fused passes
+  // are two sweeps here (the core smoothed over rows 2..n-3), the residual fused with the
+  // restriction the residual and the restriction one after the other.
+  EdgeRows edge_rows(MgPass pass, Box f) const override {
+    const int rows = f.n2 - 2, coarse = rows / 2;
+    const double stencil = 2.0 * block_edges(tile_bytes_, f.n1, kStencilStreams, rows);
+    const double restriction = 1.5 * block_edges(tile_bytes_, 2 * f.n1, kRestrictStreams, coarse);
+    const double interp = 0.5 * block_edges(tile_bytes_, 2 * f.n1, kInterpStreams, coarse + 1);
+    const double core = 2.0 * block_edges(tile_bytes_, f.n1, kStencilStreams, rows - 2);
+    switch (pass) {
+      case MgPass::kResid:
+      case MgPass::kSmooth:
+        return {stencil, 0.0, 0.0};
+      case MgPass::kRestrict:
+        return {restriction, 0.0, 0.0};
+      case MgPass::kInterp:
+        return {interp, 0.0, 0.0};
+      case MgPass::kResidSmooth:
+        return {stencil + core, 0.0, 0.0};
+      case MgPass::kInterpResidSmooth:
+        return {interp + stencil + core, 0.0, 0.0};
+      case MgPass::kResidRestrict:
+        return {stencil + restriction, 0.0, 0.0};
+    }
+    return {};
+  }
+
   void resid(const double* u, const double* v, double* r, Box b, const Stencil& a) const override {
     rows("pxq::mg::resid", b, b.n1, kStencilStreams, 2 * b.n1,
          [=](int i2, int i3, double* buf) { mg_body::resid_row(u, v, r, b, a, i2, i3, buf); });

@@ -49,6 +49,45 @@ class OpenMpMgOps final : public MgOps, private ExecutorShape {
  public:
   using ExecutorShape::ExecutorShape;
 
+  // Per edge between two blocks of rows and per plane, as the loops below walk them:
+  // - a stencil sweep reads its input's row on each side of the block again (2 rows);
+  // - the restriction's first coarse row reads again the fine row the block below read last,
+  //   on three fine planes a coarse plane (1.5 fine rows a fine plane); the interpolation a
+  //   coarse row of two coarse planes (a coarse row is half a fine one: 0.5);
+  // - the fused pass reads u's two rows at the edge again, loads the two rows of r the block
+  //   below stored for it and stores its own last two (4 read, 2 written);
+  // - the residual fused with the restriction computes the fine row at each edge again
+  //   (3 rows of u and one of v read again, 1 computed).
+  EdgeRows edge_rows(MgPass pass, Box f) const override {
+    const int rows = f.n2 - 2, coarse = rows / 2;
+    switch (pass) {
+      case MgPass::kResid:
+      case MgPass::kSmooth:
+        return {2.0 * block_edges(tile_bytes_, f.n1, kStencilStreams, rows), 0.0, 0.0};
+      case MgPass::kRestrict:
+        return {1.5 * block_edges(tile_bytes_, 2 * f.n1, kRestrictStreams, coarse), 0.0, 0.0};
+      case MgPass::kInterp:
+        return {0.5 * block_edges(tile_bytes_, 2 * f.n1, kInterpStreams, coarse + 1), 0.0, 0.0};
+      case MgPass::kResidSmooth:
+      case MgPass::kInterpResidSmooth: {
+        double edges = block_edges(tile_bytes_, f.n1, kFusedStreams, rows);
+        if (pass == MgPass::kInterpResidSmooth && tile_bytes_ != 0) {
+          int rpb = rows_per_block(tile_bytes_, f.n1, kFusedStreams, rows);
+          rpb = std::min(rows, rpb + rpb % 2);
+          edges = static_cast<double>((rows + rpb - 1) / rpb - 1);
+        }
+        return {4.0 * edges, 2.0 * edges, 0.0};
+      }
+      case MgPass::kResidRestrict: {
+        if (tile_bytes_ == 0 || coarse <= 0) return {};
+        const int cpb = std::max(1, rows_per_block(tile_bytes_, f.n1, kResidRestrictStreams, rows) / 2);
+        const double edges = static_cast<double>((coarse + cpb - 1) / cpb - 1);
+        return {4.0 * edges, 0.0, edges};
+      }
+    }
+    return {};
+  }
+
   void resid(const double* u, const double* v, double* r, Box b, const Stencil& a) const override {
     sweep(b, b.n1, kStencilStreams, 5 * b.n1,
           [&](int lo, int hi, int i3, double* buf) { mg_body::resid_rows(u, v, r, b, a, lo, hi, i3, buf); });

@@ -100,13 +100,13 @@ nlohmann::json record(const Summary& s, const Measured& m, const std::string& ap
   return rec;
 }
 
-// Each phase's work over the ranks, on rank 0: flops, bytes and compulsory bytes summed and
-// their largest rank's; footprint and working set, the largest.
+// Each phase's work over the ranks, on rank 0: flops, bytes, compulsory and edge bytes summed
+// and their largest rank's; footprint and working set, the largest.
 std::vector<PhaseTotals> reduce_work(const Work& mine, MPI_Comm comm, int rank) {
   std::vector<double> sums, maxes;
   for (const auto& p : mine) {
-    sums.insert(sums.end(), {p.flops, p.bytes, p.memory});
-    maxes.insert(maxes.end(), {p.flops, p.bytes, p.memory, p.footprint, p.working_set});
+    sums.insert(sums.end(), {p.flops, p.bytes, p.memory, p.edge});
+    maxes.insert(maxes.end(), {p.flops, p.bytes, p.memory, p.footprint, p.working_set, p.edge});
   }
   std::vector<double> sum(sums.size()), max(maxes.size());
   MPI_Reduce(sums.data(), sum.data(), static_cast<int>(sums.size()), MPI_DOUBLE, MPI_SUM, 0, comm);
@@ -115,14 +115,16 @@ std::vector<PhaseTotals> reduce_work(const Work& mine, MPI_Comm comm, int rank) 
   if (rank != 0) return out;
   for (std::size_t i = 0; i < mine.size(); ++i) {
     PhaseTotals t{mine[i], mine[i]};
-    t.sum.flops = sum[3 * i];
-    t.sum.bytes = sum[3 * i + 1];
-    t.sum.memory = sum[3 * i + 2];
-    t.max.flops = max[5 * i];
-    t.max.bytes = max[5 * i + 1];
-    t.max.memory = max[5 * i + 2];
-    t.sum.footprint = t.max.footprint = max[5 * i + 3];
-    t.sum.working_set = t.max.working_set = max[5 * i + 4];
+    t.sum.flops = sum[4 * i];
+    t.sum.bytes = sum[4 * i + 1];
+    t.sum.memory = sum[4 * i + 2];
+    t.sum.edge = sum[4 * i + 3];
+    t.max.flops = max[6 * i];
+    t.max.bytes = max[6 * i + 1];
+    t.max.memory = max[6 * i + 2];
+    t.sum.footprint = t.max.footprint = max[6 * i + 3];
+    t.sum.working_set = t.max.working_set = max[6 * i + 4];
+    t.max.edge = max[6 * i + 5];
     out.push_back(t);
   }
   return out;

@@ -43,6 +43,10 @@ nlohmann::json work_json(const std::vector<PhaseTotals>& totals, const std::map<
                         {"what", t.sum.what},
                         {"kind", t.sum.kind}};
     if (t.sum.also_share > 0) out[t.sum.phase]["also"] = {{"kind", t.sum.also_kind}, {"share", t.sum.also_share}};
+    if (t.sum.edge > 0) {
+      out[t.sum.phase]["edge_bytes"] = t.sum.edge;
+      out[t.sum.phase]["rank_max"]["edge_bytes"] = t.max.edge;
+    }
   }
   return out;
 }

@@ -433,21 +433,35 @@ nlohmann::json MgProxy::level_json(const common::Measured& m) const {
 // writes its arrays once (8 B per point and array, halos included); the stencils reuse their
 // planes from cache, so the bytes at the cores are counted as the compulsory ones. Flops per
 // point: residual 15, smoothing 15, restriction 4 and interpolation 3 (per fine point).
+// Tiled, each pass also moves (and the residual fused with the restriction computes) again
+// the rows at the edges between its blocks of rows, as the executor declares them
+// (MgOps::edge_rows): what a tile smaller than a plane costs, which a tile must win back.
 common::Work MgProxy::work() const {
   const double nit = cls_.nit;
   const int lt = cls_.lt;
   const bool fused = v_.fused, restricts = mg_->residual_restricts();
   const bool interp_fused = fused && lt >= 2 && levels_[static_cast<std::size_t>(lt - 1)].distributed;
   common::Work out;
-  const auto add = [&](int k, const char* phase, double calls, double flops, double arrays) {
+  // A tile's edges (kernels::EdgeRows): the rows read, written and computed again where two
+  // blocks of rows meet, on every interior plane of the level, per call.
+  const auto edges = [&](int k, kernels::MgPass pass, double calls, double row_flops) {
+    const kernels::Box b = levels_[static_cast<std::size_t>(k)].box;
+    const kernels::EdgeRows e = ops_->edge_rows(pass, b);
+    const double row = static_cast<double>(b.n1) * static_cast<double>(std::max(0, b.n3 - 2));
+    return std::pair<double, double>{calls * (e.read + e.written) * 8.0 * row, calls * e.computed * row_flops * row};
+  };
+  const auto add = [&](int k, const char* phase, kernels::MgPass pass, double calls, double flops, double arrays) {
     if (calls <= 0) return;
     const double n = static_cast<double>(levels_[static_cast<std::size_t>(k)].box.size());
-    const double bytes = calls * arrays * 8.0 * n;
+    const auto [edge_bytes, edge_flops] = edges(k, pass, calls, flops);
+    const double bytes = calls * arrays * 8.0 * n + edge_bytes;
     // The restriction touches the fine r and the coarse s; the other operators the level's arrays.
     const bool restriction = std::string(phase) == "restrict";
     const double footprint = restriction ? arrays * 8.0 * n : (k == lt ? 3.0 : 2.0) * 8.0 * n;
-    out.push_back({Multigrid::level_key(k, phase), calls * flops * n, bytes, bytes, footprint, footprint,
+    out.push_back({Multigrid::level_key(k, phase), calls * flops * n + edge_flops, bytes, bytes, footprint, footprint,
                    "every array of the sweep read or written once per call, halos included"});
+    out.back().edge = edge_bytes;
+    if (edge_bytes > 0) out.back().what += "; and the rows at the edges between the tile's blocks of rows again";
     if (restriction) out.back().kind = "restrict";
   };
   for (int k = lt; k >= 1; --k) {
@@ -458,15 +472,18 @@ common::Work MgProxy::work() const {
     const double own = (!fused && k >= 2) ? nit : 0.0;
     const double extra = top ? nit + 1.0 : 0.0;
     const double fused_restrict = (top && restricts) ? nit : 0.0;
-    add(k, "residual", own + extra - fused_restrict, 15.0, 3.0);
+    add(k, "residual", kernels::MgPass::kResid, own + extra - fused_restrict, 15.0, 3.0);
     // Smoothing: once per V-cycle on every level; fused with the residual (and on the finest
     // level with the interpolation) on levels 2..lt.
     const double smooth_flops = (fused && k >= 2) ? 30.0 + (top && interp_fused ? 3.0 : 0.0) : 15.0;
     const double smooth_arrays = (fused && k >= 2) ? 4.0 + (top && interp_fused ? 0.125 : 0.0) : (k == 1 ? 4.0 : 3.0);
-    add(k, "smooth", nit, smooth_flops, smooth_arrays);
+    const kernels::MgPass smooth_pass = !(fused && k >= 2)      ? kernels::MgPass::kSmooth
+                                        : (top && interp_fused) ? kernels::MgPass::kInterpResidSmooth
+                                                                : kernels::MgPass::kResidSmooth;
+    add(k, "smooth", smooth_pass, nit, smooth_flops, smooth_arrays);
     if (k >= 2) {
-      add(k, "restrict", (top && restricts) ? 0.0 : nit, 4.0, 1.125);
-      add(k, "interpolate", (top && interp_fused) ? 0.0 : nit, 3.0, top ? 2.125 : 1.125);
+      add(k, "restrict", kernels::MgPass::kRestrict, (top && restricts) ? 0.0 : nit, 4.0, 1.125);
+      add(k, "interpolate", kernels::MgPass::kInterp, (top && interp_fused) ? 0.0 : nit, 3.0, top ? 2.125 : 1.125);
     }
   }
   // The residual fused with the restriction: u and v read, the coarse residual written. Of its
@@ -475,8 +492,11 @@ common::Work MgProxy::work() const {
     const double n = static_cast<double>(levels_[static_cast<std::size_t>(lt)].box.size());
     for (auto& p : out)
       if (p.phase == Multigrid::level_key(lt, "residual")) {
-        p.flops += nit * 19.0 * n;
-        p.bytes += nit * 2.125 * 8.0 * n;
+        const auto [edge_bytes, edge_flops] = edges(lt, kernels::MgPass::kResidRestrict, nit, 15.0);
+        p.flops += nit * 19.0 * n + edge_flops;
+        p.bytes += nit * 2.125 * 8.0 * n + edge_bytes;
+        p.edge += edge_bytes;
+        if (edge_bytes > 0) p.what += "; its edge rows computed again at the tile's blocks";
         p.memory = p.bytes;
         p.what += "; fused with the restriction: u and v read, r stored only for the coarse level";
         p.also_kind = "restrict";

@@ -57,11 +57,26 @@ def work_problems(rec: dict, out: str) -> list[str]:
     if not isinstance(work, dict) or not work:
         return [f"record has no declared work: {work!r}"]
     problems = kind_problems(rec.get("app", ""), work)
+    tiled = (rec.get("variant") or {}).get("tile_bytes") or 0
     for phase, w in work.items():
+        # A tile's edge bytes (MG's rows moved again where its blocks of rows meet): within the
+        # compulsory bytes, the largest rank's within the sum, and only where a tile cut planes.
+        edge = w.get("edge_bytes")
+        if edge is not None and not (
+            rec.get("app") == "mg"
+            and tiled
+            and 0 < w["rank_max"].get("edge_bytes", 0) <= edge <= w["memory_bytes"] * (1 + 1e-12)
+        ):
+            problems.append(f"work.{phase}.edge_bytes {edge}: only MG's tiled passes, within the compulsory bytes")
         if not (w["bytes"] > 0 and 0 <= w["memory_bytes"] <= w["bytes"] * (1 + 1e-12) and w["flops"] >= 0):
             problems.append(f"work.{phase}: bytes {w['bytes']}, compulsory {w['memory_bytes']}, flops {w['flops']}")
         if w["seconds"] > 0 and abs(w["gbs"] - w["bytes"] / w["seconds"] / 1e9) > 1e-9 * w["gbs"]:
             problems.append(f"work.{phase}.gbs {w['gbs']} is not bytes over seconds")
+    # A block of a few rows (under 8) cuts the planes of every rank at the classes these checks
+    # run (S and up: 16 rows or more a rank): its edges must be declared.
+    rows = (rec.get("variant") or {}).get("rows_per_block") or 0
+    if rec.get("app") == "mg" and 0 < rows < 8 and not any(w.get("edge_bytes") for w in work.values()):
+        problems.append(f"MG tiled in blocks of {rows} rows declares no edge_bytes")
     shown = WORK_LINE.findall(out)
     if not shown:
         problems.append("the banner shows no Work line")

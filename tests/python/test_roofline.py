@@ -520,6 +520,17 @@ def test_a_phase_fusing_two_kinds_takes_each_share_at_its_kinds_rate():
     assert roofline.phase_prediction(odd, c, 2, 1)["seconds"] == pytest.approx(2.0)
 
 
+def test_a_tiles_edge_bytes_are_priced_at_the_stream_on_top_of_the_kinds_time():
+    c = {**CEIL, "kinds": KINDS}
+    # A stencil phase at the kind's 6 GFlop/s per core (2 s) whose tile moves 5 GB again at the
+    # edges of its blocks: those at the stream's 25 GB/s per core for a 64M footprint, 0.2 s more.
+    plain = phase("stencil", 12e9, 8e9, 8e9, 64 * M, 64 * M)
+    edged = {**plain, "rank_max": {**plain["rank_max"], "edge_bytes": 5e9}, "edge_bytes": 10e9}
+    assert roofline.phase_prediction(plain, c, 2, 1)["seconds"] == pytest.approx(2.0)
+    e = roofline.phase_prediction(edged, c, 2, 1)
+    assert e["seconds"] == pytest.approx(2.2) and e["binding"] == "stencil (memory)"
+
+
 def test_the_access_kinds_are_measured_from_64k_to_past_four_times_the_last_level(monkeypatch):
     monkeypatch.setattr(ceilprobe.caches, "available_memory", lambda: 64 << 30)
     assert ceilprobe.kind_sizes({"last_level_bytes": 16 * M}, 2) == [64 * K * 4**i for i in range(6)]  # to 64M

@@ -301,4 +301,37 @@ TEST(MgKernels, RowsPerBlockFollowsTheTile) {
   EXPECT_EQ(pxq::kernels::rows_per_block(1 << 30, 100, 5, 50), 50);  // never above the plane
 }
 
+// What a tile costs at the edges of its blocks of rows, as the proxy declares it (EdgeRows).
+TEST(MgKernels, EdgeRowsCountTheBlocksOfTheTile) {
+  using pxq::kernels::MgPass;
+  const pxq::kernels::Box box{130, 130, 66};  // 128 interior rows of 130 points
+  const auto none = pxq::kernels::make_mg_ops("openmp", 2, 0);
+  for (const MgPass pass : {MgPass::kResid, MgPass::kSmooth, MgPass::kRestrict, MgPass::kInterp, MgPass::kResidSmooth,
+                            MgPass::kInterpResidSmooth, MgPass::kResidRestrict}) {
+    const auto e = none->edge_rows(pass, box);
+    EXPECT_EQ(e.read + e.written + e.computed, 0.0) << "untiled";
+    const auto whole = pxq::kernels::make_mg_ops("openmp", 2, std::size_t{1} << 30)->edge_rows(pass, box);
+    EXPECT_EQ(whole.read + whole.written + whole.computed, 0.0) << "one block holds the plane";
+  }
+  // 256 KiB over 7 streams of 130 points: 36 rows a block, 4 blocks, 3 edges; each edge reads
+  // u's two rows and r's two stored rows again, and stores two rows of r.
+  const auto tiled = pxq::kernels::make_mg_ops("openmp", 2, 256 * 1024);
+  const auto fused = tiled->edge_rows(MgPass::kResidSmooth, box);
+  EXPECT_EQ(fused.read, 12.0);
+  EXPECT_EQ(fused.written, 6.0);
+  // The residual into the restriction: 18 coarse rows a block of 64, 3 edges, one fine row
+  // computed again at each (3 rows of u and one of v read).
+  const auto rr = tiled->edge_rows(MgPass::kResidRestrict, box);
+  EXPECT_EQ(rr.computed, 3.0);
+  EXPECT_EQ(rr.read, 12.0);
+  // Every backend: the smaller the tile, the more it moves again.
+  for (const auto& b : pxq::kernels::available_backends()) {
+    if (!runs<pxq::kernels::MgFamily>(b)) continue;
+    const auto big = pxq::kernels::make_mg_ops(b, 2, 512 * 1024)->edge_rows(MgPass::kResid, box);
+    const auto small = pxq::kernels::make_mg_ops(b, 2, 64 * 1024)->edge_rows(MgPass::kResid, box);
+    EXPECT_GT(small.read, big.read) << b;
+    EXPECT_GT(big.read, 0.0) << b;
+  }
+}
+
 }  // namespace

@@ -47,9 +47,26 @@ struct Stencil {
 // Full weighting (the restriction P) as a stencil: centre, face, edge, corner.
 inline constexpr Stencil kRestriction{{0.5, 0.25, 0.125, 0.0625}};
 
+// The passes of a V-cycle as the proxy books them (edge_rows()): the plain operators, the
+// residual fused with the smoothing (with the interpolation ahead of it: kInterpResidSmooth),
+// and the finest residual fused with the restriction.
+enum class MgPass { kResid, kSmooth, kRestrict, kInterp, kResidSmooth, kInterpResidSmooth, kResidRestrict };
+
+// What tiling costs a pass at the edges between its blocks of rows, per interior plane of the
+// level it is booked on (the fine level for the restriction and the interpolation), in rows
+// of that level: the rows of all its arrays read and written again, and the rows computed
+// again. All zero untiled, or where one block holds the plane.
+struct EdgeRows {
+  double read = 0.0, written = 0.0, computed = 0.0;
+};
+
 class MgOps {
  public:
   virtual ~MgOps() = default;
+
+  // The tile's cost at the edges of its blocks for one call of `pass` on `level` (its box,
+  // halos included): see EdgeRows. The proxy declares it with its work. Default: no tiles.
+  virtual EdgeRows edge_rows(MgPass pass, Box level) const;
 
   // r = v - A u on the interior (r may be v: NAS computes r = r - A u in place).
   virtual void resid(const double* u, const double* v, double* r, Box b, const Stencil& a) const = 0;
@@ -133,5 +150,9 @@ std::unique_ptr<MgOps> make_mg_ops_reference();
 // Rows per block for a sweep over rows of n1 points that keeps `streams` rows of every plane
 // in flight: at least one, and n2_interior when the whole plane fits.
 int rows_per_block(std::size_t tile_bytes, int n1, int streams, int n2_interior);
+
+// The edges between the blocks of rows a tiled sweep walks `rows` rows in (blocks - 1): 0 when
+// untiled (tile_bytes 0) or when one block holds them all.
+double block_edges(std::size_t tile_bytes, int n1, int streams, int rows);
 
 }  // namespace pxq::kernels

@@ -5,7 +5,8 @@ predicted beside the measured one.
 Per declared phase, for the slowest rank (its rank_max figures), with k = the cores of a node
 in use (ranks per node x threads, at most the cores there are) and T the rank's threads. A
 phase of an access kind the ceilings measured (gather, update, stencil, restrict, fft: its record's
-"kind") takes its flops or bytes at that kind's rate for its size (phase_prediction); a stream:
+"kind") takes its flops or bytes at that kind's rate for its size, and the bytes a tile moves
+again at the edges of its blocks ("edge_bytes") at the stream's (phase_prediction); a stream:
 
 - compute: flops / (peak(k) / k x T);
 - the compulsory bytes at the bandwidth per core that the measured curve gives a sweep of the
@@ -71,6 +72,12 @@ def _kind_time(w: dict[str, Any], ceilings: dict[str, Any], k: int, t: int) -> t
     seconds = amount * (1.0 - share) / (rate / k * 1e9 * t)
     if share > 0 and other_rate:
         seconds += amount * share / (other_rate / k * 1e9 * t)
+    # A tile's edges (MG's rows read and written again where two blocks of rows meet): bytes the
+    # kind's kernel never moved, at the stream's bandwidth for the rank's footprint, on top.
+    edge = float(w["rank_max"].get("edge_bytes") or 0.0)
+    if edge > 0:
+        streamed = max(w["footprint_bytes"] / t, 1.0)
+        seconds += edge / (ceil.bandwidth(ceilings, streamed, k) / k * 1e9 * t)
     error = ceil.spread_on_curve(ceilings["kinds"][w["kind"]], "rate", size, k)
     return f"{w['kind']} ({ceil.level_of(ceilings, size, k)})", seconds, error
 

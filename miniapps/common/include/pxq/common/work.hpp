@@ -40,6 +40,10 @@ struct PhaseWork {
   // kind's. The same on every rank.
   std::string also_kind{};
   double also_share = 0.0;
+  // Of memory, the bytes a tiled pass moves again where two of its blocks meet (MG's rows at
+  // the edges of its blocks of rows): what the tile costs, beyond what the kind's kernel
+  // moves; priced at the memory roof on top of the kind's time.
+  double edge = 0.0;
 };
 
 // A proxy's declarations, in the order the banner shows them.
