@@ -388,6 +388,9 @@ class MgProxy final : public common::NasProxy<MgOptions, MgClass> {
 
   common::Summary summarize(const common::Measured& m, bool quiet) const override;
   common::Work work() const override;
+  // A tile's edges on level k for `calls` calls of `pass` (kernels::EdgeRows): {the bytes moved
+  // again, the flops computed again} where two blocks of rows meet, on every interior plane.
+  std::pair<double, double> edge_work(int k, kernels::MgPass pass, double calls, double row_flops) const;
 
  private:
   std::string level_table(const common::Measured& m) const;
@@ -442,18 +445,10 @@ common::Work MgProxy::work() const {
   const bool fused = v_.fused, restricts = mg_->residual_restricts();
   const bool interp_fused = fused && lt >= 2 && levels_[static_cast<std::size_t>(lt - 1)].distributed;
   common::Work out;
-  // A tile's edges (kernels::EdgeRows): the rows read, written and computed again where two
-  // blocks of rows meet, on every interior plane of the level, per call.
-  const auto edges = [&](int k, kernels::MgPass pass, double calls, double row_flops) {
-    const kernels::Box b = levels_[static_cast<std::size_t>(k)].box;
-    const kernels::EdgeRows e = ops_->edge_rows(pass, b);
-    const double row = static_cast<double>(b.n1) * static_cast<double>(std::max(0, b.n3 - 2));
-    return std::pair<double, double>{calls * (e.read + e.written) * 8.0 * row, calls * e.computed * row_flops * row};
-  };
   const auto add = [&](int k, const char* phase, kernels::MgPass pass, double calls, double flops, double arrays) {
     if (calls <= 0) return;
     const double n = static_cast<double>(levels_[static_cast<std::size_t>(k)].box.size());
-    const auto [edge_bytes, edge_flops] = edges(k, pass, calls, flops);
+    const auto [edge_bytes, edge_flops] = edge_work(k, pass, calls, flops);
     const double bytes = calls * arrays * 8.0 * n + edge_bytes;
     // The restriction touches the fine r and the coarse s; the other operators the level's arrays.
     const bool restriction = std::string(phase) == "restrict";
@@ -492,7 +487,7 @@ common::Work MgProxy::work() const {
     const double n = static_cast<double>(levels_[static_cast<std::size_t>(lt)].box.size());
     for (auto& p : out)
       if (p.phase == Multigrid::level_key(lt, "residual")) {
-        const auto [edge_bytes, edge_flops] = edges(lt, kernels::MgPass::kResidRestrict, nit, 15.0);
+        const auto [edge_bytes, edge_flops] = edge_work(lt, kernels::MgPass::kResidRestrict, nit, 15.0);
         p.flops += nit * 19.0 * n + edge_flops;
         p.bytes += nit * 2.125 * 8.0 * n + edge_bytes;
         p.edge += edge_bytes;
@@ -516,6 +511,13 @@ common::Work MgProxy::work() const {
     if (p.kind != "restrict") p.kind = "stencil";
   }
   return out;
+}
+
+std::pair<double, double> MgProxy::edge_work(int k, kernels::MgPass pass, double calls, double row_flops) const {
+  const kernels::Box b = levels_[static_cast<std::size_t>(k)].box;
+  const kernels::EdgeRows e = ops_->edge_rows(pass, b);
+  const double row = static_cast<double>(b.n1) * static_cast<double>(std::max(0, b.n3 - 2));
+  return {calls * (e.read + e.written) * 8.0 * row, calls * e.computed * row_flops * row};
 }
 
 common::Summary MgProxy::summarize(const common::Measured& m, bool quiet) const {
