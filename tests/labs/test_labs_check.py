@@ -22,6 +22,7 @@ from rich.console import Console
 
 from pxq.machine import caches, ceilings, envinfo
 from pxq.teaching import harness as labs
+from pxq.teaching import prediction, sealing
 
 NUMBERS = [1, 2, 3, 4, 5, 6]
 # CTest runs this file on two workers (pytest-xdist, --dist loadgroup). Every check of lab 2
@@ -1144,3 +1145,7 @@ def test_lab4_a_prediction_is_graded_against_pxq_advise_and_never_changes_the_gr
         in text
     )
     assert record["prediction"] == block
+    # The first graded prediction is sealed in the copy, as the file held it: later checks grade it.
+    assert block["sealed_now"] and "sealed now (.pxq-prediction.json)" in text
+    first = sealing.first(dest, prediction.schema(labs.get("4").predict))
+    assert first.answers is not None and first.answers["untiled"] == {"binds": "l1", "seconds": 1000}

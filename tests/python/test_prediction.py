@@ -13,7 +13,7 @@ from test_roofline import CEIL, M
 from pxq.analysis.models import advice
 from pxq.core.errors import InputError
 from pxq.labs import tiling
-from pxq.teaching import grading, harness, prediction
+from pxq.teaching import grading, harness, prediction, sealing
 
 PLAN = tiling.PREDICT
 
@@ -165,3 +165,87 @@ def test_the_grade_reads_in_words_and_in_the_class_table(tmp_path):
     assert grading.predicted(block) == "2 of 6 agree with pxq advise"
     assert grading.predicted({"state": "not made"}) == "not made" and grading.predicted(None) == "-"
     assert prediction.lines({"state": "none", "why": "no file"}) == ["prediction: none: no file"]
+
+
+def test_the_first_graded_prediction_is_sealed_and_graded_from_then_on(tmp_path, monkeypatch):
+    r = rows()
+    monkeypatch.setattr(prediction, "model", lambda *a: r)
+    console = Console(file=open(os.devnull, "w"))
+    schema = prediction.schema(PLAN)
+    flat_s = r["untiled"]["of_seconds"]["compute"]
+    guess = prediction.read(write(tmp_path, answers(untiled=("l3", 9 * flat_s))), PLAN)
+    assert sealing.first(tmp_path, schema) == sealing.First()  # no seal yet
+    block = prediction.graded(PLAN, guess, CEIL, 2, console, sealing.First())
+    assert block["agree"] == 0 and "sealed" not in block
+    harness.sealed(block, harness.Forecast(guess, sealing.First(), True), tmp_path)
+    assert block["sealed_now"] and (tmp_path / sealing.SEAL).is_file()
+    assert any("sealed now" in ln for ln in prediction.lines(block))
+    first = sealing.first(tmp_path, schema)
+    assert first.answers == guess and first.sealed == block["sealed"]
+    # The model's answers seen, the file is changed to them: the first prediction is still graded.
+    right = prediction.read(write(tmp_path, answers(untiled=("memory", flat_s))), PLAN)
+    later = prediction.graded(PLAN, right, CEIL, 2, console, first)
+    assert later["agree"] == 0 and later["revised"] == {"agree": 2, "of": 6} and later["sealed"] == first.sealed
+    said = prediction.lines(later)
+    changed = "was changed after the model's answers were shown: as it stands it would agree on 2 of 6"
+    assert any(changed in ln for ln in said)
+    assert grading.predicted(later) == (
+        "0 of 6 agree with pxq advise (as first graded; changed after the model's answers: 2 of 6)"
+    )
+    # The file as it was sealed: graded, nothing revised; a blanked file is a revision to nothing.
+    assert "revised" not in prediction.graded(PLAN, guess, CEIL, 2, console, first)
+    assert prediction.graded(PLAN, None, CEIL, 2, console, first)["revised"] == {"agree": 0, "of": 0}
+    # A seal is written once: never over one, even pxq's own.
+    before = (tmp_path / sealing.SEAL).read_bytes()
+    when, why = sealing.seal(tmp_path, right)
+    assert when is None and "left as it is" in why and (tmp_path / sealing.SEAL).read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".pxq-seal-")] == []  # no temporary file left
+
+
+def test_a_teachers_grade_reads_the_seal_and_writes_none(tmp_path, monkeypatch):
+    monkeypatch.setattr(prediction, "model", lambda *a: rows())
+    console = Console(file=open(os.devnull, "w"))
+    pred = prediction.read(write(tmp_path, answers(untiled=("memory", 1.0))), PLAN)
+    block = prediction.graded(PLAN, pred, CEIL, 2, console, sealing.First())
+    harness.sealed(block, harness.Forecast(pred, sealing.First(), False), tmp_path)
+    assert block["seal"].startswith("none: no check graded this prediction before")
+    assert not (tmp_path / sealing.SEAL).exists()
+    assert grading.predicted(block).endswith("(no seal: graded as it stands)")
+    # Nothing graded (no ceilings): nothing sealed either.
+    idle = prediction.graded(PLAN, pred, None, 2, console, sealing.First())
+    harness.sealed(idle, harness.Forecast(pred, sealing.First(), True), tmp_path)
+    assert idle["state"] == "not graded" and not (tmp_path / sealing.SEAL).exists()
+
+
+@pytest.mark.parametrize(
+    "content, said",
+    [
+        ("{not json", "not JSON"),
+        ('{"sealed": "2026-12-03T06:00:00Z", "answers": {"untiled": {"binds": "l9"}}}', "not the shape"),
+        ('{"sealed": "2026-12-03T06:00:00Z", "answers": {"untiled": {"seconds": NaN}}}', "not JSON"),
+        ('{"sealed": "2026-12-03T06:00:00Z", "answers": {"untiled": {"seconds": 1e999}}}', "sealed prediction"),
+        ('{"answers": {}}', "not the shape"),
+        ("[]", "not the shape"),
+        ("x" * (sealing.LIMIT + 1), "bytes"),
+    ],
+)
+def test_a_seal_that_is_not_one_is_named_and_the_file_graded_as_it_stands(tmp_path, monkeypatch, content, said):
+    monkeypatch.setattr(prediction, "model", lambda *a: rows())
+    (tmp_path / sealing.SEAL).write_text(content)
+    first = sealing.first(tmp_path, prediction.schema(PLAN))
+    assert first.answers is None and said in first.problem and sealing.SEAL in first.problem
+    pred = prediction.read(write(tmp_path, answers(untiled=("memory", 1.0))), PLAN)
+    block = prediction.graded(PLAN, pred, CEIL, 2, Console(file=open(os.devnull, "w")), first)
+    assert block["state"] == "graded" and block["seal"] == first.problem and "revised" not in block
+    harness.sealed(block, harness.Forecast(pred, first, True), tmp_path)
+    assert (tmp_path / sealing.SEAL).read_text() == content  # left as it is
+
+
+def test_a_seal_that_is_a_link_is_not_followed(tmp_path):
+    secret = tmp_path / "elsewhere.json"
+    secret.write_text('{"sealed": "x", "answers": {}}')
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    (copy / sealing.SEAL).symlink_to(secret)
+    first = sealing.first(copy, prediction.schema(PLAN))
+    assert first.answers is None and "not a plain file" in first.problem

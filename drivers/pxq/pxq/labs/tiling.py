@@ -107,7 +107,7 @@ def measure(ctx: labs.Context) -> labs.Outcome:
 def predicted(ctx: labs.Context, runs: dict[str, list[dict]], starter: bool) -> dict:
     """The copy's prediction graded against pxq advise, with the lab's medians beside the timed
     answers: the harness's untiled loop, and the student's loop where it tiles at 256K."""
-    block = prediction.graded(PREDICT, ctx.predicted, ceilings.load(ctx.machine), ctx.cores, ctx.console)
+    block = prediction.graded(PREDICT, ctx.predicted, ceilings.load(ctx.machine), ctx.cores, ctx.console, ctx.first)
     measured = {"untiled.seconds": statistics.median(r["compute_s"] for r in runs["untiled (the harness's loop)"])}
     if not starter and runs["yours"][0]["tile_bytes"] == 256 << 10:
         measured["tiled.seconds"] = statistics.median(r["compute_s"] for r in runs["yours"])

@@ -43,7 +43,14 @@ def predicted(block: dict[str, Any] | None) -> str:
     if not isinstance(block, dict):
         return "-"
     if block.get("state") == "graded":
-        return f"{block.get('agree')} of {block.get('of')} agree with pxq advise"
+        cell = f"{block.get('agree')} of {block.get('of')} agree with pxq advise"
+        revised = block.get("revised")
+        if isinstance(revised, dict):
+            now = f"{revised.get('agree')} of {revised.get('of')}"
+            cell += f" (as first graded; changed after the model's answers: {now})"
+        elif block.get("seal"):
+            cell += " (no seal: graded as it stands)"
+        return cell
     return str(block.get("state", "-"))
 
 
@@ -106,7 +113,7 @@ def grade_class(
         console.rule(f"{i}/{len(dirs)}: {rich_escape(str(d))}")
         log = Console(file=io.StringIO(), width=160)
         try:
-            code, _, record = labs.grade(mod, "copy", d, repeat, log, hostfile, unconfined, budget)
+            code, _, record = labs.grade(mod, "copy", d, repeat, log, hostfile, unconfined, budget, seal=False)
         except InputError as e:
             code, record = records.EXIT_BAD_INPUT, {"lab": mod.folder, "outcome": "bad input", "reason": str(e)}
         record = {**record, "copy": str(d), "exit": code}

@@ -48,7 +48,7 @@ from pxq.launch.hostfile import hostfile_hosts
 from pxq.launch.request import LaunchRequest
 from pxq.launch.session import request_plan, session
 from pxq.machine import envinfo
-from pxq.teaching import copies, prediction, sandbox
+from pxq.teaching import copies, prediction, sandbox, sealing
 
 LABS = ROOT / "labs"
 MARKER = ".pxq-lab.json"  # written by `start` into the student's copy
@@ -333,6 +333,7 @@ class Context:
     seed: int = field(default_factory=lambda: secrets.randbelow(1 << 62))  # this check's, for every run
     budget: float = 0.0  # seconds of further paired rounds a timed effect may take to settle (--budget)
     predicted: dict[str, Any] | None = None  # the copy's prediction (pxq.teaching.prediction), when it has one
+    first: sealing.First | None = None  # the first prediction a check graded, sealed in the copy
     _answers: dict[tuple, str | None] = field(default_factory=dict)
     _spent: float = 0.0  # of the budget
     _round_seconds: float = 0.0  # the last round's
@@ -654,14 +655,20 @@ def grade(
     hostfile: str | None = None,
     unconfined: bool = False,
     budget: float = 0.0,
+    seal: bool = True,
 ) -> tuple[int, Outcome | None, dict[str, Any]]:
     """check() with the grade as a record: lab, source, outcome, exit code, the checks made,
-    the effects measured (with their spread) and the reason of a failure."""
+    the effects measured (with their spread) and the reason of a failure. SEAL: a student's
+    copy's prediction, once graded, is sealed in it (`lab check`; a teacher's `lab grade` reads
+    the seal and writes none)."""
     bounds.repeat(repeat)
     if hostfile is not None:
         hostfile_hosts(Path(hostfile))  # read as every launch reads it: strictly, before anything runs
     which, source = source_of(mod, which, copy)
     predicted = prediction.read(source / prediction.FILE, mod.predict) if mod.predict is not None else None
+    forecast = Forecast(predicted, None, False)
+    if mod.predict is not None and which == "copy":
+        forecast = Forecast(predicted, sealing.first(source, prediction.schema(mod.predict)), seal)
     confine = confinement(which, source, hostfile, unconfined, mod)
     if not (hostfile or os.environ.get("SLURM_JOB_ID")):
         netns.check_visible(source, "work in a folder outside /tmp, such as labs-work/ in pxq's checkout")
@@ -670,7 +677,7 @@ def grade(
     record["confined"] = confine is not None
     try:
         with confine if confine is not None else contextlib.nullcontext():
-            return _graded(mod, which, source, repeat, console, hostfile, confine, record, budget, predicted)
+            return _graded(mod, which, source, repeat, console, hostfile, confine, record, budget, forecast)
     except LabFailure as e:
         console.print("[red]not correct[/red]: ", end="")
         console.print(str(e), highlight=False, markup=False)
@@ -688,9 +695,10 @@ def _graded(
     confine: sandbox.Sandbox | None,
     record: dict[str, Any],
     budget: float = 0.0,
-    predicted: dict[str, Any] | None = None,
+    forecast: Forecast | None = None,
 ) -> tuple[int, Outcome | None, dict[str, Any]]:
     """The build, the runs and the grade, inside the sandbox when there is one."""
+    forecast = forecast or Forecast(None, None, False)
     if confine is not None:
         record["sandbox"] = confine.describe()
     # A student's answers are recomputed by pxq's own build of the lab, outside the sandbox;
@@ -710,15 +718,45 @@ def _graded(
         trusted,
         mod.answer_ignores,
         budget=budget,
-        predicted=predicted,
+        predicted=forecast.predicted,
+        first=forecast.first,
     )
     more = f", and paired rounds until its timed effect settles, for up to {budget:.0f} s" if budget else ""
     console.print(f"checking lab {mod.number} ({mod.title}): {repeat} interleaved repeat(s){more}")
     out = unjudged_if_starter(mod.measure(ctx))
+    if out.prediction is not None and forecast.predicted is not None and forecast.first is not None:
+        sealed(out.prediction, forecast, source)
     code = EXIT_NOT_DONE if out.starter_like else records.EXIT_OK
     say(console, mod, out)
     console.print(f"grade: {GRADES[code][0]} (exit {code}: {GRADES[code][1]})", highlight=False)
     return code, out, {**record, **as_record(out), "outcome": GRADES[code][0], "exit": code}
+
+
+@dataclass(frozen=True)
+class Forecast:
+    """A copy's prediction (prediction.toml as read), the first one sealed in it (None: pxq's own
+    lab, or a lab that asks for none) and whether a graded one is sealed now (`lab check`)."""
+
+    predicted: dict[str, Any] | None
+    first: sealing.First | None
+    seal: bool
+
+
+def sealed(block: dict[str, Any], forecast: Forecast, source: Path) -> None:
+    """A graded prediction with no seal yet: sealed in the copy when this check may write one
+    (`lab check`), else said (`lab grade`: graded as it stands). Adds to BLOCK."""
+    first = forecast.first
+    if block.get("state") != "graded" or first is None or first.answers is not None or first.problem:
+        return
+    if not forecast.seal:
+        block["seal"] = "none: no check graded this prediction before, so it is graded as it stands"
+        return
+    assert forecast.predicted is not None
+    when, why = sealing.seal(source, forecast.predicted)
+    if when is None:
+        block["seal"] = why
+        return
+    block["sealed"], block["sealed_now"] = when, True
 
 
 def unjudged_if_starter(out: Outcome) -> Outcome:

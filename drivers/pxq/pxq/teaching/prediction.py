@@ -6,7 +6,8 @@ binding ceiling, as `pxq advise --no-prove` does: pxq.experiments.advising), and
 graded with the model's reasoning beside it and the lab's own measurement after it.
 
 A prediction is graded, never required: a lab's grade (done, not done, not correct) stays the
-code's; the prediction's score is its own line, record field and class-table column."""
+code's; the prediction's score is its own line, record field and class-table column. The first
+prediction a check graded is sealed in the copy (pxq.teaching.sealing) and graded from then on."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from pxq.core.errors import InputError
 from pxq.core.layout import Layout, format_bytes
 from pxq.experiments import advising
 from pxq.machine import ceilings as ceil
+from pxq.teaching import sealing
 
 FILE = "prediction.toml"
 LEVELS = ("l1", "l2", "l3", "memory", "compute")
@@ -224,10 +226,34 @@ def grade(plan: Plan, pred: dict[str, Any], rows: dict[str, dict], c: dict[str, 
 
 
 def graded(
-    plan: Plan, pred: dict[str, Any] | None, c: dict[str, Any] | None, cores: int, console: Console
+    plan: Plan,
+    pred: dict[str, Any] | None,
+    c: dict[str, Any] | None,
+    cores: int,
+    console: Console,
+    first: sealing.First | None = None,
 ) -> dict[str, Any]:
     """The prediction block of a lab's grade: "none" (no file here), "not made" (every answer
-    blank), "not graded" (no ceilings kept to grade against), or graded against the model."""
+    blank), "not graded" (no ceilings kept to grade against), or graded against the model. With
+    a FIRST prediction sealed in the copy, that one is graded ("sealed": when), and a file
+    changed since is scored beside it ("revised"); a seal that could not be read is named
+    ("seal") and the file graded as it stands."""
+    first = first or sealing.First()
+    if first.answers is None or c is None:
+        block = _as_it_stands(plan, pred, c, cores, console)
+        return block | ({"seal": first.problem} if first.problem else {})
+    rows = model(plan, cores, c, console)
+    block = grade(plan, first.answers, rows, c) | {"sealed": first.sealed}
+    if answers_of(plan, pred) != answers_of(plan, first.answers):
+        made = any(v is not None for v in answers_of(plan, pred).values())
+        now = grade(plan, pred, rows, c) if pred is not None and made else {"agree": 0, "of": 0}
+        block["revised"] = {"agree": now["agree"], "of": now["of"]}
+    return block
+
+
+def _as_it_stands(
+    plan: Plan, pred: dict[str, Any] | None, c: dict[str, Any] | None, cores: int, console: Console
+) -> dict[str, Any]:
     if pred is None:
         return {"state": "none", "why": f"no {FILE} here (the student's copy holds one)"}
     if all(given(pred, t, k) is None for t, k in questions(plan)):
@@ -239,6 +265,11 @@ def graded(
             "(a few minutes, once)",
         }
     return grade(plan, pred, model(plan, cores, c, console), c)
+
+
+def answers_of(plan: Plan, pred: dict[str, Any] | None) -> dict[str, Any]:
+    """Every question's answer ("table.key": the value, None where blank or without a file)."""
+    return {f"{t}.{k}": None if pred is None else given(pred, t, k) for t, k in questions(plan)}
 
 
 def with_measured(block: dict[str, Any], measured: dict[str, float]) -> dict[str, Any]:
@@ -258,6 +289,7 @@ def lines(block: dict[str, Any]) -> list[str]:
         f"prediction ({FILE}): {block['agree']} of {block['of']} answers agree with pxq advise "
         f"(ceilings of {escape.plain(c.get('cpu_model'))}, {c.get('date')})"
     ]
+    out += _seal_lines(block)
     for a in block["answers"]:
         said = "agrees" if a["agrees"] else "not predicted" if a["yours"] is None else "differs"
         if a["agrees"] is None:
@@ -266,6 +298,24 @@ def lines(block: dict[str, Any]) -> list[str]:
         model_said = "" if "model" not in a else f"; the model: {_shown(a['model'])}"
         seen = "" if "measured" not in a else f"; measured here: {a['measured']:.3g} s"
         out.append(f"  {a['question']} = {mine}: {said}{model_said}{seen} ({a['why']})")
+    return out
+
+
+def _seal_lines(block: dict[str, Any]) -> list[str]:
+    """How the graded prediction stands to the first one sealed in the copy."""
+    out = []
+    if block.get("sealed_now"):
+        out.append(f"  sealed now ({sealing.SEAL}): later checks grade these answers, as first made")
+    elif block.get("sealed"):
+        out.append(f"  the prediction as first graded, {block['sealed']} ({sealing.SEAL})")
+    if "revised" in block:
+        r = block["revised"]
+        out.append(
+            f"  {FILE} was changed after the model's answers were shown: as it stands it would agree on "
+            f"{r['agree']} of {r['of']}, not graded (predict before the runs)"
+        )
+    if block.get("seal"):
+        out.append(f"  seal: {escape.plain(block['seal'])}")
     return out
 
 
