@@ -194,7 +194,7 @@ def test_the_first_graded_prediction_is_sealed_and_graded_from_then_on(tmp_path,
     )
     # The file as it was sealed: graded, nothing revised; a blanked file is a revision to nothing.
     assert "revised" not in prediction.graded(PLAN, guess, CEIL, 2, console, first)
-    assert prediction.graded(PLAN, None, CEIL, 2, console, first)["revised"] == {"agree": 0, "of": 0}
+    assert prediction.graded(PLAN, None, CEIL, 2, console, first)["revised"] == {"agree": 0, "of": 6}
     # A seal is written once: never over one, even pxq's own.
     before = (tmp_path / sealing.SEAL).read_bytes()
     when, why = sealing.seal(tmp_path, right)

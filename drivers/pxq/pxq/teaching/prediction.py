@@ -246,7 +246,7 @@ def graded(
     block = grade(plan, first.answers, rows, c) | {"sealed": first.sealed}
     if answers_of(plan, pred) != answers_of(plan, first.answers):
         made = any(v is not None for v in answers_of(plan, pred).values())
-        now = grade(plan, pred, rows, c) if pred is not None and made else {"agree": 0, "of": 0}
+        now = grade(plan, pred, rows, c) if pred is not None and made else {"agree": 0, "of": len(questions(plan))}
         block["revised"] = {"agree": now["agree"], "of": now["of"]}
     return block
 
