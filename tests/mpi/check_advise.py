@@ -89,6 +89,7 @@ def check_declared(work) -> None:
                     fail(f"{app} {phase}: {f} declared {d[f]} (rank max {d['rank_max'].get(f)}), run {w[f]}")
         print(f"{app}: declared work = the run's, {len(run)} phase(s)")
     check_ring_hand_over(work)
+    check_ft_all_to_all(work)
 
 
 def check_ring_hand_over(work) -> None:
@@ -106,6 +107,25 @@ def check_ring_hand_over(work) -> None:
         if w is not None and not (same(w["rank_max"]["memory_bytes"], 3 * (1 << 20) * 2) and w["flops"] == 0):
             fail(f"ring {layout}: the hand-over declares {w['rank_max']}, not 3 x 1 MiB x 2 iterations of copying")
     print("ring: the hand-over within a node declared as a copy, none between one rank's threads")
+
+
+def check_ft_all_to_all(work) -> None:
+    """FT's all-to-all among ranks of one node is copies it declares (3 x 16 B of each rank's
+    points a transform, all compulsory); one rank has no all-to-all to declare."""
+    points = 64**3 // 2  # class S, 64^3 points over 2 ranks
+    for layout, comm in ((Layout(1, 2), True), (Layout(1, 1, 2), False)):
+        spec = RunSpec(app="ft", layout=layout, app_args=["--class", "S"], results=work / "ft-a2a.jsonl")
+        declared, why = advising.declare(spec)
+        if declared is None:
+            fail(f"ft {layout}: nothing declared: {why}")
+        a2a = {k: w for k, w in declared["work"].items() if w["what"].startswith("an all-to-all within this node")}
+        if bool(a2a) != comm:
+            fail(f"ft {layout}: a declared all-to-all {'expected' if comm else 'not expected'}: {declared['work']}")
+        # The forward transform's (one call) and the inverse's (one a class S iteration: 6).
+        calls = sorted(round(w["rank_max"]["memory_bytes"] / (3 * 16 * points)) for w in a2a.values())
+        if comm and (calls != [1, 6] or any(w["flops"] for w in a2a.values())):
+            fail(f"ft {layout}: the all-to-alls declare {[w['rank_max'] for w in a2a.values()]}, not 3 x 16 B a point")
+    print("ft: the all-to-all within a node declared as copies, none for one rank")
 
 
 def check_probe_refuses(work) -> None:
