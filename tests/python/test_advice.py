@@ -217,6 +217,7 @@ def test_an_advice_record_is_a_kind_the_door_knows():
         (["advise", "ring", "--cores", "0", "--no-prove"], "--cores 0"),
         (["advise", "ring", "--budget", "soon"], "soon"),
         (["advise", "ring", "--precision", "2"], "--precision 2"),
+        (["advise", "ring", "--max-blocks", "3"], "--max-blocks 3"),
         (["advise", "ring", "--", "--declare", "x"], "--declare after --"),
         (["advise", "ring", "--class", "A"], "--class: ring has no problem classes"),
         (["advise", "ring", "--no-prove", "--", "--block", "-5"], "ring refused every configuration: --block"),

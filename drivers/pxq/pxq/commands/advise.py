@@ -45,6 +45,12 @@ def add(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--precision", type=float, default=0.05, help="the proof's precision and equivalence margin (default 0.05)"
     )
+    p.add_argument(
+        "--max-blocks",
+        type=int,
+        default=20,
+        help="the proof's most blocks, where a pair needs more to settle (default 20; the budget still binds)",
+    )
     p.add_argument("--no-prove", action="store_true", help="predict only: run no proof")
     p.add_argument("--results", type=Path, help="results file (default results/advise-APP.jsonl)")
 
@@ -77,7 +83,7 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
     options.check_app(args.app)
     runner.check_app_args(app_args)
     budget = settling.parse_budget(args.budget)
-    settle.Rule(precision=args.precision).check()
+    settle.Rule(precision=args.precision, max_blocks=args.max_blocks).check()
     app_args = runner.class_args(args.app, args.cls) + app_args
     results = results_path(args.results, f"advise-{args.app}.jsonl")
     c, here = _ceilings(args, console)

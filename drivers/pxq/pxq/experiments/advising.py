@@ -114,7 +114,7 @@ def prove_into(
         raise InputError("the budget was spent declaring the configurations: give a larger --budget, e.g. 5m")
     console.print(f"proof: {', '.join(names)}, each against the predicted best, on paired blocks", highlight=False)
     by_name = {d.row["name"]: d.spec for d in declared}
-    rule = settle.Rule(precision=args.precision)
+    rule = settle.Rule(precision=args.precision, max_blocks=args.max_blocks)
     out = settling.run([by_name[n] for n in names], [(0, i) for i in range(1, len(names))], rule, budget, console)
     settling.print_verdicts(out, rule, console)
     pairs = [
@@ -127,7 +127,14 @@ def prove_into(
     ]
     right, settled = advice.order_checks(pairs, {r["name"]: r["predicted_s"] for r in rows if "predicted_s" in r})
     rec.update(
-        proof={"configurations": names, "pairs": pairs, "blocks": out.blocks, "stopped": out.stopped},
+        proof={
+            "configurations": names,
+            "pairs": pairs,
+            "blocks": out.blocks,
+            "stopped": out.stopped,
+            "precision": rule.precision,
+            "max_blocks": rule.max_blocks,
+        },
         outcome=advice.outcome([p.verdict for p in out.pairs if p.verdict is not None]),
         order={"right": right, "settled": settled},
     )
