@@ -23,7 +23,7 @@ WORK_LINE = re.compile(
 # The access kind each proxy's phases declare (the ceiling pxq roofline bounds them by).
 KIND_OF = {
     "cg": lambda phase: "gather" if phase == "spmv" else "stream",
-    "is": lambda phase: "update",
+    "is": lambda phase: "stream" if phase == "alltoall" else "update",
     "mg": lambda phase: "restrict" if phase.endswith(".restrict") else "stencil",
     "ring": lambda phase: "stream",
 }

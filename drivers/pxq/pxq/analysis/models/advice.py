@@ -197,7 +197,7 @@ def hit_rate_text(h: dict[str, Any]) -> str:
 
 NOT_PREDICTED = (
     "not predicted: what runs outside the declared phases (waiting, and communication a proxy does not declare: all "
-    "but the ring's hand-over and FT's all-to-alls within a node); the proof measures it"
+    "but the ring's hand-over and FT's and IS's all-to-alls within a node); the proof measures it"
 )
 
 
