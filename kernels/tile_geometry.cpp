@@ -15,10 +15,15 @@ int rows_per_block(std::size_t tile_bytes, int n1, int streams, int n2_interior)
                                n2_interior);
 }
 
+int edges_between(int rows, int per_block) {
+  if (rows <= 0 || per_block <= 0) return 0;
+  const int blocks = (rows + per_block - 1) / per_block;
+  return blocks - 1;
+}
+
 double block_edges(std::size_t tile_bytes, int n1, int streams, int rows) {
   if (tile_bytes == 0 || rows <= 0) return 0.0;
-  const int per = rows_per_block(tile_bytes, n1, streams, rows);
-  return static_cast<double>((rows + per - 1) / per - 1);
+  return static_cast<double>(edges_between(rows, rows_per_block(tile_bytes, n1, streams, rows)));
 }
 
 int ft_batch_lines(std::size_t tile_bytes, int n, bool rows) {

@@ -74,14 +74,14 @@ class OpenMpMgOps final : public MgOps, private ExecutorShape {
         if (pass == MgPass::kInterpResidSmooth && tile_bytes_ != 0) {
           int rpb = rows_per_block(tile_bytes_, f.n1, kFusedStreams, rows);
           rpb = std::min(rows, rpb + rpb % 2);
-          edges = static_cast<double>((rows + rpb - 1) / rpb - 1);
+          edges = static_cast<double>(edges_between(rows, rpb));
         }
         return {4.0 * edges, 2.0 * edges, 0.0};
       }
       case MgPass::kResidRestrict: {
         if (tile_bytes_ == 0 || coarse <= 0) return {};
         const int cpb = std::max(1, rows_per_block(tile_bytes_, f.n1, kResidRestrictStreams, rows) / 2);
-        const double edges = static_cast<double>((coarse + cpb - 1) / cpb - 1);
+        const double edges = static_cast<double>(edges_between(coarse, cpb));
         return {4.0 * edges, 0.0, edges};
       }
     }

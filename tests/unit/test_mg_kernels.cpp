@@ -315,7 +315,7 @@ TEST(MgKernels, EdgeRowsCountTheBlocksOfTheTile) {
   }
   // 256 KiB over 7 streams of 130 points: 36 rows a block, 4 blocks, 3 edges; each edge reads
   // u's two rows and r's two stored rows again, and stores two rows of r.
-  const auto tiled = pxq::kernels::make_mg_ops("openmp", 2, 256 * 1024);
+  const auto tiled = pxq::kernels::make_mg_ops("openmp", 2, std::size_t{256} * 1024);
   const auto fused = tiled->edge_rows(MgPass::kResidSmooth, box);
   EXPECT_EQ(fused.read, 12.0);
   EXPECT_EQ(fused.written, 6.0);
@@ -327,8 +327,8 @@ TEST(MgKernels, EdgeRowsCountTheBlocksOfTheTile) {
   // Every backend: the smaller the tile, the more it moves again.
   for (const auto& b : pxq::kernels::available_backends()) {
     if (!runs<pxq::kernels::MgFamily>(b)) continue;
-    const auto big = pxq::kernels::make_mg_ops(b, 2, 512 * 1024)->edge_rows(MgPass::kResid, box);
-    const auto small = pxq::kernels::make_mg_ops(b, 2, 64 * 1024)->edge_rows(MgPass::kResid, box);
+    const auto big = pxq::kernels::make_mg_ops(b, 2, std::size_t{512} * 1024)->edge_rows(MgPass::kResid, box);
+    const auto small = pxq::kernels::make_mg_ops(b, 2, std::size_t{64} * 1024)->edge_rows(MgPass::kResid, box);
     EXPECT_GT(small.read, big.read) << b;
     EXPECT_GT(big.read, 0.0) << b;
   }

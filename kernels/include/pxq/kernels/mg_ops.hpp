@@ -151,6 +151,9 @@ std::unique_ptr<MgOps> make_mg_ops_reference();
 // in flight: at least one, and n2_interior when the whole plane fits.
 int rows_per_block(std::size_t tile_bytes, int n1, int streams, int n2_interior);
 
+// The edges between blocks of `per_block` rows over `rows` rows (blocks - 1; 0 when one holds them).
+int edges_between(int rows, int per_block);
+
 // The edges between the blocks of rows a tiled sweep walks `rows` rows in (blocks - 1): 0 when
 // untiled (tile_bytes 0) or when one block holds them all.
 double block_edges(std::size_t tile_bytes, int n1, int streams, int rows);
