@@ -5,19 +5,30 @@ clang-tidy), 0 when the sources are clean.
 
     tests/lint/clang_tidy.py BUILD_DIR [--jobs N] [FILE...]
 
-CTest runs it as lint.clang-tidy (label slow: about 5 minutes on 2 cores). The compiler is GCC, so
-clang-tidy is given GCC's omp.h (its own resource folder has none)."""
+CTest runs it as lint.clang-tidy (label slow: about 4 minutes on 2 cores). The compiler is GCC, so
+clang-tidy is given GCC's omp.h (its own resource folder has none).
+
+A file found clean is remembered (in $XDG_CACHE_HOME/pxq/clang-tidy, else ~/.cache/pxq/clang-tidy;
+PXQ_CLANG_TIDY_CACHE=off checks every file afresh) under a key made of everything its result
+depends on: clang-tidy's version, .clang-tidy, the omp.h given, the file's compile command and the
+file as the compiler's preprocessor expands it (every header it includes, with its comments and
+macro definitions), the checkout's and the build's folders written as placeholders so that a
+fresh clone of the same sources finds the same keys. A file whose key is remembered is clean
+without running clang-tidy again; a finding is never remembered."""
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import NoReturn
@@ -79,6 +90,71 @@ def check(exe: str, build: Path, extra: list[str], path: str) -> tuple[str, int,
     return path, p.returncode, "\n".join(findings) if findings else (p.stderr.strip() if p.returncode else "")
 
 
+def cache_dir() -> Path | None:
+    """Where clean files are remembered (None: PXQ_CLANG_TIDY_CACHE=off)."""
+    if os.environ.get("PXQ_CLANG_TIDY_CACHE", "").lower() in ("off", "0", "no"):
+        return None
+    base = Path(os.environ["XDG_CACHE_HOME"]) if os.environ.get("XDG_CACHE_HOME") else Path.home() / ".cache"
+    return base / "pxq" / "clang-tidy"
+
+
+def commands(build: Path) -> dict[str, dict]:
+    """compile_commands.json's entry of each source, by its resolved path."""
+    entries = json.loads((build / "compile_commands.json").read_text(encoding="utf-8"))
+    return {str(Path(e["directory"], e["file"]).resolve()): e for e in entries}
+
+
+def placeholders(text: str, build: Path) -> str:
+    """TEXT with the build's and the checkout's folders written as placeholders."""
+    return text.replace(str(build.resolve()), "@BUILD@").replace(str(ROOT), "@ROOT@")
+
+
+def key(common: str, entry: dict | None, build: Path) -> str | None:
+    """The cache key of one source: COMMON (tool, configuration, omp.h) and the file's compile
+    command and preprocessed text; None when the preprocessor cannot expand it (then it is checked)."""
+    if entry is None:
+        return None
+    argv = shlex.split(entry["command"]) if "command" in entry else list(entry["arguments"])
+    kept: list[str] = []
+    skip = False
+    for a in argv:  # the compile command less its output: the preprocessor's text instead, on stdout
+        if skip or a in ("-o", "-c"):
+            skip = a == "-o"
+            continue
+        kept.append(a)
+    # -C keeps the comments (NOLINT), -dD the macros' definitions (checks read them, used or not).
+    pre = subprocess.run(
+        [*kept, "-E", "-P", "-C", "-dD"], capture_output=True, text=True, cwd=entry["directory"], timeout=300
+    )
+    if pre.returncode != 0:
+        return None
+    digest = hashlib.sha256()
+    for part in (common, placeholders(" ".join(kept), build), placeholders(pre.stdout, build)):
+        digest.update(part.encode())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def common_key(exe: str, scratch: Path) -> str:
+    """What every file's result depends on: clang-tidy's version, .clang-tidy and the omp.h given."""
+    version = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout
+    omp = scratch / "omp.h"
+    return "\0".join(
+        (version, (ROOT / ".clang-tidy").read_text(encoding="utf-8"), omp.read_text() if omp.is_file() else "")
+    )
+
+
+def prune(cache: Path, days: float = 30.0) -> None:
+    """Forgets the keys no check has found for DAYS (each hit touches its key)."""
+    old = time.time() - days * 86400
+    for entry in cache.glob("*"):
+        try:
+            if entry.stat().st_mtime < old:
+                entry.unlink()
+        except OSError:
+            pass
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description="clang-tidy over pxq's C++ sources")
     ap.add_argument("build", type=Path, help="the build folder (holding compile_commands.json)")
@@ -91,13 +167,32 @@ def main() -> int:
     if missing:
         cannot_run(f"no such source file: {', '.join(missing)}")
     failed: list[str] = []
+    cache, known = cache_dir(), 0
+    entries = commands(args.build) if cache is not None else {}
     with tempfile.TemporaryDirectory() as scratch, ThreadPoolExecutor(max(1, args.jobs)) as pool:
         extra = omp_include(Path(scratch))
-        for path, code, text in pool.map(lambda f: check(exe, args.build, extra, f), files):
+        common = common_key(exe, Path(scratch))
+
+        def one(path: str) -> tuple[str, int, str, bool]:
+            k = key(common, entries.get(path), args.build) if cache is not None else None
+            if k is not None and cache is not None and (cache / k).is_file():
+                (cache / k).touch()
+                return path, 0, "", True
+            path, code, text = check(exe, args.build, extra, path)
+            if k is not None and cache is not None and not code and not text:
+                cache.mkdir(parents=True, exist_ok=True)
+                (cache / k).touch()
+            return path, code, text, False
+
+        for path, code, text, remembered in pool.map(one, files):
+            known += remembered
             if code or text:
                 failed.append(path)
                 print(text or f"{path}: clang-tidy exited {code}", flush=True)
-    print(f"clang-tidy ({', '.join(OWN)}): {len(files)} files, {len(failed)} with findings")
+    if cache is not None and cache.is_dir():
+        prune(cache)
+    where = f" ({known} unchanged since found clean: {cache})" if known else ""
+    print(f"clang-tidy ({', '.join(OWN)}): {len(files)} files{where}, {len(failed)} with findings")
     return 1 if failed else 0
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import json
+import os
 import pkgutil
 import re
 import shutil
@@ -142,17 +143,20 @@ def test_cpp_is_clang_formatted():
     assert out.returncode == 0, out.stderr[-3000:]
 
 
-def _tidy(tmp_path: Path, source: str) -> subprocess.CompletedProcess[str]:
-    """tests/lint/clang_tidy.py, with .clang-tidy's checks, on one source file of a scratch build."""
+def _tidy(tmp_path: Path, source: str, cache: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """tests/lint/clang_tidy.py, with .clang-tidy's checks, on one source file of a scratch build
+    (CACHE: where it remembers clean files; None: it checks afresh)."""
     src = tmp_path / "probe.cpp"
     src.write_text(source)
     build = tmp_path / "build"
-    build.mkdir()
-    entry = {"directory": str(tmp_path), "file": str(src), "command": f"c++ -std=c++17 -fopenmp -c {src}"}
+    build.mkdir(exist_ok=True)
+    entry = {"directory": str(tmp_path), "file": str(src), "command": f"c++ -std=c++17 -fopenmp -o probe.o -c {src}"}
     (build / "compile_commands.json").write_text(json.dumps([entry]))
     shutil.copy(ROOT / ".clang-tidy", tmp_path / ".clang-tidy")
     script = ROOT / "tests" / "lint" / "clang_tidy.py"
-    return subprocess.run([sys.executable, str(script), str(build), str(src)], capture_output=True, text=True)
+    env = {k: v for k, v in os.environ.items() if k != "PXQ_CLANG_TIDY_CACHE"}
+    env.update({"PXQ_CLANG_TIDY_CACHE": "off"} if cache is None else {"XDG_CACHE_HOME": str(cache)})
+    return subprocess.run([sys.executable, str(script), str(build), str(src)], capture_output=True, text=True, env=env)
 
 
 def test_clang_tidy_fails_on_a_finding_and_passes_clean_code(tmp_path):
@@ -174,6 +178,22 @@ def test_clang_tidy_fails_on_a_finding_and_passes_clean_code(tmp_path):
     script = ROOT / "tests" / "lint" / "clang_tidy.py"
     unbuilt = subprocess.run([sys.executable, str(script), str(tmp_path / "none")], capture_output=True, text=True)
     assert unbuilt.returncode == 2 and "compile_commands.json is missing" in unbuilt.stderr  # nothing checked
+
+
+def test_clang_tidy_remembers_a_clean_file_until_its_expanded_text_changes(tmp_path):
+    """A clean file is taken from the cache the second time; a macro's definition changed (used
+    nowhere: only the preprocessor's -dD text sees it) is checked again and its finding reported;
+    a finding is never remembered."""
+    cache = tmp_path / "cache"
+    clean = "#include <omp.h>\nint g() { return omp_get_max_threads(); }\n"
+    first, second = _tidy(tmp_path, clean, cache), _tidy(tmp_path, clean, cache)
+    assert first.returncode == 0 and "unchanged since found clean" not in first.stdout, first.stdout + first.stderr
+    assert second.returncode == 0 and "1 unchanged since found clean" in second.stdout, second.stdout
+    macro = clean + "#define TWICE(x) x * 2\n"  # bugprone-macro-parentheses
+    for _ in range(2):
+        found = _tidy(tmp_path, macro, cache)
+        assert found.returncode == 1 and "bugprone-macro-parentheses" in found.stdout, found.stdout + found.stderr
+        assert "unchanged since found clean" not in found.stdout
 
 
 def test_python_is_ruff_clean():
