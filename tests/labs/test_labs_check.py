@@ -121,6 +121,26 @@ def test_a_copy_compiles_only_its_own_files_and_links_the_harness_pxq_built(tmp_
     assert f"LAB_HARNESS_OBJECTS:PATH={shared}" in cache
 
 
+def test_pxq_s_own_build_of_a_lab_is_configured_again_only_when_its_configure_step_changes(monkeypatch):
+    """Every check of a copy builds pxq's solution first: configured once, then only built (CMake
+    runs again by itself when the lab's files change); a lost note, or other arguments, configure it
+    afresh."""
+    mod = labs.get("3")
+    console = Console(file=io.StringIO())
+    labs.build(mod, "solution", labs.folder(mod) / "solution", console)
+    ran: list[list[str]] = []
+    real = labs._build_step
+    monkeypatch.setattr(labs, "_build_step", lambda argv, confine: ran.append(argv) or real(argv, confine))
+    program = labs.build(mod, "solution", labs.folder(mod) / "solution", console)
+    assert program.is_file() and [a[:2] for a in ran] == [["cmake", "--build"]], ran
+    note = program.parent / labs.CONFIGURED
+    note.write_text(json.dumps(["cmake", "-S", "elsewhere"]))  # another configure step than this one's
+    ran.clear()
+    labs.build(mod, "solution", labs.folder(mod) / "solution", console)
+    assert [a[:2] for a in ran] == [["cmake", "-S"], ["cmake", "--build"]], ran
+    assert json.loads(note.read_text()) == ran[0]  # noted again once configured and built
+
+
 def test_a_copy_with_a_wrong_result_exits_1(tmp_path):
     # A loop that leaves the last element out of every pass after the first.
     dest = edited_copy(4, tmp_path, "ring_compute.cpp", "update(block, elems);", "update(block, elems - (p > 0));")
