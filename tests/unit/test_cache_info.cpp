@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "pxq/tiling/cache_info.hpp"
+#include "scratch_dir.hpp"
 
 namespace fs = std::filesystem;
 using namespace pxq::tiling;
@@ -28,9 +29,8 @@ void fake_index(const fs::path& root, int index, int level, const std::string& t
 struct FakeSysfs : ::testing::Test {
   fs::path root;
   void SetUp() override {
-    root =
-        fs::temp_directory_path() / ("pxq-sysfs-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
-                                     "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    root = pxq::test::scratch_dir() /
+           ("sysfs-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::remove_all(root);
   }
   void TearDown() override { fs::remove_all(root); }

@@ -8,9 +8,9 @@
 #include <fstream>
 #include <stdexcept>
 #include <string>
-#include <vector>
 
 #include "pxq/common/tile_profile.hpp"
+#include "scratch_dir.hpp"
 
 namespace {
 
@@ -19,18 +19,10 @@ using pxq::common::profile_tile;
 
 const MachineIdentity kHere{"node7", "Example CPU 9000", 49152, 2097152, 110100480};
 
-// The files the tests write, removed when the test program ends.
-struct TempFiles {
-  std::vector<std::filesystem::path> paths;
-  ~TempFiles() {
-    for (const auto& p : paths) std::filesystem::remove(p);
-  }
-} temp_files;
-
 std::string write(const std::string& name, const std::string& text) {
-  const auto path = std::filesystem::temp_directory_path() / ("pxq-test-" + name + ".json");
+  // In the program's own scratch folder (removed when it ends).
+  const auto path = pxq::test::scratch_dir() / (name + ".json");
   std::ofstream(path) << text;
-  temp_files.paths.push_back(path);
   return path.string();
 }
 
