@@ -52,13 +52,24 @@ def tool() -> str:
     return found
 
 
-def sources(build: Path) -> list[str]:
-    """This checkout's C++ sources the build compiles (never Kokkos's, .deps' or generated ones)."""
+def compile_db(build: Path) -> list[dict]:
+    """The build's compile_commands.json (exit 2 when the build has none or it is unreadable)."""
     db = build / "compile_commands.json"
     if not db.is_file():
         cannot_run(f"{db} is missing: configure the build first (./pxq build)")
+    try:
+        entries = json.loads(db.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        cannot_run(f"{db} cannot be read ({e}): configure the build again (./pxq build)")
+    if not isinstance(entries, list):
+        cannot_run(f"{db} is not a list of compile commands: configure the build again (./pxq build)")
+    return entries
+
+
+def sources(entries: list[dict]) -> list[str]:
+    """This checkout's C++ sources the build compiles (never Kokkos's, .deps' or generated ones)."""
     out = set()
-    for entry in json.loads(db.read_text(encoding="utf-8")):
+    for entry in entries:
         path = Path(entry["directory"], entry["file"]).resolve()
         try:
             rel = path.relative_to(ROOT)
@@ -98,9 +109,8 @@ def cache_dir() -> Path | None:
     return base / "pxq" / "clang-tidy"
 
 
-def commands(build: Path) -> dict[str, dict]:
+def commands(entries: list[dict]) -> dict[str, dict]:
     """compile_commands.json's entry of each source, by its resolved path."""
-    entries = json.loads((build / "compile_commands.json").read_text(encoding="utf-8"))
     return {str(Path(e["directory"], e["file"]).resolve()): e for e in entries}
 
 
@@ -144,6 +154,17 @@ def common_key(exe: str, scratch: Path) -> str:
     )
 
 
+def remember(cache: Path, k: str) -> bool:
+    """Marks key K clean (a hit marks it again, for prune); False when the cache cannot be written
+    (a read-only home, a file where its folder would be): the check goes on without it."""
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        (cache / k).touch()
+    except OSError:
+        return False
+    return True
+
+
 def prune(cache: Path, days: float = 30.0) -> None:
     """Forgets the keys no check has found for DAYS (each hit touches its key)."""
     old = time.time() - days * 86400
@@ -162,26 +183,27 @@ def main() -> int:
     ap.add_argument("files", nargs="*", help="these sources only (default: every one the build compiles)")
     args = ap.parse_args()
     exe = tool()
-    files = [str(Path(f).resolve()) for f in args.files] or sources(args.build)
+    db = compile_db(args.build)
+    files = [str(Path(f).resolve()) for f in args.files] or sources(db)
     missing = [f for f in files if not Path(f).is_file()]
     if missing:
         cannot_run(f"no such source file: {', '.join(missing)}")
     failed: list[str] = []
-    cache, known = cache_dir(), 0
-    entries = commands(args.build) if cache is not None else {}
+    cache, known, unwritable = cache_dir(), 0, False
+    entries = commands(db) if cache is not None else {}
     with tempfile.TemporaryDirectory() as scratch, ThreadPoolExecutor(max(1, args.jobs)) as pool:
         extra = omp_include(Path(scratch))
         common = common_key(exe, Path(scratch))
 
         def one(path: str) -> tuple[str, int, str, bool]:
+            nonlocal unwritable
             k = key(common, entries.get(path), args.build) if cache is not None else None
             if k is not None and cache is not None and (cache / k).is_file():
-                (cache / k).touch()
+                remember(cache, k)
                 return path, 0, "", True
             path, code, text = check(exe, args.build, extra, path)
-            if k is not None and cache is not None and not code and not text:
-                cache.mkdir(parents=True, exist_ok=True)
-                (cache / k).touch()
+            if k is not None and cache is not None and not code and not text and not remember(cache, k):
+                unwritable = True
             return path, code, text, False
 
         for path, code, text, remembered in pool.map(one, files):
@@ -192,6 +214,8 @@ def main() -> int:
     if cache is not None and cache.is_dir():
         prune(cache)
     where = f" ({known} unchanged since found clean: {cache})" if known else ""
+    if unwritable:
+        where += f" (nothing remembered: {cache} cannot be written)"
     print(f"clang-tidy ({', '.join(OWN)}): {len(files)} files{where}, {len(failed)} with findings")
     return 1 if failed else 0
 

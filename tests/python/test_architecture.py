@@ -196,6 +196,20 @@ def test_clang_tidy_remembers_a_clean_file_until_its_expanded_text_changes(tmp_p
         assert "unchanged since found clean" not in found.stdout
 
 
+def test_clang_tidy_without_a_writable_cache_checks_every_file_and_says_so(tmp_path):
+    """A file where the cache's folder would be: no traceback, the exit code is the check's
+    own (0 clean, 1 a finding), and the summary says nothing was remembered."""
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file")
+    clean = _tidy(tmp_path, "int g() { return 1; }\n", blocked)
+    assert clean.returncode == 0 and "Traceback" not in clean.stderr, clean.stdout + clean.stderr
+    assert "nothing remembered" in clean.stdout and "0 with findings" in clean.stdout
+    again = _tidy(tmp_path, "int g() { return 1; }\n", blocked)  # nothing was taken from a cache
+    assert again.returncode == 0 and "unchanged since found clean" not in again.stdout
+    found = _tidy(tmp_path, "#define TWICE(x) x * 2\nint g() { return TWICE(1); }\n", blocked)
+    assert found.returncode == 1 and "bugprone-macro-parentheses" in found.stdout, found.stdout + found.stderr
+
+
 def test_python_is_ruff_clean():
     for args in (["check", "drivers", "tests", "packaging"], ["format", "--check", "drivers", "tests", "packaging"]):
         out = subprocess.run([_tool("ruff"), *args], cwd=ROOT, capture_output=True, text=True)
