@@ -4,8 +4,8 @@
 // --array bytes per array, so the memory traffic grows with the cores; the total bandwidth,
 // the bandwidth per core and the saturation point (the fewest cores reaching 90% of the best
 // total) are reported per kernel. With --kind, one of the access kinds of pxq/probes/kinds.hpp
-// (gather, update, stencil, restrict, fft) runs instead, as ranks, with its declared bytes and flops:
-// the roofline's ceilings for phases that do not stream. A probe that reports; never a test.
+// (gather, window, window64, update, stencil, restrict, fft) runs instead, as ranks, with its
+// declared bytes and flops: the roofline's ceilings for phases that do not stream. A probe that reports; never a test.
 #include <mpi.h>
 #include <omp.h>
 

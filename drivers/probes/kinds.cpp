@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "pxq/kernels/cg_ops.hpp"
 #include "pxq/kernels/fft.hpp"
 #include "pxq/kernels/ft_ops.hpp"
 #include "pxq/kernels/mg_ops.hpp"
@@ -28,46 +29,62 @@ struct Xorshift {
 };
 
 constexpr std::size_t kRowEntries = 128;
+// A column window's columns: this many entries of x (16 KiB, the window a small tile gives).
+constexpr std::size_t kWindowColumns = 2048;
 constexpr std::size_t kKeys = std::size_t{1} << 22;
 constexpr int kFftLength = 256;
 
-class Gather final : public KindKernel {
+// CG's SpMV as CG runs it: a CSR matrix multiplied by the kernel library's executor (OpenMP, one
+// thread, as one of CG's ranks). Columns at random within x; x as long as the matrix has rows,
+// or a window of it (CG tiled). Rows all `mean` entries long (the gather: no row's end is
+// mispredicted), or drawn from 0 to 2 x `mean` (the window kinds: as hard to predict as a row's
+// run within a column window). Bytes as CG declares an SpMV's: 12 B an entry and x gathered per
+// entry, a row pointer a row and one more, y written.
+class Spmv final : public KindKernel {
  public:
-  explicit Gather(std::size_t bytes)
-      : rows_(std::max<std::size_t>(256, bytes / (kRowEntries * 12 + 8 + 16))),
-        rowptr_(rows_ + 1),
-        col_(rows_ * kRowEntries),
-        val_(rows_ * kRowEntries),
-        x_(rows_, 1.0),
-        y_(rows_, 0.0) {
+  Spmv(std::size_t bytes, std::size_t mean, bool vary, std::size_t columns)
+      : ops_(kernels::make_cg_ops("openmp", 1, 0)) {
+    const std::size_t rows = std::max<std::size_t>(256, bytes / (mean * 12 + 8 + 16));
     Xorshift rng;
-    for (std::size_t i = 0; i <= rows_; ++i) rowptr_[i] = static_cast<std::int64_t>(i * kRowEntries);
-    for (std::size_t j = 0; j < col_.size(); ++j) {
-      col_[j] = static_cast<std::int32_t>(rng.below(rows_));
-      val_[j] = 1.0 / static_cast<double>(j % 7 + 1);
+    a_.nrows = static_cast<int>(rows);
+    a_.ncols = static_cast<int>(columns ? columns : rows);
+    a_.rowptr.assign(rows + 1, 0);
+    for (std::size_t i = 0; i < rows; ++i)
+      a_.rowptr[i + 1] = a_.rowptr[i] + static_cast<std::int64_t>(vary ? rng.below(2 * mean + 1) : mean);
+    a_.col.resize(static_cast<std::size_t>(a_.rowptr[rows]));
+    a_.val.resize(a_.col.size());
+    for (std::size_t j = 0; j < a_.col.size(); ++j) {
+      a_.col[j] = static_cast<std::int32_t>(rng.below(static_cast<std::size_t>(a_.ncols)));
+      a_.val[j] = 1.0 / static_cast<double>(j % 7 + 1);
     }
+    x_.assign(static_cast<std::size_t>(a_.ncols), 1.0);
+    y_.assign(rows, 0.0);
   }
-  void sweep() override {
-    for (std::size_t i = 0; i < rows_; ++i) {
-      double sum = 0.0;
-      for (std::int64_t j = rowptr_[i]; j < rowptr_[i + 1]; ++j) sum += val_[j] * x_[col_[j]];
-      y_[i] = sum;
-    }
-  }
+  void sweep() override { ops_->spmv(a_, x_.data(), y_.data()); }
   double bytes() const override {
-    const double nnz = static_cast<double>(col_.size());
-    return nnz * 12.0 + (static_cast<double>(rows_) + 1.0) * 8.0 + nnz * 8.0 + static_cast<double>(rows_) * 8.0;
+    const double nnz = static_cast<double>(a_.nnz()), rows = a_.nrows;
+    return nnz * 12.0 + (rows + 1.0) * 8.0 + nnz * 8.0 + rows * 8.0;
   }
-  double flops() const override { return 2.0 * static_cast<double>(col_.size()); }
-  std::size_t footprint() const override { return col_.size() * 12 + (rows_ + 1) * 8 + rows_ * 16; }
-  double checksum() const override { return y_[rows_ / 2]; }
+  double flops() const override { return 2.0 * static_cast<double>(a_.nnz()); }
+  std::size_t footprint() const override { return a_.nnz() * 12 + a_.rowptr.size() * 8 + (x_.size() + y_.size()) * 8; }
+  double checksum() const override { return y_[y_.size() / 2]; }
 
  private:
-  std::size_t rows_;
-  std::vector<std::int64_t> rowptr_;
-  std::vector<std::int32_t> col_;
-  std::vector<double> val_, x_, y_;
+  std::unique_ptr<kernels::CgOps> ops_;
+  kernels::CsrMatrix a_;
+  std::vector<double> x_, y_;
 };
+
+std::unique_ptr<KindKernel> make_gather(std::size_t bytes) {
+  return std::make_unique<Spmv>(bytes, kRowEntries, false, 0);
+}
+
+// CG in column windows: two means (8 and 64) give what an entry and what a row's start cost
+// (pxq roofline: a phase's declared row visits).
+template <std::size_t Mean>
+std::unique_ptr<KindKernel> make_window(std::size_t bytes) {
+  return std::make_unique<Spmv>(bytes, Mean, true, kWindowColumns);
+}
 
 class Update final : public KindKernel {
  public:
@@ -203,7 +220,10 @@ std::unique_ptr<KindKernel> make(std::size_t bytes) {
 
 const std::vector<KindInfo>& kinds() {
   static const std::vector<KindInfo> table = {
-      {"gather", "gbs", "footprint", "CG's SpMV (CSR, random columns)", make<Gather>},
+      {"gather", "gbs", "footprint", "CG's SpMV (CSR, random columns)", make_gather},
+      {"window", "gbs", "footprint", "CG's SpMV in column windows (rows of 8 on average, a cached x)", make_window<8>},
+      {"window64", "gbs", "footprint", "CG's SpMV in column windows (rows of 64 on average, a cached x)",
+       make_window<64>},
       {"update", "gbs", "working_set", "IS's random counter increments", make<Update>},
       {"stencil", "gflops", "footprint", "MG's 27-point residual", make<Stencil>},
       {"restrict", "gflops", "footprint", "MG's restriction (27-point full weighting)", make<Restrict>},

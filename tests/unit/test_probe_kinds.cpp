@@ -5,6 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "pxq/probes/kinds.hpp"
 
@@ -27,6 +28,27 @@ TEST(ProbeKinds, GatherCountsAsCgDeclaresAnUnblockedSpmv) {
   double expect = 0.0;
   for (std::size_t j = middle * 128; j < (middle + 1) * 128; ++j) expect += 1.0 / static_cast<double>(j % 7 + 1);
   EXPECT_NEAR(g->checksum(), expect, 1e-12);
+}
+
+TEST(ProbeKinds, WindowsCountAsCgDeclaresAWindowedSpmvWithRowsOfTheirMeanLength) {
+  for (const auto& [name, mean] : {std::pair<const char*, double>{"window", 8.0}, {"window64", 64.0}}) {
+    const auto w = make_kind(name, std::size_t{4} << 20);
+    const double entries = w->flops() / 2.0;
+    // Their bytes as CG declares an SpMV's: entries (12 B), x per entry, a row pointer per row
+    // and one more, y written; so the rows follow, of the kernel's mean length (drawn from 0 to
+    // twice it), 20 B an entry and 16 a row (pxq roofline: window_costs).
+    const double rows = (w->bytes() - entries * 20.0 - 8.0) / 16.0;
+    ASSERT_EQ(rows, std::round(rows)) << name;
+    EXPECT_NEAR(entries / rows, mean, mean * 0.02) << name;
+    EXPECT_LE(w->footprint(), std::size_t{4} << 20) << name;
+    EXPECT_GT(w->footprint(), std::size_t{3} << 20) << name;
+    // A row's sum is its values' (x is all ones), written again by every sweep.
+    w->sweep();
+    const double once = w->checksum();
+    EXPECT_GT(once, 0.0) << name;
+    w->sweep();
+    EXPECT_DOUBLE_EQ(w->checksum(), once) << name;
+  }
 }
 
 TEST(ProbeKinds, UpdateCountsEveryKeyOnceAndClearsItsCounters) {
@@ -112,7 +134,8 @@ TEST(ProbeKinds, AnUnknownKindIsRefusedNamingTheKinds) {
     make_kind("scatter", 1 << 20);
     FAIL() << "no exception";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("gather, update, stencil, restrict, fft"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("gather, window, window64, update, stencil, restrict, fft"), std::string::npos)
+        << e.what();
   }
 }
 

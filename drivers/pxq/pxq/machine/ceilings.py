@@ -35,7 +35,7 @@ from pxq.core.errors import InputError
 from pxq.core.layout import format_bytes
 from pxq.machine import caches, hostload
 
-FORMAT = 5
+FORMAT = 6
 REPEATS = 3
 SWEPT = 64 << 20  # bytes each timed repeat streams at least
 FLOP_BLOCK_UPDATES = 32
