@@ -293,13 +293,14 @@ class CgProxy final : public common::NasProxy<CgOptions, CgClass> {
   // Per SpMV: 2 flops per entry of the matrix; the cores load the matrix, gather x per entry
   // and write y (the upper triangle also scatters into y per entry; column windows update y
   // once per window); the compulsory bytes are the matrix, x and y once; a worker reuses x
-  // (its window when tiled). The vector sweeps of one outer iteration: 25 x (dot p.q,
+  // (its window when tiled). Each row is started once per SpMV, once per window when tiled (its
+  // row visits). The vector sweeps of one outer iteration: 25 x (dot p.q,
   // z += alpha p and r -= alpha q, dot r.r, p = r + beta p) and the outer start, norm and scale,
   // over this rank's columns.
   common::Work work() const override {
     const double calls = cls_.niter * (kCgIterations + 1.0);
     const double nr = grid_.nrows(), nc = grid_.ncols(), entries = nnz();
-    double matrix = 0, core = 0, reused = nc * 8.0;
+    double matrix = 0, core = 0, reused = nc * 8.0, visits = nr;
     if (symmetric_) {
       matrix = matrix_bytes(*symmetric_);
       core = matrix + static_cast<double>(symmetric_->val.size()) * 24.0 + nr * 16.0;
@@ -308,6 +309,7 @@ class CgProxy final : public common::NasProxy<CgOptions, CgClass> {
       matrix = matrix_bytes(*blocked_);
       core = matrix + entries * 8.0 + blocked_->nblocks * nr * 16.0;
       reused = std::min(nc, static_cast<double>(blocked_->window)) * 8.0 + nr * 8.0;
+      visits = blocked_->nblocks * nr;
     } else {
       matrix = matrix_bytes(*a_);
       core = matrix + entries * 8.0 + nr * 8.0;
@@ -322,6 +324,7 @@ class CgProxy final : public common::NasProxy<CgOptions, CgClass> {
                            "the matrix once per SpMV, x gathered per entry, y written; compulsory: matrix, x and y"};
     spmv.metric = "spmv_gbs";
     spmv.kind = "gather";
+    spmv.row_visits = visits * calls;
     spmv.memory_metric = true;
     const double per_iteration = v_.fused ? 64.0 : 96.0 + (blocked_ ? 0.0 : 8.0);
     const double sweeps = cls_.niter * (kCgIterations * per_iteration + 80.0) * nc;

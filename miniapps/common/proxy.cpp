@@ -100,13 +100,13 @@ nlohmann::json record(const Summary& s, const Measured& m, const std::string& ap
   return rec;
 }
 
-// Each phase's work over the ranks, on rank 0: flops, bytes, compulsory and edge bytes summed
+// Each phase's work over the ranks, on rank 0: flops, bytes, compulsory and edge bytes, row visits summed
 // and their largest rank's; footprint and working set, the largest.
 std::vector<PhaseTotals> reduce_work(const Work& mine, MPI_Comm comm, int rank) {
   std::vector<double> sums, maxes;
   for (const auto& p : mine) {
-    sums.insert(sums.end(), {p.flops, p.bytes, p.memory, p.edge});
-    maxes.insert(maxes.end(), {p.flops, p.bytes, p.memory, p.footprint, p.working_set, p.edge});
+    sums.insert(sums.end(), {p.flops, p.bytes, p.memory, p.edge, p.row_visits});
+    maxes.insert(maxes.end(), {p.flops, p.bytes, p.memory, p.footprint, p.working_set, p.edge, p.row_visits});
   }
   std::vector<double> sum(sums.size()), max(maxes.size());
   MPI_Reduce(sums.data(), sum.data(), static_cast<int>(sums.size()), MPI_DOUBLE, MPI_SUM, 0, comm);
@@ -115,16 +115,19 @@ std::vector<PhaseTotals> reduce_work(const Work& mine, MPI_Comm comm, int rank) 
   if (rank != 0) return out;
   for (std::size_t i = 0; i < mine.size(); ++i) {
     PhaseTotals t{mine[i], mine[i]};
-    t.sum.flops = sum[4 * i];
-    t.sum.bytes = sum[4 * i + 1];
-    t.sum.memory = sum[4 * i + 2];
-    t.sum.edge = sum[4 * i + 3];
-    t.max.flops = max[6 * i];
-    t.max.bytes = max[6 * i + 1];
-    t.max.memory = max[6 * i + 2];
-    t.sum.footprint = t.max.footprint = max[6 * i + 3];
-    t.sum.working_set = t.max.working_set = max[6 * i + 4];
-    t.max.edge = max[6 * i + 5];
+    const std::size_t a = 5 * i, b = 7 * i;
+    t.sum.flops = sum[a];
+    t.sum.bytes = sum[a + 1];
+    t.sum.memory = sum[a + 2];
+    t.sum.edge = sum[a + 3];
+    t.sum.row_visits = sum[a + 4];
+    t.max.flops = max[b];
+    t.max.bytes = max[b + 1];
+    t.max.memory = max[b + 2];
+    t.sum.footprint = t.max.footprint = max[b + 3];
+    t.sum.working_set = t.max.working_set = max[b + 4];
+    t.max.edge = max[b + 5];
+    t.max.row_visits = max[b + 6];
     out.push_back(t);
   }
   return out;

@@ -47,6 +47,10 @@ nlohmann::json work_json(const std::vector<PhaseTotals>& totals, const std::map<
       out[t.sum.phase]["edge_bytes"] = t.sum.edge;
       out[t.sum.phase]["rank_max"]["edge_bytes"] = t.max.edge;
     }
+    if (t.sum.row_visits > 0) {
+      out[t.sum.phase]["row_visits"] = t.sum.row_visits;
+      out[t.sum.phase]["rank_max"]["row_visits"] = t.max.row_visits;
+    }
   }
   return out;
 }

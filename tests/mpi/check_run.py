@@ -68,6 +68,13 @@ def work_problems(rec: dict, out: str) -> list[str]:
             and 0 < w["rank_max"].get("edge_bytes", 0) <= edge <= w["memory_bytes"] * (1 + 1e-12)
         ):
             problems.append(f"work.{phase}.edge_bytes {edge}: only MG's tiled passes, within the compulsory bytes")
+        # Row visits: CG's SpMV declares them (every row once per SpMV, once per row and window
+        # tiled), nothing else; the largest rank's within the sum.
+        visits, cg_spmv = w.get("row_visits"), rec.get("app") == "cg" and phase == "spmv"
+        if cg_spmv != (visits is not None) or (
+            visits is not None and not 0 < w["rank_max"].get("row_visits", 0) <= visits * (1 + 1e-12)
+        ):
+            problems.append(f"work.{phase}.row_visits {visits}: CG's SpMV only, its largest rank's within the sum")
         if not (w["bytes"] > 0 and 0 <= w["memory_bytes"] <= w["bytes"] * (1 + 1e-12) and w["flops"] >= 0):
             problems.append(f"work.{phase}: bytes {w['bytes']}, compulsory {w['memory_bytes']}, flops {w['flops']}")
         if w["seconds"] > 0 and abs(w["gbs"] - w["bytes"] / w["seconds"] / 1e9) > 1e-9 * w["gbs"]:

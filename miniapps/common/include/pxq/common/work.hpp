@@ -44,6 +44,10 @@ struct PhaseWork {
   // the edges of its blocks of rows): what the tile costs, beyond what the kind's kernel
   // moves; priced at the memory roof on top of the kind's time.
   double edge = 0.0;
+  // Rows the phase's kernel starts, each an inner loop of a length the branch predictor cannot
+  // know (CG's SpMV: once per row, once per row and column window when tiled): what a row's
+  // start costs beyond its bytes is priced from the two window kinds' rates (pxq roofline).
+  double row_visits = 0.0;
 };
 
 // A proxy's declarations, in the order the banner shows them.
