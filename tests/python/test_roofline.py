@@ -531,6 +531,35 @@ def test_a_tiles_edge_bytes_are_priced_at_the_stream_on_top_of_the_kinds_time():
     assert e["seconds"] == pytest.approx(2.2) and e["binding"] == "stencil (memory)"
 
 
+def test_row_starts_are_priced_from_the_two_window_kinds_on_top_of_the_kinds_time():
+    # With 2 cores busy on 64M each, a row of the window kind (8 entries: 176 B) takes 18 ns a
+    # core and one of window64 (64 entries: 1296 B) 74 ns: so an entry costs 1 ns and a row's
+    # start 10 ns. Rates are totals over the busy cores.
+    two = {"window": 2 * 176 / 18, "window64": 2 * 1296 / 74}
+    windows = {
+        k: [{"bytes": 64 * K, "rate": rows(r, r)}, {"bytes": 64 * M, "rate": rows(r, r)}] for k, r in two.items()
+    }
+    c = {**CEIL, "kinds": {**KINDS, **windows}}
+    entry, start = roofline.window_costs(c, 64 * M, 2)
+    assert (entry, start) == (pytest.approx(1e-9), pytest.approx(10e-9))
+    # A gather phase at the gather's 8 GB/s per core (1 s for 8 GB) whose kernel starts 1e7 rows:
+    # 0.1 s more, split over the rank's threads.
+    plain = phase("gather", 1e9, 8e9, 8e9, 64 * M, 64 * M)
+    visited = {**plain, "rank_max": {**plain["rank_max"], "row_visits": 1e7}, "row_visits": 2e7}
+    assert roofline.phase_prediction(plain, c, 2, 1)["seconds"] == pytest.approx(1.0)
+    v = roofline.phase_prediction(visited, c, 2, 1)
+    assert v["seconds"] == pytest.approx(1.1) and v["binding"] == "gather (memory)"
+    both = {**visited, "footprint_bytes": 128 * M}  # two threads, 64M each
+    assert roofline.phase_prediction(both, c, 2, 2)["seconds"] == pytest.approx(0.5 + 0.05)
+    # Ceilings without both window curves (kept before they were measured) price no starts.
+    one = {**CEIL, "kinds": {**KINDS, "window": windows["window"]}}
+    assert roofline.window_costs(one, 64 * M, 2) is None
+    assert roofline.phase_prediction(visited, one, 2, 1)["seconds"] == pytest.approx(1.0)
+    # A window that runs as fast per row as its entries alone allow: no start priced.
+    flat = {**c, "kinds": {**c["kinds"], "window": [{"bytes": 64 * K, "rate": rows(2 * 176 / 8, 2 * 176 / 8)}]}}
+    assert roofline.window_costs(flat, 64 * M, 2)[1] == 0.0
+
+
 def test_the_access_kinds_are_measured_from_64k_to_past_four_times_the_last_level(monkeypatch):
     monkeypatch.setattr(ceilprobe.caches, "available_memory", lambda: 64 << 30)
     assert ceilprobe.kind_sizes({"last_level_bytes": 16 * M}, 2) == [64 * K * 4**i for i in range(6)]  # to 64M

@@ -5,8 +5,9 @@ predicted beside the measured one.
 Per declared phase, for the slowest rank (its rank_max figures), with k = the cores of a node
 in use (ranks per node x threads, at most the cores there are) and T the rank's threads. A
 phase of an access kind the ceilings measured (gather, update, stencil, restrict, fft: its record's
-"kind") takes its flops or bytes at that kind's rate for its size, and the bytes a tile moves
-again at the edges of its blocks ("edge_bytes") at the stream's (phase_prediction); a stream:
+"kind") takes its flops or bytes at that kind's rate for its size, the bytes a tile moves
+again at the edges of its blocks ("edge_bytes") at the stream's, and each row its kernel starts
+("row_visits") at what a row's start costs, from the window kinds (window_costs); a stream:
 
 - compute: flops / (peak(k) / k x T);
 - the compulsory bytes at the bandwidth per core that the measured curve gives a sweep of the
@@ -49,6 +50,29 @@ def cores_used(rec: dict[str, Any], ceilings: dict[str, Any]) -> tuple[int, int,
     return max(1, min(q * t, int(ceilings["cores"]))), q, t
 
 
+# The window kinds' rows (pxq/probes/kinds.cpp): of 8 and of 64 entries on average; each entry
+# 12 B of matrix and 8 of x, each row its pointer and y written (8 B each).
+WINDOW_ROWS = {"window": 8, "window64": 64}
+
+
+def window_costs(ceilings: dict[str, Any], size: float, k: int) -> tuple[float, float] | None:
+    """(seconds an entry, seconds a row's start) for one core of k busy, on `size` bytes each, in
+    a column window: the two window kinds' rows (of 8 and 64 entries on average, each ending where
+    the branch predictor cannot know) at their measured rates give two times a row, L entries
+    and a start each, solved for both. None without both curves. The start prices a phase's
+    row visits; its entries stay at its own kind's rate (CG's in column windows measured no
+    faster than untiled ones here: the matrix streamed sets their pace, not where x's window is)."""
+    times: list[tuple[int, float]] = []  # (entries a row, seconds a row)
+    for kind, n in WINDOW_ROWS.items():
+        rate = ceil.kind_rate(ceilings, kind, size, k)
+        if not rate:
+            return None
+        times.append((n, (20.0 * n + 16.0) * k / rate / 1e9))
+    (n1, t1), (n2, t2) = times
+    entry = max(0.0, (t2 - t1) / (n2 - n1))
+    return entry, max(0.0, t1 - n1 * entry)
+
+
 def _kind_time(w: dict[str, Any], ceilings: dict[str, Any], k: int, t: int) -> tuple[str, float, float] | None:
     """The phase's time at its access kind's measured ceiling (named "kind (level)") and how far
     that ceiling may be off (ceilings.spread_on_curve), or None for a stream or ceilings without
@@ -70,6 +94,12 @@ def _kind_time(w: dict[str, Any], ceilings: dict[str, Any], k: int, t: int) -> t
     other_rate = ceil.kind_rate(ceilings, also["kind"], size, k) if other and other["unit"] == spec["unit"] else None
     share = float(also.get("share") or 0.0) if other_rate else 0.0  # without its curve: at the phase's kind's
     seconds = amount * (1.0 - share) / (rate / k * 1e9 * t)
+    # The rows its kernel starts (CG's SpMV: once per row, once per row and window when tiled),
+    # each on top of its bytes at the kind's rate, split over the rank's threads.
+    visits = float(w["rank_max"].get("row_visits") or 0.0)
+    costs = window_costs(ceilings, size, k) if visits > 0 else None
+    if costs:
+        seconds += visits * costs[1] / t
     if share > 0 and other_rate:
         seconds += amount * share / (other_rate / k * 1e9 * t)
     # A tile's edges (MG's rows read and written again where two blocks of rows meet): bytes the
