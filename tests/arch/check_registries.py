@@ -197,10 +197,10 @@ def add_kind(src: Path) -> list[Path]:
     """An access kind: a line of kinds.cpp's table (an existing kernel under another name)."""
     kinds = src / "drivers/probes/kinds.cpp"
     text = kinds.read_text()
-    line = re.search(r'\n(\s*)\{"gather", [^\n]*make<Gather>\},', text)
+    line = re.search(r'\n(\s*)\{"gather", [^\n]*, (make[\w<>]*)\},', text)
     if line is None:
         fail("drivers/probes/kinds.cpp has no table line for gather")
-    added = f'\n{line.group(1)}{{"gather2", "gbs", "footprint", "a second gather", make<Gather>}},'
+    added = f'\n{line.group(1)}{{"gather2", "gbs", "footprint", "a second gather", {line.group(2)}}},'
     kinds.write_text(text.replace(line.group(0), line.group(0) + added))
     return [kinds]
 
@@ -329,7 +329,16 @@ def check_driver_plugins(src: Path, build: Path, work: Path) -> None:
 
 
 def main() -> None:
+    """The checks in a scratch copy under WORK, removed however they end (a copy left behind is
+    a tree of the build folder's that other checks would read: its test data, its records)."""
     source, work, mpirun = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+    try:
+        check_all(source, work, mpirun)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def check_all(source: Path, work: Path, mpirun: str) -> None:
     shutil.rmtree(work, ignore_errors=True)
     src, build = work / "src", work / "build"
     src.mkdir(parents=True)
@@ -419,7 +428,6 @@ def main() -> None:
     listed = run(["ctest", "-N", "-R", r"\.dummy"], build).stdout
     if "mpi.mg.S.dummy" in listed or "mpi.cg.S.dummy.np1" not in listed:
         fail(f"CTest's runs on dummy do not follow its files:\n{listed[-2000:]}")
-    shutil.rmtree(work, ignore_errors=True)
     print("check_registries: PASS (added in", len(added), "files; a subset refused as bad input)")
 
 
