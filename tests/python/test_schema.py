@@ -235,3 +235,34 @@ def test_the_quick_yes_agrees_with_jsonschema_whichever_library_compiles_it(monk
         assert any("ranks" in p.message or "two" in p.message for p in schemas.problems(bad, "f:1"))
         schemas._valid_fast("run", huge)  # either answer; never an exception
     schemas._fast.cache_clear()
+
+
+def test_declared_work_that_contradicts_itself_is_named_by_the_door():
+    """What the schema cannot check of a run's work: the largest rank above the sum, a tile's edge
+    bytes above the memory bytes they are part of, more row starts than bytes. Each is named with
+    its field; the consistent declaration passes."""
+    spmv = {
+        "flops": 2e9,
+        "bytes": 1.2e10,
+        "memory_bytes": 8e9,
+        "row_visits": 3e7,
+        "edge_bytes": 1e8,
+        "rank_max": {"flops": 1e9, "bytes": 6e9, "memory_bytes": 4e9, "row_visits": 1.5e7, "edge_bytes": 5e7},
+        "footprint_bytes": 1e8,
+        "working_set_bytes": 1e6,
+        "seconds": 0.5,
+        "what": "the SpMV",
+        "kind": "gather",
+    }
+    good = dict(RUN, work={"spmv": spmv})
+    assert messages(good) == []
+    for change, named in (
+        ({"rank_max": dict(spmv["rank_max"], flops=3e9)}, "work/spmv/rank_max/flops: 3e+09 is above the sum"),
+        (
+            {"row_visits": 1e300, "rank_max": dict(spmv["rank_max"], row_visits=1e300)},
+            "work/spmv/row_visits: 1e+300 is above bytes",
+        ),
+        ({"edge_bytes": 9e9}, "work/spmv/edge_bytes: 9e+09 is above memory_bytes"),
+    ):
+        found = messages(dict(RUN, work={"spmv": dict(spmv, **change)}))
+        assert any(m.startswith(named) for m in found), found

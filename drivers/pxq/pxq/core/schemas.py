@@ -5,7 +5,9 @@ Every record names its kind ("run", "probe", "profile", "tile-profile", "study",
 version of that kind's schema ("schema": 2). Version 1 records, written before "kind"
 existed, are still read by every command; `kind_of` tells their kind from their app, and
 each field they have is checked for the type version 2 gives it (the fields version 2
-added are not asked of them). `problems` is what pxq.core.records' door checks every record by.
+added are not asked of them). `problems` is what pxq.core.records' door checks every record by:
+the schema, then what one field says of another that a schema cannot (a run's declared work,
+`work_problems`).
 """
 
 from __future__ import annotations
@@ -171,7 +173,7 @@ def problems(rec: Any, where: str) -> list[Problem]:
         return [Problem(where, kind, f'unknown kind "{kind}" (pxq writes {", ".join(KINDS)})')]
     if rec.get("schema") == VERSION:
         if _valid_fast(kind, rec):
-            return []
+            return [Problem(where, kind, m) for m in work_problems(rec)] if kind == "run" else []
         errors = list(_validators()[kind].iter_errors(rec))
     elif kind == "tile-profile":
         return []  # version 1 tile profiles: pxq.analysis.models.tiles reads them by their own rules
@@ -188,3 +190,28 @@ def problems(rec: Any, where: str) -> list[Problem]:
     # The field that is wrong before what its being wrong made the record miss.
     errors.sort(key=lambda e: (not e.absolute_path, [str(p) for p in e.absolute_path]))
     return [Problem(where, kind, f"{'/'.join(map(str, e.absolute_path)) or '(record)'}: {e.message}") for e in errors]
+
+
+# A sum over the ranks may round a hair below its largest term.
+_ROUNDING = 1e-9
+
+
+def work_problems(rec: dict[str, Any]) -> list[str]:
+    """What a valid run record's declared work says against itself, which its schema cannot
+    check: the largest rank's figure above the sum over the ranks, bytes at the tile's edges
+    above the bytes from memory they are part of, those above the bytes at the cores, or more
+    row starts than bytes (a row's start
+    reads its pointer at least). A record like that would have pxq roofline price absurd work."""
+    found: list[str] = []
+    for name, w in (rec.get("work") or {}).items():
+        top = w["rank_max"]
+        for field in ("flops", "bytes", "memory_bytes", "edge_bytes", "row_visits"):
+            if field in w and top.get(field, 0.0) > w[field] * (1 + _ROUNDING):
+                found.append(
+                    f"work/{name}/rank_max/{field}: {top[field]:g} is above the sum over the ranks ({w[field]:g})"
+                )
+        for part, whole in (("edge_bytes", "memory_bytes"), ("memory_bytes", "bytes"), ("row_visits", "bytes")):
+            for where, figures in ((f"work/{name}", w), (f"work/{name}/rank_max", top)):
+                if figures.get(part, 0.0) > figures.get(whole, 0.0) * (1 + _ROUNDING):
+                    found.append(f"{where}/{part}: {figures[part]:g} is above {whole} ({figures.get(whole, 0.0):g})")
+    return found
