@@ -252,3 +252,22 @@ def test_batch_scripts_carry_the_sites_options(tmp_path, fake_build, capsys):
     assert cli.main(["sweep", "ring", "--layouts", "1x2", "--time", "10", "--results", str(tmp_path / "x.jsonl")]) == 2
     assert "go with --submit" in capsys.readouterr().err
     assert not (tmp_path / "x.jsonl").exists()
+
+
+def test_the_commit_is_read_once_so_a_sweep_s_runs_carry_one(monkeypatch):
+    """A commit made while a sweep runs must not split its configurations (reports keep
+    commits apart): the checkout's commit is read once per command."""
+    asked = []
+
+    def describe(cmd, **kw):
+        asked.append(cmd)
+        return runner.subprocess.CompletedProcess(cmd, 0, stdout=f"abc{len(asked)}\n", stderr="")
+
+    runner.git_commit.cache_clear()
+    monkeypatch.setattr(runner.subprocess, "run", describe)
+    monkeypatch.setattr(runner, "IN_CHECKOUT", True)
+    try:
+        assert [runner.git_commit() for _ in range(3)] == ["abc1"] * 3
+        assert len(asked) == 1
+    finally:
+        runner.git_commit.cache_clear()

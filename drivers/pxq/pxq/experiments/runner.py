@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -88,8 +89,11 @@ class RunResult:
     record: dict[str, Any] | None = None
 
 
+@functools.cache
 def git_commit() -> str:
-    """The checkout's commit, or the one an install tree was built from."""
+    """The checkout's commit, or the one an install tree was built from: read once per command,
+    so the runs of one sweep carry one commit even when the checkout changes under it (a commit
+    made mid-sweep split its configurations in `pxq report`, which keeps commits apart)."""
     if not IN_CHECKOUT:
         return str(installed_facts().get("commit", "unknown"))
     try:
