@@ -6,7 +6,7 @@ from conftest import complete
 from rich.console import Console
 
 from pxq.analysis.exports import report
-from pxq.core import procs, records
+from pxq.core import paths, procs, records
 from pxq.core.errors import InputError
 from pxq.core.layout import Layout, parse_layouts
 from pxq.experiments import runner, sweep
@@ -261,13 +261,13 @@ def test_the_commit_is_read_once_so_a_sweep_s_runs_carry_one(monkeypatch):
 
     def describe(cmd, **kw):
         asked.append(cmd)
-        return runner.subprocess.CompletedProcess(cmd, 0, stdout=f"abc{len(asked)}\n", stderr="")
+        return paths.subprocess.CompletedProcess(cmd, 0, stdout=f"abc{len(asked)}\n", stderr="")
 
-    runner.git_commit.cache_clear()
-    monkeypatch.setattr(runner.subprocess, "run", describe)
-    monkeypatch.setattr(runner, "IN_CHECKOUT", True)
+    paths.git_commit.cache_clear()
+    monkeypatch.setattr(paths.subprocess, "run", describe)
+    monkeypatch.setattr(paths, "IN_CHECKOUT", True)
     try:
-        assert [runner.git_commit() for _ in range(3)] == ["abc1"] * 3
+        assert [paths.git_commit() for _ in range(3)] == ["abc1"] * 3
         assert len(asked) == 1
     finally:
-        runner.git_commit.cache_clear()
+        paths.git_commit.cache_clear()

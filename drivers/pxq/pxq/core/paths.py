@@ -8,6 +8,7 @@ records; PXQ_BUILD_DIR points it at a build or install prefix to run them).
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import os
@@ -31,6 +32,26 @@ def installed_facts() -> dict:
     except (OSError, ValueError):
         return {}
     return facts if isinstance(facts, dict) else {}
+
+
+@functools.cache
+def git_commit() -> str:
+    """The checkout's commit, or the one an install tree was built from: read once per command,
+    so the runs of one sweep carry one commit even when the checkout changes under it (a commit
+    made mid-sweep split its configurations in `pxq report`, which keeps commits apart)."""
+    if not IN_CHECKOUT:
+        return str(installed_facts().get("commit", "unknown"))
+    try:
+        out = subprocess.run(
+            ["git", "describe", "--always", "--dirty", "--abbrev=12"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+        return out.stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
 
 
 def _install_prefix() -> Path | None:

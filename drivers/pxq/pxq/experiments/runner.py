@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import re
-import subprocess
 import uuid
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -19,7 +17,7 @@ from pxq.analysis.models import roofmark
 from pxq.core import procs, progress, records, registry, schemas
 from pxq.core.errors import InputError
 from pxq.core.layout import Layout, resolve_mode
-from pxq.core.paths import IN_CHECKOUT, ROOT, binary, installed_facts
+from pxq.core.paths import binary, git_commit
 from pxq.launch import request
 from pxq.launch.plan import plan_launch
 from pxq.launch.request import LaunchPlan, LaunchRequest, omp_record
@@ -87,26 +85,6 @@ class RunResult:
     seconds: float
     output: str
     record: dict[str, Any] | None = None
-
-
-@functools.cache
-def git_commit() -> str:
-    """The checkout's commit, or the one an install tree was built from: read once per command,
-    so the runs of one sweep carry one commit even when the checkout changes under it (a commit
-    made mid-sweep split its configurations in `pxq report`, which keeps commits apart)."""
-    if not IN_CHECKOUT:
-        return str(installed_facts().get("commit", "unknown"))
-    try:
-        out = subprocess.run(
-            ["git", "describe", "--always", "--dirty", "--abbrev=12"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=10,
-        )
-        return out.stdout.strip() or "unknown"
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
 
 
 def sweep_key(spec: RunSpec) -> str:
