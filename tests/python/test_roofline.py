@@ -81,6 +81,29 @@ def test_a_shared_level_splits_over_the_busy_cores():
     assert ceilings.level_of(CEIL, 16 * M, 2, owners=2) == "L3"  # a rank with both cores
 
 
+def test_levels_are_named_by_the_level_each_step_matched_so_a_missed_l1_moves_no_name():
+    """A VM whose L1 step the stride probe missed: its steps at 512K and 8M are its L2 (private)
+    and its L3 (shared), as the cache profile matched them to hwloc's, not an "L1" and a private
+    "L2"; a step matched to nothing takes the name after the one before it."""
+    l2 = {"fits": 512 * K, "spills": 1 * M}
+    l3 = {"fits": 8 * M, "spills": 24 * M}
+    far = {"fits": 64 * M, "spills": 128 * M}
+    rows = [{"level": "l1d", "step": None}, {"level": "l2", "step": l2}, {"level": "l3", "step": l3}]
+    assert ceilings.levels({"steps": [l3, l2], "levels": rows}) == [
+        {"name": "L2", "bytes": 512 * K, "shared": False},
+        {"name": "L3", "bytes": 8 * M, "shared": True},
+    ]
+    assert [lv["name"] for lv in ceilings.levels({"steps": [l2, far, l3], "levels": rows})] == ["L2", "L3", "L4"]
+    # Nothing matched (a profile without its rows): in order, as before.
+    assert [lv["name"] for lv in ceilings.levels({"steps": [l2, l3]})] == ["L1", "L2"]
+    # Nothing measured: hwloc's sizes.
+    assert ceilings.levels({"hwloc": {"l1d": 32 * K, "l2": 1 * M, "l3": 32 * M}})[2] == {
+        "name": "L3",
+        "bytes": 32 * M,
+        "shared": True,
+    }
+
+
 def test_an_untiled_block_that_spills_is_bound_by_memory_and_its_tile_by_l2():
     untiled = roofline.predict(ring_record(64 * M, None), CEIL)
     tiled = roofline.predict(ring_record(64 * M, 256 * K), CEIL)

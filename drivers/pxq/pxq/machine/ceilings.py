@@ -35,7 +35,10 @@ from pxq.core.errors import InputError
 from pxq.core.layout import format_bytes
 from pxq.machine import caches, hostload
 
-FORMAT = 6
+# 7: levels named by the level of hwloc's each measured step matched (6 named them in order, so a
+# VM whose L1 step the probe missed called its L2 "L1" and its L3 share a private "L2").
+FORMAT = 7
+HWLOC_LEVELS = ("l1d", "l2", "l3")
 REPEATS = 3
 SWEPT = 64 << 20  # bytes each timed repeat streams at least
 FLOP_BLOCK_UPDATES = 32
@@ -57,15 +60,25 @@ def path() -> Path:
 
 def levels(profile: dict[str, Any]) -> list[dict[str, Any]]:
     """The cache levels the stride probe measured (capacity: the largest size that still fit),
-    L1 and L2 private, the third and beyond shared by every core; hwloc's where nothing was
-    measured."""
+    each named by the level of hwloc's the profile matched its step to, so that a step the probe
+    missed (a VM's L1, its latency hidden by prefetching) does not move the others' names: L1 and
+    L2 private, L3 and beyond shared by every core. A step matched to no level takes the name
+    after the one before it; hwloc's sizes where nothing was measured."""
     steps = sorted(profile.get("steps") or [], key=lambda s: s["fits"])
-    if steps:
-        sizes = [s["fits"] for s in steps]
-    else:
+    if not steps:
         hw = profile.get("hwloc", {})
-        sizes = [hw[k] for k in ("l1d", "l2", "l3") if hw.get(k)]
-    return [{"name": f"L{i + 1}", "bytes": int(b), "shared": i >= 2} for i, b in enumerate(sizes)]
+        sizes = [hw[k] for k in HWLOC_LEVELS if hw.get(k)]
+        return [{"name": f"L{i + 1}", "bytes": int(b), "shared": i >= 2} for i, b in enumerate(sizes)]
+    matched: dict[tuple[int, int], int] = {}
+    for row in profile.get("levels") or []:
+        step = row.get("step")
+        if step and row.get("level") in HWLOC_LEVELS:
+            matched.setdefault((step["fits"], step["spills"]), HWLOC_LEVELS.index(row["level"]) + 1)
+    out, number = [], 0
+    for s in steps:
+        number = max(number + 1, matched.get((s["fits"], s["spills"]), 0))
+        out.append({"name": f"L{number}", "bytes": int(s["fits"]), "shared": number >= 3})
+    return out
 
 
 def load(machine: dict[str, Any]) -> dict[str, Any] | None:
