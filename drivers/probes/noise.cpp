@@ -187,6 +187,10 @@ int main(int argc, char** argv) {
         g_stop.store(true);
       }
     });
+  // The settings are good and the load runs: whoever started it may go on (pxq's driver waits
+  // for this line, not for a guessed moment, so a loaded machine cannot hide a refusal).
+  std::printf("pxq-noise: ready\n");
+  std::fflush(stdout);
   const auto deadline =
       Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
   while (!g_stop.load() && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(20));

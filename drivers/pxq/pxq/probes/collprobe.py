@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import select
 import signal
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from pxq.figures import collective
 
 COLLECTIVES = ("allreduce", "bcast", "alltoall", "barrier")
 NOISE_MODES = ("memory", "compute", "network")
+READY_WAIT = 30.0  # seconds the background load may take to say it runs
 
 
 class Noise:
@@ -51,12 +52,17 @@ class Noise:
         if not Path(self.argv[0]).exists():
             raise InputError(f"{self.argv[0]} is missing: {build_hint()}")
         self.proc = subprocess.Popen(
-            self.argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True
+            self.argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
         )
-        time.sleep(0.2)  # bad settings end it at once
-        if procs.exited(self.proc):
+        # It says "ready" once its settings are checked and its load runs; bad settings end it
+        # first. Waiting for the line, not a fixed moment, holds on a loaded machine too.
+        assert self.proc.stdout is not None
+        said = self.proc.stdout.readline() if select.select([self.proc.stdout], [], [], READY_WAIT)[0] else None
+        if said is None or not said.startswith("pxq-noise: ready"):
+            self.stop()
             err = self.proc.stderr.read().strip() if self.proc.stderr else ""
-            raise InputError(f"the background load did not start: {err or f'exit {self.proc.returncode}'}")
+            why = err or (f"exit {self.proc.returncode}" if said is not None else f"not ready within {READY_WAIT:g} s")
+            raise InputError(f"the background load did not start: {why}")
         return self
 
     def __exit__(self, *exc: Any) -> None:
