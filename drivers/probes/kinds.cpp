@@ -171,6 +171,36 @@ class Restrict final : public KindKernel {
   std::vector<double> r_, s_;
 };
 
+// MG's interpolation as MG runs it on a level below the finest: the kernel library's executor
+// (OpenMP, one thread) adds the trilinear interpolation of the coarse z (8 neighbours) to the
+// fine u, in the boxes the restriction uses.
+class Interp final : public KindKernel {
+ public:
+  explicit Interp(std::size_t bytes)
+      : m_(std::max(6, 2 * (static_cast<int>(std::cbrt(static_cast<double>(bytes) / 9.0)) / 2))),
+        fine_{m_, m_, m_},
+        coarse_{m_ / 2 + 1, m_ / 2 + 1, m_ / 2 + 1},
+        ops_(kernels::make_mg_ops("openmp", 1, 0)),
+        u_(fine_.size(), 0.0),
+        z_(coarse_.size()) {
+    Xorshift rng;
+    for (auto& x : z_) x = static_cast<double>(rng.below(1000)) / 1000.0;
+  }
+  void sweep() override { ops_->interp(z_.data(), coarse_, u_.data(), fine_); }
+  // As MG declares an interpolation into the finest level: u read and written and an eighth of
+  // it (z) read (8 B per point and array, halos included); 3 flops per fine point.
+  double bytes() const override { return 17.0 * static_cast<double>(fine_.size()); }
+  double flops() const override { return 3.0 * static_cast<double>(fine_.size()); }
+  std::size_t footprint() const override { return 8 * (fine_.size() + coarse_.size()); }
+  double checksum() const override { return u_[fine_.at(fine_.n1 / 2, fine_.n2 / 2, fine_.n3 / 2)]; }
+
+ private:
+  int m_;
+  kernels::Box fine_, coarse_;
+  std::unique_ptr<kernels::MgOps> ops_;
+  std::vector<double> u_, z_;
+};
+
 // FT's transforms as FT runs them: the kernel library's FT executor (OpenMP, one thread,
 // NAS's batches of 16 lines) takes the y-lines of length 256 of a grid [n3][256][n1] of the
 // given size, gathers each batch from its lines' strided elements, transforms it and scatters
@@ -227,6 +257,7 @@ const std::vector<KindInfo>& kinds() {
       {"update", "gbs", "working_set", "IS's random counter increments", make<Update>},
       {"stencil", "gflops", "footprint", "MG's 27-point residual", make<Stencil>},
       {"restrict", "gflops", "footprint", "MG's restriction (27-point full weighting)", make<Restrict>},
+      {"interp", "gflops", "footprint", "MG's interpolation (trilinear, 8 coarse neighbours)", make<Interp>},
       {"fft", "gflops", "footprint", "FT's strided line FFTs of 256", make<Fft>},
   };
   return table;

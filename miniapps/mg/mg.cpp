@@ -458,6 +458,7 @@ common::Work MgProxy::work() const {
     out.back().edge = edge_bytes;
     if (edge_bytes > 0) out.back().what += "; and the rows at the edges between the tile's blocks of rows again";
     if (restriction) out.back().kind = "restrict";
+    if (std::string(phase) == "interpolate") out.back().kind = "interp";
   };
   for (int k = lt; k >= 1; --k) {
     const bool top = k == lt;
@@ -503,12 +504,13 @@ common::Work MgProxy::work() const {
       p.metric = "resid_gbs";
       p.memory_metric = true;
     }
-    // Every operator is a stencil (the residual's and smoother's 27 points, the interpolation's
-    // 8 coarse neighbours): their loads of neighbouring planes and their arithmetic, not a
-    // stream, set their pace. The restriction's 27-point full weighting of every other fine
-    // point is a kind of its own ("restrict"): it runs at about half the residual's flop rate.
-    // It touches the fine r and the coarse s (9 B per fine point), not the level's arrays.
-    if (p.kind != "restrict") p.kind = "stencil";
+    // Every operator is a stencil (the residual's and smoother's 27 points): their loads of
+    // neighbouring planes and their arithmetic, not a stream, set their pace. The restriction's
+    // 27-point full weighting of every other fine point is a kind of its own ("restrict"): it
+    // runs at about half the residual's flop rate, and touches the fine r and the coarse s (9 B
+    // per fine point), not the level's arrays. So is the interpolation ("interp": 3 flops per
+    // fine point over 8 coarse neighbours, which run well under the residual's flop rate).
+    if (p.kind != "restrict" && p.kind != "interp") p.kind = "stencil";
   }
   return out;
 }

@@ -24,7 +24,7 @@ WORK_LINE = re.compile(
 KIND_OF = {
     "cg": lambda phase: "gather" if phase == "spmv" else "stream",
     "is": lambda phase: "stream" if phase == "alltoall" else "update",
-    "mg": lambda phase: "restrict" if phase.endswith(".restrict") else "stencil",
+    "mg": lambda phase: {"restrict": "restrict", "interpolate": "interp"}.get(phase.rsplit(".", 1)[-1], "stencil"),
     "ring": lambda phase: "stream",
 }
 

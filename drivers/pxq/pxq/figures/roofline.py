@@ -17,7 +17,7 @@ from pxq.machine.ceilings import at, kinds, roofs
 
 LABEL_BOX = {"boxstyle": "square,pad=0.1", "facecolor": "white", "edgecolor": "none", "alpha": 0.8}  # over lines
 MARKERS = {"flat": "o", "hybrid": "s", "tiled": "^"}
-KIND_COLOURS = {"stencil": "tab:olive", "restrict": "tab:pink", "fft": "tab:cyan"}
+KIND_COLOURS = {"stencil": "tab:olive", "restrict": "tab:pink", "interp": "tab:orange", "fft": "tab:cyan"}
 ROOF_COLOURS = {"memory": "tab:red", "L1": "tab:grey", "L2": "tab:purple", "L3": "tab:brown"}
 
 

@@ -36,7 +36,8 @@ from pxq.core.layout import format_bytes
 from pxq.machine import caches, hostload
 
 # 7: levels named by the level of hwloc's each measured step matched (6 named them in order, so a
-# VM whose L1 step the probe missed called its L2 "L1" and its L3 share a private "L2").
+# VM whose L1 step the probe missed called its L2 "L1" and its L3 share a private "L2"), and the
+# interp kind (MG's interpolation) measured.
 FORMAT = 7
 HWLOC_LEVELS = ("l1d", "l2", "l3")
 REPEATS = 3

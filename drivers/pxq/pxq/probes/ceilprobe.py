@@ -172,7 +172,7 @@ def measure(say: Callable[[str], None]) -> dict[str, Any]:
             f"as ranks on 1..{n} cores, best of 5 per run, median and range of {REPEATS} runs, per array size; "
             f"peak: the ring's update, {FLOP_BLOCK_UPDATES} per element, L1-resident; access kinds: "
             "pxq-probe-bandwidth --kind (gather, window, window64, update: declared GB/s; "
-            "stencil, restrict, fft: GFlop/s), best of 3 per run"
+            "stencil, restrict, interp, fft: GFlop/s), best of 3 per run"
         ),
     }
     with tempfile.TemporaryDirectory(prefix="pxq-ceilings-") as t:

@@ -4,7 +4,7 @@ predicted beside the measured one.
 
 Per declared phase, for the slowest rank (its rank_max figures), with k = the cores of a node
 in use (ranks per node x threads, at most the cores there are) and T the rank's threads. A
-phase of an access kind the ceilings measured (gather, update, stencil, restrict, fft: its record's
+phase of an access kind the ceilings measured (gather, update, stencil, restrict, interp, fft: its record's
 "kind") takes its flops or bytes at that kind's rate for its size, the bytes a tile moves
 again at the edges of its blocks ("edge_bytes") at the stream's, and each row its kernel starts
 ("row_visits") at what a row's start costs, from the window kinds (window_costs); a stream:
@@ -115,7 +115,7 @@ def _kind_time(w: dict[str, Any], ceilings: dict[str, Any], k: int, t: int) -> t
 def phase_prediction(w: dict[str, Any], ceilings: dict[str, Any], k: int, t: int) -> dict[str, Any]:
     """One phase's predicted seconds, the ceiling that binds it and the bytes it sends to memory.
 
-    A phase of an access kind the ceilings measured (gather, update, stencil, restrict, fft) takes its
+    A phase of an access kind the ceilings measured (gather, update, stencil, restrict, interp, fft) takes its
     amount (flops or bytes, as the kind's unit) at the kind's rate for its size with k cores busy,
     or its compulsory bytes at the stream's, whichever is longer. A stream: the compulsory bytes
     at the bandwidth the measured curve gives a sweep of the rank's footprint (per core) with k
