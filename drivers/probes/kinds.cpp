@@ -140,66 +140,53 @@ class Stencil final : public KindKernel {
   std::vector<double> u_, v_, r_;
 };
 
-// MG's restriction s = P r as MG runs it: the kernel library's OpenMP executor on one thread
-// takes a fine cube of side m (2e + 2, halos included) to its coarse cube (e + 2). Each coarse
-// point weighs 27 fine neighbours: an access pattern (every other fine point, three planes at a
-// time) neither a stream nor the residual's stencil has.
-class Restrict final : public KindKernel {
+// MG's grid transfers as MG runs them: the kernel library's OpenMP executor on one thread, a
+// fine cube of side m (2e + 2, halos included) and its coarse cube (e + 2). The restriction
+// s = P r weighs 27 fine neighbours for each coarse point: an access pattern (every other fine
+// point, three planes at a time) neither a stream nor the residual's stencil has. The
+// interpolation u += Q z adds to each fine point what its 8 coarse neighbours give it.
+class Transfer final : public KindKernel {
  public:
-  explicit Restrict(std::size_t bytes)
-      : m_(std::max(6, 2 * (static_cast<int>(std::cbrt(static_cast<double>(bytes) / 9.0)) / 2))),
+  Transfer(std::size_t bytes, bool restriction)
+      : restriction_(restriction),
+        m_(std::max(6, 2 * (static_cast<int>(std::cbrt(static_cast<double>(bytes) / 9.0)) / 2))),
         fine_{m_, m_, m_},
         coarse_{m_ / 2 + 1, m_ / 2 + 1, m_ / 2 + 1},
         ops_(kernels::make_mg_ops("openmp", 1, 0)),
-        r_(fine_.size()),
-        s_(coarse_.size(), 0.0) {
+        fine_data_(fine_.size(), 0.0),
+        coarse_data_(coarse_.size(), 0.0) {
     Xorshift rng;
-    for (auto& x : r_) x = static_cast<double>(rng.below(1000)) / 1000.0;
+    for (auto& x : restriction_ ? fine_data_ : coarse_data_) x = static_cast<double>(rng.below(1000)) / 1000.0;
   }
-  void sweep() override { ops_->rprj3(r_.data(), fine_, s_.data(), coarse_); }
-  // As MG declares a restriction: the fine array read and an eighth of it written (8 B per
-  // point and array, halos included); 4 flops per fine point.
-  double bytes() const override { return 9.0 * static_cast<double>(fine_.size()); }
-  double flops() const override { return 4.0 * static_cast<double>(fine_.size()); }
+  void sweep() override {
+    if (restriction_)
+      ops_->rprj3(fine_data_.data(), fine_, coarse_data_.data(), coarse_);
+    else
+      ops_->interp(coarse_data_.data(), coarse_, fine_data_.data(), fine_);
+  }
+  // As MG declares its transfers (8 B per point and array, halos included): a restriction reads
+  // the fine array and writes an eighth of it, 4 flops per fine point; an interpolation into the
+  // finest level reads and writes u and reads an eighth of it (z), 3 flops per fine point.
+  double bytes() const override { return (restriction_ ? 9.0 : 17.0) * static_cast<double>(fine_.size()); }
+  double flops() const override { return (restriction_ ? 4.0 : 3.0) * static_cast<double>(fine_.size()); }
   std::size_t footprint() const override { return 8 * (fine_.size() + coarse_.size()); }
-  double checksum() const override { return s_[coarse_.at(coarse_.n1 / 2, coarse_.n2 / 2, coarse_.n3 / 2)]; }
+  double checksum() const override {
+    return restriction_ ? coarse_data_[coarse_.at(coarse_.n1 / 2, coarse_.n2 / 2, coarse_.n3 / 2)]
+                        : fine_data_[fine_.at(fine_.n1 / 2, fine_.n2 / 2, fine_.n3 / 2)];
+  }
 
  private:
+  bool restriction_;
   int m_;
   kernels::Box fine_, coarse_;
   std::unique_ptr<kernels::MgOps> ops_;
-  std::vector<double> r_, s_;
+  std::vector<double> fine_data_, coarse_data_;
 };
 
-// MG's interpolation as MG runs it on a level below the finest: the kernel library's executor
-// (OpenMP, one thread) adds the trilinear interpolation of the coarse z (8 neighbours) to the
-// fine u, in the boxes the restriction uses.
-class Interp final : public KindKernel {
- public:
-  explicit Interp(std::size_t bytes)
-      : m_(std::max(6, 2 * (static_cast<int>(std::cbrt(static_cast<double>(bytes) / 9.0)) / 2))),
-        fine_{m_, m_, m_},
-        coarse_{m_ / 2 + 1, m_ / 2 + 1, m_ / 2 + 1},
-        ops_(kernels::make_mg_ops("openmp", 1, 0)),
-        u_(fine_.size(), 0.0),
-        z_(coarse_.size()) {
-    Xorshift rng;
-    for (auto& x : z_) x = static_cast<double>(rng.below(1000)) / 1000.0;
-  }
-  void sweep() override { ops_->interp(z_.data(), coarse_, u_.data(), fine_); }
-  // As MG declares an interpolation into the finest level: u read and written and an eighth of
-  // it (z) read (8 B per point and array, halos included); 3 flops per fine point.
-  double bytes() const override { return 17.0 * static_cast<double>(fine_.size()); }
-  double flops() const override { return 3.0 * static_cast<double>(fine_.size()); }
-  std::size_t footprint() const override { return 8 * (fine_.size() + coarse_.size()); }
-  double checksum() const override { return u_[fine_.at(fine_.n1 / 2, fine_.n2 / 2, fine_.n3 / 2)]; }
-
- private:
-  int m_;
-  kernels::Box fine_, coarse_;
-  std::unique_ptr<kernels::MgOps> ops_;
-  std::vector<double> u_, z_;
-};
+template <bool Restriction>
+std::unique_ptr<KindKernel> make_transfer(std::size_t bytes) {
+  return std::make_unique<Transfer>(bytes, Restriction);
+}
 
 // FT's transforms as FT runs them: the kernel library's FT executor (OpenMP, one thread,
 // NAS's batches of 16 lines) takes the y-lines of length 256 of a grid [n3][256][n1] of the
@@ -256,8 +243,8 @@ const std::vector<KindInfo>& kinds() {
        make_window<64>},
       {"update", "gbs", "working_set", "IS's random counter increments", make<Update>},
       {"stencil", "gflops", "footprint", "MG's 27-point residual", make<Stencil>},
-      {"restrict", "gflops", "footprint", "MG's restriction (27-point full weighting)", make<Restrict>},
-      {"interp", "gflops", "footprint", "MG's interpolation (trilinear, 8 coarse neighbours)", make<Interp>},
+      {"restrict", "gflops", "footprint", "MG's restriction (27-point full weighting)", make_transfer<true>},
+      {"interp", "gflops", "footprint", "MG's interpolation (trilinear, 8 coarse neighbours)", make_transfer<false>},
       {"fft", "gflops", "footprint", "FT's strided line FFTs of 256", make<Fft>},
   };
   return table;
