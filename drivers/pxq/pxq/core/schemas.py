@@ -200,8 +200,8 @@ def work_problems(rec: dict[str, Any]) -> list[str]:
     """What a valid run record's declared work says against itself, which its schema cannot
     check: the largest rank's figure above the sum over the ranks, bytes at the tile's edges
     above the bytes from memory they are part of, those above the bytes at the cores, or more
-    row starts than bytes (a row's start
-    reads its pointer at least). A record like that would have pxq roofline price absurd work."""
+    row starts than bytes (a row's start reads its pointer at least). A record like that would
+    have pxq roofline price absurd work."""
     found: list[str] = []
     for name, w in (rec.get("work") or {}).items():
         top = w["rank_max"]

@@ -57,7 +57,12 @@ class Noise:
         # It says "ready" once its settings are checked and its load runs; bad settings end it
         # first. Waiting for the line, not a fixed moment, holds on a loaded machine too.
         assert self.proc.stdout is not None
-        said = self.proc.stdout.readline() if select.select([self.proc.stdout], [], [], READY_WAIT)[0] else None
+        try:
+            ready = select.select([self.proc.stdout], [], [], READY_WAIT)[0]
+            said = self.proc.stdout.readline() if ready else None
+        except BaseException:  # a Ctrl-C while waiting: the with block never began, so stop it here
+            self.stop()
+            raise
         if said is None or not said.startswith("pxq-noise: ready"):
             self.stop()
             err = self.proc.stderr.read().strip() if self.proc.stderr else ""
