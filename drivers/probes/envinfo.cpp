@@ -48,8 +48,13 @@ nlohmann::json message_ranges() {
 // The access kinds of the roofline's ceilings (pxq/probes/kinds.hpp), their kernels left out.
 nlohmann::json access_kinds() {
   nlohmann::json out = nlohmann::json::array();
-  for (const auto& k : pxq::probes::kinds())
+  for (const auto& k : pxq::probes::kinds()) {
     out.push_back({{"name", k.name}, {"unit", k.unit}, {"size", k.size}, {"what", k.what}});
+    if (std::string(k.unit) == "gflops") {  // a small instance: the ratio does not depend on size
+      const auto kernel = k.make(std::size_t{64} << 10);
+      out.back()["memory_bytes_per_flop"] = kernel->memory_bytes() / kernel->flops();
+    }
+  }
   return out;
 }
 

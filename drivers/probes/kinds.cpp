@@ -212,6 +212,7 @@ class Fft final : public KindKernel {
   double bytes() const override {
     return static_cast<double>(points()) * 32.0 * (1.0 + std::ceil(std::log2(kFftLength) / 2.0));
   }
+  double memory_bytes() const override { return static_cast<double>(points()) * 32.0; }
   double flops() const override { return static_cast<double>(points()) * 5.0 * std::log2(kFftLength); }
   std::size_t footprint() const override { return points() * sizeof(kernels::Complex); }
   double checksum() const override { return grid_[0].real(); }

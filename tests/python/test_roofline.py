@@ -499,29 +499,35 @@ def test_a_phase_of_an_access_kind_runs_at_its_kinds_ceiling_and_names_it():
     assert g["memory_bytes"] == 4e9  # the footprint spills its share of L3: its compulsory bytes
     # The same phase without a gather curve: a stream (its bytes at the stream curve), faster.
     assert roofline.phase_prediction(phase("gather", 1e9, 8e9, 4e9, 64 * M, 112 * K), CEIL, 2, 1)["seconds"] < 1.0
-    # A stencil runs at its flop rate for its footprint: 12e9 flops at 6 GFlop/s per core.
-    s = roofline.phase_prediction(phase("stencil", 12e9, 8e9, 8e9, 64 * M, 64 * M), c, 2, 1)
+    # A stencil of the kind's own flops per byte (the residual's 1.6 B from memory a flop) runs
+    # at its flop rate for its footprint: 12e9 flops at 6 GFlop/s per core.
+    s = roofline.phase_prediction(phase("stencil", 12e9, 19.2e9, 19.2e9, 64 * M, 64 * M), c, 2, 1)
     assert s["seconds"] == pytest.approx(2.0)
     assert s["binding"] == "stencil (memory)"
     # FFTs of the strided lines of a 64M grid (8 GFlop/s per core with both busy), whatever
     # their batch: the kind's kernel gathers and scatters its lines as FT does.
-    f = roofline.phase_prediction(phase("fft", 16e9, 9.6e9, 3.2e9, 64 * M, 64 * K), c, 2, 1)
+    f = roofline.phase_prediction(phase("fft", 16e9, 64e9, 12.8e9, 64 * M, 64 * K), c, 2, 1)
     assert f["times"] == {
         "compute": pytest.approx(16e9 / 50e9),
         "fft (memory)": pytest.approx(2.0),
-        "memory": pytest.approx(3.2e9 / 25e9),  # its compulsory bytes at the stream's roof: not binding
+        "memory": pytest.approx(12.8e9 / 25e9),  # its compulsory bytes at the stream's roof: not binding
     }
     assert f["seconds"] == pytest.approx(2.0) and f["binding"] == "fft (memory)"
-    assert f["memory_bytes"] == 3.2e9
-    # A stencil phase with few flops per byte (MG's interpolation against the residual the kind
-    # measured): its compulsory 50 GB at the stream's 25 GB/s per core outlast 1.2e9 flops at 6.
-    lean = roofline.phase_prediction(phase("stencil", 1.2e9, 50e9, 50e9, 64 * M, 64 * M), c, 2, 1)
+    assert f["memory_bytes"] == 12.8e9
+    # A stencil phase with few flops per byte whose kind runs as fast on 64M as in cache (so its
+    # kernel says nothing of waiting for memory): its compulsory 50 GB at the stream's 25 GB/s
+    # per core outlast 1.2e9 flops at 12.
+    flat = {
+        **c,
+        "kinds": {"stencil": [{"bytes": 64 * K, "rate": rows(12, 24)}, {"bytes": 64 * M, "rate": rows(12, 24)}]},
+    }
+    lean = roofline.phase_prediction(phase("stencil", 1.2e9, 50e9, 50e9, 64 * M, 64 * M), flat, 2, 1)
     assert lean["binding"] == "memory" and lean["seconds"] == pytest.approx(2.0)
     # A grid that fits in L2 runs at the kind's in-cache rate (16 per core at 64K).
     f = roofline.phase_prediction(phase("fft", 16e9, 9.6e9, 3.2e9, 64 * K, 64 * K), c, 2, 1)
     assert f["seconds"] == pytest.approx(1.0) and f["binding"] == "fft (L2)"
     # Two threads of one rank share its phase: each core does half, at the per-core rate.
-    s2 = roofline.phase_prediction(phase("stencil", 12e9, 8e9, 8e9, 128 * M, 128 * M), c, 2, 2)
+    s2 = roofline.phase_prediction(phase("stencil", 12e9, 19.2e9, 19.2e9, 128 * M, 128 * M), c, 2, 2)
     assert s2["seconds"] == pytest.approx(1.0)
 
 
@@ -531,10 +537,12 @@ def test_a_phase_fusing_two_kinds_takes_each_share_at_its_kinds_rate():
         "kinds": {**KINDS, "restrict": [{"bytes": 64 * K, "rate": rows(8, 16)}, {"bytes": 64 * M, "rate": rows(2, 3)}]},
     }
     # MG's residual fused with the restriction: 12e9 flops over a 64M footprint with both cores
-    # busy, a quarter of them the restriction's (1.5 GFlop/s per core), the rest the stencil's (6).
-    fused = {**phase("stencil", 12e9, 8e9, 8e9, 64 * M, 64 * M), "also": {"kind": "restrict", "share": 0.25}}
+    # busy, a quarter of them the restriction's, the rest the stencil's, each at its kind's pace
+    # in cache (8 and 12 GFlop/s per core), and the 19.2 GB the pass streams at what a byte costs
+    # the stencil's kernel on 64M (12 GFlop/s in cache, 6 on 64M at 1.6 B a flop: 1 s per 19.2 GB).
+    fused = {**phase("stencil", 12e9, 19.2e9, 19.2e9, 64 * M, 64 * M), "also": {"kind": "restrict", "share": 0.25}}
     f = roofline.phase_prediction(fused, c, 2, 1)
-    assert f["seconds"] == pytest.approx(9e9 / 6e9 + 3e9 / 1.5e9)
+    assert f["seconds"] == pytest.approx(9e9 / 12e9 + 3e9 / 8e9 + 1.0)
     assert f["binding"] == "stencil (memory)"
     # Without the restriction's curve (older ceilings), the whole phase at the stencil's rate.
     assert roofline.phase_prediction(fused, {**CEIL, "kinds": KINDS}, 2, 1)["seconds"] == pytest.approx(2.0)
@@ -543,12 +551,50 @@ def test_a_phase_fusing_two_kinds_takes_each_share_at_its_kinds_rate():
     assert roofline.phase_prediction(odd, c, 2, 1)["seconds"] == pytest.approx(2.0)
 
 
+def test_a_gflops_kind_is_arithmetic_in_cache_plus_the_bytes_its_kernel_waits_for(monkeypatch):
+    c = {**CEIL, "kinds": KINDS}
+    # The stencil's kernel: 12 GFlop/s per core in cache, 6 on 64M, at 1.6 B from memory a flop:
+    # a flop takes 1/12 ns in the core and each byte it streams 1/19.2 ns on top.
+    assert roofline.kind_split(c, "stencil", 64 * M, 2) == (pytest.approx(1 / 12e9), pytest.approx(1 / 19.2e9))
+    assert roofline.kind_split(c, "stencil", 64 * K, 2) == (pytest.approx(1 / 12e9), 0.0)
+    # Two sweeps fused into one pass (MG's residual and smoothing): twice the plain sweep's flops
+    # over the same bytes take 2 s of arithmetic and 1 s of waiting, not twice the plain 2 s.
+    plain = roofline.phase_prediction(phase("stencil", 12e9, 19.2e9, 19.2e9, 64 * M, 64 * M), c, 2, 1)
+    fused = roofline.phase_prediction(phase("stencil", 24e9, 19.2e9, 19.2e9, 64 * M, 64 * M), c, 2, 1)
+    assert plain["seconds"] == pytest.approx(2.0) and fused["seconds"] == pytest.approx(3.0)
+    # In cache, nothing to wait for: the fused pass at the in-cache rate.
+    cached = roofline.phase_prediction(phase("stencil", 24e9, 19.2e9, 19.2e9, 64 * K, 64 * K), c, 2, 1)
+    assert cached["seconds"] == pytest.approx(2.0)
+    # A curve faster on 64M than in cache (a noisy measurement): the size's own rate, no waiting.
+    odd = {**c, "kinds": {"stencil": [{"bytes": 64 * K, "rate": rows(6, 12)}, {"bytes": 64 * M, "rate": rows(8, 16)}]}}
+    assert roofline.kind_split(odd, "stencil", 64 * M, 2) == (pytest.approx(1 / 8e9), 0.0)
+    # A registry without the kernel's bytes per flop (an older build): the whole at the kind's rate.
+    monkeypatch.setattr(
+        ceilings, "kinds", lambda: {"stencil": {"unit": "gflops", "size": "footprint", "memory_bytes_per_flop": 0.0}}
+    )
+    assert roofline.phase_prediction(phase("stencil", 24e9, 19.2e9, 19.2e9, 64 * M, 64 * M), c, 2, 1)[
+        "seconds"
+    ] == pytest.approx(4.0)
+
+
+def test_the_registry_gives_each_gflops_kind_its_kernels_bytes_from_memory_per_flop():
+    kinds = ceilings.kinds()
+    # The residual (3 arrays, 15 flops a point), the restriction (9 B, 4 flops a fine point),
+    # the interpolation (17 B, 3 flops), the FFT (32 B from memory, 5 log2 256 flops a point).
+    assert kinds["stencil"]["memory_bytes_per_flop"] == pytest.approx(24 / 15)
+    assert kinds["restrict"]["memory_bytes_per_flop"] == pytest.approx(9 / 4)
+    assert kinds["interp"]["memory_bytes_per_flop"] == pytest.approx(17 / 3)
+    assert kinds["fft"]["memory_bytes_per_flop"] == pytest.approx(32 / 40)
+    assert all(k["memory_bytes_per_flop"] == 0.0 for k in kinds.values() if k["unit"] == "gbs")
+
+
 def test_a_tiles_edge_bytes_are_priced_at_the_stream_on_top_of_the_kinds_time():
     c = {**CEIL, "kinds": KINDS}
     # A stencil phase at the kind's 6 GFlop/s per core (2 s) whose tile moves 5 GB again at the
     # edges of its blocks: those at the stream's 25 GB/s per core for a 64M footprint, 0.2 s more.
-    plain = phase("stencil", 12e9, 8e9, 8e9, 64 * M, 64 * M)
-    edged = {**plain, "rank_max": {**plain["rank_max"], "edge_bytes": 5e9}, "edge_bytes": 10e9}
+    plain = phase("stencil", 12e9, 19.2e9, 19.2e9, 64 * M, 64 * M)
+    more = {"bytes": 24.2e9, "memory_bytes": 24.2e9, "edge_bytes": 5e9}  # its bytes count its edges
+    edged = {**plain, "rank_max": {**plain["rank_max"], **more}, "edge_bytes": 10e9}
     assert roofline.phase_prediction(plain, c, 2, 1)["seconds"] == pytest.approx(2.0)
     e = roofline.phase_prediction(edged, c, 2, 1)
     assert e["seconds"] == pytest.approx(2.2) and e["binding"] == "stencil (memory)"

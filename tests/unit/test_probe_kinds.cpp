@@ -98,6 +98,7 @@ TEST(ProbeKinds, FftCountsAsFtDeclaresItsTransforms) {
   const double points = (1 << 20) / 16.0;                     // the grid, complex doubles
   EXPECT_DOUBLE_EQ(f->flops(), points * 5.0 * 8.0);           // 5 log2 256 per point
   EXPECT_DOUBLE_EQ(f->bytes(), points * 32.0 * (1.0 + 4.0));  // read and written once, 4 radix-4 passes
+  EXPECT_DOUBLE_EQ(f->memory_bytes(), points * 32.0);         // from memory: the grid read and written
   EXPECT_EQ(f->footprint(), std::size_t{1} << 20);
   f->sweep();
   EXPECT_EQ(f->checksum(), 0.0);
@@ -123,6 +124,9 @@ TEST(ProbeKinds, EveryRegisteredKindIsWholeAndRuns) {
     if (std::string(k.unit) == "gflops") {
       EXPECT_GT(kernel->flops(), 0.0);
     }
+    // What comes from memory is part of what the kernel moves (the roofline divides by it).
+    EXPECT_GT(kernel->memory_bytes(), 0.0);
+    EXPECT_LE(kernel->memory_bytes(), kernel->bytes());
     EXPECT_GT(kernel->footprint(), 0u);
     EXPECT_TRUE(std::isfinite(kernel->checksum()));
   }

@@ -50,9 +50,18 @@ def kinds() -> dict[str, dict[str, Any]]:
     """Per access kind, in the registry's order (pxq-envinfo registry's access_kinds, the table
     of pxq/probes/kinds.hpp): the unit its ceiling is in ("gflops" for kernels whose arithmetic
     sets their pace, "gbs", declared bytes per second, for irregular access), the size of the
-    phase that sets it ("footprint" per core, or the "working_set" one worker reuses) and what
-    it stands for."""
-    return {k["name"]: {f: k[f] for f in ("unit", "size", "what")} for k in registry.registry()["access_kinds"]}
+    phase that sets it ("footprint" per core, or the "working_set" one worker reuses), what
+    it stands for and, for a kind in GFlop/s, the bytes its kernel takes from memory per flop
+    ("memory_bytes_per_flop"; 0 for the others)."""
+    return {
+        k["name"]: {**{f: k[f] for f in ("unit", "size", "what")}, "memory_bytes_per_flop": _per_flop(k)}
+        for k in registry.registry()["access_kinds"]
+    }
+
+
+def _per_flop(kind: dict[str, Any]) -> float:
+    value = kind.get("memory_bytes_per_flop")
+    return float(value) if isinstance(value, (int, float)) and value > 0 else 0.0
 
 
 def path() -> Path:

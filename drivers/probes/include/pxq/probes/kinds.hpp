@@ -17,11 +17,19 @@
 //            OpenMP executor on one thread, from a fine cube (side 2e + 2, halos included) to
 //            its coarse cube (e + 2); the size is both. Bytes: the fine array read and an eighth
 //            of it written (9 per fine point); 4 flops per fine point (as MG declares).
+//   interp   MG's interpolation u += Q z, as restrict from the coarse cube to the fine one.
+//            Bytes: the fine array read and written and an eighth of it read (17 per fine
+//            point); 3 flops per fine point (as MG declares its finest interpolation).
 //   fft      FT's transforms: the kernel library's FT executor (NAS's batches of 16 lines)
 //            gathers the strided y-lines of length 256 of a grid of the given size, transforms
 //            and scatters them back. Bytes: 32 per point from memory (read and written once)
 //            and 32 per point per radix-4 pass at the cores; 5 log2 n flops per point (as FT
 //            declares its transforms).
+//
+// pxq-envinfo registry gives, for each kind measured in GFlop/s, its kernel's bytes from memory
+// per flop: the roofline splits the kind's time into the arithmetic the kernel does at its
+// in-cache rate and the bytes it waits for, so a phase fusing two sweeps (more flops per byte
+// than the kernel) is priced for what it streams.
 #pragma once
 
 #include <cstddef>
@@ -34,8 +42,11 @@ namespace pxq::probes {
 class KindKernel {
  public:
   virtual ~KindKernel() = default;
-  virtual void sweep() = 0;                   // one sweep over the data
-  virtual double bytes() const = 0;           // per sweep, as the proxies' phases of this kind declare
+  virtual void sweep() = 0;          // one sweep over the data
+  virtual double bytes() const = 0;  // per sweep, as the proxies' phases of this kind declare
+  // Per sweep, the part of bytes() that comes from memory once the data outgrow the caches
+  // (the rest is traffic at the cores, such as an FFT's passes over its batch).
+  virtual double memory_bytes() const { return bytes(); }
   virtual double flops() const = 0;           // per sweep
   virtual std::size_t footprint() const = 0;  // the bytes it actually sweeps
   virtual double checksum() const = 0;        // keeps the sweeps from being optimised away

@@ -5,7 +5,9 @@ predicted beside the measured one.
 Per declared phase, for the slowest rank (its rank_max figures), with k = the cores of a node
 in use (ranks per node x threads, at most the cores there are) and T the rank's threads. A
 phase of an access kind the ceilings measured (gather, update, stencil, restrict, interp, fft: its record's
-"kind") takes its flops or bytes at that kind's rate for its size, the bytes a tile moves
+"kind") takes its flops or bytes at that kind's rate for its size (a kind in GFlop/s split into
+its kernel's arithmetic at its in-cache rate and the bytes it streams at what its kernel's cost
+at that size: kind_split), the bytes a tile moves
 again at the edges of its blocks ("edge_bytes") at the stream's, and each row its kernel starts
 ("row_visits") at what a row's start costs, from the window kinds (window_costs); a stream:
 
@@ -73,6 +75,23 @@ def window_costs(ceilings: dict[str, Any], size: float, k: int) -> tuple[float, 
     return entry, max(0.0, t1 - n1 * entry)
 
 
+def kind_split(ceilings: dict[str, Any], kind: str, size: float, k: int) -> tuple[float, float]:
+    """(seconds a flop, seconds a byte from memory) of one of k busy cores running a GFlop/s
+    kind's kernel on `size` bytes: its time at its smallest measured size (its data in cache)
+    is all arithmetic; what its time at `size` adds, over the bytes its kernel takes from
+    memory per flop (ceilings.kinds()), is waiting for data. A kind without that figure (or
+    no slower at `size`) is all arithmetic at its rate for `size`, as before the split."""
+    rate = ceil.kind_rate(ceilings, kind, size, k) or 0.0
+    if rate <= 0:
+        return math.inf, 0.0
+    per_flop = k / (rate * 1e9)
+    per_byte = ceil.kinds()[kind]["memory_bytes_per_flop"]
+    if per_byte <= 0:
+        return per_flop, 0.0
+    core = k / (max(ceil.at(ceilings["kinds"][kind][0]["rate"], k), rate) * 1e9)
+    return core, (per_flop - core) / per_byte
+
+
 def _kind_time(w: dict[str, Any], ceilings: dict[str, Any], k: int, t: int) -> tuple[str, float, float] | None:
     """The phase's time at its access kind's measured ceiling (named "kind (level)") and how far
     that ceiling may be off (ceilings.spread_on_curve), or None for a stream or ceilings without
@@ -93,18 +112,26 @@ def _kind_time(w: dict[str, Any], ceilings: dict[str, Any], k: int, t: int) -> t
     other = ceil.kinds().get(also.get("kind", ""))
     other_rate = ceil.kind_rate(ceilings, also["kind"], size, k) if other and other["unit"] == spec["unit"] else None
     share = float(also.get("share") or 0.0) if other_rate else 0.0  # without its curve: at the phase's kind's
-    seconds = amount * (1.0 - share) / (rate / k * 1e9 * t)
+    edge = float(w["rank_max"].get("edge_bytes") or 0.0)
+    if spec["unit"] == "gflops":
+        # Its flops at the kind's in-cache pace, the bytes it streams (its edges apart) at what
+        # each of the kernel's bytes cost on top at this size: a phase of the kernel's own
+        # flops per byte at the kind's rate, a fused one (more flops per byte) faster.
+        core, wait = kind_split(ceilings, w["kind"], size, k)
+        streamed = max(0.0, float(w["rank_max"].get("memory_bytes") or 0.0) - edge)
+        seconds = (amount * (1.0 - share) * core + streamed * wait) / t
+    else:
+        seconds = amount * (1.0 - share) / (rate / k * 1e9 * t)
     # The rows its kernel starts (CG's SpMV: once per row, once per row and window when tiled),
     # each on top of its bytes at the kind's rate, split over the rank's threads.
     visits = float(w["rank_max"].get("row_visits") or 0.0)
     costs = window_costs(ceilings, size, k) if visits > 0 else None
     if costs:
         seconds += visits * costs[1] / t
-    if share > 0 and other_rate:
-        seconds += amount * share / (other_rate / k * 1e9 * t)
+    if share > 0 and other_rate:  # in GFlop/s, as the phase's kind: its flops at its in-cache pace
+        seconds += amount * share * kind_split(ceilings, also["kind"], size, k)[0] / t
     # A tile's edges (MG's rows read and written again where two blocks of rows meet): bytes the
     # kind's kernel never moved, at the stream's bandwidth for the rank's footprint, on top.
-    edge = float(w["rank_max"].get("edge_bytes") or 0.0)
     if edge > 0:
         streamed = max(w["footprint_bytes"] / t, 1.0)
         seconds += edge / (ceil.bandwidth(ceilings, streamed, k) / k * 1e9 * t)
