@@ -188,6 +188,46 @@ std::unique_ptr<KindKernel> make_transfer(std::size_t bytes) {
   return std::make_unique<Transfer>(bytes, Restriction);
 }
 
+// IS's key exchange as IS runs it: MPI_Alltoall of bytes among the ranks bound (the probe's
+// first k), each rank's send and receive buffers together `bytes`, so each peer gets
+// bytes / 2 / k. Unbound (one rank, or a unit test without MPI), the exchange is the copy to
+// itself that an all-to-all of one rank is.
+class Alltoall final : public KindKernel {
+ public:
+  explicit Alltoall(std::size_t bytes)
+      : send_(std::max<std::size_t>(64, bytes / 2), 1), recv_(send_.size(), 0), count_(send_.size()) {}
+  void bind(MPI_Comm ranks) override {
+    comm_ = ranks;
+    peers_ = 1;
+    if (ranks != MPI_COMM_NULL) MPI_Comm_size(ranks, &peers_);
+    count_ = send_.size() / static_cast<std::size_t>(peers_);
+    if (count_ > static_cast<std::size_t>(INT32_MAX))
+      throw std::invalid_argument("alltoall: a message over MPI's int count: use a smaller size");
+  }
+  void sweep() override {
+    if (comm_ == MPI_COMM_NULL || peers_ < 2) {
+      std::copy(send_.begin(), send_.end(), recv_.begin());
+    } else {
+      const int n = static_cast<int>(count_);
+      MPI_Alltoall(send_.data(), n, MPI_BYTE, recv_.data(), n, MPI_BYTE, comm_);
+    }
+    ++send_[0];
+  }
+  // As IS declares its exchange: the bytes sent to the other ranks (alone: the copy).
+  double bytes() const override {
+    return static_cast<double>(count_) * static_cast<double>(peers_ < 2 ? 1 : peers_ - 1);
+  }
+  double flops() const override { return 0.0; }
+  std::size_t footprint() const override { return send_.size() + recv_.size(); }
+  double checksum() const override { return static_cast<double>(recv_[0]); }
+
+ private:
+  std::vector<unsigned char> send_, recv_;
+  std::size_t count_;
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int peers_ = 1;
+};
+
 // FT's transforms as FT runs them: the kernel library's FT executor (OpenMP, one thread,
 // NAS's batches of 16 lines) takes the y-lines of length 256 of a grid [n3][256][n1] of the
 // given size, gathers each batch from its lines' strided elements, transforms it and scatters
@@ -247,6 +287,7 @@ const std::vector<KindInfo>& kinds() {
       {"restrict", "gflops", "footprint", "MG's restriction (27-point full weighting)", make_transfer<true>},
       {"interp", "gflops", "footprint", "MG's interpolation (trilinear, 8 coarse neighbours)", make_transfer<false>},
       {"fft", "gflops", "footprint", "FT's strided line FFTs of 256", make<Fft>},
+      {"alltoall", "gbs", "footprint", "IS's key exchange (MPI all-to-all among the node's ranks)", make<Alltoall>},
   };
   return table;
 }

@@ -23,7 +23,7 @@ WORK_LINE = re.compile(
 # The access kind each proxy's phases declare (the ceiling pxq roofline bounds them by).
 KIND_OF = {
     "cg": lambda phase: "gather" if phase == "spmv" else "stream",
-    "is": lambda phase: "stream" if phase == "alltoall" else "update",
+    "is": lambda phase: "alltoall" if phase == "alltoall" else "update",
     "mg": lambda phase: {"restrict": "restrict", "interpolate": "interp"}.get(phase.rsplit(".", 1)[-1], "stencil"),
     "ring": lambda phase: "stream",
 }

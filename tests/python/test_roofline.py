@@ -397,6 +397,33 @@ def test_ceilings_measured_on_a_busy_machine_are_flagged_and_not_kept(tmp_path, 
     assert problem.startswith("gather at 64M per core: 8.0 in total with 2 cores busy")
 
 
+def test_an_all_to_all_is_priced_per_rank_and_its_one_rank_copy_is_not_compared():
+    # MPI's all-to-all among the node's ranks: 4 GB/s in total with both busy on 64M buffers
+    # each (2 per rank), a copy to itself at 20 alone. A rank sending 1 GB takes 0.5 s, however
+    # many threads it has (the exchange is the rank's, not split over them).
+    a2a = [{"bytes": 64 * K, "rate": rows(30, 16)}, {"bytes": 64 * M, "rate": rows(20, 4)}]
+    c = {**CEIL, "kinds": {**KINDS, "alltoall": a2a}}
+    sent = phase("alltoall", 0.0, 1e9, 1e9, 64 * M, 64 * M)
+    assert roofline.phase_prediction(sent, c, 2, 1)["seconds"] == pytest.approx(0.5)
+    assert roofline.phase_prediction(sent, c, 2, 2)["seconds"] == pytest.approx(0.5)
+    assert roofline.phase_prediction(sent, c, 2, 1)["binding"] == "alltoall (memory)"
+    # Below one core's copy with both busy: what an exchange is, not a disturbed measurement.
+    assert ceilings.implausible(c) == []
+    # Runs spread over more than their median are flagged for it as for any kind.
+    wide = {
+        **c,
+        "kinds": {
+            **c["kinds"],
+            "alltoall": [
+                a2a[0],
+                {"bytes": 64 * M, "rate": [a2a[1]["rate"][0], {"cores": 2, "median": 4, "min": 1, "max": 9}]},
+            ],
+        },
+    }
+    (problem,) = ceilings.implausible(wide)
+    assert problem.startswith("alltoall at 64M per core: runs spread over more than their median")
+
+
 def test_a_nearer_level_slower_than_a_farther_one_is_implausible():
     """L1 measured below L2 (a busy moment during the L1 sweep): flagged, with both figures."""
     inverted = copy.deepcopy(CEIL)

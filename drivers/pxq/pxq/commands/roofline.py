@@ -68,7 +68,8 @@ def handle(args: argparse.Namespace, app_args: list[str], console: Console) -> i
         console.print(line)
     console.print(
         "[dim]predicted: each declared phase at its binding ceiling (compute, a cache level or memory, "
-        "shared by the node's busy cores, or its access kind's: gather, update, stencil, restrict, interp, fft; "
+        "shared by the node's busy cores, or its access kind's: "
+        f"{', '.join(k for k in ceil.kinds() if k not in roofline.WINDOW_ROWS)}; "
         "a gather's row starts at the window kinds' cost of one), "
         "plus what was measured outside the declared phases "
         "(communication, waiting)[/dim]"

@@ -113,6 +113,10 @@ def kind_sizes(profile: dict[str, Any], n: int) -> list[int]:
     return _powers_of_4(64 << 10, 4, 64 << 20, profile, n)
 
 
+def _names(unit: str) -> str:
+    return ", ".join(name for name, spec in kinds().items() if spec["unit"] == unit)
+
+
 def _flops(l1: int, n: int, tmp: Path) -> list[list[float]]:
     """Total GFlop/s of the compute-bound ring on 1..n cores, one list per repeat."""
     block = max(8192, (l1 // 4) // 8 * 8)
@@ -171,8 +175,8 @@ def measure(say: Callable[[str], None]) -> dict[str, Any]:
             f"in-place update of one array per core (16 B per element, read + write, as the proxies' sweeps) "
             f"as ranks on 1..{n} cores, best of 5 per run, median and range of {REPEATS} runs, per array size; "
             f"peak: the ring's update, {FLOP_BLOCK_UPDATES} per element, L1-resident; access kinds: "
-            "pxq-probe-bandwidth --kind (gather, window, window64, update: declared GB/s; "
-            "stencil, restrict, interp, fft: GFlop/s), best of 3 per run"
+            f"pxq-probe-bandwidth --kind ({_names('gbs')}: declared GB/s; {_names('gflops')}: GFlop/s), "
+            "best of 3 per run"
         ),
     }
     with tempfile.TemporaryDirectory(prefix="pxq-ceilings-") as t:

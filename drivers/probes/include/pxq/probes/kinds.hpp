@@ -20,6 +20,10 @@
 //   interp   MG's interpolation u += Q z, as restrict from the coarse cube to the fine one.
 //            Bytes: the fine array read and written and an eighth of it read (17 per fine
 //            point); 3 flops per fine point (as MG declares its finest interpolation).
+//   alltoall IS's key exchange: MPI_Alltoall among the node's busy ranks (the probe binds the
+//            first k), the size being a rank's send and receive buffers, so the messages shrink
+//            as ranks are added, as an app's do at a fixed problem. Bytes: those a rank sends to
+//            the others (alone, its copy to itself); no flops.
 //   fft      FT's transforms: the kernel library's FT executor (NAS's batches of 16 lines)
 //            gathers the strided y-lines of length 256 of a grid of the given size, transforms
 //            and scatters them back. Bytes: 32 per point from memory (read and written once)
@@ -31,6 +35,8 @@
 // in-cache rate and the bytes it waits for, so a phase fusing two sweeps (more flops per byte
 // than the kernel) is priced for what it streams.
 #pragma once
+
+#include <mpi.h>
 
 #include <cstddef>
 #include <memory>
@@ -50,6 +56,9 @@ class KindKernel {
   virtual double flops() const = 0;           // per sweep
   virtual std::size_t footprint() const = 0;  // the bytes it actually sweeps
   virtual double checksum() const = 0;        // keeps the sweeps from being optimised away
+  // The ranks a kernel that communicates sweeps among (the probe's first k busy ranks; called
+  // by every rank, MPI_COMM_NULL on those left out). The others work alone and ignore it.
+  virtual void bind(MPI_Comm /*ranks*/) {}
 };
 
 // One access kind of the registry: its name; the unit of its ceiling ("gbs": declared bytes per

@@ -4,7 +4,7 @@ predicted beside the measured one.
 
 Per declared phase, for the slowest rank (its rank_max figures), with k = the cores of a node
 in use (ranks per node x threads, at most the cores there are) and T the rank's threads. A
-phase of an access kind the ceilings measured (gather, update, stencil, restrict, interp, fft: its record's
+phase of an access kind the ceilings measured (gather, update, stencil, restrict, interp, fft, alltoall: its record's
 "kind") takes its flops or bytes at that kind's rate for its size (a kind in GFlop/s split into
 its kernel's arithmetic at its in-cache rate and the bytes it streams at what its kernel's cost
 at that size: kind_split), the bytes a tile moves
@@ -101,6 +101,8 @@ def _kind_time(w: dict[str, Any], ceilings: dict[str, Any], k: int, t: int) -> t
     spec = ceil.kinds().get(w.get("kind", "stream"))
     if spec is None:
         return None
+    if w["kind"] in ceil.MESSAGE_KINDS:
+        t = 1  # the rank's exchange (IS's keys), not split over its threads
     size = max(w["footprint_bytes"] / t if spec["size"] == "footprint" else w["working_set_bytes"], 1.0)
     amount = w["rank_max"]["flops"] if spec["unit"] == "gflops" else w["rank_max"]["bytes"]
     rate = ceil.kind_rate(ceilings, w["kind"], size, k)
@@ -142,7 +144,7 @@ def _kind_time(w: dict[str, Any], ceilings: dict[str, Any], k: int, t: int) -> t
 def phase_prediction(w: dict[str, Any], ceilings: dict[str, Any], k: int, t: int) -> dict[str, Any]:
     """One phase's predicted seconds, the ceiling that binds it and the bytes it sends to memory.
 
-    A phase of an access kind the ceilings measured (gather, update, stencil, restrict, interp, fft) takes its
+    A phase of an access kind the ceilings measured (gather, update, stencil, restrict, interp, fft, alltoall) takes its
     amount (flops or bytes, as the kind's unit) at the kind's rate for its size with k cores busy,
     or its compulsory bytes at the stream's, whichever is longer. A stream: the compulsory bytes
     at the bandwidth the measured curve gives a sweep of the rank's footprint (per core) with k
