@@ -74,6 +74,18 @@ def test_the_curve_interpolates_on_a_log_scale_and_holds_its_ends():
     assert between == pytest.approx(75.0)
 
 
+def test_a_curves_spread_at_a_measured_size_is_that_sizes_own():
+    # 16M measured wide (its runs 50 to 150, median 100), 64M narrow (54 to 66, median 60).
+    curve = [
+        {"bytes": 16 * M, "gbs": [{"cores": 1, "median": 100, "min": 50, "max": 150}]},
+        {"bytes": 64 * M, "gbs": [{"cores": 1, "median": 60, "min": 54, "max": 66}]},
+    ]
+    assert ceilings.spread_on_curve(curve, "gbs", 64 * M, 1) == pytest.approx(0.1)  # 64M's alone
+    assert ceilings.spread_on_curve(curve, "gbs", 16 * M, 1) == pytest.approx(0.5)
+    assert ceilings.spread_on_curve(curve, "gbs", 32 * M, 1) == pytest.approx(0.5)  # between: the larger
+    assert ceilings.spread_on_curve(curve, "gbs", 1 << 30, 1) == pytest.approx(0.1)  # beyond: the end's
+
+
 def test_a_shared_level_splits_over_the_busy_cores():
     assert ceilings.level_of(CEIL, 1 * M, 2) == "L2"
     assert ceilings.level_of(CEIL, 16 * M, 1) == "L3"

@@ -138,9 +138,12 @@ def spread_at(rows: list[dict[str, float]], cores: int) -> float:
 
 
 def spread_on_curve(curve: list[dict[str, Any]], field: str, size: float, cores: int) -> float:
-    """spread_at on a curve at `size` bytes per core: the larger of the two sizes around it."""
+    """spread_at on a curve at `size` bytes per core: at a size measured, that size's; between
+    two, the larger of theirs (a size the interpolation gives no weight does not count)."""
     for lo, hi in zip(curve, curve[1:]):
-        if lo["bytes"] < size <= hi["bytes"]:
+        if size == hi["bytes"]:
+            return spread_at(hi[field], cores)
+        if lo["bytes"] < size < hi["bytes"]:
             return max(spread_at(lo[field], cores), spread_at(hi[field], cores))
     return spread_at((curve[0] if size <= curve[0]["bytes"] else curve[-1])[field], cores)
 
