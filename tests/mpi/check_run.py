@@ -31,10 +31,13 @@ KIND_OF = {
 
 def kind_problems(app: str, work: dict) -> list[str]:
     """Each phase's declared access kind is the one its kernel has (FT: its transforms fft,
-    its copies and evolve streams, at least one transform)."""
+    its all-to-alls within a node alltoall, its copies and evolve streams, at least one
+    transform)."""
     kinds = {phase: w.get("kind") for phase, w in work.items()}
     if app == "ft":
-        bad = [f"{p}: {k}" for p, k in kinds.items() if k not in ("fft", "stream")]
+        exchange = {p for p, w in work.items() if str(w.get("what", "")).startswith("an all-to-all")}
+        bad = [f"{p}: {k}" for p, k in kinds.items() if k not in ("fft", "stream") and p not in exchange]
+        bad += [f"{p}: {kinds[p]}, expected 'alltoall'" for p in exchange if kinds[p] != "alltoall"]
         return bad + ([] if "fft" in kinds.values() else ["no phase of ft declares kind fft"])
     # A phase fusing two kinds' loops names the other and its share: MG's finest residual fused
     # with the restriction, nothing else.
