@@ -110,8 +110,9 @@ def check_ring_hand_over(work) -> None:
 
 
 def check_ft_all_to_all(work) -> None:
-    """FT's all-to-all among ranks of one node is copies it declares (3 x 16 B of each rank's
-    points a transform, all compulsory); one rank has no all-to-all to declare."""
+    """FT's all-to-all among ranks of one node is declared of the alltoall kind: the blocks a rank
+    sends to the other ranks (with 2 ranks, half of its points at 16 B, per transform); one rank
+    has no all-to-all to declare."""
     points = 64**3 // 2  # class S, 64^3 points over 2 ranks
     for layout, comm in ((Layout(1, 2), True), (Layout(1, 1, 2), False)):
         spec = RunSpec(app="ft", layout=layout, app_args=["--class", "S"], results=work / "ft-a2a.jsonl")
@@ -122,10 +123,13 @@ def check_ft_all_to_all(work) -> None:
         if bool(a2a) != comm:
             fail(f"ft {layout}: a declared all-to-all {'expected' if comm else 'not expected'}: {declared['work']}")
         # The forward transform's (one call) and the inverse's (one a class S iteration: 6).
-        calls = sorted(round(w["rank_max"]["memory_bytes"] / (3 * 16 * points)) for w in a2a.values())
-        if comm and (calls != [1, 6] or any(w["flops"] for w in a2a.values())):
-            fail(f"ft {layout}: the all-to-alls declare {[w['rank_max'] for w in a2a.values()]}, not 3 x 16 B a point")
-    print("ft: the all-to-all within a node declared as copies, none for one rank")
+        calls = sorted(round(w["rank_max"]["memory_bytes"] / (16 * points / 2)) for w in a2a.values())
+        if comm and (calls != [1, 6] or any(w["flops"] or w.get("kind") != "alltoall" for w in a2a.values())):
+            fail(
+                f"ft {layout}: the all-to-alls declare {[(w.get('kind'), w['rank_max']) for w in a2a.values()]}, "
+                "not the alltoall kind's half of the points at 16 B"
+            )
+    print("ft: the all-to-all within a node declared at the alltoall kind, none for one rank")
 
 
 def check_probe_refuses(work) -> None:
