@@ -232,7 +232,7 @@ int run_proxy(const MpiWorld& w, const CommonOptions& co, const std::string& app
     const comm::Uncounted bookkeeping;
     const AppInfo& info = app_info(app);
     return start_run(w, co, variant, proxy->tile_buffer_bytes(), info.tile_kernel,
-                     tiling::parse_auto_share(info.auto_share));
+                     tiling::parse_auto_share(info.auto_share), proxy->untiled_best());
   }();
   variant.fused = start.fused;  // an auto tile left off takes auto fusion with it
   const auto synced = [&] {

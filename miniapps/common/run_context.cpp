@@ -153,9 +153,11 @@ struct AutoTile {
 };
 
 AutoTile decide_auto_tile(const Variant& v, std::size_t buffer_bytes, const std::string& tile_kernel,
-                          const tiling::AutoShare& share, const tiling::CacheInfo& caches) {
+                          const tiling::AutoShare& share, const tiling::CacheInfo& caches,
+                          const std::string& untiled_best) {
   AutoTile out;
-  const std::string why_not = tiling::untiled_reason(buffer_bytes, caches, share, v.threads);
+  const std::string why_not =
+      untiled_best.empty() ? tiling::untiled_reason(buffer_bytes, caches, share, v.threads) : untiled_best;
   if (!why_not.empty()) {
     out.source = kAutoUntiled;
     out.note = "auto runs untiled: " + why_not + " (--tile SIZE tiles it anyway)";
@@ -189,14 +191,16 @@ AutoTile decide_auto_tile(const Variant& v, std::size_t buffer_bytes, const std:
 
 tiling::TileResolution resolve_run_tile(const MpiWorld& w, const Variant& v, std::size_t buffer_bytes,
                                         const std::string& tile_kernel, const tiling::AutoShare& share,
-                                        const tiling::CacheInfo& caches) {
+                                        const tiling::CacheInfo& caches, const std::string& untiled_best) {
   if (v.tile.kind != tiling::TilePolicy::Kind::automatic) {
     tiling::TileResolution r = tiling::resolve_tile(v.tile, buffer_bytes, sizeof(double), caches, share);
-    // A tile asked for that cuts a buffer already in the cache its share targets: say it
-    // cannot pay (the rule --tile auto follows), so a loss is not read as the tiles' promise.
-    const std::string why = r.bytes > 0 && r.bytes < buffer_bytes
-                                ? tiling::untiled_reason(buffer_bytes, caches, share, v.threads)
-                                : std::string();
+    // A tile asked for that cuts a buffer already in the cache its share targets, or where the
+    // proxy runs best untiled: say it cannot pay (the rule --tile auto follows), so a loss is
+    // not read as the tiles' promise.
+    std::string why = r.bytes > 0 && r.bytes < buffer_bytes
+                          ? tiling::untiled_reason(buffer_bytes, caches, share, v.threads)
+                          : std::string();
+    if (r.tiled && !untiled_best.empty()) why = untiled_best;
     if (!why.empty())
       r.warning += (r.warning.empty() ? "" : "; ") + std::string("these tiles cannot pay here: ") + why +
                    "; its tiles can only add work (--tile auto runs it untiled)";
@@ -205,7 +209,7 @@ tiling::TileResolution resolve_run_tile(const MpiWorld& w, const Variant& v, std
   // Rank 0 decides for every rank: the ranks' tiles must agree (their messages are cut by
   // them), even when the nodes differ. Its error (a damaged profile) fails all alike.
   AutoTile choice;
-  root_check(w, [&] { choice = decide_auto_tile(v, buffer_bytes, tile_kernel, share, caches); });
+  root_check(w, [&] { choice = decide_auto_tile(v, buffer_bytes, tile_kernel, share, caches, untiled_best); });
   unsigned long long bytes = choice.bytes;
   MPI_Bcast(&bytes, 1, MPI_UNSIGNED_LONG_LONG, 0, w.comm);
   bcast_string(choice.source, w.comm);
@@ -223,7 +227,8 @@ tiling::TileResolution resolve_run_tile(const MpiWorld& w, const Variant& v, std
 }
 
 RunStart start_run(const MpiWorld& w, const CommonOptions& o, const Variant& v, std::size_t tile_buffer_bytes,
-                   const std::string& tile_kernel, const tiling::AutoShare& auto_share) {
+                   const std::string& tile_kernel, const tiling::AutoShare& auto_share,
+                   const std::string& untiled_best) {
   RunStart s;
   check_layout(o, w.size);
   if (!o.declare_path.empty() && tile_kernel.empty())  // a probe: no proxy's phases, no tile kernel
@@ -236,7 +241,7 @@ RunStart start_run(const MpiWorld& w, const CommonOptions& o, const Variant& v, 
   else
     s.driver = w.rank == 0 ? read_driver_info_file(o.driver_info_file) : nlohmann::json::object();
   s.caches = tiling::discover_caches();
-  s.tile = resolve_run_tile(w, v, tile_buffer_bytes, tile_kernel, auto_share, s.caches);
+  s.tile = resolve_run_tile(w, v, tile_buffer_bytes, tile_kernel, auto_share, s.caches, untiled_best);
   // Fused sweeps go with the tile by default (--fuse auto): an auto tile that is no tile takes
   // them away too, so that run is its untiled twin.
   s.fused = v.fused && !(s.tile.source == kAutoUntiled && o.fuse == "auto");

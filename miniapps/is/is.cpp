@@ -2,7 +2,9 @@
 // iterations, ranks all of them as NAS's MPI IS does: it sorts its keys into buckets, sums the
 // bucket sizes over all ranks (an allreduce, carrying the five test keys too), gives each rank
 // a run of whole buckets holding about its share of the keys, sends every rank its buckets'
-// keys (an all-to-all of counts, then of keys) and counts the keys of its range. Each
+// keys (an all-to-all of counts, then of keys) and counts the keys of its range. One rank
+// untiled exchanges with no one, so it counts its keys as they lie, without buckets (NAS's
+// OpenMP IS without buckets: a histogram of the whole range per thread, summed). Each
 // iteration checks the ranks of NAS's five test keys; after the last one the keys are sorted
 // by their ranks and checked in order, on every rank and across ranks, with none lost.
 #include <mpi.h>
@@ -49,6 +51,12 @@ class IsProxy final : public common::NasProxy<IsOptions, IsClass> {
   std::size_t tile_buffer_bytes() const override {
     return static_cast<std::size_t>(cls_.max_key()) / static_cast<std::size_t>(w_.size) * sizeof(std::int32_t);
   }
+  // Windows need the keys grouped by bucket; one rank untiled counts them where they lie.
+  std::string untiled_best() const override {
+    if (w_.size > 1) return {};
+    return "one rank exchanges with no one, so untiled it counts its keys where they lie, without the bucket "
+           "sort a tile's windows need";
+  }
 
   void set_up(const common::RunStart& start) override {
     // Whether every rank shares this rank's node: there the keys' all-to-all is copies through
@@ -58,8 +66,9 @@ class IsProxy final : public common::NasProxy<IsOptions, IsClass> {
     for (std::size_t r = 0; on_node_ && r < p.size(); ++r)
       on_node_ = comm::classify(p[static_cast<std::size_t>(w_.rank)], p[r]) != comm::Channel::inter_node;
     ops_ = kernels::make_is_ops(v_.backend, v_.threads, tile_.tiled ? tile_.bytes : 0);
+    direct_ = w_.size == 1 && !tile_.tiled;
     keys_ = generate_keys(cls_, slice_);
-    sorted_.assign(keys_.size(), 0);
+    if (!direct_) sorted_.assign(keys_.size(), 0);
     const auto nb = static_cast<std::size_t>(cls_.buckets());
     counts_.assign(nb + kTestKeys, 0);
     totals_.assign(nb + kTestKeys, 0);
@@ -118,6 +127,7 @@ class IsProxy final : public common::NasProxy<IsOptions, IsClass> {
                            "received keys read once, a counter read and written per key, the counters summed"};
     bucket.kind = "update";
     rank.kind = "update";
+    if (direct_) return {direct_rank_work()};
     if (!on_node_ || w_.size < 2) return {bucket, rank};
     // The keys' all-to-all among ranks of one node: the keys bound for the other ranks, about
     // (P - 1) / P of this rank's (NAS balances the ranks' key ranges), at the all-to-all kind's
@@ -138,12 +148,34 @@ class IsProxy final : public common::NasProxy<IsOptions, IsClass> {
   }
 
  private:
+  // Ranking without buckets: every key read once and its 16-bit counter read and written in
+  // its thread's histogram of the whole range (the working set each thread reuses), the T
+  // histograms zeroed, read and summed into the populations, which the threads after the
+  // first read and write again to add the keys before their part; compulsory: the keys read
+  // and the populations written and read once.
+  common::PhaseWork direct_rank_work() const {
+    const double it = kIsIterations, keys = static_cast<double>(keys_.size()), key = sizeof(IsKey);
+    const double values = static_cast<double>(cls_.max_key()), t = v_.threads;
+    const double hist = values * sizeof(std::uint16_t), pop = values * sizeof(std::int32_t);
+    common::PhaseWork rank{
+        "rank",
+        0.0,
+        it * (keys * (key + 2.0 * sizeof(std::uint16_t)) + 2.0 * t * hist + pop + 2.0 * pop * (t - 1.0) / t),
+        it * (keys * key + 2.0 * pop),
+        keys * key + t * hist + pop,
+        hist,
+        "keys read once, a 16-bit counter read and written per key in its thread's histogram of "
+        "the whole range, the histograms zeroed and summed, the populations accumulated"};
+    rank.kind = "update";
+    return rank;
+  }
+
   // One iteration of NAS's rank(): the test keys found on this rank are checked.
   void rank_keys(int iteration) {
     const int nb = cls_.buckets(), shift = cls_.shift();
     alter_keys(cls_, slice_, keys_.data(), iteration);
     timers_.time("bucket", [&] {
-      ops_->bucket_sort(keys_.data(), keys_.size(), shift, nb, counts_.data(), sorted_.data());
+      if (!direct_) ops_->bucket_sort(keys_.data(), keys_.size(), shift, nb, counts_.data(), sorted_.data());
       for (int i = 0; i < kTestKeys; ++i) {
         const std::int64_t at = cls_.test_index[static_cast<std::size_t>(i)];
         counts_[static_cast<std::size_t>(nb) + static_cast<std::size_t>(i)] =
@@ -156,7 +188,28 @@ class IsProxy final : public common::NasProxy<IsOptions, IsClass> {
       for (const auto& msg : comm::allreduce_sends(w_.rank, w_.size, (nb + kTestKeys) * sizeof(std::int32_t)))
         traffic_.count(msg.peer, msg.bytes);
     });
-    split_ = split_buckets(totals_.data(), nb, cls_.total_keys(), w_.size);
+    if (direct_) {  // every bucket here, the keys where they lie
+      split_ = BucketSplit{{0}, {nb - 1}};
+      timers_.time("alltoall", [&] { segments_.assign(1, {keys_.data(), keys_.size()}); });
+    } else {
+      split_ = split_buckets(totals_.data(), nb, cls_.total_keys(), w_.size);
+      count_sends();
+      timers_.time("alltoall", [&] { exchange(); });
+    }
+    timers_.time("rank", [&] {
+      if (split_.empty(w_.rank)) return;
+      const IsKey lo = split_.min_key(w_.rank, shift), hi = split_.max_key(w_.rank, shift);
+      pop_.resize(static_cast<std::size_t>(hi - lo) + 1);
+      if (direct_)
+        ops_->rank_unsorted(keys_.data(), keys_.size(), lo, hi, pop_.data());
+      else
+        ops_->rank(segments_, lo, hi, shift, pop_.data());
+      check_test_keys(iteration, lo, hi);
+    });
+  }
+
+  // The keys this rank sends each rank: its buckets' counts over the receiver's buckets.
+  void count_sends() {
     for (int r = 0, b = 0; r < w_.size; ++r) {
       int n = 0;
       for (; !split_.empty(r) && b <= split_.last[static_cast<std::size_t>(r)]; ++b)
@@ -164,14 +217,6 @@ class IsProxy final : public common::NasProxy<IsOptions, IsClass> {
       send_count_[static_cast<std::size_t>(r)] = n;
       send_displ_[static_cast<std::size_t>(r)] = r == 0 ? 0 : send_displ_[r - 1] + send_count_[r - 1];
     }
-    timers_.time("alltoall", [&] { exchange(); });
-    timers_.time("rank", [&] {
-      if (split_.empty(w_.rank)) return;
-      const IsKey lo = split_.min_key(w_.rank, shift), hi = split_.max_key(w_.rank, shift);
-      pop_.resize(static_cast<std::size_t>(hi - lo) + 1);
-      ops_->rank(segments_, lo, hi, shift, pop_.data());
-      check_test_keys(iteration, lo, hi);
-    });
   }
 
   // NAS's two all-to-alls: the counts, then the keys. The keys a rank keeps stay where its
@@ -241,6 +286,7 @@ class IsProxy final : public common::NasProxy<IsOptions, IsClass> {
   long long partial_total_ = 0, out_of_order_ = 0, keys_ranked_ = 0;
   bool sums_match_ = false;
   bool on_node_ = false;  // every rank shares this rank's node (the keys' all-to-all is a copy)
+  bool direct_ = false;   // one rank, untiled: no exchange, so no buckets (rank_unsorted)
 };
 
 // NAS's full verification, after the last iteration: every rank places its keys by their
@@ -283,8 +329,10 @@ bool IsProxy::verify() {
          keys_ranked_ == cls_.total_keys() && sums_match_;
 }
 
-std::string window_text(const kernels::IsOps& ops, const BucketSplit& split, int rank, const IsClass& c, bool tiled) {
+std::string window_text(const kernels::IsOps& ops, const BucketSplit& split, int rank, const IsClass& c, bool tiled,
+                        bool direct) {
   if (split.empty(rank)) return "none (no buckets on rank 0)";
+  if (direct) return "the keys counted where they lie, no buckets (one rank: no exchange to sort for)";
   const int w = ops.window_buckets(split.min_key(rank, c.shift()), split.max_key(rank, c.shift()), c.shift());
   if (w == 0) return "one pass over the range (NAS's order)";
   return std::to_string(w) + " bucket(s) of " + std::to_string(1 << c.shift()) + " keys per window" +
@@ -304,7 +352,7 @@ common::Summary IsProxy::summarize(const common::Measured& m, bool /*quiet*/) co
             {"Iterations", std::to_string(kIsIterations)}};
   s.grid = std::to_string(w_.size) + " process(es), " + std::to_string(cls_.buckets()) + " buckets" +
            (w_.size > 1 ? " (an all-to-all of keys by bucket every iteration)" : " (no exchange)");
-  s.variant = {{"Ranking", window_text(*ops_, split_, w_.rank, cls_, tile_.tiled)}};
+  s.variant = {{"Ranking", window_text(*ops_, split_, w_.rank, cls_, tile_.tiled, direct_)}};
   s.operations = nas_operation_count(cls_);
   std::string phases;
   for (const char* p : {"bucket", "allreduce", "alltoall", "rank"})
@@ -334,7 +382,7 @@ common::Summary IsProxy::summarize(const common::Measured& m, bool /*quiet*/) co
                     {"method",
                      "NAS IS: the ranks of 5 test keys on every iteration, then every key placed by its rank and "
                      "checked in order on each rank and across ranks; the keys ranked must be the keys generated"}};
-  s.variant_json = {{"window_buckets", windows}};
+  s.variant_json = {{"window_buckets", windows}, {"buckets", !direct_}};
   return s;
 }
 

@@ -2,10 +2,12 @@
 app's share targets runs untiled (the record's tile_source auto:untiled, tile_bytes 0, fusion off
 with --fuse auto, a note saying why), even beside a tile profile of this machine that names a
 tile; a buffer larger than that cache takes its share of the cache, as before; a profile whose
-tune found its best tile not beating one window leaves buffers up to that window's untiled. Sizes are
-taken from this machine's caches (pxq-envinfo), so the check holds on any machine.
+tune found its best tile not beating one window leaves buffers up to that window's untiled. IS on one
+rank runs untiled whatever the caches say (its untiled code counts the keys without the bucket sort a
+tile's windows need), and a tile asked for there is told so; on two ranks the caches decide. Sizes
+are taken from this machine's caches (pxq-envinfo), so the check holds on any machine.
 
-usage: check_tile_auto.py ENVINFO RING CG MG WORKDIR MPIRUN"""
+usage: check_tile_auto.py ENVINFO RING CG MG IS WORKDIR MPIRUN"""
 
 from __future__ import annotations
 
@@ -22,9 +24,9 @@ def fail(msg: str) -> None:
     sys.exit(1)
 
 
-def run(mpirun: str, exe: str, args: list[str], record: Path, env: dict[str, str]) -> dict:
-    """One run of 2 ranks; its record (exit 0, verified, exactly one line)."""
-    cmd = [mpirun, "-np", "2", "--oversubscribe", "--bind-to", "none", exe, *args, "--json", str(record)]
+def run(mpirun: str, exe: str, args: list[str], record: Path, env: dict[str, str], ranks: int = 2) -> dict:
+    """One run of `ranks` ranks; its record (exit 0, verified, exactly one line)."""
+    cmd = [mpirun, "-np", str(ranks), "--oversubscribe", "--bind-to", "none", exe, *args, "--json", str(record)]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
     lines = record.read_text().splitlines() if record.exists() else []
     if p.returncode != 0 or len(lines) != 1:
@@ -44,8 +46,28 @@ def expect_untiled(rec: dict, what: str, why: str = "fits in") -> None:
         fail(f"{what}: the note should say why auto runs untiled and how to tile anyway: {rec.get('notes')}")
 
 
+def check_is(mpirun: str, exe: str, work_dir: Path, env: dict[str, str]) -> None:
+    """IS on one rank: auto runs untiled for its own reason, without buckets, even where its
+    counters (class W: 256 KiB) would not fit the cache; a tile asked for runs the bucket sort and is
+    told it cannot pay. On two ranks the caches decide (class S: 4 KiB of counters a rank)."""
+    one = "one rank exchanges with no one"
+    args = ["--quiet", "--mode", "tiled"]
+    rec = run(mpirun, exe, ["--class", "W", *args, "--tile", "auto"], work_dir / "is-one.jsonl", env, ranks=1)
+    expect_untiled(rec, "is on one rank", one)
+    if rec["variant"].get("buckets") is not False:
+        fail(f"is on one rank untiled should count its keys without buckets: {rec['variant']}")
+    rec = run(mpirun, exe, ["--class", "W", *args, "--tile", "4K"], work_dir / "is-one-asked.jsonl", env, ranks=1)
+    notes = " ".join(rec.get("notes", []))
+    if rec["variant"].get("buckets") is not True or "these tiles cannot pay here" not in notes or one not in notes:
+        fail(f"a tile asked for on one rank: the bucket sort's windows, with the note why: {rec['variant']} {notes}")
+    rec = run(mpirun, exe, ["--class", "S", *args, "--tile", "auto"], work_dir / "is-two.jsonl", env)
+    expect_untiled(rec, "is class S on two ranks")
+    if one in " ".join(rec.get("notes", [])) or rec["variant"].get("buckets") is not True:
+        fail(f"is on two ranks exchanges its keys: the caches decide, with buckets: {rec['variant']} {rec['notes']}")
+
+
 def main() -> int:
-    envinfo, ring, cg, mg, work, mpirun = sys.argv[1:7]
+    envinfo, ring, cg, mg, is_, work, mpirun = sys.argv[1:8]
     work_dir = Path(work)
     shutil.rmtree(work_dir, ignore_errors=True)
     work_dir.mkdir(parents=True)
@@ -125,6 +147,7 @@ def main() -> int:
             env,
         )
         expect_untiled(rec, f"{name} class S")
+    check_is(mpirun, is_, work_dir, env)
     print(f"PASS: auto left off the buffers that fit (L2 {l2} B), tiled one of four L2s, the model before the profile")
     return 0
 

@@ -7,6 +7,7 @@
 #include <numeric>
 #include <random>
 #include <stdexcept>
+#include <tuple>
 #include <vector>
 
 #include "executors.hpp"
@@ -164,6 +165,44 @@ TEST(IsKernels, RankCountsEveryKeyOfTheRangeAcrossSegments) {
     std::size_t wrong = 0;
     for (std::size_t v = 0; v < range; ++v) wrong += pop[v] != below(sorted, min + static_cast<IsKey>(v) + 1);
     EXPECT_EQ(wrong, 0U) << ex.name << ": " << wrong << " of " << range << " populations differ";
+  }
+}
+
+// A rank that exchanges with no one ranks its keys as they lie (no buckets): every executor's
+// populations are a plain sort's, on a second call over another range (the threads' own
+// histograms sized again), with fewer keys than threads, and with more keys of one value than a
+// 16-bit counter holds.
+TEST(IsKernels, RankUnsortedCountsKeysInAnyOrder) {
+  std::mt19937 gen(13);
+  struct Case {
+    IsKey min, max;
+    std::vector<IsKey> keys, sorted;
+  };
+  std::vector<Case> cases;
+  for (const auto& [min, max, n] :
+       {std::tuple<IsKey, IsKey, std::size_t>{0, 4095, 30011},
+        std::tuple<IsKey, IsKey, std::size_t>{100, 100 + 777, 5000}, std::tuple<IsKey, IsKey, std::size_t>{0, 63, 1},
+        // about 150,000 keys a value: 16-bit counters wrap (twice on one thread)
+        std::tuple<IsKey, IsKey, std::size_t>{5, 6, 300000}}) {
+    std::uniform_int_distribution<IsKey> key(min, max);
+    Case c{min, max, std::vector<IsKey>(n), {}};
+    for (auto& k : c.keys) k = key(gen);
+    c.sorted = c.keys;
+    std::sort(c.sorted.begin(), c.sorted.end());
+    cases.push_back(c);
+  }
+  for (const auto& ex : executors()) {
+    const auto ops = pxq::kernels::make_is_ops(ex.backend, ex.threads, ex.tile_bytes);
+    for (int call = 0; call < 2; ++call)
+      for (const auto& c : cases) {
+        const auto range = static_cast<std::size_t>(c.max - c.min) + 1;
+        std::vector<std::int32_t> pop(range, -7);
+        ops->rank_unsorted(c.keys.data(), c.keys.size(), c.min, c.max, pop.data());
+        std::size_t wrong = 0;
+        for (std::size_t v = 0; v < range; ++v) wrong += pop[v] != below(c.sorted, c.min + static_cast<IsKey>(v) + 1);
+        EXPECT_EQ(wrong, 0U) << ex.name << ", " << c.keys.size() << " keys, call " << call << ": " << wrong << " of "
+                             << range << " differ";
+      }
   }
 }
 

@@ -11,6 +11,11 @@
 // so the range splits into windows of whole buckets whose keys are found by binary search in
 // every segment: a tile of bytes bounds a window's counters, and threads take windows. The
 // arithmetic of each window is the same body; the windows are independent.
+//
+// A rank that exchanges with no one (one rank, untiled) needs no buckets: rank_unsorted counts
+// its keys as they lie, as NAS's OpenMP IS does without buckets: each thread counts its share
+// of the keys into a histogram of the whole range of its own (16-bit counters here), then the
+// histograms are summed and accumulated range by range.
 #pragma once
 
 #include <algorithm>
@@ -48,6 +53,9 @@ class IsOps {
   // segment is grouped by bucket in ascending order.
   virtual void rank(const std::vector<IsSegment>& segments, IsKey min, IsKey max, int shift,
                     std::int32_t* pop) const = 0;
+  // pop[k - min] = how many of keys[0, n) are <= k, for k in [min, max], the keys in any
+  // order (every key in [min, max]).
+  virtual void rank_unsorted(const IsKey* keys, std::size_t n, IsKey min, IsKey max, std::int32_t* pop) const = 0;
   // How rank() splits [min, max]: the buckets per window (0: one pass over the whole range,
   // NAS's order).
   virtual int window_buckets(IsKey min, IsKey max, int shift) const = 0;
@@ -74,6 +82,12 @@ inline void scatter(const IsKey* __restrict keys, std::size_t begin, std::size_t
 inline void populate(const IsKey* __restrict keys, std::size_t begin, std::size_t end, IsKey base,
                      std::int32_t* __restrict pop) {
   for (std::size_t i = begin; i < end; ++i) ++pop[keys[i] - base];
+}
+
+// h[k - base] += 1 for each key of keys[begin, end), 16-bit counters (wrapping past 65,535).
+inline void populate16(const IsKey* __restrict keys, std::size_t begin, std::size_t end, IsKey base,
+                       std::uint16_t* __restrict h) {
+  for (std::size_t i = begin; i < end; ++i) ++h[keys[i] - base];
 }
 
 // Running sum of pop[0, len), starting from `below` (the keys under the first value).
@@ -154,6 +168,54 @@ class IsExecutor : public IsOps, protected ExecutorShape {
     });
   }
 
+  // Each thread counts its share of the keys into a histogram of its own of 16-bit counters
+  // (kept between calls, first touched by its thread: half the bytes of NAS's int counters, so
+  // twice the range stays in cache). Each thread then sums one part of the range over the
+  // histograms with a running sum, and the parts after the first add the keys before them.
+  // The histograms' sums are checked against the keys counted: a counter that wrapped (65,536
+  // keys of one value on one thread) is found there, and then NAS's one pass counts them again.
+  void rank_unsorted(const IsKey* keys, std::size_t n, IsKey min, IsKey max, std::int32_t* pop) const override {
+    const std::size_t range = static_cast<std::size_t>(max - min) + 1;
+    const int nt = threads_;
+    const auto range_bound = [range, nt](int t) {
+      return range * static_cast<std::size_t>(t) / static_cast<std::size_t>(nt);
+    };
+    if (hist_range_ != range) {
+      hist_.clear();
+      for (int t = 0; t < nt; ++t) hist_.emplace_back(new std::uint16_t[range]);  // left for its thread to touch
+      hist_range_ = range;
+    }
+    for_each(nt, [&](int t) {
+      std::uint16_t* h = hist_[static_cast<std::size_t>(t)].get();
+      std::fill(h, h + range, std::uint16_t{0});
+      const std::size_t b = n * static_cast<std::size_t>(t) / static_cast<std::size_t>(nt);
+      is_body::populate16(keys, b, n * static_cast<std::size_t>(t + 1) / static_cast<std::size_t>(nt), min, h);
+    });
+    std::vector<std::int64_t> part(static_cast<std::size_t>(nt) + 1, 0);
+    for_each(nt, [&](int t) {
+      std::int64_t sum = 0;
+      for (std::size_t k = range_bound(t); k < range_bound(t + 1); ++k) {
+        std::int32_t v = 0;
+        for (const auto& h : hist_) v += h[k];
+        sum += v;
+        pop[k] = static_cast<std::int32_t>(sum);
+      }
+      part[static_cast<std::size_t>(t) + 1] = sum;
+    });
+    for (int t = 1; t <= nt; ++t) part[static_cast<std::size_t>(t)] += part[static_cast<std::size_t>(t) - 1];
+    if (part.back() != static_cast<std::int64_t>(n)) {  // a counter wrapped
+      std::fill(pop, pop + range, 0);
+      is_body::populate(keys, 0, n, min, pop);
+      is_body::accumulate(pop, range, 0);
+      return;
+    }
+    for_each(nt, [&](int t) {
+      const auto below = static_cast<std::int32_t>(part[static_cast<std::size_t>(t)]);
+      if (below != 0)
+        for (std::size_t k = range_bound(t); k < range_bound(t + 1); ++k) pop[k] += below;
+    });
+  }
+
   // A tile holds a window's counters (at least one bucket); untiled threads split the range
   // evenly; one untiled thread takes it whole.
   int window_buckets(IsKey min, IsKey max, int shift) const override {
@@ -167,6 +229,11 @@ class IsExecutor : public IsOps, protected ExecutorShape {
  protected:
   // Runs work(c) for every c in [0, count) on this backend's threads.
   virtual void for_each(int count, const std::function<void(int)>& work) const = 0;
+
+ private:
+  // rank_unsorted's histograms, one a thread, of hist_range_ counters each.
+  mutable std::vector<std::unique_ptr<std::uint16_t[]>> hist_;
+  mutable std::size_t hist_range_ = 0;
 };
 
 }  // namespace detail

@@ -43,8 +43,9 @@ FLAG_TEXT = {
     "(verification.tolerance_used in the record)",
     "above-roof": f"its median run beat this machine's physical roof by over {roofmark.ROOF_SLACK - 1:.0%}, "
     + roofmark.ABOVE.removeprefix("above the physical roof: "),
-    "no-pay": "its tile cuts a buffer that already fits the cache its share targets (the run's note names "
-    "both): tiling cannot cut memory traffic there, so its tiles can only add work; --tile auto runs it untiled",
+    "no-pay": "its tiles cannot pay here (the run's note says why: a buffer that already fits the cache its "
+    "share targets, or an untiled code that skips work the tiles need), so they can only add work; --tile auto "
+    "runs it untiled",
 }
 NEAR_TOLERANCE = 0.5  # a verified error above this share of its tolerance is flagged
 

@@ -82,6 +82,9 @@ class Proxy {
 
   // The bytes the tile bounds (--tile auto takes the app's tile kernel from the registry).
   virtual std::size_t tile_buffer_bytes() const = 0;
+  // Why this run goes best untiled whatever the caches say (its untiled code skips work a
+  // tile needs), in words; empty: the caches decide. --tile auto then runs it untiled.
+  virtual std::string untiled_best() const { return {}; }
   // Builds the problem once the tile is known; timed as the set-up.
   virtual void set_up(const RunStart& start) = 0;
   // One untimed round that touches every page, leaving the state the timed run starts from.

@@ -64,7 +64,8 @@ struct RunStart {
 // then starts the backend's runtime with the variant's threads and observes the placement.
 // `--tile auto`: see resolve_run_tile.
 RunStart start_run(const MpiWorld& w, const CommonOptions& o, const Variant& v, std::size_t tile_buffer_bytes,
-                   const std::string& tile_kernel, const tiling::AutoShare& auto_share = tiling::AutoShare{});
+                   const std::string& tile_kernel, const tiling::AutoShare& auto_share = tiling::AutoShare{},
+                   const std::string& untiled_best = {});
 
 // The source of a tile that `--tile auto` left off: tiling cannot pay for this buffer here.
 inline constexpr const char* kAutoUntiled = "auto:untiled";
@@ -74,9 +75,12 @@ inline constexpr const char* kAutoUntiled = "auto:untiled";
 // reason in the warning), else takes the machine tile profile's best tile for `tile_kernel`
 // (the name in pxq-bench-tiling) when the profile was made on rank 0's machine, else `share` of
 // a core's cache (the app's share, apps.def); rank 0 decides for every rank (collective).
+// `untiled_best`: the proxy's reason this run goes best untiled whatever the caches say
+// (Proxy::untiled_best; empty: the caches decide): auto then runs untiled, and a tile asked
+// for is warned of it.
 tiling::TileResolution resolve_run_tile(const MpiWorld& w, const Variant& v, std::size_t buffer_bytes,
                                         const std::string& tile_kernel, const tiling::AutoShare& share,
-                                        const tiling::CacheInfo& caches);
+                                        const tiling::CacheInfo& caches, const std::string& untiled_best = {});
 
 // The notes every run starts with: the layout's (launcher and observation disagree) and the
 // tile's (clamped, rounded, or a tile profile that does not apply), as "tile: ...".
