@@ -1,6 +1,8 @@
 // The planned halo exchange (see halo.hpp).
 #include "pxq/comm/halo.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -16,21 +18,33 @@ inline std::size_t at(const int n[3], int i1, int i2, int i3) {
          static_cast<std::size_t>(i1);
 }
 
-// The face of axis `axis` at index `i` along it, as NAS walks it: axis 0 over the interior
-// of i2 and i3; axis 1 over all i1 and interior i3; axis 2 over all i1 and i2.
+// A face's outer index runs over [outer_begin, outer_end): i3's interior for axes 0 and 1, all
+// of i2 for axis 2.
+inline int outer_begin(int axis) { return axis == 2 ? 0 : 1; }
+inline int outer_end(const int n[3], int axis) { return axis == 2 ? n[1] : n[2] - 1; }
+
+// Row `o` (the outer index) of the face of axis `axis` at index `i` along it, as NAS walks it:
+// axis 0 over the interior of i2; axis 1 and 2 over all i1.
 template <class Fn>
-void for_face(const int n[3], int axis, int i, Fn&& fn) {
+void for_face_row(const int n[3], int axis, int i, int o, Fn&& fn) {
   if (axis == 0) {
-    for (int i3 = 1; i3 < n[2] - 1; ++i3)
-      for (int i2 = 1; i2 < n[1] - 1; ++i2) fn(at(n, i, i2, i3));
+    for (int i2 = 1; i2 < n[1] - 1; ++i2) fn(at(n, i, i2, o));
   } else if (axis == 1) {
-    for (int i3 = 1; i3 < n[2] - 1; ++i3)
-      for (int i1 = 0; i1 < n[0]; ++i1) fn(at(n, i1, i, i3));
+    for (int i1 = 0; i1 < n[0]; ++i1) fn(at(n, i1, i, o));
   } else {
-    for (int i2 = 0; i2 < n[1]; ++i2)
-      for (int i1 = 0; i1 < n[0]; ++i1) fn(at(n, i1, i2, i));
+    for (int i1 = 0; i1 < n[0]; ++i1) fn(at(n, i1, o, i));
   }
 }
+
+// The whole face, row by row.
+template <class Fn>
+void for_face(const int n[3], int axis, int i, Fn&& fn) {
+  for (int o = outer_begin(axis); o < outer_end(n, axis); ++o) for_face_row(n, axis, i, o, fn);
+}
+
+// Below this many points a periodic face is copied by one thread: the fork would cost more
+// than the copy (the coarse levels of the V-cycle).
+constexpr int kParallelFacePoints = 16384;
 
 }  // namespace
 
@@ -83,12 +97,19 @@ void HaloPlan::unpack(double* u, int axis, bool upper_halo, const double* buf) c
 
 void HaloPlan::copy_periodic(double* u, int axis) const {
   const int n = n_[axis];
-  // The lower halo gets the top interior face, the upper halo the bottom one.
+  // The lower halo gets the top interior face, the upper halo the bottom one. A rank's threads
+  // (a hybrid run's) share the rows of a large face: axis 0's is a point per row of the block,
+  // a cache line each.
   const std::ptrdiff_t stride = static_cast<std::ptrdiff_t>(axis == 0 ? 1 : (axis == 1 ? n_[0] : n_[0] * n_[1]));
-  for_face(n_, axis, 0, [&](std::size_t p) {
-    u[p] = u[p + static_cast<std::size_t>(stride * (n - 2))];
-    u[p + static_cast<std::size_t>(stride * (n - 1))] = u[p + static_cast<std::size_t>(stride)];
-  });
+  const auto top = static_cast<std::size_t>(stride * (n - 2)), halo = static_cast<std::size_t>(stride * (n - 1));
+  const auto first = static_cast<std::size_t>(stride);
+  const int nt = face_size(axis) >= kParallelFacePoints ? omp_get_max_threads() : 1;
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+  for (int o = outer_begin(axis); o < outer_end(n_, axis); ++o)
+    for_face_row(n_, axis, 0, o, [&](std::size_t p) {
+      u[p] = u[p + top];
+      u[p + halo] = u[p + first];
+    });
 }
 
 void HaloPlan::exchange(double* u, PeerTraffic& traffic) {
