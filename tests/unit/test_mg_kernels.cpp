@@ -4,8 +4,10 @@
 // replace; and the reference with a periodic halo against the stencils written in global,
 // wrapped indices.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <cmath>
+#include <numeric>
 #include <random>
 #include <string>
 #include <vector>
@@ -246,6 +248,24 @@ std::vector<double> to_block(const std::vector<double>& g, const Periodic& p, co
   EXPECT_EQ(traffic.messages(), 0u);
   EXPECT_TRUE(plan.local_only());
   return x;
+}
+
+// Faces of 16,384 points or more are copied by the rank's threads (a hybrid run's finest
+// levels): every halo point is still the wrapped interior point, with 3 threads on every axis.
+TEST(MgKernels, LargePeriodicFacesCopiedByThreadsWrapEveryHaloPoint) {
+  const Periodic p{128, 128, 128};
+  const Box b{p.n1 + 2, p.n2 + 2, p.n3 + 2};
+  std::vector<double> ug(static_cast<std::size_t>(p.n1) * p.n2 * p.n3);
+  std::iota(ug.begin(), ug.end(), 0.0);
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(3);
+  const auto u = to_block(ug, p, b);
+  omp_set_num_threads(threads);
+  std::size_t wrong = 0;
+  for (int i3 = 0; i3 < b.n3; ++i3)
+    for (int i2 = 0; i2 < b.n2; ++i2)
+      for (int i1 = 0; i1 < b.n1; ++i1) wrong += u[b.at(i1, i2, i3)] != p.at(ug, i1 - 1, i2 - 1, i3 - 1);
+  EXPECT_EQ(wrong, 0u);
 }
 
 TEST(MgKernels, PeriodicHaloGivesTheWrappedStencils) {
