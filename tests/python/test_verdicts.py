@@ -217,6 +217,25 @@ def test_scalability_flags_one_rank_faster_than_two_and_rests_no_verdict_on_it()
     assert "no proxy" in parts["scalability/ideal/lu"].why
 
 
+def test_scalability_notes_is_on_one_rank_skipping_the_bucket_sort_rather_than_flagging_it():
+    """IS on one rank counts its keys without the bucket sort (variant.buckets false): 1.5x faster than
+    its 2-rank run is less work, not a disturbed run; the same figure of a run with buckets is flagged."""
+    groups = {
+        ("is", "1x1"): {"median": 0.5, "spread": 0.05, "times": [0.5]},
+        ("is", "1x2"): {"median": 0.75, "spread": 0.05, "times": [0.75]},
+    }
+    recs = [
+        {"app": "is", "layout": {"nodes": 1, "ranks_per_node": 1, "threads": 1}, "variant": {"buckets": False}},
+        {"app": "is", "layout": {"nodes": 1, "ranks_per_node": 2, "threads": 1}, "variant": {"buckets": True}},
+    ]
+    skips = scalability.lighter(recs)
+    assert skips == frozenset({("is", "1x1")})
+    one = next(r for r in scalability.speedups(groups, ["is"], 2, 2, skips) if r["ranks"] == 1)
+    assert one["flags"] == [] and "skip work" in one["note"] and "1.50x" in one["note"]
+    flagged = next(r for r in scalability.speedups(groups, ["is"], 2, 2) if r["ranks"] == 1)
+    assert flagged["flags"] and not flagged["note"]
+
+
 def test_nodes_of_one_machine_stand_for_no_real_node_s_chip():
     """Virtual nodes and a cluster of this machine's nodes share its chip and memory bus: the
     scalability and tiling parts that need real nodes say so instead of judging."""

@@ -87,7 +87,7 @@ def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
     ]
     recs, planned = measure(ctx, configs, opts["repeat"], "scalability", pairs=top_pairs if top >= 4 else None)
     groups = group(recs, lambda r: (r["app"], layout_text(r)))
-    rows = speedups(groups, apps, top, base_n)
+    rows = speedups(groups, apps, top, base_n, lighter(recs))
     comparison = [
         Comparison(
             f"{r['app']} {r['ranks']} ranks {r['how']}",
@@ -99,14 +99,37 @@ def run(ctx: Context, opts: dict[str, Any]) -> Outcome:
         for r in rows
     ]
     found = _parts(rows, top, one_machine(recs))
-    notes = [f"implausible: {f}" for r in rows for f in r["flags"]]
+    notes = [f"implausible: {f}" for r in rows for f in r["flags"]] + [r["note"] for r in rows if r.get("note")]
     data, code = {"base_ranks": base_n}, exit_code(recs, planned)
     return Outcome(title, rows or [{"app": "-"}], comparison, found, recs, notes, data, code)
 
 
-def speedups(groups: dict[Any, dict[str, Any]], apps: list[str], top: int, base_n: int) -> list[dict[str, Any]]:
+LIGHTER = (
+    "{label}: {speedup:.2f}x, not judged: its runs skip work the base's ranks do (IS on one rank counts its keys "
+    "without the bucket sort that ranks exchanging keys need)"
+)
+
+
+def lighter(recs: list[dict[str, Any]]) -> frozenset[tuple[str, str]]:
+    """The (app, layout) whose runs did less work than the same app on more ranks: IS on one rank
+    (its record's variant.buckets false)."""
+    return frozenset(
+        (r["app"], layout_text(r))
+        for r in recs
+        if isinstance(r.get("variant"), dict) and r["variant"].get("buckets") is False
+    )
+
+
+def speedups(
+    groups: dict[Any, dict[str, Any]],
+    apps: list[str],
+    top: int,
+    base_n: int,
+    skips: frozenset[tuple[str, str]] = frozenset(),
+) -> list[dict[str, Any]]:
     """Each app's speedup and parallel efficiency per rank count and arrangement over the
-    base_n-rank packed run, flagged where the cores cannot explain them."""
+    base_n-rank packed run, flagged where the cores cannot explain them; a configuration in
+    `skips` (lighter()) is noted, not flagged: its work is not the base's."""
     rows = []
     for app in apps:
         base = groups.get((app, layout_of(base_n, "packed")))
@@ -118,7 +141,8 @@ def speedups(groups: dict[Any, dict[str, Any]], apps: list[str], top: int, base_
                 speedup = base["median"] / g["median"]
                 label = f"{app} {n} rank(s) {how} over {base_n}"
                 # A speedup above the cores' ratio (an efficiency past 115%: caches add some) is flagged.
-                flag = plausible.speedup(label, speedup, n / base_n)
+                skipped = (app, layout_of(n, how)) in skips
+                flag = None if skipped else plausible.speedup(label, speedup, n / base_n)
                 flags = [flag] if flag else []
                 rows.append(
                     {
@@ -134,6 +158,7 @@ def speedups(groups: dict[Any, dict[str, Any]], apps: list[str], top: int, base_
                         "base_ranks": base_n,
                         "runs": len(g["times"]),
                         "flags": flags,
+                        "note": LIGHTER.format(label=label, speedup=speedup) if skipped else "",
                     }
                 )
     return rows
