@@ -28,38 +28,43 @@ PXQ_INLINE double row_dot(const double* val, const std::int32_t* col, std::int64
   return sum;
 }
 
-// One row i of y = A x with A's upper triangle (sparse.hpp, SymmetricCsr): returns the row's
-// sum over the entries right of the diagonal, and adds each entry's mirror term,
-// a(i,j) x(i), to t[j]. A plain loop: the mirror terms are scattered stores, which cost more
-// as vector scatters than as scalar stores on the CPUs pxq was measured on.
-PXQ_INLINE double symmetric_row(const double* val, const std::int32_t* col, std::int64_t b, std::int64_t e,
-                                const double* x, double xi, double* t) {
+// One row i of y = A x with A's upper triangle (sparse.hpp, SymmetricCsr), on a part's
+// pairs (pair[2j] = x(j), pair[2j + 1] = the part's sum for row j): returns the row's sum over
+// the entries right of the diagonal, and adds each entry's mirror term, a(i,j) x(i), to row j's
+// sum. x(j) and the sum it feeds share a cache line, so an entry touches one line at random,
+// not two. A plain loop: the mirror terms are scattered stores, which cost more as vector
+// scatters than as scalar stores on the CPUs pxq was measured on.
+PXQ_INLINE double symmetric_row(const double* val, const std::int32_t* col, std::int64_t b, std::int64_t e, double xi,
+                                double* pair) {
   double sum = 0.0;
   for (std::int64_t k = b; k < e; ++k) {
-    const std::int32_t j = col[k];
-    sum += val[k] * x[j];
-    t[j] += val[k] * xi;
+    double* xj = pair + 2 * static_cast<std::size_t>(col[k]);
+    sum += val[k] * xj[0];
+    xj[1] += val[k] * xi;
   }
   return sum;
 }
 
-// One part of a product with the upper triangle: acc[lo, n) cleared, then rows [lo, hi)'s
-// products and mirror terms summed into it (a mirror term lands in a later row, often
-// another part's). Each part has its own `acc`.
-inline void symmetric_part(const SymmetricCsr& a, const double* x, double* acc, int lo, int hi) {
-  for (int i = lo; i < a.n; ++i) acc[i] = 0.0;
+// One part of a product with the upper triangle, into its own 2n pairs: x(i) and a cleared sum
+// for every row i in [lo, n), then rows [lo, hi)'s products and mirror terms summed into the
+// sums (a mirror term lands in a later row, often another part's).
+inline void symmetric_part(const SymmetricCsr& a, const double* x, double* pair, int lo, int hi) {
+  for (auto i = static_cast<std::size_t>(lo); i < static_cast<std::size_t>(a.n); ++i) {
+    pair[2 * i] = x[i];
+    pair[2 * i + 1] = 0.0;
+  }
   for (int i = lo; i < hi; ++i) {
     const auto r = static_cast<std::size_t>(i);
-    acc[r] += symmetric_row(a.val.data(), a.col.data(), a.rowptr[r], a.rowptr[r + 1], x, x[r], acc);
+    pair[2 * r + 1] += symmetric_row(a.val.data(), a.col.data(), a.rowptr[r], a.rowptr[r + 1], x[r], pair);
   }
 }
 
 // Row i of the product: the diagonal term plus the row's sums in the parts 0 .. last, whose
-// accumulators lie n apart from `parts` (part p's rows start at or before row i for p <= last).
+// pairs lie 2n apart from `parts` (part p's rows start at or before row i for p <= last).
 inline double symmetric_sum(const SymmetricCsr& a, const double* x, const double* parts, std::size_t n, int last,
                             std::size_t i) {
   double sum = a.diag[i] * x[i];
-  for (int p = 0; p <= last; ++p) sum += parts[static_cast<std::size_t>(p) * n + i];
+  for (int p = 0; p <= last; ++p) sum += parts[static_cast<std::size_t>(p) * 2 * n + 2 * i + 1];
   return sum;
 }
 

@@ -15,9 +15,20 @@ class ReferenceCgOps final : public CgOps {
       y[i] = cg_body::row_dot<false>(a.val.data(), a.col.data(), a.rowptr[i], a.rowptr[i + 1], x);
     }
   }
+  // Row by row in y itself: the diagonal term last, as the executors add it after the sums.
   void spmv_symmetric(const SymmetricCsr& a, const double* x, double* y) const override {
-    cg_body::symmetric_part(a, x, y, 0, a.n);  // one part, accumulated in y itself
-    for (std::size_t i = 0; i < static_cast<std::size_t>(a.n); ++i) y[i] = cg_body::symmetric_sum(a, x, y, 0, 0, i);
+    const auto n = static_cast<std::size_t>(a.n);
+    for (std::size_t i = 0; i < n; ++i) y[i] = 0.0;
+    for (std::size_t i = 0; i < n; ++i) {
+      double sum = 0.0;
+      for (std::int64_t k = a.rowptr[i]; k < a.rowptr[i + 1]; ++k) {
+        const auto j = static_cast<std::size_t>(a.col[static_cast<std::size_t>(k)]);
+        sum += a.val[static_cast<std::size_t>(k)] * x[j];
+        y[j] += a.val[static_cast<std::size_t>(k)] * x[i];
+      }
+      y[i] += sum;
+    }
+    for (std::size_t i = 0; i < n; ++i) y[i] = a.diag[i] * x[i] + y[i];
   }
   double dot(const double* x, const double* y, std::size_t n) const override {
     double sum = 0.0;

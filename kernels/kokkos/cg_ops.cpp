@@ -40,18 +40,19 @@ class KokkosCgOps final : public CgOps {
     Kokkos::fence();
   }
   // As the OpenMP executor: one part per thread of contiguous rows with about equal stored
-  // entries, each summed into the part's own scratch vector; then each part adds up its rows
-  // of y from the scratch vectors of the parts at or before it.
+  // entries, each summed into the part's own scratch pairs; then each part adds up its rows
+  // of y from the scratch pairs of the parts at or before it.
   void spmv_symmetric(const SymmetricCsr& a, const double* x, double* y) const override {
     const int parts = std::max(1, Space().concurrency());
     const auto n = static_cast<std::size_t>(a.n);
-    if (scratch_.size() < static_cast<std::size_t>(parts) * n) scratch_.resize(static_cast<std::size_t>(parts) * n);
+    if (scratch_.size() < static_cast<std::size_t>(parts) * 2 * n)
+      scratch_.resize(static_cast<std::size_t>(parts) * 2 * n);
     double* scratch = scratch_.data();
     const SymmetricCsr* m = &a;
     Kokkos::parallel_for(
         "pxq::cg::spmv_symmetric", Policy(0, parts), KOKKOS_LAMBDA(const std::int64_t p) {
           const int part = static_cast<int>(p);
-          cg_body::symmetric_part(*m, x, scratch + static_cast<std::size_t>(p) * n,
+          cg_body::symmetric_part(*m, x, scratch + static_cast<std::size_t>(p) * 2 * n,
                                   symmetric_part_begin(*m, part, parts), symmetric_part_begin(*m, part + 1, parts));
         });
     Kokkos::fence();
@@ -156,7 +157,7 @@ class KokkosCgOps final : public CgOps {
     Kokkos::fence();
   }
 
-  mutable std::vector<double> scratch_;  // spmv_symmetric: one vector per part, kept between calls
+  mutable std::vector<double> scratch_;  // spmv_symmetric: 2n pairs per part, kept between calls
 };
 
 }  // namespace

@@ -49,24 +49,24 @@ class OpenMpCgOps final : public CgOps {
   }
 
   // Each thread takes contiguous rows holding about equal numbers of stored entries and sums
-  // their products and mirror terms into its own scratch vector (a mirror term lands in a
-  // later row, often another thread's); then each thread adds up its rows of y from the
-  // scratch vectors of the threads at or before it.
+  // their products and mirror terms into its own scratch pairs (x beside each row's sum: a
+  // mirror term lands in a later row, often another thread's); then each thread adds up its
+  // rows of y from the scratch pairs of the threads at or before it.
   void spmv_symmetric(const SymmetricCsr& a, const double* x, double* y) const override {
     const auto n = static_cast<std::size_t>(a.n);
-    if (threads_ == 1) {  // one part, accumulated in y itself
-      cg_body::symmetric_part(a, x, y, 0, a.n);
-      for (std::size_t i = 0; i < n; ++i) y[i] = cg_body::symmetric_sum(a, x, y, 0, 0, i);
+    if (scratch_.size() < static_cast<std::size_t>(threads_) * 2 * n)
+      scratch_.resize(static_cast<std::size_t>(threads_) * 2 * n);
+    double* scratch = scratch_.data();
+    if (threads_ == 1) {  // one part, no fork
+      cg_body::symmetric_part(a, x, scratch, 0, a.n);
+      for (std::size_t i = 0; i < n; ++i) y[i] = cg_body::symmetric_sum(a, x, scratch, n, 0, i);
       return;
     }
-    if (scratch_.size() < static_cast<std::size_t>(threads_) * n)
-      scratch_.resize(static_cast<std::size_t>(threads_) * n);
-    double* scratch = scratch_.data();
 #pragma omp parallel num_threads(threads_)
     {
       const int t = omp_get_thread_num(), nt = omp_get_num_threads();
       const int lo = symmetric_part_begin(a, t, nt), hi = symmetric_part_begin(a, t + 1, nt);
-      cg_body::symmetric_part(a, x, scratch + static_cast<std::size_t>(t) * n, lo, hi);
+      cg_body::symmetric_part(a, x, scratch + static_cast<std::size_t>(t) * 2 * n, lo, hi);
 #pragma omp barrier
       for (auto i = static_cast<std::size_t>(lo); i < static_cast<std::size_t>(hi); ++i)
         y[i] = cg_body::symmetric_sum(a, x, scratch, n, t, i);
@@ -243,7 +243,7 @@ class OpenMpCgOps final : public CgOps {
 
   int threads_;
   std::size_t tile_;
-  mutable std::vector<double> scratch_;  // spmv_symmetric: one vector per thread, kept between calls
+  mutable std::vector<double> scratch_;  // spmv_symmetric: 2n pairs per thread, kept between calls
 };
 
 }  // namespace

@@ -303,7 +303,9 @@ class CgProxy final : public common::NasProxy<CgOptions, CgClass> {
     double matrix = 0, core = 0, reused = nc * 8.0, visits = nr;
     if (symmetric_) {
       matrix = matrix_bytes(*symmetric_);
-      core = matrix + static_cast<double>(symmetric_->val.size()) * 24.0 + nr * 16.0;
+      // Per row: x read and its pair (x beside the row's sum) written, the sum read back and y
+      // written; per stored entry: x read from the pair and the mirror's sum read and written.
+      core = matrix + static_cast<double>(symmetric_->val.size()) * 24.0 + nr * 40.0;
       reused = 2.0 * nc * 8.0;
     } else if (blocked_) {
       matrix = matrix_bytes(*blocked_);
