@@ -80,14 +80,15 @@ class ReferenceMgOps final : public MgOps {
     zero(u, fine);
     interp(z, coarse, u, fine);
   }
-  void resid_psinv_core(double* u, const double* v, double* r, Box b, const Stencil& a,
-                        const Stencil& c) const override {
+  // The reference ignores `wraps_i1`: its core is always the points with no halo neighbour.
+  void resid_psinv_core(double* u, const double* v, double* r, Box b, const Stencil& a, const Stencil& c,
+                        bool /*wraps_i1*/) const override {
     resid(u, v, r, b, a);
     for_interior(b, [&](int i1, int i2, int i3) {
       if (!on_shell(b, i1, i2, i3)) u[b.at(i1, i2, i3)] += stencil_sum(r, b, i1, i2, i3, c.w);
     });
   }
-  void psinv_shell(const double* r, double* u, Box b, const Stencil& c) const override {
+  void psinv_shell(const double* r, double* u, Box b, const Stencil& c, bool /*wraps_i1*/) const override {
     for_interior(b, [&](int i1, int i2, int i3) {
       if (on_shell(b, i1, i2, i3)) u[b.at(i1, i2, i3)] += stencil_sum(r, b, i1, i2, i3, c.w);
     });
@@ -131,9 +132,9 @@ std::pair<double, double> MgOps::resid_rprj3(const double* u, const double* v, d
 }
 
 void MgOps::interp_resid_psinv_core(const double* z, Box coarse, double* u, const double* v, double* r, Box b,
-                                    const Stencil& a, const Stencil& c) const {
+                                    const Stencil& a, const Stencil& c, bool wraps_i1) const {
   interp(z, coarse, u, b);
-  resid_psinv_core(u, v, r, b, a, c);
+  resid_psinv_core(u, v, r, b, a, c, wraps_i1);
 }
 
 std::unique_ptr<MgOps> make_mg_ops_reference() { return std::make_unique<ReferenceMgOps>(); }

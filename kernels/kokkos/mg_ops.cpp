@@ -108,9 +108,10 @@ class KokkosMgOps final : public MgOps, private ExecutorShape {
   void interp_assign(const double* z, Box c, double* u, Box f) const override { prolong<true>(z, c, u, f); }
 
   // Two sweeps: Kokkos has no ordered plane pipeline; the split still lets the caller refresh
-  // r's halo while the shell is all that is left. The core: planes, rows and points 2..n-3.
-  void resid_psinv_core(double* u, const double* v, double* r, Box b, const Stencil& a,
-                        const Stencil& c) const override {
+  // r's halo while the shell is all that is left. The core: planes, rows and points 2..n-3
+  // (`wraps_i1` is not used).
+  void resid_psinv_core(double* u, const double* v, double* r, Box b, const Stencil& a, const Stencil& c,
+                        bool /*wraps_i1*/) const override {
     resid(u, v, r, b, a);
     if (b.n1 < 5 || b.n2 < 5 || b.n3 < 5) return;
     const Box core{b.n1, b.n2 - 2, b.n3 - 2};  // rows() walks [1, n-1): shifted by one
@@ -118,7 +119,7 @@ class KokkosMgOps final : public MgOps, private ExecutorShape {
       mg_body::smooth_row<false>(r, u, b, c, i2 + 1, i3 + 1, 2, b.n1 - 2, buf);
     });
   }
-  void psinv_shell(const double* r, double* u, Box b, const Stencil& c) const override {
+  void psinv_shell(const double* r, double* u, Box b, const Stencil& c, bool /*wraps_i1*/) const override {
     const Stencil s = c;
     Kokkos::parallel_for(
         "pxq::mg::psinv_shell", Flat(1, b.n3 - 1), KOKKOS_LAMBDA(std::int64_t p3) {

@@ -108,19 +108,21 @@ class OpenMpMgOps final : public MgOps, private ExecutorShape {
   void interp(const double* z, Box c, double* u, Box f) const override { prolong<false>(z, c, u, f); }
   void interp_assign(const double* z, Box c, double* u, Box f) const override { prolong<true>(z, c, u, f); }
 
-  void resid_psinv_core(double* u, const double* v, double* r, Box b, const Stencil& a,
-                        const Stencil& c) const override {
-    pipeline(nullptr, Box{}, u, v, r, b, a, c);
+  void resid_psinv_core(double* u, const double* v, double* r, Box b, const Stencil& a, const Stencil& c,
+                        bool wraps_i1) const override {
+    pipeline(nullptr, Box{}, u, v, r, b, a, c, wraps_i1);
   }
 
   void interp_resid_psinv_core(const double* z, Box cb, double* u, const double* v, double* r, Box b, const Stencil& a,
-                               const Stencil& c) const override {
+                               const Stencil& c, bool wraps_i1) const override {
     if (b.n3 - 2 <= 0 || b.n2 - 2 < 2 || b.n1 < 3 || b.n2 % 2 != 0 || b.n3 % 2 != 0)
-      return MgOps::interp_resid_psinv_core(z, cb, u, v, r, b, a, c);
-    pipeline(z, cb, u, v, r, b, a, c);
+      return MgOps::interp_resid_psinv_core(z, cb, u, v, r, b, a, c, wraps_i1);
+    pipeline(z, cb, u, v, r, b, a, c, wraps_i1);
   }
 
-  void psinv_shell(const double* r, double* u, Box b, const Stencil& c) const override {
+  // With `wraps_i1` the core's rows were smoothed end to end (pipeline): only the face
+  // planes and the first and last rows are left.
+  void psinv_shell(const double* r, double* u, Box b, const Stencil& c, bool wraps_i1) const override {
     const int nt = std::min(threads_for(b.size() / std::max(1, b.n1)), std::max(1, b.n3 - 2));
 #pragma omp parallel num_threads(nt) if (nt > 1)
     {
@@ -131,7 +133,7 @@ class OpenMpMgOps final : public MgOps, private ExecutorShape {
         for (int i2 = 1; i2 < b.n2 - 1; ++i2) {
           if (face_plane || i2 == 1 || i2 == b.n2 - 2) {
             mg_body::smooth_row<false>(r, u, b, c, i2, i3, 1, b.n1 - 1, buf.data());
-          } else {
+          } else if (!wraps_i1) {
             u[b.at(1, i2, i3)] += smoother_at(r, b, 1, i2, i3, c);
             if (b.n1 - 2 > 1) u[b.at(b.n1 - 2, i2, i3)] += smoother_at(r, b, b.n1 - 2, i2, i3, c);
           }
@@ -265,8 +267,12 @@ class OpenMpMgOps final : public MgOps, private ExecutorShape {
   // interpolated exactly once: the coarse planes under a slab's first plane and the one below
   // it, which two threads' residuals read, are interpolated whole by the upper slab's thread
   // before the pipelines start.
+  //
+  // With `wraps_i1` (the block its own neighbour along i1), each row of r in the window gets
+  // its i1 halo from its own ends as soon as it is computed (so do the rows stored whole), and
+  // the core's rows are smoothed end to end: points 1 and n1 - 2 included.
   void pipeline(const double* z, Box cb, double* u, const double* v, double* r, Box b, const Stencil& a,
-                const Stencil& c) const {
+                const Stencil& c, bool wraps_i1) const {
     const int planes = b.n3 - 2, rows = b.n2 - 2;
     if (planes <= 0 || rows <= 0 || b.n1 < 3) return;
     int rpb = tile_bytes_ == 0 ? rows : rows_per_block(tile_bytes_, b.n1, kFusedStreams, rows);
@@ -281,10 +287,20 @@ class OpenMpMgOps final : public MgOps, private ExecutorShape {
     };
     // Core rows [lo, hi] of plane i3 smoothed from r's planes i3 - 1, i3 and i3 + 1 (`rm`,
     // `rc`, `rp`: the window's or the block's); nothing outside the core.
+    const int p0 = wraps_i1 ? 1 : 2, p1 = wraps_i1 ? b.n1 - 1 : b.n1 - 2;
     auto smooth_rows = [&](int i3, int lo, int hi, const double* rm, const double* rc, const double* rp, double* buf) {
       const int first = std::max(2, lo), end = std::min(b.n2 - 3, hi) + 1;
       if (i3 < 2 || i3 > b.n3 - 3 || end <= first) return;
-      mg_body::smooth_rows_from<false>(rm, rc, rp, u + b.at(0, 0, i3), b, c, first, end, 2, b.n1 - 2, buf);
+      mg_body::smooth_rows_from<false>(rm, rc, rp, u + b.at(0, 0, i3), b, c, first, end, p0, p1, buf);
+    };
+    // The i1 halo of rows [r0, r1) of a plane of r (n1 points a row) from the rows' own ends.
+    auto wrap_rows = [&](double* x, int r0, int r1) {
+      if (!wraps_i1) return;
+      for (int i2 = r0; i2 < r1; ++i2) {
+        double* row = x + static_cast<std::size_t>(i2) * static_cast<std::size_t>(b.n1);
+        row[0] = row[b.n1 - 2];
+        row[b.n1 - 1] = row[1];
+      }
     };
     auto smooth_stored = [&](int i3, double* buf) {  // a slab's edge plane, from the block
       smooth_rows(i3, 1, b.n2 - 2, r + b.at(0, 0, i3 - 1), r + b.at(0, 0, i3), r + b.at(0, 0, i3 + 1), buf);
@@ -303,7 +319,8 @@ class OpenMpMgOps final : public MgOps, private ExecutorShape {
         for (int i2 = r0; i2 < r1; ++i2) {
           const std::size_t o = static_cast<std::size_t>(i2) * static_cast<std::size_t>(b.n1);
           if (whole || i2 <= 2 || i2 >= b.n2 - 3 || (i2 >= r1 - 2 && r1 < b.n2 - 1)) {
-            std::copy(src + o + 1, src + o + b.n1 - 1, dst + o + 1);
+            const int h = wraps_i1 ? 1 : 0;  // the row's halo too, where it is set
+            std::copy(src + o + 1 - h, src + o + b.n1 - 1 + h, dst + o + 1 - h);
           } else {
             for (const int i1 : {1, 2, b.n1 - 3, b.n1 - 2}) dst[o + i1] = src[o + i1];
           }
@@ -325,10 +342,13 @@ class OpenMpMgOps final : public MgOps, private ExecutorShape {
             if (!edge(next))
               for (int c2 = ca; c2 < cz; ++c2) mg_body::prolong_row<false>(z, cb, u, b, c2, next, buf.data());
           double* w = wp(i3);
-          if (r0 > 1)  // the previous block's last two rows, for this block's first smoothed row
+          if (r0 > 1) {  // the previous block's last two rows, for this block's first smoothed row
             for (int i2 = r0 - 2; i2 < r0; ++i2)
               std::copy(r + b.at(1, i2, i3), r + b.at(b.n1 - 1, i2, i3), w + b.at(1, i2, 0));
+            wrap_rows(w, r0 - 2, r0);
+          }
           mg_body::resid_rows_to(u, v, w, b, a, r0, r1, i3, buf.data());
+          wrap_rows(w, r0, r1);
           store(i3, r0, r1);
           if (i3 - 1 > rg.begin) smooth_rows(i3 - 1, lo, hi, wp(i3 - 2), wp(i3 - 1), w, buf.data());
         }

@@ -60,6 +60,7 @@ class Multigrid {
       : comm_(comm), cls_(cls), ops_(ops), fused_(fused), tm_(timers), traffic_(traffic) {
     int rank = 0;
     MPI_Comm_rank(comm, &rank);
+    rank_ = rank;
     lv_.resize(levels.size());
     for (int k = 1; k <= cls.lt; ++k) {
       LevelData& L = lv_[static_cast<std::size_t>(k)];
@@ -179,16 +180,18 @@ class Multigrid {
     LevelData& L = lv_[static_cast<std::size_t>(k)];
     const Box b = L.geo.box;
     if (fused_) {
+      // This rank its own neighbour along i1: r's i1 halo is a copy of its own rows' ends.
+      const bool wraps_i1 = L.geo.neighbours.lower[0] == rank_ && L.geo.neighbours.upper[0] == rank_;
       time(k, kSmooth, [&] {
         if (interp_from != nullptr) {
           ops_.interp_resid_psinv_core(interp_from->u.data(), interp_from->geo.box, L.u.data(), v, L.r.data(), b,
-                                       kOperatorA, cls_.smoother);
+                                       kOperatorA, cls_.smoother, wraps_i1);
         } else {
-          ops_.resid_psinv_core(L.u.data(), v, L.r.data(), b, kOperatorA, cls_.smoother);
+          ops_.resid_psinv_core(L.u.data(), v, L.r.data(), b, kOperatorA, cls_.smoother, wraps_i1);
         }
       });
       halo(k, L.r.data());
-      time(k, kSmooth, [&] { ops_.psinv_shell(L.r.data(), L.u.data(), b, cls_.smoother); });
+      time(k, kSmooth, [&] { ops_.psinv_shell(L.r.data(), L.u.data(), b, cls_.smoother, wraps_i1); });
     } else {
       time(k, kResidual, [&] { ops_.resid(L.u.data(), v, L.r.data(), b, kOperatorA); });
       halo(k, L.r.data());
@@ -281,6 +284,7 @@ class Multigrid {
   const MgClass& cls_;
   const kernels::MgOps& ops_;
   bool fused_;
+  int rank_ = 0;
   bool restrict_fused_ = false;  // the finest residual fused with the restriction (residual())
   bool top_restricted_ = false;  // residual() has restricted it already
   std::pair<double, double> top_norm_{0.0, 0.0};

@@ -105,28 +105,41 @@ void expect_close_on_band(const std::vector<double>& got, const std::vector<doub
       }
 }
 
+// A halo refresh of x: every halo point from `halo` (a neighbour's values, random here), or,
+// when the block wraps along i1 (its own neighbour there), the i1 halo of every interior row
+// from the row's own ends, as the planned exchange copies it.
+void refresh_halo(std::vector<double>& x, const std::vector<double>& halo, const Box& b, bool wraps_i1) {
+  for (int i3 = 0; i3 < b.n3; ++i3)
+    for (int i2 = 0; i2 < b.n2; ++i2)
+      for (int i1 = 0; i1 < b.n1; ++i1)
+        if (i1 == 0 || i2 == 0 || i3 == 0 || i1 == b.n1 - 1 || i2 == b.n2 - 1 || i3 == b.n3 - 1)
+          x[b.at(i1, i2, i3)] = halo[b.at(i1, i2, i3)];
+  if (!wraps_i1) return;
+  for (int i3 = 1; i3 < b.n3 - 1; ++i3)
+    for (int i2 = 1; i2 < b.n2 - 1; ++i2) {
+      x[b.at(0, i2, i3)] = x[b.at(b.n1 - 2, i2, i3)];
+      x[b.at(b.n1 - 1, i2, i3)] = x[b.at(1, i2, i3)];
+    }
+}
+
 TEST(MgKernels, FusedResidualAndSmoothingEqualTheSweepsTheyReplace) {
-  for_every_block(kBoxes, [](const MgOps& ops, const MgOps& ref, const Box& b, const std::string& what) {
-    const auto v = random_field(b, 5), halo = random_field(b, 6);
-    // The sweeps: resid, a halo refresh (here: new random halo values), psinv.
-    auto u_ref = random_field(b, 4), r_ref = random_field(b, 7);
-    auto u = u_ref, r = r_ref;
-    auto refresh = [&](std::vector<double>& x) {
-      for (int i3 = 0; i3 < b.n3; ++i3)
-        for (int i2 = 0; i2 < b.n2; ++i2)
-          for (int i1 = 0; i1 < b.n1; ++i1)
-            if (i1 == 0 || i2 == 0 || i3 == 0 || i1 == b.n1 - 1 || i2 == b.n2 - 1 || i3 == b.n3 - 1)
-              x[b.at(i1, i2, i3)] = halo[b.at(i1, i2, i3)];
-    };
-    ref.resid(u_ref.data(), v.data(), r_ref.data(), b, kA);
-    refresh(r_ref);
-    ref.psinv(r_ref.data(), u_ref.data(), b, kC);
-    ops.resid_psinv_core(u.data(), v.data(), r.data(), b, kA, kC);
-    refresh(r);
-    ops.psinv_shell(r.data(), u.data(), b, kC);
-    expect_close_on_band(r, r_ref, b, "fused r " + what);
-    expect_close(u, u_ref, "fused u " + what);
-  });
+  for (const bool wraps : {false, true}) {
+    for_every_block(kBoxes, [&](const MgOps& ops, const MgOps& ref, const Box& b, const std::string& name) {
+      const std::string what = name + (wraps ? " wrapping along i1" : "");
+      const auto v = random_field(b, 5), halo = random_field(b, 6);
+      // The sweeps: resid, a halo refresh, psinv.
+      auto u_ref = random_field(b, 4), r_ref = random_field(b, 7);
+      auto u = u_ref, r = r_ref;
+      ref.resid(u_ref.data(), v.data(), r_ref.data(), b, kA);
+      refresh_halo(r_ref, halo, b, wraps);
+      ref.psinv(r_ref.data(), u_ref.data(), b, kC);
+      ops.resid_psinv_core(u.data(), v.data(), r.data(), b, kA, kC, wraps);
+      refresh_halo(r, halo, b, wraps);
+      ops.psinv_shell(r.data(), u.data(), b, kC, wraps);
+      expect_close_on_band(r, r_ref, b, "fused r " + what);
+      expect_close(u, u_ref, "fused u " + what);
+    });
+  }
 }
 
 TEST(MgKernels, RestrictionAndInterpolationMatchTheReference) {
@@ -217,8 +230,28 @@ TEST(MgKernels, FusedInterpolationResidualAndSmoothingEqualTheSweepsTheyReplace)
     auto u_ref = random_field(f, 33), r_ref = random_field(f, 34);
     auto u = u_ref, r = r_ref;
     ref->interp(z.data(), c, u_ref.data(), f);
-    ref->resid_psinv_core(u_ref.data(), v.data(), r_ref.data(), f, kA, kC);
-    ops.interp_resid_psinv_core(z.data(), c, u.data(), v.data(), r.data(), f, kA, kC);
+    ref->resid_psinv_core(u_ref.data(), v.data(), r_ref.data(), f, kA, kC, false);
+    ops.interp_resid_psinv_core(z.data(), c, u.data(), v.data(), r.data(), f, kA, kC, false);
+    expect_close_on_band(r, r_ref, f, "fused r " + what);
+    expect_close(u, u_ref, "fused u " + what);
+  });
+}
+
+// Wrapping along i1, an executor may smooth the rows' ends in the pass: the pass, r's halo and
+// the shell together against interp and NAS's sweeps.
+TEST(MgKernels, FusedInterpolationResidualAndSmoothingWrappingAlongI1EqualTheSweeps) {
+  const auto ref = pxq::kernels::make_mg_ops_reference();
+  for_each_fused_case([&](const MgOps& ops, const Box& f, const Box& c, const std::string& what) {
+    const auto z = random_field(c, 41), v = random_field(f, 42), halo = random_field(f, 45);
+    auto u_ref = random_field(f, 43), r_ref = random_field(f, 44);
+    auto u = u_ref, r = r_ref;
+    ref->interp(z.data(), c, u_ref.data(), f);
+    ref->resid(u_ref.data(), v.data(), r_ref.data(), f, kA);
+    refresh_halo(r_ref, halo, f, true);
+    ref->psinv(r_ref.data(), u_ref.data(), f, kC);
+    ops.interp_resid_psinv_core(z.data(), c, u.data(), v.data(), r.data(), f, kA, kC, true);
+    refresh_halo(r, halo, f, true);
+    ops.psinv_shell(r.data(), u.data(), f, kC, true);
     expect_close_on_band(r, r_ref, f, "fused r " + what);
     expect_close(u, u_ref, "fused u " + what);
   });

@@ -96,14 +96,22 @@ class MgOps {
   // it only within two points of the halo (on_band), all that refreshing its halo and
   // psinv_shell read; elsewhere it is unspecified (the fast executors keep it in a window
   // and store only the band: the caller reads r nowhere else before it is recomputed).
-  virtual void resid_psinv_core(double* u, const double* v, double* r, Box b, const Stencil& a,
-                                const Stencil& c) const = 0;
-  // u = u + C r on the shell: interior points with a halo neighbour.
-  virtual void psinv_shell(const double* r, double* u, Box b, const Stencil& c) const = 0;
+  //
+  // `wraps_i1` is the caller's word that the block is its own neighbour along i1 (one
+  // process along i1, or a level every rank holds whole): the refreshed halo of every
+  // interior row is then a copy of the row's own ends. An executor may use it to smooth the
+  // ends of the core's rows in the pass (the OpenMP one does: the ends' r halo is in the
+  // window, and psinv_shell's point-by-point walk down the rows' ends is spared); core and
+  // shell must then be given the same word. Executors that ignore it stay correct.
+  virtual void resid_psinv_core(double* u, const double* v, double* r, Box b, const Stencil& a, const Stencil& c,
+                                bool wraps_i1) const = 0;
+  // u = u + C r on the shell: interior points with a halo neighbour (those resid_psinv_core,
+  // given the same `wraps_i1`, left out).
+  virtual void psinv_shell(const double* r, double* u, Box b, const Stencil& c, bool wraps_i1) const = 0;
   // interp then resid_psinv_core (u = u + Q z, then the pass above) in one pass: u is read
   // and written once. The default runs the two one after the other.
   virtual void interp_resid_psinv_core(const double* z, Box coarse, double* u, const double* v, double* r, Box b,
-                                       const Stencil& a, const Stencil& c) const;
+                                       const Stencil& a, const Stencil& c, bool wraps_i1) const;
 
   // ---- fused across levels (tiled variant) ----
   // The residual straight into the restriction: r = v - A u on the fine block and s = P r on
