@@ -80,10 +80,12 @@ class ReferenceMgOps final : public MgOps {
     zero(u, fine);
     interp(z, coarse, u, fine);
   }
-  // The reference ignores `wraps_i1`: its core is always the points with no halo neighbour.
+  // The core is always the points with no halo neighbour; wrapping along i1, r's i1 halo is
+  // written before the core is smoothed.
   void resid_psinv_core(double* u, const double* v, double* r, Box b, const Stencil& a, const Stencil& c,
-                        bool /*wraps_i1*/) const override {
+                        bool wraps_i1) const override {
     resid(u, v, r, b, a);
+    if (wraps_i1) wrap_rows_i1(r, b);
     for_interior(b, [&](int i1, int i2, int i3) {
       if (!on_shell(b, i1, i2, i3)) u[b.at(i1, i2, i3)] += stencil_sum(r, b, i1, i2, i3, c.w);
     });

@@ -109,10 +109,21 @@ class KokkosMgOps final : public MgOps, private ExecutorShape {
 
   // Two sweeps: Kokkos has no ordered plane pipeline; the split still lets the caller refresh
   // r's halo while the shell is all that is left. The core: planes, rows and points 2..n-3
-  // (`wraps_i1` is not used).
+  // (wrapping along i1, r's i1 halo is written first, plane by plane).
   void resid_psinv_core(double* u, const double* v, double* r, Box b, const Stencil& a, const Stencil& c,
-                        bool /*wraps_i1*/) const override {
+                        bool wraps_i1) const override {
     resid(u, v, r, b, a);
+    if (wraps_i1) {
+      Kokkos::parallel_for(
+          "pxq::mg::wrap_i1", Flat(1, b.n3 - 1), KOKKOS_LAMBDA(std::int64_t p3) {
+            const int i3 = static_cast<int>(p3);
+            for (int i2 = 1; i2 < b.n2 - 1; ++i2) {
+              r[b.at(0, i2, i3)] = r[b.at(b.n1 - 2, i2, i3)];
+              r[b.at(b.n1 - 1, i2, i3)] = r[b.at(1, i2, i3)];
+            }
+          });
+      Kokkos::fence();
+    }
     if (b.n1 < 5 || b.n2 < 5 || b.n3 < 5) return;
     const Box core{b.n1, b.n2 - 2, b.n3 - 2};  // rows() walks [1, n-1): shifted by one
     rows("pxq::mg::psinv_core", core, b.n1, kStencilStreams, 2 * b.n1, [=](int i2, int i3, double* buf) {

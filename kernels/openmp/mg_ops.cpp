@@ -269,8 +269,10 @@ class OpenMpMgOps final : public MgOps, private ExecutorShape {
   // before the pipelines start.
   //
   // With `wraps_i1` (the block its own neighbour along i1), each row of r in the window gets
-  // its i1 halo from its own ends as soon as it is computed (so do the rows stored whole), and
-  // the core's rows are smoothed end to end: points 1 and n1 - 2 included.
+  // its i1 halo from its own ends as soon as it is computed, the core's rows are smoothed end
+  // to end (points 1 and n1 - 2 included), and only the rows within two of the halo along i2
+  // or i3 are stored, halo included: no one reads another row's ends, so the pass no longer
+  // writes two cache lines of every row of r.
   void pipeline(const double* z, Box cb, double* u, const double* v, double* r, Box b, const Stencil& a,
                 const Stencil& c, bool wraps_i1) const {
     const int planes = b.n3 - 2, rows = b.n2 - 2;
@@ -321,7 +323,7 @@ class OpenMpMgOps final : public MgOps, private ExecutorShape {
           if (whole || i2 <= 2 || i2 >= b.n2 - 3 || (i2 >= r1 - 2 && r1 < b.n2 - 1)) {
             const int h = wraps_i1 ? 1 : 0;  // the row's halo too, where it is set
             std::copy(src + o + 1 - h, src + o + b.n1 - 1 + h, dst + o + 1 - h);
-          } else {
+          } else if (!wraps_i1) {  // the row's ends, for r's halo and the shell
             for (const int i1 : {1, 2, b.n1 - 3, b.n1 - 2}) dst[o + i1] = src[o + i1];
           }
         }

@@ -180,7 +180,8 @@ class Multigrid {
     LevelData& L = lv_[static_cast<std::size_t>(k)];
     const Box b = L.geo.box;
     if (fused_) {
-      // This rank its own neighbour along i1: r's i1 halo is a copy of its own rows' ends.
+      // This rank its own neighbour along i1: r's i1 halo is a copy of its own rows' ends, and
+      // the fused pass writes it.
       const bool wraps_i1 = L.geo.neighbours.lower[0] == rank_ && L.geo.neighbours.upper[0] == rank_;
       time(k, kSmooth, [&] {
         if (interp_from != nullptr) {
@@ -190,7 +191,14 @@ class Multigrid {
           ops_.resid_psinv_core(L.u.data(), v, L.r.data(), b, kOperatorA, cls_.smoother, wraps_i1);
         }
       });
-      halo(k, L.r.data());
+      if (wraps_i1) {  // the pass wrote r's i1 halo
+        time(k, kHalo, [&] {
+          L.halo->exchange_axis(L.r.data(), 1, traffic_);
+          L.halo->exchange_axis(L.r.data(), 2, traffic_);
+        });
+      } else {
+        halo(k, L.r.data());
+      }
       time(k, kSmooth, [&] { ops_.psinv_shell(L.r.data(), L.u.data(), b, cls_.smoother, wraps_i1); });
     } else {
       time(k, kResidual, [&] { ops_.resid(L.u.data(), v, L.r.data(), b, kOperatorA); });

@@ -98,11 +98,13 @@ class MgOps {
   // and store only the band: the caller reads r nowhere else before it is recomputed).
   //
   // `wraps_i1` is the caller's word that the block is its own neighbour along i1 (one
-  // process along i1, or a level every rank holds whole): the refreshed halo of every
-  // interior row is then a copy of the row's own ends. An executor may use it to smooth the
-  // ends of the core's rows in the pass (the OpenMP one does: the ends' r halo is in the
-  // window, and psinv_shell's point-by-point walk down the rows' ends is spared); core and
-  // shell must then be given the same word. Executors that ignore it stay correct.
+  // process along i1, or a level every rank holds whole), so r's i1 halo is a copy of each
+  // row's own ends. The pass then writes that halo itself and the caller refreshes r's halo
+  // along i2 and i3 only (HaloPlan::exchange_axis 1 and 2): r is left specified within two
+  // points of the halo along i2 or i3 (on_band_wrapping_i1), i1 halo included, and nowhere
+  // else. An executor may smooth the core's rows end to end (the OpenMP one does: the ends'
+  // r halo is in its window) and leave psinv_shell only the face planes and edge rows; core
+  // and shell must be given the same word.
   virtual void resid_psinv_core(double* u, const double* v, double* r, Box b, const Stencil& a, const Stencil& c,
                                 bool wraps_i1) const = 0;
   // u = u + C r on the shell: interior points with a halo neighbour (those resid_psinv_core,
@@ -129,6 +131,22 @@ class MgOps {
 // resid_psinv_core leaves r specified.
 inline bool on_band(Box b, int i1, int i2, int i3) {
   return i1 <= 2 || i2 <= 2 || i3 <= 2 || i1 >= b.n1 - 3 || i2 >= b.n2 - 3 || i3 >= b.n3 - 3;
+}
+
+// The same for a block that wraps along i1 (resid_psinv_core's `wraps_i1`): within two points
+// of the halo along i2 or i3, every i1 (halo included).
+inline bool on_band_wrapping_i1(Box b, int i2, int i3) {
+  return i2 <= 2 || i3 <= 2 || i2 >= b.n2 - 3 || i3 >= b.n3 - 3;
+}
+
+// r's i1 halo on every interior row of b from the row's own ends (a block that is its own
+// neighbour along i1), as HaloPlan's periodic copy along i1 writes it.
+inline void wrap_rows_i1(double* r, Box b) {
+  for (int i3 = 1; i3 < b.n3 - 1; ++i3)
+    for (int i2 = 1; i2 < b.n2 - 1; ++i2) {
+      r[b.at(0, i2, i3)] = r[b.at(b.n1 - 2, i2, i3)];
+      r[b.at(b.n1 - 1, i2, i3)] = r[b.at(1, i2, i3)];
+    }
 }
 
 // True for an interior point of b next to the halo (the shell psinv_shell smooths).
