@@ -90,10 +90,11 @@ class ReferenceMgOps final : public MgOps {
       if (!on_shell(b, i1, i2, i3)) u[b.at(i1, i2, i3)] += stencil_sum(r, b, i1, i2, i3, c.w);
     });
   }
-  void psinv_shell(const double* r, double* u, Box b, const Stencil& c, bool /*wraps_i1*/) const override {
+  void psinv_shell(const double* r, double* u, Box b, const Stencil& c, bool wraps_i1) const override {
     for_interior(b, [&](int i1, int i2, int i3) {
       if (on_shell(b, i1, i2, i3)) u[b.at(i1, i2, i3)] += stencil_sum(r, b, i1, i2, i3, c.w);
     });
+    if (wraps_i1) wrap_rows_i1(u, b);
   }
 
  private:

@@ -130,7 +130,8 @@ class KokkosMgOps final : public MgOps, private ExecutorShape {
       mg_body::smooth_row<false>(r, u, b, c, i2 + 1, i3 + 1, 2, b.n1 - 2, buf);
     });
   }
-  void psinv_shell(const double* r, double* u, Box b, const Stencil& c, bool /*wraps_i1*/) const override {
+  // Wrapping along i1, each row is given its u halo along i1 once its shell points are done.
+  void psinv_shell(const double* r, double* u, Box b, const Stencil& c, bool wraps_i1) const override {
     const Stencil s = c;
     Kokkos::parallel_for(
         "pxq::mg::psinv_shell", Flat(1, b.n3 - 1), KOKKOS_LAMBDA(std::int64_t p3) {
@@ -140,6 +141,10 @@ class KokkosMgOps final : public MgOps, private ExecutorShape {
             const bool full = face_plane || i2 == 1 || i2 == b.n2 - 2;
             for (int i1 = 1; i1 < b.n1 - 1; i1 += (full || i1 == b.n1 - 2) ? 1 : b.n1 - 3)
               u[b.at(i1, i2, i3)] += smoother_at(r, b, i1, i2, i3, s);
+            if (wraps_i1) {
+              u[b.at(0, i2, i3)] = u[b.at(b.n1 - 2, i2, i3)];
+              u[b.at(b.n1 - 1, i2, i3)] = u[b.at(1, i2, i3)];
+            }
           }
         });
     Kokkos::fence();

@@ -121,7 +121,7 @@ class OpenMpMgOps final : public MgOps, private ExecutorShape {
   }
 
   // With `wraps_i1` the core's rows were smoothed end to end (pipeline): only the face
-  // planes and the first and last rows are left.
+  // planes and the first and last rows are left, each given its i1 halo once smoothed.
   void psinv_shell(const double* r, double* u, Box b, const Stencil& c, bool wraps_i1) const override {
     const int nt = std::min(threads_for(b.size() / std::max(1, b.n1)), std::max(1, b.n3 - 2));
 #pragma omp parallel num_threads(nt) if (nt > 1)
@@ -133,6 +133,10 @@ class OpenMpMgOps final : public MgOps, private ExecutorShape {
         for (int i2 = 1; i2 < b.n2 - 1; ++i2) {
           if (face_plane || i2 == 1 || i2 == b.n2 - 2) {
             mg_body::smooth_row<false>(r, u, b, c, i2, i3, 1, b.n1 - 1, buf.data());
+            if (wraps_i1) {
+              u[b.at(0, i2, i3)] = u[b.at(b.n1 - 2, i2, i3)];
+              u[b.at(b.n1 - 1, i2, i3)] = u[b.at(1, i2, i3)];
+            }
           } else if (!wraps_i1) {
             u[b.at(1, i2, i3)] += smoother_at(r, b, 1, i2, i3, c);
             if (b.n1 - 2 > 1) u[b.at(b.n1 - 2, i2, i3)] += smoother_at(r, b, b.n1 - 2, i2, i3, c);
@@ -270,9 +274,9 @@ class OpenMpMgOps final : public MgOps, private ExecutorShape {
   //
   // With `wraps_i1` (the block its own neighbour along i1), each row of r in the window gets
   // its i1 halo from its own ends as soon as it is computed, the core's rows are smoothed end
-  // to end (points 1 and n1 - 2 included), and only the rows within two of the halo along i2
-  // or i3 are stored, halo included: no one reads another row's ends, so the pass no longer
-  // writes two cache lines of every row of r.
+  // to end (points 1 and n1 - 2 included) and then given their u halo along i1 too, and only
+  // the rows of r within two of the halo along i2 or i3 are stored, halo included: no one
+  // reads another row's ends, so no pass walks two cache lines of every row of r or u.
   void pipeline(const double* z, Box cb, double* u, const double* v, double* r, Box b, const Stencil& a,
                 const Stencil& c, bool wraps_i1) const {
     const int planes = b.n3 - 2, rows = b.n2 - 2;
@@ -287,15 +291,7 @@ class OpenMpMgOps final : public MgOps, private ExecutorShape {
         if (cc == (slab(t).begin - 1) / 2 || cc == slab(t).begin / 2) return true;
       return false;
     };
-    // Core rows [lo, hi] of plane i3 smoothed from r's planes i3 - 1, i3 and i3 + 1 (`rm`,
-    // `rc`, `rp`: the window's or the block's); nothing outside the core.
-    const int p0 = wraps_i1 ? 1 : 2, p1 = wraps_i1 ? b.n1 - 1 : b.n1 - 2;
-    auto smooth_rows = [&](int i3, int lo, int hi, const double* rm, const double* rc, const double* rp, double* buf) {
-      const int first = std::max(2, lo), end = std::min(b.n2 - 3, hi) + 1;
-      if (i3 < 2 || i3 > b.n3 - 3 || end <= first) return;
-      mg_body::smooth_rows_from<false>(rm, rc, rp, u + b.at(0, 0, i3), b, c, first, end, p0, p1, buf);
-    };
-    // The i1 halo of rows [r0, r1) of a plane of r (n1 points a row) from the rows' own ends.
+    // The i1 halo of rows [r0, r1) of a plane (of r or u; n1 points a row) from the rows' own ends.
     auto wrap_rows = [&](double* x, int r0, int r1) {
       if (!wraps_i1) return;
       for (int i2 = r0; i2 < r1; ++i2) {
@@ -303,6 +299,15 @@ class OpenMpMgOps final : public MgOps, private ExecutorShape {
         row[0] = row[b.n1 - 2];
         row[b.n1 - 1] = row[1];
       }
+    };
+    // Core rows [lo, hi] of plane i3 smoothed from r's planes i3 - 1, i3 and i3 + 1 (`rm`,
+    // `rc`, `rp`: the window's or the block's); nothing outside the core.
+    const int p0 = wraps_i1 ? 1 : 2, p1 = wraps_i1 ? b.n1 - 1 : b.n1 - 2;
+    auto smooth_rows = [&](int i3, int lo, int hi, const double* rm, const double* rc, const double* rp, double* buf) {
+      const int first = std::max(2, lo), end = std::min(b.n2 - 3, hi) + 1;
+      if (i3 < 2 || i3 > b.n3 - 3 || end <= first) return;
+      mg_body::smooth_rows_from<false>(rm, rc, rp, u + b.at(0, 0, i3), b, c, first, end, p0, p1, buf);
+      wrap_rows(u + b.at(0, 0, i3), first, end);  // no residual reads this plane's u any more
     };
     auto smooth_stored = [&](int i3, double* buf) {  // a slab's edge plane, from the block
       smooth_rows(i3, 1, b.n2 - 2, r + b.at(0, 0, i3 - 1), r + b.at(0, 0, i3), r + b.at(0, 0, i3 + 1), buf);

@@ -167,9 +167,15 @@ class Multigrid {
     tm_.time(lv_[static_cast<std::size_t>(k)].keys[static_cast<std::size_t>(p)], fn);
   }
 
-  void halo(int k, double* x) {
+  // x's halo refreshed; `i1_written`: a pass already wrote its i1 halo (this rank its own
+  // neighbour along i1), so along i2 and i3 only.
+  void halo(int k, double* x, bool i1_written = false) {
     LevelData& L = lv_[static_cast<std::size_t>(k)];
-    time(k, kHalo, [&] { L.halo->exchange(x, traffic_); });
+    time(k, kHalo, [&] {
+      if (!i1_written) return L.halo->exchange(x, traffic_);
+      L.halo->exchange_axis(x, 1, traffic_);
+      L.halo->exchange_axis(x, 2, traffic_);
+    });
   }
 
   // r = v - A u, r's halo, u = u + C r, u's halo. The tiled variant runs the residual and
@@ -180,8 +186,8 @@ class Multigrid {
     LevelData& L = lv_[static_cast<std::size_t>(k)];
     const Box b = L.geo.box;
     if (fused_) {
-      // This rank its own neighbour along i1: r's i1 halo is a copy of its own rows' ends, and
-      // the fused pass writes it.
+      // This rank its own neighbour along i1: r's and u's i1 halos are copies of their own
+      // rows' ends, and the fused passes write them.
       const bool wraps_i1 = L.geo.neighbours.lower[0] == rank_ && L.geo.neighbours.upper[0] == rank_;
       time(k, kSmooth, [&] {
         if (interp_from != nullptr) {
@@ -191,20 +197,14 @@ class Multigrid {
           ops_.resid_psinv_core(L.u.data(), v, L.r.data(), b, kOperatorA, cls_.smoother, wraps_i1);
         }
       });
-      if (wraps_i1) {  // the pass wrote r's i1 halo
-        time(k, kHalo, [&] {
-          L.halo->exchange_axis(L.r.data(), 1, traffic_);
-          L.halo->exchange_axis(L.r.data(), 2, traffic_);
-        });
-      } else {
-        halo(k, L.r.data());
-      }
+      halo(k, L.r.data(), wraps_i1);  // wrapping along i1, the pass wrote r's i1 halo
       time(k, kSmooth, [&] { ops_.psinv_shell(L.r.data(), L.u.data(), b, cls_.smoother, wraps_i1); });
-    } else {
-      time(k, kResidual, [&] { ops_.resid(L.u.data(), v, L.r.data(), b, kOperatorA); });
-      halo(k, L.r.data());
-      time(k, kSmooth, [&] { ops_.psinv(L.r.data(), L.u.data(), b, cls_.smoother); });
+      halo(k, L.u.data(), wraps_i1);  // and the passes u's
+      return;
     }
+    time(k, kResidual, [&] { ops_.resid(L.u.data(), v, L.r.data(), b, kOperatorA); });
+    halo(k, L.r.data());
+    time(k, kSmooth, [&] { ops_.psinv(L.r.data(), L.u.data(), b, cls_.smoother); });
     halo(k, L.u.data());
   }
 

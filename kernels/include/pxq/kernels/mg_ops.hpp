@@ -104,7 +104,8 @@ class MgOps {
   // points of the halo along i2 or i3 (on_band_wrapping_i1), i1 halo included, and nowhere
   // else. An executor may smooth the core's rows end to end (the OpenMP one does: the ends'
   // r halo is in its window) and leave psinv_shell only the face planes and edge rows; core
-  // and shell must be given the same word.
+  // and shell must be given the same word. After psinv_shell, u's i1 halo is written too (a
+  // copy of each row's ends): the caller refreshes u along i2 and i3 only.
   virtual void resid_psinv_core(double* u, const double* v, double* r, Box b, const Stencil& a, const Stencil& c,
                                 bool wraps_i1) const = 0;
   // u = u + C r on the shell: interior points with a halo neighbour (those resid_psinv_core,
