@@ -18,6 +18,7 @@
 #include "pxq/comm/peer_traffic.hpp"
 #include "pxq/comm/placement.hpp"
 #include "pxq/common/cli.hpp"
+#include "pxq/common/huge_array.hpp"
 #include "pxq/common/proxy.hpp"
 #include "pxq/common/timer.hpp"
 #include "pxq/kernels/cg_ops.hpp"
@@ -41,7 +42,10 @@ constexpr int kTransposeTag = 100;
 
 struct Vectors {
   std::vector<double> x, z, p, q, r, w;
-  explicit Vectors(std::size_t n) : x(n, 1.0), z(n, 0.0), p(n, 0.0), q(n, 0.0), r(n, 0.0), w(n, 0.0) {}
+  explicit Vectors(std::size_t n) {
+    common::assign_huge(x, n, 1.0);
+    for (auto* v : {&z, &p, &q, &r, &w}) common::assign_huge(*v, n, 0.0);
+  }
 };
 
 // One rank's share of the solver: its matrix block, the grid's exchange schedule, and the

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "pxq/common/huge_array.hpp"
 #include "pxq/common/nas_setup.hpp"
 #include "pxq/kernels/nas_random.hpp"
 
@@ -269,8 +270,8 @@ kernels::CsrMatrix assemble(Triples t, int n, const CgGrid& g) {
   m.nrows = nrows;
   m.ncols = g.col_end - firstcol + 1;
   m.rowptr.assign(static_cast<std::size_t>(nrows) + 1, 0);
-  m.col.reserve(sorted_col.size());
-  m.val.reserve(sorted_val.size());
+  common::reserve_huge(m.col, sorted_col.size());
+  common::reserve_huge(m.val, sorted_val.size());
   std::vector<double> x(static_cast<std::size_t>(n) + 1, 0.0);
   std::vector<char> seen(static_cast<std::size_t>(n) + 1, 0);
   std::vector<int> order;

@@ -21,6 +21,7 @@
 #include "pxq/comm/peer_traffic.hpp"
 #include "pxq/comm/placement.hpp"
 #include "pxq/common/cli.hpp"
+#include "pxq/common/huge_array.hpp"
 #include "pxq/common/proxy.hpp"
 #include "pxq/common/timer.hpp"
 #include "pxq/kernels/ft_ops.hpp"
@@ -55,7 +56,8 @@ class Transform {
       : plan_(plan), ops_(ops), tm_(timers), traffic_(traffic) {
     const FtGrid& g = plan.grid();
     for (std::size_t b = 0; b < buffers_.size(); ++b)
-      if (plan.uses(static_cast<Buffer>(b))) buffers_[b].assign(static_cast<std::size_t>(g.local_points()), Complex{});
+      if (plan.uses(static_cast<Buffer>(b)))
+        common::assign_huge(buffers_[b], static_cast<std::size_t>(g.local_points()), Complex{});
     // Row: the p1 ranks sharing me2, ordered by me1; column: the p2 ranks sharing me1.
     comm::check_mpi(MPI_Comm_split(world, g.me2, g.me1, &row_), "MPI_Comm_split (row)");
     comm::check_mpi(MPI_Comm_split(world, g.me1, g.me2, &col_), "MPI_Comm_split (column)");

@@ -23,6 +23,7 @@
 #include "pxq/comm/placement.hpp"
 #include "pxq/comm/uncounted.hpp"
 #include "pxq/common/app.hpp"
+#include "pxq/common/huge_array.hpp"
 #include "pxq/common/options.hpp"
 #include "pxq/common/proxy.hpp"
 #include "pxq/kernels/is_ops.hpp"
@@ -68,7 +69,7 @@ class IsProxy final : public common::NasProxy<IsOptions, IsClass> {
     ops_ = kernels::make_is_ops(v_.backend, v_.threads, tile_.tiled ? tile_.bytes : 0);
     direct_ = w_.size == 1 && !tile_.tiled;
     keys_ = generate_keys(cls_, slice_);
-    if (!direct_) sorted_.assign(keys_.size(), 0);
+    if (!direct_) common::assign_huge(sorted_, keys_.size(), IsKey{0});
     const auto nb = static_cast<std::size_t>(cls_.buckets());
     counts_.assign(nb + kTestKeys, 0);
     totals_.assign(nb + kTestKeys, 0);
@@ -235,7 +236,7 @@ class IsProxy final : public common::NasProxy<IsOptions, IsClass> {
     }
     if (received > INT_MAX)
       throw std::runtime_error("is: more keys on one rank than MPI's int counts: use more processes");
-    if (recv_.size() < received) recv_.resize(received);
+    if (recv_.size() < received) common::assign_huge(recv_, received, IsKey{0});  // filled by the exchange
     comm::check_mpi(MPI_Alltoallv(sorted_.data(), send_count_.data(), send_displ_.data(), MPI_INT, recv_.data(),
                                   recv_count_.data(), recv_displ_.data(), MPI_INT, w_.comm),
                     "MPI_Alltoallv (keys)");

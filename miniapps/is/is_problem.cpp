@@ -5,6 +5,7 @@
 #include <array>
 #include <stdexcept>
 
+#include "pxq/common/huge_array.hpp"
 #include "pxq/common/nas_setup.hpp"
 #include "pxq/kernels/nas_random.hpp"
 
@@ -67,7 +68,8 @@ std::vector<IsKey> generate_keys(const IsClass& c, const KeySlice& s) {
   kernels::NasRandom stream(kernels::kNasDefaultSeed, kernels::kNasMultiplier);
   stream.skip(4 * static_cast<std::uint64_t>(s.first));
   const IsKey k = c.max_key() / 4;
-  std::vector<IsKey> keys(static_cast<std::size_t>(s.count));
+  std::vector<IsKey> keys;
+  common::assign_huge(keys, static_cast<std::size_t>(s.count), IsKey{0});
   for (auto& key : keys) {
     double x = stream.next();
     x += stream.next();

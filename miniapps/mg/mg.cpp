@@ -24,6 +24,7 @@
 #include "pxq/comm/peer_traffic.hpp"
 #include "pxq/comm/placement.hpp"
 #include "pxq/common/cli.hpp"
+#include "pxq/common/huge_array.hpp"
 #include "pxq/common/proxy.hpp"
 #include "pxq/common/timer.hpp"
 #include "pxq/kernels/mg_ops.hpp"
@@ -66,12 +67,12 @@ class Multigrid {
       LevelData& L = lv_[static_cast<std::size_t>(k)];
       L.geo = levels[static_cast<std::size_t>(k)];
       const Box b = L.geo.box;
-      L.u.assign(b.size(), 0.0);
-      L.r.assign(b.size(), 0.0);
+      common::assign_huge(L.u, b.size(), 0.0);
+      common::assign_huge(L.r, b.size(), 0.0);
       L.halo = std::make_unique<comm::HaloPlan>(comm, rank, b.n1, b.n2, b.n3, L.geo.neighbours, kHaloTagStride * k);
       for (int p = 0; p < kPhaseCount; ++p) L.keys[static_cast<std::size_t>(p)] = level_key(k, kPhaseNames[p]);
     }
-    v_.assign(top().geo.box.size(), 0.0);
+    common::assign_huge(v_, top().geo.box.size(), 0.0);
     const LevelData& T = top();
     const comm::HaloNeighbours& nb = T.geo.neighbours;
     restrict_fused_ = fused_ && cls.lt >= 2 && T.geo.distributed && level(cls.lt - 1).geo.distributed &&

@@ -1,15 +1,20 @@
 // Arrays 2 MiB aligned and asked to be backed by transparent huge pages: fewer TLB misses in
 // the sweeps, and far fewer pages for the MPI library to pin when it copies a buffer between
 // processes (single-copy transfers pin every page they touch). Used by the ring's blocks and
-// the bandwidth probe's arrays, so the probe measures what the proxies get.
+// the bandwidth probe's arrays, so the probe measures what the proxies get; the NAS proxies'
+// large vectors (MG's grids, CG's matrix and vectors, FT's buffers, IS's keys) are advised the
+// same way through assign_huge. Advice only: where the machine's THP setting is `never` (the
+// record's `environment.thp`) the pages stay 4 KiB and everything still works.
 #pragma once
 
 #include <sys/mman.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace pxq::common {
 
@@ -29,6 +34,37 @@ inline HugeArray huge_array(std::size_t elems, const char* what) {
   madvise(p, bytes, MADV_HUGEPAGE);  // advice only: without THP the array still works
 #endif
   return HugeArray(static_cast<double*>(p));
+}
+
+// Asks for transparent huge pages on the 2 MiB-aligned part of [p, p + bytes), before that
+// memory is first touched: the kernel then backs it with huge pages as it faults it in.
+inline void advise_huge_pages(const void* p, std::size_t bytes) {
+#ifdef MADV_HUGEPAGE
+  constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
+  const auto at = reinterpret_cast<std::uintptr_t>(p);
+  const std::uintptr_t lo = (at + kHuge - 1) / kHuge * kHuge, hi = (at + bytes) / kHuge * kHuge;
+  if (hi > lo) madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);  // advice only
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
+
+// `v` holding n copies of `value` in fresh storage, advised as huge pages before it is first
+// touched (a vector of 2 MiB or more; smaller ones are left as they come).
+template <class T>
+void assign_huge(std::vector<T>& v, std::size_t n, const T& value) {
+  std::vector<T>().swap(v);
+  v.reserve(n);
+  advise_huge_pages(v.data(), n * sizeof(T));
+  v.assign(n, value);
+}
+
+// Room for n elements in an empty `v`, advised the same way (for a vector filled by push_back).
+template <class T>
+void reserve_huge(std::vector<T>& v, std::size_t n) {
+  v.reserve(n);
+  advise_huge_pages(v.data(), v.capacity() * sizeof(T));
 }
 
 }  // namespace pxq::common
