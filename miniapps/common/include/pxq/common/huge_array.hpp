@@ -38,12 +38,14 @@ inline HugeArray huge_array(std::size_t elems, const char* what) {
 
 // Asks for transparent huge pages on the 2 MiB-aligned part of [p, p + bytes), before that
 // memory is first touched: the kernel then backs it with huge pages as it faults it in.
-inline void advise_huge_pages(const void* p, std::size_t bytes) {
+inline void advise_huge_pages(void* p, std::size_t bytes) {
 #ifdef MADV_HUGEPAGE
-  constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
-  const auto at = reinterpret_cast<std::uintptr_t>(p);
-  const std::uintptr_t lo = (at + kHuge - 1) / kHuge * kHuge, hi = (at + bytes) / kHuge * kHuge;
-  if (hi > lo) madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);  // advice only
+  constexpr std::size_t kHuge = std::size_t{2} << 20;
+  // Bytes from p to the next 2 MiB boundary: the pointer is moved on, never rebuilt from an integer.
+  const std::size_t skip = (kHuge - reinterpret_cast<std::uintptr_t>(p) % kHuge) % kHuge;
+  if (p == nullptr || bytes <= skip) return;
+  const std::size_t whole = (bytes - skip) / kHuge * kHuge;
+  if (whole > 0) madvise(static_cast<char*>(p) + skip, whole, MADV_HUGEPAGE);  // advice only
 #else
   (void)p;
   (void)bytes;
