@@ -4,8 +4,10 @@ hit rate, the check of another machine's ceilings file, and its bad inputs."""
 
 import copy
 import json
+from io import StringIO
 
 import pytest
+from rich.console import Console
 from test_roofline import CEIL, M, ring_record
 
 from pxq import cli
@@ -113,16 +115,47 @@ def test_an_auto_tile_left_off_is_the_untiled_run_of_its_layout():
     assert "predicted_s" in out[2]
 
 
-def v(kind: str) -> Verdict:
-    return Verdict(kind, 1.0, 0.9, 1.1, 4)
+def v(kind: str, lo: float = 0.9, hi: float = 1.1) -> Verdict:
+    return Verdict(kind, (lo * hi) ** 0.5, lo, hi, 4)
 
 
 def test_the_prediction_holds_only_when_no_configuration_is_settled_faster():
-    assert advice.outcome([v("slower"), v("equivalent")]) == "held"
-    assert advice.outcome([v("slower"), v("faster")]) == "not held"
-    assert advice.outcome([v("slower"), v("unsettled")]) == "unsettled"
-    assert advice.outcome([v("unsettled"), v("faster")]) == "not held"
-    assert advice.outcome([]) == "not proved"
+    assert advice.outcome([v("slower"), v("equivalent")], 0.05) == "held"
+    assert advice.outcome([v("slower"), v("faster", 0.8, 0.9)], 0.05) == "not held"
+    assert advice.outcome([v("slower"), v("unsettled")], 0.05) == "unsettled"
+    assert advice.outcome([v("unsettled"), v("faster", 0.8, 0.9)], 0.05) == "not held"
+    assert advice.outcome([], 0.05) == "not proved"
+
+
+def test_a_best_within_the_margin_of_the_measured_best_holds():
+    # other/best: an unsettled pair whose interval's lower end is above 1/(1 + margin) shows the
+    # other configuration no more than the margin faster: the predicted best is within it
+    assert advice.outcome([v("slower"), v("unsettled", 0.97, 1.10)], 0.05) == "held"
+    assert advice.outcome([v("unsettled", 0.94, 1.10)], 0.05) == "unsettled"  # 1/0.94 > 1.05
+    assert advice.outcome([v("unsettled", 0.94, 1.10)], 0.07) == "held"
+    # settled faster, but by less than the margin over its whole interval: still within it
+    assert advice.outcome([v("faster", 0.96, 0.99)], 0.05) == "held"
+    # settled faster with its far end beyond the margin: the best is not shown within it
+    assert advice.outcome([v("faster", 0.93, 0.99)], 0.05) == "not held"
+    # fewer than the first look's blocks: no interval, nothing shown
+    assert advice.outcome([Verdict("unsettled", None, None, None, 2)], 0.05) == "unsettled"
+    assert not advice.within_margin(v("unsettled", 1 / 1.05 - 1e-6, 1.2), 0.05)
+    assert advice.within_margin(v("unsettled", 1 / 1.05 + 1e-6, 1.2), 0.05)
+
+
+def test_the_margin_line_names_each_pair_held_only_by_it():
+    out = StringIO()
+    pairs = [
+        {"configuration": "1x2", "against": "1x1x2", "verdict": "unsettled", "lo": 0.97, "best_within_margin": True},
+        {"configuration": "1x2 tiled", "against": "1x1x2", "verdict": "slower", "lo": 1.2, "best_within_margin": True},
+        {"configuration": "1x2 x", "against": "1x1x2", "verdict": "unsettled", "lo": 0.9, "best_within_margin": False},
+    ]
+    advice.print_margins(pairs, 0.05, Console(file=out, width=400))
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("1x2: not faster than 1x1x2 by more than 5% (its time at least 0.97x")
+    rec = {"predicted_best": "1x1x2", "outcome": "held", "proof": {"precision": 0.07, "stopped": "blocks"}}
+    assert "within 7% of every other" in advice.outcome_text(rec)
 
 
 def test_the_order_is_checked_on_the_settled_pairs_only():

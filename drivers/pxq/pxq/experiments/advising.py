@@ -122,9 +122,11 @@ def prove_into(
             "configuration": names[p.other],
             "against": names[p.base],
             **(p.verdict.record() if p.verdict is not None else {"verdict": "unsettled", "blocks": 0}),
+            "best_within_margin": p.verdict is not None and advice.within_margin(p.verdict, rule.equivalence),
         }
         for p in out.pairs
     ]
+    advice.print_margins(pairs, rule.equivalence, console)
     right, settled = advice.order_checks(pairs, {r["name"]: r["predicted_s"] for r in rows if "predicted_s" in r})
     rec.update(
         proof={
@@ -135,7 +137,7 @@ def prove_into(
             "precision": rule.precision,
             "max_blocks": rule.max_blocks,
         },
-        outcome=advice.outcome([p.verdict for p in out.pairs if p.verdict is not None]),
+        outcome=advice.outcome([p.verdict for p in out.pairs if p.verdict is not None], rule.equivalence),
         order={"right": right, "settled": settled},
     )
     return settling.exit_code(out)

@@ -9,8 +9,10 @@ whether the settled proof bore the prediction out.
   `--declare`) against the ceilings of its layout, phase by phase; what runs outside the
   declared phases (communication, waiting) is not predicted here, and the proof measures it.
 - **The outcome**: the predicted best against each other proved configuration on paired,
-  shuffled blocks (pxq.experiments.settling): "held" when it is faster than or equivalent to
-  every one of them, "not held" when one of them is settled faster, "unsettled" otherwise.
+  shuffled blocks (pxq.experiments.settling): "held" when each of them is settled slower or
+  equivalent, or shown no faster than the best by more than the margin (`within_margin`: the
+  best is the measured best or within the margin of it), "not held" when one of them is shown
+  faster by more than the margin, "unsettled" otherwise.
 - **The hit rate** over advice records: the held among those whose proof settled."""
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from rich.console import Console
 from rich.table import Table
 
 from pxq.analysis.models import roofline
@@ -136,17 +139,42 @@ def proof_set(rows: list[dict[str, Any]], flat: str, count: int = PROVED) -> lis
     return names
 
 
-def outcome(verdicts: list[Verdict]) -> str:
+def within_margin(v: Verdict, margin: float) -> bool:
+    """Whether the proof shows OTHER no faster than the predicted best by more than MARGIN: the
+    lower end of the interval of OTHER's time over the best's at least 1 / (1 + MARGIN), the
+    equivalence bound (a one-sided test at the interval's level: non-inferiority). A pair
+    settled slower or equivalent passes it; one settled faster passes only with its whole
+    interval inside the margin; an unsettled one when its interval so far lies above the bound."""
+    if v.kind in ("slower", "equivalent"):
+        return True
+    return v.lo is not None and v.lo >= 1 / (1 + margin)
+
+
+def outcome(verdicts: list[Verdict], margin: float) -> str:
     """The prediction against the proof (each verdict: another configuration's time over the
-    predicted best's): "not held" when one is settled faster, "held" when every one is settled
-    slower or equivalent, else "unsettled"."""
+    predicted best's): "not held" when one is settled faster by more than MARGIN may allow,
+    "held" when every one is within MARGIN of the best or behind it (within_margin), else
+    "unsettled"."""
     if not verdicts:
         return "not proved"
-    if any(v.kind == "faster" for v in verdicts):
+    if any(v.kind == "faster" and not within_margin(v, margin) for v in verdicts):
         return "not held"
-    if all(v.kind in ("slower", "equivalent") for v in verdicts):
+    if all(within_margin(v, margin) for v in verdicts):
         return "held"
     return "unsettled"
+
+
+def print_margins(pairs: list[dict[str, Any]], margin: float, console: Console) -> None:
+    """A line for each pair that is within the margin without being settled slower or
+    equivalent: what the proof shows of it (within_margin)."""
+    for p in pairs:
+        if p.get("best_within_margin") and p["verdict"] in ("faster", "unsettled"):
+            console.print(
+                f"{escape.term(p['configuration'])}: not faster than {escape.term(p['against'])} by more than "
+                f"{100 * margin:.0f}% (its time at least {p['lo']:.2f}x the best's at the interval's level): "
+                f"the predicted best is the measured best or within {100 * margin:.0f}% of it",
+                highlight=False,
+            )
 
 
 def order_checks(pairs: list[dict[str, Any]], predicted: dict[str, float]) -> tuple[int, int]:
@@ -258,8 +286,10 @@ STOPS = {"budget": "the budget was spent", "blocks": "the rule's last block was 
 def outcome_text(rec: dict[str, Any]) -> str:
     best = rec.get("predicted_best")
     stopped = (rec.get("proof") or {}).get("stopped", "")
+    margin = f"{100 * float((rec.get('proof') or {}).get('precision') or 0.05):.0f}%"
     return {
-        "held": f"prediction held: {best} was faster than or equivalent to every other configuration proved",
+        "held": f"prediction held: {best} was faster than, equivalent to or within {margin} of every other "
+        "configuration proved",
         "not held": f"prediction not held: a configuration proved faster than the predicted best, {best}",
         "unsettled": f"prediction unsettled: not every comparison with {best} settled ({STOPS.get(stopped, stopped)})",
         "not proved": f"predicted best: {best} (not proved)",
