@@ -1169,3 +1169,78 @@ def test_lab4_a_prediction_is_graded_against_pxq_advise_and_never_changes_the_gr
     assert block["sealed_now"] and "sealed now (.pxq-prediction.json)" in text
     first = sealing.first(dest, prediction.schema(labs.get("4").predict))
     assert first.answers is not None and first.answers["untiled"] == {"binds": "l1", "seconds": 1000}
+
+
+LAB4_LOOP = """  for (std::size_t start = 0; start < elems; start += tile_elems) {
+    const std::size_t count = std::min(tile_elems, elems - start);
+    for (int p = 0; p < passes; ++p) update(block + start, count);
+  }"""
+
+
+def test_lab4_half_the_passes_tiled_is_not_done(tmp_path):
+    """The first half of the passes tile by tile, the rest over the whole block: every update
+    still verifies, but the lesson (every pass runs over a tile in cache) is half done."""
+    split = (
+        "  const int half = passes / 2;\n"
+        "  for (std::size_t start = 0; start < elems; start += tile_elems) {\n"
+        "    const std::size_t count = std::min(tile_elems, elems - start);\n"
+        "    for (int p = 0; p < half; ++p) update(block + start, count);\n"
+        "  }\n"
+        "  for (int p = half; p < passes; ++p) update(block, elems);"
+    )
+    code, _, text = check(4, "copy", solution_copy(4, tmp_path, "ring_compute.cpp", LAB4_LOOP, split))
+    assert code == labs.EXIT_NOT_DONE, text
+    assert "covers the whole 32M block" in text
+
+
+def test_lab4_tiles_walked_from_the_last_are_done(tmp_path):
+    """Right but different: the tiles in reverse order (each element's updates unchanged)."""
+    backwards = (
+        "  const std::size_t n = (elems + tile_elems - 1) / tile_elems;\n"
+        "  for (std::size_t k = n; k-- > 0;) {\n"
+        "    const std::size_t start = k * tile_elems;\n"
+        "    const std::size_t count = std::min(tile_elems, elems - start);\n"
+        "    for (int p = 0; p < passes; ++p) update(block + start, count);\n"
+        "  }"
+    )
+    code, _, text = check(4, "copy", solution_copy(4, tmp_path, "ring_compute.cpp", LAB4_LOOP, backwards))
+    assert code == 0, text
+
+
+def test_lab5_one_region_whose_master_thread_exchanges_is_done(tmp_path):
+    """Right but different: one parallel region per step, the halos exchanged by the master
+    thread inside it (allowed under FUNNELED) between barriers, the loop shared with `omp for`."""
+    step = """  exchange_halos(g, w);
+  double change = 0;
+#pragma omp parallel for reduction(max : change) schedule(static)
+  for (int r = 1; r <= g.rows; ++r) change = std::max(change, relax_row(g, r));
+  std::swap(g.u, g.next);"""
+    region = """  double change = 0;
+#pragma omp parallel
+  {
+#pragma omp master
+    exchange_halos(g, w);
+#pragma omp barrier
+#pragma omp for reduction(max : change) schedule(static)
+    for (int r = 1; r <= g.rows; ++r) change = std::max(change, relax_row(g, r));
+#pragma omp master
+    std::swap(g.u, g.next);
+#pragma omp barrier
+  }"""
+    code, _, text = check(5, "copy", solution_copy(5, tmp_path, "heat_step.cpp", step, region))
+    assert code == 0, text
+    assert "all 2 threads relaxed rows (MPI_THREAD_FUNNELED)" in text
+
+
+@LAB2
+def test_lab2_a_node_s_ranks_in_one_column_are_not_done(tmp_path):
+    """q x 1 blocks where the grid allows 2 x 2: as many messages leave the node as row-major's."""
+    body = (
+        "  const int q = ranks_per_node;\n"
+        "  if (rows % q != 0) return {rank / cols, rank % cols};\n"
+        "  const int node = rank / q, slot = rank % q;\n"
+        "  return {(node / cols) * q + slot, node % cols};"
+    )
+    code, _, text = check(2, "copy", _lab2_copy(tmp_path, body))
+    assert code == labs.EXIT_NOT_DONE, text
+    assert "the grid allows" in text
