@@ -4,6 +4,7 @@ the blocks loop with a stand-in for the runs (no MPI: the runner is replaced).""
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import random
@@ -323,3 +324,22 @@ def test_a_pair_settled_on_blocks_flagged_later_is_judged_again_without_them(tmp
     assert tiled.verdict.left_out == 2 and tiled.verdict.blocks >= 4 and tiled.verdict.kind == "faster"
     ran = sorted(block for block, mode in fake.calls if mode == "tiled")
     assert ran[:4] == [0, 1, 2, 3] and len(ran) >= 6
+
+
+def test_a_budget_too_short_for_close_pairs_is_said_after_the_first_block(tmp_path, monkeypatch):
+    assert settling.budget_note(65, 235) == (
+        "budget: a block took 65 s, so what is left allows about 3 more; pairs a few % apart often need 15 or "
+        "more on a noisy host: --budget 17m would allow 15"
+    )
+    assert "the first verdict needs 4" in settling.budget_note(65, 100)
+    assert settling.budget_note(2, 600) == ""  # 300 blocks: nothing to say
+    fake = FakeRuns({"flat": 1.0, "tiled": 0.98})
+    monkeypatch.setattr(runner, "execute", fake)
+    monkeypatch.setattr(settling, "calibrate", lambda c, console: (c, ""))
+    monkeypatch.setattr(settling, "host_reference", lambda threads: None)
+    clock = iter(range(0, 10_000, 30))
+    monkeypatch.setattr(settling.time, "monotonic", lambda: next(clock))
+    buf = io.StringIO()
+    cs = configs(tmp_path)
+    settling.run(cs, settling.baseline_pairs(cs), settle.Rule(precision=0.001), 300, Console(file=buf, width=300))
+    assert buf.getvalue().count("budget: a block took") == 1

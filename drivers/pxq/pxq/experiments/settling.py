@@ -41,6 +41,24 @@ from pxq.experiments.runner import RunSpec
 FLOOR = 0.2  # seconds: a timed region shorter than this is mostly the timer's and the launch's noise
 SCALABLE = {"ring": "--iterations"}  # apps whose timed work grows with an option, and the option
 MAX_SCALE = 64  # the most a calibration multiplies the work by
+CLOSE_BLOCKS = 15  # blocks a pair a few % apart often takes to settle on a noisy host (20% spread)
+
+
+def budget_note(block_seconds: float, left: float) -> str:
+    """After the first block: where the budget LEFT (seconds) allows fewer blocks of
+    BLOCK_SECONDS than a close pair takes, how many it allows and the budget that would give
+    CLOSE_BLOCKS; "" where it allows them."""
+    if block_seconds <= 0:
+        return ""
+    more = max(0, int(left // block_seconds))
+    if 1 + more >= CLOSE_BLOCKS:
+        return ""
+    want = math.ceil(block_seconds * CLOSE_BLOCKS / 60)
+    first = f"; the first verdict needs {settle.MIN_BLOCKS}" if 1 + more < settle.MIN_BLOCKS else ""
+    return (
+        f"budget: a block took {block_seconds:.0f} s, so what is left allows about {more} more{first}; pairs a few % "
+        f"apart often need {CLOSE_BLOCKS} or more on a noisy host: --budget {want}m would allow {CLOSE_BLOCKS}"
+    )
 
 
 @dataclass
@@ -161,6 +179,13 @@ def calibrate(configs: list[RunSpec], console: Console) -> tuple[list[RunSpec], 
     return scaled, note
 
 
+def _say_budget(block: int, block_seconds: float, left: float, console: Console) -> None:
+    """After the first block (BLOCK 0): budget_note, where it has something to say."""
+    note = budget_note(block_seconds, left) if block == 0 else ""
+    if note:
+        console.print(note, highlight=False)
+
+
 def run(
     configs: list[RunSpec],
     pairs: list[tuple[int, int]],
@@ -213,6 +238,7 @@ def run(
                 recs.append(result.record)
             times[i][block] = _time(result.record)
         block_seconds = (time.monotonic() - t0) * len(configs) / max(1, len(order))
+        _say_budget(block, block_seconds, budget - (time.monotonic() - start), console)
         _judge(state, times, host, rule, replay=False)
     moved = _final(state, times, host, rule)
     return Outcome(recs, state, names, len(host), stopped, scaled, host, moved)
