@@ -188,13 +188,17 @@ def test_blocks_run_shuffled_and_stop_when_every_pair_is_settled(tmp_path, monke
     assert all(r["driver"]["settle"]["block"] in blocks for r in out.records)
 
 
-def test_the_budget_stops_the_blocks_and_the_verdict_says_unsettled(tmp_path, monkeypatch):
-    fake = FakeRuns({"flat": 1.0, "tiled": 0.98})
-    monkeypatch.setattr(runner, "execute", fake)
+def close_pair_on_a_slow_clock(monkeypatch) -> None:
+    """Two configurations 2% apart, no host reference, and a clock that moves 30 s a reading."""
+    monkeypatch.setattr(runner, "execute", FakeRuns({"flat": 1.0, "tiled": 0.98}))
     monkeypatch.setattr(settling, "calibrate", lambda c, console: (c, ""))
     monkeypatch.setattr(settling, "host_reference", lambda threads: None)
     clock = iter(range(0, 10_000, 30))
     monkeypatch.setattr(settling.time, "monotonic", lambda: next(clock))
+
+
+def test_the_budget_stops_the_blocks_and_the_verdict_says_unsettled(tmp_path, monkeypatch):
+    close_pair_on_a_slow_clock(monkeypatch)
     cs = configs(tmp_path)
     out = settling.run(cs, settling.baseline_pairs(cs), settle.Rule(precision=0.001), 100, Console(quiet=True))
     assert out.stopped == "budget" and out.blocks < 20
@@ -333,12 +337,7 @@ def test_a_budget_too_short_for_close_pairs_is_said_after_the_first_block(tmp_pa
     )
     assert "the first verdict needs 4" in settling.budget_note(65, 100)
     assert settling.budget_note(2, 600) == ""  # 300 blocks: nothing to say
-    fake = FakeRuns({"flat": 1.0, "tiled": 0.98})
-    monkeypatch.setattr(runner, "execute", fake)
-    monkeypatch.setattr(settling, "calibrate", lambda c, console: (c, ""))
-    monkeypatch.setattr(settling, "host_reference", lambda threads: None)
-    clock = iter(range(0, 10_000, 30))
-    monkeypatch.setattr(settling.time, "monotonic", lambda: next(clock))
+    close_pair_on_a_slow_clock(monkeypatch)
     buf = io.StringIO()
     cs = configs(tmp_path)
     settling.run(cs, settling.baseline_pairs(cs), settle.Rule(precision=0.001), 300, Console(file=buf, width=300))
