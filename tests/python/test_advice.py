@@ -115,8 +115,11 @@ def test_an_auto_tile_left_off_is_the_untiled_run_of_its_layout():
     assert "predicted_s" in out[2]
 
 
-def v(kind: str, lo: float = 0.9, hi: float = 1.1) -> Verdict:
-    return Verdict(kind, (lo * hi) ** 0.5, lo, hi, 4)
+def v(kind: str, lo: float = 0.9, hi: float = 1.1, margin: float | None = None) -> Verdict:
+    """A verdict as the settled sweep gives it: an equivalent one carries the margin it holds (5%)."""
+    if kind == "equivalent" and margin is None:
+        margin = 0.05
+    return Verdict(kind, (lo * hi) ** 0.5, lo, hi, 4, margin=margin)
 
 
 def test_the_prediction_holds_only_when_no_configuration_is_settled_faster():
@@ -137,6 +140,9 @@ def test_a_best_within_the_margin_of_the_measured_best_holds():
     assert advice.outcome([v("faster", 0.96, 0.99)], 0.05) == "held"
     # settled faster with its far end beyond the margin: the best is not shown within it
     assert advice.outcome([v("faster", 0.93, 0.99)], 0.05) == "not held"
+    # equivalent only within the wider margin its interval proved (11%): not shown within 5%
+    assert advice.outcome([v("equivalent", 0.88, 1.01, margin=0.112)], 0.05) == "unsettled"
+    assert advice.outcome([v("equivalent", 0.96, 1.10, margin=0.112)], 0.05) == "held"  # yet above the bound
     # fewer than the first look's blocks: no interval, nothing shown
     assert advice.outcome([Verdict("unsettled", None, None, None, 2)], 0.05) == "unsettled"
     assert not advice.within_margin(v("unsettled", 1 / 1.05 - 1e-6, 1.2), 0.05)

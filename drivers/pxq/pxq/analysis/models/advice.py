@@ -143,9 +143,10 @@ def within_margin(v: Verdict, margin: float) -> bool:
     """Whether the proof shows OTHER no faster than the predicted best by more than MARGIN: the
     lower end of the interval of OTHER's time over the best's at least 1 / (1 + MARGIN), the
     equivalence bound (a one-sided test at the interval's level: non-inferiority). A pair
-    settled slower or equivalent passes it; one settled faster passes only with its whole
-    interval inside the margin; an unsettled one when its interval so far lies above the bound."""
-    if v.kind in ("slower", "equivalent"):
+    settled slower passes it, and one settled equivalent within MARGIN; any other (faster,
+    equivalent only within a wider margin its interval proved, unsettled) when its interval's
+    lower end lies above the bound."""
+    if v.kind == "slower" or (v.kind == "equivalent" and v.margin is not None and v.margin <= margin + 1e-9):
         return True
     return v.lo is not None and v.lo >= 1 / (1 + margin)
 
