@@ -294,3 +294,33 @@ def test_probe_ceilings_shows_them_and_writes_the_file_advise_reads(tmp_path, mo
     foreign.write_text("my notes\n")
     assert cli.main(["probe", "ceilings", "--out", str(foreign)]) == 2  # never replaces what pxq did not write
     assert foreign.read_text() == "my notes\n"
+
+
+def test_an_unsettled_or_missed_prediction_names_the_pairs_that_keep_it_so():
+    wide = {
+        "configuration": "1x2 flat",
+        "verdict": "equivalent",
+        "margin": 0.086,
+        "ratio": 0.96,
+        "lo": 0.91,
+        "hi": 1.02,
+    }
+    open_pair = {"configuration": "1x2 tiled", "verdict": "unsettled", "ratio": 1.03, "lo": 0.93, "hi": 1.13}
+    held = {"configuration": "1x2 tiled 256K", "verdict": "slower", "best_within_margin": True, "lo": 1.1, "hi": 1.3}
+    rec = {
+        "predicted_best": "1x1x2 hybrid",
+        "outcome": "unsettled",
+        "proof": {
+            "precision": 0.05,
+            "stopped": "settled",
+            "pairs": [wide, held, open_pair | {"blocks": 29, "needed": 82}],
+        },
+    }
+    text = advice.outcome_text(rec)
+    assert text.startswith("prediction unsettled (every pair reached its verdict): 1x1x2 hybrid is not shown")
+    assert "1x2 flat (equivalent only within +-8.6%, 0.96x [0.91-1.02] of the best's time" in text
+    assert "1x2 tiled (unsettled after 29 blocks, 1.03x [0.93-1.13]; about 82 would settle it)" in text
+    assert "256K" not in text  # a pair that holds is not named
+    fast = {"configuration": "1x2 flat", "verdict": "faster", "ratio": 0.8, "lo": 0.75, "hi": 0.86, "blocks": 6}
+    missed = rec | {"outcome": "not held", "proof": {"precision": 0.05, "stopped": "settled", "pairs": [fast, held]}}
+    assert advice.outcome_text(missed).endswith("by more than 5%: 1x2 flat (faster after 6 blocks, 0.80x [0.75-0.86])")

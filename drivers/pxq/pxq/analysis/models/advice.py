@@ -281,17 +281,40 @@ def table(rows: list[dict[str, Any]]) -> Table:
     return t
 
 
-STOPS = {"budget": "the budget was spent", "blocks": "the rule's last block was run"}
+STOPS = {
+    "budget": "the budget was spent",
+    "blocks": "the rule's last block was run",
+    "settled": "every pair reached its verdict",
+}
+
+
+def short_of_margin(pair: dict[str, Any], margin: float) -> str:
+    """What keeps one pair of a proof from holding the prediction: its verdict as it stood."""
+    name = escape.term(pair["configuration"])
+    interval = f" [{pair['lo']:.2f}-{pair['hi']:.2f}]" if pair.get("lo") is not None else ""
+    ratio = f"{pair['ratio']:.2f}x{interval}" if pair.get("ratio") is not None else "no interval yet"
+    if pair["verdict"] == "equivalent":
+        return (
+            f"{name} (equivalent only within +-{100 * float(pair['margin']):.1f}%, {ratio} of the best's time: "
+            f"it may be more than {100 * margin:.0f}% faster)"
+        )
+    need = f"; about {pair['needed']} would settle it" if pair.get("needed") else ""
+    return f"{name} ({pair['verdict']} after {pair.get('blocks', 0)} blocks, {ratio}{need})"
 
 
 def outcome_text(rec: dict[str, Any]) -> str:
     best = rec.get("predicted_best")
     stopped = (rec.get("proof") or {}).get("stopped", "")
-    margin = f"{100 * float((rec.get('proof') or {}).get('precision') or 0.05):.0f}%"
+    share = float((rec.get("proof") or {}).get("precision") or 0.05)
+    margin = f"{100 * share:.0f}%"
+    short = [p for p in (rec.get("proof") or {}).get("pairs", []) if not p.get("best_within_margin")]
     return {
         "held": f"prediction held: {best} was faster than, equivalent to or within {margin} of every other "
         "configuration proved",
-        "not held": f"prediction not held: a configuration proved faster than the predicted best, {best}",
-        "unsettled": f"prediction unsettled: not every comparison with {best} settled ({STOPS.get(stopped, stopped)})",
+        "not held": f"prediction not held: proved faster than the predicted best, {best}, by more than {margin}: "
+        + ", ".join(short_of_margin(p, share) for p in short if p["verdict"] == "faster"),
+        "unsettled": f"prediction unsettled ({STOPS.get(stopped, stopped)}): {best} is not shown faster than, "
+        f"equivalent to or within {margin} of "
+        + (", ".join(short_of_margin(p, share) for p in short) or "every configuration proved"),
         "not proved": f"predicted best: {best} (not proved)",
     }[rec["outcome"]]
