@@ -482,8 +482,15 @@ def test_lab5_a_shared_change_needs_a_reduction_or_a_critical_section(tmp_path, 
     assert said in text and (code == 0 or "reduction(max : change)" in text)
 
 
-def test_lab1_a_wrong_divisor_is_not_correct_and_names_the_divisor(tmp_path):
-    dest = solution_copy(1, tmp_path, "pingpong.cpp", "/ (2.0 * reps)", "/ 2.0")  # 20-200x too large
+@pytest.mark.parametrize(
+    "divisor",
+    ["/ 2.0", "/ (2.0 * (reps + warmup))", "/ (4.0 * reps)"],
+    ids=["no-trip-count", "the-warm-up-counted", "four-messages-a-trip"],
+)
+def test_lab1_a_wrong_divisor_is_not_correct_and_names_the_divisor(tmp_path, divisor):
+    """A one-way time 20-200x too large (no trip count), 5-33% too small (the warm-up trips counted
+    too: 210 for 200 timed, 30 for 20) or 2x too small: each lies outside the trips' own range."""
+    dest = solution_copy(1, tmp_path, "pingpong.cpp", "/ (2.0 * reps)", divisor)
     code, out, text = check(1, "copy", dest)
     assert code == 1 and out is None, text
     assert "is not one message's one-way time" in text and "check the divisor" in text
