@@ -4,6 +4,7 @@ hit rate, the check of another machine's ceilings file, and its bad inputs."""
 
 import copy
 import json
+import math
 from io import StringIO
 
 import pytest
@@ -324,3 +325,20 @@ def test_an_unsettled_or_missed_prediction_names_the_pairs_that_keep_it_so():
     fast = {"configuration": "1x2 flat", "verdict": "faster", "ratio": 0.8, "lo": 0.75, "hi": 0.86, "blocks": 6}
     missed = rec | {"outcome": "not held", "proof": {"precision": 0.05, "stopped": "settled", "pairs": [fast, held]}}
     assert advice.outcome_text(missed).endswith("by more than 5%: 1x2 flat (faster after 6 blocks, 0.80x [0.75-0.86])")
+
+
+def test_the_blocks_an_equivalence_needs_to_clear_the_bound_follow_its_interval():
+    """CG B's proof: 0.964x [0.911-1.019] over 14 blocks; the bound 1/1.05 lies 1.2% (in log)
+    under the estimate, the interval's half-width is 5.6%: about 14 x (5.6 / 1.2)^2 blocks."""
+    pair = {"ratio": 0.964, "lo": 0.911, "hi": 1.019, "blocks": 14}
+    half, room = (math.log(1.019) - math.log(0.911)) / 2, math.log(0.964) + math.log(1.05)
+    need = math.ceil(14 * (half / room) ** 2)
+    assert advice.blocks_to_bound(pair, 0.05) == f"; about {need} blocks would show it within 5%"
+    assert 250 < need < 350
+    cleared = advice.blocks_to_bound(pair | {"lo": 0.955, "hi": 0.973}, 0.05)  # its lower end above the bound
+    assert int(cleared.split()[2]) <= 14  # no more than the blocks that cleared it
+    assert "would not show it" in advice.blocks_to_bound(pair | {"ratio": 0.94}, 0.05)  # the estimate beyond the bound
+    assert advice.blocks_to_bound({"ratio": 0.96}, 0.05) == ""  # no interval: nothing to scale
+    wide = pair | {"configuration": "1x2 flat", "verdict": "equivalent", "margin": 0.086}
+    rec = {"predicted_best": "1x1x2 hybrid", "outcome": "unsettled", "proof": {"precision": 0.05, "pairs": [wide]}}
+    assert f"it may be more than 5% faster; about {need} blocks would show it within 5%)" in advice.outcome_text(rec)

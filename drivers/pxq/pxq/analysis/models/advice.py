@@ -288,6 +288,20 @@ STOPS = {
 }
 
 
+def blocks_to_bound(pair: dict[str, Any], margin: float) -> str:
+    """About how many blocks would put the pair's interval above the bound 1 / (1 + MARGIN) at
+    the spread its interval shows (its half-width in log ratio shrinking as one over the root of
+    the blocks), or that its estimate lies below the bound, where more blocks would not."""
+    ratio, lo, hi, n = pair.get("ratio"), pair.get("lo"), pair.get("hi"), pair.get("blocks")
+    if not (ratio and lo and hi and n) or min(ratio, lo, hi) <= 0:
+        return ""
+    room = math.log(ratio) + math.log1p(margin)  # from the estimate down to the bound
+    if room <= 0:
+        return f"; its estimate lies more than {100 * margin:.0f}% below: more blocks would not show it within"
+    half = (math.log(hi) - math.log(lo)) / 2
+    return f"; about {math.ceil(n * (half / room) ** 2)} blocks would show it within {100 * margin:.0f}%"
+
+
 def short_of_margin(pair: dict[str, Any], margin: float) -> str:
     """What keeps one pair of a proof from holding the prediction: its verdict as it stood."""
     name = escape.term(pair["configuration"])
@@ -296,7 +310,7 @@ def short_of_margin(pair: dict[str, Any], margin: float) -> str:
     if pair["verdict"] == "equivalent":
         return (
             f"{name} (equivalent only within +-{100 * float(pair['margin']):.1f}%, {ratio} of the best's time: "
-            f"it may be more than {100 * margin:.0f}% faster)"
+            f"it may be more than {100 * margin:.0f}% faster{blocks_to_bound(pair, margin)})"
         )
     need = f"; about {pair['needed']} would settle it" if pair.get("needed") else ""
     return f"{name} ({pair['verdict']} after {pair.get('blocks', 0)} blocks, {ratio}{need})"
