@@ -875,6 +875,24 @@ def test_the_knee_is_where_the_memory_bus_stops_growing():
     assert ceilings.knee(_bus([40.0, 52.0, 41.0], spread=0.01)) == 2
 
 
+# Measured, not synthetic: the in-place update's total GB/s with 1..16 ranks busy on the 16-core
+# Intel Xeon node of 2026-12-04 (docs/PERFORMANCE.md, "A 16-core node"), one run a size.
+NODE16_256M = [17.5, 34.2, 48.8, 60.4, 71.6, 83.6, 76.6, 83.3, 95.6, 110.6, 105.7, 119.6, 124.7, 129.7, 129.8, 127.8]
+NODE16_64M = [20.5, 34.5, 49.4, 64.4, 77.5, 71.4, 81.8, 88.9, 97.4, 102.7, 105.6, 114.4, 114.5, 123.4, 129.3, 129.9]
+
+
+def test_the_knee_of_a_measured_16_core_node_is_where_its_bus_stops_growing_by_a_tenth():
+    """On a real wide curve the bus keeps gaining a few % a core long after each core's share
+    has fallen (below 80% of one core's from 4-7 cores): the knee is the core count from which
+    every later one adds at most 10%, not where the per-core share first drops."""
+    big = _bus(NODE16_256M, spread=0.0)
+    assert ceilings.knee(big) == 12  # 119.6 GB/s; every later count within 131.6
+    assert "saturated at 12 core(s) (119.6 GB/s; 127.8 with all 16)" in ceilings.knee_text(big)
+    assert ceilings.knee(_bus(NODE16_64M, spread=0.0)) == 14  # 12 and 13 (114.4, 114.5) still see 129.9 beyond 10%
+    # A spread of 5% a count does not move it: 11's high end (111.0) stays below 12's low end (113.6).
+    assert ceilings.knee(_bus(NODE16_256M, spread=0.05)) == 12
+
+
 def test_the_roofline_pairs_a_settled_sweep_without_the_blocks_it_left_out_and_names_wider_ties():
     """A block whose host reference moved is left out of the sweep's verdicts; the roofline's
     pairing leaves it out too (the same rule, from the records' references). A tie the rounds
