@@ -69,7 +69,11 @@ def test_a_sweep_that_stops_between_looks_gives_its_pairs_the_last_look():
     rule = settle.Rule(precision=0.05, max_blocks=20)
     rng = random.Random(19)
     ratios = [math.exp(math.log(0.8) + rng.gauss(0, 0.18)) for _ in range(19)]  # 19 kept of 20 blocks
-    assert settle.judge(ratios, rule).kind == "unsettled"  # 19 is not a look, the interval is not narrow
+    between = settle.judge(ratios, rule)
+    assert between.kind == "unsettled"  # 19 is not a look, the interval is not narrow
+    # Its interval, clear of 1, is not what a look tests: the text says why it settles nothing.
+    assert between.hi is not None and between.hi < 1
+    assert "clear of 1, but not at the stricter level a look tests" in between.text()
     assert settle.judge(ratios, rule, left_out=1, last=True).kind == "faster"
     assert settle.replay(ratios, rule, left_out=1).kind == "faster"  # the records judged again agree
     wrong = 0
@@ -106,6 +110,7 @@ def test_equivalence_and_what_is_said_when_unsettled():
     noisy = settle.judge([1.3, 0.8, 1.25, 0.78], rule)
     assert noisy.kind == "unsettled" and noisy.needed and noisy.needed > 4
     assert "about" in noisy.text() and "blocks would settle it" in noisy.text()
+    assert "(time ratio 1.00x [0.50-2.02])" in noisy.text() and "clear of 1" not in noisy.text()
     few = settle.judge([2.0, 2.1], rule)
     assert few.kind == "unsettled" and few.needed == settle.MIN_BLOCKS
 

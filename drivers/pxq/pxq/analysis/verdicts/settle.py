@@ -143,7 +143,12 @@ class Verdict:
             assert self.margin is not None
             return f"equivalent within +-{100 * self.margin:.1f}% over {self.blocks} blocks{left}"
         more = f"; about {self.needed} blocks would settle it" if self.needed else ""
-        at = f" ({self.ratio:.2f}x [{self.lo:.2f}-{self.hi:.2f}])" if self.ratio and self.lo and self.hi else ""
+        at = ""
+        if self.ratio and self.lo and self.hi:
+            # An interval clear of 1 that did not settle the pair: a look tests at a stricter level
+            # (false calls kept at alpha over every look), so the order is not yet shown.
+            clear = ": clear of 1, but not at the stricter level a look tests" if self.hi < 1 or self.lo > 1 else ""
+            at = f" (time ratio {self.ratio:.2f}x [{self.lo:.2f}-{self.hi:.2f}]{clear})"
         return f"unsettled after {self.blocks} blocks{at}{more}{left}"
 
     def record(self) -> dict[str, Any]:
