@@ -19,6 +19,7 @@ from pxq.core.errors import InputError
 from pxq.core.layout import Layout
 from pxq.experiments import runner, settling
 from pxq.experiments.runner import RunResult, RunSpec
+from pxq.machine import caches, envinfo
 
 
 def simulated(effect: float, sd: float, rule: settle.Rule, rng: random.Random, replay: bool = False) -> settle.Verdict:
@@ -347,3 +348,28 @@ def test_a_budget_too_short_for_close_pairs_is_said_after_the_first_block(tmp_pa
     cs = configs(tmp_path)
     settling.run(cs, settling.baseline_pairs(cs), settle.Rule(precision=0.001), 300, Console(file=buf, width=300))
     assert buf.getvalue().count("budget: a block took") == 1
+
+
+def test_the_host_reference_streams_past_the_last_level_cache(monkeypatch):
+    """On the 16-core node of 2026-12-04 (300 MiB of L3 reported) three 64 MiB arrays stayed in
+    the cache: the references read 157-260 GB/s against 106 GB/s from memory, and the blocks it
+    left out followed the cache's state. The arrays grow to twice the last level hwloc reports."""
+
+    def with_caches(found):
+        monkeypatch.setattr(envinfo, "machine", found)
+        settling.reference_bytes.cache_clear()
+        return settling.reference_bytes()
+
+    def no_envinfo():
+        raise InputError("pxq-envinfo is missing")
+
+    monkeypatch.setattr(caches, "available_memory", lambda: 128 << 30)
+    try:
+        assert with_caches(lambda: {"caches": {"l2": {"bytes": 1 << 20}, "l3": {"bytes": 32 << 20}}}) == 64 << 20
+        assert with_caches(lambda: {"caches": {"l2": {"bytes": 2 << 20}, "l3": {"bytes": 300 << 20}}}) == 600 << 20
+        assert with_caches(lambda: {"caches": {"l2": {"bytes": 4 << 20}}}) == 64 << 20  # no L3: the L2 is last
+        assert with_caches(no_envinfo) == 64 << 20  # hwloc unread: the default
+        monkeypatch.setattr(caches, "available_memory", lambda: 3 << 30)  # a quarter of it for three arrays
+        assert with_caches(lambda: {"caches": {"l3": {"bytes": 300 << 20}}}) == 256 << 20
+    finally:
+        settling.reference_bytes.cache_clear()

@@ -9,13 +9,15 @@ Beside the blocks:
   results) finds those whose timed region is under FLOOR seconds; where the app's work scales
   with an option (the ring's --iterations), every configuration gets the count that lifts the
   shortest above the floor, so the ratios stay ratios of the same work, and the records say it;
-- **the host's state**: a short memory-bandwidth reference (pxq-stream) before every block; a
-  block whose reference moved beyond the references' own spread is left out of the verdicts,
-  with the count said. Every run's record carries its block and the reference taken before it
+- **the host's state**: a short memory-bandwidth reference (pxq-stream, its arrays together past
+  the last-level cache hwloc reports) before every block; a block whose reference moved beyond
+  the references' own spread is left out of the verdicts, with the count said. Every run's
+  record carries its block and the reference taken before it
   (driver.settle), so a comparison can be made again from the records alone."""
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import random
@@ -37,6 +39,7 @@ from pxq.core.layout import Layout
 from pxq.core.paths import binary
 from pxq.experiments import runner, sweep
 from pxq.experiments.runner import RunSpec
+from pxq.machine import caches, envinfo
 
 FLOOR = 0.2  # seconds: a timed region shorter than this is mostly the timer's and the launch's noise
 SCALABLE = {"ring": "--iterations"}  # apps whose timed work grows with an option, and the option
@@ -127,12 +130,28 @@ def _time(rec: dict[str, Any] | None) -> float | None:
     return float(total) if isinstance(total, (int, float)) and total > 0 else None
 
 
+REFERENCE_BYTES = 64 << 20  # the reference's bytes per array where the last level is small
+
+
+@functools.lru_cache(maxsize=1)
+def reference_bytes() -> int:
+    """Bytes per array of the host's reference: 64 MiB, or twice the last level hwloc reports
+    where that is more, so that the triad's three arrays stream from memory (in a 300 MiB L3
+    three 64 MiB arrays measured the cache's state, not memory's), within the memory."""
+    try:
+        last = max(caches.key(envinfo.machine())["hwloc"].values(), default=0)
+    except (InputError, OSError, subprocess.SubprocessError, ValueError, TypeError, AttributeError):
+        last = 0
+    memory = caches.available_memory()
+    return caches.working_set(REFERENCE_BYTES, last, 1, memory, factor=2, per_copy=3).bytes
+
+
 def host_reference(threads: int) -> float | None:
-    """This machine's memory bandwidth now (GB/s, pxq-stream's best triad over a 64 MiB array),
-    about 0.1 s; None where the probe cannot run."""
+    """This machine's memory bandwidth now (GB/s, pxq-stream's best triad over reference_bytes()
+    per array), about 0.1 s a 64 MiB array; None where the probe cannot run."""
     try:
         out = subprocess.run(
-            [str(binary("stream")), "--threads", str(threads), "--json", "--size", "64M"],
+            [str(binary("stream")), "--threads", str(threads), "--json", "--size", str(reference_bytes())],
             capture_output=True,
             text=True,
             timeout=60,
