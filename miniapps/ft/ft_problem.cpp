@@ -60,6 +60,24 @@ std::vector<std::int64_t> blocked(int n, int m, std::int64_t block, std::int64_t
   return t;
 }
 
+// The pack before an all-to-all: every one of `rows` rows (`span` long) holds a segment of `seg`
+// for each peer in turn; peer p's segments go to its block (at p * blk), one after another.
+BlockCopy peer_segments(int peers, int rows, std::int64_t seg, std::int64_t span, std::int64_t blk) {
+  return {{peers, rows, 1}, {seg, span, 0}, {blk, seg, 0}, seg};
+}
+
+// The same copy the other way: each peer's block back into its segment of every row.
+BlockCopy reversed(BlockCopy c) {
+  std::swap(c.src_stride, c.dst_stride);
+  return c;
+}
+
+// The column all-to-all's unpack, which transposes: peer p's block holds lines [a][b] (`line`
+// long, a < na, b < nb); line (a, b) goes to row b (`span` long) at line p * na + a.
+BlockCopy peer_blocks_transposed(int peers, int na, int nb, std::int64_t line, std::int64_t span, std::int64_t blk) {
+  return {{peers, na, nb}, {blk, nb * line, line}, {na * line, line, span}, line};
+}
+
 // The sizes both plans are built from: the grid and the local extents, whether there are row
 // and column exchanges, the block each peer gets in them, and the array in layout B.
 struct PlanDims {
@@ -236,12 +254,8 @@ void FtPlan::build_forward(bool fused) {
   else
     s.push_back(fft("x-FFT", nx, dir, 1, mz * my1, Buffer::a, a_rows, Buffer::a, a_rows));
   if (row)
-    exchange(s, fused, true, blk1, Buffer::a, {{grid_.p1, mz * my1, 1}, {mx1, nx, 0}, {blk1, mx1, 0}, mx1}, Buffer::b,
-             "B",
-             {{grid_.p1, mz, 1},
-              {blk1, std::int64_t{my1} * mx1, 0},
-              {std::int64_t{my1} * mx1, std::int64_t{ny} * mx1, 0},
-              std::int64_t{my1} * mx1});
+    exchange(s, fused, true, blk1, Buffer::a, peer_segments(grid_.p1, mz * my1, mx1, nx, blk1), Buffer::b, "B",
+             reversed(peer_segments(grid_.p1, mz, std::int64_t{my1} * mx1, std::int64_t{ny} * mx1, blk1)));
 
   const LineMap b_lines{std::int64_t{ny} * mx1, 1, table(strided(ny, mx1))};
   Buffer ysrc = yb;
@@ -260,15 +274,8 @@ void FtPlan::build_forward(bool fused) {
     s.push_back(fft("y-FFT", ny, dir, mz, mx1, ysrc, ysm, yb, b_lines));
   if (col)
     exchange(s, fused, false, blk2, yb,
-             {{grid_.p2, mz, 1},
-              {std::int64_t{my2} * mx1, std::int64_t{ny} * mx1, 0},
-              {blk2, std::int64_t{my2} * mx1, 0},
-              std::int64_t{my2} * mx1},
-             Buffer::c, "C",
-             {{grid_.p2, mz, my2},
-              {blk2, std::int64_t{my2} * mx1, mx1},
-              {std::int64_t{mz} * mx1, mx1, std::int64_t{nz} * mx1},
-              mx1});
+             peer_segments(grid_.p2, mz, std::int64_t{my2} * mx1, std::int64_t{ny} * mx1, blk2), Buffer::c, "C",
+             peer_blocks_transposed(grid_.p2, mz, my2, mx1, std::int64_t{nz} * mx1, blk2));
 
   const LineMap c_lines{std::int64_t{nz} * mx1, 1, table(strided(nz, mx1))};
   Buffer zsrc = Buffer::c;
@@ -324,15 +331,8 @@ void FtPlan::build_inverse(bool fused) {
   s.push_back(z);
   if (col)
     exchange(s, fused, false, blk2, Buffer::c1,
-             {{grid_.p2, my2, 1},
-              {std::int64_t{mz} * mx1, std::int64_t{nz} * mx1, 0},
-              {blk2, std::int64_t{mz} * mx1, 0},
-              std::int64_t{mz} * mx1},
-             yb, "B",
-             {{grid_.p2, my2, mz},
-              {blk2, std::int64_t{mz} * mx1, mx1},
-              {std::int64_t{my2} * mx1, mx1, std::int64_t{ny} * mx1},
-              mx1});
+             peer_segments(grid_.p2, my2, std::int64_t{mz} * mx1, std::int64_t{nz} * mx1, blk2), yb, "B",
+             peer_blocks_transposed(grid_.p2, my2, mz, mx1, std::int64_t{ny} * mx1, blk2));
 
   const LineMap b_lines{std::int64_t{ny} * mx1, 1, table(strided(ny, mx1))};
   Buffer ysrc = yb;
@@ -348,11 +348,8 @@ void FtPlan::build_inverse(bool fused) {
     s.push_back(fft("y-FFT", ny, dir, mz, mx1, ysrc, ysm, yb, b_lines));
   if (row)
     exchange(s, fused, true, blk1, Buffer::b,
-             {{grid_.p1, mz, 1},
-              {std::int64_t{my1} * mx1, std::int64_t{ny} * mx1, 0},
-              {blk1, std::int64_t{my1} * mx1, 0},
-              std::int64_t{my1} * mx1},
-             Buffer::a, "A", {{grid_.p1, mz * my1, 1}, {blk1, mx1, 0}, {mx1, nx, 0}, mx1});
+             peer_segments(grid_.p1, mz, std::int64_t{my1} * mx1, std::int64_t{ny} * mx1, blk1), Buffer::a, "A",
+             reversed(peer_segments(grid_.p1, mz * my1, mx1, nx, blk1)));
 
   const LineMap a_rows{0, nx, table(strided(nx, 1))};
   if (fused && row)

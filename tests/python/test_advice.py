@@ -93,11 +93,18 @@ def test_the_advice_says_when_the_model_does_not_separate_the_best():
     assert advice.separation_text(rows[:1]) == ""
 
 
+def candidate(name: str, tile_bytes: int, predicted_s: float) -> dict:
+    """A predicted candidate as `advice.same_tile` reads it: its layout and mode from its name."""
+    layout, *rest = name.split()
+    mode = rest[0] if rest else "flat"
+    return {"name": name, "layout": layout, "mode": mode, "tile_bytes": tile_bytes, "predicted_s": predicted_s}
+
+
 def test_tiles_that_resolved_alike_are_one_configuration():
     rows = [
-        {"name": "1x2 tiled 256K", "layout": "1x2", "mode": "tiled", "tile_bytes": 262144, "predicted_s": 1.0},
-        {"name": "1x2 tiled auto", "layout": "1x2", "mode": "tiled", "tile_bytes": 262144, "predicted_s": 1.0},
-        {"name": "1x1x2 tiled auto", "layout": "1x1x2", "mode": "tiled", "tile_bytes": 262144, "predicted_s": 2.0},
+        candidate("1x2 tiled 256K", 262144, 1.0),
+        candidate("1x2 tiled auto", 262144, 1.0),
+        candidate("1x1x2 tiled auto", 262144, 2.0),
     ]
     out = advice.same_tile(rows)
     assert out[1] == {k: v for k, v in rows[1].items() if k != "predicted_s"} | {"same_as": "1x2 tiled 256K"}
@@ -106,11 +113,7 @@ def test_tiles_that_resolved_alike_are_one_configuration():
 
 
 def test_an_auto_tile_left_off_is_the_untiled_run_of_its_layout():
-    rows = [
-        {"name": "1x2", "layout": "1x2", "mode": "flat", "tile_bytes": 0, "predicted_s": 1.0},
-        {"name": "1x2 tiled auto", "layout": "1x2", "mode": "tiled", "tile_bytes": 0, "predicted_s": 1.0},
-        {"name": "1x2 tiled 256K", "layout": "1x2", "mode": "tiled", "tile_bytes": 262144, "predicted_s": 1.1},
-    ]
+    rows = [candidate("1x2", 0, 1.0), candidate("1x2 tiled auto", 0, 1.0), candidate("1x2 tiled 256K", 262144, 1.1)]
     out = advice.same_tile(rows)
     assert out[1]["same_as"] == "1x2" and "predicted_s" not in out[1]  # not predicted or proved twice
     assert "predicted_s" in out[2]
