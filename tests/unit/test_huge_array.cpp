@@ -4,7 +4,9 @@
 // none. Read from /proc/self/smaps: the mapping that holds the vector and its AnonHugePages.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -97,4 +99,31 @@ TEST(HugeArray, AdvisedStorageIsBackedByHugePagesWhereTheMachineOffersThem) {
   } else {
     EXPECT_EQ(kib, 0) << "THP is '" << mode << "' here";
   }
+}
+
+// The pages of an array touched first by the threads that own them in a static schedule: page
+// k by the thread whose contiguous share holds it, every page once; then filled as asked.
+TEST(HugeArray, PagesAreFirstTouchedByTheThreadsThatShareTheArray) {
+  std::vector<char> raw((std::size_t{64} << 12) + 100);
+  std::vector<int> who;
+  pxq::common::touch_pages(raw.data() + 100, std::size_t{64} << 12, 4, &who);  // mid-page start: 65 pages
+  ASSERT_EQ(who.size(), 65u);
+  for (std::size_t k = 0; k < who.size(); ++k) {
+    const int share = static_cast<int>(k * 4 / who.size());  // OpenMP's static split of 65 pages, rounded
+    EXPECT_GE(who[k], 0) << "page " << k << " untouched";
+    EXPECT_LE(std::abs(who[k] - share), 1) << "page " << k << " touched by thread " << who[k];
+    if (k > 0) {
+      EXPECT_GE(who[k], who[k - 1]) << "shares are contiguous, in thread order";
+    }
+  }
+  EXPECT_EQ(who.front(), 0);
+  EXPECT_EQ(who.back(), 3) << "every thread of 4 touches its share";
+  pxq::common::touch_pages(raw.data(), 1, 4, &who);
+  EXPECT_EQ(who, std::vector<int>{0}) << "one byte: one page";
+  std::vector<std::int32_t> v;
+  pxq::common::assign_huge(v, std::size_t{3} << 20, 7, 4);
+  ASSERT_EQ(v.size(), std::size_t{3} << 20);
+  EXPECT_EQ(v.front(), 7);
+  EXPECT_EQ(v.back(), 7);
+  EXPECT_EQ(std::count(v.begin(), v.end(), 7), static_cast<std::ptrdiff_t>(v.size()));
 }

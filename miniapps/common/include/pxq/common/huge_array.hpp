@@ -8,12 +8,16 @@
 #pragma once
 
 #include <sys/mman.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace pxq::common {
@@ -52,13 +56,46 @@ inline void advise_huge_pages(void* p, std::size_t bytes) {
 #endif
 }
 
+// Touches every page of [p, p + bytes) once, the pages shared among `threads` threads as an
+// OpenMP static schedule shares a loop over the same memory. Linux puts a page on the NUMA node
+// of the thread that first touches it, so a rank's threads that then work on their static
+// shares of the array find it on their own node, as NAS's OpenMP codes arrange by initialising
+// in parallel. `toucher`, when given, gets the thread that touched each page, in order.
+inline void touch_pages(void* p, std::size_t bytes, int threads, std::vector<int>* toucher = nullptr) {
+  constexpr std::size_t kPage = 4096;
+  if (p == nullptr || bytes == 0) return;
+  auto* const first = static_cast<volatile char*>(p);
+  const std::size_t lead = reinterpret_cast<std::uintptr_t>(p) % kPage;  // p's offset into its page
+  const auto pages = static_cast<std::int64_t>((lead + bytes + kPage - 1) / kPage);
+  if (toucher != nullptr) toucher->assign(static_cast<std::size_t>(pages), -1);
+  int* const who = toucher != nullptr ? toucher->data() : nullptr;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static)
+#endif
+  for (std::int64_t k = 0; k < pages; ++k) {
+    // Page k's first byte inside [p, p + bytes): p itself on the first page.
+    const std::size_t at = k == 0 ? 0 : static_cast<std::size_t>(k) * kPage - lead;
+    first[at] = 0;
+#ifdef _OPENMP
+    if (who != nullptr) who[k] = omp_get_thread_num();
+#else
+    if (who != nullptr) who[k] = 0;
+#endif
+  }
+  (void)threads;
+}
+
 // `v` holding n copies of `value` in fresh storage, advised as huge pages before it is first
-// touched (a vector of 2 MiB or more; smaller ones are left as they come).
+// touched (a vector of 2 MiB or more; smaller ones are left as they come). With threads > 1 the
+// storage is first touched by that many threads (touch_pages), then filled: the pages lie where
+// the threads that share the array's loops run.
 template <class T>
-void assign_huge(std::vector<T>& v, std::size_t n, const T& value) {
+void assign_huge(std::vector<T>& v, std::size_t n, const T& value, int threads = 1) {
+  static_assert(std::is_trivially_copyable_v<T>, "touched as raw storage before its elements are made");
   std::vector<T>().swap(v);
   v.reserve(n);
   advise_huge_pages(v.data(), n * sizeof(T));
+  if (threads > 1) touch_pages(v.data(), n * sizeof(T), threads);
   v.assign(n, value);
 }
 
