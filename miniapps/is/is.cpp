@@ -68,8 +68,8 @@ class IsProxy final : public common::NasProxy<IsOptions, IsClass> {
       on_node_ = comm::classify(p[static_cast<std::size_t>(w_.rank)], p[r]) != comm::Channel::inter_node;
     ops_ = kernels::make_is_ops(v_.backend, v_.threads, tile_.tiled ? tile_.bytes : 0);
     direct_ = w_.size == 1 && !tile_.tiled;
-    keys_ = generate_keys(cls_, slice_);
-    if (!direct_) common::assign_huge(sorted_, keys_.size(), IsKey{0});
+    keys_ = generate_keys(cls_, slice_, v_.threads);
+    if (!direct_) common::assign_huge(sorted_, keys_.size(), IsKey{0}, v_.threads);
     const auto nb = static_cast<std::size_t>(cls_.buckets());
     counts_.assign(nb + kTestKeys, 0);
     totals_.assign(nb + kTestKeys, 0);
@@ -236,7 +236,7 @@ class IsProxy final : public common::NasProxy<IsOptions, IsClass> {
     }
     if (received > INT_MAX)
       throw std::runtime_error("is: more keys on one rank than MPI's int counts: use more processes");
-    if (recv_.size() < received) common::assign_huge(recv_, received, IsKey{0});  // filled by the exchange
+    if (recv_.size() < received) common::assign_huge(recv_, received, IsKey{0}, v_.threads);  // filled by the exchange
     comm::check_mpi(MPI_Alltoallv(sorted_.data(), send_count_.data(), send_displ_.data(), MPI_INT, recv_.data(),
                                   recv_count_.data(), recv_displ_.data(), MPI_INT, w_.comm),
                     "MPI_Alltoallv (keys)");
@@ -298,19 +298,14 @@ bool IsProxy::verify() {
   long long out = 0;
   long long sums[4] = {0, 0, 0, 0};  // keys ranked, their sum, keys held, their sum
   if (!split_.empty(w_.rank)) {
-    const IsKey lo = split_.min_key(w_.rank, cls_.shift());
-    std::size_t n = 0;
-    for (const auto& seg : segments_) n += seg.count;
-    placed.assign(n, 0);
-    for (const auto& seg : segments_)
-      for (std::size_t i = 0; i < seg.count; ++i)
-        placed[static_cast<std::size_t>(--pop_[static_cast<std::size_t>(seg.keys[i] - lo)])] = seg.keys[i];
-    for (std::size_t i = 1; i < n; ++i) out += placed[i - 1] > placed[i];
-    sums[0] = static_cast<long long>(n);
-    sums[1] = std::accumulate(placed.begin(), placed.end(), 0LL);
+    auto put = place_keys(segments_, split_.min_key(w_.rank, cls_.shift()), pop_, v_.threads);
+    placed = std::move(put.keys);
+    out = put.misplaced + out_of_order(placed, v_.threads);  // a key not placed is out of order
+    sums[0] = placed.empty() ? 0 : static_cast<long long>(placed.size()) - put.misplaced;
+    sums[1] = key_sum(placed, v_.threads);
   }
   sums[2] = static_cast<long long>(keys_.size());
-  sums[3] = std::accumulate(keys_.begin(), keys_.end(), 0LL);
+  sums[3] = key_sum(keys_, v_.threads);
   int before = INT_MIN;
   if (w_.rank > 0)
     comm::check_mpi(MPI_Recv(&before, 1, MPI_INT, w_.rank - 1, 1000, w_.comm, MPI_STATUS_IGNORE),

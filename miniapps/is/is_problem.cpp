@@ -2,6 +2,9 @@
 // values, the key generator, the key and bucket splits.
 #include "is_problem.hpp"
 
+#include <omp.h>
+
+#include <algorithm>
 #include <array>
 #include <stdexcept>
 
@@ -64,20 +67,99 @@ KeySlice key_slice(std::int64_t total, int nprocs, int rank) {
   return {rank * base + std::min<std::int64_t>(rank, extra), base + (rank < extra ? 1 : 0)};
 }
 
-std::vector<IsKey> generate_keys(const IsClass& c, const KeySlice& s) {
-  kernels::NasRandom stream(kernels::kNasDefaultSeed, kernels::kNasMultiplier);
-  stream.skip(4 * static_cast<std::uint64_t>(s.first));
+std::vector<IsKey> generate_keys(const IsClass& c, const KeySlice& s, int threads) {
   const IsKey k = c.max_key() / 4;
   std::vector<IsKey> keys;
-  common::assign_huge(keys, static_cast<std::size_t>(s.count), IsKey{0});
-  for (auto& key : keys) {
-    double x = stream.next();
-    x += stream.next();
-    x += stream.next();
-    x += stream.next();
-    key = static_cast<IsKey>(k * x);
+  common::assign_huge(keys, static_cast<std::size_t>(s.count), IsKey{0}, threads);
+  IsKey* out = keys.data();
+#pragma omp parallel num_threads(threads)
+  {
+    const std::int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+    const std::int64_t first = s.count * t / nt, last = s.count * (t + 1) / nt;
+    kernels::NasRandom stream(kernels::kNasDefaultSeed, kernels::kNasMultiplier);
+    stream.skip(4 * static_cast<std::uint64_t>(s.first + first));
+    for (std::int64_t i = first; i < last; ++i) {
+      double x = stream.next();
+      x += stream.next();
+      x += stream.next();
+      x += stream.next();
+      out[i] = static_cast<IsKey>(k * x);
+    }
   }
   return keys;
+}
+
+namespace {
+
+// Whether pop is a running count (never falling, from 0 or more) that ends at n.
+bool running_count(const std::vector<std::int32_t>& pop, std::size_t n) {
+  return !pop.empty() && pop.front() >= 0 && static_cast<std::size_t>(pop.back()) == n &&
+         std::is_sorted(pop.begin(), pop.end());
+}
+
+}  // namespace
+
+PlacedKeys place_keys(const std::vector<kernels::IsSegment>& segments, IsKey lo, std::vector<std::int32_t>& pop,
+                      int threads) {
+  std::size_t n = 0;
+  for (const auto& seg : segments) n += seg.count;
+  PlacedKeys placed;
+  if (!running_count(pop, n)) {
+    placed.misplaced = static_cast<std::int64_t>(n);
+    return placed;
+  }
+  common::assign_huge(placed.keys, n, IsKey{0}, threads);
+  // Thread j owns the keys lo + [cut[j], cut[j + 1]): those whose counts pass n * j / nt, so
+  // every thread places about as many keys, however the keys are spread; and only the slots
+  // from first_slot[j] up that those counts give it.
+  const auto nt = static_cast<std::size_t>(std::max(threads, 1));
+  std::vector<std::int64_t> cut(nt + 1, static_cast<std::int64_t>(pop.size()));
+  cut[0] = 0;
+  for (std::size_t j = 1; j < nt; ++j)
+    cut[j] = std::upper_bound(pop.begin(), pop.end(), static_cast<std::int32_t>(n * j / nt)) - pop.begin();
+  std::vector<std::int32_t> first_slot(nt);
+  for (std::size_t j = 0; j < nt; ++j) first_slot[j] = cut[j] > 0 ? pop[static_cast<std::size_t>(cut[j] - 1)] : 0;
+  const auto size = static_cast<std::int64_t>(pop.size());
+  IsKey* out = placed.keys.data();
+  std::int32_t* count = pop.data();
+  std::int64_t misplaced = 0;
+#pragma omp parallel for num_threads(static_cast<int>(nt)) schedule(static, 1) reduction(+ : misplaced)
+  for (std::size_t j = 0; j < nt; ++j) {
+    const std::int64_t first = cut[j], last = cut[j + 1];
+    const std::int32_t floor = first_slot[j];
+    for (const auto& seg : segments)
+      for (std::size_t i = 0; i < seg.count; ++i) {
+        const std::int64_t at = seg.keys[i] - static_cast<std::int64_t>(lo);
+        if (at < 0 || at >= size)
+          misplaced += j == 0;  // outside the range: no run holds it (run 0 counts it)
+        else if (at < first || at >= last)
+          continue;
+        else if (count[at] <= floor)
+          ++misplaced;  // more keys than its count leaves room for
+        else
+          out[--count[at]] = seg.keys[i];
+      }
+  }
+  placed.misplaced = misplaced;
+  return placed;
+}
+
+std::int64_t out_of_order(const std::vector<IsKey>& placed, int threads) {
+  std::int64_t out = 0;
+  const IsKey* k = placed.data();
+  const auto n = static_cast<std::int64_t>(placed.size());
+#pragma omp parallel for num_threads(threads) reduction(+ : out) schedule(static)
+  for (std::int64_t i = 1; i < n; ++i) out += k[i - 1] > k[i];
+  return out;
+}
+
+std::int64_t key_sum(const std::vector<IsKey>& keys, int threads) {
+  std::int64_t sum = 0;
+  const IsKey* k = keys.data();
+  const auto n = static_cast<std::int64_t>(keys.size());
+#pragma omp parallel for num_threads(threads) reduction(+ : sum) schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) sum += k[i];
+  return sum;
 }
 
 void alter_keys(const IsClass& c, const KeySlice& s, IsKey* keys, int iteration) {

@@ -51,12 +51,34 @@ KeySlice key_slice(std::int64_t total, int nprocs, int rank);
 
 // NAS's keys at global positions [s.first, s.first + s.count): each the sum of four
 // numbers of NAS's stream times max_key / 4, the stream jumped ahead to the slice's start
-// (as NAS's find_my_seed), so the keys are the same whatever the process count.
-std::vector<IsKey> generate_keys(const IsClass& c, const KeySlice& s);
+// (as NAS's find_my_seed), so the keys are the same whatever the process count. `threads`
+// threads draw a part each, the stream jumped ahead to the part's start (as NAS 3.4's OpenMP
+// version): the same keys whatever the thread count.
+std::vector<IsKey> generate_keys(const IsClass& c, const KeySlice& s, int threads = 1);
 
 // NAS's change of two keys per iteration, on the rank that holds them: position `iteration`
 // becomes `iteration` and position `iteration + 10` becomes max_key - iteration.
 void alter_keys(const IsClass& c, const KeySlice& s, IsKey* keys, int iteration);
+
+// NAS's full verification's placing: every key of `segments` (each in [lo, lo + pop.size()))
+// put at its rank, --pop[key - lo], where pop holds the counts of the keys up to each key.
+// `threads` threads own a run of keys each, cut where the counts split the keys evenly, and
+// write only the slots their run's counts give it, so no two share a counter or a slot: the
+// same keys in the same slots whatever the thread count. Counts that are not a running count
+// of exactly the keys given place nothing; a key whose count falls below its run's slots is
+// not placed: both are counted in `misplaced`, which a right ranking leaves at 0.
+struct PlacedKeys {
+  std::vector<IsKey> keys;
+  std::int64_t misplaced = 0;
+};
+PlacedKeys place_keys(const std::vector<kernels::IsSegment>& segments, IsKey lo, std::vector<std::int32_t>& pop,
+                      int threads = 1);
+
+// Adjacent keys out of order in `placed`, counted by `threads` threads.
+std::int64_t out_of_order(const std::vector<IsKey>& placed, int threads = 1);
+
+// The keys' sum, by `threads` threads.
+std::int64_t key_sum(const std::vector<IsKey>& keys, int threads = 1);
 
 // The buckets each rank ranks after the exchange, NAS's way: bucket totals accumulate until
 // they reach the end of the next rank's slice. Rank r gets buckets [first[r], last[r]];

@@ -73,6 +73,62 @@ TEST(IsProblem, SlicesCoverTheKeysAndTheKeysDoNotDependOnTheProcessCount) {
   }
 }
 
+TEST(IsProblem, TheKeysDoNotDependOnTheThreadCount) {
+  const IsClass& w = pxq::is::is_class("W");
+  for (int np : {1, 3}) {
+    const auto slice = pxq::is::key_slice(w.total_keys(), np, np - 1);
+    const auto one = pxq::is::generate_keys(w, slice, 1);
+    for (int threads : {2, 3, 8}) EXPECT_EQ(pxq::is::generate_keys(w, slice, threads), one) << threads << " threads";
+  }
+}
+
+// The full verification's placing against a plain sort, split over segments and threads; and
+// counts that do not fit the keys are found, never written past.
+TEST(IsProblem, PlacingPutsEveryKeyAtItsRankWhateverTheThreadCount) {
+  const IsClass& s = pxq::is::is_class("S");
+  const auto keys = pxq::is::generate_keys(s, pxq::is::key_slice(s.total_keys(), 1, 0));
+  auto sorted = keys;
+  std::sort(sorted.begin(), sorted.end());
+  const IsKey lo = sorted.front(), hi = s.max_key() - 1;  // the range from the smallest key up
+  std::vector<std::int32_t> counts(static_cast<std::size_t>(hi - lo + 1), 0);
+  for (IsKey k : keys) ++counts[static_cast<std::size_t>(k - lo)];
+  std::partial_sum(counts.begin(), counts.end(), counts.begin());
+  const std::size_t half = keys.size() / 2;
+  const std::vector<IsSegment> segs{{keys.data(), half}, {keys.data() + half, keys.size() - half}};
+  for (int threads : {1, 2, 3, 8, 64}) {
+    auto pop = counts;
+    const auto placed = pxq::is::place_keys(segs, lo, pop, threads);
+    EXPECT_EQ(placed.misplaced, 0) << threads << " threads";
+    EXPECT_EQ(placed.keys, sorted) << threads << " threads";
+    EXPECT_EQ(pxq::is::out_of_order(placed.keys, threads), 0);
+    EXPECT_EQ(pxq::is::key_sum(placed.keys, threads), std::accumulate(keys.begin(), keys.end(), std::int64_t{0}));
+    // pop ends as each key's first rank.
+    for (IsKey k : {sorted.front(), sorted[half], sorted.back()})
+      EXPECT_EQ(pop[static_cast<std::size_t>(k - lo)], below(sorted, k)) << threads << " threads, key " << k;
+  }
+  for (int threads : {1, 4}) {
+    // A count that loses a key, at the middle key: what it places is not every key in order.
+    auto pop = counts;
+    const auto mid = static_cast<std::size_t>(sorted[half] - lo);
+    for (std::size_t i = mid; i < pop.size(); ++i) --pop[i];
+    auto lost = pxq::is::place_keys(segs, lo, pop, threads);
+    EXPECT_EQ(lost.misplaced, static_cast<std::int64_t>(keys.size())) << "counts that end short of the keys";
+    EXPECT_TRUE(lost.keys.empty());
+    // Counts that end right but give one key a slot its neighbour needs.
+    pop = counts;
+    --pop[mid];
+    auto moved = pxq::is::place_keys(segs, lo, pop, threads);
+    EXPECT_GT(moved.misplaced + pxq::is::out_of_order(moved.keys, threads), 0) << threads << " threads";
+    // Counts that fall somewhere, and a key outside the range.
+    pop = counts;
+    pop[mid] = pop[mid + 1] + 1;
+    EXPECT_EQ(pxq::is::place_keys(segs, lo, pop, threads).misplaced, static_cast<std::int64_t>(keys.size()));
+    pop = counts;
+    const std::vector<IsSegment> narrow{{keys.data(), keys.size()}};
+    EXPECT_GT(pxq::is::place_keys(narrow, lo + 1, pop, threads).misplaced, 0) << "keys below the range";
+  }
+}
+
 // NAS's listed ranks, shifted per iteration, are the ranks a plain sort gives after each
 // iteration's change of two keys: this checks the keys, the changes and the shifts together,
 // without the kernels.
