@@ -40,11 +40,12 @@ using common::MpiWorld;
 
 constexpr int kTransposeTag = 100;
 
+// First touched by the rank's threads, so each thread's share lies on its own NUMA node.
 struct Vectors {
   std::vector<double> x, z, p, q, r, w;
-  explicit Vectors(std::size_t n) {
-    common::assign_huge(x, n, 1.0);
-    for (auto* v : {&z, &p, &q, &r, &w}) common::assign_huge(*v, n, 0.0);
+  Vectors(std::size_t n, int threads) {
+    common::assign_huge(x, n, 1.0, threads);
+    for (auto* v : {&z, &p, &q, &r, &w}) common::assign_huge(*v, n, 0.0, threads);
   }
 };
 
@@ -257,7 +258,7 @@ class CgProxy final : public common::NasProxy<CgOptions, CgClass> {
       blocked_ = std::make_unique<kernels::BlockedCsr>(kernels::block_columns(
           *a_, tile_.tiled ? static_cast<int>(std::max<std::size_t>(1, tile_.elements)) : std::max(1, grid_.ncols())));
     ops_ = kernels::make_cg_ops(v_.backend, v_.threads, tile_.tiled ? tile_.bytes : 0);
-    vec_ = std::make_unique<Vectors>(static_cast<std::size_t>(std::max(grid_.nrows(), grid_.ncols())) + 1);
+    vec_ = std::make_unique<Vectors>(static_cast<std::size_t>(std::max(grid_.nrows(), grid_.ncols())) + 1, v_.threads);
     solver_ = std::make_unique<Solver>(w_.comm, grid_, *a_, blocked_.get(), symmetric_.get(), v_.fused, *ops_, timers_,
                                        traffic_);
   }

@@ -51,13 +51,14 @@ const char* phase_of(const Step& s) { return kStepPhase[static_cast<std::size_t>
 // The plan's arrays and communicators on this rank, and the steps run with MPI.
 class Transform {
  public:
-  Transform(MPI_Comm world, const FtPlan& plan, const kernels::FtOps& ops, common::PhaseTimers& timers,
+  // The buffers are first touched by the rank's `threads` threads (NUMA placement).
+  Transform(MPI_Comm world, const FtPlan& plan, const kernels::FtOps& ops, int threads, common::PhaseTimers& timers,
             comm::PeerTraffic& traffic)
       : plan_(plan), ops_(ops), tm_(timers), traffic_(traffic) {
     const FtGrid& g = plan.grid();
     for (std::size_t b = 0; b < buffers_.size(); ++b)
       if (plan.uses(static_cast<Buffer>(b)))
-        common::assign_huge(buffers_[b], static_cast<std::size_t>(g.local_points()), Complex{});
+        common::assign_huge(buffers_[b], static_cast<std::size_t>(g.local_points()), Complex{}, threads);
     // Row: the p1 ranks sharing me2, ordered by me1; column: the p2 ranks sharing me1.
     comm::check_mpi(MPI_Comm_split(world, g.me2, g.me1, &row_), "MPI_Comm_split (row)");
     comm::check_mpi(MPI_Comm_split(world, g.me1, g.me2, &col_), "MPI_Comm_split (column)");
@@ -152,7 +153,7 @@ class FtProxy final : public common::NasProxy<FtOptions, FtClass> {
     const std::size_t tile_bytes = tile_.tiled ? std::max<std::size_t>(sizeof(double), tile_.bytes) : 0;
     ops_ = kernels::make_ft_ops(v_.backend, v_.threads, tile_bytes);
     plan_ = std::make_unique<FtPlan>(grid_, v_.fused, engine_);
-    fft_ = std::make_unique<Transform>(w_.comm, *plan_, *ops_, timers_, traffic_);
+    fft_ = std::make_unique<Transform>(w_.comm, *plan_, *ops_, v_.threads, timers_, traffic_);
     // Whether every member of the row (and of the column) communicator shares this rank's node:
     // there an all-to-all is copies through shared memory, which work() declares.
     const auto& p = start.placement;

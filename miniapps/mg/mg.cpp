@@ -56,8 +56,9 @@ struct LevelData {
 
 class Multigrid {
  public:
+  // The grids are first touched by the rank's `threads` threads (NUMA placement).
   Multigrid(MPI_Comm comm, const MgClass& cls, const std::vector<Level>& levels, const kernels::MgOps& ops, bool fused,
-            common::PhaseTimers& timers, comm::PeerTraffic& traffic)
+            int threads, common::PhaseTimers& timers, comm::PeerTraffic& traffic)
       : comm_(comm), cls_(cls), ops_(ops), fused_(fused), tm_(timers), traffic_(traffic) {
     int rank = 0;
     MPI_Comm_rank(comm, &rank);
@@ -67,12 +68,12 @@ class Multigrid {
       LevelData& L = lv_[static_cast<std::size_t>(k)];
       L.geo = levels[static_cast<std::size_t>(k)];
       const Box b = L.geo.box;
-      common::assign_huge(L.u, b.size(), 0.0);
-      common::assign_huge(L.r, b.size(), 0.0);
+      common::assign_huge(L.u, b.size(), 0.0, threads);
+      common::assign_huge(L.r, b.size(), 0.0, threads);
       L.halo = std::make_unique<comm::HaloPlan>(comm, rank, b.n1, b.n2, b.n3, L.geo.neighbours, kHaloTagStride * k);
       for (int p = 0; p < kPhaseCount; ++p) L.keys[static_cast<std::size_t>(p)] = level_key(k, kPhaseNames[p]);
     }
-    common::assign_huge(v_, top().geo.box.size(), 0.0);
+    common::assign_huge(v_, top().geo.box.size(), 0.0, threads);
     const LevelData& T = top();
     const comm::HaloNeighbours& nb = T.geo.neighbours;
     restrict_fused_ = fused_ && cls.lt >= 2 && T.geo.distributed && level(cls.lt - 1).geo.distributed &&
@@ -346,7 +347,7 @@ class MgProxy final : public common::NasProxy<MgOptions, MgClass> {
   void set_up(const common::RunStart& /*start*/) override {
     tile_bytes_ = tile_.tiled ? std::max<std::size_t>(sizeof(double), tile_.bytes) : 0;
     ops_ = kernels::make_mg_ops(v_.backend, v_.threads, tile_bytes_);
-    mg_ = std::make_unique<Multigrid>(w_.comm, cls_, levels_, *ops_, v_.fused, timers_, traffic_);
+    mg_ = std::make_unique<Multigrid>(w_.comm, cls_, levels_, *ops_, v_.fused, v_.threads, timers_, traffic_);
     const Charges charges = find_charges(w_.comm, cls_, finest_, w_.size);
     place_charges(charges, finest_, cls_.nx, mg_->rhs().data());
     mg_->refresh_rhs();
