@@ -300,12 +300,13 @@ bool IsProxy::verify() {
   if (!split_.empty(w_.rank)) {
     auto put = place_keys(segments_, split_.min_key(w_.rank, cls_.shift()), pop_, v_.threads);
     placed = std::move(put.keys);
-    out = put.misplaced + out_of_order(placed, v_.threads);  // a key not placed is out of order
+    const KeyScan scan = scan_keys(placed, v_.threads);
+    out = put.misplaced + scan.out_of_order;  // a key not placed is out of order
     sums[0] = placed.empty() ? 0 : static_cast<long long>(placed.size()) - put.misplaced;
-    sums[1] = key_sum(placed, v_.threads);
+    sums[1] = scan.sum;
   }
   sums[2] = static_cast<long long>(keys_.size());
-  sums[3] = key_sum(keys_, v_.threads);
+  sums[3] = scan_keys(keys_, v_.threads).sum;
   int before = INT_MIN;
   if (w_.rank > 0)
     comm::check_mpi(MPI_Recv(&before, 1, MPI_INT, w_.rank - 1, 1000, w_.comm, MPI_STATUS_IGNORE),

@@ -144,22 +144,16 @@ PlacedKeys place_keys(const std::vector<kernels::IsSegment>& segments, IsKey lo,
   return placed;
 }
 
-std::int64_t out_of_order(const std::vector<IsKey>& placed, int threads) {
-  std::int64_t out = 0;
-  const IsKey* k = placed.data();
-  const auto n = static_cast<std::int64_t>(placed.size());
-#pragma omp parallel for num_threads(threads) reduction(+ : out) schedule(static)
-  for (std::int64_t i = 1; i < n; ++i) out += k[i - 1] > k[i];
-  return out;
-}
-
-std::int64_t key_sum(const std::vector<IsKey>& keys, int threads) {
-  std::int64_t sum = 0;
+KeyScan scan_keys(const std::vector<IsKey>& keys, int threads) {
+  std::int64_t sum = 0, out = 0;
   const IsKey* k = keys.data();
   const auto n = static_cast<std::int64_t>(keys.size());
-#pragma omp parallel for num_threads(threads) reduction(+ : sum) schedule(static)
-  for (std::int64_t i = 0; i < n; ++i) sum += k[i];
-  return sum;
+#pragma omp parallel for num_threads(threads) reduction(+ : sum, out) schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) {
+    sum += k[i];
+    out += i > 0 && k[i - 1] > k[i];
+  }
+  return {sum, out};
 }
 
 void alter_keys(const IsClass& c, const KeySlice& s, IsKey* keys, int iteration) {

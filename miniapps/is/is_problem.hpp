@@ -74,11 +74,12 @@ struct PlacedKeys {
 PlacedKeys place_keys(const std::vector<kernels::IsSegment>& segments, IsKey lo, std::vector<std::int32_t>& pop,
                       int threads = 1);
 
-// Adjacent keys out of order in `placed`, counted by `threads` threads.
-std::int64_t out_of_order(const std::vector<IsKey>& placed, int threads = 1);
-
-// The keys' sum, by `threads` threads.
-std::int64_t key_sum(const std::vector<IsKey>& keys, int threads = 1);
+// The keys' sum and how many of them follow a larger key, in one pass by `threads` threads.
+struct KeyScan {
+  std::int64_t sum = 0;
+  std::int64_t out_of_order = 0;
+};
+KeyScan scan_keys(const std::vector<IsKey>& keys, int threads = 1);
 
 // The buckets each rank ranks after the exchange, NAS's way: bucket totals accumulate until
 // they reach the end of the next rank's slice. Rank r gets buckets [first[r], last[r]];

@@ -82,6 +82,16 @@ TEST(IsProblem, TheKeysDoNotDependOnTheThreadCount) {
   }
 }
 
+TEST(IsProblem, TheScanCountsEveryKeyAfterALargerOneAcrossTheThreadsShares) {
+  const std::vector<IsKey> keys{1, 3, 2, 2, 5, 0, 7};
+  for (int threads : {1, 2, 3, 7, 9}) {
+    const auto scan = pxq::is::scan_keys(keys, threads);
+    EXPECT_EQ(scan.sum, 20) << threads << " threads";
+    EXPECT_EQ(scan.out_of_order, 2) << threads << " threads";  // 2 after 3, 0 after 5
+  }
+  EXPECT_EQ(pxq::is::scan_keys({}, 2).out_of_order, 0);
+}
+
 // The full verification's placing against a plain sort, split over segments and threads; and
 // counts that do not fit the keys are found, never written past.
 TEST(IsProblem, PlacingPutsEveryKeyAtItsRankWhateverTheThreadCount) {
@@ -100,8 +110,9 @@ TEST(IsProblem, PlacingPutsEveryKeyAtItsRankWhateverTheThreadCount) {
     const auto placed = pxq::is::place_keys(segs, lo, pop, threads);
     EXPECT_EQ(placed.misplaced, 0) << threads << " threads";
     EXPECT_EQ(placed.keys, sorted) << threads << " threads";
-    EXPECT_EQ(pxq::is::out_of_order(placed.keys, threads), 0);
-    EXPECT_EQ(pxq::is::key_sum(placed.keys, threads), std::accumulate(keys.begin(), keys.end(), std::int64_t{0}));
+    const auto scan = pxq::is::scan_keys(placed.keys, threads);
+    EXPECT_EQ(scan.out_of_order, 0);
+    EXPECT_EQ(scan.sum, std::accumulate(keys.begin(), keys.end(), std::int64_t{0}));
     // pop ends as each key's first rank.
     for (IsKey k : {sorted.front(), sorted[half], sorted.back()})
       EXPECT_EQ(pop[static_cast<std::size_t>(k - lo)], below(sorted, k)) << threads << " threads, key " << k;
@@ -118,7 +129,7 @@ TEST(IsProblem, PlacingPutsEveryKeyAtItsRankWhateverTheThreadCount) {
     pop = counts;
     --pop[mid];
     auto moved = pxq::is::place_keys(segs, lo, pop, threads);
-    EXPECT_GT(moved.misplaced + pxq::is::out_of_order(moved.keys, threads), 0) << threads << " threads";
+    EXPECT_GT(moved.misplaced + pxq::is::scan_keys(moved.keys, threads).out_of_order, 0) << threads << " threads";
     // Counts that fall somewhere, and a key outside the range.
     pop = counts;
     pop[mid] = pop[mid + 1] + 1;
