@@ -100,12 +100,13 @@ def add_dummy(src: Path) -> list[Path]:
 
 
 def as_sx(text: str) -> str:
-    """IS's names as the app sx's: files, namespaces, types, functions, the app and its family."""
+    """IS's names as the app sx's: files, namespaces, types, functions, the app and its family; the
+    standard library's names (std::is_sorted, std::is_same_v, ...) stay."""
     for old, new in ((r"\bpxq::is\b", "pxq::sx"), (r"\bnamespace is\b", "namespace sx"), (r"\bIs(?=[A-Z])", "Sx")):
         text = re.sub(old, new, text)
     for old, new in (
         (r"\bkIs", "kSx"),
-        (r"\bis_", "sx_"),
+        (r"(?<!std::)\bis_", "sx_"),
         (r"_is_", "_sx_"),
         (r"_is\b", "_sx"),
         (r"\bis\.cpp", "sx.cpp"),
